@@ -1,0 +1,387 @@
+//! Evaluation with trec_eval semantics, plus the pool-relative recall the ECtHR task needs.
+//!
+//! # Semantics (the same as `trec_eval -c`)
+//! - **Ranking** comes from the score, descending; equal scores are ordered by doc id *descending*
+//!   (trec_eval's `comp_sim_docno`). The rank column of a run file is ignored.
+//! - **Relevance**: a grade ≥ 1 is relevant; 0, negative grades and unjudged documents are not.
+//!   nDCG uses the grade itself as the gain.
+//! - **Averaging**: the mean is over *every topic in the qrels*, including topics without relevant
+//!   documents (they score 0) and topics missing from the run (they score 0 on every measure, as with
+//!   `trec_eval -c`). Topics in the run but not in the qrels are ignored and listed in
+//!   [`Evaluation::ignored_topics`].
+//! - A topic without relevant documents scores 0 on every measure (trec_eval's convention).
+//!
+//! # Measures (names as ir_measures writes them)
+//! | name | definition |
+//! |---|---|
+//! | `R@k` | relevant documents in the top k / relevant documents |
+//! | `R@k%` | `R@c` with `c = max(1, ⌈k·n/100⌉)`, `n` the topic's pool size (see below) |
+//! | `P@k` | relevant documents in the top k / k (k is the divisor even when fewer were retrieved) |
+//! | `AP` (alias `MAP`) | sum of precision at each relevant retrieved document / relevant documents |
+//! | `RPrec` (alias `MRP`) | precision at rank R, R = relevant documents |
+//! | `nDCG@k`, `nDCG` | DCG with gain = grade and discount `log2(rank + 1)`, over the ideal DCG of all judged documents, both cut at k |
+//! | `RR@k`, `RR` (alias `MRR`) | 1 / rank of the first relevant document within the top k (0 if none) |
+//!
+//! # Recall@k% and the choice it makes
+//! The ECtHR paragraph-retrieval task (Santosh et al., 2024) ranks the paragraphs of one judgment per
+//! topic and reports Recall@k% for k = 2, 5, 10: recall within the top k percent of the judgment's
+//! paragraphs. The published release ships no evaluation code, so the cut-off is our choice, stated
+//! here: for a pool of `n` documents, the cut-off is `⌈k·n/100⌉` (rounded *up*, computed in integers so
+//! no floating-point error can move it), and at least 1. A 21-paragraph judgment at 2% thus looks at
+//! the top 1 paragraph, a 120-paragraph judgment at 5% at the top 6, and a 101-paragraph one at 10% at
+//! the top 11. Pool sizes come from the dataset's `pools.jsonl` ([`PoolSizes`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::error::{Error, LineError, Result};
+use crate::ids::{DocId, TopicId};
+use crate::io::read_jsonl;
+use crate::records::Pool;
+use crate::trec::{Hit, Qrels, Run, trec_order};
+
+/// A retrieval measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Measure {
+    /// `R@k`: recall in the top k.
+    Recall(u32),
+    /// `R@k%`: recall in the top k percent of the topic's pool.
+    RecallPct(u32),
+    /// `P@k`: precision in the top k.
+    Precision(u32),
+    /// `AP`: average precision (its mean is MAP).
+    AP,
+    /// `RPrec`: R-precision (its mean is MRP).
+    RPrec,
+    /// `nDCG@k` (`None`: no cut-off).
+    NDCG(Option<u32>),
+    /// `RR@k` (`None`: no cut-off).
+    RR(Option<u32>),
+}
+
+impl Measure {
+    /// Does this measure need the topic's pool size?
+    pub fn needs_pool(&self) -> bool {
+        matches!(self, Measure::RecallPct(_))
+    }
+
+    /// Parses a comma-separated list (`"AP,R@100,nDCG@10"`).
+    pub fn parse_list(s: &str) -> Result<Vec<Measure>> {
+        s.split(',')
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .map(str::parse)
+            .collect()
+    }
+}
+
+impl fmt::Display for Measure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Measure::Recall(k) => write!(f, "R@{k}"),
+            Measure::RecallPct(k) => write!(f, "R@{k}%"),
+            Measure::Precision(k) => write!(f, "P@{k}"),
+            Measure::AP => f.write_str("AP"),
+            Measure::RPrec => f.write_str("RPrec"),
+            Measure::NDCG(None) => f.write_str("nDCG"),
+            Measure::NDCG(Some(k)) => write!(f, "nDCG@{k}"),
+            Measure::RR(None) => f.write_str("RR"),
+            Measure::RR(Some(k)) => write!(f, "RR@{k}"),
+        }
+    }
+}
+
+impl FromStr for Measure {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = |reason: &str| Error::Measure {
+            name: s.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let cutoff = |k: &str| -> Result<u32> {
+            match k.parse::<u32>() {
+                Ok(k) if k > 0 => Ok(k),
+                _ => Err(bad("the cut-off must be a positive integer")),
+            }
+        };
+        let (name, k) = match s.split_once('@') {
+            Some((n, k)) => (n, Some(k)),
+            None => (s, None),
+        };
+        match (name, k) {
+            ("AP" | "MAP", None) => Ok(Measure::AP),
+            ("RPrec" | "MRP", None) => Ok(Measure::RPrec),
+            ("nDCG", None) => Ok(Measure::NDCG(None)),
+            ("RR" | "MRR", None) => Ok(Measure::RR(None)),
+            ("nDCG", Some(k)) => Ok(Measure::NDCG(Some(cutoff(k)?))),
+            ("RR" | "MRR", Some(k)) => Ok(Measure::RR(Some(cutoff(k)?))),
+            ("P", Some(k)) => Ok(Measure::Precision(cutoff(k)?)),
+            ("R", Some(k)) => match k.strip_suffix('%') {
+                Some(pct) => {
+                    let p = cutoff(pct)?;
+                    if p > 100 {
+                        return Err(bad("a percentage cut-off must be at most 100"));
+                    }
+                    Ok(Measure::RecallPct(p))
+                }
+                None => Ok(Measure::Recall(cutoff(k)?)),
+            },
+            _ => Err(bad(
+                "expected one of R@k, R@k%, P@k, AP (MAP), RPrec (MRP), nDCG, nDCG@k, RR, RR@k (MRR@k)",
+            )),
+        }
+    }
+}
+
+impl Serialize for Measure {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Measure {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Pool sizes per topic, for `R@k%`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PoolSizes(pub BTreeMap<TopicId, usize>);
+
+impl PoolSizes {
+    /// Reads `pools.jsonl` (`{"topic": …, "docs": [...]}` per line). A topic listed twice, or a pool
+    /// listing a document twice, is an error naming the line.
+    pub fn read(path: &Path) -> Result<Self> {
+        let pools: Vec<Pool> = read_jsonl(path)?;
+        let mut sizes = BTreeMap::new();
+        // read_jsonl skips blank lines, so count lines again only to report the right one on error.
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let line_of = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, _)| i + 1);
+        for (pool, line) in pools.into_iter().zip(line_of) {
+            let unique: BTreeSet<&DocId> = pool.docs.iter().collect();
+            if unique.len() != pool.docs.len() {
+                return Err(Error::Line {
+                    path: path.to_owned(),
+                    line,
+                    error: LineError::Json(format!("pool of topic {} lists a document twice", pool.topic)),
+                });
+            }
+            if sizes.insert(pool.topic.clone(), pool.docs.len()).is_some() {
+                return Err(Error::Line {
+                    path: path.to_owned(),
+                    line,
+                    error: LineError::Json(format!("topic {} has a second pool", pool.topic)),
+                });
+            }
+        }
+        Ok(Self(sizes))
+    }
+}
+
+/// The number of top-ranked documents `R@k%` looks at for a pool of `n`: `max(1, ⌈k·n/100⌉)`.
+pub fn pct_cutoff(k_percent: u32, n: usize) -> usize {
+    let k = k_percent as usize;
+    (k * n).div_ceil(100).max(1)
+}
+
+/// The result of evaluating a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evaluation {
+    /// The measures, in the order asked for.
+    pub measures: Vec<Measure>,
+    /// The mean of each measure over every qrels topic (same order as `measures`).
+    pub mean: Vec<f64>,
+    /// Each qrels topic's values (same order as `measures`); topics missing from the run hold zeros.
+    pub per_topic: BTreeMap<TopicId, Vec<f64>>,
+    /// Topics in the qrels but not in the run (each scored 0).
+    pub missing_topics: Vec<TopicId>,
+    /// Topics in the run but not in the qrels (ignored).
+    pub ignored_topics: Vec<TopicId>,
+}
+
+impl Evaluation {
+    /// The mean of `m`, if it was evaluated.
+    pub fn get(&self, m: Measure) -> Option<f64> {
+        self.measures.iter().position(|x| *x == m).map(|i| self.mean[i])
+    }
+}
+
+/// Evaluates `run` against `qrels`. `pools` is required when a measure is `R@k%`, and must then
+/// cover every qrels topic.
+pub fn evaluate(
+    run: &Run,
+    qrels: &Qrels,
+    measures: &[Measure],
+    pools: Option<&PoolSizes>,
+) -> Result<Evaluation> {
+    if measures.is_empty() {
+        return Err(Error::MissingInput("no measures to evaluate".into()));
+    }
+    let needs_pool = measures.iter().any(Measure::needs_pool);
+    let mut per_topic = BTreeMap::new();
+    let mut missing_topics = Vec::new();
+    let mut sums = vec![0.0f64; measures.len()];
+    let empty: Vec<Hit> = Vec::new();
+    for (topic, judged) in &qrels.topics {
+        let pool_size = if needs_pool {
+            let sizes = pools.ok_or_else(|| {
+                Error::MissingInput(
+                    "R@k% needs the topics' pool sizes (pass the dataset's pools.jsonl)".into(),
+                )
+            })?;
+            Some(*sizes.0.get(topic).ok_or_else(|| {
+                Error::MissingInput(format!("no pool size for topic {topic} (needed by R@k%)"))
+            })?)
+        } else {
+            None
+        };
+        let hits = match run.topics.get(topic) {
+            Some(h) => h,
+            None => {
+                missing_topics.push(topic.clone());
+                &empty
+            }
+        };
+        let values = evaluate_topic(hits, judged, measures, pool_size);
+        for (s, v) in sums.iter_mut().zip(&values) {
+            *s += v;
+        }
+        per_topic.insert(topic.clone(), values);
+    }
+    let n = qrels.topics.len().max(1) as f64;
+    let mean = sums.into_iter().map(|s| s / n).collect();
+    let ignored_topics = run
+        .topics
+        .keys()
+        .filter(|t| !qrels.topics.contains_key(*t))
+        .cloned()
+        .collect();
+    Ok(Evaluation {
+        measures: measures.to_vec(),
+        mean,
+        per_topic,
+        missing_topics,
+        ignored_topics,
+    })
+}
+
+/// Evaluates one topic: `hits` in any order (they are ranked here the trec_eval way), `judged` the
+/// topic's judgments, `pool_size` its pool (needed by `R@k%`; 0 is used if absent).
+pub fn evaluate_topic(
+    hits: &[Hit],
+    judged: &BTreeMap<DocId, i32>,
+    measures: &[Measure],
+    pool_size: Option<usize>,
+) -> Vec<f64> {
+    // Grades of the retrieved documents in ranking order (unjudged = 0).
+    let mut order: Vec<&Hit> = hits.iter().collect();
+    order.sort_unstable_by(|a, b| trec_order(a, b));
+    let grades: Vec<i32> = order
+        .iter()
+        .map(|h| judged.get(h.doc.as_str()).copied().unwrap_or(0))
+        .collect();
+    let num_rel = judged.values().filter(|&&g| g >= 1).count();
+    // Relevant documents within the first i ranks, for i = 0..=len.
+    let mut rel_prefix = Vec::with_capacity(grades.len() + 1);
+    rel_prefix.push(0usize);
+    for g in &grades {
+        rel_prefix.push(rel_prefix.last().copied().unwrap_or(0) + usize::from(*g >= 1));
+    }
+    let rel_in_top = |k: usize| rel_prefix[k.min(grades.len())];
+
+    measures
+        .iter()
+        .map(|m| {
+            if num_rel == 0 {
+                return 0.0;
+            }
+            let r = num_rel as f64;
+            match *m {
+                Measure::Recall(k) => rel_in_top(k as usize) as f64 / r,
+                Measure::RecallPct(k) => rel_in_top(pct_cutoff(k, pool_size.unwrap_or(0))) as f64 / r,
+                Measure::Precision(k) => rel_in_top(k as usize) as f64 / f64::from(k),
+                Measure::RPrec => rel_in_top(num_rel) as f64 / r,
+                Measure::AP => {
+                    let mut sum = 0.0;
+                    for (i, g) in grades.iter().enumerate() {
+                        if *g >= 1 {
+                            sum += rel_prefix[i + 1] as f64 / (i + 1) as f64;
+                        }
+                    }
+                    sum / r
+                }
+                Measure::RR(k) => {
+                    let limit = k.map_or(grades.len(), |k| (k as usize).min(grades.len()));
+                    grades[..limit]
+                        .iter()
+                        .position(|g| *g >= 1)
+                        .map_or(0.0, |i| 1.0 / (i + 1) as f64)
+                }
+                Measure::NDCG(k) => {
+                    let limit = k.map_or(usize::MAX, |k| k as usize);
+                    let dcg: f64 = grades
+                        .iter()
+                        .take(limit)
+                        .enumerate()
+                        .filter(|(_, g)| **g > 0)
+                        .map(|(i, g)| f64::from(*g) / ((i + 2) as f64).log2())
+                        .sum();
+                    let mut ideal: Vec<i32> = judged.values().copied().filter(|g| *g > 0).collect();
+                    ideal.sort_unstable_by(|a, b| b.cmp(a));
+                    let idcg: f64 = ideal
+                        .iter()
+                        .take(limit)
+                        .enumerate()
+                        .map(|(i, g)| f64::from(*g) / ((i + 2) as f64).log2())
+                        .sum();
+                    if idcg > 0.0 { dcg / idcg } else { 0.0 }
+                }
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    //! Properties: measure names round-trip; the percentage cut-off rounds up in integers.
+    use super::*;
+
+    #[test]
+    fn measure_names_round_trip() {
+        for name in [
+            "R@100", "R@5%", "P@10", "AP", "RPrec", "nDCG", "nDCG@10", "RR", "RR@10",
+        ] {
+            let m: Measure = name.parse().unwrap();
+            assert_eq!(m.to_string(), name);
+        }
+        assert_eq!("MAP".parse::<Measure>().unwrap(), Measure::AP);
+        assert_eq!("MRP".parse::<Measure>().unwrap(), Measure::RPrec);
+        for bad in ["R@0", "R@", "R@x", "R@101%", "ndcg@10", "P", "bpref"] {
+            assert!(bad.parse::<Measure>().is_err(), "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn pct_cutoff_rounds_up_and_is_at_least_one() {
+        assert_eq!(pct_cutoff(2, 21), 1); // 0.42 → 1
+        assert_eq!(pct_cutoff(2, 49), 1); // 0.98 → 1
+        assert_eq!(pct_cutoff(2, 50), 1); // exactly 1
+        assert_eq!(pct_cutoff(2, 51), 2); // 1.02 → 2
+        assert_eq!(pct_cutoff(10, 101), 11); // 10.1 → 11
+        assert_eq!(pct_cutoff(5, 0), 1);
+        assert_eq!(pct_cutoff(100, 7), 7);
+    }
+}

@@ -1,0 +1,364 @@
+//! Typed identifiers, validated when parsed.
+//!
+//! Every id that crosses a crate boundary is a newtype: an itemid can not be passed where a query id is
+//! expected, and a malformed id is rejected where it is read, not three stages later. All ids serialise
+//! as plain strings (JSON, TREC columns) and order the same way their strings do, except
+//! [`ParagraphId`], which orders by item and then numerically by paragraph number.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::{Error, Result};
+
+/// Is `s` usable as a single whitespace-separated column of a TREC file?
+fn is_token(s: &str) -> bool {
+    !s.is_empty() && !s.chars().any(char::is_whitespace)
+}
+
+fn invalid(kind: &'static str, value: &str, reason: &'static str) -> Error {
+    Error::InvalidId {
+        kind,
+        value: value.to_owned(),
+        reason,
+    }
+}
+
+/// Implements `Display`, `FromStr`, `AsRef<str>` and string serde for a `String` newtype with a
+/// `fn validate(&str) -> Result<()>`.
+macro_rules! string_id {
+    ($name:ident) => {
+        impl $name {
+            /// Validates and wraps `s`.
+            pub fn new(s: impl Into<String>) -> Result<Self> {
+                let s = s.into();
+                Self::validate(&s)?;
+                Ok(Self(s))
+            }
+
+            /// The id as it is written in files.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = Error;
+            fn from_str(s: &str) -> Result<Self> {
+                Self::new(s)
+            }
+        }
+
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                Self::new(s).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+/// A HUDOC document id such as `001-175180`: a three-digit collection prefix (`001` = English
+/// judgments and decisions), a hyphen, and the document number (1 to 7 digits; older items such as
+/// `001-57574` have five).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ItemId(String);
+
+impl ItemId {
+    fn validate(s: &str) -> Result<()> {
+        let Some((prefix, number)) = s.split_once('-') else {
+            return Err(invalid("itemid", s, "expected NNN-NNNNNN (e.g. 001-175180)"));
+        };
+        let digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
+        if prefix.len() != 3 || !digits(prefix) {
+            return Err(invalid("itemid", s, "the prefix must be three digits"));
+        }
+        if number.is_empty() || number.len() > 7 || !digits(number) {
+            return Err(invalid("itemid", s, "the document number must be 1 to 7 digits"));
+        }
+        Ok(())
+    }
+}
+string_id!(ItemId);
+
+/// A case-law guide id as the Court names its PDFs, normalised to lower case: `guide_art_1_eng`,
+/// `guide_terrorism_eng`. (The Court's own spelling varies in case, `Guide_Art_8_ENG`; [`GuideId::new`]
+/// folds it.)
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GuideId(String);
+
+impl GuideId {
+    fn validate(s: &str) -> Result<()> {
+        if s.is_empty() {
+            return Err(invalid("guide id", s, "empty"));
+        }
+        if !s
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+        {
+            return Err(invalid(
+                "guide id",
+                s,
+                "only lower-case ASCII letters, digits, '_' and '-' are allowed",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Folds the Court's varying case (`Guide_Art_8_ENG`) before validating.
+    pub fn normalised(s: &str) -> Result<Self> {
+        Self::new(s.trim().to_ascii_lowercase())
+    }
+}
+string_id!(GuideId);
+
+/// A query id: one whitespace-free token (it is a column of TREC files).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct QueryId(String);
+
+impl QueryId {
+    fn validate(s: &str) -> Result<()> {
+        if is_token(s) {
+            Ok(())
+        } else {
+            Err(invalid(
+                "query id",
+                s,
+                "must be a non-empty token without whitespace",
+            ))
+        }
+    }
+}
+string_id!(QueryId);
+
+/// A topic: the unit a run ranks documents for and qrels judge. For BSARD a topic is a question; for
+/// ECtHR it is a query–judgment pair, because each topic ranks the paragraphs of one judgment (written
+/// `{query}/{itemid}`, see [`TopicId::pair`]).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TopicId(String);
+
+impl TopicId {
+    fn validate(s: &str) -> Result<()> {
+        if is_token(s) {
+            Ok(())
+        } else {
+            Err(invalid(
+                "topic id",
+                s,
+                "must be a non-empty token without whitespace",
+            ))
+        }
+    }
+
+    /// The topic of a query over a whole corpus (BSARD).
+    pub fn query(q: &QueryId) -> Self {
+        Self(q.0.clone())
+    }
+
+    /// The topic of a query restricted to one judgment's paragraphs (ECtHR): `{query}/{itemid}`.
+    pub fn pair(q: &QueryId, item: &ItemId) -> Self {
+        Self(format!("{q}/{item}"))
+    }
+}
+string_id!(TopicId);
+
+/// A retrievable unit's id as it appears in runs and qrels: a paragraph (`001-175180:127`), an
+/// article (`1234`), or any other whitespace-free token.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DocId(String);
+
+impl DocId {
+    fn validate(s: &str) -> Result<()> {
+        if is_token(s) {
+            Ok(())
+        } else {
+            Err(invalid(
+                "doc id",
+                s,
+                "must be a non-empty token without whitespace",
+            ))
+        }
+    }
+}
+string_id!(DocId);
+
+/// A paragraph of a judgment: the judgment's itemid and the paragraph's printed number (`§ 127`).
+/// Written `001-175180:127`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ParagraphId {
+    /// The judgment.
+    pub item: ItemId,
+    /// The printed paragraph number, from 1.
+    pub num: u32,
+}
+
+impl ParagraphId {
+    /// The paragraph `num` of `item`.
+    pub fn new(item: ItemId, num: u32) -> Self {
+        Self { item, num }
+    }
+
+    /// This paragraph as a run/qrels document id.
+    pub fn doc_id(&self) -> DocId {
+        DocId(self.to_string())
+    }
+}
+
+impl fmt::Display for ParagraphId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.item, self.num)
+    }
+}
+
+impl FromStr for ParagraphId {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let (item, num) = s
+            .split_once(':')
+            .ok_or_else(|| invalid("paragraph id", s, "expected ITEMID:NUM (e.g. 001-175180:127)"))?;
+        let num: u32 = num.parse().map_err(|_| {
+            invalid(
+                "paragraph id",
+                s,
+                "the paragraph number is not a positive integer",
+            )
+        })?;
+        if num == 0 {
+            return Err(invalid("paragraph id", s, "paragraph numbers start at 1"));
+        }
+        Ok(Self {
+            item: item.parse()?,
+            num,
+        })
+    }
+}
+
+impl TryFrom<&DocId> for ParagraphId {
+    type Error = Error;
+    fn try_from(d: &DocId) -> Result<Self> {
+        d.as_str().parse()
+    }
+}
+
+impl Serialize for ParagraphId {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ParagraphId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A statutory article (BSARD): the dataset's article id, a whitespace-free token (BSARD uses integers).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ArticleId(String);
+
+impl ArticleId {
+    fn validate(s: &str) -> Result<()> {
+        if is_token(s) {
+            Ok(())
+        } else {
+            Err(invalid(
+                "article id",
+                s,
+                "must be a non-empty token without whitespace",
+            ))
+        }
+    }
+
+    /// This article as a run/qrels document id.
+    pub fn doc_id(&self) -> DocId {
+        DocId(self.0.clone())
+    }
+}
+string_id!(ArticleId);
+
+#[cfg(test)]
+mod tests {
+    //! Properties: ids accept exactly their documented shapes, and round-trip through strings and JSON.
+    use super::*;
+
+    #[test]
+    fn item_ids() {
+        assert!(ItemId::new("001-175180").is_ok());
+        assert!(ItemId::new("001-57574").is_ok());
+        for bad in [
+            "",
+            "001",
+            "001-",
+            "01-175180",
+            "001-17518x",
+            "001-12345678",
+            " 001-1",
+        ] {
+            assert!(ItemId::new(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn guide_ids_fold_case() {
+        assert_eq!(
+            GuideId::normalised("Guide_Art_8_ENG").unwrap().as_str(),
+            "guide_art_8_eng"
+        );
+        assert!(GuideId::new("Guide_Art_8_ENG").is_err());
+    }
+
+    #[test]
+    fn paragraph_ids_round_trip() {
+        let p: ParagraphId = "001-175180:127".parse().unwrap();
+        assert_eq!(p.num, 127);
+        assert_eq!(p.to_string(), "001-175180:127");
+        let json = serde_json::to_string(&p).unwrap();
+        assert_eq!(json, "\"001-175180:127\"");
+        assert_eq!(serde_json::from_str::<ParagraphId>(&json).unwrap(), p);
+        for bad in ["001-175180", "001-175180:0", "001-175180:x", "x:1"] {
+            assert!(bad.parse::<ParagraphId>().is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn paragraph_ids_order_numerically() {
+        let a: ParagraphId = "001-1:9".parse().unwrap();
+        let b: ParagraphId = "001-1:10".parse().unwrap();
+        assert!(a < b);
+    }
+
+    #[test]
+    fn topic_pairs() {
+        let q = QueryId::new("art1-q3").unwrap();
+        let i = ItemId::new("001-175180").unwrap();
+        assert_eq!(TopicId::pair(&q, &i).as_str(), "art1-q3/001-175180");
+        assert!(TopicId::new("a b").is_err());
+        assert!(serde_json::from_str::<TopicId>("\"\"").is_err());
+    }
+}

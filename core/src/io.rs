@@ -1,0 +1,160 @@
+//! Files at the edges: atomic writes and JSON Lines.
+//!
+//! Every writer in lexbench goes through [`write_atomic`]: the content is written to a temporary file
+//! in the destination's directory, flushed to disk, and renamed over the destination. A reader never
+//! sees a half-written file, and a failed write leaves the previous version in place.
+
+use std::fs::{self, File};
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::{Error, LineError, Result};
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// A temporary name beside `path`, unique within this process and across processes.
+fn temp_path(path: &Path) -> PathBuf {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".to_owned());
+    path.with_file_name(format!(".{name}.tmp.{}.{n}", std::process::id()))
+}
+
+/// Writes a file atomically: `fill` writes into a buffered temporary file beside `path`, which is
+/// synced and renamed over `path` only if `fill` succeeds. Parent directories are created.
+pub fn write_atomic<F>(path: &Path, fill: F) -> Result<()>
+where
+    F: FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+{
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(dir).map_err(io_err(dir))?;
+    }
+    let tmp = temp_path(path);
+    let result = (|| {
+        let file = File::create(&tmp)?;
+        let mut w = BufWriter::new(file);
+        fill(&mut w)?;
+        let file = w.into_inner().map_err(io::IntoInnerError::into_error)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        // Best effort: the temporary file is ours and useless now.
+        let _ = fs::remove_file(&tmp);
+        return Err(Error::Io {
+            path: path.to_owned(),
+            source: e,
+        });
+    }
+    Ok(())
+}
+
+/// Opens `path` for line-by-line reading.
+pub(crate) fn open_lines(path: &Path) -> Result<io::Lines<BufReader<File>>> {
+    let f = File::open(path).map_err(io_err(path))?;
+    Ok(BufReader::with_capacity(1 << 16, f).lines())
+}
+
+/// Reads a JSON Lines file: one record per non-blank line. Errors name the file and line; a file with
+/// no records is an error ([`Error::Empty`]).
+pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    for (i, line) in open_lines(path)?.enumerate() {
+        let line = line.map_err(io_err(path))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let rec = serde_json::from_str(&line).map_err(|e| Error::Line {
+            path: path.to_owned(),
+            line: i + 1,
+            error: LineError::Json(e.to_string()),
+        })?;
+        out.push(rec);
+    }
+    if out.is_empty() {
+        return Err(Error::Empty {
+            path: path.to_owned(),
+        });
+    }
+    Ok(out)
+}
+
+/// Writes records as JSON Lines, atomically.
+pub fn write_jsonl<'a, T, I>(path: &Path, records: I) -> Result<()>
+where
+    T: Serialize + 'a,
+    I: IntoIterator<Item = &'a T>,
+{
+    // Serialise first so a record that can not be written is reported as such, not as an I/O error.
+    let mut buf = Vec::new();
+    for r in records {
+        serde_json::to_writer(&mut buf, r).map_err(|source| Error::Serialise {
+            path: path.to_owned(),
+            source,
+        })?;
+        buf.push(b'\n');
+    }
+    write_atomic(path, |w| w.write_all(&buf))
+}
+
+#[cfg(test)]
+mod tests {
+    //! Properties: atomic writes replace whole files or nothing; JSONL errors carry the line number.
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("lexbench-core-io-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn failed_write_keeps_old_content_and_leaves_no_temp() {
+        let dir = scratch("fail");
+        let p = dir.join("f.txt");
+        write_atomic(&p, |w| w.write_all(b"old")).unwrap();
+        let err = write_atomic(&p, |w| {
+            w.write_all(b"new, half")?;
+            Err(io::Error::other("disk full"))
+        });
+        assert!(err.is_err());
+        assert_eq!(fs::read_to_string(&p).unwrap(), "old");
+        let names: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("f.txt")]);
+    }
+
+    #[test]
+    fn jsonl_round_trip_and_line_numbers() {
+        let dir = scratch("jsonl");
+        let p = dir.join("r.jsonl");
+        write_jsonl(&p, &[serde_json::json!({"a": 1}), serde_json::json!({"a": 2})]).unwrap();
+        let back: Vec<serde_json::Value> = read_jsonl(&p).unwrap();
+        assert_eq!(back.len(), 2);
+
+        fs::write(&p, "{\"a\":1}\n\n{\"a\":\n").unwrap();
+        let err = read_jsonl::<serde_json::Value>(&p).unwrap_err();
+        assert_eq!(err.line_error().map(|(l, _)| l), Some(3), "{err}");
+
+        fs::write(&p, "\n  \n").unwrap();
+        assert!(matches!(
+            read_jsonl::<serde_json::Value>(&p),
+            Err(Error::Empty { .. })
+        ));
+    }
+}

@@ -1,0 +1,44 @@
+//! # lexbench-core
+//!
+//! The vocabulary every lexbench stage speaks, and the evaluator every number goes through.
+//!
+//! - [`ids`]: typed, validated identifiers — [`ItemId`] (HUDOC `001-NNNNNN`), [`GuideId`], [`QueryId`],
+//!   [`TopicId`], [`DocId`], [`ParagraphId`], [`ArticleId`].
+//! - [`records`]: what stages exchange — [`Judgment`], [`Guide`], [`GuideQuery`], [`Citation`],
+//!   [`Article`], [`Pool`], [`Split`], [`Provenance`], the raw store's [`ManifestEntry`].
+//! - [`trec`]: TREC [`Qrels`] and [`Run`] files, read with file-and-line errors, written atomically.
+//! - [`io`]: [`write_atomic`](io::write_atomic) and JSON Lines.
+//! - [`eval`]: trec_eval-exact measures (`R@k`, `P@k`, `AP`, `RPrec`, `nDCG@k`, `RR@k`) and the
+//!   pool-relative `R@k%` of the ECtHR task.
+//!
+//! ```
+//! use lexbench_core::{DocId, Measure, Qrels, Run, TopicId, eval::evaluate, trec::Hit};
+//!
+//! let t = TopicId::new("q1")?;
+//! let mut qrels = Qrels::default();
+//! qrels.insert(t.clone(), DocId::new("d1")?, 1);
+//! let mut run = Run::new("demo");
+//! run.topics.insert(t, vec![
+//!     Hit { doc: DocId::new("d2")?, score: 2.0 },
+//!     Hit { doc: DocId::new("d1")?, score: 1.0 },
+//! ]);
+//! let ev = evaluate(&run, &qrels, &["RR".parse()?, "R@1".parse()?], None)?;
+//! assert_eq!(ev.mean, vec![0.5, 0.0]);
+//! # Ok::<(), lexbench_core::Error>(())
+//! ```
+
+pub mod error;
+pub mod eval;
+pub mod ids;
+pub mod io;
+pub mod records;
+pub mod trec;
+
+pub use error::{Error, LineError, Result};
+pub use eval::{Evaluation, Measure, PoolSizes, evaluate};
+pub use ids::{ArticleId, DocId, GuideId, ItemId, ParagraphId, QueryId, TopicId};
+pub use records::{
+    Article, Citation, CitationFlags, Guide, GuideQuery, GuideSection, Judgment, ManifestEntry, Opinion,
+    Paragraph, Pool, Provenance, Resolution, Section, Split, Warning,
+};
+pub use trec::{Hit, Qrels, ReadOptions, Run};

@@ -1,0 +1,268 @@
+//! TREC qrels and run files, the lingua franca of submissions.
+//!
+//! - qrels: `topic 0 doc relevance` (4 columns; the second is ignored, relevance an integer, ≥ 1
+//!   counts as relevant);
+//! - runs: `topic Q0 doc rank score tag` (6 columns; rank is checked to be an integer but, as in
+//!   trec_eval, ordering comes from the score: descending, ties broken by doc id descending).
+//!
+//! Readers reject, with file and line: a wrong number of columns, a non-numeric or non-finite score,
+//! a non-integer rank or relevance, the same document twice for a topic, a topic outside a declared set
+//! ([`ReadOptions::known_topics`]), and a file without records. Writers are atomic and deterministic
+//! (topics sorted, documents in ranking order).
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Write;
+use std::path::Path;
+
+use crate::error::{Error, LineError, Result};
+use crate::ids::{DocId, TopicId};
+use crate::io::{open_lines, write_atomic};
+
+/// Options shared by the qrels and run readers.
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// When set, a topic outside this set is an error ([`LineError::UnknownTopic`]).
+    pub known_topics: Option<BTreeSet<TopicId>>,
+}
+
+/// Relevance judgments: topic → document → grade. Grades ≥ 1 are relevant; 0 and negative grades are
+/// judged non-relevant.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Qrels {
+    /// Judgments per topic, sorted.
+    pub topics: BTreeMap<TopicId, BTreeMap<DocId, i32>>,
+}
+
+impl Qrels {
+    /// Adds one judgment; returns the previous grade if the pair was already judged.
+    pub fn insert(&mut self, topic: TopicId, doc: DocId, rel: i32) -> Option<i32> {
+        self.topics.entry(topic).or_default().insert(doc, rel)
+    }
+
+    /// Number of judgments.
+    pub fn len(&self) -> usize {
+        self.topics.values().map(BTreeMap::len).sum()
+    }
+
+    /// True when there are no judgments.
+    pub fn is_empty(&self) -> bool {
+        self.topics.is_empty()
+    }
+
+    /// Reads a qrels file.
+    pub fn read(path: &Path, opts: &ReadOptions) -> Result<Self> {
+        let mut q = Qrels::default();
+        let mut first_line: HashMap<(TopicId, DocId), usize> = HashMap::new();
+        for_each_record(path, 4, "topic 0 doc relevance", |line_no, cols| {
+            let topic = topic_col(cols[0], opts)?;
+            let doc = DocId::new(cols[2]).map_err(|e| LineError::Id(e.to_string()))?;
+            let rel: i32 = cols[3].parse().map_err(|_| LineError::NotANumber {
+                column: "relevance",
+                value: cols[3].to_owned(),
+                expected: "integer",
+            })?;
+            if let Some(first) = first_line.insert((topic.clone(), doc.clone()), line_no) {
+                return Err(LineError::DuplicateDoc {
+                    topic: topic.to_string(),
+                    doc: doc.to_string(),
+                    first_line: first,
+                });
+            }
+            q.insert(topic, doc, rel);
+            Ok(())
+        })?;
+        Ok(q)
+    }
+
+    /// Writes the qrels atomically, sorted by topic and document.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        write_atomic(path, |w| {
+            for (t, docs) in &self.topics {
+                for (d, rel) in docs {
+                    writeln!(w, "{t} 0 {d} {rel}")?;
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// One retrieved document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The document.
+    pub doc: DocId,
+    /// The system's score; higher is better.
+    pub score: f64,
+}
+
+/// The trec_eval ranking order: score descending, then doc id descending (trec_eval's
+/// `comp_sim_docno` compares `strcmp(docno2, docno1)` on equal scores).
+pub fn trec_order(a: &Hit, b: &Hit) -> Ordering {
+    b.score
+        .total_cmp(&a.score)
+        .then_with(|| b.doc.as_str().cmp(a.doc.as_str()))
+}
+
+/// A run: ranked documents per topic and the run's tag.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Run {
+    /// The run tag (last column); taken from the first line when read.
+    pub tag: String,
+    /// Hits per topic, in no particular order until [`Run::sort`] is called.
+    pub topics: BTreeMap<TopicId, Vec<Hit>>,
+}
+
+impl Run {
+    /// An empty run with a tag.
+    pub fn new(tag: impl Into<String>) -> Self {
+        Self {
+            tag: tag.into(),
+            topics: BTreeMap::new(),
+        }
+    }
+
+    /// Number of hits.
+    pub fn len(&self) -> usize {
+        self.topics.values().map(Vec::len).sum()
+    }
+
+    /// True when there are no hits.
+    pub fn is_empty(&self) -> bool {
+        self.topics.values().all(Vec::is_empty)
+    }
+
+    /// Sorts every topic's hits into trec_eval order ([`trec_order`]).
+    pub fn sort(&mut self) {
+        for hits in self.topics.values_mut() {
+            hits.sort_by(trec_order);
+        }
+    }
+
+    /// Reads a run file.
+    pub fn read(path: &Path, opts: &ReadOptions) -> Result<Self> {
+        let mut run = Run::default();
+        // Per topic: doc → line of first occurrence, to report duplicates with both lines.
+        let mut seen: HashMap<TopicId, HashMap<DocId, usize>> = HashMap::new();
+        for_each_record(path, 6, "topic Q0 doc rank score tag", |line_no, cols| {
+            let topic = topic_col(cols[0], opts)?;
+            let doc = DocId::new(cols[2]).map_err(|e| LineError::Id(e.to_string()))?;
+            cols[3].parse::<i64>().map_err(|_| LineError::NotANumber {
+                column: "rank",
+                value: cols[3].to_owned(),
+                expected: "integer",
+            })?;
+            let score = cols[4]
+                .parse::<f64>()
+                .ok()
+                .filter(|s| s.is_finite())
+                .ok_or_else(|| LineError::NotANumber {
+                    column: "score",
+                    value: cols[4].to_owned(),
+                    expected: "finite number",
+                })?;
+            if run.tag.is_empty() {
+                run.tag = cols[5].to_owned();
+            }
+            let docs = seen.entry(topic.clone()).or_default();
+            if let Some(&first) = docs.get(&doc) {
+                return Err(LineError::DuplicateDoc {
+                    topic: topic.to_string(),
+                    doc: doc.to_string(),
+                    first_line: first,
+                });
+            }
+            docs.insert(doc.clone(), line_no);
+            run.topics.entry(topic).or_default().push(Hit { doc, score });
+            Ok(())
+        })?;
+        Ok(run)
+    }
+
+    /// Writes the run atomically: topics sorted, hits in trec_eval order, ranks from 1, scores with
+    /// enough digits to round-trip.
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let tag = if self.tag.is_empty() {
+            "lexbench"
+        } else {
+            &self.tag
+        };
+        if tag.chars().any(char::is_whitespace) {
+            return Err(Error::InvalidId {
+                kind: "run tag",
+                value: tag.to_owned(),
+                reason: "must not contain whitespace",
+            });
+        }
+        write_atomic(path, |w| {
+            for (t, hits) in &self.topics {
+                let mut order: Vec<&Hit> = hits.iter().collect();
+                order.sort_by(|a, b| trec_order(a, b));
+                for (i, h) in order.iter().enumerate() {
+                    writeln!(w, "{t} Q0 {} {} {:?} {tag}", h.doc, i + 1, h.score)?;
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+fn topic_col(s: &str, opts: &ReadOptions) -> Result<TopicId, LineError> {
+    let t = TopicId::new(s).map_err(|e| LineError::Id(e.to_string()))?;
+    if let Some(known) = &opts.known_topics
+        && !known.contains(&t)
+    {
+        return Err(LineError::UnknownTopic(t.to_string()));
+    }
+    Ok(t)
+}
+
+/// Calls `f(line_no, columns)` for every non-blank line with exactly `n` columns; wraps errors with the
+/// file and line; fails on a file without records.
+fn for_each_record<F>(path: &Path, n: usize, format: &'static str, mut f: F) -> Result<()>
+where
+    F: FnMut(usize, &[&str]) -> Result<(), LineError>,
+{
+    let mut records = 0usize;
+    for (i, line) in open_lines(path)?.enumerate() {
+        let line = line.map_err(|source| Error::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let line_no = i + 1;
+        // Up to 8 columns are kept without allocating; the count is exact either way.
+        let mut cols = [""; 8];
+        let mut found = 0usize;
+        for c in line.split_whitespace() {
+            if found < cols.len() {
+                cols[found] = c;
+            }
+            found += 1;
+        }
+        if found == 0 {
+            continue;
+        }
+        let res = if found != n {
+            Err(LineError::Columns {
+                expected: n,
+                found,
+                format,
+            })
+        } else {
+            f(line_no, &cols[..n])
+        };
+        res.map_err(|error| Error::Line {
+            path: path.to_owned(),
+            line: line_no,
+            error,
+        })?;
+        records += 1;
+    }
+    if records == 0 {
+        return Err(Error::Empty {
+            path: path.to_owned(),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,144 @@
+//! `lexbench eval RUN QRELS`: trec_eval-exact evaluation from the command line.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use lexbench_core::{Evaluation, Measure, PoolSizes, Qrels, ReadOptions, Run, evaluate};
+
+use crate::ReportFormat;
+
+/// The measures `lexbench eval` reports when none are asked for: those `trec_eval -c -m map -m Rprec
+/// -m recall.100 -m ndcg_cut.10` prints, plus the ECtHR task's R@k% when pool sizes are given.
+const DEFAULT_MEASURES: &str = "AP,RPrec,R@100,nDCG@10";
+const DEFAULT_POOL_MEASURES: &str = "R@2%,R@5%,R@10%";
+
+/// Arguments of `lexbench eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// The run: `topic Q0 doc rank score tag` per line.
+    pub run: PathBuf,
+    /// The qrels: `topic 0 doc relevance` per line.
+    pub qrels: PathBuf,
+    /// Comma-separated measures, ir_measures names: R@k, R@k%, P@k, AP, RPrec, nDCG@k, RR@k.
+    /// [default: AP,RPrec,R@100,nDCG@10, plus R@2%,R@5%,R@10% with --pools]
+    #[arg(long, short, value_delimiter = ',')]
+    pub measures: Vec<String>,
+    /// Also print every topic's values.
+    #[arg(long)]
+    pub per_topic: bool,
+    /// Pool sizes for R@k%: the dataset's pools.jsonl (`{"topic": …, "docs": [...]}` per line).
+    #[arg(long)]
+    pub pools: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: ReportFormat,
+}
+
+/// Runs `lexbench eval`.
+pub fn cmd_eval(args: &EvalArgs) -> Result<ExitCode> {
+    let measures: Vec<Measure> = if args.measures.is_empty() {
+        let mut m = Measure::parse_list(DEFAULT_MEASURES)?;
+        if args.pools.is_some() {
+            m.extend(Measure::parse_list(DEFAULT_POOL_MEASURES)?);
+        }
+        m
+    } else {
+        args.measures
+            .iter()
+            .map(|m| m.trim().parse())
+            .collect::<Result<_, _>>()
+            .context("--measures")?
+    };
+    let opts = ReadOptions::default();
+    let qrels = Qrels::read(&args.qrels, &opts).context("reading the qrels")?;
+    let run = Run::read(&args.run, &opts).context("reading the run")?;
+    let pools = args
+        .pools
+        .as_deref()
+        .map(PoolSizes::read)
+        .transpose()
+        .context("reading the pools")?;
+    let ev = evaluate(&run, &qrels, &measures, pools.as_ref())?;
+    report_notes(&ev);
+    let out = match args.format {
+        ReportFormat::Human => render_human(&ev, args.per_topic),
+        ReportFormat::Json => render_json(&ev, args.per_topic)?,
+    };
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Topics that were ignored or scored 0 go to stderr, so stdout stays a clean report.
+fn report_notes(ev: &Evaluation) {
+    let list = |ts: &[lexbench_core::TopicId]| {
+        let shown: Vec<&str> = ts.iter().take(10).map(|t| t.as_str()).collect();
+        let more = if ts.len() > 10 {
+            format!(" and {} more", ts.len() - 10)
+        } else {
+            String::new()
+        };
+        format!("{}{more}", shown.join(", "))
+    };
+    if !ev.missing_topics.is_empty() {
+        eprintln!(
+            "note: {} qrels topic(s) have no results in the run and score 0: {}",
+            ev.missing_topics.len(),
+            list(&ev.missing_topics)
+        );
+    }
+    if !ev.ignored_topics.is_empty() {
+        eprintln!(
+            "note: {} run topic(s) are not in the qrels and are ignored: {}",
+            ev.ignored_topics.len(),
+            list(&ev.ignored_topics)
+        );
+    }
+}
+
+/// trec_eval's layout: `measure  topic  value`, values to 4 decimals, per-topic rows first.
+fn render_human(ev: &Evaluation, per_topic: bool) -> String {
+    let names: Vec<String> = ev.measures.iter().map(ToString::to_string).collect();
+    let width = names.iter().map(String::len).max().unwrap_or(0).max(6);
+    let mut out = String::new();
+    if per_topic {
+        for (topic, values) in &ev.per_topic {
+            for (name, v) in names.iter().zip(values) {
+                let _ = writeln!(out, "{name:<width$}\t{topic}\t{v:.4}");
+            }
+        }
+    }
+    let _ = writeln!(out, "{:<width$}\tall\t{}", "num_q", ev.per_topic.len());
+    for (name, v) in names.iter().zip(&ev.mean) {
+        let _ = writeln!(out, "{name:<width$}\tall\t{v:.4}");
+    }
+    out
+}
+
+fn render_json(ev: &Evaluation, per_topic: bool) -> Result<String> {
+    use serde_json::{Map, Value, json};
+    let by_name = |values: &[f64]| -> Map<String, Value> {
+        ev.measures
+            .iter()
+            .zip(values)
+            .map(|(m, v)| (m.to_string(), json!(v)))
+            .collect()
+    };
+    let mut doc = json!({
+        "num_topics": ev.per_topic.len(),
+        "measures": by_name(&ev.mean),
+        "missing_topics": ev.missing_topics,
+        "ignored_topics": ev.ignored_topics,
+    });
+    if per_topic {
+        let topics: Map<String, Value> = ev
+            .per_topic
+            .iter()
+            .map(|(t, v)| (t.to_string(), Value::Object(by_name(v))))
+            .collect();
+        doc["per_topic"] = Value::Object(topics);
+    }
+    Ok(serde_json::to_string_pretty(&doc)? + "\n")
+}

@@ -1,0 +1,101 @@
+//! The `lexbench` command line: a thin layer over the stage crates (`main → run(cli) → cmd_*`).
+//!
+//! Exit codes: 0 success, 1 a check failed, 2 an error (bad input, unreadable file), with the error
+//! chain printed once.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand, ValueEnum};
+
+mod eval;
+mod parse_guide;
+mod parse_judgment;
+
+/// Rebuild legal-retrieval benchmarks (ECtHR paragraph retrieval, BSARD) from their public sources,
+/// run the baselines, evaluate and rank them.
+#[derive(Debug, Parser)]
+#[command(name = "lexbench", version, about, propagate_version = true)]
+struct Cli {
+    /// More logging (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+
+    /// The data directory (raw store, parsed records, datasets, runs, leaderboard).
+    #[arg(long, global = true, env = "LEXBENCH_DATA", default_value = "data")]
+    data: PathBuf,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Output format of reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ReportFormat {
+    /// Aligned text for people.
+    Human,
+    /// One JSON document.
+    Json,
+}
+
+/// Output format of parsed records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RecordFormat {
+    /// Pretty-printed JSON, one document per input file.
+    Json,
+    /// One JSON record per line.
+    Jsonl,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Evaluate a TREC run against TREC qrels with trec_eval semantics (mean over every qrels topic).
+    Eval(eval::EvalArgs),
+    /// Parse raw documents into records and print them.
+    #[command(subcommand)]
+    Parse(ParseCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ParseCommand {
+    /// Parse HUDOC judgments (DOCX or HTML) into numbered paragraphs.
+    Judgment(parse_judgment::ParseJudgmentArgs),
+    /// Parse case-law guides (PDF or extracted text) into headings, queries and citations.
+    Guide(parse_guide::ParseGuideArgs),
+}
+
+fn init_logging(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Eval(args) => eval::cmd_eval(&args),
+        Command::Parse(ParseCommand::Judgment(args)) => parse_judgment::cmd_parse_judgment(&args),
+        Command::Parse(ParseCommand::Guide(args)) => parse_guide::cmd_parse_guide(&args),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
