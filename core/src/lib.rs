@@ -32,6 +32,7 @@ pub mod eval;
 pub mod ids;
 pub mod io;
 pub mod records;
+pub mod testing;
 pub mod trec;
 
 pub use error::{Error, LineError, Result};

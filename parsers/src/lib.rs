@@ -10,3 +10,9 @@
 //! No disk or network access happens here: callers hand in bytes and get `lexbench-core` records back.
 //!
 //! Status: not built yet (see the judgment-parser and guide-parser issues).
+
+pub mod error;
+pub mod guide;
+pub mod judgment;
+
+pub use error::{Error, Result};

@@ -1,0 +1,1 @@
+//! Case-law guides (PDF, text) into headings, queries and pinpoint citations. Not built yet.

@@ -1,0 +1,1 @@
+//! HUDOC judgments (DOCX, HTML) into numbered paragraphs. Not built yet.
