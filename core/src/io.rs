@@ -61,17 +61,17 @@ where
     Ok(())
 }
 
-/// Opens `path` for line-by-line reading.
-pub(crate) fn open_lines(path: &Path) -> Result<io::Lines<BufReader<File>>> {
+/// Opens `path` for buffered reading.
+pub(crate) fn open_reader(path: &Path) -> Result<BufReader<File>> {
     let f = File::open(path).map_err(io_err(path))?;
-    Ok(BufReader::with_capacity(1 << 16, f).lines())
+    Ok(BufReader::with_capacity(1 << 16, f))
 }
 
 /// Reads a JSON Lines file: one record per non-blank line. Errors name the file and line; a file with
 /// no records is an error ([`Error::Empty`]).
 pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     let mut out = Vec::new();
-    for (i, line) in open_lines(path)?.enumerate() {
+    for (i, line) in open_reader(path)?.lines().enumerate() {
         let line = line.map_err(io_err(path))?;
         if line.trim().is_empty() {
             continue;

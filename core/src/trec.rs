@@ -11,13 +11,13 @@
 //! (topics sorted, documents in ranking order).
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::Write;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::io::{BufRead, Write};
 use std::path::Path;
 
 use crate::error::{Error, LineError, Result};
 use crate::ids::{DocId, TopicId};
-use crate::io::{open_lines, write_atomic};
+use crate::io::{open_reader, write_atomic};
 
 /// Options shared by the qrels and run readers.
 #[derive(Debug, Clone, Default)]
@@ -143,10 +143,7 @@ impl Run {
     /// Reads a run file.
     pub fn read(path: &Path, opts: &ReadOptions) -> Result<Self> {
         let mut run = Run::default();
-        // Per topic: doc → line of first occurrence, to report duplicates with both lines.
-        let mut seen: HashMap<TopicId, HashMap<DocId, usize>> = HashMap::new();
-        for_each_record(path, 6, "topic Q0 doc rank score tag", |line_no, cols| {
-            let topic = topic_col(cols[0], opts)?;
+        for_each_record(path, 6, "topic Q0 doc rank score tag", |_, cols| {
             let doc = DocId::new(cols[2]).map_err(|e| LineError::Id(e.to_string()))?;
             cols[3].parse::<i64>().map_err(|_| LineError::NotANumber {
                 column: "rank",
@@ -165,18 +162,25 @@ impl Run {
             if run.tag.is_empty() {
                 run.tag = cols[5].to_owned();
             }
-            let docs = seen.entry(topic.clone()).or_default();
-            if let Some(&first) = docs.get(&doc) {
-                return Err(LineError::DuplicateDoc {
-                    topic: topic.to_string(),
-                    doc: doc.to_string(),
-                    first_line: first,
-                });
+            // Look the topic up by &str first: only a new topic allocates and validates an id.
+            let hit = Hit { doc, score };
+            match run.topics.get_mut(cols[0]) {
+                Some(hits) => hits.push(hit),
+                None => {
+                    run.topics.insert(topic_col(cols[0], opts)?, vec![hit]);
+                }
             }
-            docs.insert(doc.clone(), line_no);
-            run.topics.entry(topic).or_default().push(Hit { doc, score });
             Ok(())
         })?;
+        // Duplicates are rare: detect them cheaply here, and only when one exists read the file again
+        // to report the first one in file order with both line numbers.
+        let has_duplicate = run.topics.values().any(|hits| {
+            let mut seen = HashSet::with_capacity(hits.len());
+            hits.iter().any(|h| !seen.insert(h.doc.as_str()))
+        });
+        if has_duplicate {
+            return Err(first_duplicate(path));
+        }
         Ok(run)
     }
 
@@ -208,6 +212,29 @@ impl Run {
     }
 }
 
+/// The error for the first repeated (topic, doc) pair of a run file, in file order.
+fn first_duplicate(path: &Path) -> Error {
+    let mut first_line: HashMap<(String, String), usize> = HashMap::new();
+    let scan = for_each_record(path, 6, "topic Q0 doc rank score tag", |line_no, cols| {
+        match first_line.insert((cols[0].to_owned(), cols[2].to_owned()), line_no) {
+            Some(first) => Err(LineError::DuplicateDoc {
+                topic: cols[0].to_owned(),
+                doc: cols[2].to_owned(),
+                first_line: first,
+            }),
+            None => Ok(()),
+        }
+    });
+    match scan {
+        Err(e) => e,
+        // The file changed between the two reads.
+        Ok(()) => Error::Io {
+            path: path.to_owned(),
+            source: std::io::Error::other("the file changed while it was being read"),
+        },
+    }
+}
+
 fn topic_col(s: &str, opts: &ReadOptions) -> Result<TopicId, LineError> {
     let t = TopicId::new(s).map_err(|e| LineError::Id(e.to_string()))?;
     if let Some(known) = &opts.known_topics
@@ -225,12 +252,19 @@ where
     F: FnMut(usize, &[&str]) -> Result<(), LineError>,
 {
     let mut records = 0usize;
-    for (i, line) in open_lines(path)?.enumerate() {
-        let line = line.map_err(|source| Error::Io {
+    let mut reader = open_reader(path)?;
+    let mut line = String::new();
+    let mut line_no = 0usize;
+    loop {
+        line.clear();
+        let n_read = reader.read_line(&mut line).map_err(|source| Error::Io {
             path: path.to_owned(),
             source,
         })?;
-        let line_no = i + 1;
+        if n_read == 0 {
+            break;
+        }
+        line_no += 1;
         // Up to 8 columns are kept without allocating; the count is exact either way.
         let mut cols = [""; 8];
         let mut found = 0usize;

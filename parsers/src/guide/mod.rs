@@ -1,1 +1,300 @@
-//! Case-law guides (PDF, text) into headings, queries and pinpoint citations. Not built yet.
+//! Case-law guides (PDF, text) into headings, queries and pinpoint citations.
+//!
+//! The pipeline, one module per step:
+//!
+//! 1. [`text`]: pages (form feeds in extracted text, or PDF pages) → body lines without running
+//!    headers and footers; the printed page numbers and the "Last update" date are kept;
+//! 2. [`toc`]: the table of contents (or the PDF outline, [`pdf`]) → entries and levels
+//!    (`I.` → `A.` → `1.` → `a.` → `i.`);
+//! 3. [`body`]: each entry located in the body (TOC/body disagreements become warnings), the text
+//!    under each heading; without any table of contents, headings are inferred from numbering;
+//! 4. [`query`]: one query per heading path, as a structured path and in the release's string form;
+//! 5. [`citation`]: pinpoint citations in the text under each heading;
+//! 6. [`resolve`]: citations to HUDOC itemids from metadata records the caller hands in.
+//!
+//! Everything is pure: callers pass bytes or text and a source name used in errors.
+//!
+//! ```
+//! use lexbench_core::ids::GuideId;
+//! let text = "Guide on Article 9 of the Convention – Freedom\n\u{c}Guide on Article 9 of the Convention – Freedom\nTable of contents\nIntroduction ........ 3\nI.  Scope ........ 3\n\u{c}Guide on Article 9 of the Convention – Freedom\nIntroduction\n1.  Text (X v. Y, 2001, § 4).\nI.  Scope\n2.  More (Z v. W [GC], 2010, §§ 5-6).\n";
+//! let g = lexbench_parsers::guide::parse_text("demo.txt", GuideId::new("guide_art_9_eng").unwrap(), text).unwrap();
+//! assert_eq!(g.guide.sections.len(), 2);
+//! assert_eq!(g.queries[1].path, ["I. Scope"]);
+//! assert_eq!(g.queries[1].citations[0].paragraphs, [5, 6]);
+//! ```
+
+pub mod body;
+pub mod citation;
+pub mod pdf;
+pub mod query;
+pub mod resolve;
+pub mod text;
+pub mod toc;
+
+use lexbench_core::ids::{GuideId, QueryId};
+use lexbench_core::records::{Guide, GuideQuery, GuideSection, Provenance, Warning};
+use serde::Serialize;
+
+use crate::{Error, Result};
+use text::{PageSet, squash};
+use toc::{Kind, TocEntry};
+
+/// The producer string recorded in provenance.
+pub const PRODUCER: &str = concat!("lexbench-parsers ", env!("CARGO_PKG_VERSION"), " guide");
+
+/// Where the hierarchy came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HierarchySource {
+    /// The PDF outline (bookmarks).
+    Outline,
+    /// The printed table of contents.
+    TableOfContents,
+    /// Inferred from the body's numbering (no table of contents).
+    Inferred,
+}
+
+/// Per-query facts beyond the core record: offsets, ibid, resolution.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QueryDetail {
+    /// The query.
+    pub query: QueryId,
+    /// The query's heading level and kind.
+    pub level: u8,
+    /// The printed page of the heading in the body, if located.
+    pub page: Option<u32>,
+    /// One entry per citation of the query (same order as `GuideQuery::citations`).
+    pub citations: Vec<CitationDetail>,
+}
+
+/// Facts about one citation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CitationDetail {
+    /// Byte offsets of the raw string in the heading's text (whitespace collapsed), see
+    /// [`ParsedGuide::texts`].
+    pub start: usize,
+    /// End offset.
+    pub end: usize,
+    /// An `ibid.` citation.
+    pub ibid: bool,
+    /// No paragraph numbers.
+    pub case_level_only: bool,
+    /// How resolution went, once [`resolve::resolve_guide`] ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<resolve::Outcome>,
+}
+
+/// A parsed guide: the core records plus details.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ParsedGuide {
+    /// The guide and its heading tree.
+    pub guide: Guide,
+    /// Where the hierarchy came from.
+    pub hierarchy_source: HierarchySource,
+    /// The guide title in the release's form (`Article 2. Right to life`).
+    pub release_title: String,
+    /// One query per heading path (front and back matter excluded).
+    pub queries: Vec<GuideQuery>,
+    /// Details per query, same order.
+    pub details: Vec<QueryDetail>,
+    /// The text under each query's heading, whitespace collapsed (citation offsets refer to it).
+    #[serde(skip)]
+    pub texts: Vec<String>,
+    /// The "List of cited cases" text, if the guide has one (input to resolution).
+    #[serde(skip)]
+    pub cited_cases_text: Option<String>,
+}
+
+/// Parses extracted text whose pages are separated by form feeds.
+pub fn parse_text(source_name: &str, id: GuideId, text: &str) -> Result<ParsedGuide> {
+    build(source_name, id, text::clean_text(text), None)
+}
+
+/// Parses pages given as (printed page number if known, text) — e.g. a CSV of page texts.
+pub fn parse_pages(source_name: &str, id: GuideId, pages: &[(Option<u32>, &str)]) -> Result<ParsedGuide> {
+    build(source_name, id, text::clean_pages(pages), None)
+}
+
+/// Parses a guide PDF: pages through pdf-extract, hierarchy from the outline when there is one.
+pub fn parse_pdf(source_name: &str, id: GuideId, bytes: &[u8]) -> Result<ParsedGuide> {
+    let doc = pdf::read(source_name, bytes)?;
+    let pages: Vec<(Option<u32>, &str)> = doc.pages.iter().map(|p| (None, p.as_str())).collect();
+    let mut parsed = build(source_name, id, text::clean_pages(&pages), doc.outline.as_deref())?;
+    parsed.guide.warnings.extend(doc.warnings);
+    Ok(parsed)
+}
+
+/// Is this front or back matter, which gets no query?
+fn no_query(title: &str) -> bool {
+    let t = title.to_ascii_lowercase();
+    t.starts_with("note to readers") || t.starts_with("list of cited cases") || t.starts_with("table of contents")
+}
+
+fn build(source_name: &str, id: GuideId, set: PageSet, outline: Option<&[pdf::OutlineEntry]>) -> Result<ParsedGuide> {
+    let invalid = |message: String| Error::Invalid {
+        source_name: source_name.to_owned(),
+        format: "guide",
+        message,
+    };
+    if set.pages.iter().all(|p| p.lines.iter().all(|l| l.trim().is_empty())) {
+        return Err(invalid("no text in any page".into()));
+    }
+    let mut warnings: Vec<Warning> = Vec::new();
+    let toc = toc::parse_toc(&set.pages);
+    let body_from = toc.as_ref().map_or(0, |(_, end)| *end);
+    let lines = body::lines_of(&set.pages[body_from..]);
+    let (source, headings) = match (outline, &toc) {
+        (Some(o), _) if !o.is_empty() => {
+            let entries: Vec<TocEntry> = o
+                .iter()
+                .map(|e| {
+                    let (number, title) = toc::split_number(&e.title);
+                    TocEntry { number, title, page: e.page }
+                })
+                .collect();
+            if let Some((printed, _)) = &toc
+                && printed.len() != entries.len()
+            {
+                warnings.push(Warning {
+                    code: "outline_toc_count".into(),
+                    message: format!(
+                        "the outline has {} entries, the printed table of contents {}",
+                        entries.len(),
+                        printed.len()
+                    ),
+                    at: None,
+                });
+            }
+            (HierarchySource::Outline, body::locate(&lines, &entries, &mut warnings))
+        }
+        (_, Some((entries, _))) => (HierarchySource::TableOfContents, body::locate(&lines, entries, &mut warnings)),
+        _ => {
+            warnings.push(Warning {
+                code: "no_table_of_contents".into(),
+                message: "no outline and no table of contents: headings inferred from numbering".into(),
+                at: None,
+            });
+            (HierarchySource::Inferred, body::infer(&lines))
+        }
+    };
+    if headings.is_empty() {
+        return Err(invalid("no headings found (no outline, no table of contents, no numbered headings)".into()));
+    }
+    let items: Vec<(Option<&str>, &str)> = headings.iter().map(|h| (h.number.as_deref(), h.title.as_str())).collect();
+    let levels = toc::assign_levels(&items);
+    for (h, l) in headings.iter().zip(&levels) {
+        if h.number.is_none() && !toc::is_matter(&h.title) {
+            warnings.push(Warning {
+                code: "unnumbered_heading".into(),
+                message: format!("“{}” has no number; it is placed at level {}", h.title, l.level),
+                at: h.body_page.or(h.toc_page).map(|p| format!("page {p}")),
+            });
+        }
+    }
+    if let Some(o) = outline {
+        for ((h, l), e) in headings.iter().zip(&levels).zip(o) {
+            if e.level != l.level {
+                warnings.push(Warning {
+                    code: "outline_level_mismatch".into(),
+                    message: format!("“{}” is at level {} in the outline, {} by its numbering", h.title, e.level, l.level),
+                    at: None,
+                });
+            }
+        }
+    }
+    let texts = body::texts(&lines, &headings);
+    let title = set
+        .header
+        .clone()
+        .or_else(|| set.pages.first().and_then(|p| p.lines.iter().find(|l| !l.trim().is_empty()).map(|l| squash(l))))
+        .unwrap_or_default();
+    let release_title = query::release_title(&title);
+
+    // Tree and paths.
+    let mut roots: Vec<GuideSection> = Vec::new();
+    let mut path: Vec<query::PathItem> = Vec::new();
+    let mut queries = Vec::new();
+    let mut details = Vec::new();
+    let mut query_texts = Vec::new();
+    let mut cited_cases_text = None;
+    for (k, (h, l)) in headings.iter().zip(&levels).enumerate() {
+        let section = GuideSection {
+            number: h.number.clone(),
+            title: h.title.clone(),
+            level: l.level,
+            page: h.toc_page.or(h.body_page),
+            children: Vec::new(),
+        };
+        insert(&mut roots, section, l.level);
+        path.truncate(usize::from(l.level) - 1);
+        path.push(query::PathItem {
+            kind: if h.number.is_some() { l.kind } else { Kind::None },
+            number: h.number.clone(),
+            title: h.title.clone(),
+        });
+        let text = squash(&texts[k].0);
+        if h.title.to_ascii_lowercase().starts_with("list of cited cases") {
+            cited_cases_text = Some(texts[k].0.clone());
+        }
+        if no_query(&h.title) {
+            continue;
+        }
+        let qid = QueryId::new(format!("{}-{:03}", id, k + 1)).map_err(|e| invalid(e.to_string()))?;
+        let found = citation::extract(&text);
+        queries.push(GuideQuery {
+            id: qid.clone(),
+            guide: id.clone(),
+            path: path.iter().map(query::PathItem::display).collect(),
+            text: query::release_string(&release_title, &path),
+            citations: found.iter().map(|f| f.citation.clone()).collect(),
+        });
+        details.push(QueryDetail {
+            query: qid,
+            level: l.level,
+            page: h.body_page,
+            citations: found
+                .iter()
+                .map(|f| CitationDetail {
+                    start: f.start,
+                    end: f.end,
+                    ibid: f.ibid,
+                    case_level_only: f.case_level_only,
+                    resolution: None,
+                })
+                .collect(),
+        });
+        query_texts.push(text);
+    }
+    Ok(ParsedGuide {
+        guide: Guide {
+            id,
+            title,
+            updated: set.updated,
+            sections: roots,
+            warnings,
+            provenance: Provenance {
+                producer: PRODUCER.to_owned(),
+                ..Provenance::default()
+            },
+        },
+        hierarchy_source: source,
+        release_title,
+        queries,
+        details,
+        texts: query_texts,
+        cited_cases_text,
+    })
+}
+
+/// Appends `s` as the last node at depth `level` (1-based) of the tree.
+fn insert(roots: &mut Vec<GuideSection>, s: GuideSection, level: u8) {
+    let mut list = roots;
+    for _ in 1..level {
+        if list.is_empty() {
+            break;
+        }
+        let last = list.len() - 1;
+        list = &mut list[last].children;
+    }
+    list.push(s);
+}
