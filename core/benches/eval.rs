@@ -6,6 +6,8 @@
 //! half relevant, some not retrieved. `scripts/bench_python_eval.py` times pytrec_eval and ranx on data
 //! of the same shape.
 
+#![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
+
 use std::hint::black_box;
 use std::io::Write;
 

@@ -215,16 +215,19 @@ impl Run {
 /// The error for the first repeated (topic, doc) pair of a run file, in file order.
 fn first_duplicate(path: &Path) -> Error {
     let mut first_line: HashMap<(String, String), usize> = HashMap::new();
-    let scan = for_each_record(path, 6, "topic Q0 doc rank score tag", |line_no, cols| {
-        match first_line.insert((cols[0].to_owned(), cols[2].to_owned()), line_no) {
+    let scan = for_each_record(
+        path,
+        6,
+        "topic Q0 doc rank score tag",
+        |line_no, cols| match first_line.insert((cols[0].to_owned(), cols[2].to_owned()), line_no) {
             Some(first) => Err(LineError::DuplicateDoc {
                 topic: cols[0].to_owned(),
                 doc: cols[2].to_owned(),
                 first_line: first,
             }),
             None => Ok(()),
-        }
-    });
+        },
+    );
     match scan {
         Err(e) => e,
         // The file changed between the two reads.

@@ -213,7 +213,8 @@ fn pools_reject_duplicates_with_the_line() {
 
 #[test]
 fn readers_name_file_and_line() {
-    let cases: &[(&str, &str, usize, fn(&LineError) -> bool)] = &[
+    type Case = (&'static str, &'static str, usize, fn(&LineError) -> bool);
+    let cases: &[Case] = &[
         ("cols.run", "q1 Q0 d1 1 1.0 t\nq1 Q0 d2 2 1.0\n", 2, |e| {
             matches!(
                 e,
