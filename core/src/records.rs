@@ -43,6 +43,72 @@ pub struct ManifestEntry {
     pub sha256: Option<String>,
     /// Body length in bytes.
     pub bytes: u64,
+    /// What the request was for (`hudoc-search`, `hudoc-docx 001-175180`, `guide guide_art_1_eng`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<String>,
+    /// The `ETag` header, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    /// The `Last-Modified` header, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+    /// Why the fetch failed, when it did (the body, if any, is not stored then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl ManifestEntry {
+    /// Did this fetch succeed (a 2xx answer, with or without a body)?
+    pub fn is_success(&self) -> bool {
+        self.error.is_none() && (200..300).contains(&self.status)
+    }
+}
+
+/// One HUDOC search result: the metadata of a document.
+///
+/// Dates are normalised to ISO `YYYY-MM-DD` (HUDOC sends both `2024-03-15T00:00:00.0Z` and
+/// `15/03/2024 00:00:00`). Columns lexbench does not name are kept in `extra`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HudocMeta {
+    /// The document's itemid.
+    pub itemid: ItemId,
+    /// `CASE OF X v. Y`.
+    #[serde(default)]
+    pub docname: String,
+    /// Application numbers (HUDOC joins them with `;`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub appno: Vec<String>,
+    /// `HEJUD` (English judgment), `HEDEC`, …
+    #[serde(default)]
+    pub doctype: String,
+    /// `ENG`, `FRE`, …
+    #[serde(default)]
+    pub languageisocode: String,
+    /// The document's date (`kpdate`), ISO.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kpdate: Option<String>,
+    /// The judgment's date, ISO.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judgementdate: Option<String>,
+    /// Importance level 1..4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub importance: Option<u8>,
+    /// Articles (`8;8-1;P1-1`), split.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub article: Vec<String>,
+    /// `ECLI:CE:ECHR:2005:0512JUD004622199`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecli: Option<String>,
+    /// `GRANDCHAMBER`, `CHAMBER`, `COMMITTEE`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doctypebranch: Option<String>,
+    /// A language placeholder without a body.
+    #[serde(default)]
+    pub isplaceholder: bool,
+    /// Every other column as HUDOC sent it.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub extra: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// The part of a judgment a paragraph belongs to.

@@ -1,15 +1,34 @@
 //! # lexbench-crawlers
 //!
-//! Polite fetching of the public sources into a content-addressed raw store:
+//! Polite fetching of the public sources into a content-addressed raw store. This is the only crate
+//! that touches the network.
 //!
-//! - **HUDOC** search (paged, partitioned by `kpdate` windows under the 10,000-result cap) and judgment
-//!   bodies (DOCX and HTML; `204 No Content` is "no body", not an error);
-//! - the Court's **case-law guide** PDFs;
-//! - the **BSARD** sources (articles, questions).
+//! - [`store::RawStore`]: `raw/objects/ab/cdef…` named by sha256, and the append-only
+//!   `raw/manifest.jsonl` (one [`lexbench_core::ManifestEntry`] per fetch). Objects are written
+//!   atomically before their manifest line; a torn last line is repaired on open.
+//! - [`http::PoliteClient`]: identifying User-Agent, global rate limit, concurrency limit, timeouts,
+//!   retries with backoff and jitter honouring `Retry-After`.
+//! - [`fetch::Fetcher`]: store first, network second; [`fetch::Fetcher::offline`] never requests.
+//! - [`hudoc`]: metadata search with date-window bisection under the 10,000-result cap, and bodies
+//!   (DOCX, HTML; `204` is "no body"). [`guides`]: case-law guide PDFs. [`bsard`]: BSARD's CSV files
+//!   and Justel PDFs.
+//! - [`fake_hudoc`]: a faithful local HUDOC with fault injection, which the tests crawl.
 //!
-//! Every body lands in `raw/objects/ab/cdef…` named by its sha256, and one line per fetch is appended to
-//! `raw/manifest.jsonl` (the manifest record types live in `lexbench-core`). Crawls resume from the
-//! manifest and rebuild offline from what the store already holds. This is the only crate that touches
-//! the network.
-//!
-//! Status: not built yet (see the crawler issue); the crate exists so the workspace has its final shape.
+//! ```
+//! use lexbench_crawlers::hudoc::{docx_url, search_url};
+//! let item = "001-175180".parse().unwrap();
+//! assert!(docx_url("https://hudoc.echr.coe.int", &item).ends_with("&filename=001-175180.docx"));
+//! assert!(search_url("http://127.0.0.1:1", "itemid:\"001-1\"", 0, 500).contains("&length=500&"));
+//! ```
+
+pub mod bsard;
+pub mod date;
+pub mod error;
+pub mod fake_hudoc;
+pub mod fetch;
+pub mod guides;
+pub mod hudoc;
+pub mod http;
+pub mod store;
+
+pub use error::{Error, Result};

@@ -1,0 +1,54 @@
+//! The one error type of `lexbench-crawlers`.
+
+use std::path::PathBuf;
+
+/// Errors of `lexbench-crawlers`. Each names what it was reading or fetching.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file of the raw store could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The raw store's manifest is corrupt in the middle (a torn last line is repaired, not reported).
+    #[error("{}:{line}: corrupt manifest line: {message}", path.display())]
+    Manifest {
+        /// The manifest file.
+        path: PathBuf,
+        /// The 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A stored object does not match its name (disk corruption or tampering).
+    #[error("raw object {sha256} is missing or does not hash to its name ({reason})")]
+    Object {
+        /// The object's name.
+        sha256: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An answer from a source could not be understood.
+    #[error("{url}: {message}")]
+    Source {
+        /// The URL.
+        url: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A setting is invalid.
+    #[error("invalid setting: {0}")]
+    Config(String),
+    /// The HTTP client could not be built.
+    #[error("HTTP client: {0}")]
+    Client(String),
+    /// An error from `lexbench-core` (writing an index file).
+    #[error(transparent)]
+    Core(#[from] lexbench_core::Error),
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
