@@ -5,4 +5,39 @@
 //! CuSINeS curriculum negative sampling and QABISAR. Every system writes a TREC run (a
 //! `lexbench_core::trec::Run`) and a JSON sidecar with its configuration and seed.
 //!
-//! Status: not built yet (see the BM25, encoder, fine-tuning and statutory-retrieval issues).
+//! Built so far (the encoder issue):
+//! - [`encoder`]: a trainable BERT ([`encoder::BertModel`], HF tensor names, real dropout, LoRA /
+//!   adapter / prefix hooks), tokenisation with explicit truncation, mean / `[CLS]` pooling.
+//!
+//! ```
+//! use candle_core::{DType, Device, Tensor};
+//! use candle_nn::{VarBuilder, VarMap};
+//! use lexbench_baselines::encoder::{BertConfig, BertModel, Inputs, Pooling, pool};
+//!
+//! let cfg = BertConfig::tiny();
+//! let vars = VarMap::new();
+//! let model = BertModel::load(&cfg, VarBuilder::from_varmap(&vars, DType::F32, &Device::Cpu), false)?;
+//! let ids = Tensor::new(&[[1u32, 5, 7, 2]], &Device::Cpu)?;
+//! let inputs = Inputs { type_ids: ids.zeros_like()?, attention_mask: ids.ones_like()?, input_ids: ids };
+//! let hidden = model.forward_t(&inputs, false)?;
+//! assert_eq!(pool(&hidden, &inputs.attention_mask, Pooling::Mean)?.dims(), &[1, 32]);
+//! # Ok::<(), lexbench_baselines::Error>(())
+//! ```
+
+pub mod encoder;
+pub mod error;
+
+pub use error::{Error, Result};
+
+/// The device encoders run on: the first CUDA GPU when built with `--features cuda` and one is
+/// present, otherwise the CPU.
+pub fn default_device() -> Result<candle_core::Device> {
+    #[cfg(feature = "cuda")]
+    {
+        Ok(candle_core::Device::cuda_if_available(0)?)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Ok(candle_core::Device::Cpu)
+    }
+}

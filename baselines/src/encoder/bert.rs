@@ -1,0 +1,461 @@
+//! BERT on candle-nn, trainable and open to PEFT.
+//!
+//! Module and tensor names mirror HuggingFace checkpoints (`embeddings.word_embeddings.weight`,
+//! `encoder.layer.{i}.attention.self.query.weight`, …, `pooler.dense.weight`; a `bert.` prefix is
+//! detected), so any HF BERT folder loads. Unlike candle-transformers' BERT, dropout is real:
+//! `forward_t(…, train = true)` applies it, `train = false` is deterministic.
+
+use std::path::Path;
+
+use candle_core::{D, DType, Device, Tensor};
+use candle_nn::{Dropout, Embedding, VarBuilder};
+
+use super::config::{BertConfig, HiddenAct};
+use super::peft::{Adapter, AdapterConfig, LinearKind, Lora, LoraConfig, PeftLinear, Prefix, PrefixConfig};
+use crate::error::{Error, Result, io_err};
+
+/// Layer normalisation over the last dimension, `(x - μ) / sqrt(σ² + ε) · γ + β`.
+#[derive(Debug, Clone)]
+pub struct LayerNorm {
+    weight: Tensor,
+    bias: Tensor,
+    eps: f64,
+}
+
+impl LayerNorm {
+    /// Loads `weight` and `bias` (checkpoints' `LayerNorm.weight` / `.bias`).
+    pub fn load(dim: usize, eps: f64, vb: VarBuilder<'_>) -> Result<Self> {
+        Ok(Self {
+            weight: vb.get_with_hints(dim, "weight", candle_nn::Init::Const(1.0))?,
+            bias: vb.get_with_hints(dim, "bias", candle_nn::Init::Const(0.0))?,
+            eps,
+        })
+    }
+
+    /// Uses candle's fused kernel unless gradients must flow (it has no backward pass).
+    pub fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let tracking = x.track_op() || self.weight.track_op() || self.bias.track_op();
+        if !tracking && x.is_contiguous() {
+            return Ok(candle_nn::ops::layer_norm(
+                x,
+                &self.weight,
+                &self.bias,
+                self.eps as f32,
+            )?);
+        }
+        let n = x.dim(D::Minus1)? as f64;
+        let mean = (x.sum_keepdim(D::Minus1)? / n)?;
+        let xc = x.broadcast_sub(&mean)?;
+        let var = (xc.sqr()?.sum_keepdim(D::Minus1)? / n)?;
+        let xn = xc.broadcast_div(&(var + self.eps)?.sqrt()?)?;
+        Ok(xn.broadcast_mul(&self.weight)?.broadcast_add(&self.bias)?)
+    }
+}
+
+fn activate(act: HiddenAct, x: &Tensor) -> Result<Tensor> {
+    Ok(match act {
+        HiddenAct::Gelu => x.gelu_erf()?,
+        HiddenAct::GeluTanh => x.gelu()?,
+        HiddenAct::Relu => x.relu()?,
+    })
+}
+
+/// Word + position + token-type embeddings, layer norm, dropout.
+#[derive(Debug, Clone)]
+pub struct Embeddings {
+    word: Embedding,
+    position: Embedding,
+    token_type: Embedding,
+    layer_norm: LayerNorm,
+    dropout: Dropout,
+}
+
+impl Embeddings {
+    fn load(cfg: &BertConfig, vb: VarBuilder<'_>) -> Result<Self> {
+        let emb = |n: usize, name: &str| -> Result<Embedding> {
+            let w = vb.pp(name).get_with_hints(
+                (n, cfg.hidden_size),
+                "weight",
+                candle_nn::Init::Randn {
+                    mean: 0.0,
+                    stdev: 0.02,
+                },
+            )?;
+            Ok(Embedding::new(w, cfg.hidden_size))
+        };
+        Ok(Self {
+            word: emb(cfg.vocab_size, "word_embeddings")?,
+            position: emb(cfg.max_position_embeddings, "position_embeddings")?,
+            token_type: emb(cfg.type_vocab_size, "token_type_embeddings")?,
+            layer_norm: LayerNorm::load(cfg.hidden_size, cfg.layer_norm_eps, vb.pp("LayerNorm"))?,
+            dropout: Dropout::new(cfg.hidden_dropout_prob),
+        })
+    }
+
+    /// The word-embedding matrix, `(vocab, hidden)`.
+    pub fn word_embeddings(&self) -> &Tensor {
+        self.word.embeddings()
+    }
+
+    fn forward_t(&self, input_ids: &Tensor, type_ids: &Tensor, train: bool) -> Result<Tensor> {
+        use candle_core::Module;
+        let (_b, s) = input_ids.dims2()?;
+        let max_pos = self.position.embeddings().dim(0)?;
+        if s > max_pos {
+            return Err(Error::Param(format!(
+                "sequence of {s} tokens is longer than the model's {max_pos} positions"
+            )));
+        }
+        let pos = Tensor::arange(0u32, s as u32, input_ids.device())?;
+        let x = self.word.forward(input_ids)?;
+        let x = x.broadcast_add(&self.position.forward(&pos)?)?;
+        let x = (x + self.token_type.forward(type_ids)?)?;
+        let x = self.layer_norm.forward(&x)?;
+        Ok(self.dropout.forward(&x, train)?)
+    }
+}
+
+/// Self-attention with its output projection, residual and layer norm; hosts LoRA on its four
+/// linears, an adapter after the output projection and a key/value prefix.
+#[derive(Debug, Clone)]
+pub struct Attention {
+    query: PeftLinear,
+    key: PeftLinear,
+    value: PeftLinear,
+    output: PeftLinear,
+    layer_norm: LayerNorm,
+    adapter: Option<Adapter>,
+    prefix: Option<Prefix>,
+    heads: usize,
+    head_dim: usize,
+    probs_dropout: Dropout,
+    hidden_dropout: Dropout,
+}
+
+impl Attention {
+    fn load(cfg: &BertConfig, vb: VarBuilder<'_>) -> Result<Self> {
+        let h = cfg.hidden_size;
+        let sv = vb.pp("self");
+        let ov = vb.pp("output");
+        Ok(Self {
+            query: PeftLinear::load(h, h, sv.pp("query"))?,
+            key: PeftLinear::load(h, h, sv.pp("key"))?,
+            value: PeftLinear::load(h, h, sv.pp("value"))?,
+            output: PeftLinear::load(h, h, ov.pp("dense"))?,
+            layer_norm: LayerNorm::load(h, cfg.layer_norm_eps, ov.pp("LayerNorm"))?,
+            adapter: None,
+            prefix: None,
+            heads: cfg.num_attention_heads,
+            head_dim: cfg.head_dim(),
+            probs_dropout: Dropout::new(cfg.attention_probs_dropout_prob),
+            hidden_dropout: Dropout::new(cfg.hidden_dropout_prob),
+        })
+    }
+
+    /// `(b, n, hidden)` → `(b, heads, n, head_dim)`.
+    fn split_heads(&self, x: &Tensor) -> Result<Tensor> {
+        let (b, n, _) = x.dims3()?;
+        Ok(x.reshape((b, n, self.heads, self.head_dim))?
+            .transpose(1, 2)?
+            .contiguous()?)
+    }
+
+    /// `x`: `(b, s, hidden)`; `mask_bias`: `(b, 1, 1, s)`, 0 where attended and a large negative
+    /// number at padding.
+    fn forward_t(&self, x: &Tensor, mask_bias: &Tensor, train: bool) -> Result<Tensor> {
+        let (b, s, hidden) = x.dims3()?;
+        let q = self.query.forward_t(x, train)?;
+        let mut k = self.key.forward_t(x, train)?;
+        let mut v = self.value.forward_t(x, train)?;
+        let mut bias = mask_bias.clone();
+        if let Some(p) = &self.prefix {
+            let n = p.len();
+            let pk = p.key.unsqueeze(0)?.broadcast_as((b, n, hidden))?;
+            let pv = p.value.unsqueeze(0)?.broadcast_as((b, n, hidden))?;
+            k = Tensor::cat(&[&pk, &k], 1)?;
+            v = Tensor::cat(&[&pv, &v], 1)?;
+            let zeros = Tensor::zeros((b, 1, 1, n), bias.dtype(), bias.device())?;
+            bias = Tensor::cat(&[&zeros, &bias], 3)?;
+        }
+        let q = self.split_heads(&q)?;
+        let k = self.split_heads(&k)?;
+        let v = self.split_heads(&v)?;
+        let scale = 1.0 / (self.head_dim as f64).sqrt();
+        let scores = (q.matmul(&k.t()?)? * scale)?.broadcast_add(&bias)?;
+        // The fused softmax has no backward pass: use the composite one when gradients flow.
+        let probs = if scores.track_op() {
+            candle_nn::ops::softmax(&scores, D::Minus1)?
+        } else {
+            candle_nn::ops::softmax_last_dim(&scores)?
+        };
+        let probs = self.probs_dropout.forward(&probs, train)?;
+        let ctx = probs
+            .matmul(&v)?
+            .transpose(1, 2)?
+            .contiguous()?
+            .reshape((b, s, hidden))?;
+        let mut out = self.output.forward_t(&ctx, train)?;
+        out = self.hidden_dropout.forward(&out, train)?;
+        if let Some(a) = &self.adapter {
+            out = a.forward_t(&out, train)?;
+        }
+        self.layer_norm.forward(&(out + x)?)
+    }
+}
+
+/// One transformer layer: attention, then the feed-forward block with residual and layer norm.
+#[derive(Debug, Clone)]
+pub struct Layer {
+    attention: Attention,
+    intermediate: PeftLinear,
+    output: PeftLinear,
+    layer_norm: LayerNorm,
+    adapter: Option<Adapter>,
+    act: HiddenAct,
+    dropout: Dropout,
+}
+
+impl Layer {
+    fn load(cfg: &BertConfig, vb: VarBuilder<'_>) -> Result<Self> {
+        Ok(Self {
+            attention: Attention::load(cfg, vb.pp("attention"))?,
+            intermediate: PeftLinear::load(
+                cfg.hidden_size,
+                cfg.intermediate_size,
+                vb.pp("intermediate").pp("dense"),
+            )?,
+            output: PeftLinear::load(
+                cfg.intermediate_size,
+                cfg.hidden_size,
+                vb.pp("output").pp("dense"),
+            )?,
+            layer_norm: LayerNorm::load(
+                cfg.hidden_size,
+                cfg.layer_norm_eps,
+                vb.pp("output").pp("LayerNorm"),
+            )?,
+            adapter: None,
+            act: cfg.hidden_act,
+            dropout: Dropout::new(cfg.hidden_dropout_prob),
+        })
+    }
+
+    fn linear_mut(&mut self, kind: LinearKind) -> &mut PeftLinear {
+        match kind {
+            LinearKind::Query => &mut self.attention.query,
+            LinearKind::Key => &mut self.attention.key,
+            LinearKind::Value => &mut self.attention.value,
+            LinearKind::AttentionOutput => &mut self.attention.output,
+            LinearKind::Intermediate => &mut self.intermediate,
+            LinearKind::Output => &mut self.output,
+        }
+    }
+
+    fn linears_mut(&mut self) -> [&mut PeftLinear; 6] {
+        [
+            &mut self.attention.query,
+            &mut self.attention.key,
+            &mut self.attention.value,
+            &mut self.attention.output,
+            &mut self.intermediate,
+            &mut self.output,
+        ]
+    }
+
+    fn forward_t(&self, x: &Tensor, mask_bias: &Tensor, train: bool) -> Result<Tensor> {
+        let a = self.attention.forward_t(x, mask_bias, train)?;
+        let h = activate(self.act, &self.intermediate.forward_t(&a, train)?)?;
+        let mut out = self.output.forward_t(&h, train)?;
+        out = self.dropout.forward(&out, train)?;
+        if let Some(ad) = &self.adapter {
+            out = ad.forward_t(&out, train)?;
+        }
+        self.layer_norm.forward(&(out + a)?)
+    }
+}
+
+/// `tanh(dense(h_[CLS]))`: BERT's pooler, the input of a cross-encoder head.
+#[derive(Debug, Clone)]
+pub struct Pooler {
+    dense: PeftLinear,
+}
+
+impl Pooler {
+    /// `hidden`: `(b, s, h)` → `(b, h)`.
+    pub fn forward_t(&self, hidden: &Tensor, train: bool) -> Result<Tensor> {
+        let cls = hidden.narrow(1, 0, 1)?.squeeze(1)?;
+        Ok(self.dense.forward_t(&cls, train)?.tanh()?)
+    }
+}
+
+/// The inputs of one batch, all `(b, s)` `u32` tensors.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    /// Token ids.
+    pub input_ids: Tensor,
+    /// Segment ids (0 for the first text, 1 for the second of a pair).
+    pub type_ids: Tensor,
+    /// 1 for real tokens, 0 for padding.
+    pub attention_mask: Tensor,
+}
+
+/// A BERT encoder: embeddings, `num_hidden_layers` layers, and the pooler when the checkpoint has one.
+#[derive(Debug, Clone)]
+pub struct BertModel {
+    config: BertConfig,
+    embeddings: Embeddings,
+    layers: Vec<Layer>,
+    pooler: Option<Pooler>,
+    device: Device,
+}
+
+impl BertModel {
+    /// Loads from a `VarBuilder` rooted where the checkpoint's `embeddings.*` live. With
+    /// `with_pooler`, `pooler.dense.*` must be present (or is created when `vb` is backed by a
+    /// `VarMap`).
+    pub fn load(cfg: &BertConfig, vb: VarBuilder<'_>, with_pooler: bool) -> Result<Self> {
+        cfg.validate()?;
+        let embeddings = Embeddings::load(cfg, vb.pp("embeddings"))?;
+        let layers = (0..cfg.num_hidden_layers)
+            .map(|i| Layer::load(cfg, vb.pp(format!("encoder.layer.{i}"))))
+            .collect::<Result<Vec<_>>>()?;
+        let pooler = if with_pooler {
+            Some(Pooler {
+                dense: PeftLinear::load(cfg.hidden_size, cfg.hidden_size, vb.pp("pooler").pp("dense"))?,
+            })
+        } else {
+            None
+        };
+        Ok(Self {
+            config: cfg.clone(),
+            embeddings,
+            layers,
+            pooler,
+            device: vb.device().clone(),
+        })
+    }
+
+    /// Loads a HuggingFace BERT folder (`config.json`, `model.safetensors`) with frozen weights.
+    /// The pooler is loaded when the checkpoint has one.
+    pub fn from_dir(dir: &Path, device: &Device) -> Result<Self> {
+        let cfg = BertConfig::from_file(&dir.join("config.json"))?;
+        let weights = dir.join("model.safetensors");
+        let bytes = std::fs::read(&weights).map_err(io_err(&weights))?;
+        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)?;
+        let vb = if vb.contains_tensor("bert.embeddings.word_embeddings.weight") {
+            vb.pp("bert")
+        } else {
+            vb
+        };
+        if !vb.contains_tensor("embeddings.word_embeddings.weight") {
+            return Err(Error::Format {
+                path: weights,
+                message: "no embeddings.word_embeddings.weight (not a BERT checkpoint?)".into(),
+            });
+        }
+        let with_pooler = vb.contains_tensor("pooler.dense.weight");
+        let mut model = Self::load(&cfg, vb, with_pooler)?;
+        model.freeze()?;
+        Ok(model)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &BertConfig {
+        &self.config
+    }
+
+    /// The device the weights live on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The embedding layer.
+    pub fn embeddings(&self) -> &Embeddings {
+        &self.embeddings
+    }
+
+    /// The pooler, if the checkpoint has one.
+    pub fn pooler(&self) -> Option<&Pooler> {
+        self.pooler.as_ref()
+    }
+
+    /// Prepares base linears for inference with frozen weights (contiguous transposed copies).
+    /// Call only when the base weights will not be trained.
+    pub fn freeze(&mut self) -> Result<()> {
+        for layer in &mut self.layers {
+            for lin in layer.linears_mut() {
+                lin.freeze()?;
+            }
+        }
+        if let Some(p) = &mut self.pooler {
+            p.dense.freeze()?;
+        }
+        Ok(())
+    }
+
+    /// Wraps the configured linears of every layer with LoRA, parameters created under
+    /// `vb` as `layer.{i}.{linear}.lora_{A,B}.weight`.
+    pub fn add_lora(&mut self, cfg: &LoraConfig, vb: VarBuilder<'_>) -> Result<()> {
+        cfg.validate()?;
+        let (h, f) = (self.config.hidden_size, self.config.intermediate_size);
+        for (i, layer) in self.layers.iter_mut().enumerate() {
+            for &kind in &cfg.targets {
+                let (din, dout) = match kind {
+                    LinearKind::Intermediate => (h, f),
+                    LinearKind::Output => (f, h),
+                    _ => (h, h),
+                };
+                let lora = Lora::new(cfg, din, dout, vb.pp(format!("layer.{i}.{}", kind.name())))?;
+                layer.linear_mut(kind).set_lora(lora);
+            }
+        }
+        Ok(())
+    }
+
+    /// Folds every LoRA branch into its base weight.
+    pub fn merge_lora(&mut self) -> Result<()> {
+        for layer in &mut self.layers {
+            for lin in layer.linears_mut() {
+                lin.merge_lora()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Inserts a bottleneck adapter after attention and after the FFN of every layer, parameters
+    /// under `vb` as `layer.{i}.{attention,ffn}.{down,up}.*`.
+    pub fn add_adapters(&mut self, cfg: &AdapterConfig, vb: VarBuilder<'_>) -> Result<()> {
+        let h = self.config.hidden_size;
+        for (i, layer) in self.layers.iter_mut().enumerate() {
+            layer.attention.adapter = Some(Adapter::new(cfg, h, vb.pp(format!("layer.{i}.attention")))?);
+            layer.adapter = Some(Adapter::new(cfg, h, vb.pp(format!("layer.{i}.ffn")))?);
+        }
+        Ok(())
+    }
+
+    /// Prepends trainable key/value prefixes to every layer's attention, parameters under `vb` as
+    /// `layer.{i}.prefix.{key,value}`.
+    pub fn add_prefix(&mut self, cfg: &PrefixConfig, vb: VarBuilder<'_>) -> Result<()> {
+        let h = self.config.hidden_size;
+        for (i, layer) in self.layers.iter_mut().enumerate() {
+            layer.attention.prefix = Some(Prefix::new(cfg, h, vb.pp(format!("layer.{i}.prefix")))?);
+        }
+        Ok(())
+    }
+
+    /// The last layer's hidden states, `(b, s, hidden)`.
+    pub fn forward_t(&self, inputs: &Inputs, train: bool) -> Result<Tensor> {
+        let mask = inputs.attention_mask.to_dtype(DType::F32)?;
+        let (b, s) = mask.dims2()?;
+        // 0 where attended, f32::MIN at padding: exp underflows to exactly 0, so padding keys get
+        // exactly zero weight (HuggingFace uses torch.finfo(dtype).min the same way).
+        let bias = ((mask.ones_like()? - &mask)? * f64::from(f32::MIN))?.reshape((b, 1, 1, s))?;
+        let mut x = self
+            .embeddings
+            .forward_t(&inputs.input_ids, &inputs.type_ids, train)?;
+        for layer in &self.layers {
+            x = layer.forward_t(&x, &bias, train)?;
+        }
+        Ok(x)
+    }
+}

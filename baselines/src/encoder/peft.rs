@@ -1,0 +1,367 @@
+//! Parameter-efficient fine-tuning hooks: LoRA on any attention/FFN linear, bottleneck adapters after
+//! attention and after the FFN, and per-layer key/value prefixes.
+//!
+//! The base model's weights are constants (loaded from a checkpoint); PEFT parameters come from a
+//! separate [`candle_nn::VarBuilder`] backed by a [`candle_nn::VarMap`], so only they receive
+//! gradients and only they are handed to the optimiser.
+
+use candle_core::Tensor;
+use candle_nn::{Dropout, Init, VarBuilder};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Which linear layer of a transformer layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinearKind {
+    /// `attention.self.query`.
+    Query,
+    /// `attention.self.key`.
+    Key,
+    /// `attention.self.value`.
+    Value,
+    /// `attention.output.dense`.
+    AttentionOutput,
+    /// `intermediate.dense` (FFN in).
+    Intermediate,
+    /// `output.dense` (FFN out).
+    Output,
+}
+
+impl LinearKind {
+    /// The name used for this linear's PEFT parameters.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Query => "query",
+            Self::Key => "key",
+            Self::Value => "value",
+            Self::AttentionOutput => "attention_output",
+            Self::Intermediate => "intermediate",
+            Self::Output => "output",
+        }
+    }
+}
+
+/// LoRA (Hu et al. 2021): `y = W x + b + (alpha / r) · B A dropout(x)`, `A` Kaiming-uniform, `B` zero.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoraConfig {
+    /// Rank `r` (default 8).
+    #[serde(default = "default_rank")]
+    pub rank: usize,
+    /// Scale numerator `alpha` (default 16): the update is scaled by `alpha / r`.
+    #[serde(default = "default_alpha")]
+    pub alpha: f64,
+    /// Dropout on the LoRA branch's input (default 0.1, training only).
+    #[serde(default = "default_lora_dropout")]
+    pub dropout: f32,
+    /// The wrapped linears (default query and value, as in the paper).
+    #[serde(default = "default_targets")]
+    pub targets: Vec<LinearKind>,
+}
+
+fn default_rank() -> usize {
+    8
+}
+fn default_alpha() -> f64 {
+    16.0
+}
+fn default_lora_dropout() -> f32 {
+    0.1
+}
+fn default_targets() -> Vec<LinearKind> {
+    vec![LinearKind::Query, LinearKind::Value]
+}
+
+impl Default for LoraConfig {
+    fn default() -> Self {
+        Self {
+            rank: default_rank(),
+            alpha: default_alpha(),
+            dropout: default_lora_dropout(),
+            targets: default_targets(),
+        }
+    }
+}
+
+impl LoraConfig {
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<()> {
+        if self.rank == 0 {
+            return Err(Error::Param("LoRA rank must be at least 1".into()));
+        }
+        if !(0.0..1.0).contains(&self.dropout) {
+            return Err(Error::Param(format!(
+                "LoRA dropout {} is not in [0, 1)",
+                self.dropout
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The low-rank branch of one linear.
+#[derive(Debug, Clone)]
+pub struct Lora {
+    /// `A`, shape `(r, in)`.
+    pub a: Tensor,
+    /// `B`, shape `(out, r)`.
+    pub b: Tensor,
+    /// `alpha / r`.
+    pub scale: f64,
+    dropout: Dropout,
+}
+
+impl Lora {
+    /// Creates `lora_A.weight` and `lora_B.weight` under `vb`.
+    pub fn new(cfg: &LoraConfig, in_dim: usize, out_dim: usize, vb: VarBuilder<'_>) -> Result<Self> {
+        cfg.validate()?;
+        let a = vb.get_with_hints(
+            (cfg.rank, in_dim),
+            "lora_A.weight",
+            candle_nn::init::DEFAULT_KAIMING_UNIFORM,
+        )?;
+        let b = vb.get_with_hints((out_dim, cfg.rank), "lora_B.weight", Init::Const(0.0))?;
+        Ok(Self {
+            a,
+            b,
+            scale: cfg.alpha / cfg.rank as f64,
+            dropout: Dropout::new(cfg.dropout),
+        })
+    }
+
+    /// The update `scale · B A dropout(x)` for `x` of shape `(n, in)`.
+    fn forward_t(&self, x: &Tensor, train: bool) -> Result<Tensor> {
+        let x = self.dropout.forward(x, train)?;
+        Ok((x.matmul(&self.a.t()?)?.matmul(&self.b.t()?)? * self.scale)?)
+    }
+
+    /// The dense update `scale · B A`, shape `(out, in)`.
+    pub fn delta(&self) -> Result<Tensor> {
+        Ok((self.b.matmul(&self.a)? * self.scale)?)
+    }
+}
+
+/// A linear layer `y = x Wᵀ + b` that PEFT can wrap with [`Lora`].
+///
+/// For frozen weights the transposed matrix is kept contiguous ([`PeftLinear::freeze`]), which spares
+/// the matrix multiply a strided read on every call.
+#[derive(Debug, Clone)]
+pub struct PeftLinear {
+    weight: Tensor,
+    weight_t: Option<Tensor>,
+    bias: Option<Tensor>,
+    lora: Option<Lora>,
+}
+
+impl PeftLinear {
+    /// Loads `weight` (`(out, in)`) and `bias` (`(out,)`) from `vb`, as checkpoints name them.
+    pub fn load(in_dim: usize, out_dim: usize, vb: VarBuilder<'_>) -> Result<Self> {
+        let weight = vb.get_with_hints(
+            (out_dim, in_dim),
+            "weight",
+            candle_nn::init::DEFAULT_KAIMING_NORMAL,
+        )?;
+        let bias = vb.get_with_hints(out_dim, "bias", Init::Const(0.0))?;
+        Ok(Self {
+            weight,
+            weight_t: None,
+            bias: Some(bias),
+            lora: None,
+        })
+    }
+
+    /// Keeps a contiguous transposed copy of the weight for faster inference. Only for weights that
+    /// will not be trained: a later update of the variable would not reach the copy.
+    pub fn freeze(&mut self) -> Result<()> {
+        self.weight_t = Some(self.weight.t()?.contiguous()?);
+        Ok(())
+    }
+
+    /// The weight, shape `(out, in)`.
+    pub fn weight(&self) -> &Tensor {
+        &self.weight
+    }
+
+    /// The bias, shape `(out,)`.
+    pub fn bias(&self) -> Option<&Tensor> {
+        self.bias.as_ref()
+    }
+
+    /// The LoRA branch, if any.
+    pub fn lora(&self) -> Option<&Lora> {
+        self.lora.as_ref()
+    }
+
+    /// Attaches a LoRA branch (replacing any previous one).
+    pub fn set_lora(&mut self, lora: Lora) {
+        self.lora = Some(lora);
+    }
+
+    /// Folds the LoRA branch into the weight: `W ← W + scale · B A`. Outputs are unchanged (up to
+    /// rounding) and inference costs what the base model costs.
+    pub fn merge_lora(&mut self) -> Result<()> {
+        if let Some(lora) = self.lora.take() {
+            self.weight = (&self.weight + lora.delta()?.detach())?.detach();
+            if self.weight_t.is_some() {
+                self.freeze()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `x` of any shape `(…, in)` to `(…, out)`.
+    pub fn forward_t(&self, x: &Tensor, train: bool) -> Result<Tensor> {
+        let dims = x.dims();
+        let in_dim = dims[dims.len() - 1];
+        let n = x.elem_count() / in_dim;
+        let x2 = x.reshape((n, in_dim))?;
+        let mut y = match &self.weight_t {
+            Some(wt) => x2.matmul(wt)?,
+            None => x2.matmul(&self.weight.t()?)?,
+        };
+        if let Some(b) = &self.bias {
+            y = y.broadcast_add(b)?;
+        }
+        if let Some(lora) = &self.lora {
+            y = (y + lora.forward_t(&x2, train)?)?;
+        }
+        let mut out_dims = dims.to_vec();
+        let last = out_dims.len() - 1;
+        out_dims[last] = y.dim(1)?;
+        Ok(y.reshape(out_dims)?)
+    }
+}
+
+/// A bottleneck adapter (Houlsby et al. 2019): `x + up(GELU(down(x)))`, inserted after the attention
+/// output projection and after the FFN output projection, before each residual layer norm.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdapterConfig {
+    /// Bottleneck width (default 64).
+    #[serde(default = "default_bottleneck")]
+    pub bottleneck: usize,
+    /// Standard deviation of the initial weights (default 1e-3: the adapter starts near identity).
+    #[serde(default = "default_adapter_std")]
+    pub init_std: f64,
+}
+
+fn default_bottleneck() -> usize {
+    64
+}
+fn default_adapter_std() -> f64 {
+    1e-3
+}
+
+impl Default for AdapterConfig {
+    fn default() -> Self {
+        Self {
+            bottleneck: default_bottleneck(),
+            init_std: default_adapter_std(),
+        }
+    }
+}
+
+/// One bottleneck adapter.
+#[derive(Debug, Clone)]
+pub struct Adapter {
+    down: PeftLinear,
+    up: PeftLinear,
+}
+
+impl Adapter {
+    /// Creates `down.{weight,bias}` and `up.{weight,bias}` under `vb`.
+    pub fn new(cfg: &AdapterConfig, hidden: usize, vb: VarBuilder<'_>) -> Result<Self> {
+        if cfg.bottleneck == 0 {
+            return Err(Error::Param("adapter bottleneck must be at least 1".into()));
+        }
+        let init = Init::Randn {
+            mean: 0.0,
+            stdev: cfg.init_std,
+        };
+        let mk = |i: usize, o: usize, vb: VarBuilder<'_>| -> Result<PeftLinear> {
+            Ok(PeftLinear {
+                weight: vb.get_with_hints((o, i), "weight", init)?,
+                weight_t: None,
+                bias: Some(vb.get_with_hints(o, "bias", Init::Const(0.0))?),
+                lora: None,
+            })
+        };
+        Ok(Self {
+            down: mk(hidden, cfg.bottleneck, vb.pp("down"))?,
+            up: mk(cfg.bottleneck, hidden, vb.pp("up"))?,
+        })
+    }
+
+    /// `x + up(GELU(down(x)))`.
+    pub fn forward_t(&self, x: &Tensor, train: bool) -> Result<Tensor> {
+        let h = self.down.forward_t(x, train)?.gelu_erf()?;
+        Ok((x + self.up.forward_t(&h, train)?)?)
+    }
+}
+
+/// Prefix tuning (Li & Liang 2021): `n` trainable key and value vectors per layer, prepended to every
+/// attention's keys and values. Parametrised directly (no reparametrisation MLP).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrefixConfig {
+    /// Number of prefix positions (default 10).
+    #[serde(default = "default_prefix_len")]
+    pub length: usize,
+    /// Standard deviation of the initial vectors (default 0.02, BERT's initialiser range).
+    #[serde(default = "default_prefix_std")]
+    pub init_std: f64,
+}
+
+fn default_prefix_len() -> usize {
+    10
+}
+fn default_prefix_std() -> f64 {
+    0.02
+}
+
+impl Default for PrefixConfig {
+    fn default() -> Self {
+        Self {
+            length: default_prefix_len(),
+            init_std: default_prefix_std(),
+        }
+    }
+}
+
+/// One layer's key and value prefixes, each `(n, hidden)`.
+#[derive(Debug, Clone)]
+pub struct Prefix {
+    /// Keys, `(n, hidden)`.
+    pub key: Tensor,
+    /// Values, `(n, hidden)`.
+    pub value: Tensor,
+}
+
+impl Prefix {
+    /// Creates `key` and `value` under `vb`.
+    pub fn new(cfg: &PrefixConfig, hidden: usize, vb: VarBuilder<'_>) -> Result<Self> {
+        if cfg.length == 0 {
+            return Err(Error::Param("prefix length must be at least 1".into()));
+        }
+        let init = Init::Randn {
+            mean: 0.0,
+            stdev: cfg.init_std,
+        };
+        Ok(Self {
+            key: vb.get_with_hints((cfg.length, hidden), "key", init)?,
+            value: vb.get_with_hints((cfg.length, hidden), "value", init)?,
+        })
+    }
+
+    /// Number of prefix positions.
+    pub fn len(&self) -> usize {
+        self.key.dims()[0]
+    }
+
+    /// Always false: a prefix has at least one position.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
