@@ -127,47 +127,49 @@ pub fn parse_pdf(source_name: &str, id: GuideId, bytes: &[u8]) -> Result<ParsedG
 /// Is this front or back matter, which gets no query?
 fn no_query(title: &str) -> bool {
     let t = title.to_ascii_lowercase();
-    t.starts_with("note to readers") || t.starts_with("list of cited cases") || t.starts_with("table of contents")
+    t.starts_with("note to readers")
+        || t.starts_with("list of cited cases")
+        || t.starts_with("table of contents")
 }
 
-fn build(source_name: &str, id: GuideId, set: PageSet, outline: Option<&[pdf::OutlineEntry]>) -> Result<ParsedGuide> {
+fn build(
+    source_name: &str,
+    id: GuideId,
+    set: PageSet,
+    outline: Option<&[pdf::OutlineEntry]>,
+) -> Result<ParsedGuide> {
     let invalid = |message: String| Error::Invalid {
         source_name: source_name.to_owned(),
         format: "guide",
         message,
     };
-    if set.pages.iter().all(|p| p.lines.iter().all(|l| l.trim().is_empty())) {
+    if set
+        .pages
+        .iter()
+        .all(|p| p.lines.iter().all(|l| l.trim().is_empty()))
+    {
         return Err(invalid("no text in any page".into()));
     }
     let mut warnings: Vec<Warning> = Vec::new();
     let toc = toc::parse_toc(&set.pages);
     let body_from = toc.as_ref().map_or(0, |(_, end)| *end);
     let lines = body::lines_of(&set.pages[body_from..]);
+    // Outline levels per heading (when the outline gave the heading), for a consistency check.
+    let mut outline_levels: Vec<Option<u8>> = Vec::new();
     let (source, headings) = match (outline, &toc) {
         (Some(o), _) if !o.is_empty() => {
-            let entries: Vec<TocEntry> = o
-                .iter()
-                .map(|e| {
-                    let (number, title) = toc::split_number(&e.title);
-                    TocEntry { number, title, page: e.page }
-                })
-                .collect();
-            if let Some((printed, _)) = &toc
-                && printed.len() != entries.len()
-            {
-                warnings.push(Warning {
-                    code: "outline_toc_count".into(),
-                    message: format!(
-                        "the outline has {} entries, the printed table of contents {}",
-                        entries.len(),
-                        printed.len()
-                    ),
-                    at: None,
-                });
-            }
-            (HierarchySource::Outline, body::locate(&lines, &entries, &mut warnings))
+            let entries = merge_outline(o, toc.as_ref().map(|(e, _)| e.as_slice()), &mut warnings);
+            outline_levels = entries.iter().map(|(_, l)| *l).collect();
+            let entries: Vec<TocEntry> = entries.into_iter().map(|(e, _)| e).collect();
+            (
+                HierarchySource::Outline,
+                body::locate(&lines, &entries, &mut warnings),
+            )
         }
-        (_, Some((entries, _))) => (HierarchySource::TableOfContents, body::locate(&lines, entries, &mut warnings)),
+        (_, Some((entries, _))) => (
+            HierarchySource::TableOfContents,
+            body::locate(&lines, entries, &mut warnings),
+        ),
         _ => {
             warnings.push(Warning {
                 code: "no_table_of_contents".into(),
@@ -178,9 +180,14 @@ fn build(source_name: &str, id: GuideId, set: PageSet, outline: Option<&[pdf::Ou
         }
     };
     if headings.is_empty() {
-        return Err(invalid("no headings found (no outline, no table of contents, no numbered headings)".into()));
+        return Err(invalid(
+            "no headings found (no outline, no table of contents, no numbered headings)".into(),
+        ));
     }
-    let items: Vec<(Option<&str>, &str)> = headings.iter().map(|h| (h.number.as_deref(), h.title.as_str())).collect();
+    let items: Vec<(Option<&str>, &str)> = headings
+        .iter()
+        .map(|h| (h.number.as_deref(), h.title.as_str()))
+        .collect();
     let levels = toc::assign_levels(&items);
     for (h, l) in headings.iter().zip(&levels) {
         if h.number.is_none() && !toc::is_matter(&h.title) {
@@ -191,22 +198,29 @@ fn build(source_name: &str, id: GuideId, set: PageSet, outline: Option<&[pdf::Ou
             });
         }
     }
-    if let Some(o) = outline {
-        for ((h, l), e) in headings.iter().zip(&levels).zip(o) {
-            if e.level != l.level {
-                warnings.push(Warning {
-                    code: "outline_level_mismatch".into(),
-                    message: format!("“{}” is at level {} in the outline, {} by its numbering", h.title, e.level, l.level),
-                    at: None,
-                });
-            }
+    for ((h, l), ol) in headings.iter().zip(&levels).zip(&outline_levels) {
+        if let Some(ol) = ol
+            && *ol != l.level
+        {
+            warnings.push(Warning {
+                code: "outline_level_mismatch".into(),
+                message: format!(
+                    "“{}” is at level {ol} in the outline, {} by its numbering",
+                    h.title, l.level
+                ),
+                at: None,
+            });
         }
     }
     let texts = body::texts(&lines, &headings);
     let title = set
         .header
         .clone()
-        .or_else(|| set.pages.first().and_then(|p| p.lines.iter().find(|l| !l.trim().is_empty()).map(|l| squash(l))))
+        .or_else(|| {
+            set.pages
+                .first()
+                .and_then(|p| p.lines.iter().find(|l| !l.trim().is_empty()).map(|l| squash(l)))
+        })
         .unwrap_or_default();
     let release_title = query::release_title(&title);
 
@@ -284,6 +298,61 @@ fn build(source_name: &str, id: GuideId, set: PageSet, outline: Option<&[pdf::Ou
         texts: query_texts,
         cited_cases_text,
     })
+}
+
+/// The outline's entries, with printed table-of-contents entries the outline lacks put back in place
+/// (PDF bookmarks often leave out front matter such as "Note to readers"); each such entry is warned
+/// about. Returns entries with their outline level (`None` for entries from the printed contents).
+fn merge_outline(
+    outline: &[pdf::OutlineEntry],
+    printed: Option<&[TocEntry]>,
+    warnings: &mut Vec<Warning>,
+) -> Vec<(TocEntry, Option<u8>)> {
+    let from_outline: Vec<(TocEntry, Option<u8>)> = outline
+        .iter()
+        .map(|e| {
+            let (number, title) = toc::split_number(&e.title);
+            (
+                TocEntry {
+                    number,
+                    title,
+                    page: e.page,
+                },
+                Some(e.level),
+            )
+        })
+        .collect();
+    let Some(printed) = printed else {
+        return from_outline;
+    };
+    let key = |e: &TocEntry| text::compact(&e.title);
+    let in_outline: std::collections::BTreeSet<String> = from_outline.iter().map(|(e, _)| key(e)).collect();
+    let mut out = Vec::with_capacity(from_outline.len() + 2);
+    let mut o = from_outline.into_iter();
+    for p in printed {
+        if in_outline.contains(&key(p)) {
+            // Outline entries up to and including this one.
+            for (e, l) in o.by_ref() {
+                let same = key(&e) == key(p);
+                out.push((e, l));
+                if same {
+                    break;
+                }
+            }
+        } else {
+            warnings.push(Warning {
+                code: "missing_from_outline".into(),
+                message: format!(
+                    "“{}” is in the printed table of contents but not in the PDF outline",
+                    p.title
+                ),
+                at: p.page.map(|n| format!("page {n}")),
+            });
+            out.push((p.clone(), None));
+        }
+    }
+    out.extend(o);
+    out
 }
 
 /// Appends `s` as the last node at depth `level` (1-based) of the tree.

@@ -1,0 +1,20 @@
+//! Shared helpers of the guide tests: loading the Art 2 partial pages.
+
+use lexbench_core::ids::GuideId;
+use lexbench_core::testing::fixture;
+use lexbench_parsers::guide::{self, ParsedGuide};
+
+/// The Art 2 partial pages (page texts in the CSV's `page_text` column), parsed.
+pub fn art2_pages() -> ParsedGuide {
+    let csv = std::fs::read_to_string(fixture("guides/text/guide_art_2_eng_pages_with_citations.csv"))
+        .expect("csv");
+    let rows = guide::resolve::parse_csv(&csv);
+    assert_eq!(rows[0][3], "page_text");
+    let pages: Vec<(Option<u32>, &str)> = rows[1..].iter().map(|r| (None, r[3].as_str())).collect();
+    guide::parse_pages(
+        "guide_art_2_eng_pages_with_citations.csv",
+        GuideId::new("guide_art_2_eng").expect("id"),
+        &pages,
+    )
+    .expect("parses")
+}
