@@ -9,7 +9,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod crawl;
 mod eval;
+mod models;
 mod parse_guide;
 mod parse_judgment;
 
@@ -55,6 +57,12 @@ enum Command {
     /// Parse raw documents into records and print them.
     #[command(subcommand)]
     Parse(ParseCommand),
+    /// Fetch and convert pretrained encoders (MODELS.md).
+    #[command(subcommand)]
+    Models(models::ModelsCommand),
+    /// Fetch public sources (HUDOC, the case-law guides, BSARD) into DATA/raw, politely and resumably.
+    #[command(subcommand)]
+    Crawl(crawl::CrawlCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -83,8 +91,10 @@ fn init_logging(verbose: u8) {
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Eval(args) => eval::cmd_eval(&args),
+        Command::Crawl(cmd) => crawl::cmd_crawl(&cli.data, &cmd),
         Command::Parse(ParseCommand::Judgment(args)) => parse_judgment::cmd_parse_judgment(&args),
         Command::Parse(ParseCommand::Guide(args)) => parse_guide::cmd_parse_guide(&args),
+        Command::Models(cmd) => models::cmd_models(&cmd),
     }
 }
 

@@ -14,7 +14,11 @@ use crate::error::{Error, Result};
 use crate::fetch::{Fetched, Fetcher};
 
 /// The v1 files (DATA.md §4).
-pub const BSARD_FILES: &[&str] = &["articles_fr.csv", "questions_fr_train.csv", "questions_fr_test.csv"];
+pub const BSARD_FILES: &[&str] = &[
+    "articles_fr.csv",
+    "questions_fr_train.csv",
+    "questions_fr_test.csv",
+];
 /// eJustice, which serves Justel PDFs.
 pub const EJUSTICE_BASE: &str = "https://www.ejustice.just.fgov.be";
 
@@ -69,10 +73,17 @@ pub struct BsardReport {
 }
 
 /// Fetches the BSARD files.
-pub async fn crawl_bsard(fetcher: &Fetcher, settings: &BsardSettings, progress: &ProgressBar) -> Result<BsardReport> {
+pub async fn crawl_bsard(
+    fetcher: &Fetcher,
+    settings: &BsardSettings,
+    progress: &ProgressBar,
+) -> Result<BsardReport> {
     let mut jobs = Vec::new();
     for f in &settings.files {
-        jobs.push((f.clone(), format!("{}/{f}", settings.base_url.trim_end_matches('/'))));
+        jobs.push((
+            f.clone(),
+            format!("{}/{f}", settings.base_url.trim_end_matches('/')),
+        ));
     }
     for n in &settings.numacs {
         jobs.push((format!("justel:{n}"), justel_url(&settings.ejustice_base, n)?));
@@ -94,7 +105,9 @@ pub async fn crawl_bsard(fetcher: &Fetcher, settings: &BsardSettings, progress: 
                 );
             }
             Fetched::NoBody { status, .. } => {
-                report.failed.insert(name, format!("HTTP {status} without a body"));
+                report
+                    .failed
+                    .insert(name, format!("HTTP {status} without a body"));
             }
             Fetched::NotFound { status } => {
                 report.failed.insert(name, format!("HTTP {status}"));

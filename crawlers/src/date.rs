@@ -124,7 +124,14 @@ mod tests {
         assert_eq!(Date::parse_hudoc("2024-03-15T00:00:00.0Z"), Some(want));
         assert_eq!(Date::parse_hudoc("15/03/2024 00:00:00"), Some(want));
         assert_eq!(Date::parse_hudoc("2024-03-15"), Some(want));
-        for bad in ["", "2024-02-30", "31/02/2024 00:00:00", "2024-13-01", "yesterday", "1/2/3/4"] {
+        for bad in [
+            "",
+            "2024-02-30",
+            "31/02/2024 00:00:00",
+            "2024-13-01",
+            "yesterday",
+            "1/2/3/4",
+        ] {
             assert_eq!(Date::parse_hudoc(bad), None, "{bad}");
         }
     }

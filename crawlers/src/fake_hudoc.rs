@@ -14,7 +14,7 @@
 //! - any other path registered in [`FakeConfig::files`] (BSARD's CSV mirror, Justel PDFs).
 //! - **Faults**, per request: 403 to clients without a User-Agent (or python-requests'), and with
 //!   probability [`Faults::rate`] one of 403, 429 with `Retry-After`, 500, a delay past the client's
-//!   timeout, a connection reset, a truncated body, an empty 200. Paths in
+//!   timeout, a connection reset, a truncated body, an empty 200. Requests matching
 //!   [`Faults::always_fail`] always answer 500.
 //!
 //! It records every request (time, path, status) and the largest number of requests in flight, so
@@ -64,7 +64,7 @@ pub struct Faults {
     pub retry_after_secs: u64,
     /// How long a "delay" fault waits before answering (set it past the client's timeout).
     pub delay: Duration,
-    /// Paths (without query) that always answer 500.
+    /// Requests whose target (path and query) contains one of these strings always answer 500.
     pub always_fail: BTreeSet<String>,
 }
 
@@ -285,11 +285,24 @@ async fn respond(stream: &mut TcpStream, s: &Shared, head: &str) -> std::io::Res
     let path = target.split('?').next().unwrap_or("/").to_owned();
 
     // Cloudflare's answer to anonymous clients.
-    if user_agent.as_deref().is_none_or(|ua| ua.is_empty() || ua.starts_with("python-requests")) {
-        write_answer(stream, &Answer::new(403, "text/html", "<html>Forbidden</html>"), None).await?;
+    if user_agent
+        .as_deref()
+        .is_none_or(|ua| ua.is_empty() || ua.starts_with("python-requests"))
+    {
+        write_answer(
+            stream,
+            &Answer::new(403, "text/html", "<html>Forbidden</html>"),
+            None,
+        )
+        .await?;
         return Ok((target, 403, false));
     }
-    if s.cfg.faults.always_fail.contains(&path) {
+    if s.cfg
+        .faults
+        .always_fail
+        .iter()
+        .any(|f| target.contains(f.as_str()))
+    {
         write_answer(stream, &Answer::new(500, "text/plain", "internal error"), None).await?;
         return Ok((target, 500, false));
     }
@@ -305,7 +318,12 @@ async fn respond(stream: &mut TcpStream, s: &Shared, head: &str) -> std::io::Res
             Ok((target, answer.status, true))
         }
         Some(Fault::Forbidden) => {
-            write_answer(stream, &Answer::new(403, "text/html", "<html>Just a moment...</html>"), None).await?;
+            write_answer(
+                stream,
+                &Answer::new(403, "text/html", "<html>Just a moment...</html>"),
+                None,
+            )
+            .await?;
             Ok((target, 403, false))
         }
         Some(Fault::TooMany) => {
@@ -501,12 +519,14 @@ fn parse_filter(q: &str) -> Filter {
             }
         }
         for t in tail[..end].split("doctype=").skip(1) {
-            f.excluded.insert(t.split([' ', ')']).next().unwrap_or_default().to_owned());
+            f.excluded
+                .insert(t.split([' ', ')']).next().unwrap_or_default().to_owned());
         }
         rest = format!("{}{}", &rest[..i], &tail[(end + 1).min(tail.len())..]);
     }
     for t in rest.split("doctype=").skip(1) {
-        f.doctypes.insert(t.split([' ', ')']).next().unwrap_or_default().to_owned());
+        f.doctypes
+            .insert(t.split([' ', ')']).next().unwrap_or_default().to_owned());
     }
     let quoted = |key: &str| -> Option<String> {
         let i = rest.find(key)?;
@@ -595,7 +615,12 @@ mod tests {
 
     #[test]
     fn reads_the_crawlers_query() {
-        let q = crate::hudoc::query_string("ENG", &["HEJUD".into()], Date { y: 2020, m: 1, d: 1 }, Date { y: 2020, m: 6, d: 30 });
+        let q = crate::hudoc::query_string(
+            "ENG",
+            &["HEJUD".into()],
+            Date { y: 2020, m: 1, d: 1 },
+            Date { y: 2020, m: 6, d: 30 },
+        );
         let f = parse_filter(&q);
         assert_eq!(f.doctypes, BTreeSet::from(["HEJUD".to_owned()]));
         assert_eq!(f.excluded.len(), 3);

@@ -119,11 +119,16 @@ pub struct GuidesReport {
 }
 
 fn is_pdf(content_type: Option<&str>, bytes: &[u8]) -> bool {
-    content_type.is_some_and(|c| c.trim().to_ascii_lowercase().starts_with("application/pdf")) || bytes.starts_with(b"%PDF-")
+    content_type.is_some_and(|c| c.trim().to_ascii_lowercase().starts_with("application/pdf"))
+        || bytes.starts_with(b"%PDF-")
 }
 
 /// Fetches every guide of `settings`.
-pub async fn crawl_guides(fetcher: &Fetcher, settings: &GuideSettings, progress: &ProgressBar) -> Result<GuidesReport> {
+pub async fn crawl_guides(
+    fetcher: &Fetcher,
+    settings: &GuideSettings,
+    progress: &ProgressBar,
+) -> Result<GuidesReport> {
     let mut report = GuidesReport::default();
     progress.set_message("guides");
     progress.inc_length(settings.ids.len() as u64);

@@ -60,7 +60,10 @@ impl HttpConfig {
     /// Checks the settings.
     pub fn validate(&self) -> Result<()> {
         if !(self.rate_per_sec.is_finite() && self.rate_per_sec > 0.0) {
-            return Err(Error::Config(format!("rate must be > 0 requests/s, got {}", self.rate_per_sec)));
+            return Err(Error::Config(format!(
+                "rate must be > 0 requests/s, got {}",
+                self.rate_per_sec
+            )));
         }
         if self.concurrency == 0 {
             return Err(Error::Config("concurrency must be at least 1".into()));
@@ -125,7 +128,11 @@ fn install_crypto_provider() {
 
 enum Attempt {
     Done(Response),
-    Retry { status: Option<u16>, reason: String, wait: Option<Duration> },
+    Retry {
+        status: Option<u16>,
+        reason: String,
+        wait: Option<Duration>,
+    },
 }
 
 impl PoliteClient {
@@ -158,17 +165,23 @@ impl PoliteClient {
         &self.cfg
     }
 
-    /// Waits for this request's turn under the global rate.
+    /// Waits for this request's turn under the global rate. The slot is taken when the request actually
+    /// goes, not when it was planned: a task that wakes late (a busy machine) does not let the
+    /// requests queued behind it go in a burst.
     async fn pace(&self) {
         let interval = Duration::from_secs_f64(1.0 / self.cfg.rate_per_sec);
-        let slot = {
-            let mut next = self.next_slot.lock().await;
-            let now = Instant::now();
-            let slot = (*next).max(now);
-            *next = slot + interval;
-            slot
-        };
-        tokio::time::sleep_until(slot.into()).await;
+        loop {
+            let wait = {
+                let mut next = self.next_slot.lock().await;
+                let now = Instant::now();
+                if now >= *next {
+                    *next = now + interval;
+                    return;
+                }
+                *next - now
+            };
+            tokio::time::sleep(wait).await;
+        }
     }
 
     /// A factor in [0.5, 1.0) from a shared xorshift state (jitter needs no cryptographic quality).

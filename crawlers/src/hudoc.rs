@@ -78,10 +78,21 @@ impl HudocSettings {
             )));
         }
         if self.since > self.until {
-            return Err(Error::Config(format!("--since {} is after --until {}", self.since, self.until)));
+            return Err(Error::Config(format!(
+                "--since {} is after --until {}",
+                self.since, self.until
+            )));
         }
-        if self.doctypes.is_empty() || self.doctypes.iter().any(|d| !d.chars().all(|c| c.is_ascii_alphanumeric())) {
-            return Err(Error::Config(format!("invalid document types {:?}", self.doctypes)));
+        if self.doctypes.is_empty()
+            || self
+                .doctypes
+                .iter()
+                .any(|d| !d.chars().all(|c| c.is_ascii_alphanumeric()))
+        {
+            return Err(Error::Config(format!(
+                "invalid document types {:?}",
+                self.doctypes
+            )));
         }
         if !self.lang.chars().all(|c| c.is_ascii_alphabetic()) || self.lang.is_empty() {
             return Err(Error::Config(format!("invalid language code {:?}", self.lang)));
@@ -225,12 +236,17 @@ pub fn parse_search(url: &str, body: &[u8]) -> Result<SearchPage> {
         url: url.to_owned(),
         message,
     };
-    let doc: Value = serde_json::from_slice(body).map_err(|e| bad(format!("search answer is not JSON: {e}")))?;
+    let doc: Value =
+        serde_json::from_slice(body).map_err(|e| bad(format!("search answer is not JSON: {e}")))?;
     let resultcount = doc
         .get("resultcount")
         .and_then(Value::as_u64)
         .ok_or_else(|| bad("search answer has no resultcount".into()))? as usize;
-    let rows = doc.get("results").and_then(Value::as_array).cloned().unwrap_or_default();
+    let rows = doc
+        .get("results")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let mut records = Vec::with_capacity(rows.len());
     let mut rejected = Vec::new();
     for row in rows {
@@ -270,7 +286,10 @@ pub struct MetadataReport {
     pub rejected_rows: Vec<String>,
 }
 
-async fn search_page(fetcher: &Fetcher, url: &str) -> Result<std::result::Result<(SearchPage, bool), String>> {
+async fn search_page(
+    fetcher: &Fetcher,
+    url: &str,
+) -> Result<std::result::Result<(SearchPage, bool), String>> {
     Ok(match fetcher.fetch(url, "hudoc-search").await? {
         Fetched::Body { bytes, cached, .. } => Ok((parse_search(url, &bytes)?, cached)),
         Fetched::NoBody { status, .. } => Err(format!("HTTP {status} without a body")),
@@ -281,7 +300,11 @@ async fn search_page(fetcher: &Fetcher, url: &str) -> Result<std::result::Result
 }
 
 /// Crawls the metadata of every document matching `settings`, bisecting date windows over the cap.
-pub async fn crawl_metadata(fetcher: &Fetcher, settings: &HudocSettings, progress: &ProgressBar) -> Result<MetadataReport> {
+pub async fn crawl_metadata(
+    fetcher: &Fetcher,
+    settings: &HudocSettings,
+    progress: &ProgressBar,
+) -> Result<MetadataReport> {
     settings.validate()?;
     let mut report = MetadataReport::default();
     // Windows still to do, as day numbers; processed oldest first.
@@ -401,7 +424,9 @@ pub async fn crawl_bodies(
                 (url, r)
             });
         }
-        let Some(joined) = set.join_next().await else { break };
+        let Some(joined) = set.join_next().await else {
+            break;
+        };
         let (url, fetched) = joined.map_err(|e| Error::Source {
             url: "body task".into(),
             message: e.to_string(),
@@ -433,7 +458,16 @@ mod tests {
 
     #[test]
     fn urls_are_stable() {
-        let q = query_string("ENG", &["HEJUD".into()], Date { y: 2022, m: 1, d: 1 }, Date { y: 2022, m: 12, d: 31 });
+        let q = query_string(
+            "ENG",
+            &["HEJUD".into()],
+            Date { y: 2022, m: 1, d: 1 },
+            Date {
+                y: 2022,
+                m: 12,
+                d: 31,
+            },
+        );
         assert!(q.contains("kpdate>=\"2022-01-01T00:00:00.0Z\" AND kpdate<=\"2022-12-31T23:59:59.0Z\""));
         let u = search_url("http://h/", &q, 500, 500);
         assert!(u.starts_with("http://h/app/query/results?query=contentsitename%3AECHR%20AND"));

@@ -27,8 +27,8 @@ pub mod error;
 pub mod fake_hudoc;
 pub mod fetch;
 pub mod guides;
-pub mod hudoc;
 pub mod http;
+pub mod hudoc;
 pub mod store;
 
 pub use error::{Error, Result};

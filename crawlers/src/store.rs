@@ -87,7 +87,10 @@ impl RawStore {
                     path.display(),
                     text.len() - complete
                 );
-                let f = OpenOptions::new().write(true).open(&path).map_err(io_err(&path))?;
+                let f = OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .map_err(io_err(&path))?;
                 f.set_len(complete as u64).map_err(io_err(&path))?;
                 f.sync_all().map_err(io_err(&path))?;
             }
@@ -192,7 +195,9 @@ impl RawStore {
     fn lock(&self) -> std::sync::MutexGuard<'_, ManifestState> {
         // A panic while holding the lock can not leave the state half-updated in a way that matters
         // (the file append is the commit point), so a poisoned lock is still usable.
-        self.manifest.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.manifest
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Checks the store's invariants: every manifest line parses, and every object a line names exists
@@ -216,7 +221,12 @@ impl RawStore {
                 if bytes.len() as u64 != entry.bytes {
                     return Err(Error::Object {
                         sha256: sha.clone(),
-                        reason: format!("manifest line {} says {} bytes, object has {}", i + 1, entry.bytes, bytes.len()),
+                        reason: format!(
+                            "manifest line {} says {} bytes, object has {}",
+                            i + 1,
+                            entry.bytes,
+                            bytes.len()
+                        ),
                     });
                 }
                 report.with_object += 1;

@@ -1,0 +1,575 @@
+//! End-to-end crawls against the faithful local HUDOC (`lexbench_crawlers::fake_hudoc`).
+//!
+//! Properties checked:
+//! - a metadata crawl over more than 10,000 records gets every matching record exactly once: the cap
+//!   (which silently empties rows past 10,000) forces date-window bisection, other document types and
+//!   languages are left out;
+//! - bodies: every DOCX is stored byte-identical (the real fixture DOCX files among them), 204 is
+//!   recorded as "no body", placeholders get no request;
+//! - under a 20% fault rate (403, 429, 500, timeouts, resets, truncated and empty bodies) everything
+//!   that can be fetched is fetched, nothing corrupt is stored, and only the always-failing items are
+//!   reported;
+//! - a crawl aborted mid-run and restarted (with a torn manifest line) loses nothing and refetches
+//!   nothing already stored;
+//! - `offline` rebuilds the same index with zero requests;
+//! - politeness: the measured request rate and concurrency never exceed the configured limits, and a
+//!   client without a User-Agent is refused as HUDOC's Cloudflare layer does;
+//! - guides: PDF answers are kept, HTML "not found" pages are misses, the second URL pattern is tried;
+//! - BSARD: files and a Justel PDF are stored with their checksums;
+//! - after every test, the store's invariant holds: each manifest line's object exists with its sha256.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use indicatif::ProgressBar;
+use lexbench_core::GuideId;
+use lexbench_crawlers::bsard::{BsardSettings, crawl_bsard};
+use lexbench_crawlers::date::Date;
+use lexbench_crawlers::fake_hudoc::{FakeConfig, FakeItem, FakeServer, Faults};
+use lexbench_crawlers::fetch::Fetcher;
+use lexbench_crawlers::guides::{GuideSettings, crawl_guides};
+use lexbench_crawlers::http::{HttpConfig, PoliteClient};
+use lexbench_crawlers::hudoc::{self, HudocSettings, crawl_bodies, crawl_metadata, docx_url};
+use lexbench_crawlers::store::{RawStore, sha256_hex};
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lexbench-crawl-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// A fast client for tests: high rate, short timeout and backoff.
+fn fast() -> HttpConfig {
+    HttpConfig {
+        rate_per_sec: 5000.0,
+        concurrency: 4,
+        timeout: Duration::from_millis(400),
+        max_retries: 10,
+        backoff_base: Duration::from_millis(2),
+        backoff_max: Duration::from_millis(40),
+        ..HttpConfig::default()
+    }
+}
+
+fn day(y: i32, m: u32, d: u32) -> Date {
+    Date { y, m, d }
+}
+
+/// SplitMix64, for reproducible fake data.
+fn mix(n: u64) -> u64 {
+    let mut z = n.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn item(n: u64, doctype: &str, lang: &str, since: Date, span_days: u64) -> FakeItem {
+    FakeItem {
+        itemid: format!("001-{}", 100_000 + n),
+        docname: format!("CASE OF FAKE {n} v. NOWHERE"),
+        doctype: doctype.into(),
+        lang: lang.into(),
+        kpdate: Date::from_days(since.days() + (mix(n) % span_days) as i64),
+        placeholder: false,
+        docx: None,
+        html: None,
+    }
+}
+
+fn settings(base: &str, since: Date, until: Date) -> HudocSettings {
+    HudocSettings {
+        base_url: base.to_owned(),
+        since,
+        until,
+        ..HudocSettings::default()
+    }
+}
+
+fn assert_store_invariant(store: &RawStore) {
+    let report = store.verify().expect("store invariant");
+    assert!(report.lines > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_over_the_cap_gets_every_record_once() {
+    let since = day(2015, 1, 1);
+    let mut items: Vec<FakeItem> = (0..12_500).map(|n| item(n, "HEJUD", "ENG", since, 730)).collect();
+    // Noise the query must exclude: decisions, French judgments, press releases.
+    items.extend((12_500..12_800).map(|n| item(n, "HEDEC", "ENG", since, 730)));
+    items.extend((12_800..13_000).map(|n| item(n, "HEJUD", "FRE", since, 730)));
+    items.extend((13_000..13_050).map(|n| item(n, "PR", "ENG", since, 730)));
+    let want: BTreeSet<String> = items[..12_500].iter().map(|i| i.itemid.clone()).collect();
+    let server = FakeServer::start(FakeConfig {
+        items,
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+
+    let store = Arc::new(RawStore::open(scratch("meta")).unwrap());
+    let fetcher = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+    let s = settings(&server.base_url(), since, day(2016, 12, 31));
+    let report = crawl_metadata(&fetcher, &s, &ProgressBar::hidden())
+        .await
+        .unwrap();
+
+    let got: BTreeSet<String> = report.records.keys().map(|k| k.to_string()).collect();
+    assert_eq!(got.len(), 12_500);
+    assert_eq!(got, want);
+    assert!(
+        report.windows >= 2,
+        "the cap must force bisection: {} windows",
+        report.windows
+    );
+    assert!(
+        report.failed_pages.is_empty() && report.short_windows.is_empty() && report.over_cap_days.is_empty()
+    );
+    assert!(report.rejected_rows.is_empty());
+    // Every record's two date forms were normalised to ISO.
+    assert!(
+        report
+            .records
+            .values()
+            .all(|m| m.kpdate.as_deref().is_some_and(|d| d.len() == 10))
+    );
+    // The crawler never asked past the cap.
+    for l in server.log() {
+        if let Some(start) = l.target.split("&start=").nth(1) {
+            let start: usize = start.split('&').next().unwrap().parse().unwrap();
+            assert!(start < 10_000, "{}", l.target);
+        }
+    }
+    assert_store_invariant(&store);
+
+    // The stand-in is faithful about the cap: one window over all records loses rows past 10,000.
+    let q = hudoc::query_string("ENG", &["HEJUD".into()], since, day(2016, 12, 31));
+    let url = hudoc::search_url(&server.base_url(), &q, 10_000, 500);
+    let body = reqwest_get(&url).await;
+    let page = hudoc::parse_search(&url, &body).unwrap();
+    assert_eq!(page.resultcount, 12_500);
+    assert!(page.records.is_empty(), "rows past the cap must come back empty");
+}
+
+async fn reqwest_get(url: &str) -> Vec<u8> {
+    let client = PoliteClient::new(fast()).unwrap();
+    client.get(url).await.unwrap().body
+}
+
+/// Real DOCX fixtures (with known itemids) and generated bodies.
+fn body_items() -> (Vec<FakeItem>, BTreeMap<String, Vec<u8>>) {
+    let since = day(2017, 1, 1);
+    let mut items = Vec::new();
+    let mut bodies = BTreeMap::new();
+    let dir = lexbench_core::testing::fixtures_dir().join("hudoc/docx");
+    let mut real = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("001-") {
+            let bytes = std::fs::read(&p).unwrap();
+            let mut it = item(real, "HEJUD", "ENG", since, 365);
+            it.itemid = name.clone();
+            it.docx = Some(bytes.clone());
+            bodies.insert(name, bytes);
+            items.push(it);
+            real += 1;
+        }
+    }
+    assert_eq!(real, 7, "the seven fixture judgments with itemids");
+    for n in 100..140u64 {
+        let mut it = item(n, "HEJUD", "ENG", since, 365);
+        let bytes: Vec<u8> = (0..(2000 + mix(n) % 5000))
+            .map(|i| (mix(n * 7919 + i) & 0xff) as u8)
+            .collect();
+        it.docx = Some(bytes.clone());
+        bodies.insert(it.itemid.clone(), bytes);
+        items.push(it);
+    }
+    for n in 200..210u64 {
+        items.push(item(n, "HEJUD", "ENG", since, 365)); // no body: 204
+    }
+    for n in 300..303u64 {
+        let mut it = item(n, "HEJUD", "ENG", since, 365);
+        it.placeholder = true;
+        items.push(it);
+    }
+    (items, bodies)
+}
+
+fn check_bodies(store: &RawStore, base: &str, bodies: &BTreeMap<String, Vec<u8>>, skip: &BTreeSet<String>) {
+    for (id, bytes) in bodies {
+        if skip.contains(id) {
+            continue;
+        }
+        let url = docx_url(base, &id.parse().unwrap());
+        let e = store.lookup(&url).unwrap_or_else(|| panic!("{id} not stored"));
+        assert_eq!(e.sha256.as_deref(), Some(sha256_hex(bytes).as_str()), "{id}");
+        assert_eq!(&store.get(e.sha256.as_deref().unwrap()).unwrap(), bytes);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_are_stored_once_and_204_is_no_body() {
+    let (items, bodies) = body_items();
+    let server = FakeServer::start(FakeConfig {
+        items,
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let store = Arc::new(RawStore::open(scratch("bodies")).unwrap());
+    let fetcher = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+    let s = settings(&server.base_url(), day(2017, 1, 1), day(2017, 12, 31));
+    let meta = crawl_metadata(&fetcher, &s, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert_eq!(meta.records.len(), 60);
+    let r = crawl_bodies(&fetcher, &meta.records, &s, 4, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert_eq!((r.fetched, r.cached, r.no_body, r.placeholders), (47, 0, 10, 3));
+    assert!(r.failed.is_empty(), "{:?}", r.failed);
+    check_bodies(&store, &server.base_url(), &bodies, &BTreeSet::new());
+    // A second pass is served entirely from the store.
+    let before = server.log().len();
+    let r = crawl_bodies(&fetcher, &meta.records, &s, 4, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert_eq!((r.fetched, r.cached, r.no_body), (0, 47, 10));
+    assert_eq!(server.log().len(), before);
+    assert_store_invariant(&store);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_twenty_percent_fault_rate_loses_nothing_fetchable() {
+    let (items, bodies) = body_items();
+    let doomed: BTreeSet<String> = ["001-100120", "001-100121"].map(String::from).into();
+    let server = FakeServer::start(FakeConfig {
+        items,
+        faults: Faults {
+            rate: 0.2,
+            seed: 7,
+            retry_after_secs: 0,
+            delay: Duration::from_millis(900),
+            always_fail: doomed.iter().map(|d| format!("id={d}&filename")).collect(),
+        },
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let store = Arc::new(RawStore::open(scratch("faults")).unwrap());
+    let fetcher = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+    let s = settings(&server.base_url(), day(2017, 1, 1), day(2017, 12, 31));
+    let meta = crawl_metadata(&fetcher, &s, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert_eq!(meta.records.len(), 60, "{:?}", meta.failed_pages);
+    let r = crawl_bodies(&fetcher, &meta.records, &s, 4, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    let failed: BTreeSet<String> = r
+        .failed
+        .iter()
+        .map(|(u, _)| {
+            u.split("id=")
+                .nth(1)
+                .unwrap()
+                .split('&')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(failed, doomed, "{:?}", r.failed);
+    assert_eq!(r.fetched, 45);
+    assert_eq!(r.no_body, 10);
+    check_bodies(&store, &server.base_url(), &bodies, &doomed);
+    // The faults really happened: a good share of requests were not clean.
+    let log = server.log();
+    let faulty = log.iter().filter(|l| !l.clean).count();
+    assert!(faulty * 10 > log.len(), "{faulty} faulty of {}", log.len());
+    assert_store_invariant(&store);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aborted_crawl_resumes_without_refetching() {
+    let (items, bodies) = body_items();
+    let server = FakeServer::start(FakeConfig {
+        items,
+        latency: Duration::from_millis(15),
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let root = scratch("resume");
+    let s = settings(&server.base_url(), day(2017, 1, 1), day(2017, 12, 31));
+    let records = {
+        let store = Arc::new(RawStore::open(&root).unwrap());
+        let fetcher = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+        let meta = crawl_metadata(&fetcher, &s, &ProgressBar::hidden())
+            .await
+            .unwrap();
+        let lines_after_meta = store.manifest_lines();
+        let task = {
+            let (fetcher, records, s) = (fetcher.clone(), meta.records.clone(), s.clone());
+            tokio::spawn(async move { crawl_bodies(&fetcher, &records, &s, 2, &ProgressBar::hidden()).await })
+        };
+        while store.manifest_lines() < lines_after_meta + 15 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        task.abort();
+        assert!(task.await.unwrap_err().is_cancelled());
+        meta.records
+    };
+    // A crash in the middle of an append leaves half a line.
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(root.join("manifest.jsonl"))
+            .unwrap();
+        f.write_all(b"{\"url\":\"http://half").unwrap();
+    }
+    let store = Arc::new(RawStore::open(&root).unwrap());
+    let stored: BTreeSet<String> = bodies
+        .keys()
+        .map(|id| docx_url(&server.base_url(), &id.parse().unwrap()))
+        .filter(|u| store.lookup(u).is_some())
+        .collect();
+    assert!(stored.len() >= 10, "the first run stored {} bodies", stored.len());
+    assert!(
+        stored.len() < bodies.len(),
+        "the abort came too late to test anything"
+    );
+    let before = server.log().len();
+    let fetcher = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+    let r = crawl_bodies(&fetcher, &records, &s, 2, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert!(r.failed.is_empty());
+    assert_eq!(r.fetched + r.cached, 47);
+    assert_eq!(r.cached, stored.len());
+    let refetched: Vec<String> = server.log()[before..]
+        .iter()
+        .map(|l| format!("{}{}", server.base_url(), l.target))
+        .filter(|u| stored.contains(u))
+        .collect();
+    assert!(refetched.is_empty(), "refetched {refetched:?}");
+    check_bodies(&store, &server.base_url(), &bodies, &BTreeSet::new());
+    assert_store_invariant(&store);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offline_rebuilds_with_zero_requests() {
+    let (items, _) = body_items();
+    let server = FakeServer::start(FakeConfig {
+        items,
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let root = scratch("offline");
+    let s = settings(&server.base_url(), day(2017, 1, 1), day(2017, 12, 31));
+    let online_index = root.join("index/hudoc_metadata.jsonl");
+    {
+        let store = Arc::new(RawStore::open(&root).unwrap());
+        let fetcher = Fetcher::online(store, PoliteClient::new(fast()).unwrap());
+        let meta = crawl_metadata(&fetcher, &s, &ProgressBar::hidden())
+            .await
+            .unwrap();
+        crawl_bodies(&fetcher, &meta.records, &s, 4, &ProgressBar::hidden())
+            .await
+            .unwrap();
+        hudoc::write_index(&online_index, &meta.records).unwrap();
+    }
+    let before = server.log().len();
+    let store = Arc::new(RawStore::open(&root).unwrap());
+    let fetcher = Fetcher::offline(store.clone());
+    let meta = crawl_metadata(&fetcher, &s, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    let r = crawl_bodies(&fetcher, &meta.records, &s, 4, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert_eq!(fetcher.requests(), 0);
+    assert_eq!(server.log().len(), before, "offline made requests");
+    assert_eq!((r.cached, r.no_body, r.missing), (47, 10, 0));
+    let offline_index = root.join("index/offline.jsonl");
+    hudoc::write_index(&offline_index, &meta.records).unwrap();
+    assert_eq!(
+        std::fs::read(&online_index).unwrap(),
+        std::fs::read(&offline_index).unwrap()
+    );
+
+    // Offline, what the store lacks is reported missing, not fetched.
+    let wider = settings(&server.base_url(), day(2016, 1, 1), day(2017, 12, 31));
+    let meta = crawl_metadata(&fetcher, &wider, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert_eq!(meta.failed_pages.len(), 1);
+    assert!(meta.failed_pages[0].1.contains("offline"));
+    assert_eq!(server.log().len(), before);
+    assert_store_invariant(&store);
+}
+
+/// Crawls 50 bodies from a server with the given latency and returns it for inspection.
+async fn polite_crawl(name: &str, latency: Duration, cfg: HttpConfig) -> FakeServer {
+    let since = day(2019, 1, 1);
+    let items: Vec<FakeItem> = (0..50)
+        .map(|n| {
+            let mut it = item(n, "HEJUD", "ENG", since, 30);
+            it.docx = Some(vec![b'x'; 100 + n as usize]);
+            it
+        })
+        .collect();
+    let server = FakeServer::start(FakeConfig {
+        items,
+        latency,
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let store = Arc::new(RawStore::open(scratch(name)).unwrap());
+    let fetcher = Fetcher::online(store.clone(), PoliteClient::new(cfg).unwrap());
+    let s = settings(&server.base_url(), since, day(2019, 1, 31));
+    let meta = crawl_metadata(&fetcher, &s, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    // Ask for more parallelism than the client allows: the client's limits must win.
+    let r = crawl_bodies(&fetcher, &meta.records, &s, 8, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert_eq!(r.fetched, 50);
+    assert_store_invariant(&store);
+    server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn politeness_rate_limit_holds() {
+    // A fast server (5 ms) and 4 slots: without the rate limit this would run at hundreds of requests/s.
+    let rate = 20.0;
+    let cfg = HttpConfig {
+        rate_per_sec: rate,
+        concurrency: 4,
+        ..fast()
+    };
+    let server = polite_crawl("polite-rate", Duration::from_millis(5), cfg).await;
+    let times: Vec<_> = server.log().iter().map(|l| l.at).collect();
+    // Requests leave the client at least 1/rate apart, so a one-second window holds at most `rate`
+    // of them; one more is allowed for network and scheduling jitter between leaving and arriving.
+    for (i, t0) in times.iter().enumerate() {
+        let n = times[i..]
+            .iter()
+            .take_while(|t| t.duration_since(*t0) < Duration::from_secs(1))
+            .count();
+        assert!(n as f64 <= rate + 1.0, "{n} requests within one second");
+    }
+    let span = times.last().unwrap().duration_since(times[0]).as_secs_f64();
+    let mean = (times.len() - 1) as f64 / span;
+    assert!(mean <= rate * 1.05, "mean rate {mean:.1}/s");
+    assert!(
+        mean >= rate * 0.5,
+        "mean rate {mean:.1}/s: the limit was not even approached"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn politeness_concurrency_limit_holds() {
+    // A slow server (150 ms) and a generous rate: only the concurrency limit holds requests back.
+    let cfg = HttpConfig {
+        rate_per_sec: 1000.0,
+        concurrency: 2,
+        ..fast()
+    };
+    let server = polite_crawl("polite-conc", Duration::from_millis(150), cfg).await;
+    assert_eq!(server.max_in_flight(), 2, "in flight: {}", server.max_in_flight());
+
+    // HUDOC's Cloudflare layer refuses clients that do not say who they are.
+    let anon = tokio::net::TcpStream::connect(server.base_url().trim_start_matches("http://"))
+        .await
+        .unwrap();
+    let answer = raw_request(anon, "GET /app/query/results HTTP/1.1\r\nHost: x\r\n\r\n").await;
+    assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+}
+
+async fn raw_request(mut stream: tokio::net::TcpStream, req: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    stream.write_all(req.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    stream.read_to_end(&mut out).await.unwrap();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guides_are_pdfs_and_misses_are_reported() {
+    let pdf = std::fs::read(lexbench_core::testing::fixture(
+        "guides/pdf/guide_art_1_eng.rendered.pdf",
+    ))
+    .unwrap();
+    let server = FakeServer::start(FakeConfig {
+        guides: [("guide_art_1_eng".to_owned(), pdf.clone())].into(),
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let store = Arc::new(RawStore::open(scratch("guides")).unwrap());
+    let fetcher = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+    let settings = GuideSettings {
+        // The Knowledge Sharing pattern answers 404 here, so the Court-site pattern must be tried.
+        ks_base: format!("{}/moved", server.base_url()),
+        www_base: server.base_url(),
+        ids: vec![
+            GuideId::new("guide_art_1_eng").unwrap(),
+            GuideId::new("guide_art_99_eng").unwrap(),
+        ],
+    };
+    let r = crawl_guides(&fetcher, &settings, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    let found = &r.found[&GuideId::new("guide_art_1_eng").unwrap()];
+    assert_eq!(found.sha256, sha256_hex(&pdf));
+    assert!(found.url.contains("/documents/d/echr/"));
+    let missing = &r.missing[&GuideId::new("guide_art_99_eng").unwrap()];
+    assert_eq!(missing.len(), 2);
+    assert!(missing[1].contains("not a PDF (text/html)"), "{missing:?}");
+    assert_store_invariant(&store);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bsard_files_are_stored_with_checksums() {
+    let csv = "id,article,code,article_no,description,law_type\n1,\"Art. 1. Texte\",Code civil,1,,regional\n";
+    let pdf = b"%PDF-1.4 fake justel".to_vec();
+    let server = FakeServer::start(FakeConfig {
+        files: [
+            (
+                "/bsard/articles_fr.csv".to_owned(),
+                ("text/csv".to_owned(), csv.as_bytes().to_vec()),
+            ),
+            (
+                "/img_l/pdf/1804/03/21/1804032150_F.pdf".to_owned(),
+                ("application/pdf".to_owned(), pdf.clone()),
+            ),
+        ]
+        .into(),
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let store = Arc::new(RawStore::open(scratch("bsard")).unwrap());
+    let fetcher = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+    let s = BsardSettings {
+        base_url: format!("{}/bsard", server.base_url()),
+        files: vec!["articles_fr.csv".into(), "questions_fr_test.csv".into()],
+        ejustice_base: server.base_url(),
+        numacs: vec!["1804032150".into()],
+    };
+    let r = crawl_bsard(&fetcher, &s, &ProgressBar::hidden()).await.unwrap();
+    assert_eq!(r.found["articles_fr.csv"].sha256, sha256_hex(csv.as_bytes()));
+    assert_eq!(r.found["justel:1804032150"].sha256, sha256_hex(&pdf));
+    assert_eq!(r.failed["questions_fr_test.csv"], "HTTP 404");
+    let e = store.lookup(&r.found["articles_fr.csv"].url).unwrap();
+    assert!(e.etag.is_some(), "ETag recorded");
+    assert_store_invariant(&store);
+}

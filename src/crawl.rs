@@ -1,0 +1,297 @@
+//! `lexbench crawl hudoc|guides|bsard`: fetch the public sources into `DATA/raw`.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use lexbench_core::GuideId;
+use lexbench_crawlers::bsard::{self, BSARD_FILES, BsardSettings, EJUSTICE_BASE};
+use lexbench_crawlers::date::Date;
+use lexbench_crawlers::fetch::Fetcher;
+use lexbench_crawlers::guides::{self, GuideSettings};
+use lexbench_crawlers::http::{HttpConfig, PoliteClient};
+use lexbench_crawlers::hudoc::{self, HudocSettings};
+use lexbench_crawlers::store::RawStore;
+
+/// Settings shared by every source.
+#[derive(Debug, Args)]
+pub struct CommonArgs {
+    /// Requests per second, across all concurrent downloads.
+    #[arg(long, default_value_t = 2.0)]
+    pub rate: f64,
+    /// Downloads in flight at once.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+    /// Timeout of one attempt, in seconds.
+    #[arg(long, default_value_t = 75)]
+    pub timeout: u64,
+    /// Retries after a failed attempt (403, 429, 5xx, timeouts, cut bodies).
+    #[arg(long, default_value_t = 6)]
+    pub retries: u32,
+    /// Make no request: rebuild the indexes from what the raw store already holds.
+    #[arg(long)]
+    pub offline: bool,
+    /// Fetch again URLs the store already has.
+    #[arg(long, conflicts_with = "offline")]
+    pub refresh: bool,
+}
+
+/// Which source to crawl.
+#[derive(Debug, Subcommand)]
+pub enum CrawlCommand {
+    /// HUDOC metadata (search) and judgment bodies.
+    Hudoc {
+        /// First kpdate (YYYY-MM-DD).
+        #[arg(long, default_value = "1959-01-01")]
+        since: String,
+        /// Last kpdate (YYYY-MM-DD); default today.
+        #[arg(long)]
+        until: Option<String>,
+        /// Language code.
+        #[arg(long, default_value = "ENG")]
+        lang: String,
+        /// Document types (comma-separated); HEJUD = judgments.
+        #[arg(long, value_delimiter = ',', default_value = "HEJUD")]
+        doctype: Vec<String>,
+        /// HUDOC's base URL.
+        #[arg(long, default_value = hudoc::HUDOC_BASE)]
+        base_url: String,
+        /// Also fetch the HTML bodies.
+        #[arg(long)]
+        html: bool,
+        /// Metadata only: fetch no bodies.
+        #[arg(long)]
+        metadata_only: bool,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// The case-law guide PDFs.
+    Guides {
+        /// Guide ids (comma-separated); default: the 37 English guides of 2023-2024.
+        #[arg(long, value_delimiter = ',')]
+        ids: Vec<String>,
+        /// Base URL of the Knowledge Sharing platform.
+        #[arg(long, default_value = guides::KS_BASE)]
+        ks_base: String,
+        /// Base URL of the Court's site.
+        #[arg(long, default_value = guides::WWW_BASE)]
+        www_base: String,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// BSARD's published files (from a mirror) and Justel PDFs.
+    Bsard {
+        /// The mirror serving articles_fr.csv, questions_fr_train.csv, questions_fr_test.csv.
+        #[arg(long)]
+        base_url: String,
+        /// Files to fetch from the mirror (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        files: Vec<String>,
+        /// Justel numacs to fetch (comma-separated), e.g. 1804032150 (Code civil).
+        #[arg(long, value_delimiter = ',')]
+        numac: Vec<String>,
+        /// eJustice's base URL.
+        #[arg(long, default_value = EJUSTICE_BASE)]
+        ejustice_base: String,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+}
+
+fn fetcher(raw: &Path, common: &CommonArgs) -> Result<Fetcher> {
+    let store =
+        Arc::new(RawStore::open(raw).with_context(|| format!("opening the raw store {}", raw.display()))?);
+    if common.offline {
+        return Ok(Fetcher::offline(store));
+    }
+    let cfg = HttpConfig {
+        rate_per_sec: common.rate,
+        concurrency: common.concurrency,
+        timeout: Duration::from_secs(common.timeout),
+        max_retries: common.retries,
+        ..HttpConfig::default()
+    };
+    Ok(Fetcher::online(store, PoliteClient::new(cfg)?).refreshing(common.refresh))
+}
+
+fn progress() -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg:>14} [{bar:40}] {pos}/{len} ({per_sec}, {eta} left)")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+fn date(s: &str, what: &str) -> Result<Date> {
+    s.parse::<Date>().with_context(|| format!("--{what}"))
+}
+
+/// Runs `lexbench crawl`.
+pub fn cmd_crawl(data: &Path, cmd: &CrawlCommand) -> Result<ExitCode> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    rt.block_on(crawl(data, cmd))
+}
+
+async fn crawl(data: &Path, cmd: &CrawlCommand) -> Result<ExitCode> {
+    let raw = data.join("raw");
+    let index = raw.join("index");
+    let bar = progress();
+    let mut problems = 0usize;
+    match cmd {
+        CrawlCommand::Hudoc {
+            since,
+            until,
+            lang,
+            doctype,
+            base_url,
+            html,
+            metadata_only,
+            common,
+        } => {
+            let f = fetcher(&raw, common)?;
+            let settings = HudocSettings {
+                base_url: base_url.clone(),
+                lang: lang.clone(),
+                doctypes: doctype.clone(),
+                since: date(since, "since")?,
+                until: until
+                    .as_deref()
+                    .map(|u| date(u, "until"))
+                    .transpose()?
+                    .unwrap_or_else(Date::today),
+                docx: !metadata_only,
+                html: *html && !metadata_only,
+                ..HudocSettings::default()
+            };
+            let meta = hudoc::crawl_metadata(&f, &settings, &bar).await?;
+            let path = index.join("hudoc_metadata.jsonl");
+            hudoc::write_index(&path, &meta.records)?;
+            eprintln!(
+                "metadata: {} documents in {} date windows, {} pages ({} from the store) → {}",
+                meta.records.len(),
+                meta.windows,
+                meta.pages,
+                meta.cached_pages,
+                path.display()
+            );
+            for (url, why) in &meta.failed_pages {
+                eprintln!("  failed page {url}: {why}");
+            }
+            for (day, n) in &meta.over_cap_days {
+                eprintln!("  {day} alone has {n} results, over the cap: rows past 10,000 are lost");
+            }
+            for (a, b, n, got) in &meta.short_windows {
+                eprintln!("  window {a}..{b}: {got} of {n} documents (paging was unstable)");
+            }
+            problems += meta.failed_pages.len() + meta.over_cap_days.len() + meta.short_windows.len();
+            if settings.docx || settings.html {
+                let bodies =
+                    hudoc::crawl_bodies(&f, &meta.records, &settings, common.concurrency, &bar).await?;
+                eprintln!(
+                    "bodies: {} fetched, {} already stored, {} without a body, {} placeholders skipped, {} failed{}",
+                    bodies.fetched,
+                    bodies.cached,
+                    bodies.no_body,
+                    bodies.placeholders,
+                    bodies.failed.len(),
+                    if bodies.missing > 0 {
+                        format!(", {} not in the store (offline)", bodies.missing)
+                    } else {
+                        String::new()
+                    }
+                );
+                for (url, why) in &bodies.failed {
+                    eprintln!("  failed {url}: {why}");
+                }
+                problems += bodies.failed.len() + bodies.missing;
+            }
+        }
+        CrawlCommand::Guides {
+            ids,
+            ks_base,
+            www_base,
+            common,
+        } => {
+            let f = fetcher(&raw, common)?;
+            let mut settings = GuideSettings {
+                ks_base: ks_base.clone(),
+                www_base: www_base.clone(),
+                ..GuideSettings::default()
+            };
+            if !ids.is_empty() {
+                settings.ids = ids
+                    .iter()
+                    .map(|i| GuideId::normalised(i))
+                    .collect::<Result<_, _>>()
+                    .context("--ids")?;
+            }
+            let r = guides::crawl_guides(&f, &settings, &bar).await?;
+            let path = index.join("guides.jsonl");
+            guides::write_index(&path, &r.found)?;
+            eprintln!(
+                "guides: {} found ({} from the store), {} missing → {}",
+                r.found.len(),
+                r.cached,
+                r.missing.len(),
+                path.display()
+            );
+            for (id, tried) in &r.missing {
+                eprintln!("  {id}: {}", tried.join("; "));
+            }
+            problems += r.missing.len();
+        }
+        CrawlCommand::Bsard {
+            base_url,
+            files,
+            numac,
+            ejustice_base,
+            common,
+        } => {
+            if base_url.trim().is_empty() {
+                bail!("--base-url must name the mirror of BSARD's files");
+            }
+            let f = fetcher(&raw, common)?;
+            let settings = BsardSettings {
+                base_url: base_url.clone(),
+                files: if files.is_empty() {
+                    BSARD_FILES.iter().map(|s| (*s).to_owned()).collect()
+                } else {
+                    files.clone()
+                },
+                ejustice_base: ejustice_base.clone(),
+                numacs: numac.clone(),
+            };
+            let r = bsard::crawl_bsard(&f, &settings, &bar).await?;
+            let path = index.join("bsard.jsonl");
+            bsard::write_index(&path, &r.found)?;
+            eprintln!(
+                "bsard: {} files stored, {} failed → {}",
+                r.found.len(),
+                r.failed.len(),
+                path.display()
+            );
+            for (name, why) in &r.failed {
+                eprintln!("  {name}: {why}");
+            }
+            problems += r.failed.len();
+        }
+    }
+    bar.finish_and_clear();
+    Ok(if problems == 0 {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "{problems} problem(s): rerun the same command to retry what failed (stored answers are kept)"
+        );
+        ExitCode::from(1)
+    })
+}
