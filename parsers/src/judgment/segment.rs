@@ -37,6 +37,8 @@
 //!    again. This separates quoted paragraphs from real ones in HTML where nothing else does.
 //! 6. **Everything between two chain members belongs to the first** (sub-paragraphs `(a)`, `(i)`,
 //!    quotations, lists, quoted numbers), except headings and tables of contents, which are dropped.
+//!    A heading without style or marker is recognised by its place: a short capitalised line without
+//!    closing punctuation, outside quotations, right before the next paragraph or heading.
 //! 7. **Sections** follow the section titles: `PROCEDURE`, `INTRODUCTION`, `THE FACTS` (and
 //!    `THE CIRCUMSTANCES OF THE CASE`), `RELEVANT …` (and, inside the facts, any other roman-numbered
 //!    part such as `II. RELEVANT DOMESTIC LAW`, `V. COMPARATIVE LAW`, `IV. DRAFTING HISTORY`), `THE LAW`.
@@ -116,9 +118,9 @@ fn re(s: &str) -> Regex {
 static NUMBERED: LazyLock<Regex> = LazyLock::new(|| re(r"^(\d{1,4})\.(?:\s+(.*)|$)"));
 /// A table-of-contents line: a tab (or dot leaders) and a page number at the end of the raw text.
 static TOC_LINE: LazyLock<Regex> = LazyLock::new(|| re(r"(?:\t|\.{4,}|…{2,})\s*\d{1,4}\s*$"));
-/// A heading marker: `IV.`, `A.`, `1.`, `(a)`, `a)`, `(iv)`, `i.`, `(α)`, `γ)`.
+/// A heading marker: `IV.`, `A.`, `1.`, `(a)`, `a)`, `(iv)`, `i.`, `(α)`, `γ)`, a bullet.
 static HEADING_MARKER: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^(?:[IVXLC]{1,6}\.|[A-Z]\.|\d{1,3}\.|\(?[a-z]{1,5}\)|\(?[\p{Greek}]{1,3}\)|[a-z]{1,5}\.)\s")
+    re(r"^(?:[IVXLC]{1,6}\.|[A-Z]\.|\d{1,3}\.|\(?[a-z]{1,5}\)|\(?[\p{Greek}]{1,3}\)|[a-z]{1,5}\.|[-–—•·▪])\s")
 });
 /// A roman-numbered part (`II.  RELEVANT DOMESTIC LAW`).
 static ROMAN: LazyLock<Regex> = LazyLock::new(|| re(r"^[IVXL]{1,6}\.\s"));
@@ -182,9 +184,21 @@ fn upper_ratio(s: &str) -> f64 {
 /// Short, no closing punctuation, and a heading marker or capitals: how headings look when no style
 /// says so (unstyled DOCX, HTML).
 fn heading_like(norm: &str, raw: &str) -> bool {
-    let closing = ['.', ',', ':', ';', '!', '?', '”', '"', '…', '’', '»', '-'];
-    norm.chars().count() <= 200
-        && !norm.ends_with(closing)
+    // A closing quotation mark ends a sentence only after punctuation (`….”`); a heading may end
+    // with a quoted phrase (`“necessary in a democratic society”`).
+    let closing = ['.', ',', ':', ';', '!', '?', '…', '-'];
+    let last = norm.trim_end_matches(['”', '"', '’', '»', '\'']);
+    // After its marker a heading starts with a capital (`(a)  The applicant`); list items run on in
+    // lower case (`a)  any serious activity …, or`).
+    let body = HEADING_MARKER.find(norm).map_or(norm, |m| &norm[m.end()..]);
+    let capital = body
+        .chars()
+        .next()
+        .is_none_or(|c| !c.is_alphabetic() || c.is_uppercase());
+    norm.chars().count() <= 300
+        && capital
+        && !last.is_empty()
+        && !last.ends_with(closing)
         && (HEADING_MARKER.is_match(norm) || upper_ratio(norm) >= 0.8 || raw.starts_with('\t'))
 }
 
@@ -220,11 +234,19 @@ fn analyse(blocks: &[Block]) -> Vec<Info> {
         let norm = normalize(&b.text);
         let style = style_class(b.style.as_deref());
         let hl = !norm.is_empty() && heading_like(&norm, &b.text);
+        // Quotation depth: a SEQ-numbered paragraph closes any quotation left open by a typo, and so
+        // does a long run (40 blocks) without a closing mark; a heading closes it too (below).
+        if b.seq || open_for > 40 {
+            depth = 0;
+        }
+        let in_quote = depth > 0;
+        // Text that merely looks like a heading is one only outside quotations: quoted statutes have
+        // their own `h)  Freedom of expression` lines.
         let kind = if norm.is_empty() {
             Kind::Empty
         } else if style == StyleClass::Toc || TOC_LINE.is_match(&b.text) {
             Kind::Toc
-        } else if style == StyleClass::Heading || (style == StyleClass::Other && hl) {
+        } else if style == StyleClass::Heading || (style == StyleClass::Other && hl && !in_quote) {
             Kind::Heading
         } else {
             Kind::Text
@@ -237,12 +259,9 @@ fn analyse(blocks: &[Block]) -> Vec<Info> {
                 (n > 0).then(|| (n, c.get(2).map_or("", |m| m.as_str()).to_string()))
             })
         };
-        // Quotation depth: a heading or a SEQ-numbered paragraph closes any quotation left open by a
-        // typo, and so does a long run (40 blocks) without a closing mark.
-        if kind == Kind::Heading || b.seq || open_for > 40 {
+        if kind == Kind::Heading {
             depth = 0;
         }
-        let in_quote = depth > 0;
         let opens = norm.chars().filter(|&c| c == '“' || c == '«').count() as i64;
         let closes = norm.chars().filter(|&c| c == '”' || c == '»').count() as i64;
         depth = (depth + opens - closes).max(0);
@@ -532,7 +551,7 @@ fn assemble(
                 ));
             }
         }
-        if info.kind == Kind::Heading {
+        if info.kind == Kind::Heading || run_in_heading(infos, i, &in_chain) {
             continue;
         }
         if let Some(p) = paragraphs.last_mut() {
@@ -581,6 +600,25 @@ fn assemble(
         ));
     }
     Assembled { paragraphs, warnings }
+}
+
+/// A heading without marker or style (`The issue at stake: …` in HTML): a short line starting with a
+/// capital, without closing punctuation, outside quotations, right before the next paragraph or
+/// heading. Such a line cannot be the end of the paragraph before it, which would close with
+/// punctuation.
+fn run_in_heading(infos: &[Info], i: usize, in_chain: &BTreeSet<usize>) -> bool {
+    let info = &infos[i];
+    let short = info.norm.chars().count() <= 150;
+    let capital = info.norm.chars().next().is_some_and(char::is_uppercase);
+    let closing = ['.', ',', ':', ';', '!', '?', '…', '-', '”', '"', '’', '»', ')'];
+    if !short || !capital || info.in_quote || info.norm.ends_with(closing) {
+        return false;
+    }
+    infos[i + 1..]
+        .iter()
+        .enumerate()
+        .find(|(_, n)| n.kind != Kind::Empty)
+        .is_some_and(|(k, n)| n.kind == Kind::Heading || in_chain.contains(&(i + 1 + k)))
 }
 
 /// The first `n` characters of `s`, with `…` when cut.

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use lexbench_core::{Judgment, Paragraph, Section};
-use lexbench_parsers::judgment::segment::{excerpt, ranges};
+use lexbench_parsers::judgment::segment::{excerpt, normalize, ranges};
 use serde::Serialize;
 
 /// Every DOCX fixture, sorted.
@@ -79,17 +79,20 @@ pub fn section_runs(ps: &[Paragraph]) -> Vec<String> {
         .collect()
 }
 
-/// One line per paragraph: number, section, length, text hash, first 32 characters.
+/// One line per paragraph: number, section, length, text hash, first 32 characters (of the text with
+/// white space folded).
 pub fn index(ps: &[Paragraph]) -> Vec<String> {
     ps.iter()
         .map(|p| {
+            // White space folded, so that DOCX and HTML snapshots of one judgment compare line by line.
+            let text = normalize(&p.text);
             format!(
                 "{} {} {} {} {}",
                 p.num,
                 section_name(p.section),
-                p.text.chars().count(),
-                &fnv(&p.text)[..12],
-                excerpt(&p.text, 32)
+                text.chars().count(),
+                &fnv(&text)[..12],
+                excerpt(&text, 32)
             )
         })
         .collect()
