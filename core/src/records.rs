@@ -250,6 +250,9 @@ pub enum Resolution {
     ApplicationNumber,
     /// `ibid.`: the previous citation's case.
     Ibid,
+    /// Case name matched only after loosening (qualifiers such as `(merits)` or `and Others` dropped):
+    /// lower confidence.
+    FuzzyName,
     /// A curated override.
     Manual,
 }

@@ -176,14 +176,50 @@ fn name_start(text: &str, anchor: usize) -> Option<usize> {
             }
             break;
         }
+        // `Refah Partisi (the Welfare Party) and Others v. Turkey`: a parenthesis inside the name
+        // (no digits, not a `(dec.)` flag) is walked over.
+        if w.ends_with(')') {
+            let mut group_start = None;
+            let mut e = s;
+            for _ in 0..6 {
+                if e == 0 {
+                    break;
+                }
+                let seg = &before[..e - 1];
+                let gs = seg.rfind(' ').map_or(0, |i| i + 1);
+                if seg[gs..].starts_with('(') {
+                    group_start = Some(gs);
+                    break;
+                }
+                e = gs;
+            }
+            let Some(gs) = group_start else { break };
+            let group = &before[gs..s + w.len()];
+            if group.chars().any(|c| c.is_ascii_digit()) || group.contains("dec") || gs == 0 {
+                break;
+            }
+            words.push((gs, group));
+            end = gs - 1;
+            continue;
+        }
         // `S., V. and A. v. Denmark`: an initial followed by a comma stays in the name.
         let initial_comma =
             w.len() <= 4 && w.ends_with(".,") && w.chars().next().is_some_and(char::is_uppercase);
-        if !initial_comma && (w.ends_with(',') || w.ends_with(';') || w.ends_with(':') || w.ends_with(')')) {
+        if !initial_comma && (w.ends_with(',') || w.ends_with(';') || w.ends_with(':') || w.contains(')')) {
+            break;
+        }
+        // A word closing a sentence (`… in Iraq. In Al-Jedda v. …`) is not part of the name; initials
+        // (`N.D.`, `A.`) and company suffixes are.
+        if let Some(core) = w.strip_suffix('.')
+            && core.chars().count() > 3
+            && !core.contains('.')
+            && !["Inc", "Ltd", "Bros", "Corp"].contains(&core)
+        {
             break;
         }
         let first = w.chars().next().unwrap_or(' ');
-        if first.is_uppercase() || first.is_ascii_digit() || first == '“' || CONNECTORS.contains(&w) {
+        let digit_name = first.is_ascii_digit() && w.chars().any(char::is_alphabetic);
+        if first.is_uppercase() || digit_name || first == '“' || CONNECTORS.contains(&w) {
             words.push((s, w));
         } else {
             break;
@@ -225,12 +261,22 @@ pub fn extract(text: &str) -> Vec<Found> {
     out
 }
 
-fn case_at(text: &str, anchor: usize) -> Option<Found> {
+/// The case name and flags of a citation whose ` v. ` is at `anchor`: (start, name, flags, end).
+pub(crate) fn head(text: &str, anchor: usize) -> Option<(usize, String, CitationFlags, usize)> {
     let start = name_start(text, anchor)?;
     let after = anchor + " v. ".len();
     let resp = RESPONDENT.find(&text[after..])?;
     let mut p = after + resp.end();
     let mut name = format!("{} v. {}", text[start..anchor].trim(), resp.as_str().trim());
+    // Joined cases: `Razvozzhayev v. Russia and Ukraine and Udaltsov v. Russia`.
+    while text[p..].starts_with(" v. ") {
+        let Some(more) = RESPONDENT.find(&text[p + 4..]) else {
+            break;
+        };
+        name.push_str(" v. ");
+        name.push_str(more.as_str().trim());
+        p += 4 + more.end();
+    }
     let mut flags = CitationFlags::default();
     loop {
         let rest = &text[p..];
@@ -248,6 +294,11 @@ fn case_at(text: &str, anchor: usize) -> Option<Found> {
             break;
         }
     }
+    Some((start, name, flags, p))
+}
+
+fn case_at(text: &str, anchor: usize) -> Option<Found> {
+    let (start, name, flags, mut p) = head(text, anchor)?;
     let mut year = None;
     if let Some(c) = YEAR.captures(&text[p..]) {
         year = c[1].parse().ok();
@@ -464,6 +515,24 @@ mod tests {
         assert_eq!(f.citation.paragraphs, [154]);
         // Terrorism page 22: a bare mention is not a citation.
         assert!(extract("another similar French case, Z.B. v. France. In 2012, 11 years after").is_empty());
+        // Terrorism pages: a previous sentence's end is not part of the name.
+        let all = extract("(ibid., §§ 88-92). In Mirzoyan v. Armenia, 2019, the Court");
+        assert_eq!(all[1].citation.case_name, "Mirzoyan v. Armenia");
+        let all = extract("of Iraq. 136. In the Al-Jedda v. the United Kingdom [GC], 2011, § 84");
+        assert_eq!(all[0].citation.case_name, "Al-Jedda v. the United Kingdom");
+        // A parenthesis inside the name, and joined cases with two `v.`.
+        let f = one(
+            "(see, mutatis mutandis, Refah Partisi (the Welfare Party) and Others v. Turkey [GC], 2003, § 96).",
+        );
+        assert_eq!(
+            f.citation.case_name,
+            "Refah Partisi (the Welfare Party) and Others v. Turkey"
+        );
+        let f = one("territories (Razvozzhayev v. Russia and Ukraine and Udaltsov v. Russia, 2019, § 160).");
+        assert_eq!(
+            f.citation.case_name,
+            "Razvozzhayev v. Russia and Ukraine and Udaltsov v. Russia"
+        );
         // "In the case of X v. Y": leading words are not part of the name.
         let f = one("In the case of Rouillan v. France, 2022, the applicant");
         assert_eq!(f.citation.case_name, "Rouillan v. France");
