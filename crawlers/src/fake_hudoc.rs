@@ -66,6 +66,8 @@ pub struct Faults {
     pub delay: Duration,
     /// Requests whose target (path and query) contains one of these strings always answer 500.
     pub always_fail: BTreeSet<String>,
+    /// The first this-many requests answer 429 with `Retry-After` (a server asking for a pause).
+    pub throttle_first: u64,
 }
 
 impl Default for Faults {
@@ -76,6 +78,7 @@ impl Default for Faults {
             retry_after_secs: 0,
             delay: Duration::from_secs(2),
             always_fail: BTreeSet::new(),
+            throttle_first: 0,
         }
     }
 }
@@ -308,8 +311,12 @@ async fn respond(stream: &mut TcpStream, s: &Shared, head: &str) -> std::io::Res
     }
     let n = s.counter.fetch_add(1, Ordering::SeqCst);
     let x = draw(s.cfg.faults.seed, n);
-    let fault = ((x >> 11) as f64 / (1u64 << 53) as f64) < s.cfg.faults.rate;
-    let fault = fault.then(|| FAULTS[(x % FAULTS.len() as u64) as usize]);
+    let fault = if n < s.cfg.faults.throttle_first {
+        Some(Fault::TooMany)
+    } else {
+        (((x >> 11) as f64 / (1u64 << 53) as f64) < s.cfg.faults.rate)
+            .then(|| FAULTS[(x % FAULTS.len() as u64) as usize])
+    };
 
     let answer = route(&s.cfg, &target, &path);
     match fault {

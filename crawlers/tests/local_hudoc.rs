@@ -95,7 +95,13 @@ fn assert_store_invariant(store: &RawStore) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metadata_over_the_cap_gets_every_record_once() {
     let since = day(2015, 1, 1);
-    let mut items: Vec<FakeItem> = (0..12_500).map(|n| item(n, "HEJUD", "ENG", since, 730)).collect();
+    let mut items: Vec<FakeItem> = (0..12_500)
+        .map(|n| {
+            let mut it = item(n, "HEJUD", "ENG", since, 730);
+            it.docx = Some(format!("docx of {n}").into_bytes());
+            it
+        })
+        .collect();
     // Noise the query must exclude: decisions, French judgments, press releases.
     items.extend((12_500..12_800).map(|n| item(n, "HEDEC", "ENG", since, 730)));
     items.extend((12_800..13_000).map(|n| item(n, "HEJUD", "FRE", since, 730)));
@@ -141,6 +147,12 @@ async fn metadata_over_the_cap_gets_every_record_once() {
             assert!(start < 10_000, "{}", l.target);
         }
     }
+
+    // Bodies for every itemid.
+    let bodies = crawl_bodies(&fetcher, &report.records, &s, 8, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert_eq!((bodies.fetched, bodies.failed.len()), (12_500, 0));
     assert_store_invariant(&store);
 
     // The stand-in is faithful about the cap: one window over all records loses rows past 10,000.
@@ -180,6 +192,11 @@ fn body_items() -> (Vec<FakeItem>, BTreeMap<String, Vec<u8>>) {
     assert_eq!(real, 7, "the seven fixture judgments with itemids");
     for n in 100..140u64 {
         let mut it = item(n, "HEJUD", "ENG", since, 365);
+        if n < 110 {
+            it.html = Some(format!(
+                "<html><body><p class=\"s1a2b\">1.  Paragraph of {n}</p></body></html>"
+            ));
+        }
         let bytes: Vec<u8> = (0..(2000 + mix(n) % 5000))
             .map(|i| (mix(n * 7919 + i) & 0xff) as u8)
             .collect();
@@ -254,6 +271,7 @@ async fn a_twenty_percent_fault_rate_loses_nothing_fetchable() {
             retry_after_secs: 0,
             delay: Duration::from_millis(900),
             always_fail: doomed.iter().map(|d| format!("id={d}&filename")).collect(),
+            throttle_first: 0,
         },
         ..FakeConfig::default()
     })
@@ -572,4 +590,30 @@ async fn bsard_files_are_stored_with_checksums() {
     let e = store.lookup(&r.found["articles_fr.csv"].url).unwrap();
     assert!(e.etag.is_some(), "ETag recorded");
     assert_store_invariant(&store);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_after_is_honoured() {
+    let server = FakeServer::start(FakeConfig {
+        files: [("/f.csv".to_owned(), ("text/csv".to_owned(), b"a,b\n".to_vec()))].into(),
+        faults: Faults {
+            throttle_first: 1,
+            retry_after_secs: 1,
+            ..Faults::default()
+        },
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    // Backoff alone would wait a few milliseconds; only Retry-After explains a wait of a second.
+    let client = PoliteClient::new(HttpConfig {
+        backoff_max: Duration::from_secs(5),
+        ..fast()
+    })
+    .unwrap();
+    let t0 = std::time::Instant::now();
+    let r = client.get(&format!("{}/f.csv", server.base_url())).await.unwrap();
+    assert_eq!((r.status, r.attempts), (200, 2));
+    assert!(t0.elapsed() >= Duration::from_millis(950), "{:?}", t0.elapsed());
+    assert_eq!(server.log()[0].status, 429);
 }
