@@ -1,0 +1,168 @@
+//! End-to-end tests of `lexbench parse guide`.
+//!
+//! Properties checked:
+//! - a guide's extracted text gives its heading tree and queries as JSON (the Art 1 guide: 40 headings,
+//!   38 queries, citations with paragraph lists), the guide id inferred from the file name;
+//! - the rendered PDF gives the same queries as the text;
+//! - `--meta` resolves citations and prints the audit summary (resolved / ambiguous / unresolved) on
+//!   stderr and in the output;
+//! - `--format jsonl` prints one JSON record per line;
+//! - bad input (missing file, broken PDF, a file name that is no guide id) exits with code 2 and an
+//!   error naming the file.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use lexbench_core::testing::{fixture, fixtures_dir};
+use serde_json::Value;
+
+fn lexbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lexbench"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run lexbench")
+}
+
+fn path(rel: &str) -> String {
+    fixture(rel).to_string_lossy().into_owned()
+}
+
+fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lexbench-cli-guide-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).expect("write");
+    p
+}
+
+fn count(sections: &Value) -> usize {
+    sections
+        .as_array()
+        .map_or(0, |a| a.iter().map(|s| 1 + count(&s["children"])).sum())
+}
+
+fn json_of(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON document")
+}
+
+#[test]
+fn text_guide_to_json() {
+    let v = json_of(&lexbench(&[
+        "parse",
+        "guide",
+        &path("guides/text/guide_art_1_eng.txt"),
+    ]));
+    let p = &v["parsed"];
+    assert_eq!(p["guide"]["id"], "guide_art_1_eng");
+    assert_eq!(count(&p["guide"]["sections"]), 40);
+    assert_eq!(p["hierarchy_source"], "table_of_contents");
+    let queries = p["queries"].as_array().expect("queries");
+    assert_eq!(queries.len(), 38);
+    let assanidze = queries
+        .iter()
+        .flat_map(|q| q["citations"].as_array().expect("citations"))
+        .find(|c| c["raw"] == "Assanidze v. Georgia [GC], 2004, §§ 146-147")
+        .expect("the Assanidze citation");
+    assert_eq!(assanidze["paragraphs"], serde_json::json!([146, 147]));
+    assert_eq!(assanidze["flags"]["grand_chamber"], true);
+    assert!(v["audit"].is_null());
+}
+
+#[test]
+fn pdf_gives_the_same_queries_as_text() {
+    let t = json_of(&lexbench(&[
+        "parse",
+        "guide",
+        &path("guides/text/guide_terrorism_eng.txt"),
+    ]));
+    let p = json_of(&lexbench(&[
+        "parse",
+        "guide",
+        &path("guides/pdf/guide_terrorism_eng.rendered.pdf"),
+    ]));
+    assert_eq!(p["parsed"]["guide"]["id"], "guide_terrorism_eng");
+    let texts = |v: &Value| -> Vec<String> {
+        v["parsed"]["queries"]
+            .as_array()
+            .expect("queries")
+            .iter()
+            .map(|q| q["text"].to_string())
+            .collect()
+    };
+    assert_eq!(texts(&t), texts(&p));
+}
+
+#[test]
+fn meta_resolves_and_audits() {
+    let meta = fixtures_dir().join("hudoc/meta").to_string_lossy().into_owned();
+    let out = lexbench(&[
+        "parse",
+        "guide",
+        "--meta",
+        &meta,
+        &path("guides/text/guide_art_1_eng.txt"),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let v = json_of(&out);
+    assert!(stderr.contains("guide_art_1_eng: 293 citations,"), "{stderr}");
+    let a = &v["audit"];
+    let (r, amb, u, n) = (&a["resolved"], &a["ambiguous"], &a["unresolved"], &a["citations"]);
+    assert_eq!(
+        r.as_u64().unwrap() + amb.as_u64().unwrap() + u.as_u64().unwrap(),
+        n.as_u64().unwrap()
+    );
+    assert!(a["rate"].as_f64().unwrap() > 0.8, "{a}");
+    let resolved = v["parsed"]["queries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|q| q["citations"].as_array().unwrap())
+        .filter(|c| c["resolved"].is_string())
+        .count();
+    assert_eq!(resolved as u64, r.as_u64().unwrap());
+}
+
+#[test]
+fn jsonl_is_one_record_per_line() {
+    let out = lexbench(&[
+        "parse",
+        "guide",
+        "--format",
+        "jsonl",
+        &path("guides/text/guide_art_1_eng.txt"),
+    ]);
+    assert!(out.status.success());
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 1 + 38);
+    assert!(lines[0]["guide"].is_object());
+    assert!(lines[1]["query"]["path"].is_array() && lines[1]["detail"]["citations"].is_array());
+}
+
+#[test]
+fn bad_input_names_the_file() {
+    let out = lexbench(&["parse", "guide", "/nonexistent/guide_x_eng.txt"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/guide_x_eng.txt"));
+
+    let broken = scratch("guide_broken_eng.pdf", b"%PDF-1.7\nnot really a pdf");
+    let out = lexbench(&["parse", "guide", broken.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("guide_broken_eng.pdf"), "{stderr}");
+    assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+
+    let odd = scratch("Guide Ä.txt", b"Introduction\n");
+    let out = lexbench(&["parse", "guide", odd.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Guide Ä.txt"));
+}
