@@ -1,26 +1,82 @@
 //! `lexbench parse judgment`: print the records the judgment parser makes of the given files.
+//!
+//! Each file is a HUDOC judgment as DOCX or HTML, told apart by content (a zip starts with `PK`), not
+//! by its name. The itemid comes from a file name such as `001-175180.docx`; other names give no
+//! itemid. Files that cannot be read or parsed are reported on stderr (`error: FILE: why`) and the
+//! others are still printed; the exit code is then 2.
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
+use lexbench_core::Judgment;
+use lexbench_parsers::judgment;
 
 use crate::RecordFormat;
 
 /// Arguments of `lexbench parse judgment`.
 #[derive(Debug, Args)]
 pub struct ParseJudgmentArgs {
-    /// The files to parse.
+    /// The files to parse: HUDOC judgments, DOCX or HTML (detected by content). The itemid is taken
+    /// from a file name like `001-175180.docx`.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Output format.
+    /// Output format: `json` prints one pretty document per file, `jsonl` one record per line.
     #[arg(long, value_enum, default_value = "json")]
     pub format: RecordFormat,
 }
 
+fn parse_file(path: &Path) -> Result<Judgment> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let name = path.display().to_string();
+    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    Ok(judgment::parse(
+        &bytes,
+        &name,
+        judgment::item_from_file_name(file_name),
+    )?)
+}
+
 /// Runs `lexbench parse judgment`.
 pub fn cmd_parse_judgment(args: &ParseJudgmentArgs) -> Result<ExitCode> {
-    let _ = (&args.files, args.format);
-    bail!("the judgment parser is not built yet")
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut failed = 0usize;
+    for path in &args.files {
+        let j = match parse_file(path) {
+            Ok(j) => j,
+            Err(e) => {
+                failed += 1;
+                // Flush what is printed so far, so stdout and stderr stay in order on a terminal.
+                out.flush()?;
+                eprintln!("error: {e:#}");
+                continue;
+            }
+        };
+        tracing::info!(
+            file = %path.display(),
+            paragraphs = j.paragraphs.len(),
+            opinions = j.opinions.len(),
+            warnings = j.warnings.len(),
+            "parsed"
+        );
+        match args.format {
+            RecordFormat::Json => {
+                serde_json::to_writer_pretty(&mut out, &j)?;
+                writeln!(out)?;
+            }
+            RecordFormat::Jsonl => {
+                serde_json::to_writer(&mut out, &j)?;
+                writeln!(out)?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(if failed > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

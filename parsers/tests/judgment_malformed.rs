@@ -1,0 +1,208 @@
+//! Malformed input to the judgment parsers: every failure is an error naming the file, never a panic.
+//!
+//! Properties checked:
+//! - not a zip, a damaged zip, a zip without `word/document.xml`, broken XML, non-UTF-8 XML and an
+//!   empty body each give [`lexbench_parsers::Error::Invalid`] whose message names the file and the
+//!   problem;
+//! - [`parse`] tells DOCX from HTML by content (`PK`), whatever the file is called;
+//! - a mutation smoke test (a stand-in for the fuzz target, deterministic so it runs in CI): for every
+//!   DOCX fixture, `word/document.xml` truncated, with byte ranges deleted, duplicated or overwritten,
+//!   and the zip bytes themselves damaged, never make either parser panic; the same for HTML.
+#![allow(missing_docs, clippy::unwrap_used)]
+
+mod judgment_common;
+
+use std::io::{Read, Write};
+
+use judgment_common::{docx_fixtures, name};
+use lexbench_parsers::judgment::{parse, parse_docx, parse_html};
+
+fn zip_with(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for (name, bytes) in files {
+        w.start_file(*name, opts).unwrap();
+        w.write_all(bytes).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+const W: &str = r#"xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main""#;
+
+fn doc(body: &str) -> Vec<u8> {
+    let xml = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><w:document {W}><w:body>{body}</w:body></w:document>"#
+    );
+    zip_with(&[("word/document.xml", xml.as_bytes())])
+}
+
+fn err(bytes: &[u8], file: &str) -> String {
+    parse_docx(bytes, file, None).unwrap_err().to_string()
+}
+
+#[test]
+fn malformed_docx_gives_errors_naming_the_file() {
+    let e = err(b"hello, not a zip", "a.docx");
+    assert_eq!(e, "a.docx: not a valid DOCX: not a zip archive (no PK signature)");
+    let e = err(b"PK\x03\x04 but then nothing", "b.docx");
+    assert!(
+        e.starts_with("b.docx: not a valid DOCX: unreadable zip archive"),
+        "{e}"
+    );
+    let e = err(&zip_with(&[("word/other.xml", b"<x/>")]), "c.docx");
+    assert!(
+        e.starts_with("c.docx: not a valid DOCX: no word/document.xml"),
+        "{e}"
+    );
+    let e = err(&doc("<w:p><w:r><w:t>1. text</w:t></w:r></w:body>"), "d.docx");
+    assert!(
+        e.starts_with("d.docx: not a valid DOCX: broken XML in word/document.xml at byte"),
+        "{e}"
+    );
+    let e = err(
+        &zip_with(&[("word/document.xml", b"<w:document>\xff\xfe</w:document>")]),
+        "e.docx",
+    );
+    assert!(
+        e.starts_with("e.docx: not a valid DOCX: word/document.xml is not UTF-8"),
+        "{e}"
+    );
+    let e = err(&doc(""), "f.docx");
+    assert_eq!(
+        e,
+        "f.docx: not a valid DOCX: empty body: the document has no text"
+    );
+    let e = err(&doc("<w:p/><w:p><w:r><w:t> </w:t></w:r></w:p>"), "g.docx");
+    assert!(e.contains("g.docx") && e.contains("empty body"), "{e}");
+}
+
+#[test]
+fn a_minimal_docx_parses() {
+    let p = |style: &str, seq: bool, text: &str| {
+        let field = if seq {
+            r#"<w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve"> SEQ level0 \*arabic </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r>"#
+        } else {
+            ""
+        };
+        format!(
+            r#"<w:p><w:pPr><w:pStyle w:val="{style}"/><w:tabs><w:tab w:val="left" w:pos="720"/></w:tabs></w:pPr>{field}<w:r><w:t xml:space="preserve">{text}</w:t></w:r></w:p>"#
+        )
+    };
+    let body = [
+        p("JuCase", false, "CASE OF X v. Y"),
+        p("ECHRTitle1", false, "PROCEDURE"),
+        p("ECHRPara", true, "1.&#160;&#160;The case &amp; its origin."),
+        p("ECHRPara", false, "2.  Typed, not SEQ."),
+        p("ECHRTitle1", false, "FOR THESE REASONS, THE COURT"),
+        p("JuList", false, "1.  Holds."),
+    ]
+    .concat();
+    let j = parse_docx(&doc(&body), "x.docx", None).unwrap();
+    let got: Vec<(u32, &str)> = j.paragraphs.iter().map(|p| (p.num, p.text.as_str())).collect();
+    assert_eq!(got, [(1, "The case & its origin."), (2, "Typed, not SEQ.")]);
+    assert!(
+        j.warnings
+            .iter()
+            .any(|w| w.code == "typed_number" && w.message.contains("paragraphs 2 "))
+    );
+    assert_eq!(
+        j.provenance.producer,
+        format!("lexbench-parsers {} docx", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn parse_detects_the_format_by_content() {
+    let html = b"<html><body><p>PROCEDURE</p><p>1.&nbsp;&nbsp;Text.</p></body></html>";
+    let j = parse(html, "judgment.docx", None).unwrap();
+    assert!(j.provenance.producer.ends_with(" html"));
+    assert_eq!(j.paragraphs.len(), 1);
+    let e = parse(b"PK garbage", "judgment.html", None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("judgment.html: not a valid DOCX"), "{e}");
+}
+
+/// xorshift64*: a tiny deterministic generator, so the smoke test is reproducible.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn mutate(rng: &mut Rng, bytes: &[u8]) -> Vec<u8> {
+    let mut v = bytes.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        let n = v.len();
+        if n == 0 {
+            break;
+        }
+        let at = rng.below(n);
+        let len = 1 + rng.below(64.min(n - at));
+        match rng.below(4) {
+            0 => v.truncate(at),
+            1 => {
+                v.drain(at..at + len);
+            }
+            2 => {
+                let chunk = v[at..at + len].to_vec();
+                let to = rng.below(v.len());
+                v.splice(to..to, chunk);
+            }
+            _ => {
+                for b in &mut v[at..at + len] {
+                    *b = rng.next() as u8;
+                }
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn mutated_documents_never_panic() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let (mut ok, mut errors) = (0usize, 0usize);
+    for path in docx_fixtures() {
+        let file = name(&path);
+        let bytes = std::fs::read(&path).unwrap();
+        let mut xml = Vec::new();
+        zip::ZipArchive::new(std::io::Cursor::new(&bytes))
+            .unwrap()
+            .by_name("word/document.xml")
+            .unwrap()
+            .read_to_end(&mut xml)
+            .unwrap();
+        for _ in 0..6 {
+            let m = mutate(&mut rng, &xml);
+            let z = zip_with(&[("word/document.xml", &m)]);
+            match parse_docx(&z, &file, None) {
+                Ok(_) => ok += 1,
+                Err(e) => {
+                    assert!(e.to_string().starts_with(&file), "{e}");
+                    errors += 1;
+                }
+            }
+            // The same bytes as HTML: nonsense, but never a panic.
+            let _ = parse_html(&m, &file, None);
+        }
+        for _ in 0..3 {
+            let m = mutate(&mut rng, &bytes);
+            if let Err(e) = parse(&m, &file, None) {
+                assert!(e.to_string().starts_with(&file), "{e}");
+            }
+        }
+    }
+    eprintln!("mutated document.xml: {ok} parsed, {errors} refused with an error");
+    assert!(
+        errors > 0 && ok > 0,
+        "the mutations should exercise both outcomes"
+    );
+}

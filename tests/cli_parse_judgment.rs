@@ -1,0 +1,138 @@
+//! End-to-end tests of `lexbench parse judgment`.
+//!
+//! Properties checked:
+//! - a DOCX judgment prints as one JSON document that reads back as a `lexbench_core::Judgment`
+//!   (unknown fields rejected), with the itemid taken from the file name (001-175180: 122 paragraphs,
+//!   three opinions);
+//! - `--format jsonl` prints one record per line, `item` null for a file name without an itemid;
+//! - the format is detected by content: HTML is parsed as HTML and a DOCX renamed `.html` still as
+//!   DOCX;
+//! - bad input (missing file, not a zip, damaged zip, text without markup, an empty body) prints an
+//!   error naming the file and exits with code 2, while the good files given with it are still printed.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use lexbench_core::Judgment;
+use lexbench_core::testing::fixture;
+
+fn lexbench(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lexbench"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run lexbench")
+}
+
+fn path(rel: &str) -> String {
+    fixture(rel).to_string_lossy().into_owned()
+}
+
+fn scratch(name: &str, bytes: &[u8]) -> String {
+    let dir = std::env::temp_dir().join(format!("lexbench-cli-judgment-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p: PathBuf = dir.join(name);
+    std::fs::write(&p, bytes).expect("write");
+    p.to_string_lossy().into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn docx_to_json() {
+    let out = lexbench(&["parse", "judgment", &path("hudoc/docx/001-175180.docx")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j: Judgment = serde_json::from_slice(&out.stdout).expect("one Judgment document");
+    assert_eq!(j.item.as_ref().map(|i| i.as_str()), Some("001-175180"));
+    assert_eq!(j.paragraphs.len(), 122);
+    assert_eq!(j.paragraphs[0].num, 1);
+    assert!(j.paragraphs[0].text.starts_with("The case originated"));
+    assert_eq!(j.opinions.len(), 3);
+    assert_eq!(j.date.as_deref(), Some("2017-06-27"));
+}
+
+#[test]
+fn jsonl_one_record_per_line() {
+    let out = lexbench(&[
+        "parse",
+        "judgment",
+        "--format",
+        "jsonl",
+        &path("hudoc/docx/001-83979.docx"),
+        &path("hudoc/docx/CASE_OF_SARGSYAN_v._AZERBAIJAN.docx"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    let records: Vec<Judgment> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a Judgment per line"))
+        .collect();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0].item.as_ref().map(|i| i.as_str()), Some("001-83979"));
+    assert_eq!(records[0].paragraphs.len(), 41);
+    assert!(records[1].item.is_none());
+    assert_eq!(records[1].paragraphs.len(), 65);
+    assert!(text.contains("\"item\":null"));
+}
+
+#[test]
+fn format_is_detected_by_content() {
+    let html = scratch(
+        "001-000001.docx",
+        "<html><body><p>CASE OF A v. B</p><p>PROCEDURE</p><p>1.&nbsp;&nbsp;The case.</p></body></html>"
+            .as_bytes(),
+    );
+    let out = lexbench(&["parse", "judgment", &html]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j: Judgment = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(j.provenance.producer.ends_with(" html"));
+    assert_eq!(j.item.as_ref().map(|i| i.as_str()), Some("001-000001"));
+    let docx = std::fs::read(fixture("hudoc/docx/001-83979.docx")).expect("fixture");
+    let renamed = scratch("renamed.html", &docx);
+    let out = lexbench(&["parse", "judgment", &renamed]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j: Judgment = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(j.provenance.producer.ends_with(" docx"));
+    assert_eq!(j.paragraphs.len(), 41);
+}
+
+#[test]
+fn bad_input_names_the_file_and_exits_2() {
+    let cases = [
+        (
+            scratch("plain.docx", b"just some text"),
+            "not a valid HTML: no markup",
+        ),
+        (
+            scratch("damaged.docx", b"PK\x03\x04damaged"),
+            "not a valid DOCX: unreadable zip archive",
+        ),
+        (
+            scratch("empty.html", b"<html><body><p></p></body></html>"),
+            "empty body",
+        ),
+    ];
+    for (file, why) in &cases {
+        let out = lexbench(&["parse", "judgment", file]);
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("error: {file}: ")) && err.contains(why),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    let missing = "/nonexistent/001-1.docx";
+    let good = path("hudoc/docx/001-83979.docx");
+    let out = lexbench(&["parse", "judgment", "--format", "jsonl", missing, &good]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(&format!("error: reading {missing}")),
+        "{}",
+        stderr(&out)
+    );
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    assert_eq!(text.lines().count(), 1, "the good file is still printed");
+}
