@@ -7,6 +7,8 @@
 //! - [`records`]: what stages exchange — [`Judgment`], [`Guide`], [`GuideQuery`], [`Citation`],
 //!   [`Article`], [`Pool`], [`Split`], [`Provenance`], the raw store's [`ManifestEntry`].
 //! - [`trec`]: TREC [`Qrels`] and [`Run`] files, read with file-and-line errors, written atomically.
+//! - [`dataset`]: the layout of a built dataset (`queries.jsonl`, `corpus.jsonl`, `pools.jsonl`,
+//!   `qrels/`, `splits/`, `manifest.json`) and its identity hash.
 //! - [`io`]: [`write_atomic`](io::write_atomic) and JSON Lines.
 //! - [`eval`]: trec_eval-exact measures (`R@k`, `P@k`, `AP`, `RPrec`, `nDCG@k`, `RR@k`) and the
 //!   pool-relative `R@k%` of the ECtHR task.
@@ -27,6 +29,7 @@
 //! # Ok::<(), lexbench_core::Error>(())
 //! ```
 
+pub mod dataset;
 pub mod error;
 pub mod eval;
 pub mod ids;
@@ -39,7 +42,7 @@ pub use error::{Error, LineError, Result};
 pub use eval::{Evaluation, Measure, PoolSizes, evaluate};
 pub use ids::{ArticleId, DocId, GuideId, ItemId, ParagraphId, QueryId, TopicId};
 pub use records::{
-    Article, Citation, CitationFlags, Guide, GuideQuery, GuideSection, HudocMeta, Judgment, ManifestEntry, Opinion,
-    Paragraph, Pool, Provenance, Resolution, Section, Split, Warning,
+    Article, Citation, CitationFlags, Guide, GuideQuery, GuideSection, HudocMeta, Judgment, ManifestEntry,
+    Opinion, Paragraph, Pool, Provenance, Resolution, Section, Split, Warning,
 };
 pub use trec::{Hit, Qrels, ReadOptions, Run};

@@ -1,0 +1,287 @@
+//! The on-disk layout of a built dataset, shared by the builders (`splits`), the systems (`baselines`)
+//! and the harness (`leaderboard`).
+//!
+//! ```text
+//! datasets/<name>/
+//!   queries.jsonl        one DatasetTopic per topic (ECtHR: a query–judgment pair; BSARD: a question)
+//!   corpus.jsonl         one CorpusDoc per retrievable unit (paragraph, article)
+//!   corpus.parquet       the same table for analysis (written by `splits`; systems read the JSONL)
+//!   pools.jsonl          one Pool per topic (ECtHR); absent when every topic ranks the whole corpus
+//!   qrels/<split>.tsv    TREC qrels of the split's topics
+//!   splits/<split>.json  the Split: its topic ids
+//!   stats.json, audit.jsonl, card.md
+//!   manifest.json        DatasetManifest: sha256 of every other file
+//! ```
+//!
+//! A dataset's identity is the sha256 of its manifest's `files` map ([`DatasetManifest::dataset_hash`]):
+//! two datasets with the same hash have byte-identical files. Runs and leaderboard entries record it.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+use crate::ids::{DocId, GuideId, ItemId, QueryId, TopicId};
+use crate::records::Section;
+
+/// Version of the dataset layout; bumped when a file's schema changes.
+pub const LAYOUT_VERSION: u32 = 1;
+
+/// One topic of a dataset: a line of `queries.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetTopic {
+    /// The topic (what runs and qrels name).
+    pub topic: TopicId,
+    /// The query it asks (several ECtHR topics share one query, one per judgment).
+    pub query: QueryId,
+    /// The query text given to systems.
+    pub text: String,
+    /// ECtHR: the judgment whose paragraphs the topic ranks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item: Option<ItemId>,
+    /// ECtHR: the guide the query comes from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guide: Option<GuideId>,
+}
+
+/// One retrievable unit: a line of `corpus.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CorpusDoc {
+    /// Its id in runs and qrels.
+    pub doc: DocId,
+    /// Its text.
+    pub text: String,
+    /// ECtHR: the judgment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item: Option<ItemId>,
+    /// ECtHR: the printed paragraph number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num: Option<u32>,
+    /// ECtHR: the judgment section.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub section: Option<Section>,
+}
+
+/// `manifest.json`: what the dataset is and the sha256 of each of its files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetManifest {
+    /// The dataset's name (`ecthr`, `bsard`, `ecthr-release`).
+    pub name: String,
+    /// [`LAYOUT_VERSION`] at build time.
+    pub layout_version: u32,
+    /// The program that built it (`lexbench 0.1.0`).
+    pub built_by: String,
+    /// Relative path (with `/`) → sha256, for every file but the manifest itself.
+    pub files: BTreeMap<String, String>,
+}
+
+impl DatasetManifest {
+    /// The dataset's identity: sha256 over `path sha256\n` lines of [`DatasetManifest::files`], sorted.
+    pub fn dataset_hash(&self) -> String {
+        let mut h = Sha256::new();
+        for (path, sha) in &self.files {
+            h.update(path.as_bytes());
+            h.update(b" ");
+            h.update(sha.as_bytes());
+            h.update(b"\n");
+        }
+        hex(&h.finalize())
+    }
+
+    /// Reads `DIR/manifest.json`.
+    pub fn read(dir: &Path) -> Result<Self> {
+        let path = dir.join("manifest.json");
+        let text = std::fs::read_to_string(&path).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|e| Error::Line {
+            path,
+            line: e.line(),
+            error: crate::error::LineError::Json(e.to_string()),
+        })
+    }
+
+    /// Hashes every file under `dir` (except `manifest.json` and hidden files) into a manifest and
+    /// writes it atomically as `dir/manifest.json`.
+    pub fn write_for(dir: &Path, name: &str, built_by: &str) -> Result<Self> {
+        let mut files = BTreeMap::new();
+        for path in walk(dir)? {
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap_or(&path)
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            if rel == "manifest.json" {
+                continue;
+            }
+            files.insert(rel, sha256_file(&path)?);
+        }
+        let m = DatasetManifest {
+            name: name.to_owned(),
+            layout_version: LAYOUT_VERSION,
+            built_by: built_by.to_owned(),
+            files,
+        };
+        let path = dir.join("manifest.json");
+        let text = serde_json::to_string_pretty(&m).map_err(|source| Error::Serialise {
+            path: path.clone(),
+            source,
+        })?;
+        crate::io::write_atomic(&path, |w| {
+            use std::io::Write;
+            w.write_all(text.as_bytes())?;
+            w.write_all(b"\n")
+        })?;
+        Ok(m)
+    }
+
+    /// Checks that every listed file exists with its sha256; returns the paths that do not.
+    pub fn verify(&self, dir: &Path) -> Result<Vec<String>> {
+        let mut bad = Vec::new();
+        for (rel, sha) in &self.files {
+            let p = dir.join(rel);
+            if !p.is_file() || &sha256_file(&p)? != sha {
+                bad.push(rel.clone());
+            }
+        }
+        Ok(bad)
+    }
+}
+
+/// Paths of a dataset directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatasetDir(pub PathBuf);
+
+impl DatasetDir {
+    /// `DATA/datasets/<name>`.
+    pub fn in_data(data: &Path, name: &str) -> Self {
+        Self(data.join("datasets").join(name))
+    }
+    /// `queries.jsonl`.
+    pub fn queries(&self) -> PathBuf {
+        self.0.join("queries.jsonl")
+    }
+    /// `corpus.jsonl`.
+    pub fn corpus(&self) -> PathBuf {
+        self.0.join("corpus.jsonl")
+    }
+    /// `pools.jsonl`.
+    pub fn pools(&self) -> PathBuf {
+        self.0.join("pools.jsonl")
+    }
+    /// `qrels/<split>.tsv`.
+    pub fn qrels(&self, split: &str) -> PathBuf {
+        self.0.join("qrels").join(format!("{split}.tsv"))
+    }
+    /// `splits/<split>.json`.
+    pub fn split(&self, split: &str) -> PathBuf {
+        self.0.join("splits").join(format!("{split}.json"))
+    }
+    /// The split names present (`splits/*.json`), sorted.
+    pub fn split_names(&self) -> Result<Vec<String>> {
+        let dir = self.0.join("splits");
+        let rd = std::fs::read_dir(&dir).map_err(|source| Error::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        let mut names: Vec<String> = rd
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                n.strip_suffix(".json").map(str::to_owned)
+            })
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// sha256 of a file, streamed.
+pub fn sha256_file(path: &Path) -> Result<String> {
+    let io = |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut f = std::fs::File::open(path).map_err(io)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = f.read(&mut buf).map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex(&h.finalize()))
+}
+
+/// Every regular, non-hidden file under `dir`, sorted.
+fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        let rd = std::fs::read_dir(&d).map_err(|source| Error::Io {
+            path: d.clone(),
+            source,
+        })?;
+        for e in rd {
+            let e = e.map_err(|source| Error::Io {
+                path: d.clone(),
+                source,
+            })?;
+            if e.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.is_file() {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Properties: the manifest lists every file with its hash, the dataset hash changes with any
+    //! file, and verify names a changed file.
+    use super::*;
+
+    #[test]
+    fn manifest_hashes_and_verifies() {
+        let dir = std::env::temp_dir().join(format!("lexbench-dataset-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("qrels")).unwrap();
+        std::fs::write(dir.join("queries.jsonl"), "{}\n").unwrap();
+        std::fs::write(dir.join("qrels/test.tsv"), "q 0 d 1\n").unwrap();
+        std::fs::write(dir.join(".tmp"), "ignored").unwrap();
+        let m = DatasetManifest::write_for(&dir, "t", "test").unwrap();
+        assert_eq!(
+            m.files.keys().collect::<Vec<_>>(),
+            vec!["qrels/test.tsv", "queries.jsonl"]
+        );
+        assert_eq!(DatasetManifest::read(&dir).unwrap(), m);
+        let h = m.dataset_hash();
+        assert!(m.verify(&dir).unwrap().is_empty());
+        std::fs::write(dir.join("qrels/test.tsv"), "q 0 d 2\n").unwrap();
+        assert_eq!(m.verify(&dir).unwrap(), vec!["qrels/test.tsv"]);
+        let m2 = DatasetManifest::write_for(&dir, "t", "test").unwrap();
+        assert_ne!(m2.dataset_hash(), h);
+    }
+}
