@@ -6,6 +6,7 @@
 //! - the Terrorism guide's contents/body disagreements are reported as warnings (and the body's
 //!   numbering is used);
 //! - the Art 2 partial pages (no table of contents) give their headings from numbering alone;
+//! - the real Ukrainian PDF is read (no panic) and its table of contents gives 18 headings;
 //! - both rendered PDFs give the same heading hierarchy as their text files (the Art 1 one from its
 //!   outline, the Terrorism one from its printed table of contents);
 //! - structure only is snapshotted (headings, counts, short query strings), never whole texts.
@@ -147,4 +148,27 @@ fn bad_input_is_an_error_naming_the_file() {
     let e =
         guide::parse_text("prose.txt", id, "Just some prose.\nNo headings at all.").expect_err("no headings");
     assert!(e.to_string().contains("prose.txt"), "{e}");
+}
+
+/// A real (Ukrainian, 2018, untagged-outline) guide PDF: pdf-extract reads it without panicking, the
+/// table of contents titled "Зміст" gives the hierarchy, and no English citation is found in it.
+#[test]
+fn real_ukrainian_pdf() {
+    let path = fixture("guides/pdf/guide_art_1_ukr_2018.pdf");
+    let bytes = std::fs::read(&path).expect("fixture readable");
+    let g = guide::parse_pdf(
+        "guide_art_1_ukr_2018.pdf",
+        GuideId::new("guide_art_1_ukr").expect("id"),
+        &bytes,
+    )
+    .expect("parses");
+    assert_eq!(g.hierarchy_source, guide::HierarchySource::TableOfContents);
+    assert_eq!(count(&g.guide.sections), 18);
+    assert_eq!(max_depth(&g.guide.sections), 3);
+    assert!(
+        g.guide.warnings.iter().all(|w| w.code == "unnumbered_heading"),
+        "{:#?}",
+        g.guide.warnings
+    );
+    assert_eq!(g.queries.iter().map(|q| q.citations.len()).sum::<usize>(), 0);
 }

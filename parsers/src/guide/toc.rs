@@ -64,15 +64,21 @@ pub fn split_number(line: &str) -> (Option<String>, String) {
     }
 }
 
+/// The "Table of contents" line, in the guides' languages seen so far (English, French, Ukrainian).
+fn is_toc_title(line: &str) -> bool {
+    let t = squash(line);
+    ["table of contents", "contents", "table des matières", "зміст"]
+        .iter()
+        .any(|w| t.to_lowercase() == *w)
+}
+
 /// Finds the table of contents: the page with a `Table of contents` line and the following pages as
 /// long as they hold entries. Returns the entries and the index of the first page after it, or `None`
 /// when the document has no table of contents.
 pub fn parse_toc(pages: &[Page]) -> Option<(Vec<TocEntry>, usize)> {
-    let start = pages.iter().position(|p| {
-        p.lines
-            .iter()
-            .any(|l| squash(l).eq_ignore_ascii_case("table of contents") || squash(l) == "Contents")
-    })?;
+    let start = pages
+        .iter()
+        .position(|p| p.lines.iter().any(|l| is_toc_title(l)))?;
     let mut entries = Vec::new();
     let mut end = start;
     for (i, page) in pages.iter().enumerate().skip(start) {
@@ -85,7 +91,7 @@ pub fn parse_toc(pages: &[Page]) -> Option<(Vec<TocEntry>, usize)> {
                 continue;
             }
             if !seen_title {
-                seen_title = t.eq_ignore_ascii_case("table of contents") || t == "Contents";
+                seen_title = is_toc_title(&t);
                 continue;
             }
             if let Some(c) = LEADER.captures(&t) {
