@@ -3,6 +3,7 @@
 //! Properties checked:
 //! - the Art 1 guide's table of contents gives 40 entries (Introduction and List of cited cases
 //!   included) nesting down to `ii.`, every one of them located in the body;
+//! - citation offsets point at their raw strings in the text under the heading;
 //! - the Terrorism guide's contents/body disagreements are reported as warnings (and the body's
 //!   numbering is used);
 //! - the Art 2 partial pages (no table of contents) give their headings from numbering alone;
@@ -95,6 +96,13 @@ fn art_1_table_of_contents() {
     assert!(g.guide.warnings.is_empty(), "{:#?}", g.guide.warnings);
     let titles: Vec<&str> = g.guide.sections.iter().map(|s| s.title.as_str()).collect();
     assert!(titles.contains(&"Introduction") && titles.contains(&"List of cited cases"));
+    // Offsets point at the raw string in the heading's text; case-level means no paragraphs.
+    for ((q, d), text) in g.queries.iter().zip(&g.details).zip(&g.texts) {
+        for (c, cd) in q.citations.iter().zip(&d.citations) {
+            assert_eq!(&text[cd.start..cd.end], c.raw, "{}", q.id);
+            assert_eq!(cd.case_level_only, c.paragraphs.is_empty());
+        }
+    }
     insta::assert_yaml_snapshot!(summary(&g));
 }
 
@@ -133,6 +141,21 @@ fn rendered_pdfs_match_their_text() {
         let ca: usize = from_text.queries.iter().map(|q| q.citations.len()).sum();
         let cb: usize = from_pdf.queries.iter().map(|q| q.citations.len()).sum();
         assert_eq!(ca, cb, "{name}: citation counts differ");
+        // The PDF adds its own findings to the text's warnings (the rendered Art 1 outline leaves out
+        // "Note to readers" and nests I.–III. under "Introduction").
+        let extra: Vec<&str> = from_pdf
+            .guide
+            .warnings
+            .iter()
+            .filter(|w| !from_text.guide.warnings.contains(w))
+            .map(|w| w.code.as_str())
+            .collect();
+        let expected: &[&str] = if source == guide::HierarchySource::Outline {
+            &["missing_from_outline", "outline_level_mismatch"]
+        } else {
+            &[]
+        };
+        assert_eq!(extra, expected, "{name}");
     }
 }
 

@@ -198,19 +198,25 @@ fn build(
             });
         }
     }
-    for ((h, l), ol) in headings.iter().zip(&levels).zip(&outline_levels) {
-        if let Some(ol) = ol
-            && *ol != l.level
-        {
-            warnings.push(Warning {
-                code: "outline_level_mismatch".into(),
-                message: format!(
-                    "“{}” is at level {ol} in the outline, {} by its numbering",
-                    h.title, l.level
-                ),
-                at: None,
-            });
-        }
+    // Outline levels that disagree with numbering: one warning, with the first example (a bookmark
+    // tree can nest every heading one level too deep, e.g. under "Introduction"); numbering wins.
+    let mismatched: Vec<(&body::Heading, u8, u8)> = headings
+        .iter()
+        .zip(&levels)
+        .zip(&outline_levels)
+        .filter_map(|((h, l), ol)| ol.filter(|ol| *ol != l.level).map(|ol| (h, ol, l.level)))
+        .collect();
+    if let Some((h, ol, nl)) = mismatched.first() {
+        warnings.push(Warning {
+            code: "outline_level_mismatch".into(),
+            message: format!(
+                "{} of {} outline entries are at another level than their numbering gives (first: “{}” at level {ol} in the outline, {nl} by numbering); the numbering is used",
+                mismatched.len(),
+                outline_levels.iter().flatten().count(),
+                h.title
+            ),
+            at: None,
+        });
     }
     let texts = body::texts(&lines, &headings);
     let title = set
