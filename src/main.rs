@@ -14,6 +14,7 @@ mod eval;
 mod models;
 mod parse_guide;
 mod parse_judgment;
+mod run;
 
 /// Rebuild legal-retrieval benchmarks (ECtHR paragraph retrieval, BSARD) from their public sources,
 /// run the baselines, evaluate and rank them.
@@ -63,6 +64,9 @@ enum Command {
     /// Fetch public sources (HUDOC, the case-law guides, BSARD) into DATA/raw, politely and resumably.
     #[command(subcommand)]
     Crawl(crawl::CrawlCommand),
+    /// Run a baseline over a dataset split: DATA/runs/<dataset>/<split>/<system>.trec + .json sidecar.
+    #[command(subcommand)]
+    Run(run::RunCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -95,6 +99,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Parse(ParseCommand::Judgment(args)) => parse_judgment::cmd_parse_judgment(&args),
         Command::Parse(ParseCommand::Guide(args)) => parse_guide::cmd_parse_guide(&args),
         Command::Models(cmd) => models::cmd_models(&cmd),
+        Command::Run(cmd) => run::cmd_run(&cli.data, &cmd),
     }
 }
 

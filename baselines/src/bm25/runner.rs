@@ -1,0 +1,248 @@
+//! The edge: BM25 over a built dataset (`DATA/datasets/<name>`, see `lexbench_core::dataset`) into
+//! `DATA/runs/<name>/<split>/bm25.trec` and its JSON sidecar.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use lexbench_core::dataset::{CorpusDoc, DatasetDir, DatasetManifest, DatasetTopic};
+use lexbench_core::io::read_jsonl;
+use lexbench_core::{Pool, Run, Split, TopicId};
+use serde::{Deserialize, Serialize};
+
+use super::analyzer::Analyzer;
+use super::index::Bm25Index;
+use super::params::Bm25Params;
+use crate::error::{Error, Result, io_err};
+
+/// The run tag and file stem of BM25 runs.
+pub const SYSTEM: &str = "bm25";
+
+/// Version of the sidecar's schema.
+pub const SIDECAR_SCHEMA: u32 = 1;
+
+/// `bm25.json`, written beside the run: what produced it, on which data, how long it took.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSidecar {
+    /// [`SIDECAR_SCHEMA`].
+    pub schema_version: u32,
+    /// `bm25`.
+    pub system: String,
+    /// The dataset's name.
+    pub dataset: String,
+    /// The split ranked.
+    pub split: String,
+    /// The dataset's identity ([`DatasetManifest::dataset_hash`]).
+    pub dataset_hash: String,
+    /// The parameters, the analyzer resolved.
+    pub config: Bm25Params,
+    /// The seed (BM25 is deterministic: always 0, recorded so every sidecar has one).
+    pub seed: u64,
+    /// `git rev-parse HEAD` of the checkout that produced the run, or `LEXBENCH_GIT_REV`, if known.
+    pub git_revision: Option<String>,
+    /// The program (`lexbench-baselines 0.1.0`).
+    pub program: String,
+    /// Index facts.
+    pub index: IndexFacts,
+    /// Topics ranked and hits written.
+    pub topics: usize,
+    /// Total hits written.
+    pub hits: usize,
+    /// Wall-clock seconds per phase.
+    pub timings: Timings,
+}
+
+/// Facts about the index a run used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexFacts {
+    /// Documents indexed.
+    pub documents: usize,
+    /// Distinct terms.
+    pub vocabulary: usize,
+    /// Whether topics were ranked within pools (`pools.jsonl`) or over the whole corpus.
+    pub pooled: bool,
+}
+
+/// Wall-clock seconds per phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Timings {
+    /// Reading and checking the dataset.
+    pub read_s: f64,
+    /// Analysing and indexing the corpus.
+    pub index_s: f64,
+    /// Ranking every topic.
+    pub retrieve_s: f64,
+    /// Writing the run.
+    pub write_s: f64,
+}
+
+/// What [`run_dataset`] wrote.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    /// `DATA/runs/<dataset>/<split>/bm25.trec`.
+    pub run_path: PathBuf,
+    /// `DATA/runs/<dataset>/<split>/bm25.json`.
+    pub sidecar_path: PathBuf,
+    /// The sidecar's content.
+    pub sidecar: RunSidecar,
+}
+
+/// `DATA/runs/<dataset>/<split>/<system>.trec`.
+pub fn run_path(data: &Path, dataset: &str, split: &str, system: &str) -> PathBuf {
+    data.join("runs")
+        .join(dataset)
+        .join(split)
+        .join(format!("{system}.trec"))
+}
+
+/// The revision of the checkout: `LEXBENCH_GIT_REV` if set, else `git rev-parse HEAD` in the current
+/// directory, else `None`.
+pub fn git_revision() -> Option<String> {
+    if let Ok(v) = std::env::var("LEXBENCH_GIT_REV")
+        && !v.trim().is_empty()
+    {
+        return Some(v.trim().to_owned());
+    }
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let rev = String::from_utf8(out.stdout).ok()?.trim().to_owned();
+    (out.status.success() && !rev.is_empty()).then_some(rev)
+}
+
+/// The topics of a split with their texts and pools, read and checked.
+struct Inputs {
+    manifest: DatasetManifest,
+    topics: Vec<DatasetTopic>,
+    corpus: Vec<CorpusDoc>,
+    pools: Option<BTreeMap<TopicId, Pool>>,
+}
+
+fn read_inputs(dir: &DatasetDir, split: &str) -> Result<Inputs> {
+    let manifest = DatasetManifest::read(&dir.0)?;
+    let changed = manifest.verify(&dir.0)?;
+    if !changed.is_empty() {
+        return Err(Error::Param(format!(
+            "{}: files differ from manifest.json ({}); rebuild the dataset",
+            dir.0.display(),
+            changed.join(", ")
+        )));
+    }
+    let split_path = dir.split(split);
+    let text = std::fs::read_to_string(&split_path).map_err(io_err(&split_path))?;
+    let split_rec: Split = serde_json::from_str(&text).map_err(|source| Error::Json {
+        path: split_path.clone(),
+        source,
+    })?;
+    let all: Vec<DatasetTopic> = read_jsonl(&dir.queries())?;
+    let by_topic: BTreeMap<&TopicId, &DatasetTopic> = all.iter().map(|t| (&t.topic, t)).collect();
+    let mut topics = Vec::with_capacity(split_rec.topics.len());
+    for t in &split_rec.topics {
+        let rec = by_topic.get(t).ok_or_else(|| Error::Format {
+            path: split_path.clone(),
+            message: format!("topic {t} is not in queries.jsonl"),
+        })?;
+        topics.push((*rec).clone());
+    }
+    let corpus: Vec<CorpusDoc> = read_jsonl(&dir.corpus())?;
+    let pools = if dir.pools().is_file() {
+        let list: Vec<Pool> = read_jsonl(&dir.pools())?;
+        Some(list.into_iter().map(|p| (p.topic.clone(), p)).collect())
+    } else {
+        None
+    };
+    Ok(Inputs {
+        manifest,
+        topics,
+        corpus,
+        pools,
+    })
+}
+
+/// Ranks every topic of `split` of the dataset `DATA/datasets/<dataset>` with BM25 and writes the run
+/// and its sidecar under `DATA/runs/<dataset>/<split>/`. Topics with a pool (ECtHR) rank their pool;
+/// without `pools.jsonl` (BSARD) every topic ranks the whole corpus.
+pub fn run_dataset(data: &Path, dataset: &str, split: &str, params: &Bm25Params) -> Result<RunOutput> {
+    params.validate()?;
+    let mut params = params.clone();
+    params.language = Some(params.language_for(dataset));
+    let t0 = Instant::now();
+    let dir = DatasetDir::in_data(data, dataset);
+    let inputs = read_inputs(&dir, split)?;
+    let t1 = Instant::now();
+    let analyzer = Analyzer::new(params.language_for(dataset));
+    let index = Bm25Index::build(analyzer, inputs.corpus.iter().map(|d| (&d.doc, d.text.as_str())));
+    let t2 = Instant::now();
+    let mut run = Run::new(SYSTEM);
+    for topic in &inputs.topics {
+        let hits = match &inputs.pools {
+            Some(pools) => {
+                let pool = pools.get(&topic.topic).ok_or_else(|| Error::Format {
+                    path: dir.pools(),
+                    message: format!("topic {} has no pool", topic.topic),
+                })?;
+                let mut numbers = Vec::with_capacity(pool.docs.len());
+                for d in &pool.docs {
+                    numbers.push(index.doc_number(d).ok_or_else(|| Error::Format {
+                        path: dir.pools(),
+                        message: format!(
+                            "pool of topic {} lists {d}, which is not in corpus.jsonl",
+                            topic.topic
+                        ),
+                    })?);
+                }
+                index.search_pool(&topic.text, &numbers, &params, params.idf, params.top_k)
+            }
+            None => index.search(&topic.text, &params, params.top_k),
+        };
+        run.topics.insert(topic.topic.clone(), hits);
+    }
+    let t3 = Instant::now();
+    let run_path = run_path(data, dataset, split, SYSTEM);
+    run.write(&run_path)?;
+    let t4 = Instant::now();
+    let sidecar = RunSidecar {
+        schema_version: SIDECAR_SCHEMA,
+        system: SYSTEM.to_owned(),
+        dataset: dataset.to_owned(),
+        split: split.to_owned(),
+        dataset_hash: inputs.manifest.dataset_hash(),
+        config: params,
+        seed: 0,
+        git_revision: git_revision(),
+        program: format!("lexbench-baselines {}", env!("CARGO_PKG_VERSION")),
+        index: IndexFacts {
+            documents: index.len(),
+            vocabulary: index.vocabulary_len(),
+            pooled: inputs.pools.is_some(),
+        },
+        topics: run.topics.len(),
+        hits: run.len(),
+        timings: Timings {
+            read_s: (t1 - t0).as_secs_f64(),
+            index_s: (t2 - t1).as_secs_f64(),
+            retrieve_s: (t3 - t2).as_secs_f64(),
+            write_s: (t4 - t3).as_secs_f64(),
+        },
+    };
+    let sidecar_path = run_path.with_extension("json");
+    let text = serde_json::to_string_pretty(&sidecar).map_err(|source| Error::Json {
+        path: sidecar_path.clone(),
+        source,
+    })?;
+    lexbench_core::io::write_atomic(&sidecar_path, |w| {
+        use std::io::Write;
+        w.write_all(text.as_bytes())?;
+        w.write_all(b"\n")
+    })?;
+    Ok(RunOutput {
+        run_path,
+        sidecar_path,
+        sidecar,
+    })
+}

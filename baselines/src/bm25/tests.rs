@@ -1,0 +1,291 @@
+//! Properties checked:
+//! - scores equal bm25s (`method="lucene"`, float64) on a small corpus for four (k1, b) settings, to
+//!   1e-12 relative (reference: `python3 scripts/bm25_reference.py > baselines/tests/data/bm25_golden.json`,
+//!   bm25s 0.3.16);
+//! - the top-k heap returns exactly the k best in trec_eval order, ties broken by doc id descending,
+//!   the same as sorting everything;
+//! - pool ranking with pool statistics equals indexing the pool alone; with corpus statistics it
+//!   equals the corpus scores of those documents; every pool document is ranked;
+//! - parameters: defaults 0.9/0.4, ranges checked, unknown TOML keys rejected;
+//! - the dataset runner writes a run over the split's topics (pools respected) and a sidecar with the
+//!   dataset hash and config.
+
+use std::path::PathBuf;
+
+use lexbench_core::dataset::{CorpusDoc, DatasetManifest, DatasetTopic};
+use lexbench_core::trec::trec_order;
+use lexbench_core::{DocId, Hit, Pool, QueryId, ReadOptions, Run, Split, TopicId};
+
+use super::*;
+
+fn golden() -> serde_json::Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bm25_golden.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn ids(n: usize) -> Vec<DocId> {
+    (0..n).map(|i| DocId::new(format!("d{i}")).unwrap()).collect()
+}
+
+#[test]
+fn scores_match_bm25s_lucene() {
+    let g = golden();
+    let corpus: Vec<&str> = g["corpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let analyzer = Analyzer::new(Language::English);
+    // The golden corpus is pre-analysed: the English chain must leave it unchanged.
+    for text in &corpus {
+        assert_eq!(analyzer.analyze(text).join(" "), *text);
+    }
+    let docs = ids(corpus.len());
+    let index = Bm25Index::build(analyzer, docs.iter().zip(corpus.iter().copied()));
+    let all: Vec<u32> = (0..corpus.len() as u32).collect();
+    let mut checked = 0;
+    for case in g["cases"].as_array().unwrap() {
+        let params = Bm25Params {
+            k1: case["k1"].as_f64().unwrap(),
+            b: case["b"].as_f64().unwrap(),
+            ..Bm25Params::default()
+        };
+        let query = case["query"].as_str().unwrap();
+        let terms = index.query_terms(query);
+        let want: Vec<f64> = case["scores"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        for (d, w) in all.iter().zip(&want) {
+            let got = index.score(*d, &terms, &index.corpus_stats(), &params);
+            assert!(
+                (got - w).abs() <= 1e-12 * w.abs().max(1.0),
+                "{query} k1={} b={} doc {d}: {got} vs {w}",
+                params.k1,
+                params.b
+            );
+            checked += 1;
+        }
+        // The accumulator path (search) gives the same numbers for the matching documents.
+        for hit in index.search(query, &params, 100) {
+            let d = index.doc_number(&hit.doc).unwrap() as usize;
+            assert!((hit.score - want[d]).abs() <= 1e-12 * want[d].max(1.0));
+            assert!(want[d] > 0.0);
+        }
+        assert_eq!(
+            index.search(query, &params, 100).len(),
+            want.iter().filter(|w| **w > 0.0).count()
+        );
+    }
+    assert_eq!(checked, 4 * 5 * 8);
+}
+
+#[test]
+fn heap_top_k_is_the_sorted_prefix_with_ties_by_doc_id() {
+    // Many equal scores: documents of identical text.
+    let texts: Vec<String> = (0..40)
+        .map(|i| {
+            if i % 3 == 0 {
+                "court law".into()
+            } else if i % 3 == 1 {
+                "court".into()
+            } else {
+                "law state".into()
+            }
+        })
+        .collect();
+    let docs = ids(texts.len());
+    let index = Bm25Index::build(
+        Analyzer::new(Language::English),
+        docs.iter().zip(texts.iter().map(String::as_str)),
+    );
+    let params = Bm25Params::default();
+    let full = index.search("court law", &params, usize::MAX >> 1);
+    let mut sorted = full.clone();
+    sorted.sort_by(trec_order);
+    assert_eq!(full, sorted, "returned in trec_eval order");
+    for k in [1, 5, 13, 14, 27, 40] {
+        assert_eq!(
+            index.search("court law", &params, k),
+            full[..k.min(full.len())].to_vec(),
+            "k = {k}"
+        );
+    }
+    // Within equal scores, larger doc ids come first ("d9" > "d39" > "d36" as strings).
+    let top: Vec<&str> = full.iter().take(3).map(|h| h.doc.as_str()).collect();
+    assert_eq!(top, vec!["d9", "d6", "d39"]);
+    assert!(index.search("court", &params, 0).is_empty());
+}
+
+#[test]
+fn pool_statistics_equal_a_pool_only_index() {
+    let texts = [
+        "court law state",
+        "court court",
+        "law home life",
+        "state right",
+        "court right law",
+        "home",
+    ];
+    let docs = ids(texts.len());
+    let index = Bm25Index::build(Analyzer::new(Language::English), docs.iter().zip(texts));
+    let pool = [1u32, 2, 4, 5];
+    let alone = Bm25Index::build(
+        Analyzer::new(Language::English),
+        pool.iter().map(|&d| (&docs[d as usize], texts[d as usize])),
+    );
+    let params = Bm25Params::default();
+    let pooled = index.search_pool("court law", &pool, &params, IdfScope::Pool, 100);
+    assert_eq!(pooled.len(), pool.len(), "every pool document is ranked");
+    let alone_hits = alone.search("court law", &params, 100);
+    for h in &alone_hits {
+        let p = pooled.iter().find(|x| x.doc == h.doc).unwrap();
+        assert!((p.score - h.score).abs() < 1e-12);
+    }
+    assert_eq!(
+        pooled.last().unwrap(),
+        &Hit {
+            doc: docs[5].clone(),
+            score: 0.0
+        }
+    );
+    // Corpus scope: the corpus scores of the pool's documents.
+    let corpus_scoped = index.search_pool("court law", &pool, &params, IdfScope::Corpus, 100);
+    let corpus_hits = index.search("court law", &params, 100);
+    for h in corpus_scoped.iter().filter(|h| h.score > 0.0) {
+        assert_eq!(
+            corpus_hits.iter().find(|x| x.doc == h.doc).unwrap().score,
+            h.score
+        );
+    }
+    // And the two scopes differ here (df of "court" is 3/6 in the corpus, 2/4 in the pool; N differs).
+    assert_ne!(pooled[0].score, corpus_scoped[0].score);
+}
+
+#[test]
+fn params_defaults_ranges_and_unknown_keys() {
+    let p = Bm25Params::default();
+    assert_eq!((p.k1, p.b, p.top_k, p.idf), (0.9, 0.4, 1000, IdfScope::Pool));
+    let r = Bm25Params::robertson();
+    assert_eq!((r.k1, r.b), (1.2, 0.75));
+    assert_eq!(
+        Bm25Params::from_toml("k1 = 1.2\nb = 0.75\nidf = \"corpus\"")
+            .unwrap()
+            .idf,
+        IdfScope::Corpus
+    );
+    for bad in [
+        "b = 1.5",
+        "k1 = -1.0",
+        "top_k = 0",
+        "k2 = 1.0",
+        "idf = \"global\"",
+    ] {
+        assert!(Bm25Params::from_toml(bad).is_err(), "{bad} accepted");
+    }
+    assert_eq!(p.language_for("bsard"), Language::French);
+    assert_eq!(p.language_for("ecthr"), Language::English);
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lexbench-bm25-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn runner_ranks_pools_and_writes_sidecar() {
+    let data = scratch("runner");
+    let ds = data.join("datasets/mini");
+    std::fs::create_dir_all(ds.join("splits")).unwrap();
+    let d = |s: &str| DocId::new(s).unwrap();
+    let corpus = vec![
+        CorpusDoc {
+            doc: d("001-1:1"),
+            text: "The applicant complained of torture in prison".into(),
+            item: None,
+            num: None,
+            section: None,
+        },
+        CorpusDoc {
+            doc: d("001-1:2"),
+            text: "The Government contested the complaint".into(),
+            item: None,
+            num: None,
+            section: None,
+        },
+        CorpusDoc {
+            doc: d("001-2:1"),
+            text: "Prison conditions and torture were examined".into(),
+            item: None,
+            num: None,
+            section: None,
+        },
+    ];
+    let q = QueryId::new("q1").unwrap();
+    let topics = vec![
+        DatasetTopic {
+            topic: TopicId::new("q1/001-1").unwrap(),
+            query: q.clone(),
+            text: "torture in prison".into(),
+            item: None,
+            guide: None,
+        },
+        DatasetTopic {
+            topic: TopicId::new("q1/001-2").unwrap(),
+            query: q,
+            text: "torture in prison".into(),
+            item: None,
+            guide: None,
+        },
+    ];
+    let pools = vec![
+        Pool {
+            topic: topics[0].topic.clone(),
+            docs: vec![d("001-1:1"), d("001-1:2")],
+        },
+        Pool {
+            topic: topics[1].topic.clone(),
+            docs: vec![d("001-2:1")],
+        },
+    ];
+    lexbench_core::io::write_jsonl(&ds.join("corpus.jsonl"), &corpus).unwrap();
+    lexbench_core::io::write_jsonl(&ds.join("queries.jsonl"), &topics).unwrap();
+    lexbench_core::io::write_jsonl(&ds.join("pools.jsonl"), &pools).unwrap();
+    let split = Split {
+        dataset: "mini".into(),
+        name: "test".into(),
+        topics: vec![topics[0].topic.clone()],
+    };
+    std::fs::write(
+        ds.join("splits/test.json"),
+        serde_json::to_string(&split).unwrap(),
+    )
+    .unwrap();
+    let manifest = DatasetManifest::write_for(&ds, "mini", "test").unwrap();
+
+    let out = run_dataset(&data, "mini", "test", &Bm25Params::default()).unwrap();
+    assert_eq!(out.run_path, data.join("runs/mini/test/bm25.trec"));
+    let run = Run::read(&out.run_path, &ReadOptions::default()).unwrap();
+    assert_eq!(run.topics.len(), 1, "only the split's topics");
+    let hits = &run.topics[&topics[0].topic];
+    assert_eq!(
+        hits.iter().map(|h| h.doc.as_str()).collect::<Vec<_>>(),
+        vec!["001-1:1", "001-1:2"]
+    );
+    let side: RunSidecar =
+        serde_json::from_str(&std::fs::read_to_string(&out.sidecar_path).unwrap()).unwrap();
+    assert_eq!(side.dataset_hash, manifest.dataset_hash());
+    assert_eq!(side.config.language, Some(Language::English));
+    assert_eq!((side.topics, side.hits, side.index.documents), (1, 2, 3));
+    assert!(side.index.pooled);
+
+    // A dataset file changed after its manifest was written is refused.
+    std::fs::write(ds.join("corpus.jsonl"), "{}\n").unwrap();
+    let err = run_dataset(&data, "mini", "test", &Bm25Params::default()).unwrap_err();
+    assert!(err.to_string().contains("corpus.jsonl"), "{err}");
+}

@@ -1,0 +1,131 @@
+//! `lexbench run <system>`: run a baseline over a built dataset's split and write its TREC run and
+//! JSON sidecar under `DATA/runs/<dataset>/<split>/`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use lexbench_baselines::bm25::{self, Bm25Params, IdfScope, Language};
+
+/// The systems `lexbench run` knows.
+#[derive(Debug, Subcommand)]
+pub enum RunCommand {
+    /// Okapi BM25 (exact lengths; Anserini's k1 = 0.9, b = 0.4 by default).
+    Bm25(Bm25Args),
+}
+
+/// Statistics scope for pooled datasets (see `lexbench_baselines::bm25`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IdfArg {
+    /// N, df and avgdl of the topic's pool (default).
+    Pool,
+    /// Of the whole corpus.
+    Corpus,
+}
+
+/// The analyzer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LanguageArg {
+    /// English: stop words, Snowball English stemmer.
+    English,
+    /// French: stop words, Snowball French stemmer, accents folded.
+    French,
+}
+
+/// Arguments of `lexbench run bm25`.
+#[derive(Debug, Args)]
+pub struct Bm25Args {
+    /// The dataset (a folder under DATA/datasets).
+    #[arg(long)]
+    pub dataset: String,
+    /// The split to rank (DATA/datasets/<dataset>/splits/<split>.json).
+    #[arg(long)]
+    pub split: String,
+    /// A TOML file of parameters (k1, b, idf, top_k, language); flags override it.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Term-frequency saturation [default: 0.9].
+    #[arg(long)]
+    pub k1: Option<f64>,
+    /// Length normalisation, 0..1 [default: 0.4].
+    #[arg(long)]
+    pub b: Option<f64>,
+    /// Statistics when ranking within pools [default: pool].
+    #[arg(long, value_enum)]
+    pub idf: Option<IdfArg>,
+    /// Documents kept per topic [default: 1000].
+    #[arg(long)]
+    pub top_k: Option<usize>,
+    /// The analyzer [default: french for bsard*, english otherwise].
+    #[arg(long, value_enum)]
+    pub language: Option<LanguageArg>,
+}
+
+impl Bm25Args {
+    /// The parameters: defaults, then the config file, then the flags; validated.
+    pub fn params(&self) -> Result<Bm25Params> {
+        let mut p = match &self.config {
+            Some(path) => {
+                let text =
+                    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+                Bm25Params::from_toml(&text).with_context(|| path.display().to_string())?
+            }
+            None => Bm25Params::default(),
+        };
+        if let Some(k1) = self.k1 {
+            p.k1 = k1;
+        }
+        if let Some(b) = self.b {
+            p.b = b;
+        }
+        if let Some(idf) = self.idf {
+            p.idf = match idf {
+                IdfArg::Pool => IdfScope::Pool,
+                IdfArg::Corpus => IdfScope::Corpus,
+            };
+        }
+        if let Some(k) = self.top_k {
+            p.top_k = k;
+        }
+        if let Some(l) = self.language {
+            p.language = Some(match l {
+                LanguageArg::English => Language::English,
+                LanguageArg::French => Language::French,
+            });
+        }
+        p.validate()?;
+        Ok(p)
+    }
+}
+
+/// Runs `lexbench run …`.
+pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
+    match cmd {
+        RunCommand::Bm25(args) => {
+            let params = args.params()?;
+            let out = bm25::run_dataset(data, &args.dataset, &args.split, &params)
+                .with_context(|| format!("BM25 on dataset {} split {}", args.dataset, args.split))?;
+            let s = &out.sidecar;
+            println!(
+                "bm25 (k1 = {}, b = {}, {}, {} statistics) ranked {} topics of {}/{} over {} documents: {} hits",
+                s.config.k1,
+                s.config.b,
+                s.config.language.map_or("auto".into(), |l| l.to_string()),
+                if s.index.pooled {
+                    format!("{:?}", s.config.idf).to_lowercase()
+                } else {
+                    "corpus".into()
+                },
+                s.topics,
+                s.dataset,
+                s.split,
+                s.index.documents,
+                s.hits,
+            );
+            println!("run:     {}", out.run_path.display());
+            println!("sidecar: {}", out.sidecar_path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
