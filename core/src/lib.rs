@@ -42,7 +42,7 @@ pub use error::{Error, LineError, Result};
 pub use eval::{Evaluation, Measure, PoolSizes, evaluate};
 pub use ids::{ArticleId, DocId, GuideId, ItemId, ParagraphId, QueryId, TopicId};
 pub use records::{
-    Article, Citation, CitationFlags, Guide, GuideQuery, GuideSection, HudocMeta, Judgment, ManifestEntry,
-    Opinion, Paragraph, Pool, Provenance, Resolution, Section, Split, Warning,
+    Article, Citation, CitationFlags, Guide, GuideFile, GuideQuery, GuideSection, HudocMeta, Judgment,
+    ManifestEntry, Opinion, Paragraph, Pool, Provenance, Resolution, Section, Split, Warning,
 };
 pub use trec::{Hit, Qrels, ReadOptions, Run};

@@ -296,6 +296,20 @@ pub struct GuideQuery {
     pub citations: Vec<Citation>,
 }
 
+/// One line of `parsed/ecthr/guides.jsonl`: a parsed guide with its queries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuideFile {
+    /// The guide and its heading tree.
+    pub guide: Guide,
+    /// One query per heading path, with the citations under it.
+    pub queries: Vec<GuideQuery>,
+    /// For each query, each citation's byte span `[start, end)` in the text under its heading
+    /// (parallel to `queries[i].citations`; empty when unknown).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spans: Vec<Vec<[usize; 2]>>,
+}
+
 /// A statutory article (BSARD).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,8 +1,39 @@
 //! # lexbench-splits
 //!
-//! Assembling datasets from parsed records: citation resolution (case name + year → HUDOC itemid, with
-//! an audit trail), candidate pools (ECtHR: the paragraphs of one judgment per topic; BSARD: the whole
-//! corpus), qrels, the settings *seen guide/seen query*, *seen guide/unseen query* and *unseen guide*,
-//! statistics, and a diff against the published release.
+//! Assembling datasets from parsed records and certifying their splits.
 //!
-//! Status: not built yet (see the dataset-builder issue).
+//! - [`assemble::assemble`]: parsed guides ([`lexbench_core::GuideFile`]) and judgments into
+//!   query–judgment [`pairs::Pair`]s, each relevance label with its provenance
+//!   ([`pairs::QrelSource`]), and a report of everything that did not become a label and why.
+//! - [`settings::assign`]: the paper's settings with an explicit seed — *unseen guide*,
+//!   *seen guide / unseen query*, and train / val / test split by judgment; [`settings::certify`]
+//!   proves no query text or held-out guide leaks between them.
+//! - [`release::read_release`]: the published release as pairs with its own splits.
+//! - [`write::write_dataset`]: the dataset directory (layout in `lexbench_core::dataset`), written
+//!   atomically and byte-for-byte reproducibly, with statistics, a card and a manifest.
+//! - [`diff::diff`]: queries and pairs added, removed or changed between two datasets, per split.
+//!
+//! ```
+//! use lexbench_splits::settings::{SplitConfig, assign, certify};
+//! use lexbench_splits::pairs::{Pair, query_id_for};
+//! let pair = |q: &str, g: &str, item: &str| Pair {
+//!     query: query_id_for(q), text: q.into(), guide: g.parse().unwrap(), item: item.parse().unwrap(),
+//!     relevant: [1].into(), sources: vec![],
+//! };
+//! let pairs = vec![pair("A .  x", "guide_a_eng", "001-1"), pair("B .  y", "guide_art_3_eng", "001-2")];
+//! let a = assign(&pairs, &SplitConfig::default())?;
+//! assert_eq!(a["unseen_guide"], vec![1]);
+//! assert!(certify(&pairs, &a).passed);
+//! # Ok::<(), lexbench_splits::Error>(())
+//! ```
+
+pub mod assemble;
+pub mod diff;
+pub mod error;
+pub mod pairs;
+pub mod release;
+pub mod rng;
+pub mod settings;
+pub mod write;
+
+pub use error::{Error, Result};
