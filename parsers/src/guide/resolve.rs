@@ -98,7 +98,7 @@ static APPNO: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b\d{1,6}/\d{2}\b"
 static YEAR4: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\b(1[89]\d\d|20\d\d)\b").expect("static regex"));
 static RSS_ITEM: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"<item><title>([^<]*)</title><pubDate>[^<]*</pubDate><description>([^<]*)</description><link>[^<]*"itemid":\["([0-9]{3}-[0-9]+)"\]"#)
+    Regex::new(r#"<item><title>([^<]*)</title><pubDate>[^<]*?(\d{4})[^<]*</pubDate><description>([^<]*)</description><link>[^<]*"itemid":\["([0-9]{3}-[0-9]+)"\]"#)
         .expect("static regex")
 });
 static PAREN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\(([^()]*)\)").expect("static regex"));
@@ -331,17 +331,19 @@ impl Metadata {
             .collect())
     }
 
-    /// A HUDOC RSS export: `<item><title>…</title>…<description>APPNOS - KIND</description>…itemid…`.
+    /// A HUDOC RSS export: `<item><title>…</title><pubDate>…</pubDate><description>APPNOS - KIND
+    /// </description>…itemid…`. The `pubDate` is the judgment's date (Chiragov: 16 Jun 2015 for the
+    /// merits, 12 Dec 2017 for just satisfaction), so its year tells apart items sharing an appno.
     pub fn rss(text: &str) -> Vec<CaseRecord> {
         RSS_ITEM
             .captures_iter(text)
             .filter_map(|c| {
-                let (appnos, kind) = c[2].split_once(" - ").unwrap_or((&c[2], ""));
+                let (appnos, kind) = c[3].split_once(" - ").unwrap_or((&c[3], ""));
                 Some(CaseRecord {
-                    itemid: Some(item(&c[3])?),
+                    itemid: Some(item(&c[4])?),
                     name: c[1].to_owned(),
                     appnos: split_appnos(appnos),
-                    year: None,
+                    year: c[2].parse().ok(),
                     decision: Some(kind.contains("Decision")),
                 })
             })
@@ -458,6 +460,13 @@ pub fn resolve(
         .filter(|c| year_ok(c.year))
         .collect();
     let mut appnos: BTreeSet<String> = from_list.iter().flat_map(|c| c.appnos.iter().cloned()).collect();
+    // A citation without a year (`Bosphorus v. Ireland, §§ 156-157`) takes the list's, if it is one.
+    let list_years: BTreeSet<u16> = from_list.iter().filter_map(|c| c.year).collect();
+    let year = year.or_else(|| {
+        (list_years.len() == 1)
+            .then(|| list_years.iter().copied().next())
+            .flatten()
+    });
     let mut how = Resolution::CitedCasesList;
     let mut confidence = 0.95;
     if appnos.is_empty() {
