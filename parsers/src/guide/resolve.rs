@@ -147,6 +147,39 @@ fn key_of(s: &str) -> String {
         words.remove(0);
     }
     words.retain(|w| *w != "THE");
+    // French state names slip into English guides (`ROJ TV A/S v. Danemark`, `… v. Chypre and
+    // Turkey`), and HUDOC now writes `Türkiye`: one spelling per state.
+    let words: Vec<&str> = words
+        .into_iter()
+        .map(|w| match w {
+            "DANEMARK" => "DENMARK",
+            "CHYPRE" => "CYPRUS",
+            "TURQUIE" | "TURKIYE" => "TURKEY",
+            "BELGIQUE" => "BELGIUM",
+            "ALLEMAGNE" => "GERMANY",
+            "GRECE" => "GREECE",
+            "ESPAGNE" => "SPAIN",
+            "ITALIE" => "ITALY",
+            "SUISSE" => "SWITZERLAND",
+            "POLOGNE" => "POLAND",
+            "ROUMANIE" => "ROMANIA",
+            "RUSSIE" => "RUSSIA",
+            "AUTRICHE" => "AUSTRIA",
+            "HONGRIE" => "HUNGARY",
+            "LITUANIE" => "LITHUANIA",
+            "LETTONIE" => "LATVIA",
+            "SUEDE" => "SWEDEN",
+            "NORVEGE" => "NORWAY",
+            "FINLANDE" => "FINLAND",
+            "IRLANDE" => "IRELAND",
+            "CROATIE" => "CROATIA",
+            "SLOVAQUIE" => "SLOVAKIA",
+            "BULGARIE" => "BULGARIA",
+            "ARMENIE" => "ARMENIA",
+            "GEORGIE" => "GEORGIA",
+            other => other,
+        })
+        .collect();
     words.join(" ")
 }
 
@@ -459,6 +492,25 @@ pub fn resolve(
         })
         .filter(|c| year_ok(c.year))
         .collect();
+    // A short form of a long name (`Bosphorus v. Ireland` for `Bosphorus Hava Yolları … v. Ireland`):
+    // the one list entry with the same first word and the same respondent, marked as a loosened match.
+    let mut short_form = false;
+    let from_list = if from_list.is_empty() {
+        let (applicant, respondent) = key.split_once(" V ").unwrap_or((&key, ""));
+        let first = applicant.split(' ').next().unwrap_or_default();
+        let hits: Vec<&CitedCase> = cited
+            .iter()
+            .filter(|c| {
+                let k = name_key(&c.name);
+                let (a, r) = k.split_once(" V ").unwrap_or((&k, ""));
+                r == respondent && a.split(' ').next() == Some(first) && a.len() > applicant.len()
+            })
+            .collect();
+        short_form = hits.len() == 1 && !respondent.is_empty();
+        if short_form { hits } else { Vec::new() }
+    } else {
+        from_list
+    };
     let mut appnos: BTreeSet<String> = from_list.iter().flat_map(|c| c.appnos.iter().cloned()).collect();
     // A citation without a year (`Bosphorus v. Ireland, §§ 156-157`) takes the list's, if it is one.
     let list_years: BTreeSet<u16> = from_list.iter().filter_map(|c| c.year).collect();
@@ -467,8 +519,11 @@ pub fn resolve(
             .then(|| list_years.iter().copied().next())
             .flatten()
     });
-    let mut how = Resolution::CitedCasesList;
-    let mut confidence = 0.95;
+    let (mut how, mut confidence) = if short_form {
+        (Resolution::FuzzyName, 0.6)
+    } else {
+        (Resolution::CitedCasesList, 0.95)
+    };
     if appnos.is_empty() {
         how = Resolution::ApplicationNumber;
         confidence = 0.9;
@@ -730,9 +785,9 @@ mod tests {
 
     #[test]
     fn cited_list_and_resolution() {
-        let list = "—A—\n\nA.A. and Others v. North Macedonia, nos. 55798/16 and 4 others, 5 April 2022\nAssanidze v. Georgia [GC], no. 71503/01, ECHR \n2004-II\nSlovenia v. Croatia (dec.) [GC], no. 54155/16, 18 November 2020\n";
+        let list = "—A—\n\nA.A. and Others v. North Macedonia, nos. 55798/16 and 4 others, 5 April 2022\nAssanidze v. Georgia [GC], no. 71503/01, ECHR \n2004-II\nSlovenia v. Croatia (dec.) [GC], no. 54155/16, 18 November 2020\nBosphorus Hava Yolları Turizm ve Ticaret Anonim Şirketi v. Ireland [GC], no. 45036/98, ECHR 2005-VI\n";
         let cited = parse_cited_cases(list);
-        assert_eq!(cited.len(), 3, "{cited:#?}");
+        assert_eq!(cited.len(), 4, "{cited:#?}");
         assert_eq!(cited[1].name, "Assanidze v. Georgia");
         assert!(cited[1].flags.grand_chamber);
         assert_eq!(cited[1].appnos, ["71503/01"]);
@@ -774,6 +829,13 @@ mod tests {
                 year: None,
                 decision: Some(false),
             },
+            CaseRecord {
+                itemid: Some(id("001-69564")),
+                name: "CASE OF BOSPHORUS HAVA YOLLARI TURIZM VE TICARET ANONIM SIRKETI v. IRELAND".into(),
+                appnos: vec!["45036/98".into()],
+                year: Some(2005),
+                decision: Some(false),
+            },
         ]);
         let gc = CitationFlags {
             grand_chamber: true,
@@ -795,6 +857,19 @@ mod tests {
         let o = resolve(&meta, &cited, "Slovenia v. Croatia", Some(2020), dec);
         assert_eq!(o.itemid.as_ref().map(ItemId::as_str), Some("001-206897"));
         assert_eq!(o.how, Some(Resolution::TitleAndYear));
+        // The short form of a long name, through the list's application number.
+        let o = resolve(
+            &meta,
+            &cited,
+            "Bosphorus v. Ireland",
+            None,
+            CitationFlags::default(),
+        );
+        assert_eq!(
+            (o.how, o.itemid.as_ref().map(ItemId::as_str)),
+            (Some(Resolution::FuzzyName), Some("001-69564")),
+            "{o:?}"
+        );
         let o = resolve(&meta, &cited, "X v. Y", None, CitationFlags::default());
         assert_eq!((o.status, o.candidates.len()), (Status::Ambiguous, 2));
         let o = resolve(
