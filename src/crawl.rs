@@ -212,6 +212,9 @@ async fn crawl(data: &Path, cmd: &CrawlCommand) -> Result<ExitCode> {
                 for (url, why) in &bodies.failed {
                     eprintln!("  failed {url}: {why}");
                 }
+                if !bodies.stored.is_empty() {
+                    hudoc::write_bodies_index(&index.join("hudoc_bodies.jsonl"), &bodies.stored)?;
+                }
                 problems += bodies.failed.len() + bodies.missing;
             }
         }

@@ -46,6 +46,7 @@ async fn crawl_hudoc_then_offline() {
             placeholder: false,
             docx: (n % 5 != 0).then(|| format!("docx body {n}").into_bytes()),
             html: None,
+            columns: Default::default(),
         })
         .collect();
     let server = FakeServer::start(FakeConfig {

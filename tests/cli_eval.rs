@@ -94,9 +94,20 @@ fn pool_relative_recall_needs_pools() {
     let run = scratch("p.run", "a Q0 p1 1 3 t\na Q0 p2 2 2 t\na Q0 p3 3 1 t\n");
     // 30 paragraphs: 5% → ⌈1.5⌉ = 2 → p2 is inside; 2% → ⌈0.6⌉ = 1 → it is not.
     let docs: Vec<String> = (1..=30).map(|i| format!("p{i}")).collect();
-    let pools = scratch("p.pools.jsonl", &format!("{}\n", serde_json::json!({"topic": "a", "docs": docs})));
+    let pools = scratch(
+        "p.pools.jsonl",
+        &format!("{}\n", serde_json::json!({"topic": "a", "docs": docs})),
+    );
     let p = |x: &PathBuf| x.to_string_lossy().into_owned();
-    let out = lexbench(&["eval", &p(&run), &p(&qrels), "--pools", &p(&pools), "--format", "json"]);
+    let out = lexbench(&[
+        "eval",
+        &p(&run),
+        &p(&qrels),
+        "--pools",
+        &p(&pools),
+        "--format",
+        "json",
+    ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["measures"]["R@2%"], 0.0);
@@ -120,7 +131,13 @@ fn bad_input_exits_2_naming_file_and_line() {
     assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
     assert!(out.stdout.is_empty());
 
-    let out = lexbench(&["eval", &run.to_string_lossy(), &qrels.to_string_lossy(), "-m", "bpref"]);
+    let out = lexbench(&[
+        "eval",
+        &run.to_string_lossy(),
+        &qrels.to_string_lossy(),
+        "-m",
+        "bpref",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown measure \"bpref\""));
 }

@@ -51,6 +51,8 @@ pub struct FakeItem {
     pub docx: Option<Vec<u8>>,
     /// The HTML body (`None`: 204).
     pub html: Option<String>,
+    /// Search columns that replace the generated ones (`appno`, `ecli`, …).
+    pub columns: Map<String, Value>,
 }
 
 /// Fault injection.
@@ -602,12 +604,20 @@ fn search(cfg: &FakeConfig, params: &BTreeMap<String, String>) -> Answer {
                 "respondent": "XXX",
             });
             let cols: Map<String, Value> = match all {
-                Value::Object(m) => m
-                    .into_iter()
-                    .filter(|(k, _)| select.is_empty() || select.contains(&k.as_str()))
-                    .collect(),
+                Value::Object(mut m) => {
+                    for (k, v) in &item.columns {
+                        if !matches!(k.as_str(), "kpdate" | "itemid") {
+                            m.insert(k.clone(), v.clone());
+                        }
+                    }
+                    m
+                }
                 _ => Map::new(),
             };
+            let cols: Map<String, Value> = cols
+                    .into_iter()
+                    .filter(|(k, _)| select.is_empty() || select.contains(&k.as_str()))
+                    .collect();
             json!({ "columns": cols })
         })
         .collect();

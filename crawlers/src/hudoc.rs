@@ -370,9 +370,25 @@ pub async fn crawl_metadata(
     Ok(report)
 }
 
+/// A body in the store: one line of `raw/index/hudoc_bodies.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodyRecord {
+    /// The document.
+    pub itemid: ItemId,
+    /// `docx` or `html`.
+    pub format: String,
+    /// The URL it came from.
+    pub url: String,
+    /// Its name in the raw store.
+    pub sha256: String,
+}
+
 /// What a body crawl did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BodiesReport {
+    /// Every body now in the store (fetched or cached), sorted.
+    pub stored: Vec<BodyRecord>,
     /// Bodies fetched over the network.
     pub fetched: usize,
     /// Bodies already in the store.
@@ -404,10 +420,20 @@ pub async fn crawl_bodies(
             continue;
         }
         if settings.docx {
-            urls.push((docx_url(&settings.base_url, item), format!("hudoc-docx {item}")));
+            urls.push((
+                docx_url(&settings.base_url, item),
+                format!("hudoc-docx {item}"),
+                item.clone(),
+                "docx",
+            ));
         }
         if settings.html {
-            urls.push((html_url(&settings.base_url, item), format!("hudoc-html {item}")));
+            urls.push((
+                html_url(&settings.base_url, item),
+                format!("hudoc-html {item}"),
+                item.clone(),
+                "html",
+            ));
         }
     }
     progress.set_message("HUDOC bodies");
@@ -417,23 +443,36 @@ pub async fn crawl_bodies(
     let concurrency = concurrency.max(1);
     loop {
         while set.len() < concurrency {
-            let Some((url, label)) = queue.next() else { break };
+            let Some((url, label, item, format)) = queue.next() else {
+                break;
+            };
             let f = fetcher.clone();
             set.spawn(async move {
                 let r = f.fetch(&url, &label).await;
-                (url, r)
+                (url, item, format, r)
             });
         }
         let Some(joined) = set.join_next().await else {
             break;
         };
-        let (url, fetched) = joined.map_err(|e| Error::Source {
+        let (url, itemid, format, fetched) = joined.map_err(|e| Error::Source {
             url: "body task".into(),
             message: e.to_string(),
         })?;
         match fetched? {
-            Fetched::Body { cached: true, .. } => report.cached += 1,
-            Fetched::Body { cached: false, .. } => report.fetched += 1,
+            Fetched::Body { cached, sha256, .. } => {
+                if cached {
+                    report.cached += 1;
+                } else {
+                    report.fetched += 1;
+                }
+                report.stored.push(BodyRecord {
+                    itemid,
+                    format: format.to_owned(),
+                    url,
+                    sha256,
+                });
+            }
             Fetched::NoBody { .. } => report.no_body += 1,
             Fetched::NotFound { status } => report.failed.push((url, format!("HTTP {status}"))),
             Fetched::Failed { reason } => report.failed.push((url, reason)),
@@ -441,7 +480,14 @@ pub async fn crawl_bodies(
         }
         progress.inc(1);
     }
+    report.stored.sort();
     Ok(report)
+}
+
+/// Writes the body index (`raw/index/hudoc_bodies.jsonl`), atomically.
+pub fn write_bodies_index(path: &Path, stored: &[BodyRecord]) -> Result<()> {
+    lexbench_core::io::write_jsonl(path, stored)?;
+    Ok(())
 }
 
 /// Writes the metadata index (`raw/index/hudoc_metadata.jsonl`), sorted by itemid, atomically.

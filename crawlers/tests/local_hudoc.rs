@@ -75,6 +75,7 @@ fn item(n: u64, doctype: &str, lang: &str, since: Date, span_days: u64) -> FakeI
         placeholder: false,
         docx: None,
         html: None,
+        columns: Default::default(),
     }
 }
 

@@ -1,0 +1,196 @@
+//! `lexbench build ecthr`, `lexbench import release`, `lexbench diff`: datasets from parsed records or
+//! from the published release, and what differs between two of them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use lexbench_core::dataset::DatasetDir;
+use lexbench_core::io::read_jsonl;
+use lexbench_core::{GuideFile, ItemId, Judgment};
+use lexbench_splits::assemble::{AssemblyReport, assemble};
+use lexbench_splits::release::read_release;
+use lexbench_splits::settings::{SplitConfig, assign};
+use lexbench_splits::write::{BuildInput, Written, write_dataset};
+
+/// Which dataset to build.
+#[derive(Debug, Subcommand)]
+pub enum BuildCommand {
+    /// The ECtHR paragraph-retrieval dataset from DATA/parsed/ecthr (run `lexbench parse store` first).
+    Ecthr(BuildEcthrArgs),
+}
+
+/// Arguments of `lexbench build ecthr`.
+#[derive(Debug, Args)]
+pub struct BuildEcthrArgs {
+    /// The dataset's name (DATA/datasets/NAME).
+    #[arg(long, default_value = "ecthr")]
+    pub name: String,
+    /// A split configuration (JSON: seed, unseen_guides, shares); default: the paper's proportions.
+    #[arg(long)]
+    pub split_config: Option<PathBuf>,
+    /// Override the configuration's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// Arguments of `lexbench import release`.
+#[derive(Debug, Args)]
+pub struct ImportReleaseArgs {
+    /// The release folder (training.jsonl, validation.jsonl, testing.jsonl, unseen_article.jsonl, unseen.jsonl).
+    pub dir: PathBuf,
+    /// The dataset's name.
+    #[arg(long, default_value = "ecthr-release")]
+    pub name: String,
+}
+
+/// Arguments of `lexbench diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The dataset to compare (a name under DATA/datasets, or a path).
+    pub dataset: String,
+    /// The dataset to compare against.
+    #[arg(long)]
+    pub against: String,
+}
+
+fn dataset_path(data: &Path, name: &str) -> PathBuf {
+    let p = PathBuf::from(name);
+    if p.is_dir() {
+        p
+    } else {
+        DatasetDir::in_data(data, name).0
+    }
+}
+
+/// Parsed judgments of `data`, by itemid (those without an itemid are skipped).
+pub fn load_judgments(data: &Path) -> Result<BTreeMap<ItemId, Judgment>> {
+    let path = data.join("parsed/ecthr/judgments.jsonl");
+    if !path.exists() {
+        return Ok(BTreeMap::new());
+    }
+    let js: Vec<Judgment> = read_jsonl(&path)?;
+    Ok(js
+        .into_iter()
+        .filter_map(|j| j.item.clone().map(|i| (i, j)))
+        .collect())
+}
+
+fn report(w: &Written, dir: &Path) {
+    for (split, sizes) in &w.stats.splits {
+        eprintln!(
+            "  {split:<13} {:>6} pairs {:>5} queries {:>5} judgments",
+            sizes.get("pairs").unwrap_or(&0),
+            sizes.get("queries").unwrap_or(&0),
+            sizes.get("judgments").unwrap_or(&0)
+        );
+    }
+    eprintln!(
+        "  certificate: {}; dataset {} → {}",
+        if w.certificate.passed { "passed" } else { "FAILED" },
+        &w.manifest.dataset_hash()[..16],
+        dir.display()
+    );
+}
+
+/// Builds the ECtHR dataset from parsed records; returns what was written and the assembly report.
+pub fn build_ecthr(data: &Path, args: &BuildEcthrArgs) -> Result<(Written, AssemblyReport, PathBuf)> {
+    let guides_path = data.join("parsed/ecthr/guides.jsonl");
+    let guides: Vec<GuideFile> = read_jsonl(&guides_path).with_context(|| {
+        format!(
+            "reading {} (run `lexbench parse store` first)",
+            guides_path.display()
+        )
+    })?;
+    let judgments = load_judgments(data)?;
+    let mut cfg: SplitConfig = match &args.split_config {
+        Some(p) => serde_json::from_str(
+            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        )
+        .with_context(|| format!("{}: not a split configuration", p.display()))?,
+        None => SplitConfig::default(),
+    };
+    if let Some(seed) = args.seed {
+        cfg.seed = seed;
+    }
+    let (pairs, assembly) = assemble(&guides, &judgments);
+    let assignment = assign(&pairs, &cfg)?;
+    let dir = DatasetDir::in_data(data, &args.name).0;
+    let sources = format!(
+        "{} parsed guides and {} parsed judgments (DATA/parsed/ecthr, from the raw store DATA/raw)",
+        guides.len(),
+        judgments.len()
+    );
+    let written = write_dataset(
+        &dir,
+        &BuildInput {
+            name: &args.name,
+            pairs: &pairs,
+            assignment: &assignment,
+            judgments: &judgments,
+            config: Some(&cfg),
+            assembly: Some(&assembly),
+            sources: &sources,
+        },
+    )?;
+    Ok((written, assembly, dir))
+}
+
+/// Runs `lexbench build`.
+pub fn cmd_build(data: &Path, cmd: &BuildCommand) -> Result<ExitCode> {
+    match cmd {
+        BuildCommand::Ecthr(args) => {
+            let (w, assembly, dir) = build_ecthr(data, args)?;
+            eprintln!(
+                "ecthr: {} pairs from {} citations",
+                assembly.pairs, assembly.citations
+            );
+            for (reason, n) in &assembly.dropped {
+                eprintln!("  not a label ({reason}): {n}");
+            }
+            report(&w, &dir);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Runs `lexbench import release`.
+pub fn cmd_import_release(data: &Path, args: &ImportReleaseArgs) -> Result<ExitCode> {
+    let r = read_release(&args.dir)?;
+    let judgments = load_judgments(data)?;
+    let dir = DatasetDir::in_data(data, &args.name).0;
+    let sources = format!("the published release in {}", args.dir.display());
+    let w = write_dataset(
+        &dir,
+        &BuildInput {
+            name: &args.name,
+            pairs: &r.pairs,
+            assignment: &r.assignment,
+            judgments: &judgments,
+            config: None,
+            assembly: None,
+            sources: &sources,
+        },
+    )?;
+    eprintln!("imported {} pairs", r.pairs.len());
+    report(&w, &dir);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `lexbench diff`.
+pub fn cmd_diff(data: &Path, args: &DiffArgs) -> Result<ExitCode> {
+    let a = dataset_path(data, &args.dataset);
+    let b = dataset_path(data, &args.against);
+    let d = lexbench_splits::diff::diff(&a, &b)?;
+    println!("{}", serde_json::to_string_pretty(&d)?);
+    let same = d.values().all(|s| {
+        s.pairs_added + s.pairs_removed + s.pairs_changed + s.queries_added + s.queries_removed == 0
+    });
+    Ok(if same {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
