@@ -11,10 +11,12 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 mod crawl;
 mod eval;
+mod leaderboard;
 mod models;
 mod parse_guide;
 mod parse_judgment;
 mod run;
+mod submit;
 
 /// Rebuild legal-retrieval benchmarks (ECtHR paragraph retrieval, BSARD) from their public sources,
 /// run the baselines, evaluate and rank them.
@@ -67,6 +69,10 @@ enum Command {
     /// Run a baseline over a dataset split: DATA/runs/<dataset>/<split>/<system>.trec + .json sidecar.
     #[command(subcommand)]
     Run(run::RunCommand),
+    /// Validate a run against the dataset split it claims, evaluate it, record a leaderboard entry.
+    Submit(submit::SubmitArgs),
+    /// Render DATA/leaderboard (index.md, site/index.html, SVG plots); check regression files.
+    Leaderboard(leaderboard::LeaderboardArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -100,6 +106,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Parse(ParseCommand::Guide(args)) => parse_guide::cmd_parse_guide(&args),
         Command::Models(cmd) => models::cmd_models(&cmd),
         Command::Run(cmd) => run::cmd_run(&cli.data, &cmd),
+        Command::Submit(args) => submit::cmd_submit(&cli.data, &args),
+        Command::Leaderboard(args) => leaderboard::cmd_leaderboard(&cli.data, &args),
     }
 }
 

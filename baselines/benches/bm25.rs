@@ -9,6 +9,8 @@
 //!
 //!     cargo bench -p lexbench-baselines --bench bm25
 
+#![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
+
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -56,7 +58,7 @@ fn generate() -> (Vec<String>, Vec<String>) {
         acc += 1.0 / (r as f64).powf(1.07);
         cdf.push(acc);
     }
-    let mut text = |rng: &mut SplitMix, len: usize| -> String {
+    let text = |rng: &mut SplitMix, len: usize| -> String {
         let words: Vec<&str> = (0..len)
             .map(|_| {
                 let u = rng.unit() * acc;

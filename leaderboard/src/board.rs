@@ -1,0 +1,221 @@
+//! The leaderboard as a table: one per dataset, a row per system, a column group per split (setting)
+//! with the task's measures, each non-baseline cell tested against BM25.
+//!
+//! Choices, stated:
+//! - **Which entry fills a cell**: of a system's entries on a dataset split, the latest on the dataset
+//!   version built now (its `manifest.json` hash); if it has none, its latest on any version, marked
+//!   as stale (†) because its scores come from different data.
+//! - **Significance**: against the entry of the system named [`BASELINE`] in the same split and on the
+//!   same dataset version (cells on another version are not tested). For each measure, the paired
+//!   randomization test over the split's qrels topics ([`crate::stats`]); the family corrected with
+//!   Holm is every (system, measure) test of one dataset split; α = [`ALPHA`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::dataset::task_measures;
+use crate::entry::Entry;
+use crate::stats::{holm, paired_randomization};
+
+/// The system significance is tested against (matched ignoring ASCII case: `BM25` is it too).
+pub const BASELINE: &str = "bm25";
+
+/// Is `system` the baseline ([`BASELINE`], any case)?
+pub fn is_baseline(system: &str) -> bool {
+    system.trim().eq_ignore_ascii_case(BASELINE)
+}
+/// Significance level after Holm's correction.
+pub const ALPHA: f64 = 0.05;
+
+/// How a cell's value compares with the baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sig {
+    /// The cell is the baseline.
+    Baseline,
+    /// Significantly better (Holm-adjusted p < α).
+    Better,
+    /// Significantly worse.
+    Worse,
+    /// Not significantly different.
+    Same,
+    /// Not tested (no baseline on this split and dataset version).
+    Untested,
+}
+
+/// One system on one split.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cell {
+    /// The entry shown.
+    pub entry: String,
+    /// Its dataset version hash.
+    pub hash: String,
+    /// True when that is not the dataset version built now.
+    pub stale: bool,
+    /// Means, in the board's measure order (`None`: the entry lacks the measure).
+    pub scores: Vec<Option<f64>>,
+    /// Comparison with the baseline per measure.
+    pub sig: Vec<Sig>,
+    /// Holm-adjusted p-values per measure (when tested).
+    pub p_holm: Vec<Option<f64>>,
+}
+
+/// One system.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// Its name.
+    pub system: String,
+    /// Its description from the model card, if any.
+    pub description: Option<String>,
+    /// Cells by split.
+    pub cells: BTreeMap<String, Cell>,
+}
+
+/// One dataset's table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DatasetBoard {
+    /// The dataset.
+    pub name: String,
+    /// The hash of the version built now, if it is built here.
+    pub current_hash: Option<String>,
+    /// Whether its topics rank pools.
+    pub pooled: bool,
+    /// Measure names, in column order.
+    pub measures: Vec<String>,
+    /// Splits (settings), in column order: `test` first, then alphabetical.
+    pub splits: Vec<String>,
+    /// Systems, best first by the first split's primary measure.
+    pub rows: Vec<Row>,
+}
+
+/// The primary (sorting) measure of a task.
+pub fn primary_measure(pooled: bool) -> &'static str {
+    if pooled { "R@10%" } else { "R@100" }
+}
+
+/// Builds the tables. `current_hash(name)` gives the hash of a dataset as built now.
+pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -> Vec<DatasetBoard> {
+    let mut by_dataset: BTreeMap<&str, Vec<&Entry>> = BTreeMap::new();
+    for e in entries {
+        by_dataset.entry(e.dataset.name.as_str()).or_default().push(e);
+    }
+    let mut boards = Vec::new();
+    for (name, list) in by_dataset {
+        let current = current_hash(name);
+        let pooled = list.iter().any(|e| e.dataset.pooled);
+        let mut measures: Vec<String> = task_measures(pooled).iter().map(ToString::to_string).collect();
+        for e in &list {
+            for m in &e.measures {
+                if !measures.contains(m) {
+                    measures.push(m.clone());
+                }
+            }
+        }
+        let mut splits: Vec<String> = list
+            .iter()
+            .map(|e| e.dataset.split.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        splits.sort_by_key(|s| (s != "test", s.clone()));
+
+        // The entry of each (system, split).
+        let mut chosen: BTreeMap<(&str, &str), &Entry> = BTreeMap::new();
+        for e in &list {
+            let key = (e.system.as_str(), e.dataset.split.as_str());
+            let is_cur = |x: &Entry| current.as_deref() == Some(x.dataset.hash.as_str());
+            match chosen.get(&key) {
+                Some(old)
+                    if (is_cur(old), old.submitted_at.as_str()) >= (is_cur(e), e.submitted_at.as_str()) => {}
+                _ => {
+                    chosen.insert(key, e);
+                }
+            }
+        }
+        let systems: BTreeSet<&str> = chosen.keys().map(|(s, _)| *s).collect();
+        let mut rows: Vec<Row> = systems
+            .iter()
+            .map(|sys| Row {
+                system: (*sys).to_owned(),
+                description: chosen
+                    .iter()
+                    .filter(|((s, _), _)| s == sys)
+                    .find_map(|(_, e)| e.card.as_ref().and_then(|c| c.description.clone())),
+                cells: BTreeMap::new(),
+            })
+            .collect();
+        for split in &splits {
+            let base = chosen
+                .iter()
+                .find(|((sys, sp), _)| is_baseline(sys) && *sp == split.as_str())
+                .map(|(_, e)| *e);
+            // (row index, measure index, raw p)
+            let mut tests: Vec<(usize, usize, f64)> = Vec::new();
+            for (ri, row) in rows.iter_mut().enumerate() {
+                let Some(e) = chosen.get(&(row.system.as_str(), split.as_str())).copied() else {
+                    continue;
+                };
+                let scores: Vec<Option<f64>> = measures.iter().map(|m| e.score(m)).collect();
+                let mut sig = vec![Sig::Untested; measures.len()];
+                if is_baseline(&row.system) {
+                    sig = vec![Sig::Baseline; measures.len()];
+                } else if let Some(b) = base.filter(|b| b.dataset.hash == e.dataset.hash) {
+                    for (mi, m) in measures.iter().enumerate() {
+                        if let (Some(x), Some(y)) = (e.topic_values(m), b.topic_values(m)) {
+                            let topics: BTreeSet<_> = x.keys().chain(y.keys()).collect();
+                            let xs: Vec<f64> =
+                                topics.iter().map(|t| x.get(*t).copied().unwrap_or(0.0)).collect();
+                            let ys: Vec<f64> =
+                                topics.iter().map(|t| y.get(*t).copied().unwrap_or(0.0)).collect();
+                            tests.push((ri, mi, paired_randomization(&xs, &ys)));
+                        }
+                    }
+                }
+                row.cells.insert(
+                    split.clone(),
+                    Cell {
+                        entry: e.id.clone(),
+                        hash: e.dataset.hash.clone(),
+                        stale: current.as_deref().is_some_and(|c| c != e.dataset.hash),
+                        scores,
+                        sig,
+                        p_holm: vec![None; measures.len()],
+                    },
+                );
+            }
+            let adjusted = holm(&tests.iter().map(|t| t.2).collect::<Vec<_>>());
+            for ((ri, mi, _), p) in tests.iter().zip(adjusted) {
+                let base_score = base.and_then(|b| b.score(&measures[*mi]));
+                let cell = rows[*ri].cells.get_mut(split).expect("cell just inserted");
+                cell.p_holm[*mi] = Some(p);
+                cell.sig[*mi] = match (cell.scores[*mi], base_score) {
+                    (Some(x), Some(y)) if p < ALPHA && x > y => Sig::Better,
+                    (Some(x), Some(y)) if p < ALPHA && x < y => Sig::Worse,
+                    _ => Sig::Same,
+                };
+            }
+        }
+        let primary = measures
+            .iter()
+            .position(|m| m == primary_measure(pooled))
+            .unwrap_or(0);
+        let first = splits.first().cloned().unwrap_or_default();
+        let key = |r: &Row| {
+            r.cells
+                .get(&first)
+                .and_then(|c| c.scores[primary])
+                .unwrap_or(f64::NEG_INFINITY)
+        };
+        rows.sort_by(|a, b| key(b).total_cmp(&key(a)).then_with(|| a.system.cmp(&b.system)));
+        boards.push(DatasetBoard {
+            name: name.to_owned(),
+            current_hash: current,
+            pooled,
+            measures,
+            splits,
+            rows,
+        });
+    }
+    boards
+}

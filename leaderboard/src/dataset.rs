@@ -1,0 +1,148 @@
+//! What the harness needs to know about a built dataset: its identity, the split's topics and qrels,
+//! the candidate documents of each topic (its pool, or the whole corpus), and the task's measures.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::Path;
+
+use lexbench_core::dataset::{DatasetDir, DatasetManifest};
+use lexbench_core::io::read_jsonl;
+use lexbench_core::{DocId, Measure, Pool, PoolSizes, Qrels, ReadOptions, Split, TopicId};
+use serde::Deserialize;
+
+use crate::error::{Error, Result, io_err};
+
+/// The measures of a pooled task (ECtHR): recall within the top 2, 5 and 10 % of the topic's pool.
+pub const POOLED_MEASURES: &str = "R@2%,R@5%,R@10%";
+/// The measures of a whole-corpus task (BSARD), as its paper reports them.
+pub const CORPUS_MEASURES: &str = "R@100,R@200,R@500,AP,RPrec";
+
+/// A dataset split, loaded for validating and evaluating runs.
+#[derive(Debug)]
+pub struct DatasetView {
+    /// The dataset's name.
+    pub name: String,
+    /// The split.
+    pub split: String,
+    /// The manifest (identity: [`DatasetManifest::dataset_hash`]).
+    pub manifest: DatasetManifest,
+    /// The split's topics.
+    pub topics: BTreeSet<TopicId>,
+    /// The split's judgments.
+    pub qrels: Qrels,
+    /// Candidates per topic when the dataset has pools (ECtHR).
+    pub pools: Option<BTreeMap<TopicId, HashSet<DocId>>>,
+    /// Every document of the corpus.
+    pub corpus: HashSet<DocId>,
+}
+
+#[derive(Deserialize)]
+struct DocOnly {
+    doc: DocId,
+}
+
+impl DatasetView {
+    /// Loads `DATA/datasets/<name>` for `split`, checking its files against the manifest.
+    pub fn load(data: &Path, name: &str, split: &str) -> Result<Self> {
+        let dir = DatasetDir::in_data(data, name);
+        let bad = |message: String| Error::Dataset {
+            name: name.to_owned(),
+            message,
+        };
+        if !dir.0.join("manifest.json").is_file() {
+            return Err(bad(format!(
+                "no manifest.json in {} (is the dataset built?)",
+                dir.0.display()
+            )));
+        }
+        let manifest = DatasetManifest::read(&dir.0)?;
+        let changed = manifest.verify(&dir.0)?;
+        if !changed.is_empty() {
+            return Err(bad(format!(
+                "files differ from its manifest.json ({}); rebuild it",
+                changed.join(", ")
+            )));
+        }
+        let split_path = dir.split(split);
+        let text = std::fs::read_to_string(&split_path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                let known = dir.split_names().unwrap_or_default().join(", ");
+                bad(format!("no split {split:?} (splits: {known})"))
+            } else {
+                io_err(&split_path)(e)
+            }
+        })?;
+        let split_rec: Split = serde_json::from_str(&text).map_err(|e| Error::Format {
+            path: split_path.clone(),
+            message: format!("line {}: {e}", e.line()),
+        })?;
+        let topics: BTreeSet<TopicId> = split_rec.topics.into_iter().collect();
+        let qrels = Qrels::read(
+            &dir.qrels(split),
+            &ReadOptions {
+                known_topics: Some(topics.clone()),
+            },
+        )?;
+        let corpus: HashSet<DocId> = read_jsonl::<DocOnly>(&dir.corpus())?
+            .into_iter()
+            .map(|d| d.doc)
+            .collect();
+        let pools = if dir.pools().is_file() {
+            let list: Vec<Pool> = read_jsonl(&dir.pools())?;
+            Some(
+                list.into_iter()
+                    .filter(|p| topics.contains(&p.topic))
+                    .map(|p| (p.topic, p.docs.into_iter().collect()))
+                    .collect(),
+            )
+        } else {
+            None
+        };
+        Ok(Self {
+            name: name.to_owned(),
+            split: split.to_owned(),
+            manifest,
+            topics,
+            qrels,
+            pools,
+            corpus,
+        })
+    }
+
+    /// The dataset's identity hash.
+    pub fn hash(&self) -> String {
+        self.manifest.dataset_hash()
+    }
+
+    /// The task's measures: [`POOLED_MEASURES`] with pools, [`CORPUS_MEASURES`] without.
+    pub fn measures(&self) -> Vec<Measure> {
+        task_measures(self.pools.is_some())
+    }
+
+    /// Pool sizes for `R@k%` (`None` without pools).
+    pub fn pool_sizes(&self) -> Option<PoolSizes> {
+        self.pools
+            .as_ref()
+            .map(|p| PoolSizes(p.iter().map(|(t, d)| (t.clone(), d.len())).collect()))
+    }
+
+    /// May `doc` be returned for `topic`? (In its pool, or in the corpus when there are no pools.)
+    pub fn is_candidate(&self, topic: &str, doc: &str) -> bool {
+        match &self.pools {
+            Some(p) => p.get(topic).is_some_and(|docs| docs.contains(doc)),
+            None => self.corpus.contains(doc),
+        }
+    }
+}
+
+/// The measures of a task with or without pools.
+pub fn task_measures(pooled: bool) -> Vec<Measure> {
+    let list = if pooled { POOLED_MEASURES } else { CORPUS_MEASURES };
+    Measure::parse_list(list).unwrap_or_default()
+}
+
+/// The current identity hash of `DATA/datasets/<name>`, if it is built.
+pub fn current_hash(data: &Path, name: &str) -> Option<String> {
+    DatasetManifest::read(&DatasetDir::in_data(data, name).0)
+        .ok()
+        .map(|m| m.dataset_hash())
+}

@@ -1,0 +1,275 @@
+//! Markdown and static HTML renderings of the boards, and [`render_site`], which writes them (with
+//! the SVG plots) under `DATA/leaderboard/`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::board::{ALPHA, BASELINE, DatasetBoard, Sig, build, is_baseline};
+use crate::dataset::current_hash;
+use crate::entry::{entries_dir, leaderboard_dir, read_all};
+use crate::error::Result;
+use crate::plot::plot_split;
+
+/// Scores are shown as percentages with two decimals.
+fn pct(v: Option<f64>) -> String {
+    v.map_or("—".to_owned(), |v| format!("{:.2}", 100.0 * v))
+}
+
+fn mark(sig: Sig) -> &'static str {
+    match sig {
+        Sig::Better => " ▲",
+        Sig::Worse => " ▼",
+        _ => "",
+    }
+}
+
+fn short(hash: &str) -> &str {
+    &hash[..hash.len().min(12)]
+}
+
+/// The Markdown page (`index.md`).
+pub fn markdown(boards: &[DatasetBoard]) -> String {
+    let mut s = String::from("# lexbench leaderboard\n\n");
+    let _ = writeln!(
+        s,
+        "Scores in %. ▲/▼: significantly better/worse than `{BASELINE}` on the same split and dataset \
+         version (paired randomization test, 10,000 samples, Holm-corrected over each split's tests, α = {ALPHA}). \
+         †: evaluated on a dataset version other than the one built now.\n"
+    );
+    if boards.is_empty() {
+        s.push_str("No entries yet: `lexbench submit RUN --dataset D --split S --name NAME`.\n");
+    }
+    for b in boards {
+        let _ = writeln!(s, "## {}\n", b.name);
+        if let Some(h) = &b.current_hash {
+            let _ = writeln!(s, "Dataset version `{}`.\n", short(h));
+        }
+        let mut header = String::from("| system |");
+        let mut rule = String::from("|---|");
+        for split in &b.splits {
+            for m in &b.measures {
+                let _ = write!(header, " {split} {m} |");
+                rule.push_str("---:|");
+            }
+        }
+        let _ = writeln!(s, "{header}\n{rule}");
+        for r in &b.rows {
+            let _ = write!(s, "| {} |", r.system.replace('|', "\\|"));
+            for split in &b.splits {
+                match r.cells.get(split) {
+                    Some(c) => {
+                        for (i, v) in c.scores.iter().enumerate() {
+                            let dagger = if c.stale { " †" } else { "" };
+                            let _ = write!(s, " {}{}{dagger} |", pct(*v), mark(c.sig[i]));
+                        }
+                    }
+                    None => s.push_str(&" |".repeat(b.measures.len())),
+                }
+            }
+            s.push('\n');
+        }
+        let plots: Vec<String> = b
+            .splits
+            .iter()
+            .map(|sp| format!("[{sp}](site/plots/{}-{sp}.svg)", b.name))
+            .collect();
+        let _ = writeln!(s, "\nPlots: {}\n", plots.join(" · "));
+    }
+    s
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}\
+h1{font-size:1.6em}h2{margin-top:2em}table{border-collapse:collapse;font-size:.92em}\
+th,td{border:1px solid #ccc;padding:.35em .6em}th{background:#f3f5f8}th.sortable{cursor:pointer;user-select:none}\
+th.sortable:hover{background:#e3e8f0}th.sorted-desc::after{content:' ↓'}th.sorted-asc::after{content:' ↑'}\
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}tr.baseline td{background:#fafaf2}\
+.better{color:#0a7a2f;font-weight:600}.worse{color:#b3261e;font-weight:600}.stale{color:#8a5a00}\
+.note{color:#555;font-size:.9em}.sys small{color:#666;display:block;max-width:22em}figure{display:inline-block;margin:1em 1em 0 0}\
+figure img{border:1px solid #ddd;max-width:560px}";
+
+const SCRIPT: &str = r#"document.querySelectorAll('table.board').forEach(function(t){
+  t.querySelectorAll('th.sortable').forEach(function(th){
+    th.addEventListener('click',function(){
+      var col=+th.dataset.col, desc=!th.classList.contains('sorted-desc');
+      t.querySelectorAll('th.sortable').forEach(function(h){h.classList.remove('sorted-desc','sorted-asc');});
+      th.classList.add(desc?'sorted-desc':'sorted-asc');
+      var body=t.tBodies[0], rows=Array.prototype.slice.call(body.rows);
+      rows.sort(function(a,b){
+        var x=a.cells[col].dataset.v, y=b.cells[col].dataset.v;
+        if(col===0){return desc?y.localeCompare(x):x.localeCompare(y);}
+        x=x===''?-Infinity:+x; y=y===''?-Infinity:+y;
+        return desc?y-x:x-y;
+      });
+      rows.forEach(function(r){body.appendChild(r);});
+    });
+  });
+});"#;
+
+/// The static HTML page (`site/index.html`): one sortable table per dataset (click a header), split
+/// column groups, significance and dataset-version marks with p-values and hashes in tooltips, and
+/// the plots.
+pub fn html(boards: &[DatasetBoard]) -> String {
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lexbench leaderboard</title>\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><style>{STYLE}</style></head><body>\n\
+         <h1>lexbench leaderboard</h1>\n<p class=\"note\">Scores in %. Click a column header to sort. \
+         <span class=\"better\">▲</span>/<span class=\"worse\">▼</span>: significantly better/worse than \
+         <code>{BASELINE}</code> on the same split and dataset version (paired randomization test, 10,000 samples, \
+         Holm-corrected over each split's tests, α = {ALPHA}; hover a cell for p). \
+         <span class=\"stale\">†</span>: evaluated on a dataset version other than the one built now.</p>\n"
+    );
+    if boards.is_empty() {
+        s.push_str("<p>No entries yet.</p>\n");
+    }
+    for b in boards {
+        let _ = writeln!(s, "<h2>{}</h2>", esc(&b.name));
+        if let Some(h) = &b.current_hash {
+            let _ = writeln!(
+                s,
+                "<p class=\"note\">Dataset version <code title=\"{h}\">{}</code> · {} topics per split ranked {}.</p>",
+                short(h),
+                if b.pooled { "pooled:" } else { "corpus:" },
+                if b.pooled {
+                    "within each topic's pool"
+                } else {
+                    "over the whole corpus"
+                }
+            );
+        }
+        let _ = write!(
+            s,
+            "<table class=\"board\"><thead><tr><th rowspan=\"2\" class=\"sortable\" data-col=\"0\">System</th>"
+        );
+        for split in &b.splits {
+            let _ = write!(s, "<th colspan=\"{}\">{}</th>", b.measures.len(), esc(split));
+        }
+        s.push_str("</tr><tr>");
+        let mut col = 1;
+        for _ in &b.splits {
+            for m in &b.measures {
+                let _ = write!(s, "<th class=\"sortable\" data-col=\"{col}\">{}</th>", esc(m));
+                col += 1;
+            }
+        }
+        s.push_str("</tr></thead><tbody>\n");
+        for r in &b.rows {
+            let class = if is_baseline(&r.system) {
+                " class=\"baseline\""
+            } else {
+                ""
+            };
+            let desc = r
+                .description
+                .as_deref()
+                .map(|d| format!("<small>{}</small>", esc(d)))
+                .unwrap_or_default();
+            let _ = write!(
+                s,
+                "<tr{class}><td class=\"sys\" data-v=\"{0}\">{0}{desc}</td>",
+                esc(&r.system)
+            );
+            for split in &b.splits {
+                match r.cells.get(split) {
+                    Some(c) => {
+                        for (i, v) in c.scores.iter().enumerate() {
+                            let (cls, sym) = match c.sig[i] {
+                                Sig::Better => ("better", "▲"),
+                                Sig::Worse => ("worse", "▼"),
+                                _ => ("", ""),
+                            };
+                            let mut title = format!("entry {} · dataset {}", c.entry, short(&c.hash));
+                            if let Some(p) = c.p_holm[i] {
+                                let _ = write!(title, " · p (Holm) = {p:.4}");
+                            }
+                            let stale = if c.stale {
+                                "<span class=\"stale\" title=\"other dataset version\">†</span>"
+                            } else {
+                                ""
+                            };
+                            let _ = write!(
+                                s,
+                                "<td class=\"num\" data-v=\"{}\" title=\"{}\">{}<span class=\"{cls}\">{sym}</span>{stale}</td>",
+                                v.map_or(String::new(), |v| format!("{v:.6}")),
+                                esc(&title),
+                                pct(*v)
+                            );
+                        }
+                    }
+                    None => {
+                        for _ in &b.measures {
+                            s.push_str("<td class=\"num\" data-v=\"\">—</td>");
+                        }
+                    }
+                }
+            }
+            s.push_str("</tr>\n");
+        }
+        s.push_str("</tbody></table>\n");
+        for split in &b.splits {
+            let _ = writeln!(
+                s,
+                "<figure><img src=\"plots/{0}-{1}.svg\" alt=\"{0} {1}\"><figcaption>{0} · {1}</figcaption></figure>",
+                esc(&b.name),
+                esc(split)
+            );
+        }
+    }
+    let _ = write!(s, "<script>{SCRIPT}</script>\n</body></html>\n");
+    s
+}
+
+/// What [`render_site`] wrote.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// `DATA/leaderboard/index.md`.
+    pub markdown: PathBuf,
+    /// `DATA/leaderboard/site/index.html`.
+    pub html: PathBuf,
+    /// `DATA/leaderboard/site/plots/*.svg`.
+    pub plots: Vec<PathBuf>,
+    /// The tables.
+    pub boards: Vec<DatasetBoard>,
+    /// Entries skipped (newer schema).
+    pub skipped: Vec<String>,
+}
+
+/// Reads every entry under `DATA/leaderboard/entries`, and writes `index.md`, `site/index.html` and
+/// `site/plots/<dataset>-<split>.svg` atomically.
+pub fn render_site(data: &Path) -> Result<Rendered> {
+    let (entries, skipped) = read_all(&entries_dir(data))?;
+    let boards = build(&entries, |name| current_hash(data, name));
+    let dir = leaderboard_dir(data);
+    let md_path = dir.join("index.md");
+    let html_path = dir.join("site").join("index.html");
+    let mut plots = Vec::new();
+    for b in &boards {
+        for split in &b.splits {
+            let path = dir
+                .join("site")
+                .join("plots")
+                .join(format!("{}-{split}.svg", b.name));
+            plot_split(b, split, &path)?;
+            plots.push(path);
+        }
+    }
+    let md = markdown(&boards);
+    lexbench_core::io::write_atomic(&md_path, |w| std::io::Write::write_all(w, md.as_bytes()))?;
+    let page = html(&boards);
+    lexbench_core::io::write_atomic(&html_path, |w| std::io::Write::write_all(w, page.as_bytes()))?;
+    Ok(Rendered {
+        markdown: md_path,
+        html: html_path,
+        plots,
+        boards,
+        skipped,
+    })
+}

@@ -1,0 +1,189 @@
+//! `submit`: validate a run against the dataset split it claims, evaluate it, and record an entry.
+
+use std::path::{Path, PathBuf};
+
+use lexbench_core::dataset::sha256_file;
+use lexbench_core::{ReadOptions, Run, evaluate};
+
+use crate::card::{ModelCard, line_containing};
+use crate::dataset::DatasetView;
+use crate::entry::{DatasetRef, Entry, RunRef, SCHEMA_VERSION, entries_dir, now_rfc3339, write_new};
+use crate::error::{Error, Problem, Result, io_err};
+use crate::validate::{Report, validate_run};
+
+/// What the evaluator is, recorded in every entry.
+pub const EVALUATOR: &str = concat!(
+    "lexbench-core ",
+    env!("CARGO_PKG_VERSION"),
+    " (trec_eval -c semantics; R@k% cut-off max(1, ceil(k*n/100)))"
+);
+
+/// A submission.
+#[derive(Debug, Clone)]
+pub struct SubmitRequest<'a> {
+    /// The data directory (`DATA`).
+    pub data: &'a Path,
+    /// The TREC run file. A JSON sidecar beside it (`RUN` with extension `.json`) is read if present.
+    pub run: &'a Path,
+    /// The dataset it claims (`DATA/datasets/<dataset>`).
+    pub dataset: &'a str,
+    /// The split it ranks.
+    pub split: &'a str,
+    /// The system's name on the leaderboard.
+    pub name: &'a str,
+    /// A model card (TOML).
+    pub card: Option<&'a Path>,
+}
+
+/// An accepted submission.
+#[derive(Debug, Clone)]
+pub struct Submitted {
+    /// The entry written.
+    pub entry: Entry,
+    /// Where.
+    pub path: PathBuf,
+    /// What validation found.
+    pub report: Report,
+}
+
+/// Checks a system name: 1-80 printable characters, not only spaces.
+fn check_name(name: &str) -> Result<()> {
+    if name.trim().is_empty() || name.chars().count() > 80 || name.chars().any(char::is_control) {
+        return Err(Error::Param(format!(
+            "system name {name:?}: 1 to 80 printable characters, not blank"
+        )));
+    }
+    Ok(())
+}
+
+/// The sidecar path of a run: `RUN` with its extension replaced by `.json`.
+pub fn sidecar_path(run: &Path) -> PathBuf {
+    run.with_extension("json")
+}
+
+/// Validates, evaluates and records a submission. A run that does not fit the dataset is
+/// `Err(Error::Rejected)` with every problem named by file and line; nothing is written then.
+pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
+    check_name(req.name)?;
+    let view = DatasetView::load(req.data, req.dataset, req.split)?;
+    let hash = view.hash();
+    let mut problems = Vec::new();
+    let report = match validate_run(req.run, &view) {
+        Ok(r) => Some(r),
+        Err(Error::Rejected { problems: p }) => {
+            problems.extend(p);
+            None
+        }
+        Err(e) => return Err(e),
+    };
+
+    // Claims of the sidecar and the card must agree with the dataset.
+    let sidecar_file = sidecar_path(req.run);
+    let sidecar = if sidecar_file.is_file() && sidecar_file != req.run {
+        let text = std::fs::read_to_string(&sidecar_file).map_err(io_err(&sidecar_file))?;
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Format {
+            path: sidecar_file.clone(),
+            message: format!("line {}: {e}", e.line()),
+        })?;
+        let claims = [
+            ("dataset_hash", hash.as_str()),
+            ("dataset", req.dataset),
+            ("split", req.split),
+        ];
+        for (key, want) in claims {
+            if let Some(got) = v.get(key).and_then(serde_json::Value::as_str)
+                && got != want
+            {
+                problems.push(Problem {
+                    path: sidecar_file.clone(),
+                    line: line_containing(&text, &format!("\"{key}\"")),
+                    message: format!("the run was made for {key} {got}, but the submission is for {want}"),
+                });
+            }
+        }
+        Some(v)
+    } else {
+        None
+    };
+    let card = match req.card {
+        Some(path) => {
+            let (card, text) = ModelCard::read(path)?;
+            if let Some(h) = &card.dataset_hash
+                && *h != hash
+            {
+                problems.push(Problem {
+                    path: path.to_owned(),
+                    line: line_containing(&text, "dataset_hash"),
+                    message: format!(
+                        "dataset_hash {h} does not match dataset {} as built now ({hash})",
+                        req.dataset
+                    ),
+                });
+            }
+            Some(card)
+        }
+        None => None,
+    };
+    if !problems.is_empty() {
+        return Err(Error::Rejected { problems });
+    }
+    let report = report.unwrap_or_default();
+
+    let run = Run::read(
+        req.run,
+        &ReadOptions {
+            known_topics: Some(view.topics.clone()),
+        },
+    )?;
+    let measures = view.measures();
+    let pools = view.pool_sizes();
+    let ev = evaluate(&run, &view.qrels, &measures, pools.as_ref())?;
+    let names: Vec<String> = measures.iter().map(ToString::to_string).collect();
+    let mut warnings = report.warnings.clone();
+    let unjudged: Vec<_> = view
+        .topics
+        .iter()
+        .filter(|t| !view.qrels.topics.contains_key(*t))
+        .collect();
+    if !unjudged.is_empty() {
+        warnings.push(format!(
+            "{} topic(s) of the split have no judgments and are not scored",
+            unjudged.len()
+        ));
+    }
+    let mut entry = Entry {
+        schema_version: SCHEMA_VERSION,
+        id: String::new(),
+        system: req.name.trim().to_owned(),
+        submitted_at: now_rfc3339(),
+        card,
+        dataset: DatasetRef {
+            name: req.dataset.to_owned(),
+            split: req.split.to_owned(),
+            hash,
+            layout_version: view.manifest.layout_version,
+            pooled: view.pools.is_some(),
+            documents: view.corpus.len(),
+            topics: view.topics.len(),
+        },
+        evaluator: EVALUATOR.to_owned(),
+        run: RunRef {
+            file: req
+                .run
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            sha256: sha256_file(req.run)?,
+            tag: run.tag.clone(),
+            lines: report.lines,
+            sidecar,
+        },
+        scores: names.iter().cloned().zip(ev.mean.iter().copied()).collect(),
+        measures: names,
+        per_topic: ev.per_topic,
+        missing_topics: report.missing_topics.clone(),
+        warnings,
+    };
+    let path = write_new(&entries_dir(req.data), &mut entry)?;
+    Ok(Submitted { entry, path, report })
+}

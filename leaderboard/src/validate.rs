@@ -1,0 +1,176 @@
+//! Run validation against the dataset split a submission claims.
+//!
+//! Every line of the run is checked and each problem is reported with its line, up to
+//! [`MAX_PROBLEMS`]: the six TREC columns (`topic Q0 doc rank score tag`), an integer rank, a finite
+//! score, a topic of the split, a document among the topic's candidates (its pool for ECtHR, the
+//! corpus for BSARD), and no document twice for a topic (both lines named). Topics of the split the
+//! run leaves out are not an error: they are reported and score 0, as with `trec_eval -c`. Tied scores
+//! are warned about, because the ranking among them then comes from the doc ids (trec_eval's rule),
+//! not from the system.
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::BufRead;
+use std::path::Path;
+
+use lexbench_core::TopicId;
+
+use crate::dataset::DatasetView;
+use crate::error::{Error, Problem, Result, io_err};
+
+/// At most this many problems are listed in a rejection.
+pub const MAX_PROBLEMS: usize = 50;
+
+/// What validation found in an acceptable run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    /// Records (non-blank lines).
+    pub lines: usize,
+    /// The run tags seen (normally one).
+    pub tags: BTreeSet<String>,
+    /// Topics of the split with no line in the run (they score 0).
+    pub missing_topics: Vec<TopicId>,
+    /// Topics with at least two documents at the same score.
+    pub topics_with_ties: usize,
+    /// Human-readable warnings (missing topics, ties, several tags).
+    pub warnings: Vec<String>,
+}
+
+/// Checks the run file at `path` against `view`; `Err(Error::Rejected)` lists every problem found.
+pub fn validate_run(path: &Path, view: &DatasetView) -> Result<Report> {
+    let file = std::fs::File::open(path).map_err(io_err(path))?;
+    let reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut problems = Vec::new();
+    let mut report = Report::default();
+    let mut first_line: HashMap<(String, String), usize> = HashMap::new();
+    let mut scores: HashMap<String, Vec<f64>> = HashMap::new();
+    let problem = |line: usize, message: String, problems: &mut Vec<Problem>| {
+        if problems.len() < MAX_PROBLEMS {
+            problems.push(Problem {
+                path: path.to_owned(),
+                line: Some(line),
+                message,
+            });
+        }
+    };
+    for (i, line) in reader.lines().enumerate() {
+        let line_no = i + 1;
+        let line = line.map_err(io_err(path))?;
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        if cols.is_empty() {
+            continue;
+        }
+        report.lines += 1;
+        if cols.len() != 6 {
+            problem(
+                line_no,
+                format!(
+                    "expected 6 columns (topic Q0 doc rank score tag), found {}",
+                    cols.len()
+                ),
+                &mut problems,
+            );
+            continue;
+        }
+        let (topic, doc, rank, score, tag) = (cols[0], cols[2], cols[3], cols[4], cols[5]);
+        if rank.parse::<i64>().is_err() {
+            problem(line_no, format!("rank {rank:?} is not an integer"), &mut problems);
+        }
+        let score_value = score.parse::<f64>().ok().filter(|s| s.is_finite());
+        if score_value.is_none() {
+            problem(
+                line_no,
+                format!("score {score:?} is not a finite number"),
+                &mut problems,
+            );
+        }
+        if !view.topics.contains(topic) {
+            problem(
+                line_no,
+                format!(
+                    "unknown topic {topic}: not in split {} of dataset {}",
+                    view.split, view.name
+                ),
+                &mut problems,
+            );
+            continue;
+        }
+        if !view.is_candidate(topic, doc) {
+            let place = if view.pools.is_some() {
+                format!("the pool of topic {topic}")
+            } else {
+                format!("the corpus of dataset {}", view.name)
+            };
+            problem(
+                line_no,
+                format!("document {doc} is not in {place}"),
+                &mut problems,
+            );
+        }
+        if let Some(first) = first_line.insert((topic.to_owned(), doc.to_owned()), line_no) {
+            problem(
+                line_no,
+                format!("duplicate document {doc} for topic {topic} (first on line {first})"),
+                &mut problems,
+            );
+        }
+        report.tags.insert(tag.to_owned());
+        if let Some(s) = score_value {
+            scores.entry(topic.to_owned()).or_default().push(s);
+        }
+    }
+    if report.lines == 0 {
+        problems.push(Problem {
+            path: path.to_owned(),
+            line: None,
+            message: "the run is empty".into(),
+        });
+    }
+    if !problems.is_empty() {
+        return Err(Error::Rejected { problems });
+    }
+    report.missing_topics = view
+        .topics
+        .iter()
+        .filter(|t| !scores.contains_key(t.as_str()))
+        .cloned()
+        .collect();
+    report.topics_with_ties = scores
+        .values_mut()
+        .map(|s| {
+            s.sort_by(f64::total_cmp);
+            s.windows(2).any(|w| w[0] == w[1])
+        })
+        .filter(|tied| *tied)
+        .count();
+    if !report.missing_topics.is_empty() {
+        let shown: Vec<&str> = report
+            .missing_topics
+            .iter()
+            .take(5)
+            .map(TopicId::as_str)
+            .collect();
+        report.warnings.push(format!(
+            "{} of {} topics of the split have no results and score 0 ({}{})",
+            report.missing_topics.len(),
+            view.topics.len(),
+            shown.join(", "),
+            if report.missing_topics.len() > 5 {
+                ", …"
+            } else {
+                ""
+            }
+        ));
+    }
+    if report.topics_with_ties > 0 {
+        report.warnings.push(format!(
+            "{} topic(s) have tied scores; ties are ordered by doc id descending (trec_eval)",
+            report.topics_with_ties
+        ));
+    }
+    if report.tags.len() > 1 {
+        report
+            .warnings
+            .push(format!("the run has {} different tags", report.tags.len()));
+    }
+    Ok(report)
+}

@@ -1,0 +1,483 @@
+//! Properties checked, on tiny datasets written in the test with the core layout types:
+//! - each malformed run is rejected with every problem named by file and line — bad columns, a bad
+//!   number, an unknown topic, a document outside the topic's pool (or the corpus), a duplicate
+//!   document (both lines), a dataset hash in the sidecar or model card that is not the dataset's —
+//!   and the leaderboard directory is byte-for-byte unchanged after a rejection;
+//! - an accepted run's entry holds exactly the scores of `lexbench_core::evaluate` on the same run,
+//!   the task's measures (pooled: R@k%; corpus: R@100/200/500, AP, RPrec), the run's sha256, the
+//!   dataset hash, missing topics and a ties warning;
+//! - entries are never overwritten, and concurrent submissions all land with distinct names;
+//! - the board marks a clearly better system ▲ against BM25 (paired randomization + Holm), leaves a
+//!   coin-flip system unmarked, and marks † an entry on a dataset version that is no longer current;
+//!   Markdown is snapshot-tested, HTML is checked for its sortable table and plots;
+//! - regression files come out OK / OKish / FAIL as their tolerances say.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use lexbench_core::dataset::{CorpusDoc, DatasetManifest, DatasetTopic};
+use lexbench_core::{DocId, Pool, PoolSizes, Qrels, QueryId, ReadOptions, Run, Split, TopicId, evaluate};
+use lexbench_leaderboard::board::Sig;
+use lexbench_leaderboard::regression::{Expectations, Status, check};
+use lexbench_leaderboard::{Error, SubmitRequest, render_site, submit};
+
+const TOPICS: usize = 30;
+const POOL: usize = 20;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lexbench-lb-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn topic(i: usize) -> String {
+    format!("q{i}/001-{}", 1000 + i)
+}
+fn doc(i: usize, j: usize) -> String {
+    format!("001-{}:{}", 1000 + i, j + 1)
+}
+
+/// A pooled dataset (ECtHR-like): TOPICS topics, each ranking its own judgment's POOL paragraphs, the
+/// relevant ones being paragraphs 3 and 7. `salt` changes one corpus text (a new dataset version).
+fn pooled_dataset(data: &Path, salt: &str) -> String {
+    let ds = data.join("datasets/mini");
+    std::fs::create_dir_all(ds.join("splits")).unwrap();
+    std::fs::create_dir_all(ds.join("qrels")).unwrap();
+    let mut corpus = Vec::new();
+    let mut topics = Vec::new();
+    let mut pools = Vec::new();
+    let mut qrels = Qrels::default();
+    for i in 0..TOPICS {
+        let t = TopicId::new(topic(i)).unwrap();
+        topics.push(DatasetTopic {
+            topic: t.clone(),
+            query: QueryId::new(format!("q{i}")).unwrap(),
+            text: format!("query {i}"),
+            item: None,
+            guide: None,
+        });
+        let docs: Vec<DocId> = (0..POOL).map(|j| DocId::new(doc(i, j)).unwrap()).collect();
+        for d in &docs {
+            corpus.push(CorpusDoc {
+                doc: d.clone(),
+                text: format!("text of {d} {salt}"),
+                item: None,
+                num: None,
+                section: None,
+            });
+        }
+        qrels.insert(t.clone(), docs[2].clone(), 1);
+        qrels.insert(t.clone(), docs[6].clone(), 1);
+        pools.push(Pool { topic: t, docs });
+    }
+    lexbench_core::io::write_jsonl(&ds.join("corpus.jsonl"), &corpus).unwrap();
+    lexbench_core::io::write_jsonl(&ds.join("queries.jsonl"), &topics).unwrap();
+    lexbench_core::io::write_jsonl(&ds.join("pools.jsonl"), &pools).unwrap();
+    qrels.write(&ds.join("qrels/test.tsv")).unwrap();
+    let split = Split {
+        dataset: "mini".into(),
+        name: "test".into(),
+        topics: topics.iter().map(|t| t.topic.clone()).collect(),
+    };
+    std::fs::write(
+        ds.join("splits/test.json"),
+        serde_json::to_string(&split).unwrap(),
+    )
+    .unwrap();
+    DatasetManifest::write_for(&ds, "mini", "test")
+        .unwrap()
+        .dataset_hash()
+}
+
+/// A run file: for each topic, the pool in the order given by `order(i)` (paragraph indices).
+fn write_run(path: &Path, tag: &str, topics: usize, order: impl Fn(usize) -> Vec<usize>) {
+    let mut s = String::new();
+    for i in 0..topics {
+        for (r, j) in order(i).into_iter().enumerate() {
+            s.push_str(&format!(
+                "{} Q0 {} {} {} {tag}\n",
+                topic(i),
+                doc(i, j),
+                r + 1,
+                100 - r
+            ));
+        }
+    }
+    std::fs::write(path, s).unwrap();
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot_dir(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        for e in rd {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p.clone(), std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+fn req<'a>(data: &'a Path, run: &'a Path, name: &'a str) -> SubmitRequest<'a> {
+    SubmitRequest {
+        data,
+        run,
+        dataset: "mini",
+        split: "test",
+        name,
+        card: None,
+    }
+}
+
+fn rejection(res: lexbench_leaderboard::Result<lexbench_leaderboard::Submitted>) -> Vec<String> {
+    match res {
+        Err(Error::Rejected { problems }) => problems.iter().map(ToString::to_string).collect(),
+        other => panic!("expected a rejection, got {other:?}"),
+    }
+}
+
+#[test]
+fn malformed_runs_are_rejected_naming_the_line_and_change_nothing() {
+    let data = scratch("reject");
+    let hash = pooled_dataset(&data, "");
+    // One good entry and a rendered board first, so "unchanged" is about real files.
+    let good = data.join("good.trec");
+    write_run(&good, "good", TOPICS, |_| (0..POOL).collect());
+    submit(&req(&data, &good, "good")).unwrap();
+    render_site(&data).unwrap();
+    let before = snapshot_dir(&data.join("leaderboard"));
+    assert!(before.keys().any(|p| p.ends_with("index.md")));
+
+    let bad = data.join("bad.trec");
+    let path = bad.display().to_string();
+    let head = format!("{} Q0 {} 1 9 t\n", topic(0), doc(0, 0));
+    let cases: Vec<(&str, String, Vec<String>)> = vec![
+        (
+            "bad columns",
+            format!("{head}{} Q0 {} 2 8\n", topic(0), doc(0, 1)),
+            vec![format!(
+                "{path}:2: expected 6 columns (topic Q0 doc rank score tag), found 5"
+            )],
+        ),
+        (
+            "bad score",
+            format!("{head}{} Q0 {} 2 high t\n", topic(0), doc(0, 1)),
+            vec![format!("{path}:2: score \"high\" is not a finite number")],
+        ),
+        (
+            "unknown topic",
+            format!("{head}q99/001-9 Q0 {} 2 8 t\n", doc(0, 1)),
+            vec![format!(
+                "{path}:2: unknown topic q99/001-9: not in split test of dataset mini"
+            )],
+        ),
+        (
+            "outside the pool",
+            format!("{head}{} Q0 {} 2 8 t\n", topic(0), doc(1, 0)),
+            vec![format!(
+                "{path}:2: document {} is not in the pool of topic {}",
+                doc(1, 0),
+                topic(0)
+            )],
+        ),
+        (
+            "duplicate",
+            format!(
+                "{head}{} Q0 {} 2 8 t\n{} Q0 {} 3 7 t\n",
+                topic(0),
+                doc(0, 1),
+                topic(0),
+                doc(0, 0)
+            ),
+            vec![format!(
+                "{path}:3: duplicate document {} for topic {} (first on line 1)",
+                doc(0, 0),
+                topic(0)
+            )],
+        ),
+    ];
+    for (what, text, want) in cases {
+        std::fs::write(&bad, text).unwrap();
+        assert_eq!(rejection(submit(&req(&data, &bad, what))), want, "{what}");
+        assert_eq!(
+            snapshot_dir(&data.join("leaderboard")),
+            before,
+            "{what}: leaderboard changed"
+        );
+    }
+
+    // Several problems at once are all listed.
+    std::fs::write(&bad, format!("{head}x\n{} Q0 {} 3 7 t\n", topic(0), doc(5, 5))).unwrap();
+    assert_eq!(rejection(submit(&req(&data, &bad, "many"))).len(), 2);
+
+    // Wrong dataset hash: in the run's sidecar (bad.json) and in the model card; named by line.
+    write_run(&bad, "t", TOPICS, |_| (0..POOL).collect());
+    let sidecar = data.join("bad.json");
+    std::fs::write(
+        &sidecar,
+        "{\n  \"system\": \"x\",\n  \"dataset_hash\": \"0000\"\n}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        rejection(submit(&req(&data, &bad, "stale"))),
+        vec![format!(
+            "{}:3: the run was made for dataset_hash 0000, but the submission is for {hash}",
+            sidecar.display()
+        )]
+    );
+    std::fs::remove_file(&sidecar).unwrap();
+    let card = data.join("card.toml");
+    std::fs::write(&card, "description = \"x\"\n\ndataset_hash = \"abc\"\n").unwrap();
+    let mut r = req(&data, &bad, "carded");
+    r.card = Some(&card);
+    let got = rejection(submit(&r));
+    assert_eq!(got.len(), 1);
+    assert!(
+        got[0].starts_with(&format!(
+            "{}:3: dataset_hash abc does not match dataset mini",
+            card.display()
+        )),
+        "{got:?}"
+    );
+    assert_eq!(
+        snapshot_dir(&data.join("leaderboard")),
+        before,
+        "leaderboard changed"
+    );
+}
+
+#[test]
+fn entry_scores_are_the_evaluator_scores() {
+    let data = scratch("accept");
+    let hash = pooled_dataset(&data, "");
+    let run_path = data.join("r.trec");
+    // Topic 0 is left out; topic 1 has tied scores; others rank the pool backwards.
+    let mut text = String::new();
+    for i in 1..TOPICS {
+        for j in 0..POOL {
+            let score = if i == 1 { 1.0 } else { j as f64 };
+            text.push_str(&format!("{} Q0 {} {} {score} sys\n", topic(i), doc(i, j), j + 1));
+        }
+    }
+    std::fs::write(&run_path, text).unwrap();
+    let card = data.join("card.toml");
+    std::fs::write(
+        &card,
+        format!("description = \"reverse order\"\nauthors = [\"T. Est\"]\ndataset_hash = \"{hash}\"\n"),
+    )
+    .unwrap();
+    let mut r = req(&data, &run_path, "Reverse");
+    r.card = Some(&card);
+    let sub = submit(&r).unwrap();
+    let e = &sub.entry;
+    assert_eq!(e.measures, vec!["R@2%", "R@5%", "R@10%"]);
+    assert_eq!(e.dataset.hash, hash);
+    assert_eq!(
+        (e.dataset.topics, e.dataset.documents, e.dataset.pooled),
+        (TOPICS, TOPICS * POOL, true)
+    );
+    assert_eq!(
+        e.run.sha256,
+        lexbench_core::dataset::sha256_file(&run_path).unwrap()
+    );
+    assert_eq!(e.missing_topics, vec![TopicId::new(topic(0)).unwrap()]);
+    assert!(
+        e.warnings.iter().any(|w| w.contains("tied scores")),
+        "{:?}",
+        e.warnings
+    );
+    assert_eq!(e.card.as_ref().unwrap().authors, vec!["T. Est"]);
+    // The same numbers as evaluating the run directly.
+    let ds = data.join("datasets/mini");
+    let run = Run::read(&run_path, &ReadOptions::default()).unwrap();
+    let qrels = Qrels::read(&ds.join("qrels/test.tsv"), &ReadOptions::default()).unwrap();
+    let pools = PoolSizes::read(&ds.join("pools.jsonl")).unwrap();
+    let measures = lexbench_core::Measure::parse_list("R@2%,R@5%,R@10%").unwrap();
+    let ev = evaluate(&run, &qrels, &measures, Some(&pools)).unwrap();
+    for (m, v) in measures.iter().zip(&ev.mean) {
+        assert_eq!(e.scores[&m.to_string()], *v, "{m}");
+    }
+    assert_eq!(e.per_topic, ev.per_topic);
+    // The file on disk is that entry.
+    let back: lexbench_leaderboard::Entry =
+        serde_json::from_str(&std::fs::read_to_string(&sub.path).unwrap()).unwrap();
+    assert_eq!(&back, e);
+    assert_eq!(sub.path.file_stem().unwrap().to_string_lossy(), e.id);
+}
+
+#[test]
+fn corpus_tasks_use_the_bsard_measures_and_the_corpus_as_candidates() {
+    let data = scratch("corpus");
+    pooled_dataset(&data, "");
+    std::fs::remove_file(data.join("datasets/mini/pools.jsonl")).unwrap();
+    DatasetManifest::write_for(&data.join("datasets/mini"), "mini", "test").unwrap();
+    let run_path = data.join("r.trec");
+    // Any corpus document is a candidate now, even another judgment's paragraph.
+    std::fs::write(
+        &run_path,
+        format!(
+            "{} Q0 {} 1 2 s\n{} Q0 {} 2 1 s\n",
+            topic(0),
+            doc(3, 2),
+            topic(0),
+            doc(0, 2)
+        ),
+    )
+    .unwrap();
+    let e = submit(&req(&data, &run_path, "s")).unwrap().entry;
+    assert_eq!(e.measures, vec!["R@100", "R@200", "R@500", "AP", "RPrec"]);
+    assert!(!e.dataset.pooled);
+    std::fs::write(&run_path, format!("{} Q0 nowhere 1 2 s\n", topic(0))).unwrap();
+    let path = run_path.display();
+    assert_eq!(
+        rejection(submit(&req(&data, &run_path, "s"))),
+        vec![format!(
+            "{path}:1: document nowhere is not in the corpus of dataset mini"
+        )]
+    );
+}
+
+#[test]
+fn concurrent_submissions_all_land_and_never_overwrite() {
+    let data = scratch("concurrent");
+    pooled_dataset(&data, "");
+    let run_path = data.join("r.trec");
+    write_run(&run_path, "same", TOPICS, |_| (0..POOL).collect());
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let (data, run_path) = (data.clone(), run_path.clone());
+            // Same system name, same run, same moment: the names must still differ.
+            std::thread::spawn(move || submit(&req(&data, &run_path, "same")).unwrap().path)
+        })
+        .collect();
+    let mut paths: Vec<PathBuf> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    paths.sort();
+    paths.dedup();
+    assert_eq!(paths.len(), 8);
+    let (entries, _) = lexbench_leaderboard::entry::read_all(&data.join("leaderboard/entries")).unwrap();
+    assert_eq!(entries.len(), 8);
+    // No temporary files are left behind.
+    let names: Vec<String> = std::fs::read_dir(data.join("leaderboard/entries"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().all(|n| n.ends_with(".json") && !n.starts_with('.')),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn board_significance_stale_marks_and_rendering() {
+    let data = scratch("board");
+    let old_hash = pooled_dataset(&data, "");
+    // BM25 finds a relevant paragraph at rank 2 on even topics and misses both on odd ones; the
+    // oracle ranks both first; the coin flip swaps BM25's fortunes topic by topic.
+    let bm25 = data.join("bm25.trec");
+    write_run(&bm25, "bm25", TOPICS, |i| {
+        if i % 2 == 0 {
+            [vec![0, 2], (0..POOL).filter(|j| *j != 0 && *j != 2).collect()].concat()
+        } else {
+            (8..POOL).chain(0..8).collect()
+        }
+    });
+    let oracle = data.join("oracle.trec");
+    write_run(&oracle, "oracle", TOPICS, |_| {
+        [vec![2, 6], (0..POOL).filter(|j| *j != 2 && *j != 6).collect()].concat()
+    });
+    let coin = data.join("coin.trec");
+    write_run(&coin, "coin", TOPICS, |i| {
+        if i % 2 == 1 {
+            [vec![0, 2], (0..POOL).filter(|j| *j != 0 && *j != 2).collect()].concat()
+        } else {
+            (8..POOL).chain(0..8).collect()
+        }
+    });
+    submit(&req(&data, &bm25, "BM25")).unwrap();
+    submit(&req(&data, &oracle, "oracle")).unwrap();
+    submit(&req(&data, &coin, "coin")).unwrap();
+    // An entry on an older dataset version: rebuild, resubmit bm25 and oracle, keep "legacy" old.
+    let legacy = data.join("legacy.trec");
+    write_run(&legacy, "legacy", TOPICS, |_| (0..POOL).collect());
+    submit(&req(&data, &legacy, "legacy")).unwrap();
+    let new_hash = pooled_dataset(&data, "v2");
+    assert_ne!(old_hash, new_hash);
+    submit(&req(&data, &bm25, "BM25")).unwrap();
+    submit(&req(&data, &oracle, "oracle")).unwrap();
+    submit(&req(&data, &coin, "coin")).unwrap();
+
+    let out = render_site(&data).unwrap();
+    let b = &out.boards[0];
+    assert_eq!(b.current_hash.as_deref(), Some(new_hash.as_str()));
+    let row = |s: &str| b.rows.iter().find(|r| r.system == s).unwrap().cells["test"].clone();
+    assert_eq!(row("oracle").sig, vec![Sig::Better; 3]);
+    assert_eq!(row("coin").sig, vec![Sig::Same; 3]);
+    assert_eq!(
+        row("BM25").sig,
+        vec![Sig::Baseline; 3],
+        "the baseline is matched ignoring case"
+    );
+    assert!(row("legacy").stale && !row("oracle").stale);
+    assert_eq!(
+        row("legacy").sig,
+        vec![Sig::Untested; 3],
+        "other dataset version: not tested"
+    );
+    assert_eq!(row("oracle").hash, new_hash);
+    assert_eq!(b.rows[0].system, "oracle", "sorted by R@10%");
+
+    let md = std::fs::read_to_string(&out.markdown).unwrap();
+    insta::assert_snapshot!("board_markdown", md.replace(&new_hash[..12], "[current]"));
+    let html = std::fs::read_to_string(&out.html).unwrap();
+    assert!(
+        html.contains("<table class=\"board\">")
+            && html.contains("class=\"sortable\" data-col=\"3\">R@10%</th>")
+    );
+    assert!(html.contains("plots/mini-test.svg") && html.contains("<span class=\"stale\""));
+    let svg = std::fs::read_to_string(&out.plots[0]).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("oracle") && svg.contains("R@5%"),
+        "{}",
+        &svg[..200.min(svg.len())]
+    );
+
+    // Regression expectations against these entries (coin: R@10% = 0.5 exactly, half the topics 1/2).
+    let file = data.join("coin.toml");
+    std::fs::write(
+        &file,
+        "dataset = \"mini\"\nsplit = \"test\"\nsystem = \"coin\"\nok = 0.01\nokish = 0.05\n\
+         [corpus]\ndocuments = 600\ntopics = 30\n\
+         [measures]\n\"R@10%\" = { expected = 0.25 }\n\"R@5%\" = { expected = 0.03 }\n\"R@2%\" = { expected = 0.9 }\n",
+    )
+    .unwrap();
+    let exp = Expectations::read(&file).unwrap();
+    let (entries, _) = lexbench_leaderboard::entry::read_all(&data.join("leaderboard/entries")).unwrap();
+    let got: Vec<(String, Status)> = check(&file, &exp, &entries, Some(&new_hash))
+        .into_iter()
+        .map(|o| (o.check, o.status))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("documents".into(), Status::Ok),
+            ("topics".into(), Status::Ok),
+            ("R@10%".into(), Status::Ok),
+            ("R@2%".into(), Status::Fail),
+            ("R@5%".into(), Status::OkIsh),
+        ]
+    );
+    std::fs::write(
+        &file,
+        "dataset = \"mini\"\nsplit = \"test\"\nsystem = \"x\"\nbogus = 1\n[measures]\n",
+    )
+    .unwrap();
+    let err = Expectations::read(&file).unwrap_err().to_string();
+    assert!(err.contains("line 4"), "{err}");
+}

@@ -1,0 +1,433 @@
+//! End-to-end tests of `lexbench run bm25`, `lexbench submit` and `lexbench leaderboard`.
+//!
+//! Properties checked, on tiny datasets written here in the core layout:
+//! - `run bm25` writes DATA/runs/D/S/bm25.trec and bm25.json (config with the resolved analyzer, seed,
+//!   dataset hash, timings); a pooled dataset ranks only each topic's pool; `--k1/--b` reach the
+//!   sidecar; out-of-range parameters exit 2;
+//! - the BM25 ranking is sensible on both languages (the paragraph about the query ranks first; French
+//!   matches across accents and inflections);
+//! - `submit` accepts the run, and the entry's scores equal `lexbench eval` of the same run with the
+//!   dataset's qrels and pools; a malformed run exits 1 naming the line and leaves the leaderboard
+//!   untouched;
+//! - `leaderboard` writes index.md, site/index.html and a plot listing the system, and `--check`
+//!   prints OK / OKish / FAIL and exits 1 on a FAIL.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use lexbench_core::dataset::{CorpusDoc, DatasetManifest, DatasetTopic};
+use lexbench_core::{DocId, Pool, Qrels, QueryId, Split, TopicId};
+
+fn lexbench(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lexbench"))
+        .args(args)
+        .env("LEXBENCH_DATA", data)
+        .env("LEXBENCH_GIT_REV", "test-revision")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run lexbench")
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lexbench-cli-run-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn d(s: &str) -> DocId {
+    DocId::new(s).unwrap()
+}
+
+/// ECtHR-like: two judgments of four paragraphs; two queries, each paired with both judgments.
+fn ecthr_like(data: &Path) -> String {
+    let ds = data.join("datasets/mini-ecthr");
+    std::fs::create_dir_all(ds.join("splits")).unwrap();
+    let paras = [
+        (
+            "001-100001:1",
+            "The applicant was born in 1970 and lives in Kyiv.",
+        ),
+        (
+            "001-100001:2",
+            "He complained that he had been tortured by police officers during questioning.",
+        ),
+        (
+            "001-100001:3",
+            "The Government contested the admissibility of the application.",
+        ),
+        (
+            "001-100001:4",
+            "The Court reiterates that the right to a fair trial includes access to a lawyer.",
+        ),
+        ("001-100002:1", "The applicant company publishes a newspaper."),
+        (
+            "001-100002:2",
+            "The domestic courts ordered the newspaper to pay damages for defamation.",
+        ),
+        (
+            "001-100002:3",
+            "Freedom of expression protects journalists reporting on matters of public interest.",
+        ),
+        (
+            "001-100002:4",
+            "The applicant was ill-treated in police custody, which amounts to torture.",
+        ),
+    ];
+    let corpus: Vec<CorpusDoc> = paras
+        .iter()
+        .map(|(id, t)| CorpusDoc {
+            doc: d(id),
+            text: (*t).into(),
+            item: None,
+            num: None,
+            section: None,
+        })
+        .collect();
+    let queries = [
+        (
+            "torture",
+            "Prohibition of torture. Ill-treatment by police officers",
+        ),
+        ("expression", "Freedom of expression of journalists and the press"),
+    ];
+    let mut topics = Vec::new();
+    let mut pools = Vec::new();
+    let mut qrels = Qrels::default();
+    for (q, text) in queries {
+        for item in ["001-100001", "001-100002"] {
+            let t = TopicId::new(format!("{q}/{item}")).unwrap();
+            topics.push(DatasetTopic {
+                topic: t.clone(),
+                query: QueryId::new(q).unwrap(),
+                text: text.into(),
+                item: None,
+                guide: None,
+            });
+            pools.push(Pool {
+                topic: t.clone(),
+                docs: (1..=4).map(|n| d(&format!("{item}:{n}"))).collect(),
+            });
+            let rel = match (q, item) {
+                ("torture", "001-100001") => "001-100001:2",
+                ("torture", _) => "001-100002:4",
+                (_, "001-100001") => "001-100001:4",
+                _ => "001-100002:3",
+            };
+            qrels.insert(t, d(rel), 1);
+        }
+    }
+    lexbench_core::io::write_jsonl(&ds.join("corpus.jsonl"), &corpus).unwrap();
+    lexbench_core::io::write_jsonl(&ds.join("queries.jsonl"), &topics).unwrap();
+    lexbench_core::io::write_jsonl(&ds.join("pools.jsonl"), &pools).unwrap();
+    qrels.write(&ds.join("qrels/test.tsv")).unwrap();
+    let split = Split {
+        dataset: "mini-ecthr".into(),
+        name: "test".into(),
+        topics: topics.iter().map(|t| t.topic.clone()).collect(),
+    };
+    std::fs::write(
+        ds.join("splits/test.json"),
+        serde_json::to_string(&split).unwrap(),
+    )
+    .unwrap();
+    DatasetManifest::write_for(&ds, "mini-ecthr", "test")
+        .unwrap()
+        .dataset_hash()
+}
+
+/// BSARD-like: French articles, no pools.
+fn bsard_like(data: &Path) {
+    let ds = data.join("datasets/bsard-mini");
+    std::fs::create_dir_all(ds.join("splits")).unwrap();
+    let arts = [
+        (
+            "1",
+            "Le bailleur est tenu de délivrer au preneur le bien loué en bon état de réparations.",
+        ),
+        (
+            "2",
+            "Les héritiers succèdent aux biens du défunt selon l'ordre établi par la loi.",
+        ),
+        (
+            "3",
+            "Le travailleur a droit à un préavis en cas de licenciement par l'employeur.",
+        ),
+        (
+            "4",
+            "L'étranger qui séjourne illégalement sur le territoire peut être éloigné.",
+        ),
+    ];
+    let corpus: Vec<CorpusDoc> = arts
+        .iter()
+        .map(|(id, t)| CorpusDoc {
+            doc: d(id),
+            text: (*t).into(),
+            item: None,
+            num: None,
+            section: None,
+        })
+        .collect();
+    let qs = [
+        ("q1", "Mon employeur peut-il me licencier sans preavis ?", "3"),
+        ("q2", "Qui herite des biens quand un parent decede ?", "2"),
+    ];
+    let mut qrels = Qrels::default();
+    let topics: Vec<DatasetTopic> = qs
+        .iter()
+        .map(|(q, text, rel)| {
+            qrels.insert(TopicId::new(*q).unwrap(), d(rel), 1);
+            DatasetTopic {
+                topic: TopicId::new(*q).unwrap(),
+                query: QueryId::new(*q).unwrap(),
+                text: (*text).into(),
+                item: None,
+                guide: None,
+            }
+        })
+        .collect();
+    lexbench_core::io::write_jsonl(&ds.join("corpus.jsonl"), &corpus).unwrap();
+    lexbench_core::io::write_jsonl(&ds.join("queries.jsonl"), &topics).unwrap();
+    qrels.write(&ds.join("qrels/test.tsv")).unwrap();
+    let split = Split {
+        dataset: "bsard-mini".into(),
+        name: "test".into(),
+        topics: topics.iter().map(|t| t.topic.clone()).collect(),
+    };
+    std::fs::write(
+        ds.join("splits/test.json"),
+        serde_json::to_string(&split).unwrap(),
+    )
+    .unwrap();
+    DatasetManifest::write_for(&ds, "bsard-mini", "test").unwrap();
+}
+
+#[test]
+fn run_submit_leaderboard_on_a_pooled_dataset() {
+    let data = scratch("pooled");
+    let hash = ecthr_like(&data);
+    let out = ok(&lexbench(
+        &data,
+        &["run", "bm25", "--dataset", "mini-ecthr", "--split", "test"],
+    ));
+    assert!(out.contains("ranked 4 topics"), "{out}");
+    let run = data.join("runs/mini-ecthr/test/bm25.trec");
+    let text = std::fs::read_to_string(&run).unwrap();
+    // Each topic ranks exactly its pool (4 paragraphs of its own judgment), the relevant one first.
+    for topic in [
+        "torture/001-100001",
+        "torture/001-100002",
+        "expression/001-100001",
+        "expression/001-100002",
+    ] {
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with(&format!("{topic} ")))
+            .collect();
+        assert_eq!(lines.len(), 4, "{topic}\n{text}");
+        let item = topic.split('/').nth(1).unwrap();
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.split_whitespace().nth(2).unwrap().starts_with(item))
+        );
+    }
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("torture/001-100001 Q0 001-100001:2 1 ")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("expression/001-100002 Q0 001-100002:3 1 ")),
+        "{text}"
+    );
+    let side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("runs/mini-ecthr/test/bm25.json")).unwrap())
+            .unwrap();
+    assert_eq!(side["dataset_hash"], hash.as_str());
+    assert_eq!(side["git_revision"], "test-revision");
+    assert_eq!(side["config"]["k1"], 0.9);
+    assert_eq!(side["config"]["language"], "english");
+    assert_eq!(side["seed"], 0);
+    assert!(side["timings"]["index_s"].as_f64().is_some());
+
+    // Submit; the entry's scores are `lexbench eval`'s.
+    let sub = ok(&lexbench(
+        &data,
+        &[
+            "submit",
+            run.to_str().unwrap(),
+            "--dataset",
+            "mini-ecthr",
+            "--split",
+            "test",
+            "--name",
+            "BM25",
+            "--format",
+            "json",
+        ],
+    ));
+    let entry: serde_json::Value = serde_json::from_str(&sub).unwrap();
+    let ds = data.join("datasets/mini-ecthr");
+    let ev = ok(&lexbench(
+        &data,
+        &[
+            "eval",
+            run.to_str().unwrap(),
+            ds.join("qrels/test.tsv").to_str().unwrap(),
+            "--pools",
+            ds.join("pools.jsonl").to_str().unwrap(),
+            "--measures",
+            "R@2%,R@5%,R@10%",
+            "--format",
+            "json",
+        ],
+    ));
+    let ev: serde_json::Value = serde_json::from_str(&ev).unwrap();
+    for m in ["R@2%", "R@5%", "R@10%"] {
+        assert_eq!(entry["scores"][m], ev["measures"][m], "{m}");
+    }
+    assert_eq!(entry["scores"]["R@10%"], 1.0);
+    assert_eq!(entry["run"]["sidecar"]["system"], "bm25");
+
+    // A bad run: exit 1, the line named, nothing written.
+    let board = ok(&lexbench(&data, &["leaderboard"]));
+    assert!(board.contains("index.html"), "{board}");
+    let before: Vec<_> = std::fs::read_dir(data.join("leaderboard/entries"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let md_before = std::fs::read(data.join("leaderboard/index.md")).unwrap();
+    let bad = data.join("bad.trec");
+    std::fs::write(
+        &bad,
+        "torture/001-100001 Q0 001-100001:2 1 3 x\ntorture/001-100001 Q0 001-100002:1 2 2 x\n",
+    )
+    .unwrap();
+    let out = lexbench(
+        &data,
+        &[
+            "submit",
+            bad.to_str().unwrap(),
+            "--dataset",
+            "mini-ecthr",
+            "--split",
+            "test",
+            "--name",
+            "bad",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "{}:2: document 001-100002:1 is not in the pool of topic torture/001-100001",
+            bad.display()
+        )),
+        "{err}"
+    );
+    let after: Vec<_> = std::fs::read_dir(data.join("leaderboard/entries"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(before, after);
+    assert_eq!(
+        md_before,
+        std::fs::read(data.join("leaderboard/index.md")).unwrap()
+    );
+
+    // Rendering and regression checks.
+    let md = std::fs::read_to_string(data.join("leaderboard/index.md")).unwrap();
+    assert!(md.contains("| BM25 | 100.00 | 100.00 | 100.00 |"), "{md}");
+    assert!(data.join("leaderboard/site/index.html").is_file());
+    assert!(
+        std::fs::read_to_string(data.join("leaderboard/site/plots/mini-ecthr-test.svg"))
+            .unwrap()
+            .contains("BM25")
+    );
+    let reg = data.join("reg.toml");
+    std::fs::write(&reg, "dataset = \"mini-ecthr\"\nsplit = \"test\"\nsystem = \"BM25\"\n[measures]\n\"R@10%\" = { expected = 1.0 }\n").unwrap();
+    let out = ok(&lexbench(
+        &data,
+        &["leaderboard", "--check", reg.to_str().unwrap()],
+    ));
+    assert!(
+        out.contains("OK     mini-ecthr/test/BM25") && out.contains("1 OK, 0 OKish, 0 FAIL"),
+        "{out}"
+    );
+    std::fs::write(&reg, "dataset = \"mini-ecthr\"\nsplit = \"test\"\nsystem = \"BM25\"\n[measures]\n\"R@2%\" = { expected = 0.5 }\n").unwrap();
+    let out = lexbench(&data, &["leaderboard", "--check", reg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("FAIL"));
+}
+
+#[test]
+fn run_bm25_french_over_the_whole_corpus_and_parameters() {
+    let data = scratch("french");
+    bsard_like(&data);
+    ok(&lexbench(
+        &data,
+        &[
+            "run",
+            "bm25",
+            "--dataset",
+            "bsard-mini",
+            "--split",
+            "test",
+            "--k1",
+            "1.2",
+            "--b",
+            "0.75",
+        ],
+    ));
+    let text = std::fs::read_to_string(data.join("runs/bsard-mini/test/bm25.trec")).unwrap();
+    // Accents and inflections: "licencier"/"licenciement", "preavis"/"préavis", "herite"/"héritiers".
+    assert!(text.lines().any(|l| l.starts_with("q1 Q0 3 1 ")), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("q2 Q0 2 1 ")), "{text}");
+    let side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("runs/bsard-mini/test/bm25.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (side["config"]["k1"].as_f64(), side["config"]["b"].as_f64()),
+        (Some(1.2), Some(0.75))
+    );
+    assert_eq!(side["config"]["language"], "french");
+    assert_eq!(side["index"]["pooled"], false);
+    let out = lexbench(
+        &data,
+        &[
+            "run",
+            "bm25",
+            "--dataset",
+            "bsard-mini",
+            "--split",
+            "test",
+            "--b",
+            "2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("b must be in [0, 1]"));
+    let out = lexbench(
+        &data,
+        &["run", "bm25", "--dataset", "bsard-mini", "--split", "nosuch"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("nosuch.json"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
