@@ -11,6 +11,8 @@ script rewrites identical files. It makes:
 - hudoc/<itemid>.docx          judgments as HUDOC's DOCX export: ECHR* styles, SEQ-field paragraph
                                numbers, PROCEDURE / THE FACTS / RELEVANT LEGAL FRAMEWORK / THE LAW /
                                operative provisions, a separate opinion restarting at 1
+- bsard/*.csv                  a fictional French statute book (3 codes, books, chapters, sections,
+                               234 articles) and 52 questions, in BSARD's later CSV layout
 - guides/<id>.pdf              two case-law guides as PDFs: cover, table of contents with dot leaders,
                                running header and footer, I./A./1. headings, numbered paragraphs with
                                pinpoint citations, a "List of cited cases"; the first with an outline
@@ -517,6 +519,104 @@ def guide_pdf(g):
 
 
 # ----------------------------------------------------------------------------------------------
+# BSARD: a fictional statute book in French, in the later release's CSV layout
+# (id, reference, article, law_type, code, book, part, act, chapter, section, subsection, description),
+# and questions (id, question, category, subcategory, extra_description, article_ids).
+
+CODES = [
+    ("Code fictif du logement", "Logement", [
+        ("bail", ["le bail de résidence principale", "le loyer", "la garantie locative", "le préavis du locataire",
+                  "les réparations locatives", "l'état des lieux"]),
+        ("salubrité", ["les normes de salubrité", "l'inspection du logement", "le relogement", "les travaux d'office"]),
+    ]),
+    ("Code fictif de la famille", "Famille", [
+        ("mariage", ["la célébration du mariage", "les devoirs des époux", "le régime matrimonial", "la cohabitation légale"]),
+        ("divorce", ["le divorce par consentement mutuel", "la pension alimentaire", "la garde des enfants",
+                     "le droit aux relations personnelles"]),
+    ]),
+    ("Code fictif du travail", "Travail", [
+        ("contrat", ["le contrat de travail", "la période d'essai", "la rémunération", "le temps de travail"]),
+        ("rupture", ["le licenciement", "le délai de préavis", "l'indemnité de rupture", "le motif grave"]),
+    ]),
+]
+
+VERBS = [
+    "Les parties règlent {t} par écrit avant l'entrée en vigueur de la convention.",
+    "Sauf disposition contraire, {t} est régi par les règles du présent chapitre.",
+    "Le juge de paix connaît des contestations qui portent sur {t}.",
+    "Toute clause contraire aux dispositions qui régissent {t} est réputée non écrite.",
+    "Le Gouvernement peut préciser par arrêté les modalités concernant {t}.",
+]
+
+
+def bsard_rows():
+    articles, by_topic = [], {}
+    aid = 0
+    for code, _, books in CODES:
+        for b, (book, topics) in enumerate(books, 1):
+            for t_i, topic in enumerate(topics, 1):
+                chapter = f"Chapitre {t_i}. {topic[0].upper()}{topic[1:]}"
+                for sec in (1, 2, 3):
+                    for k in range(1, 4):
+                        aid += 1
+                        no = f"{b}.{t_i}.{sec}.{k}"
+                        text = (f"Art. {no}. " + VERBS[(aid + k) % len(VERBS)].format(t=topic) + " "
+                                + VERBS[(aid + 2 * k + 1) % len(VERBS)].format(t=topic))
+                        section = f"Section {sec}. {['Principes', 'Modalités', 'Sanctions'][sec - 1]}"
+                        row = {
+                            "id": aid, "reference": f"Art. {no}, {code} (Livre {b}, {chapter})",
+                            "article": text, "law_type": "regional" if "logement" in code else "national",
+                            "code": code, "book": f"Livre {b}. {book[0].upper()}{book[1:]}", "part": "",
+                            "act": "", "chapter": chapter, "section": section, "subsection": "",
+                            "description": f"Livre {b}, {chapter}, {section}",
+                        }
+                        articles.append(row)
+                        by_topic.setdefault(topic, []).append(aid)
+    questions = []
+    qid = 0
+    for code, category, books in CODES:
+        for book, topics in books:
+            for topic in topics:
+                qid += 1
+                ids = by_topic[topic][:2] + by_topic[topic][3:4]
+                questions.append({
+                    "id": qid, "question": f"Quelles sont les règles applicables à {topic} ?",
+                    "category": category, "subcategory": book, "extra_description": "",
+                    "article_ids": ",".join(str(i) for i in ids),
+                })
+                qid += 1
+                questions.append({
+                    "id": qid, "question": f"Qui tranche un litige portant sur {topic} ?",
+                    "category": category, "subcategory": book, "extra_description": "",
+                    "article_ids": ",".join(str(i) for i in by_topic[topic][2:3] + by_topic[topic][5:6]),
+                })
+    return articles, questions
+
+
+def write_csv(path, rows, columns):
+    import csv
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+
+
+def write_bsard(out):
+    os.makedirs(os.path.join(out, "bsard"), exist_ok=True)
+    articles, questions = bsard_rows()
+    write_csv(os.path.join(out, "bsard", "articles_fr.csv"), articles,
+              ["id", "reference", "article", "law_type", "code", "book", "part", "act", "chapter", "section",
+               "subsection", "description"])
+    cols = ["id", "question", "category", "subcategory", "extra_description", "article_ids"]
+    # Every fourth question is a test question.
+    write_csv(os.path.join(out, "bsard", "questions_fr_train.csv"),
+              [q for q in questions if q["id"] % 4 != 0], cols)
+    write_csv(os.path.join(out, "bsard", "questions_fr_test.csv"),
+              [q for q in questions if q["id"] % 4 == 0], cols)
+
+
+# ----------------------------------------------------------------------------------------------
 
 def main(out):
     os.makedirs(os.path.join(out, "hudoc"), exist_ok=True)
@@ -549,6 +649,7 @@ def main(out):
     for g in GUIDES:
         with open(os.path.join(out, "guides", f"{g['id']}.pdf"), "wb") as f:
             f.write(guide_pdf(g))
+    write_bsard(out)
 
 
 if __name__ == "__main__":

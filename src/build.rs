@@ -20,6 +20,88 @@ use lexbench_splits::write::{BuildInput, Written, write_dataset};
 pub enum BuildCommand {
     /// The ECtHR paragraph-retrieval dataset from DATA/parsed/ecthr (run `lexbench parse store` first).
     Ecthr(BuildEcthrArgs),
+    /// The BSARD dataset from its CSV files (a folder, or the crawl in DATA/raw).
+    Bsard(BuildBsardArgs),
+}
+
+/// Arguments of `lexbench build bsard`.
+#[derive(Debug, Args)]
+pub struct BuildBsardArgs {
+    /// The dataset's name.
+    #[arg(long, default_value = "bsard")]
+    pub name: String,
+    /// A folder with articles_fr.csv, questions_fr_train.csv, questions_fr_test.csv; default: the
+    /// files `lexbench crawl bsard` stored (DATA/raw/index/bsard.jsonl).
+    #[arg(long)]
+    pub from: Option<PathBuf>,
+}
+
+/// The BSARD files: name → (where it was read from, text).
+fn bsard_files(data: &Path, from: Option<&Path>) -> Result<BTreeMap<String, (PathBuf, String)>> {
+    let mut out = BTreeMap::new();
+    match from {
+        Some(dir) => {
+            for f in lexbench_crawlers::bsard::BSARD_FILES {
+                let p = dir.join(f);
+                if p.is_file() {
+                    out.insert(
+                        (*f).to_owned(),
+                        (
+                            p.clone(),
+                            std::fs::read_to_string(&p)
+                                .with_context(|| format!("reading {}", p.display()))?,
+                        ),
+                    );
+                }
+            }
+        }
+        None => {
+            let index = data.join("raw/index/bsard.jsonl");
+            let files: Vec<lexbench_crawlers::bsard::SourceFile> = read_jsonl(&index).with_context(|| {
+                format!(
+                    "reading {} (run `lexbench crawl bsard` or pass --from)",
+                    index.display()
+                )
+            })?;
+            let store = lexbench_crawlers::store::RawStore::open(data.join("raw"))?;
+            for f in files {
+                let bytes = store.get(&f.sha256)?;
+                let text = String::from_utf8(bytes)
+                    .with_context(|| format!("{} ({}) is not UTF-8", f.name, f.url))?;
+                out.insert(f.name.clone(), (PathBuf::from(&f.url), text));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Builds the BSARD dataset.
+pub fn build_bsard(
+    data: &Path,
+    args: &BuildBsardArgs,
+) -> Result<(lexbench_splits::bsard::BsardWritten, PathBuf)> {
+    use lexbench_splits::bsard::{read_articles, read_questions, write_bsard};
+    let files = bsard_files(data, args.from.as_deref())?;
+    let (apath, atext) = files
+        .get("articles_fr.csv")
+        .context("articles_fr.csv is missing")?;
+    let articles = read_articles(apath, atext)?;
+    let known = articles.iter().map(|a| &a.id).collect();
+    let mut splits = BTreeMap::new();
+    for (file, split) in [
+        ("questions_fr_train.csv", "train"),
+        ("questions_fr_test.csv", "test"),
+    ] {
+        if let Some((p, t)) = files.get(file) {
+            splits.insert(split.to_owned(), read_questions(p, t, &known)?);
+        }
+    }
+    if splits.is_empty() {
+        anyhow::bail!("no questions file (questions_fr_train.csv, questions_fr_test.csv)");
+    }
+    let dir = DatasetDir::in_data(data, &args.name).0;
+    let w = write_bsard(&dir, &args.name, &articles, &splits)?;
+    Ok((w, dir))
 }
 
 /// Arguments of `lexbench build ecthr`.
@@ -151,6 +233,19 @@ pub fn cmd_build(data: &Path, cmd: &BuildCommand) -> Result<ExitCode> {
                 eprintln!("  not a label ({reason}): {n}");
             }
             report(&w, &dir);
+            Ok(ExitCode::SUCCESS)
+        }
+        BuildCommand::Bsard(args) => {
+            let (w, dir) = build_bsard(data, args)?;
+            eprintln!(
+                "bsard: {} articles, questions {:?}, graph of {} nodes and {} hierarchy edges; dataset {} → {}",
+                w.articles,
+                w.questions,
+                w.graph.0,
+                w.graph.1,
+                &w.manifest.dataset_hash()[..16],
+                dir.display()
+            );
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -1,10 +1,12 @@
 //! `lexbench pipeline`: every stage, in order, on the embedded sample or on a data directory.
 //!
 //! 1. **crawl** — when `DATA/raw` is empty: the embedded sample is served on a loopback port by the
-//!    local HUDOC stand-in and crawled with the real crawler (metadata, DOCX bodies, guide PDFs);
+//!    local HUDOC stand-in and crawled with the real crawler (metadata, DOCX bodies, guide PDFs,
+//!    BSARD-format CSV files);
 //!    when `DATA/raw` holds a crawl, it is used as it is.
 //! 2. **parse** — `lexbench parse store`: judgments and guides into `DATA/parsed/ecthr`.
-//! 3. **build + split** — `lexbench build ecthr`: pairs, pools, qrels, the settings, the certificate.
+//! 3. **build + split** — `lexbench build ecthr`: pairs, pools, qrels, the settings, the certificate;
+//!    `lexbench build bsard` when BSARD's files were crawled (the sample has a fictional statute book).
 //! 4. **bm25** — a run per evaluated split.
 //! 5. **submit** and **leaderboard** — each run validated, evaluated and ranked.
 //!
@@ -19,6 +21,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::ProgressBar;
 use lexbench_core::GuideId;
+use lexbench_crawlers::bsard::{self, BSARD_FILES, BsardSettings};
 use lexbench_crawlers::fake_hudoc::FakeServer;
 use lexbench_crawlers::fetch::Fetcher;
 use lexbench_crawlers::guides::{self, GuideSettings};
@@ -26,7 +29,7 @@ use lexbench_crawlers::http::{HttpConfig, PoliteClient};
 use lexbench_crawlers::hudoc::{self, HudocSettings};
 use lexbench_crawlers::store::RawStore;
 
-use crate::build::{BuildEcthrArgs, build_ecthr};
+use crate::build::{BuildBsardArgs, BuildEcthrArgs, build_bsard, build_ecthr};
 use crate::sample;
 
 /// Arguments of `lexbench pipeline`.
@@ -85,16 +88,34 @@ async fn crawl_sample(data: &Path) -> Result<()> {
     };
     let g = guides::crawl_guides(&fetcher, &gs, &hidden).await?;
     guides::write_index(&raw.join("index/guides.jsonl"), &g.found)?;
+    let bs = BsardSettings {
+        base_url: format!("{}/bsard", server.base_url()),
+        files: BSARD_FILES.iter().map(|f| (*f).to_owned()).collect(),
+        ejustice_base: server.base_url(),
+        numacs: Vec::new(),
+    };
+    let b = bsard::crawl_bsard(&fetcher, &bs, &hidden).await?;
+    bsard::write_index(&raw.join("index/bsard.jsonl"), &b.found)?;
     eprintln!(
-        "      served the embedded sample on {} and crawled {} judgments ({} bodies) and {} guides → {}",
+        "      served the embedded sample on {} and crawled {} judgments ({} bodies), {} guides and {} BSARD files → {}",
         server.base_url(),
         meta.records.len(),
         bodies.stored.len(),
         g.found.len(),
+        b.found.len(),
         raw.display()
     );
-    if !bodies.failed.is_empty() || !g.missing.is_empty() || !meta.failed_pages.is_empty() {
-        anyhow::bail!("the sample crawl lost documents: {bodies:?} {:?}", g.missing);
+    if !bodies.failed.is_empty()
+        || !g.missing.is_empty()
+        || !meta.failed_pages.is_empty()
+        || !b.failed.is_empty()
+    {
+        anyhow::bail!(
+            "the sample crawl lost documents: {:?} {:?} {:?}",
+            bodies.failed,
+            g.missing,
+            b.failed
+        );
     }
     Ok(())
 }
@@ -170,10 +191,27 @@ pub fn cmd_pipeline(data: &Path, args: &PipelineArgs) -> Result<ExitCode> {
             sizes.get("pairs").unwrap_or(&0)
         );
     }
+    let with_bsard = data.join("raw/index/bsard.jsonl").exists();
+    if with_bsard {
+        let (w, dir) = build_bsard(
+            data,
+            &BuildBsardArgs {
+                name: "bsard".into(),
+                from: None,
+            },
+        )?;
+        eprintln!(
+            "      bsard: {} articles, questions {:?}, legislative graph of {} nodes → {}",
+            w.articles,
+            w.questions,
+            w.graph.0,
+            dir.display()
+        );
+    }
     done(t);
 
     let t = stage(4, "bm25");
-    let mut runs = Vec::new();
+    let mut runs: Vec<(&str, &str, PathBuf)> = Vec::new();
     for split in EVALUATED_SPLITS {
         if written
             .stats
@@ -193,13 +231,23 @@ pub fn cmd_pipeline(data: &Path, args: &PipelineArgs) -> Result<ExitCode> {
             split,
             &lexbench_baselines::bm25::Bm25Params::default(),
         )?;
-        eprintln!("      {split}: {}", out.run_path.display());
-        runs.push((split, out.run_path));
+        eprintln!("      {}/{split}: {}", args.name, out.run_path.display());
+        runs.push((args.name.as_str(), split, out.run_path));
+    }
+    if with_bsard {
+        let out = lexbench_baselines::bm25::run_dataset(
+            data,
+            "bsard",
+            "test",
+            &lexbench_baselines::bm25::Bm25Params::default(),
+        )?;
+        eprintln!("      bsard/test: {}", out.run_path.display());
+        runs.push(("bsard", "test", out.run_path));
     }
     done(t);
 
     let t = stage(5, "submit + leaderboard");
-    leaderboard_stage(data, &args.name, &runs)?;
+    leaderboard_stage(data, &runs)?;
     done(t);
 
     eprintln!("pipeline finished in {:.1} s", started.elapsed().as_secs_f64());
@@ -207,9 +255,9 @@ pub fn cmd_pipeline(data: &Path, args: &PipelineArgs) -> Result<ExitCode> {
 }
 
 /// Submits each run as "BM25" and renders the leaderboard.
-fn leaderboard_stage(data: &Path, dataset: &str, runs: &[(&str, PathBuf)]) -> Result<()> {
+fn leaderboard_stage(data: &Path, runs: &[(&str, &str, PathBuf)]) -> Result<()> {
     use lexbench_leaderboard::submit::{SubmitRequest, submit};
-    for (split, run) in runs {
+    for (dataset, split, run) in runs {
         let s = submit(&SubmitRequest {
             data,
             run,
@@ -219,7 +267,7 @@ fn leaderboard_stage(data: &Path, dataset: &str, runs: &[(&str, PathBuf)]) -> Re
             card: None,
         })
         .with_context(|| format!("submitting {}", run.display()))?;
-        eprintln!("      {split}: entry {}", s.path.display());
+        eprintln!("      {dataset}/{split}: entry {}", s.path.display());
     }
     let r = lexbench_leaderboard::render::render_site(data)?;
     eprintln!("      {}", r.markdown.display());

@@ -26,6 +26,19 @@ pub const GUIDES: [(&str, &[u8]); 2] = [
     ),
 ];
 
+/// (file name, CSV text) of the fictional BSARD-format statute book and questions.
+pub const BSARD: [(&str, &str); 3] = [
+    ("articles_fr.csv", include_str!("../sample/bsard/articles_fr.csv")),
+    (
+        "questions_fr_train.csv",
+        include_str!("../sample/bsard/questions_fr_train.csv"),
+    ),
+    (
+        "questions_fr_test.csv",
+        include_str!("../sample/bsard/questions_fr_test.csv"),
+    ),
+];
+
 /// The sample's HUDOC search answer.
 const SEARCH: &str = include_str!("../sample/hudoc/search.json");
 
@@ -73,6 +86,15 @@ pub fn fake_config() -> anyhow::Result<FakeConfig> {
         guides: GUIDES
             .iter()
             .map(|(id, b)| ((*id).to_owned(), b.to_vec()))
+            .collect(),
+        files: BSARD
+            .iter()
+            .map(|(name, text)| {
+                (
+                    format!("/bsard/{name}"),
+                    ("text/csv".to_owned(), text.as_bytes().to_vec()),
+                )
+            })
             .collect(),
         ..FakeConfig::default()
     })

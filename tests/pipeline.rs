@@ -2,8 +2,8 @@
 //!
 //! Properties checked:
 //! - the pipeline runs every stage offline (loopback only) and exits 0;
-//! - it writes the raw store, parsed records, a certified dataset, BM25 runs, leaderboard entries, the
-//!   Markdown and HTML leaderboards;
+//! - it writes the raw store, parsed records, a certified ECtHR dataset and a BSARD dataset (with its
+//!   legislative graph), BM25 runs, leaderboard entries, the Markdown and HTML leaderboards;
 //! - the leaderboard lists BM25 with, for each split, the scores `lexbench eval` gives on the same run
 //!   (so the harness reports exactly what the evaluator computes);
 //! - every qrel of the built dataset walks back to a guide heading, a raw citation and the raw-store
@@ -62,6 +62,8 @@ fn pipeline_on_the_sample() {
         "parsed/ecthr/guides.jsonl",
         "datasets/ecthr/manifest.json",
         "datasets/ecthr/certificate.json",
+        "datasets/bsard/graph.json",
+        "datasets/bsard/manifest.json",
         "leaderboard/index.md",
         "leaderboard/site/index.html",
     ] {
@@ -74,29 +76,39 @@ fn pipeline_on_the_sample() {
     let index = std::fs::read_to_string(data.join("leaderboard/index.md")).unwrap();
     assert!(index.contains("| BM25 |"), "{index}");
     let ds = data.join("datasets/ecthr");
-    let mut checked = 0;
+    let mut checked = BTreeMap::new();
     for entry in std::fs::read_dir(data.join("leaderboard/entries")).unwrap() {
         let e = json(&entry.unwrap().path());
         assert_eq!(e["system"], "BM25");
+        let dataset = e["dataset"]["name"].as_str().unwrap().to_owned();
         let split = e["dataset"]["split"].as_str().unwrap().to_owned();
-        let run = data.join(format!("runs/ecthr/{split}/bm25.trec"));
-        let eval = lexbench(
-            &data,
-            &[
-                "eval",
-                run.to_str().unwrap(),
-                ds.join(format!("qrels/{split}.tsv")).to_str().unwrap(),
-                "--pools",
-                ds.join("pools.jsonl").to_str().unwrap(),
-                "-m",
-                "R@2%,R@5%,R@10%",
-                "--format",
-                "json",
-            ],
-        );
+        let dir = data.join("datasets").join(&dataset);
+        let run = data.join(format!("runs/{dataset}/{split}/bm25.trec"));
+        let qrels = dir.join(format!("qrels/{split}.tsv"));
+        let pools = dir.join("pools.jsonl");
+        // ECtHR ranks each judgment's paragraphs (R@k% of the pool); BSARD the whole corpus.
+        let measures: &[&str] = if dataset == "ecthr" {
+            &["R@2%", "R@5%", "R@10%"]
+        } else {
+            &["R@100", "R@200", "R@500", "AP", "RPrec"]
+        };
+        let joined = measures.join(",");
+        let mut args = vec![
+            "eval",
+            run.to_str().unwrap(),
+            qrels.to_str().unwrap(),
+            "-m",
+            &joined,
+        ];
+        if dataset == "ecthr" {
+            args.extend(["--pools", pools.to_str().unwrap()]);
+        }
+        args.extend(["--format", "json"]);
+        let eval = lexbench(&data, &args);
         assert!(eval.status.success(), "{}", String::from_utf8_lossy(&eval.stderr));
         let direct: serde_json::Value = serde_json::from_slice(&eval.stdout).unwrap();
-        for m in ["R@2%", "R@5%", "R@10%"] {
+        for m in measures {
+            let m = *m;
             let board = e["scores"][m].as_f64().unwrap_or_else(|| panic!("{m} in {e}"));
             let want = direct["measures"][m].as_f64().unwrap();
             assert!(
@@ -109,9 +121,13 @@ fn pipeline_on_the_sample() {
                 "{split} {m} {want} not in\n{index}"
             );
         }
-        checked += 1;
+        *checked.entry(dataset).or_insert(0) += 1;
     }
-    assert_eq!(checked, 3, "test, unseen_query and unseen_guide entries");
+    let want: BTreeMap<String, i32> = [("ecthr".to_owned(), 3), ("bsard".to_owned(), 1)].into();
+    assert_eq!(
+        checked, want,
+        "ECtHR test, unseen_query, unseen_guide; BSARD test"
+    );
 
     // Provenance: every qrel → audit record → guide heading + raw citation + raw objects.
     let audit = lines(&ds.join("audit.jsonl"));

@@ -11,6 +11,7 @@
 //! - [`release::read_release`]: the published release as pairs with its own splits.
 //! - [`write::write_dataset`]: the dataset directory (layout in `lexbench_core::dataset`), written
 //!   atomically and byte-for-byte reproducibly, with statistics, a card and a manifest.
+//! - [`bsard`]: BSARD's CSV layouts, the legislative graph and sequential view, the BSARD dataset.
 //! - [`diff::diff`]: queries and pairs added, removed or changed between two datasets, per split.
 //!
 //! ```
@@ -28,6 +29,7 @@
 //! ```
 
 pub mod assemble;
+pub mod bsard;
 pub mod diff;
 pub mod error;
 pub mod pairs;

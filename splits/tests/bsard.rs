@@ -1,0 +1,72 @@
+//! BSARD on the embedded fictional sample (`sample/bsard`, later CSV layout).
+//!
+//! Properties checked: every article and question is read; the hierarchy columns become the article's
+//! path; positions count within each code; the legislative graph has one node per code, level and
+//! article with a tree of edges, and the sequential view links consecutive articles of a code; two
+//! builds are byte-identical; a question citing an unknown article is refused naming file and line.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use lexbench_splits::bsard::{graph, read_articles, read_questions, write_bsard};
+
+fn sample(name: &str) -> (std::path::PathBuf, String) {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../sample/bsard")
+        .join(name);
+    let t = std::fs::read_to_string(&p).unwrap();
+    (p, t)
+}
+
+#[test]
+fn the_sample_statute_book() {
+    let (ap, at) = sample("articles_fr.csv");
+    let arts = read_articles(&ap, &at).unwrap();
+    // scripts/make_sample.py: 26 topics (one chapter each) × 3 sections × 3 articles = 234 articles.
+    assert_eq!(arts.len(), 234);
+    assert_eq!(
+        arts[0].path.len(),
+        3,
+        "book, chapter, section: {:?}",
+        arts[0].path
+    );
+    let codes: BTreeSet<&str> = arts.iter().map(|a| a.code.as_str()).collect();
+    assert_eq!(codes.len(), 3);
+    for code in &codes {
+        let pos: Vec<u32> = arts
+            .iter()
+            .filter(|a| a.code == *code)
+            .map(|a| a.position)
+            .collect();
+        assert_eq!(pos, (0..pos.len() as u32).collect::<Vec<_>>(), "{code}");
+    }
+    let g = graph(&arts);
+    // Nodes: 3 codes + 6 books + 26 chapters + 78 sections + 234 articles; a tree: nodes − roots edges.
+    assert_eq!(g.nodes.len(), 3 + 6 + 26 + 78 + 234);
+    assert_eq!(g.hierarchy.len(), g.nodes.len() - 3);
+    assert_eq!(g.sequence.len(), 234 - 3);
+
+    let known = arts.iter().map(|a| &a.id).collect();
+    let mut splits = BTreeMap::new();
+    for (file, split) in [
+        ("questions_fr_train.csv", "train"),
+        ("questions_fr_test.csv", "test"),
+    ] {
+        let (p, t) = sample(file);
+        splits.insert(split.to_owned(), read_questions(&p, &t, &known).unwrap());
+    }
+    assert_eq!(splits["train"].len() + splits["test"].len(), 52);
+
+    let base = std::env::temp_dir().join(format!("lexbench-bsard-{}", std::process::id()));
+    let one = write_bsard(&base.join("one"), "bsard", &arts, &splits).unwrap();
+    let two = write_bsard(&base.join("two"), "bsard", &arts, &splits).unwrap();
+    assert_eq!(one.manifest.files, two.manifest.files);
+    assert!(one.manifest.files.contains_key("graph.json"));
+
+    let (p, t) = sample("questions_fr_test.csv");
+    let broken = t.replacen(",\"", ",\"99999,", 1);
+    let err = read_questions(&p, &broken, &known).unwrap_err();
+    assert!(err.to_string().contains("questions_fr_test.csv:2:"), "{err}");
+    assert!(err.to_string().contains("99999"), "{err}");
+    let _ = std::fs::remove_dir_all(&base);
+}
