@@ -9,13 +9,19 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod bench_encoder;
+mod build;
 mod crawl;
+mod encode;
 mod eval;
 mod leaderboard;
 mod models;
 mod parse_guide;
 mod parse_judgment;
+mod parse_store;
+mod pipeline;
 mod run;
+mod sample;
 mod submit;
 
 /// Rebuild legal-retrieval benchmarks (ECtHR paragraph retrieval, BSARD) from their public sources,
@@ -63,6 +69,21 @@ enum Command {
     /// Fetch and convert pretrained encoders (MODELS.md).
     #[command(subcommand)]
     Models(models::ModelsCommand),
+    /// Print the embeddings of texts as one JSON array (one array of floats per text).
+    Encode(encode::EncodeArgs),
+    /// Passages/s of the candle encoder and of PyTorch on the same model, passages and batch.
+    BenchEncoder(bench_encoder::BenchEncoderArgs),
+    /// Run every stage (crawl, parse, build, split, BM25, submit, leaderboard) on the embedded sample,
+    /// or on the crawl already in DATA/raw.
+    Pipeline(pipeline::PipelineArgs),
+    /// Build a dataset from parsed records into DATA/datasets.
+    #[command(subcommand)]
+    Build(build::BuildCommand),
+    /// Import a published dataset release.
+    #[command(subcommand)]
+    Import(ImportCommand),
+    /// Compare two datasets per split: queries and pairs added, removed, changed (exit 1 if any).
+    Diff(build::DiffArgs),
     /// Fetch public sources (HUDOC, the case-law guides, BSARD) into DATA/raw, politely and resumably.
     #[command(subcommand)]
     Crawl(crawl::CrawlCommand),
@@ -76,11 +97,19 @@ enum Command {
 }
 
 #[derive(Debug, Subcommand)]
+enum ImportCommand {
+    /// The published ECtHR release (tum_release/*.jsonl) as DATA/datasets/ecthr-release.
+    Release(build::ImportReleaseArgs),
+}
+
+#[derive(Debug, Subcommand)]
 enum ParseCommand {
     /// Parse HUDOC judgments (DOCX or HTML) into numbered paragraphs.
     Judgment(parse_judgment::ParseJudgmentArgs),
     /// Parse case-law guides (PDF or extracted text) into headings, queries and citations.
     Guide(parse_guide::ParseGuideArgs),
+    /// Parse everything the raw store holds (judgments, guides) into DATA/parsed/ecthr.
+    Store(parse_store::ParseStoreArgs),
 }
 
 fn init_logging(verbose: u8) {
@@ -102,12 +131,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Eval(args) => eval::cmd_eval(&args),
         Command::Crawl(cmd) => crawl::cmd_crawl(&cli.data, &cmd),
+        Command::Pipeline(args) => pipeline::cmd_pipeline(&cli.data, &args),
+        Command::Build(cmd) => build::cmd_build(&cli.data, &cmd),
+        Command::Import(ImportCommand::Release(args)) => build::cmd_import_release(&cli.data, &args),
+        Command::Diff(args) => build::cmd_diff(&cli.data, &args),
         Command::Parse(ParseCommand::Judgment(args)) => parse_judgment::cmd_parse_judgment(&args),
         Command::Parse(ParseCommand::Guide(args)) => parse_guide::cmd_parse_guide(&args),
+        Command::Parse(ParseCommand::Store(args)) => parse_store::cmd_parse_store(&cli.data, &args),
         Command::Models(cmd) => models::cmd_models(&cmd),
         Command::Run(cmd) => run::cmd_run(&cli.data, &cmd),
         Command::Submit(args) => submit::cmd_submit(&cli.data, &args),
         Command::Leaderboard(args) => leaderboard::cmd_leaderboard(&cli.data, &args),
+        Command::Encode(args) => encode::cmd_encode(&args),
+        Command::BenchEncoder(args) => bench_encoder::cmd_bench_encoder(&args),
     }
 }
 
