@@ -29,6 +29,7 @@
 //! # Ok::<(), lexbench_baselines::Error>(())
 //! ```
 
+pub mod bench;
 pub mod bm25;
 pub mod cache;
 pub mod e5s1;

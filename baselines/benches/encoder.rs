@@ -1,0 +1,30 @@
+//! Release-build throughput of the encoder against PyTorch (`lexbench_baselines::bench`):
+//!
+//!     LEXBENCH_PYTHON=/tmp/refenv/bin/python cargo bench -p lexbench-baselines --bench encoder
+//!
+//! MiniLM from `models/minilm` (or `$LEXBENCH_MODELS/minilm`; run scripts/fetch-models first), 256
+//! passages truncated to 128 tokens, batch 32, all cores. Without `LEXBENCH_PYTHON` the PyTorch side is
+//! tried with `python3`.
+
+use std::path::PathBuf;
+
+use lexbench_baselines::bench::{self, BenchSettings};
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let models = std::env::var_os("LEXBENCH_MODELS").map_or_else(|| root.join("models"), PathBuf::from);
+    let python = std::env::var("LEXBENCH_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let script = root.join("scripts/bench_encoder.py");
+    match bench::run(
+        &models.join("minilm"),
+        Some(&python),
+        &script,
+        &BenchSettings::default(),
+    ) {
+        Ok(lines) => lines.iter().for_each(|l| println!("{l}")),
+        Err(e) => {
+            eprintln!("encoder bench: {e} (run scripts/fetch-models first)");
+            std::process::exit(2);
+        }
+    }
+}
