@@ -104,6 +104,9 @@ static RSS_ITEM: LazyLock<Regex> = LazyLock::new(|| {
 static PAREN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\(([^()]*)\)").expect("static regex"));
 
 fn fold_char(c: char) -> char {
+    if c.is_ascii() {
+        return c.to_ascii_uppercase();
+    }
     const MAP: &[(&str, char)] = &[
         ("ÀÁÂÃÄÅĀĂĄàáâãäåāăą", 'A'),
         ("ÇĆĈĊČçćĉċč", 'C'),
@@ -407,6 +410,12 @@ pub struct CitedCase {
     pub appnos: Vec<String>,
     /// The year of the date printed last in the entry.
     pub year: Option<u16>,
+    /// [`name_key`] of the name, computed once.
+    #[serde(skip)]
+    pub key: String,
+    /// [`base_key`] of the name, computed once.
+    #[serde(skip)]
+    pub base: String,
 }
 
 /// Reads a "List of cited cases" text: one entry per case, wrapped lines joined. An entry starts on a
@@ -438,6 +447,8 @@ pub fn parse_cited_cases(text: &str) -> Vec<CitedCase> {
             let (_, name, flags, end) = super::citation::head(e, anchor)?;
             let rest = &e[end..];
             Some(CitedCase {
+                key: name_key(&name),
+                base: base_key(&name),
                 name,
                 flags,
                 appnos: split_appnos(rest),
@@ -487,9 +498,7 @@ pub fn resolve(
     let year_ok = |y: Option<u16>| year.is_none() || y.is_none() || y == year;
     let from_list: Vec<&CitedCase> = cited
         .iter()
-        .filter(|c| {
-            name_key(&c.name) == key || (base_key(&c.name) == base && year.is_some() && c.year == year)
-        })
+        .filter(|c| c.key == key || (c.base == base && year.is_some() && c.year == year))
         .filter(|c| year_ok(c.year))
         .collect();
     // A short form of a long name (`Bosphorus v. Ireland` for `Bosphorus Hava Yolları … v. Ireland`):
@@ -501,8 +510,7 @@ pub fn resolve(
         let hits: Vec<&CitedCase> = cited
             .iter()
             .filter(|c| {
-                let k = name_key(&c.name);
-                let (a, r) = k.split_once(" V ").unwrap_or((&k, ""));
+                let (a, r) = c.key.split_once(" V ").unwrap_or((&c.key, ""));
                 r == respondent && a.split(' ').next() == Some(first) && a.len() > applicant.len()
             })
             .collect();
