@@ -116,6 +116,9 @@ pub struct BuildEcthrArgs {
     /// Override the configuration's seed.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Also draw SVG histograms for the dataset card (DATA/datasets/NAME/plots/).
+    #[arg(long)]
+    pub plots: bool,
 }
 
 /// Arguments of `lexbench import release`.
@@ -215,6 +218,7 @@ pub fn build_ecthr(data: &Path, args: &BuildEcthrArgs) -> Result<(Written, Assem
             config: Some(&cfg),
             assembly: Some(&assembly),
             sources: &sources,
+            plots: args.plots,
         },
     )?;
     Ok((written, assembly, dir))
@@ -267,6 +271,7 @@ pub fn cmd_import_release(data: &Path, args: &ImportReleaseArgs) -> Result<ExitC
             config: None,
             assembly: None,
             sources: &sources,
+            plots: false,
         },
     )?;
     eprintln!("imported {} pairs", r.pairs.len());

@@ -171,6 +171,7 @@ pub fn cmd_pipeline(data: &Path, args: &PipelineArgs) -> Result<ExitCode> {
             name: args.name.clone(),
             split_config,
             seed: None,
+            plots: true,
         },
     )?;
     eprintln!(

@@ -12,6 +12,7 @@
 //! - [`write::write_dataset`]: the dataset directory (layout in `lexbench_core::dataset`), written
 //!   atomically and byte-for-byte reproducibly, with statistics, a card and a manifest.
 //! - [`bsard`]: BSARD's CSV layouts, the legislative graph and sequential view, the BSARD dataset.
+//! - [`tables`]: `corpus.parquet` and `pairs.parquet` (polars) and SVG histograms (plotters).
 //! - [`diff::diff`]: queries and pairs added, removed or changed between two datasets, per split.
 //!
 //! ```
@@ -36,6 +37,7 @@ pub mod pairs;
 pub mod release;
 pub mod rng;
 pub mod settings;
+pub mod tables;
 pub mod write;
 
 pub use error::{Error, Result};

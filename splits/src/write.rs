@@ -36,6 +36,8 @@ pub struct BuildInput<'a> {
     pub assembly: Option<&'a AssemblyReport>,
     /// One line for the card saying where the inputs came from.
     pub sources: &'a str,
+    /// Also draw SVG histograms (`plots/`) for the card.
+    pub plots: bool,
 }
 
 /// Five-number-ish summary of a distribution.
@@ -271,6 +273,7 @@ fn write_into(
     }
     if !corpus.is_empty() {
         write_jsonl(&tmp.join("corpus.jsonl"), &corpus)?;
+        crate::tables::corpus_parquet(&tmp.join("corpus.parquet"), &corpus)?;
         let pools: Vec<Pool> = order
             .iter()
             .filter_map(|&i| {
@@ -312,6 +315,15 @@ fn write_into(
 
     let stats = stats(input);
     json_file(&tmp.join("stats.json"), &stats)?;
+    crate::tables::pairs_parquet(
+        &tmp.join("pairs.parquet"),
+        pairs,
+        input.assignment,
+        input.judgments,
+    )?;
+    if input.plots {
+        plots(tmp, input)?;
+    }
     if let Some(cfg) = input.config {
         json_file(&tmp.join("split_config.json"), cfg)?;
     }
@@ -335,6 +347,59 @@ fn write_into(
     let manifest =
         DatasetManifest::write_for(tmp, input.name, concat!("lexbench ", env!("CARGO_PKG_VERSION")))?;
     Ok((manifest, stats))
+}
+
+/// The card's histograms.
+fn plots(dir: &Path, input: &BuildInput<'_>) -> Result<()> {
+    use crate::tables::histogram_svg;
+    let pairs = input.pairs;
+    let items: BTreeSet<&ItemId> = pairs.iter().map(|p| &p.item).collect();
+    let sizes: BTreeMap<&ItemId, f64> = items
+        .iter()
+        .filter_map(|i| input.judgments.get(*i).map(|j| (*i, j.paragraphs.len() as f64)))
+        .collect();
+    let plots = dir.join("plots");
+    histogram_svg(
+        &plots.join("paragraphs_per_judgment.svg"),
+        "Paragraphs per judgment",
+        "paragraphs",
+        &sizes.values().copied().collect::<Vec<_>>(),
+        30,
+    )?;
+    let share: Vec<f64> = pairs
+        .iter()
+        .filter_map(|p| sizes.get(&p.item).map(|n| 100.0 * p.relevant.len() as f64 / n))
+        .collect();
+    histogram_svg(
+        &plots.join("relevant_share.svg"),
+        "Relevant share of a pool",
+        "% of paragraphs",
+        &share,
+        30,
+    )?;
+    let queries: BTreeMap<&str, f64> = pairs
+        .iter()
+        .map(|p| (p.query.as_str(), tokens(&p.text)))
+        .collect();
+    histogram_svg(
+        &plots.join("query_tokens.svg"),
+        "Query length",
+        "tokens",
+        &queries.values().copied().collect::<Vec<_>>(),
+        30,
+    )?;
+    let para: Vec<f64> = sizes
+        .keys()
+        .filter_map(|i| input.judgments.get(*i))
+        .flat_map(|j| j.paragraphs.iter().map(|p| tokens(&p.text)))
+        .collect();
+    histogram_svg(
+        &plots.join("paragraph_tokens.svg"),
+        "Paragraph length",
+        "tokens",
+        &para,
+        30,
+    )
 }
 
 fn card(input: &BuildInput<'_>, stats: &Stats, cert: &Certificate) -> String {

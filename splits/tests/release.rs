@@ -137,6 +137,7 @@ fn a_leaked_split_fails_the_certificate_and_is_not_written() {
         config: None,
         assembly: None,
         sources: "test",
+        plots: false,
     };
     let err = write_dataset(&dir, &input).unwrap_err();
     assert!(err.to_string().contains("certificate failed"), "{err}");
@@ -157,12 +158,20 @@ fn builds_are_byte_identical_and_every_qrel_has_provenance() {
         config: Some(&cfg),
         assembly: None,
         sources: "the published release (tum_release/*.jsonl)",
+        plots: true,
     };
     let base = std::env::temp_dir().join(format!("lexbench-twice-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     let one = write_dataset(&base.join("one"), &input).unwrap();
     let two = write_dataset(&base.join("two"), &input).unwrap();
     assert_eq!(one.manifest.files, two.manifest.files);
+    for f in [
+        "pairs.parquet",
+        "plots/query_tokens.svg",
+        "plots/relevant_share.svg",
+    ] {
+        assert!(one.manifest.files.contains_key(f), "{f} missing");
+    }
     for rel in one.manifest.files.keys() {
         assert_eq!(
             std::fs::read(base.join("one").join(rel)).unwrap(),
