@@ -903,6 +903,99 @@ mod tests {
         assert_eq!(best_chain(&c), vec![0, 1, 4, 5, 6]);
     }
 
+    fn block(style: &str, seq: bool, text: &str) -> Block {
+        Block {
+            text: text.into(),
+            style: (!style.is_empty()).then(|| style.into()),
+            seq,
+            ..Block::default()
+        }
+    }
+
+    fn run(blocks: &[Block]) -> Judgment {
+        let meta = Meta {
+            source: "t",
+            item: None,
+            format: "DOCX",
+        };
+        segment(blocks, meta, Vec::new()).expect("segments")
+    }
+
+    fn codes(j: &Judgment) -> Vec<(&str, Option<&str>)> {
+        j.warnings
+            .iter()
+            .map(|w| (w.code.as_str(), w.at.as_deref()))
+            .collect()
+    }
+
+    #[test]
+    fn duplicates_and_numbers_out_of_order_are_warned_not_taken() {
+        let j = run(&[
+            block("", false, "PROCEDURE"),
+            block("ECHRPara", true, "1.  One."),
+            block("ECHRPara", true, "2.  Two."),
+            block("ECHRPara", false, "2.  Two again, typed."),
+            block("ECHRPara", true, "3.  Three."),
+            block("ECHRPara", false, "1.  One, again."),
+            block("ECHRPara", true, "5.  Five."),
+            block("ECHRPara", false, "4.  Four, after five."),
+        ]);
+        let nums: Vec<u32> = j.paragraphs.iter().map(|p| p.num).collect();
+        assert_eq!(nums, [1, 2, 3, 5]);
+        assert_eq!(j.paragraphs[1].text, "Two.\n2. Two again, typed.");
+        assert_eq!(
+            codes(&j),
+            [
+                ("no_operative_provisions", None),
+                ("duplicate_number", Some("§ 2")),
+                ("duplicate_number", Some("§ 3")),
+                ("number_out_of_order", Some("§ 5")),
+                ("numbering_gap", Some("§ 5")),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unstyled_numbered_heading_is_not_the_next_paragraph() {
+        let j = run(&[
+            block("", false, "THE LAW"),
+            block("", false, "1.  One."),
+            block("", false, "2.  Court of Appeal"),
+            block("", false, "2.  Two."),
+        ]);
+        let nums: Vec<u32> = j.paragraphs.iter().map(|p| p.num).collect();
+        assert_eq!(nums, [1, 2]);
+        assert_eq!(j.paragraphs[1].section, Section::Law);
+        assert!(codes(&j).contains(&("numbered_heading", Some("§ 1"))));
+    }
+
+    #[test]
+    fn operative_items_and_opinions_are_not_main_paragraphs() {
+        let j = run(&[
+            block("", false, "CASE OF A v. B"),
+            block("", false, "12 March 2020"),
+            block("", false, "PROCEDURE"),
+            block("", true, "1.  One."),
+            block("", false, "FOR THESE REASONS, THE COURT, UNANIMOUSLY,"),
+            block("", false, "1.  Holds that there has been a violation;"),
+            block("", false, "2.  Dismisses the remainder."),
+            block("", false, "CONCURRING OPINION OF JUDGE X"),
+            block("OpiPara", false, "I agree."),
+            block("OpiParaQuote", false, "“A quotation.”"),
+            block("OpiPara", false, "But not entirely."),
+        ]);
+        assert_eq!(j.title, "CASE OF A v. B");
+        assert_eq!(j.date.as_deref(), Some("2020-03-12"));
+        assert_eq!(j.paragraphs.len(), 1);
+        assert_eq!(j.opinions.len(), 1);
+        let o: Vec<(u32, &str)> = j.opinions[0]
+            .paragraphs
+            .iter()
+            .map(|p| (p.num, p.text.as_str()))
+            .collect();
+        assert_eq!(o, [(1, "I agree.\n“A quotation.”"), (2, "But not entirely.")]);
+    }
+
     #[test]
     fn chain_accepts_a_real_gap() {
         let c = [(1, 3.0), (2, 3.0), (30, 3.0), (31, 3.0)];
