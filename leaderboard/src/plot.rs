@@ -1,5 +1,6 @@
-//! SVG plots with plotters: for each dataset split, every system's score on each measure (a profile
-//! per system, baseline dashed-free but black), so the table's numbers can be compared at a glance.
+//! SVG plots with plotters: for each dataset split, every system's score on each measure as a line
+//! (the baseline in black, others in palette colours, stale versions marked †), so the table's
+//! numbers can be compared at a glance.
 
 use std::path::Path;
 
@@ -7,6 +8,19 @@ use plotters::prelude::*;
 
 use crate::board::{DatasetBoard, is_baseline};
 use crate::error::{Error, Result};
+
+/// Tableau 10 without its grey: distinct, readable on white.
+const PALETTE: [(u8, u8, u8); 9] = [
+    (78, 121, 167),
+    (242, 142, 43),
+    (225, 87, 89),
+    (118, 183, 178),
+    (89, 161, 79),
+    (237, 201, 72),
+    (176, 122, 161),
+    (255, 157, 167),
+    (156, 117, 95),
+];
 
 /// Draws `board`'s `split` into the SVG file `path` (written atomically).
 pub fn plot_split(board: &DatasetBoard, split: &str, path: &Path) -> Result<()> {
@@ -54,6 +68,7 @@ fn draw(board: &DatasetBoard, split: &str) -> std::result::Result<String, String
                 }
             })
             .y_desc("score (%)")
+            .light_line_style(WHITE.mix(0.0))
             .disable_x_mesh()
             .draw()
             .map_err(|e| err(&e))?;
@@ -64,7 +79,8 @@ fn draw(board: &DatasetBoard, split: &str) -> std::result::Result<String, String
             let color = if is_baseline(&row.system) {
                 BLACK.to_rgba()
             } else {
-                Palette99::pick(k).to_rgba()
+                let (r, g, b) = PALETTE[k % PALETTE.len()];
+                RGBColor(r, g, b).to_rgba()
             };
             let pts: Vec<(f64, f64)> = cell
                 .scores

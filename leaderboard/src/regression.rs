@@ -173,12 +173,14 @@ pub struct Outcome {
     pub status: Status,
 }
 
-/// The entry a regression file checks: the latest of its system on its dataset and split, preferring
-/// `current_hash`.
+/// The entry a regression file checks: the latest of its system (name compared ignoring ASCII case) on
+/// its dataset and split, preferring `current_hash`.
 pub fn pick<'a>(exp: &Expectations, entries: &'a [Entry], current_hash: Option<&str>) -> Option<&'a Entry> {
-    let matching = entries
-        .iter()
-        .filter(|e| e.dataset.name == exp.dataset && e.dataset.split == exp.split && e.system == exp.system);
+    let matching = entries.iter().filter(|e| {
+        e.dataset.name == exp.dataset
+            && e.dataset.split == exp.split
+            && e.system.trim().eq_ignore_ascii_case(exp.system.trim())
+    });
     matching.max_by(|a, b| {
         let cur = |e: &Entry| Some(e.dataset.hash.as_str()) == current_hash;
         cur(a)
@@ -239,13 +241,22 @@ pub fn check(file: &Path, exp: &Expectations, entries: &[Entry], current_hash: O
 pub fn render(outcomes: &[Outcome]) -> String {
     let mut s = String::new();
     for o in outcomes {
-        let got = o.got.map_or("—".to_owned(), |g| format!("{g:.4}"));
+        // Counts (documents, topics) print as integers, scores with 4 decimals.
+        let count = o.check == "documents" || o.check == "topics";
+        let num = |v: f64| {
+            if count {
+                format!("{v:.0}")
+            } else {
+                format!("{v:.4}")
+            }
+        };
+        let got = o.got.map_or("—".to_owned(), num);
         s.push_str(&format!(
-            "{:<6} {:<28} {:<10} expected {:>9.4}  got {:>9}\n",
+            "{:<6} {:<28} {:<10} expected {:>9}  got {:>9}\n",
             o.status.to_string(),
             o.target,
             o.check,
-            o.expected,
+            num(o.expected),
             got
         ));
     }

@@ -133,16 +133,15 @@ pub fn html(boards: &[DatasetBoard]) -> String {
     for b in boards {
         let _ = writeln!(s, "<h2>{}</h2>", esc(&b.name));
         if let Some(h) = &b.current_hash {
+            let how = if b.pooled {
+                "within each topic's pool"
+            } else {
+                "over the whole corpus"
+            };
             let _ = writeln!(
                 s,
-                "<p class=\"note\">Dataset version <code title=\"{h}\">{}</code> · {} topics per split ranked {}.</p>",
-                short(h),
-                if b.pooled { "pooled:" } else { "corpus:" },
-                if b.pooled {
-                    "within each topic's pool"
-                } else {
-                    "over the whole corpus"
-                }
+                "<p class=\"note\">Dataset version <code title=\"{h}\">{}</code> · topics ranked {how}.</p>",
+                short(h)
             );
         }
         let _ = write!(

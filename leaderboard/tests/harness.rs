@@ -10,7 +10,8 @@
 //! - the board marks a clearly better system ▲ against BM25 (paired randomization + Holm), leaves a
 //!   coin-flip system unmarked, and marks † an entry on a dataset version that is no longer current;
 //!   Markdown is snapshot-tested, HTML is checked for its sortable table and plots;
-//! - regression files come out OK / OKish / FAIL as their tolerances say.
+//! - regression files come out OK / OKish / FAIL as their tolerances say; the shipped ones
+//!   (`leaderboard/regressions/*.toml`) parse and validate.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -480,4 +481,19 @@ fn board_significance_stale_marks_and_rendering() {
     .unwrap();
     let err = Expectations::read(&file).unwrap_err().to_string();
     assert!(err.contains("line 4"), "{err}");
+}
+
+#[test]
+fn shipped_regression_files_parse() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("regressions");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            let exp = Expectations::read(&p).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!exp.measures.is_empty());
+            n += 1;
+        }
+    }
+    assert!(n >= 1);
 }

@@ -238,8 +238,8 @@ impl Bm25Index {
                 );
             }
         }
-        touched.sort_unstable();
-        touched.dedup();
+        // Every term score is > 0 (idf > 0, tf ≥ 1), so a slot is 0 exactly until its first touch and
+        // `touched` holds each matching document once; the heap does not need them in order.
         self.top_k(touched.into_iter().map(|d| (d, acc[d as usize])), k)
     }
 
