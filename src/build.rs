@@ -121,6 +121,29 @@ pub struct BuildEcthrArgs {
     pub plots: bool,
 }
 
+/// Arguments of `lexbench split`.
+#[derive(Debug, Args)]
+pub struct SplitArgs {
+    /// The ECtHR dataset whose pairs are split again (a name under DATA/datasets).
+    pub dataset: String,
+    /// The new dataset's name (default: DATASET-split).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// A split configuration (JSON); default: the paper's proportions and the release's held-out guides.
+    #[arg(long)]
+    pub split_config: Option<PathBuf>,
+    /// Override the configuration's seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// Arguments of `lexbench stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// The dataset (a name under DATA/datasets, or a path).
+    pub dataset: String,
+}
+
 /// Arguments of `lexbench import release`.
 #[derive(Debug, Args)]
 pub struct ImportReleaseArgs {
@@ -178,6 +201,81 @@ fn report(w: &Written, dir: &Path) {
         &w.manifest.dataset_hash()[..16],
         dir.display()
     );
+}
+
+fn split_config(path: Option<&Path>, seed: Option<u64>) -> Result<SplitConfig> {
+    let mut cfg: SplitConfig = match path {
+        Some(p) => serde_json::from_str(
+            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+        )
+        .with_context(|| format!("{}: not a split configuration", p.display()))?,
+        None => SplitConfig::default(),
+    };
+    if let Some(seed) = seed {
+        cfg.seed = seed;
+    }
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+/// Runs `lexbench split`: the pairs of a built dataset split again into a new dataset.
+pub fn cmd_split(data: &Path, args: &SplitArgs) -> Result<ExitCode> {
+    let from = DatasetDir(dataset_path(data, &args.dataset));
+    let (pairs, _) = lexbench_splits::reload::load_pairs(&from)?;
+    let cfg = split_config(args.split_config.as_deref(), args.seed)?;
+    let assignment = assign(&pairs, &cfg)?;
+    let name = args
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("{}-split", args.dataset));
+    let judgments = load_judgments(data)?;
+    let dir = DatasetDir::in_data(data, &name).0;
+    let sources = format!("the pairs of dataset {}, split again", args.dataset);
+    let w = write_dataset(
+        &dir,
+        &BuildInput {
+            name: &name,
+            pairs: &pairs,
+            assignment: &assignment,
+            judgments: &judgments,
+            config: Some(&cfg),
+            assembly: None,
+            sources: &sources,
+            plots: false,
+        },
+    )?;
+    eprintln!(
+        "split {} pairs of {} with seed {}",
+        pairs.len(),
+        args.dataset,
+        cfg.seed
+    );
+    report(&w, &dir);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `lexbench stats`: prints the dataset's statistics and certificate summary as JSON.
+pub fn cmd_stats(data: &Path, args: &StatsArgs) -> Result<ExitCode> {
+    let dir = dataset_path(data, &args.dataset);
+    let read = |f: &str| -> Result<serde_json::Value> {
+        let p = dir.join(f);
+        Ok(serde_json::from_str(
+            &std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?,
+        )?)
+    };
+    let manifest = lexbench_core::dataset::DatasetManifest::read(&dir)?;
+    let mut out = serde_json::json!({
+        "dataset": manifest.name,
+        "version": manifest.dataset_hash(),
+        "stats": read("stats.json")?,
+    });
+    if dir.join("certificate.json").exists() {
+        let c = read("certificate.json")?;
+        out["certificate"] =
+            serde_json::json!({"passed": c["passed"], "shared_judgments": c["shared_judgments"]});
+    }
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Builds the ECtHR dataset from parsed records; returns what was written and the assembly report.

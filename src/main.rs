@@ -84,6 +84,10 @@ enum Command {
     Import(ImportCommand),
     /// Compare two datasets per split: queries and pairs added, removed, changed (exit 1 if any).
     Diff(build::DiffArgs),
+    /// Split the pairs of a built ECtHR dataset again (seed, held-out guides, shares) into a new dataset.
+    Split(build::SplitArgs),
+    /// Print a dataset's statistics and certificate summary.
+    Stats(build::StatsArgs),
     /// Fetch public sources (HUDOC, the case-law guides, BSARD) into DATA/raw, politely and resumably.
     #[command(subcommand)]
     Crawl(crawl::CrawlCommand),
@@ -135,6 +139,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Build(cmd) => build::cmd_build(&cli.data, &cmd),
         Command::Import(ImportCommand::Release(args)) => build::cmd_import_release(&cli.data, &args),
         Command::Diff(args) => build::cmd_diff(&cli.data, &args),
+        Command::Split(args) => build::cmd_split(&cli.data, &args),
+        Command::Stats(args) => build::cmd_stats(&cli.data, &args),
         Command::Parse(ParseCommand::Judgment(args)) => parse_judgment::cmd_parse_judgment(&args),
         Command::Parse(ParseCommand::Guide(args)) => parse_guide::cmd_parse_guide(&args),
         Command::Parse(ParseCommand::Store(args)) => parse_store::cmd_parse_store(&cli.data, &args),
@@ -147,7 +153,27 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
+/// A reader that closes stdout early (`lexbench stats … | head`) is normal use, not a crash: `print!`
+/// panics on the broken pipe, and this hook turns exactly that panic into a quiet exit. Every other
+/// panic goes to the default hook.
+fn quiet_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if msg.contains("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    quiet_broken_pipe();
     let cli = Cli::parse();
     init_logging(cli.verbose);
     match run(cli) {

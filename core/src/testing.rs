@@ -6,15 +6,22 @@
 
 use std::path::PathBuf;
 
-/// The fixtures folder: `$LEXBENCH_FIXTURES`, else `../shared/fixtures` relative to the workspace root.
+/// The fixtures folder: `$LEXBENCH_FIXTURES`, else the first `shared/fixtures` found beside the
+/// current directory or one of its ancestors (cargo runs tests in the package's folder, so from
+/// `CHECKOUT/core` this finds `CHECKOUT/../shared/fixtures`).
 ///
 /// # Panics
 /// When the folder does not exist: tests that need fixtures must fail, not skip, without them.
 pub fn fixtures_dir() -> PathBuf {
     let dir = match std::env::var_os("LEXBENCH_FIXTURES") {
         Some(d) => PathBuf::from(d),
-        // core/ is one level below the workspace root; ../shared sits beside the checkout.
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures"),
+        None => {
+            let cwd = std::env::current_dir().unwrap_or_default();
+            cwd.ancestors()
+                .map(|a| a.join("shared/fixtures"))
+                .find(|d| d.is_dir())
+                .unwrap_or_else(|| cwd.join("../shared/fixtures"))
+        }
     };
     assert!(
         dir.is_dir(),

@@ -9,6 +9,7 @@
 //!   *seen guide / unseen query*, and train / val / test split by judgment; [`settings::certify`]
 //!   proves no query text or held-out guide leaks between them.
 //! - [`release::read_release`]: the published release as pairs with its own splits.
+//! - [`reload::load_pairs`]: a built dataset read back into pairs, to split it again.
 //! - [`write::write_dataset`]: the dataset directory (layout in `lexbench_core::dataset`), written
 //!   atomically and byte-for-byte reproducibly, with statistics, a card and a manifest.
 //! - [`bsard`]: BSARD's CSV layouts, the legislative graph and sequential view, the BSARD dataset.
@@ -35,6 +36,7 @@ pub mod diff;
 pub mod error;
 pub mod pairs;
 pub mod release;
+pub mod reload;
 pub mod rng;
 pub mod settings;
 pub mod tables;

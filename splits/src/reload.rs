@@ -1,0 +1,82 @@
+//! Reading a built dataset back into pairs, so it can be split again (`lexbench split`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use lexbench_core::dataset::{DatasetDir, DatasetTopic};
+use lexbench_core::io::read_jsonl;
+use lexbench_core::{ParagraphId, Qrels, ReadOptions, TopicId};
+
+use crate::error::{Error, Result};
+use crate::pairs::{Pair, QrelSource};
+use crate::settings::Assignment;
+
+/// The pairs of a dataset (ECtHR layout: every topic has an item and a guide) with their current
+/// assignment to splits, and the provenance from `audit.jsonl`.
+pub fn load_pairs(dir: &DatasetDir) -> Result<(Vec<Pair>, Assignment)> {
+    let topics: Vec<DatasetTopic> = read_jsonl(&dir.queries())?;
+    let audit_path = dir.0.join("audit.jsonl");
+    let audit: Vec<QrelSource> = if audit_path.exists() {
+        match read_jsonl(&audit_path) {
+            Ok(a) => a,
+            Err(lexbench_core::Error::Empty { .. }) => Vec::new(),
+            Err(e) => return Err(e.into()),
+        }
+    } else {
+        Vec::new()
+    };
+    let mut sources: BTreeMap<TopicId, Vec<QrelSource>> = BTreeMap::new();
+    for s in audit {
+        sources.entry(s.topic.clone()).or_default().push(s);
+    }
+    let mut index: BTreeMap<TopicId, usize> = BTreeMap::new();
+    let mut pairs = Vec::new();
+    for t in topics {
+        let (Some(item), Some(guide)) = (t.item.clone(), t.guide.clone()) else {
+            return Err(Error::Input {
+                path: dir.queries(),
+                line: 0,
+                message: format!("topic {} has no judgment or guide: not an ECtHR dataset", t.topic),
+            });
+        };
+        index.insert(t.topic.clone(), pairs.len());
+        pairs.push(Pair {
+            query: t.query,
+            text: t.text,
+            guide,
+            item,
+            relevant: BTreeSet::new(),
+            sources: sources.remove(&t.topic).unwrap_or_default(),
+        });
+    }
+    let mut assignment = Assignment::new();
+    for split in dir.split_names()? {
+        let path = dir.qrels(&split);
+        let qrels = match Qrels::read(&path, &ReadOptions::default()) {
+            Ok(q) => q,
+            Err(lexbench_core::Error::Empty { .. }) => Qrels::default(),
+            Err(e) => return Err(e.into()),
+        };
+        let mut members = Vec::new();
+        for (topic, docs) in &qrels.topics {
+            let &i = index.get(topic).ok_or_else(|| Error::Input {
+                path: path.clone(),
+                line: 0,
+                message: format!("topic {topic} is not in queries.jsonl"),
+            })?;
+            for (doc, rel) in docs {
+                if *rel >= 1 {
+                    let p = ParagraphId::try_from(doc).map_err(|e| Error::Input {
+                        path: path.clone(),
+                        line: 0,
+                        message: e.to_string(),
+                    })?;
+                    pairs[i].relevant.insert(p.num);
+                }
+            }
+            members.push(i);
+        }
+        members.sort_unstable();
+        assignment.insert(split, members);
+    }
+    Ok((pairs, assignment))
+}

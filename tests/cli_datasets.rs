@@ -1,0 +1,81 @@
+//! End-to-end tests of the dataset commands on the published release.
+//!
+//! Properties checked: `import release` writes a certified dataset with the release's split sizes;
+//! `split` re-splits its pairs with a seed, keeping the unseen-guide setting identical (the release's
+//! four held-out guides) and putting no test judgment in training; `diff` reports exactly that (404
+//! unseen-guide pairs the same) and exits 1 because other splits changed; `stats` prints the version
+//! and statistics; a stats request for a missing dataset exits 2 naming the file.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn lexbench(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lexbench"))
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run lexbench")
+}
+
+#[test]
+fn import_split_diff_stats() {
+    let data = std::env::temp_dir().join(format!("lexbench-cli-datasets-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    let release = lexbench_core::testing::fixtures_dir().join("tum_release");
+    let out = lexbench(&data, &["import", "release", release.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for (split, n) in [
+        ("train", 2243),
+        ("val", 306),
+        ("test", 486),
+        ("unseen_query", 700),
+        ("unseen_guide", 404),
+    ] {
+        assert!(
+            stderr.contains(&format!("{split:<13} {n:>6} pairs")),
+            "{split}: {stderr}"
+        );
+    }
+
+    let out = lexbench(
+        &data,
+        &["split", "ecthr-release", "--seed", "11", "--name", "resplit"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("certificate: passed"), "{stderr}");
+    let cert: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(data.join("datasets/resplit/certificate.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(cert["shared_judgments"]["train∩test"], 0);
+
+    let out = lexbench(&data, &["diff", "resplit", "--against", "ecthr-release"]);
+    assert_eq!(out.status.code(), Some(1), "the seen splits differ");
+    let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(d["unseen_guide"]["pairs_same"], 404);
+    assert_eq!(d["unseen_guide"]["pairs_added"], 0);
+    assert_eq!(d["unseen_guide"]["pairs_removed"], 0);
+    let total_same: u64 = ["train", "val", "test", "unseen_query", "unseen_guide"]
+        .iter()
+        .map(|s| d[s]["pairs_same"].as_u64().unwrap() + d[s]["pairs_added"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        total_same, 4139,
+        "every pair is in exactly one split of the new dataset"
+    );
+
+    let out = lexbench(&data, &["stats", "resplit"]);
+    assert!(out.status.success());
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["version"].as_str().unwrap().len(), 64);
+    assert_eq!(s["stats"]["splits"]["unseen_guide"]["pairs"], 404);
+
+    let out = lexbench(&data, &["stats", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("manifest.json"));
+    let _ = std::fs::remove_dir_all(&data);
+}
