@@ -61,6 +61,47 @@ where
     Ok(())
 }
 
+/// Writes a whole directory atomically: `fill` writes into a fresh temporary directory beside `dir`;
+/// only if it succeeds is the temporary directory swapped in for `dir` (the previous `dir`, if any, is
+/// removed after the new one is in place). On failure the temporary directory is removed and `dir` is
+/// untouched.
+pub fn write_dir_atomic<T, E, F>(dir: &Path, fill: F) -> std::result::Result<T, E>
+where
+    F: FnOnce(&Path) -> std::result::Result<T, E>,
+    E: From<Error>,
+{
+    let parent = dir
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(parent).map_err(io_err(parent))?;
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "dir".to_owned());
+    let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
+    if tmp.exists() {
+        fs::remove_dir_all(&tmp).map_err(io_err(&tmp))?;
+    }
+    fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
+    let value = match fill(&tmp) {
+        Ok(v) => v,
+        Err(e) => {
+            let _ = fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+    };
+    let old = parent.join(format!(".{name}.old-{}", std::process::id()));
+    if dir.exists() {
+        fs::rename(dir, &old).map_err(io_err(dir))?;
+    }
+    fs::rename(&tmp, dir).map_err(io_err(dir))?;
+    if old.exists() {
+        fs::remove_dir_all(&old).map_err(io_err(&old))?;
+    }
+    Ok(value)
+}
+
 /// Opens `path` for buffered reading.
 pub(crate) fn open_reader(path: &Path) -> Result<BufReader<File>> {
     let f = File::open(path).map_err(io_err(path))?;
@@ -137,6 +178,31 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("f.txt")]);
+    }
+
+    #[test]
+    fn directories_are_replaced_whole_or_not_at_all() {
+        let root = scratch("dir");
+        let d = root.join("ds");
+        write_dir_atomic::<_, Error, _>(&d, |t| write_atomic(&t.join("a"), |w| w.write_all(b"1"))).unwrap();
+        let failed: Result<()> = write_dir_atomic(&d, |t| {
+            write_atomic(&t.join("b"), |w| w.write_all(b"2"))?;
+            Err(Error::MissingInput("stop".into()))
+        });
+        assert!(failed.is_err());
+        assert_eq!(fs::read_to_string(d.join("a")).unwrap(), "1");
+        assert!(!d.join("b").exists());
+        let names: Vec<_> = fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            names,
+            vec![std::ffi::OsString::from("ds")],
+            "no temporary directory left"
+        );
+        write_dir_atomic::<_, Error, _>(&d, |t| write_atomic(&t.join("c"), |w| w.write_all(b"3"))).unwrap();
+        assert!(!d.join("a").exists() && d.join("c").exists(), "replaced whole");
     }
 
     #[test]

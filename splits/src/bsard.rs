@@ -330,21 +330,15 @@ pub fn write_bsard(
     articles: &[Article],
     splits: &BTreeMap<String, Vec<Question>>,
 ) -> Result<BsardWritten> {
-    let parent = dir.parent().unwrap_or(Path::new("."));
-    let base = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = parent.join(format!(".{base}.partial-{}", std::process::id()));
-    let io = |p: &Path, source| {
-        Error::Core(lexbench_core::Error::Io {
-            path: p.to_owned(),
-            source,
-        })
-    };
-    if tmp.exists() {
-        std::fs::remove_dir_all(&tmp).map_err(|e| io(&tmp, e))?;
-    }
+    lexbench_core::io::write_dir_atomic(dir, |tmp| write_bsard_into(tmp, name, articles, splits))
+}
+
+fn write_bsard_into(
+    tmp: &Path,
+    name: &str,
+    articles: &[Article],
+    splits: &BTreeMap<String, Vec<Question>>,
+) -> Result<BsardWritten> {
     let g = graph(articles);
     let corpus: Vec<CorpusDoc> = articles
         .iter()
@@ -437,15 +431,7 @@ pub fn write_bsard(
         g.sequence.len()
     );
     write_atomic(&tmp.join("card.md"), |w| w.write_all(card.as_bytes()))?;
-    let manifest = DatasetManifest::write_for(&tmp, name, concat!("lexbench ", env!("CARGO_PKG_VERSION")))?;
-    let old = parent.join(format!(".{base}.old-{}", std::process::id()));
-    if dir.exists() {
-        std::fs::rename(dir, &old).map_err(|e| io(dir, e))?;
-    }
-    std::fs::rename(&tmp, dir).map_err(|e| io(dir, e))?;
-    if old.exists() {
-        std::fs::remove_dir_all(&old).map_err(|e| io(&old, e))?;
-    }
+    let manifest = DatasetManifest::write_for(tmp, name, concat!("lexbench ", env!("CARGO_PKG_VERSION")))?;
     Ok(BsardWritten {
         manifest,
         articles: articles.len(),

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use lexbench_core::dataset::{CorpusDoc, DatasetManifest, DatasetTopic, sha256_file};
 use lexbench_core::io::{write_atomic, write_jsonl};
@@ -172,15 +172,6 @@ fn json_file<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     Ok(())
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
-    move |source| {
-        Error::Core(lexbench_core::Error::Io {
-            path: path.to_owned(),
-            source,
-        })
-    }
-}
-
 /// Writes the dataset to `dir` (replacing a previous build only on success).
 pub fn write_dataset(dir: &Path, input: &BuildInput<'_>) -> Result<Written> {
     let mut certificate = certify(input.pairs, input.assignment);
@@ -193,33 +184,8 @@ pub fn write_dataset(dir: &Path, input: &BuildInput<'_>) -> Result<Written> {
             .collect();
         return Err(Error::Leak(failed));
     }
-    let parent = dir.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(io(parent))?;
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp: PathBuf = parent.join(format!(".{name}.partial-{}", std::process::id()));
-    if tmp.exists() {
-        std::fs::remove_dir_all(&tmp).map_err(io(&tmp))?;
-    }
-    let result = write_into(&tmp, input, &mut certificate);
-    let (manifest, stats) = match result {
-        Ok(v) => v,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&tmp);
-            return Err(e);
-        }
-    };
-    // Swap the new build in; the old one is removed only once the new one is in place.
-    let old = parent.join(format!(".{name}.old-{}", std::process::id()));
-    if dir.exists() {
-        std::fs::rename(dir, &old).map_err(io(dir))?;
-    }
-    std::fs::rename(&tmp, dir).map_err(io(dir))?;
-    if old.exists() {
-        std::fs::remove_dir_all(&old).map_err(io(&old))?;
-    }
+    let (manifest, stats) =
+        lexbench_core::io::write_dir_atomic(dir, |tmp| write_into(tmp, input, &mut certificate))?;
     Ok(Written {
         manifest,
         certificate,
@@ -233,7 +199,6 @@ fn write_into(
     certificate: &mut Certificate,
 ) -> Result<(DatasetManifest, Stats)> {
     let pairs = input.pairs;
-    std::fs::create_dir_all(tmp).map_err(io(tmp))?;
 
     // queries.jsonl, sorted by topic.
     let mut order: Vec<usize> = (0..pairs.len()).collect();
