@@ -36,12 +36,17 @@ pub fn idf(num_docs: u64, doc_freq: u64) -> f64 {
 /// formula; it omits the constant `(k1 + 1)` numerator factor of Robertson's, which does not change any
 /// ranking.
 pub fn term_score(idf: f64, tf: f64, doc_len: f64, avg_doc_len: f64, k1: f64, b: f64) -> f64 {
+    idf * tf / (tf + length_norm(doc_len, avg_doc_len, k1, b))
+}
+
+/// The document-length part of [`term_score`]'s denominator: `k1 · (1 − b + b · dl / avgdl)`.
+pub fn length_norm(doc_len: f64, avg_doc_len: f64, k1: f64, b: f64) -> f64 {
     let norm = if avg_doc_len > 0.0 {
         1.0 - b + b * doc_len / avg_doc_len
     } else {
         1.0
     };
-    idf * tf / (tf + k1 * norm)
+    k1 * norm
 }
 
 /// One analysed document: its terms with frequencies (sorted by term id) and its length.
@@ -219,6 +224,15 @@ impl Bm25Index {
         let (n, avgdl) = (stats.num_docs(), stats.avg_doc_len());
         let mut acc = vec![0.0f64; self.docs.len()];
         let mut touched: Vec<u32> = Vec::new();
+        // Length norms once per search, in one contiguous array (the postings loop stays in cache).
+        let norms: Vec<f64> = if terms.is_empty() {
+            Vec::new()
+        } else {
+            self.docs
+                .iter()
+                .map(|d| length_norm(f64::from(d.len), avgdl, params.k1, params.b))
+                .collect()
+        };
         for (t, qtf) in &terms {
             let postings = &self.postings[*t as usize];
             let w = idf(n, postings.len() as u64) * f64::from(*qtf);
@@ -227,15 +241,9 @@ impl Bm25Index {
                 if *slot == 0.0 {
                     touched.push(d);
                 }
-                // w · tf / (tf + k1·norm) == term_score(w, …): same operations, same rounding.
-                *slot += term_score(
-                    w,
-                    f64::from(tf),
-                    f64::from(self.docs[d as usize].len),
-                    avgdl,
-                    params.k1,
-                    params.b,
-                );
+                // The operations of term_score(w, …) with the same norm: bit-identical to `score`.
+                let tf = f64::from(tf);
+                *slot += w * tf / (tf + norms[d as usize]);
             }
         }
         // Every term score is > 0 (idf > 0, tf ≥ 1), so a slot is 0 exactly until its first touch and

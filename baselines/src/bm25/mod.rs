@@ -39,7 +39,9 @@ mod params;
 mod runner;
 
 pub use analyzer::{Analyzer, ENGLISH_STOP_WORDS, FRENCH_STOP_WORDS, Language, fold_accents};
-pub use index::{Bm25Index, Bm25Statistics, CorpusStats, IdfScope, PoolStats, TermId, idf, term_score};
+pub use index::{
+    Bm25Index, Bm25Statistics, CorpusStats, IdfScope, PoolStats, TermId, idf, length_norm, term_score,
+};
 pub use params::Bm25Params;
 pub use runner::{
     IndexFacts, RunOutput, RunSidecar, SIDECAR_SCHEMA, SYSTEM, Timings, git_revision, run_dataset, run_path,
