@@ -3,6 +3,9 @@
 //! `scripts/bench_encoder.py`, which loads the same folder with sentence-transformers) on the same
 //! passages, batch size, truncation and thread count. Both sides time forward + mean pooling + L2
 //! normalisation on pre-tokenised, longest-padded batches; tokenisation is excluded on both sides.
+//! candle is measured twice, with the encoder's fast paths off (a plain candle port: strided
+//! transposed weights, separate Q/K/V projections, libm `erf` GELU) and on, so one run shows the
+//! ratio before and after the optimisations.
 
 use std::path::Path;
 use std::process::Command;
@@ -179,7 +182,7 @@ pub fn run(model: &Path, python: Option<&str>, script: &Path, s: &BenchSettings)
         batch_size: s.batch,
     };
     let device = crate::default_device()?;
-    let enc = SentenceEncoder::from_dir(model, &device, options)?;
+    let mut enc = SentenceEncoder::from_dir(model, &device, options)?;
     let texts = passages(s.passages);
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let mut lines = vec![format!(
@@ -191,21 +194,31 @@ pub fn run(model: &Path, python: Option<&str>, script: &Path, s: &BenchSettings)
         s.threads,
         s.repeats
     )];
-    let ours = time_candle(&enc, &refs, s.batch, s.repeats)?;
     let line = |t: &Throughput| {
         format!(
             "{}: {:.2} passages/s ({:.2} s, mean {:.1} tokens)",
             t.label, t.passages_per_s, t.seconds, t.mean_tokens
         )
     };
+    enc.model_mut().set_fast_paths(false)?;
+    let mut plain = time_candle(&enc, &refs, s.batch, s.repeats)?;
+    plain.label.push_str(", fast paths off");
+    lines.push(line(&plain));
+    enc.model_mut().set_fast_paths(true)?;
+    let ours = time_candle(&enc, &refs, s.batch, s.repeats)?;
     lines.push(line(&ours));
+    lines.push(format!(
+        "fast paths on / off: {:.2}",
+        ours.passages_per_s / plain.passages_per_s
+    ));
     if let Some(py) = python {
         match time_pytorch(py, script, model, &texts, s) {
             Ok(theirs) => {
                 lines.push(line(&theirs));
                 lines.push(format!(
-                    "candle / PyTorch: {:.2}",
-                    ours.passages_per_s / theirs.passages_per_s
+                    "candle / PyTorch: {:.2} with fast paths, {:.2} without",
+                    ours.passages_per_s / theirs.passages_per_s,
+                    plain.passages_per_s / theirs.passages_per_s
                 ));
             }
             Err(e) => lines.push(format!("PyTorch: unavailable ({e})")),

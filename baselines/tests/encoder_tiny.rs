@@ -9,6 +9,8 @@
 //! - LoRA: merged == unmerged (with alpha ≠ rank and a non-zero B), and the update changes outputs;
 //! - gradients reach every LoRA / adapter / prefix parameter while the frozen base gets none, and an
 //!   SGD step moves the PEFT parameters only;
+//! - the inference fast paths (pre-transposed weights, fused Q/K/V, fused bias + GELU) change no
+//!   output beyond 1e-5, with and without prefixes;
 //! - `hidden_act` spellings `gelu_new` / `gelu_pytorch_tanh` parse.
 
 use std::path::PathBuf;
@@ -285,5 +287,27 @@ fn activation_spellings_parse() -> TestResult {
         let c: BertConfig = serde_json::from_value(v.clone())?;
         assert_eq!(c.hidden_act, want);
     }
+    Ok(())
+}
+
+#[test]
+fn fast_paths_do_not_change_outputs() -> TestResult {
+    let (_, mut m) = frozen_model("fast")?;
+    let x = inputs(&[SHORT, LONG])?;
+    let fast = m.forward_t(&x, false)?;
+    m.set_fast_paths(false)?;
+    let plain = m.forward_t(&x, false)?;
+    let d = max_abs_diff(&fast, &plain);
+    assert!(d < 1e-5, "fast paths differ by {d}");
+    let peft = VarMap::new();
+    m.add_prefix(
+        &PrefixConfig::default(),
+        VarBuilder::from_varmap(&peft, DType::F32, &Device::Cpu),
+    )?;
+    let plain = m.forward_t(&x, false)?;
+    m.set_fast_paths(true)?;
+    let fast = m.forward_t(&x, false)?;
+    let d = max_abs_diff(&fast, &plain);
+    assert!(d < 1e-5, "fast paths with prefixes differ by {d}");
     Ok(())
 }

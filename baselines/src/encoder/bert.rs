@@ -126,6 +126,10 @@ pub struct Attention {
     layer_norm: LayerNorm,
     adapter: Option<Adapter>,
     prefix: Option<Prefix>,
+    /// Frozen inference path: `[W_q/√d | W_k | W_v]ᵀ` `(hidden, 3 hidden)` and the matching bias, so
+    /// one matrix multiply yields queries (already scaled), keys and values. Only without LoRA on
+    /// query, key or value.
+    qkv: Option<(Tensor, Tensor)>,
     heads: usize,
     head_dim: usize,
     probs_dropout: Dropout,
@@ -145,6 +149,7 @@ impl Attention {
             layer_norm: LayerNorm::load(h, cfg.layer_norm_eps, ov.pp("LayerNorm"))?,
             adapter: None,
             prefix: None,
+            qkv: None,
             heads: cfg.num_attention_heads,
             head_dim: cfg.head_dim(),
             probs_dropout: Dropout::new(cfg.attention_probs_dropout_prob),
@@ -160,29 +165,67 @@ impl Attention {
             .contiguous()?)
     }
 
+    fn scale(&self) -> f64 {
+        1.0 / (self.head_dim as f64).sqrt()
+    }
+
+    /// Builds the fused query/key/value projection (see the `qkv` field), or drops it when a LoRA
+    /// branch wraps one of the three.
+    fn fuse_qkv(&mut self) -> Result<()> {
+        let lora = self.query.lora().is_some() || self.key.lora().is_some() || self.value.lora().is_some();
+        let biases = (self.query.bias(), self.key.bias(), self.value.bias());
+        self.qkv = match biases {
+            (Some(bq), Some(bk), Some(bv)) if !lora => {
+                let wq = (self.query.weight() * self.scale())?;
+                let w = Tensor::cat(&[&wq, self.key.weight(), self.value.weight()], 0)?;
+                let bq = (bq * self.scale())?;
+                let b = Tensor::cat(&[&bq, bk, bv], 0)?;
+                Some((w.t()?.contiguous()?.detach(), b.detach()))
+            }
+            _ => None,
+        };
+        Ok(())
+    }
+
+    /// Queries (scaled by `1/√d`), keys and values, each `(b, heads, s, head_dim)`.
+    fn project(&self, x: &Tensor, train: bool) -> Result<(Tensor, Tensor, Tensor)> {
+        let (b, s, hidden) = x.dims3()?;
+        if let Some((w, bias)) = &self.qkv {
+            let qkv = x
+                .reshape((b * s, hidden))?
+                .matmul(w)?
+                .broadcast_add(bias)?
+                .reshape((b, s, 3, self.heads, self.head_dim))?
+                .permute((2, 0, 3, 1, 4))?
+                .contiguous()?;
+            return Ok((qkv.get(0)?, qkv.get(1)?, qkv.get(2)?));
+        }
+        let q = (self.split_heads(&self.query.forward_t(x, train)?)? * self.scale())?;
+        let k = self.split_heads(&self.key.forward_t(x, train)?)?;
+        let v = self.split_heads(&self.value.forward_t(x, train)?)?;
+        Ok((q, k, v))
+    }
+
     /// `x`: `(b, s, hidden)`; `mask_bias`: `(b, 1, 1, s)`, 0 where attended and a large negative
     /// number at padding.
     fn forward_t(&self, x: &Tensor, mask_bias: &Tensor, train: bool) -> Result<Tensor> {
         let (b, s, hidden) = x.dims3()?;
-        let q = self.query.forward_t(x, train)?;
-        let mut k = self.key.forward_t(x, train)?;
-        let mut v = self.value.forward_t(x, train)?;
+        let (q, mut k, mut v) = self.project(x, train)?;
         let mut bias = mask_bias.clone();
         if let Some(p) = &self.prefix {
             let n = p.len();
-            let pk = p.key.unsqueeze(0)?.broadcast_as((b, n, hidden))?;
-            let pv = p.value.unsqueeze(0)?.broadcast_as((b, n, hidden))?;
-            k = Tensor::cat(&[&pk, &k], 1)?;
-            v = Tensor::cat(&[&pv, &v], 1)?;
+            let heads = |t: &Tensor| -> Result<Tensor> {
+                Ok(t.reshape((1, n, self.heads, self.head_dim))?
+                    .transpose(1, 2)?
+                    .broadcast_as((b, self.heads, n, self.head_dim))?
+                    .contiguous()?)
+            };
+            k = Tensor::cat(&[&heads(&p.key)?, &k], 2)?;
+            v = Tensor::cat(&[&heads(&p.value)?, &v], 2)?;
             let zeros = Tensor::zeros((b, 1, 1, n), bias.dtype(), bias.device())?;
             bias = Tensor::cat(&[&zeros, &bias], 3)?;
         }
-        let q = self.split_heads(&q)?;
-        let k = self.split_heads(&k)?;
-        let v = self.split_heads(&v)?;
-        let scale = 1.0 / (self.head_dim as f64).sqrt();
-        let scores = (q.matmul(&k.t()?)? * scale)?.broadcast_add(&bias)?;
-        // The fused softmax has no backward pass: use the composite one when gradients flow.
+        let scores = q.matmul(&k.t()?)?.broadcast_add(&bias)?;
         let probs = if scores.track_op() {
             candle_nn::ops::softmax(&scores, D::Minus1)?
         } else {
@@ -213,6 +256,7 @@ pub struct Layer {
     adapter: Option<Adapter>,
     act: HiddenAct,
     dropout: Dropout,
+    fused_gelu: bool,
 }
 
 impl Layer {
@@ -237,6 +281,7 @@ impl Layer {
             adapter: None,
             act: cfg.hidden_act,
             dropout: Dropout::new(cfg.hidden_dropout_prob),
+            fused_gelu: true,
         })
     }
 
@@ -264,7 +309,12 @@ impl Layer {
 
     fn forward_t(&self, x: &Tensor, mask_bias: &Tensor, train: bool) -> Result<Tensor> {
         let a = self.attention.forward_t(x, mask_bias, train)?;
-        let h = activate(self.act, &self.intermediate.forward_t(&a, train)?)?;
+        let h = match (self.act, self.intermediate.bias()) {
+            (HiddenAct::Gelu, Some(b)) if self.fused_gelu => {
+                super::fast::bias_gelu(&self.intermediate.forward_t_no_bias(&a, train)?, b)?
+            }
+            _ => activate(self.act, &self.intermediate.forward_t(&a, train)?)?,
+        };
         let mut out = self.output.forward_t(&h, train)?;
         out = self.dropout.forward(&out, train)?;
         if let Some(ad) = &self.adapter {
@@ -307,6 +357,7 @@ pub struct BertModel {
     layers: Vec<Layer>,
     pooler: Option<Pooler>,
     device: Device,
+    frozen: bool,
 }
 
 impl BertModel {
@@ -332,6 +383,7 @@ impl BertModel {
             layers,
             pooler,
             device: vb.device().clone(),
+            frozen: false,
         })
     }
 
@@ -382,13 +434,36 @@ impl BertModel {
     /// Prepares base linears for inference with frozen weights (contiguous transposed copies).
     /// Call only when the base weights will not be trained.
     pub fn freeze(&mut self) -> Result<()> {
+        self.frozen = true;
         for layer in &mut self.layers {
             for lin in layer.linears_mut() {
                 lin.freeze()?;
             }
+            layer.attention.fuse_qkv()?;
         }
         if let Some(p) = &mut self.pooler {
             p.dense.freeze()?;
+        }
+        Ok(())
+    }
+
+    /// Turns the inference fast paths on (the default after [`BertModel::from_dir`]) or off:
+    /// pre-transposed weights, the fused query/key/value projection, the fused bias + GELU kernel.
+    /// Off, the model runs as a plain candle port would (for benchmarks and cross-checks).
+    pub fn set_fast_paths(&mut self, on: bool) -> Result<()> {
+        for layer in &mut self.layers {
+            layer.fused_gelu = on;
+            if !on {
+                layer.attention.qkv = None;
+                for lin in layer.linears_mut() {
+                    lin.unfreeze();
+                }
+            }
+        }
+        if on {
+            self.freeze()?;
+        } else {
+            self.frozen = false;
         }
         Ok(())
     }
@@ -408,6 +483,7 @@ impl BertModel {
                 let lora = Lora::new(cfg, din, dout, vb.pp(format!("layer.{i}.{}", kind.name())))?;
                 layer.linear_mut(kind).set_lora(lora);
             }
+            layer.attention.qkv = None;
         }
         Ok(())
     }
@@ -418,6 +494,9 @@ impl BertModel {
             for lin in layer.linears_mut() {
                 lin.merge_lora()?;
             }
+        }
+        if self.frozen {
+            self.freeze()?;
         }
         Ok(())
     }

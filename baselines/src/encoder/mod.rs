@@ -9,6 +9,7 @@
 
 pub mod bert;
 pub mod config;
+pub mod fast;
 pub mod peft;
 pub mod tokenize;
 
@@ -144,6 +145,11 @@ impl SentenceEncoder {
     /// The model.
     pub fn model(&self) -> &BertModel {
         &self.model
+    }
+
+    /// The model, mutable (PEFT hooks, fast paths).
+    pub fn model_mut(&mut self) -> &mut BertModel {
+        &mut self.model
     }
 
     /// The tokenizer.

@@ -179,6 +179,11 @@ impl PeftLinear {
         Ok(())
     }
 
+    /// Drops the transposed copy made by [`PeftLinear::freeze`].
+    pub fn unfreeze(&mut self) {
+        self.weight_t = None;
+    }
+
     /// The weight, shape `(out, in)`.
     pub fn weight(&self) -> &Tensor {
         &self.weight
@@ -213,6 +218,15 @@ impl PeftLinear {
 
     /// `x` of any shape `(…, in)` to `(…, out)`.
     pub fn forward_t(&self, x: &Tensor, train: bool) -> Result<Tensor> {
+        self.forward_impl(x, train, true)
+    }
+
+    /// [`PeftLinear::forward_t`] without adding the bias (for callers that fuse it with what follows).
+    pub fn forward_t_no_bias(&self, x: &Tensor, train: bool) -> Result<Tensor> {
+        self.forward_impl(x, train, false)
+    }
+
+    fn forward_impl(&self, x: &Tensor, train: bool, with_bias: bool) -> Result<Tensor> {
         let dims = x.dims();
         let in_dim = dims[dims.len() - 1];
         let n = x.elem_count() / in_dim;
@@ -221,7 +235,7 @@ impl PeftLinear {
             Some(wt) => x2.matmul(wt)?,
             None => x2.matmul(&self.weight.t()?)?,
         };
-        if let Some(b) = &self.bias {
+        if let Some(b) = self.bias.as_ref().filter(|_| with_bias) {
             y = y.broadcast_add(b)?;
         }
         if let Some(lora) = &self.lora {
