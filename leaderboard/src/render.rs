@@ -110,7 +110,10 @@ const SCRIPT: &str = r#"document.querySelectorAll('table.board').forEach(functio
       rows.forEach(function(r){body.appendChild(r);});
     });
   });
-});"#;
+});
+// index.html#sort=N sorts every table by its column N on load (bookmarkable; used by the screenshot script).
+var m=location.hash.match(/^#sort=(\d+)$/);
+if(m){document.querySelectorAll('table.board th.sortable[data-col="'+m[1]+'"]').forEach(function(th){th.click();});}"#;
 
 /// The static HTML page (`site/index.html`): one sortable table per dataset (click a header), split
 /// column groups, significance and dataset-version marks with p-values and hashes in tooltips, and
