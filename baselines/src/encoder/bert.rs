@@ -207,11 +207,11 @@ impl Attention {
     }
 
     /// `x`: `(b, s, hidden)`; `mask_bias`: `(b, 1, 1, s)`, 0 where attended and a large negative
-    /// number at padding.
-    fn forward_t(&self, x: &Tensor, mask_bias: &Tensor, train: bool) -> Result<Tensor> {
+    /// number at padding, or `None` when the batch has no padding.
+    fn forward_t(&self, x: &Tensor, mask_bias: Option<&Tensor>, train: bool) -> Result<Tensor> {
         let (b, s, hidden) = x.dims3()?;
         let (q, mut k, mut v) = self.project(x, train)?;
-        let mut bias = mask_bias.clone();
+        let mut bias = mask_bias.cloned();
         if let Some(p) = &self.prefix {
             let n = p.len();
             let heads = |t: &Tensor| -> Result<Tensor> {
@@ -222,10 +222,15 @@ impl Attention {
             };
             k = Tensor::cat(&[&heads(&p.key)?, &k], 2)?;
             v = Tensor::cat(&[&heads(&p.value)?, &v], 2)?;
-            let zeros = Tensor::zeros((b, 1, 1, n), bias.dtype(), bias.device())?;
-            bias = Tensor::cat(&[&zeros, &bias], 3)?;
+            if let Some(m) = &bias {
+                let zeros = Tensor::zeros((b, 1, 1, n), m.dtype(), m.device())?;
+                bias = Some(Tensor::cat(&[&zeros, m], 3)?);
+            }
         }
-        let scores = q.matmul(&k.t()?)?.broadcast_add(&bias)?;
+        let mut scores = q.matmul(&k.t()?)?;
+        if let Some(m) = &bias {
+            scores = scores.broadcast_add(m)?;
+        }
         let probs = if scores.track_op() {
             candle_nn::ops::softmax(&scores, D::Minus1)?
         } else {
@@ -307,7 +312,7 @@ impl Layer {
         ]
     }
 
-    fn forward_t(&self, x: &Tensor, mask_bias: &Tensor, train: bool) -> Result<Tensor> {
+    fn forward_t(&self, x: &Tensor, mask_bias: Option<&Tensor>, train: bool) -> Result<Tensor> {
         let a = self.attention.forward_t(x, mask_bias, train)?;
         let h = match (self.act, self.intermediate.bias()) {
             (HiddenAct::Gelu, Some(b)) if self.fused_gelu => {
@@ -528,12 +533,18 @@ impl BertModel {
         let (b, s) = mask.dims2()?;
         // 0 where attended, f32::MIN at padding: exp underflows to exactly 0, so padding keys get
         // exactly zero weight (HuggingFace uses torch.finfo(dtype).min the same way).
-        let bias = ((mask.ones_like()? - &mask)? * f64::from(f32::MIN))?.reshape((b, 1, 1, s))?;
+        // A batch without padding (common with length-sorted batches) needs no mask at all.
+        let padded = mask.min_all()?.to_scalar::<f32>()? < 1.0;
+        let bias = if padded {
+            Some(((mask.ones_like()? - &mask)? * f64::from(f32::MIN))?.reshape((b, 1, 1, s))?)
+        } else {
+            None
+        };
         let mut x = self
             .embeddings
             .forward_t(&inputs.input_ids, &inputs.type_ids, train)?;
         for layer in &self.layers {
-            x = layer.forward_t(&x, &bias, train)?;
+            x = layer.forward_t(&x, bias.as_ref(), train)?;
         }
         Ok(x)
     }
