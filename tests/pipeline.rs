@@ -129,6 +129,18 @@ fn pipeline_on_the_sample() {
         "ECtHR test, unseen_query, unseen_guide; BSARD test"
     );
 
+    // The regression file for the sample: BM25's expected scores, checked OK / OKish / FAIL.
+    let regression =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("leaderboard/regressions/sample-ecthr-test-bm25.toml");
+    let check = lexbench(&data, &["leaderboard", "--check", regression.to_str().unwrap()]);
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert!(check.status.success(), "{report}");
+    assert!(report.contains("3 OK, 0 OKish, 0 FAIL"), "{report}");
+
     // Provenance: every qrel → audit record → guide heading + raw citation + raw objects.
     let audit = lines(&ds.join("audit.jsonl"));
     let mut by_qrel: BTreeMap<(String, u64), Vec<&serde_json::Value>> = BTreeMap::new();
