@@ -4,7 +4,8 @@
 //! passages, batch size, truncation and thread count. Both sides time forward + mean pooling + L2
 //! normalisation on pre-tokenised, longest-padded batches; tokenisation is excluded on both sides.
 //! candle is measured twice, with the encoder's fast paths off (a plain candle port: strided
-//! transposed weights, separate Q/K/V projections, libm `erf` GELU) and on, so one run shows the
+//! transposed weights, separate Q/K/V projections, libm `erf` GELU, the mask added even without
+//! padding) and on, so one run shows the ratio before and after the optimisations.
 //! ratio before and after the optimisations.
 
 use std::path::Path;

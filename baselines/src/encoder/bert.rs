@@ -363,6 +363,7 @@ pub struct BertModel {
     pooler: Option<Pooler>,
     device: Device,
     frozen: bool,
+    skip_unpadded_mask: bool,
 }
 
 impl BertModel {
@@ -389,6 +390,7 @@ impl BertModel {
             pooler,
             device: vb.device().clone(),
             frozen: false,
+            skip_unpadded_mask: true,
         })
     }
 
@@ -453,9 +455,11 @@ impl BertModel {
     }
 
     /// Turns the inference fast paths on (the default after [`BertModel::from_dir`]) or off:
-    /// pre-transposed weights, the fused query/key/value projection, the fused bias + GELU kernel.
+    /// pre-transposed weights, the fused query/key/value projection, the fused bias + GELU kernel,
+    /// no attention mask for batches without padding.
     /// Off, the model runs as a plain candle port would (for benchmarks and cross-checks).
     pub fn set_fast_paths(&mut self, on: bool) -> Result<()> {
+        self.skip_unpadded_mask = on;
         for layer in &mut self.layers {
             layer.fused_gelu = on;
             if !on {
@@ -534,7 +538,7 @@ impl BertModel {
         // 0 where attended, f32::MIN at padding: exp underflows to exactly 0, so padding keys get
         // exactly zero weight (HuggingFace uses torch.finfo(dtype).min the same way).
         // A batch without padding (common with length-sorted batches) needs no mask at all.
-        let padded = mask.min_all()?.to_scalar::<f32>()? < 1.0;
+        let padded = !self.skip_unpadded_mask || mask.min_all()?.to_scalar::<f32>()? < 1.0;
         let bias = if padded {
             Some(((mask.ones_like()? - &mask)? * f64::from(f32::MIN))?.reshape((b, 1, 1, s))?)
         } else {
