@@ -6,7 +6,6 @@
 //! candle is measured twice, with the encoder's fast paths off (a plain candle port: strided
 //! transposed weights, separate Q/K/V projections, libm `erf` GELU, the mask added even without
 //! padding) and on, so one run shows the ratio before and after the optimisations.
-//! ratio before and after the optimisations.
 
 use std::path::Path;
 use std::process::Command;
