@@ -10,6 +10,8 @@
 //! - [`dataset`]: the layout of a built dataset (`queries.jsonl`, `corpus.jsonl`, `pools.jsonl`,
 //!   `qrels/`, `splits/`, `manifest.json`) and its identity hash.
 //! - [`io`]: [`write_atomic`](io::write_atomic) and JSON Lines.
+//! - [`rng`], [`time`]: a seeded SplitMix64 and calendar dates / RFC 3339 timestamps, shared so every
+//!   stage draws and stamps the same way without a dependency.
 //! - [`eval`]: trec_eval-exact measures (`R@k`, `P@k`, `AP`, `RPrec`, `nDCG@k`, `RR@k`) and the
 //!   pool-relative `R@k%` of the ECtHR task.
 //!
@@ -35,7 +37,9 @@ pub mod eval;
 pub mod ids;
 pub mod io;
 pub mod records;
+pub mod rng;
 pub mod testing;
+pub mod time;
 pub mod trec;
 
 pub use error::{Error, LineError, Result};

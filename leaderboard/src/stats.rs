@@ -14,20 +14,7 @@ pub const SAMPLES: u32 = 10_000;
 /// The generator's seed.
 pub const SEED: u64 = 0x1e8b_e4c4_2026_1122;
 
-/// splitmix64 (Steele, Lea & Flood 2014): tiny, fast, and identical everywhere.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
+use lexbench_core::rng::SplitMix64;
 
 /// Two-sided p-value of the paired randomization test on `a[i] − b[i]` with [`SAMPLES`] sign
 /// assignments. Equal lengths are required; an empty or all-zero difference gives 1.
@@ -40,7 +27,7 @@ pub fn paired_randomization(a: &[f64], b: &[f64]) -> f64 {
     }
     // Compare sums, not means (same test); a small tolerance keeps exact ties counted as extreme.
     let tol = 1e-9 * observed.max(1e-12);
-    let mut rng = SplitMix64(SEED);
+    let mut rng = SplitMix64::new(SEED);
     let mut hits = 0u32;
     for _ in 0..SAMPLES {
         let mut sum = 0.0;
