@@ -13,6 +13,55 @@ use lexbench_baselines::bm25::{self, Bm25Params, IdfScope, Language};
 pub enum RunCommand {
     /// Okapi BM25 (exact lengths; Anserini's k1 = 0.9, b = 0.4 by default).
     Bm25(Bm25Args),
+    /// Zero-shot dense retrieval with a bi-encoder from a HuggingFace BERT folder (e.g. models/minilm).
+    Dense(DenseArgs),
+}
+
+/// Arguments of `lexbench run dense`.
+#[derive(Debug, Args)]
+pub struct DenseArgs {
+    /// The model folder (config.json, model.safetensors, tokenizer.json).
+    #[arg(long)]
+    pub model: PathBuf,
+    /// The dataset (a folder under DATA/datasets).
+    #[arg(long)]
+    pub dataset: String,
+    /// The split to rank.
+    #[arg(long)]
+    pub split: String,
+    /// The system's name: the run's file name and tag.
+    #[arg(long, default_value = "dense")]
+    pub system: String,
+    /// Pooling of the token states.
+    #[arg(long, value_enum, default_value = "mean")]
+    pub pooling: PoolingArg,
+    /// Similarity of query and document vectors.
+    #[arg(long, value_enum, default_value = "cosine")]
+    pub similarity: SimilarityArg,
+    /// Truncation length in tokens.
+    #[arg(long, default_value_t = 256)]
+    pub max_len: usize,
+    /// Documents kept per topic.
+    #[arg(long, default_value_t = 1000)]
+    pub top_k: usize,
+}
+
+/// Pooling of the token states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PoolingArg {
+    /// Mean over the real tokens (sentence-transformers).
+    Mean,
+    /// The [CLS] token (DPR, ANCE).
+    Cls,
+}
+
+/// Similarity of vectors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SimilarityArg {
+    /// Cosine.
+    Cosine,
+    /// Dot product.
+    Dot,
 }
 
 /// Statistics scope for pooled datasets (see `lexbench_baselines::bm25`).
@@ -122,6 +171,42 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                 s.split,
                 s.index.documents,
                 s.hits,
+            );
+            println!("run:     {}", out.run_path.display());
+            println!("sidecar: {}", out.sidecar_path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        RunCommand::Dense(args) => {
+            use lexbench_baselines::dense::{DenseParams, run_dense};
+            use lexbench_baselines::encoder::{EncodeOptions, Pooling};
+            use lexbench_baselines::scorers::biencoder::Similarity;
+            let params = DenseParams {
+                system: args.system.clone(),
+                encode: EncodeOptions {
+                    max_len: args.max_len,
+                    pooling: match args.pooling {
+                        PoolingArg::Mean => Pooling::Mean,
+                        PoolingArg::Cls => Pooling::Cls,
+                    },
+                    // Cosine needs no normalised vectors, dot products of normalised vectors are cosines:
+                    // normalise only for cosine, so `--similarity dot` really is the dot product.
+                    normalize: args.similarity == SimilarityArg::Cosine,
+                    ..EncodeOptions::default()
+                },
+                similarity: match args.similarity {
+                    SimilarityArg::Cosine => Similarity::Cosine,
+                    SimilarityArg::Dot => Similarity::Dot,
+                },
+                top_k: args.top_k,
+            };
+            let out =
+                run_dense(data, &args.dataset, &args.split, &args.model, &params).with_context(|| {
+                    format!("{} on dataset {} split {}", args.system, args.dataset, args.split)
+                })?;
+            let s = &out.sidecar;
+            println!(
+                "{} ({}) ranked {} topics of {}/{}: {} hits, {} documents encoded now",
+                s.system, s.model, s.topics, s.dataset, s.split, s.hits, s.encoded_now
             );
             println!("run:     {}", out.run_path.display());
             println!("sidecar: {}", out.sidecar_path.display());

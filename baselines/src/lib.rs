@@ -32,6 +32,7 @@
 pub mod bench;
 pub mod bm25;
 pub mod cache;
+pub mod dense;
 pub mod e5s1;
 pub mod encoder;
 pub mod error;

@@ -36,7 +36,7 @@
 mod analyzer;
 mod index;
 mod params;
-mod runner;
+pub(crate) mod runner;
 
 pub use analyzer::{Analyzer, ENGLISH_STOP_WORDS, FRENCH_STOP_WORDS, Language, fold_accents};
 pub use index::{

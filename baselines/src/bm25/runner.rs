@@ -115,15 +115,15 @@ pub fn git_revision() -> Option<String> {
     (out.status.success() && !rev.is_empty()).then_some(rev)
 }
 
-/// The topics of a split with their texts and pools, read and checked.
-struct Inputs {
-    manifest: DatasetManifest,
-    topics: Vec<DatasetTopic>,
-    corpus: Vec<CorpusDoc>,
-    pools: Option<BTreeMap<TopicId, Pool>>,
+/// The topics of a split with their texts and pools, read and checked (shared with the neural runs).
+pub(crate) struct Inputs {
+    pub(crate) manifest: DatasetManifest,
+    pub(crate) topics: Vec<DatasetTopic>,
+    pub(crate) corpus: Vec<CorpusDoc>,
+    pub(crate) pools: Option<BTreeMap<TopicId, Pool>>,
 }
 
-fn read_inputs(dir: &DatasetDir, split: &str) -> Result<Inputs> {
+pub(crate) fn read_inputs(dir: &DatasetDir, split: &str) -> Result<Inputs> {
     let manifest = DatasetManifest::read(&dir.0)?;
     let changed = manifest.verify(&dir.0)?;
     if !changed.is_empty() {

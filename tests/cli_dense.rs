@@ -1,0 +1,121 @@
+//! End-to-end test of the zero-shot dense run with the real all-MiniLM-L6-v2 (`scripts/fetch-models`).
+//!
+//! Properties checked: on the sample's datasets (built by `lexbench pipeline`), `lexbench run dense`
+//! ranks every topic's whole pool (ECtHR) or the corpus (BSARD) in trec_eval order with scores in
+//! [-1, 1]; the leaderboard accepts the run; a second run encodes no document again (the embedding
+//! cache) and writes the identical run; a missing model folder is an error naming it.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn lexbench(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lexbench"))
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run lexbench")
+}
+
+fn model() -> String {
+    let m = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/minilm");
+    assert!(
+        m.join("model.safetensors").is_file(),
+        "model minilm is not installed in {}: run scripts/fetch-models",
+        m.display()
+    );
+    m.to_string_lossy().into_owned()
+}
+
+#[test]
+fn dense_runs_on_the_sample() {
+    let model = model();
+    let data = std::env::temp_dir().join(format!("lexbench-dense-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    assert!(lexbench(&data, &["pipeline"]).status.success());
+
+    for (dataset, split) in [("ecthr", "test"), ("bsard", "test")] {
+        let args = [
+            "run",
+            "dense",
+            "--model",
+            &model,
+            "--dataset",
+            dataset,
+            "--split",
+            split,
+            "--system",
+            "minilm",
+        ];
+        let out = lexbench(&data, &args);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let run_path = data.join(format!("runs/{dataset}/{split}/minilm.trec"));
+        let first = std::fs::read_to_string(&run_path).unwrap();
+        // Every topic of the split has a ranking; ranks are 1.. in score order; cosines are in [-1, 1].
+        let mut per_topic: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for line in first.lines() {
+            let c: Vec<&str> = line.split_whitespace().collect();
+            per_topic.entry(c[0]).or_default().push(c[4].parse().unwrap());
+        }
+        let split_json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(data.join(format!("datasets/{dataset}/splits/{split}.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(per_topic.len(), split_json["topics"].as_array().unwrap().len());
+        for scores in per_topic.values() {
+            assert!(scores.windows(2).all(|w| w[0] >= w[1]));
+            assert!(scores.iter().all(|s| (-1.0001..=1.0001).contains(s)));
+        }
+        if dataset == "ecthr" {
+            // The sample's judgments have 20 paragraphs each: the whole pool is ranked.
+            assert!(per_topic.values().all(|s| s.len() == 20));
+        }
+        let sub = lexbench(
+            &data,
+            &[
+                "submit",
+                run_path.to_str().unwrap(),
+                "--dataset",
+                dataset,
+                "--split",
+                split,
+                "--name",
+                "MiniLM zero-shot",
+            ],
+        );
+        assert!(sub.status.success(), "{}", String::from_utf8_lossy(&sub.stderr));
+
+        // Again: documents come from the cache, the run is identical.
+        let again = lexbench(&data, &args);
+        assert!(again.status.success());
+        assert!(
+            String::from_utf8_lossy(&again.stdout).contains("0 documents encoded now"),
+            "{stdout}"
+        );
+        assert_eq!(std::fs::read_to_string(&run_path).unwrap(), first);
+    }
+    let board = lexbench(&data, &["leaderboard"]);
+    assert!(board.status.success());
+    let index = std::fs::read_to_string(data.join("leaderboard/index.md")).unwrap();
+    assert!(index.contains("MiniLM zero-shot"), "{index}");
+
+    let out = lexbench(
+        &data,
+        &[
+            "run",
+            "dense",
+            "--model",
+            "/nonexistent/model",
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/model"));
+    let _ = std::fs::remove_dir_all(&data);
+}
