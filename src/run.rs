@@ -15,6 +15,53 @@ pub enum RunCommand {
     Bm25(Bm25Args),
     /// Zero-shot dense retrieval with a bi-encoder from a HuggingFace BERT folder (e.g. models/minilm).
     Dense(DenseArgs),
+    /// ColBERT late interaction (MaxSim); a checkpoint without ColBERT's projection gets a seeded one.
+    Colbert(NeuralArgs),
+    /// A cross-encoder reranking BM25's top candidates (run `lexbench run bm25` first).
+    CrossEncoder(CrossArgs),
+}
+
+/// Arguments shared by the neural runs.
+#[derive(Debug, Args)]
+pub struct NeuralArgs {
+    /// The model folder (config.json, model.safetensors, tokenizer.json).
+    #[arg(long)]
+    pub model: PathBuf,
+    /// The dataset (a folder under DATA/datasets).
+    #[arg(long)]
+    pub dataset: String,
+    /// The split to rank.
+    #[arg(long)]
+    pub split: String,
+    /// The system's name: the run's file name and tag.
+    #[arg(long, default_value = "colbert")]
+    pub system: String,
+    /// Documents kept per topic.
+    #[arg(long, default_value_t = 1000)]
+    pub top_k: usize,
+}
+
+/// Arguments of `lexbench run cross-encoder`.
+#[derive(Debug, Args)]
+pub struct CrossArgs {
+    /// The model folder.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// The dataset.
+    #[arg(long)]
+    pub dataset: String,
+    /// The split to rank.
+    #[arg(long)]
+    pub split: String,
+    /// The system's name.
+    #[arg(long, default_value = "cross-encoder")]
+    pub system: String,
+    /// BM25 candidates rescored per topic.
+    #[arg(long, default_value_t = 100)]
+    pub depth: usize,
+    /// Truncation length of the query–passage pair.
+    #[arg(long, default_value_t = 256)]
+    pub max_len: usize,
 }
 
 /// Arguments of `lexbench run dense`.
@@ -203,14 +250,49 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                 run_dense(data, &args.dataset, &args.split, &args.model, &params).with_context(|| {
                     format!("{} on dataset {} split {}", args.system, args.dataset, args.split)
                 })?;
-            let s = &out.sidecar;
-            println!(
-                "{} ({}) ranked {} topics of {}/{}: {} hits, {} documents encoded now",
-                s.system, s.model, s.topics, s.dataset, s.split, s.hits, s.encoded_now
-            );
-            println!("run:     {}", out.run_path.display());
-            println!("sidecar: {}", out.sidecar_path.display());
+            print_neural(&out);
+            Ok(ExitCode::SUCCESS)
+        }
+        RunCommand::Colbert(args) => {
+            use lexbench_baselines::dense::{ColBertParams, run_colbert};
+            let params = ColBertParams {
+                system: args.system.clone(),
+                colbert: Default::default(),
+                top_k: args.top_k,
+            };
+            let out =
+                run_colbert(data, &args.dataset, &args.split, &args.model, &params).with_context(|| {
+                    format!("{} on dataset {} split {}", args.system, args.dataset, args.split)
+                })?;
+            print_neural(&out);
+            Ok(ExitCode::SUCCESS)
+        }
+        RunCommand::CrossEncoder(args) => {
+            use lexbench_baselines::dense::{CrossParams, run_cross_encoder};
+            let params = CrossParams {
+                system: args.system.clone(),
+                depth: args.depth,
+                max_len: args.max_len,
+            };
+            let out = run_cross_encoder(data, &args.dataset, &args.split, &args.model, &params)
+                .with_context(|| {
+                    format!("{} on dataset {} split {}", args.system, args.dataset, args.split)
+                })?;
+            print_neural(&out);
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn print_neural(out: &lexbench_baselines::dense::DenseOutput) {
+    let s = &out.sidecar;
+    println!(
+        "{} ({}) ranked {} topics of {}/{}: {} hits, {} documents encoded now",
+        s.system, s.model, s.topics, s.dataset, s.split, s.hits, s.encoded_now
+    );
+    if s.config.get("head").and_then(|h| h.as_str()) == Some("new, seeded, untrained") {
+        println!("note: the checkpoint has no classifier head; this run uses a seeded untrained one");
+    }
+    println!("run:     {}", out.run_path.display());
+    println!("sidecar: {}", out.sidecar_path.display());
 }

@@ -3,7 +3,9 @@
 //! Properties checked: on the sample's datasets (built by `lexbench pipeline`), `lexbench run dense`
 //! ranks every topic's whole pool (ECtHR) or the corpus (BSARD) in trec_eval order with scores in
 //! [-1, 1]; the leaderboard accepts the run; a second run encodes no document again (the embedding
-//! cache) and writes the identical run; a missing model folder is an error naming it.
+//! cache) and writes the identical run; ColBERT and the cross-encoder (weights the checkpoint lacks are
+//! seeded) are deterministic, and the cross-encoder asks for the BM25 run it reranks; a missing model
+//! folder is an error naming it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -97,6 +99,60 @@ fn dense_runs_on_the_sample() {
         );
         assert_eq!(std::fs::read_to_string(&run_path).unwrap(), first);
     }
+    // ColBERT (seeded projection) and the cross-encoder (seeded head, reranking BM25's top 10) are
+    // deterministic: two runs write the same file; every test topic is ranked.
+    for (system, extra) in [("colbert", vec![]), ("cross-encoder", vec!["--depth", "10"])] {
+        let mut args = vec![
+            "run",
+            system,
+            "--model",
+            &model,
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+        ];
+        args.extend(extra.iter().copied());
+        let out = lexbench(&data, &args);
+        assert!(
+            out.status.success(),
+            "{system}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let path = data.join(format!("runs/ecthr/test/{system}.trec"));
+        let first = std::fs::read_to_string(&path).unwrap();
+        assert!(lexbench(&data, &args).status.success());
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            first,
+            "{system} is not deterministic"
+        );
+        let topics: std::collections::BTreeSet<&str> = first
+            .lines()
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        assert_eq!(topics.len(), 4, "{system}");
+        if system == "cross-encoder" {
+            assert!(String::from_utf8_lossy(&out.stdout).contains("seeded untrained"));
+            assert!(first.lines().count() <= 4 * 10);
+        }
+    }
+    let out = lexbench(
+        &data,
+        &[
+            "run",
+            "cross-encoder",
+            "--model",
+            &model,
+            "--dataset",
+            "ecthr",
+            "--split",
+            "val",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "no BM25 run for val yet");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("lexbench run bm25"));
+
     let board = lexbench(&data, &["leaderboard"]);
     assert!(board.status.success());
     let index = std::fs::read_to_string(data.join("leaderboard/index.md")).unwrap();

@@ -1,4 +1,4 @@
-//! Zero-shot dense retrieval runs: a bi-encoder from any HuggingFace BERT folder ranks each topic's
+//! Zero-shot neural runs. The dense run: a bi-encoder from any HuggingFace BERT folder ranks each topic's
 //! candidates — the topic's pool (ECtHR: the judgment's paragraphs) or the whole corpus (BSARD) — by the
 //! similarity of the query's and the documents' embeddings.
 //!
@@ -6,6 +6,9 @@
 //! hash, the encoding options and the text), so a second run over the same corpus encodes only the
 //! queries. The run and a JSON sidecar (configuration, model hash, dataset hash, git revision, timings)
 //! land in `DATA/runs/<dataset>/<split>/<system>.{trec,json}`, the layout the leaderboard reads.
+//!
+//! [`run_colbert`] scores by late interaction (MaxSim), [`run_cross_encoder`] reranks BM25's top
+//! candidates; weights a checkpoint lacks are drawn from a fixed seed ([`seeded_normal`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,6 +25,243 @@ use crate::encoder::{EncodeOptions, SentenceEncoder};
 use crate::error::{Error, Result};
 use crate::models::model_hash;
 use crate::scorers::biencoder::{Similarity, similarity};
+
+/// The seed of the weights a checkpoint lacks (see [`seeded_normal`]).
+pub const SEED: u64 = 20_261_122;
+
+/// A `(rows, cols)` matrix of N(0, stdev²) values from a fixed seed (SplitMix64 + Box–Muller): the
+/// same "new" weights on every machine and every run, unlike a `VarMap`'s thread-local generator.
+pub fn seeded_normal(rows: usize, cols: usize, stdev: f64, seed: u64) -> Vec<f32> {
+    let mut rng = lexbench_core::rng::SplitMix64::new(seed);
+    let mut unit = || ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    (0..rows * cols)
+        .map(|_| {
+            let (u, v) = (unit(), unit());
+            ((-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos() * stdev) as f32
+        })
+        .collect()
+}
+
+fn hidden_size(model_dir: &Path) -> Result<usize> {
+    let p = model_dir.join("config.json");
+    let text = std::fs::read_to_string(&p).map_err(crate::error::io_err(&p))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|source| Error::Json {
+        path: p.clone(),
+        source,
+    })?;
+    v["hidden_size"]
+        .as_u64()
+        .map(|h| h as usize)
+        .ok_or_else(|| Error::Format {
+            path: p,
+            message: "no hidden_size".into(),
+        })
+}
+
+/// The candidates of a topic: its pool, or the whole corpus.
+fn candidates<'a>(inputs: &'a crate::bm25::runner::Inputs, topic: &lexbench_core::TopicId) -> Vec<&'a DocId> {
+    match &inputs.pools {
+        Some(pools) => pools
+            .get(topic)
+            .map(|p| p.docs.iter().collect())
+            .unwrap_or_default(),
+        None => inputs.corpus.iter().map(|d| &d.doc).collect(),
+    }
+}
+
+/// Settings of a ColBERT run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ColBertParams {
+    /// The system's name.
+    pub system: String,
+    /// ColBERT's settings.
+    pub colbert: crate::scorers::colbert::ColBertConfig,
+    /// Documents kept per topic.
+    pub top_k: usize,
+}
+
+/// Zero-shot ColBERT: late interaction (MaxSim) over the checkpoint's token states. A checkpoint without
+/// ColBERT's `linear.weight` (all-MiniLM-L6-v2) gets a seeded Gaussian projection to `dim`: a random
+/// projection preserves inner products approximately (Johnson–Lindenstrauss), so MaxSim stays
+/// meaningful before any training. Topics sharing a candidate set (one judgment) are scored against
+/// its documents encoded once.
+pub fn run_colbert(
+    data: &Path,
+    dataset: &str,
+    split: &str,
+    model_dir: &Path,
+    params: &ColBertParams,
+) -> Result<DenseOutput> {
+    use crate::scorers::colbert::{ColBert, maxsim};
+    params.colbert.validate()?;
+    let t0 = Instant::now();
+    let dir = DatasetDir::in_data(data, dataset);
+    let inputs = read_inputs(&dir, split)?;
+    let device = candle_core::Device::Cpu;
+    let h = hidden_size(model_dir)?;
+    let dim = params.colbert.dim;
+    let w = candle_core::Tensor::from_vec(
+        seeded_normal(dim, h, 1.0 / (h as f64).sqrt(), SEED),
+        (dim, h),
+        &device,
+    )?;
+    let vb = candle_nn::VarBuilder::from_tensors(
+        [("linear.weight".to_owned(), w)].into(),
+        candle_core::DType::F32,
+        &device,
+    );
+    let colbert = ColBert::from_dir(model_dir, &device, params.colbert.clone(), vb)?;
+    let text_of: BTreeMap<&DocId, &str> = inputs.corpus.iter().map(|d| (&d.doc, d.text.as_str())).collect();
+    // Group topics by candidate set.
+    let mut groups: BTreeMap<Vec<&DocId>, Vec<usize>> = BTreeMap::new();
+    for (i, t) in inputs.topics.iter().enumerate() {
+        groups.entry(candidates(&inputs, &t.topic)).or_default().push(i);
+    }
+    let mut run = Run::new(params.system.clone());
+    let mut encoded = 0;
+    for (docs, topics) in &groups {
+        let texts: Vec<&str> = docs
+            .iter()
+            .map(|d| text_of.get(d).copied().unwrap_or(""))
+            .collect();
+        let dvecs = colbert.encode_docs(&texts)?;
+        encoded += texts.len();
+        let qs: Vec<&str> = topics.iter().map(|&i| inputs.topics[i].text.as_str()).collect();
+        let qvecs = colbert.encode_queries(&qs)?;
+        for (&i, q) in topics.iter().zip(&qvecs) {
+            let mut hits = Vec::with_capacity(docs.len());
+            for (d, dv) in docs.iter().zip(&dvecs) {
+                hits.push(Hit {
+                    doc: (*d).clone(),
+                    score: f64::from(maxsim(q, dv)?),
+                });
+            }
+            hits.sort_by(trec_order);
+            hits.truncate(params.top_k);
+            run.topics.insert(inputs.topics[i].topic.clone(), hits);
+        }
+    }
+    let timings = [("encode_and_rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
+    let config = serde_json::to_value(params).map_err(|source| Error::Json {
+        path: model_dir.to_owned(),
+        source,
+    })?;
+    write_output(
+        data,
+        dataset,
+        split,
+        model_dir,
+        &params.system,
+        config,
+        &inputs,
+        run,
+        encoded,
+        timings,
+    )
+}
+
+/// Settings of a cross-encoder run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CrossParams {
+    /// The system's name.
+    pub system: String,
+    /// How many of BM25's top candidates per topic are rescored.
+    pub depth: usize,
+    /// Truncation length of `[CLS] q [SEP] p [SEP]`.
+    pub max_len: usize,
+}
+
+/// A cross-encoder reranking BM25's top `depth` candidates of each topic (within its pool), from
+/// `runs/<dataset>/<split>/bm25.trec` (run `lexbench run bm25` first). The run holds the reranked
+/// candidates only. A checkpoint without a `classifier` head gets a seeded new one: such a run is a
+/// sanity check of the plumbing, not a baseline, until the head is fine-tuned — the sidecar says which.
+pub fn run_cross_encoder(
+    data: &Path,
+    dataset: &str,
+    split: &str,
+    model_dir: &Path,
+    params: &CrossParams,
+) -> Result<DenseOutput> {
+    use crate::scorers::cross::CrossEncoder;
+    if params.depth == 0 {
+        return Err(Error::Param("depth must be at least 1".into()));
+    }
+    let t0 = Instant::now();
+    let dir = DatasetDir::in_data(data, dataset);
+    let inputs = read_inputs(&dir, split)?;
+    let bm25_path = run_path(data, dataset, split, "bm25");
+    let bm25 = Run::read(&bm25_path, &lexbench_core::ReadOptions::default()).map_err(|e| Error::Param(format!(
+        "{e} (the cross-encoder reranks BM25: run `lexbench run bm25 --dataset {dataset} --split {split}` first)"
+    )))?;
+    let device = candle_core::Device::Cpu;
+    let h = hidden_size(model_dir)?;
+    let w = candle_core::Tensor::from_vec(seeded_normal(1, h, 0.02, SEED), (1, h), &device)?;
+    let b = candle_core::Tensor::zeros(1, candle_core::DType::F32, &device)?;
+    let vb = candle_nn::VarBuilder::from_tensors(
+        [
+            ("classifier.weight".to_owned(), w),
+            ("classifier.bias".to_owned(), b),
+        ]
+        .into(),
+        candle_core::DType::F32,
+        &device,
+    );
+    let ce = CrossEncoder::from_dir(model_dir, &device, params.max_len, vb)?;
+    let text_of: BTreeMap<&DocId, &str> = inputs.corpus.iter().map(|d| (&d.doc, d.text.as_str())).collect();
+    let mut run = Run::new(params.system.clone());
+    let mut scored = 0;
+    for t in &inputs.topics {
+        let mut first = bm25.topics.get(&t.topic).cloned().unwrap_or_default();
+        first.sort_by(trec_order);
+        first.truncate(params.depth);
+        let pairs: Vec<(&str, &str)> = first
+            .iter()
+            .map(|hit| (t.text.as_str(), text_of.get(&hit.doc).copied().unwrap_or("")))
+            .collect();
+        let scores = ce.score(&pairs)?;
+        scored += pairs.len();
+        let mut hits: Vec<Hit> = first
+            .into_iter()
+            .zip(scores)
+            .map(|(hit, s)| Hit {
+                doc: hit.doc,
+                score: f64::from(s),
+            })
+            .collect();
+        hits.sort_by(trec_order);
+        run.topics.insert(t.topic.clone(), hits);
+    }
+    let head_from_checkpoint = {
+        let bytes = std::fs::read(model_dir.join("model.safetensors"))
+            .map_err(crate::error::io_err(&model_dir.join("model.safetensors")))?;
+        candle_nn::VarBuilder::from_buffered_safetensors(bytes, candle_core::DType::F32, &device)?
+            .contains_tensor("classifier.weight")
+    };
+    let mut config = serde_json::to_value(params).map_err(|source| Error::Json {
+        path: model_dir.to_owned(),
+        source,
+    })?;
+    config["head"] = serde_json::Value::from(if head_from_checkpoint {
+        "checkpoint"
+    } else {
+        "new, seeded, untrained"
+    });
+    let timings = [("rerank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
+    write_output(
+        data,
+        dataset,
+        split,
+        model_dir,
+        &params.system,
+        config,
+        &inputs,
+        run,
+        scored,
+        timings,
+    )
+}
 
 /// Settings of a dense run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -85,9 +325,10 @@ pub struct DenseSidecar {
     pub model: String,
     /// sha256 of the model's weights and configuration.
     pub model_hash: String,
-    /// The settings.
-    pub config: DenseParams,
-    /// Inference is deterministic: 0, recorded so every sidecar has one.
+    /// The settings (of the dense, ColBERT or cross-encoder run).
+    pub config: serde_json::Value,
+    /// The seed of any weight the checkpoint lacks (ColBERT's projection, a cross-encoder head);
+    /// inference itself is deterministic.
     pub seed: u64,
     /// The checkout's revision, if known.
     pub git_revision: Option<String>,
@@ -97,7 +338,7 @@ pub struct DenseSidecar {
     pub topics: usize,
     /// Hits written.
     pub hits: usize,
-    /// Documents whose embeddings were computed now (the rest came from the cache).
+    /// Documents encoded now (dense: the rest came from the cache; cross-encoder: pairs scored).
     pub encoded_now: usize,
     /// Wall-clock seconds: encoding documents, encoding queries and ranking.
     pub timings: BTreeMap<String, f64>,
@@ -181,28 +422,61 @@ pub fn run_dense(
         run.topics.insert(topic.topic.clone(), hits);
     }
     let t3 = Instant::now();
-    let run_path = run_path(data, dataset, split, &params.system);
+    let timings = [
+        ("encode_documents_s".to_owned(), (t1 - t0).as_secs_f64()),
+        ("encode_queries_s".to_owned(), (t2 - t1).as_secs_f64()),
+        ("rank_s".to_owned(), (t3 - t2).as_secs_f64()),
+    ]
+    .into();
+    let head = serde_json::to_value(params).map_err(|source| Error::Json {
+        path: model_dir.to_owned(),
+        source,
+    })?;
+    write_output(
+        data,
+        dataset,
+        split,
+        model_dir,
+        &params.system,
+        head,
+        &inputs,
+        run,
+        encoded_now,
+        timings,
+    )
+}
+
+/// Writes a neural run and its sidecar.
+#[allow(clippy::too_many_arguments)]
+fn write_output(
+    data: &Path,
+    dataset: &str,
+    split: &str,
+    model_dir: &Path,
+    system: &str,
+    config: serde_json::Value,
+    inputs: &crate::bm25::runner::Inputs,
+    run: Run,
+    encoded_now: usize,
+    timings: BTreeMap<String, f64>,
+) -> Result<DenseOutput> {
+    let run_path = run_path(data, dataset, split, system);
     run.write(&run_path)?;
     let sidecar = DenseSidecar {
-        system: params.system.clone(),
+        system: system.to_owned(),
         dataset: dataset.to_owned(),
         split: split.to_owned(),
         dataset_hash: inputs.manifest.dataset_hash(),
         model: model_dir.display().to_string(),
         model_hash: model_hash(model_dir)?,
-        config: params.clone(),
-        seed: 0,
+        config,
+        seed: SEED,
         git_revision: git_revision(),
         pooled: inputs.pools.is_some(),
         topics: run.topics.len(),
         hits: run.len(),
         encoded_now,
-        timings: [
-            ("encode_documents_s".to_owned(), (t1 - t0).as_secs_f64()),
-            ("encode_queries_s".to_owned(), (t2 - t1).as_secs_f64()),
-            ("rank_s".to_owned(), (t3 - t2).as_secs_f64()),
-        ]
-        .into(),
+        timings,
     };
     let sidecar_path = run_path.with_extension("json");
     let text = serde_json::to_string_pretty(&sidecar).map_err(|source| Error::Json {
@@ -219,4 +493,23 @@ pub fn run_dense(
         sidecar_path,
         sidecar,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! Properties: seeded weights are the same for the same seed, differ for another, and have the
+    //! requested mean and spread.
+    use super::*;
+
+    #[test]
+    fn seeded_normal_is_reproducible_and_normal() {
+        let a = seeded_normal(64, 100, 0.5, 7);
+        assert_eq!(a, seeded_normal(64, 100, 0.5, 7));
+        assert_ne!(a, seeded_normal(64, 100, 0.5, 8));
+        let n = a.len() as f64;
+        let mean = a.iter().map(|x| f64::from(*x)).sum::<f64>() / n;
+        let sd = (a.iter().map(|x| (f64::from(*x) - mean).powi(2)).sum::<f64>() / n).sqrt();
+        assert!(mean.abs() < 0.02, "mean {mean}");
+        assert!((sd - 0.5).abs() < 0.02, "sd {sd}");
+    }
 }
