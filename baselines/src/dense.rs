@@ -42,6 +42,13 @@ pub fn seeded_normal(rows: usize, cols: usize, stdev: f64, seed: u64) -> Vec<f32
         .collect()
 }
 
+fn to_json<T: Serialize>(params: &T, model_dir: &Path) -> Result<serde_json::Value> {
+    serde_json::to_value(params).map_err(|source| Error::Json {
+        path: model_dir.to_owned(),
+        source,
+    })
+}
+
 fn hidden_size(model_dir: &Path) -> Result<usize> {
     let p = model_dir.join("config.json");
     let text = std::fs::read_to_string(&p).map_err(crate::error::io_err(&p))?;
@@ -143,10 +150,7 @@ pub fn run_colbert(
         }
     }
     let timings = [("encode_and_rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
-    let config = serde_json::to_value(params).map_err(|source| Error::Json {
-        path: model_dir.to_owned(),
-        source,
-    })?;
+    let config = to_json(params, model_dir)?;
     write_output(
         data,
         dataset,
@@ -239,10 +243,7 @@ pub fn run_cross_encoder(
         candle_nn::VarBuilder::from_buffered_safetensors(bytes, candle_core::DType::F32, &device)?
             .contains_tensor("classifier.weight")
     };
-    let mut config = serde_json::to_value(params).map_err(|source| Error::Json {
-        path: model_dir.to_owned(),
-        source,
-    })?;
+    let mut config = to_json(params, model_dir)?;
     config["head"] = serde_json::Value::from(if head_from_checkpoint {
         "checkpoint"
     } else {
@@ -428,10 +429,7 @@ pub fn run_dense(
         ("rank_s".to_owned(), (t3 - t2).as_secs_f64()),
     ]
     .into();
-    let head = serde_json::to_value(params).map_err(|source| Error::Json {
-        path: model_dir.to_owned(),
-        source,
-    })?;
+    let head = to_json(params, model_dir)?;
     write_output(
         data,
         dataset,
@@ -479,15 +477,7 @@ fn write_output(
         timings,
     };
     let sidecar_path = run_path.with_extension("json");
-    let text = serde_json::to_string_pretty(&sidecar).map_err(|source| Error::Json {
-        path: sidecar_path.clone(),
-        source,
-    })?;
-    lexbench_core::io::write_atomic(&sidecar_path, |w| {
-        use std::io::Write;
-        w.write_all(text.as_bytes())?;
-        w.write_all(b"\n")
-    })?;
+    lexbench_core::io::write_json_pretty(&sidecar_path, &sidecar)?;
     Ok(DenseOutput {
         run_path,
         sidecar_path,

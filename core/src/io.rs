@@ -61,6 +61,18 @@ where
     Ok(())
 }
 
+/// Writes `value` as pretty-printed JSON plus a newline, atomically.
+pub fn write_json_pretty<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
+    let text = serde_json::to_string_pretty(value).map_err(|source| Error::Serialise {
+        path: path.to_owned(),
+        source,
+    })?;
+    write_atomic(path, |w| {
+        w.write_all(text.as_bytes())?;
+        w.write_all(b"\n")
+    })
+}
+
 /// Writes a whole directory atomically: `fill` writes into a fresh temporary directory beside `dir`;
 /// only if it succeeds is the temporary directory swapped in for `dir` (the previous `dir`, if any, is
 /// removed after the new one is in place). On failure the temporary directory is removed and `dir` is

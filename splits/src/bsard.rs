@@ -18,7 +18,7 @@ use std::io::Write;
 use std::path::Path;
 
 use lexbench_core::dataset::{CorpusDoc, DatasetManifest, DatasetTopic};
-use lexbench_core::io::{write_atomic, write_jsonl};
+use lexbench_core::io::{write_atomic, write_json_pretty, write_jsonl};
 use lexbench_core::{Article, ArticleId, Qrels, QueryId, Split, TopicId};
 use serde::{Deserialize, Serialize};
 
@@ -111,6 +111,36 @@ pub struct LegalGraph {
     pub article_nodes: BTreeMap<ArticleId, usize>,
 }
 
+/// A CSV row with the line it starts on.
+type Row = (usize, Vec<String>);
+
+/// A CSV file's header and its non-blank rows, every row checked to have the header's number of fields.
+fn records(path: &Path, text: &str) -> Result<(Vec<String>, Vec<Row>)> {
+    let mut rows = parse_csv(text).into_iter();
+    let Some((_, header)) = rows.next() else {
+        return Err(Error::Input {
+            path: path.to_owned(),
+            line: 1,
+            message: "empty file".into(),
+        });
+    };
+    let mut out = Vec::new();
+    for (line, r) in rows {
+        if r.len() == 1 && r[0].trim().is_empty() {
+            continue;
+        }
+        if r.len() != header.len() {
+            return Err(Error::Input {
+                path: path.to_owned(),
+                line,
+                message: format!("{} fields, the header has {}", r.len(), header.len()),
+            });
+        }
+        out.push((line, r));
+    }
+    Ok((header, out))
+}
+
 fn header_index<'a>(path: &'a Path, header: &'a [String]) -> impl Fn(&str) -> Result<usize> + 'a {
     move |name: &str| {
         header
@@ -127,14 +157,8 @@ fn header_index<'a>(path: &'a Path, header: &'a [String]) -> impl Fn(&str) -> Re
 /// Reads `articles_fr.csv` in either layout. Positions count articles within their code, in file
 /// order.
 pub fn read_articles(path: &Path, text: &str) -> Result<Vec<Article>> {
-    let rows = parse_csv(text);
-    let Some((_, header)) = rows.first() else {
-        return Err(Error::Input {
-            path: path.to_owned(),
-            line: 1,
-            message: "empty file".into(),
-        });
-    };
+    let (header, rows) = records(path, text)?;
+    let header = &header;
     let col = header_index(path, header);
     let (id, article, code) = (col("id")?, col("article")?, col("code")?);
     let levels: Vec<(usize, &str)> = ["book", "part", "act", "chapter", "section", "subsection"]
@@ -145,22 +169,12 @@ pub fn read_articles(path: &Path, text: &str) -> Result<Vec<Article>> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
     let mut position: BTreeMap<String, u32> = BTreeMap::new();
-    for (line, r) in rows.iter().skip(1) {
-        if r.len() == 1 && r[0].trim().is_empty() {
-            continue;
-        }
+    for (line, r) in &rows {
         let bad = |message: String| Error::Input {
             path: path.to_owned(),
             line: *line,
             message,
         };
-        if r.len() != header.len() {
-            return Err(bad(format!(
-                "{} fields, the header has {}",
-                r.len(),
-                header.len()
-            )));
-        }
         let aid = ArticleId::new(r[id].trim()).map_err(|e| bad(e.to_string()))?;
         if !seen.insert(aid.clone()) {
             return Err(bad(format!("article id {aid} appears twice")));
@@ -208,34 +222,18 @@ pub fn read_articles(path: &Path, text: &str) -> Result<Vec<Article>> {
 
 /// Reads a questions file; every article id must exist in `known`.
 pub fn read_questions(path: &Path, text: &str, known: &BTreeSet<&ArticleId>) -> Result<Vec<Question>> {
-    let rows = parse_csv(text);
-    let Some((_, header)) = rows.first() else {
-        return Err(Error::Input {
-            path: path.to_owned(),
-            line: 1,
-            message: "empty file".into(),
-        });
-    };
+    let (header, rows) = records(path, text)?;
+    let header = &header;
     let col = header_index(path, header);
     let (id, q, ids) = (col("id")?, col("question")?, col("article_ids")?);
     let (cat, sub) = (col("category").ok(), col("subcategory").ok());
     let mut out = Vec::new();
-    for (line, r) in rows.iter().skip(1) {
-        if r.len() == 1 && r[0].trim().is_empty() {
-            continue;
-        }
+    for (line, r) in &rows {
         let bad = |message: String| Error::Input {
             path: path.to_owned(),
             line: *line,
             message,
         };
-        if r.len() != header.len() {
-            return Err(bad(format!(
-                "{} fields, the header has {}",
-                r.len(),
-                header.len()
-            )));
-        }
         let qid = QueryId::new(format!("q{}", r[id].trim())).map_err(|e| bad(e.to_string()))?;
         let mut articles = Vec::new();
         for a in r[ids].split(',').map(str::trim).filter(|a| !a.is_empty()) {
@@ -352,21 +350,7 @@ fn write_bsard_into(
         .collect();
     write_jsonl(&tmp.join("corpus.jsonl"), &corpus)?;
     write_jsonl(&tmp.join("articles.jsonl"), articles)?;
-    let json = |path: &Path, v: &serde_json::Value| -> Result<()> {
-        let text = serde_json::to_string_pretty(v).map_err(|source| lexbench_core::Error::Serialise {
-            path: path.to_owned(),
-            source,
-        })? + "\n";
-        write_atomic(path, |w| w.write_all(text.as_bytes()))?;
-        Ok(())
-    };
-    json(
-        &tmp.join("graph.json"),
-        &serde_json::to_value(&g).map_err(|source| lexbench_core::Error::Serialise {
-            path: tmp.join("graph.json"),
-            source,
-        })?,
-    )?;
+    write_json_pretty(&tmp.join("graph.json"), &g)?;
     let mut topics: Vec<DatasetTopic> = Vec::new();
     let mut counts = BTreeMap::new();
     let mut per_question = Vec::new();
@@ -391,16 +375,14 @@ fn write_bsard_into(
         ids.sort();
         counts.insert(split.clone(), qs.len());
         qrels.write(&tmp.join("qrels").join(format!("{split}.tsv")))?;
-        let split_json = serde_json::to_value(Split {
-            dataset: name.to_owned(),
-            name: split.clone(),
-            topics: ids,
-        })
-        .map_err(|source| lexbench_core::Error::Serialise {
-            path: tmp.join("splits"),
-            source,
-        })?;
-        json(&tmp.join("splits").join(format!("{split}.json")), &split_json)?;
+        write_json_pretty(
+            &tmp.join("splits").join(format!("{split}.json")),
+            &Split {
+                dataset: name.to_owned(),
+                name: split.clone(),
+                topics: ids,
+            },
+        )?;
     }
     topics.sort_by(|a, b| a.topic.cmp(&b.topic));
     write_jsonl(&tmp.join("queries.jsonl"), &topics)?;
@@ -413,7 +395,7 @@ fn write_bsard_into(
         "article_tokens": crate::write::Summary::of(articles.iter().map(|a| a.text.split_whitespace().count() as f64).collect()),
         "graph": {"nodes": g.nodes.len(), "hierarchy_edges": g.hierarchy.len(), "sequence_edges": g.sequence.len()},
     });
-    json(&tmp.join("stats.json"), &stats)?;
+    write_json_pretty(&tmp.join("stats.json"), &stats)?;
     let card = format!(
         "# Dataset card: {name}\n\nBSARD-format statutory article retrieval (Louis & Spanakis 2022): French questions, \
          Belgian-style statutory articles; every question ranks the whole corpus.\n\n{} articles in {} codes; questions: {}.\n\

@@ -161,15 +161,7 @@ pub fn stats(input: &BuildInput<'_>) -> Stats {
 }
 
 fn json_file<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let text = serde_json::to_string_pretty(value).map_err(|source| lexbench_core::Error::Serialise {
-        path: path.to_owned(),
-        source,
-    })?;
-    write_atomic(path, |w| {
-        w.write_all(text.as_bytes())?;
-        w.write_all(b"\n")
-    })?;
-    Ok(())
+    Ok(lexbench_core::io::write_json_pretty(path, value)?)
 }
 
 /// Writes the dataset to `dir` (replacing a previous build only on success).

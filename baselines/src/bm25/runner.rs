@@ -231,15 +231,7 @@ pub fn run_dataset(data: &Path, dataset: &str, split: &str, params: &Bm25Params)
         },
     };
     let sidecar_path = run_path.with_extension("json");
-    let text = serde_json::to_string_pretty(&sidecar).map_err(|source| Error::Json {
-        path: sidecar_path.clone(),
-        source,
-    })?;
-    lexbench_core::io::write_atomic(&sidecar_path, |w| {
-        use std::io::Write;
-        w.write_all(text.as_bytes())?;
-        w.write_all(b"\n")
-    })?;
+    lexbench_core::io::write_json_pretty(&sidecar_path, &sidecar)?;
     Ok(RunOutput {
         run_path,
         sidecar_path,
