@@ -21,26 +21,11 @@ const ARTICLES: usize = 22_633;
 const QUESTIONS: usize = 1_108;
 const VOCAB: usize = 30_000;
 
-struct SplitMix(u64);
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use lexbench_core::rng::SplitMix64;
 
 /// (articles, questions)
 fn generate() -> (Vec<String>, Vec<String>) {
-    let mut rng = SplitMix(20_261_122);
+    let mut rng = SplitMix64::new(20_261_122);
     let syllables = [
         "la", "re", "con", "tri", "bu", "tion", "dé", "pen", "sé", "ar", "ti", "cle", "loi", "ju", "ge",
         "droit", "pro", "cé", "du", "ré", "gi", "me", "bail", "lo", "ca", "taire", "em", "ploi", "fa", "mil",
@@ -58,10 +43,10 @@ fn generate() -> (Vec<String>, Vec<String>) {
         acc += 1.0 / (r as f64).powf(1.07);
         cdf.push(acc);
     }
-    let text = |rng: &mut SplitMix, len: usize| -> String {
+    let text = |rng: &mut SplitMix64, len: usize| -> String {
         let words: Vec<&str> = (0..len)
             .map(|_| {
-                let u = rng.unit() * acc;
+                let u = rng.unit_f64() * acc;
                 let i = cdf.partition_point(|c| *c < u).min(VOCAB - 1);
                 vocab[i].as_str()
             })
@@ -70,7 +55,7 @@ fn generate() -> (Vec<String>, Vec<String>) {
     };
     let articles = (0..ARTICLES)
         .map(|_| {
-            let len = 20 + (rng.unit() * rng.unit() * 380.0) as usize + rng.below(60);
+            let len = 20 + (rng.unit_f64() * rng.unit_f64() * 380.0) as usize + rng.below(60);
             text(&mut rng, len)
         })
         .collect();

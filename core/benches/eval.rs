@@ -12,25 +12,11 @@ use std::hint::black_box;
 use std::io::Write;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use lexbench_core::rng::SplitMix64;
 use lexbench_core::{DocId, Measure, Qrels, ReadOptions, Run, TopicId, evaluate, trec::Hit};
 
-/// SplitMix64: a tiny deterministic generator, enough for benchmark data.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 fn data(topics: usize, hits: usize) -> (Run, Qrels) {
-    let mut rng = Rng(20261122);
+    let mut rng = SplitMix64::new(20261122);
     let mut run = Run::new("bench");
     let mut qrels = Qrels::default();
     for t in 0..topics {
@@ -45,7 +31,7 @@ fn data(topics: usize, hits: usize) -> (Run, Qrels) {
         }
         for _ in 0..50 {
             // Docs up to 1.2 × hits: about one judged document in six is not retrieved.
-            let d = rng.below(hits as u64 * 6 / 5);
+            let d = rng.below(hits * 6 / 5);
             let rel = rng.below(3) as i32;
             qrels.insert(topic.clone(), DocId::new(format!("D{t:04}-{d:05}")).unwrap(), rel);
         }

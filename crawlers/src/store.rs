@@ -39,6 +39,26 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     }
 }
 
+/// The manifest's entries with their 1-based line numbers; blank lines are skipped, a line that does not
+/// parse is an error naming it.
+fn parse_manifest<'a>(
+    path: &'a Path,
+    text: &'a str,
+) -> impl Iterator<Item = Result<(usize, ManifestEntry)>> + 'a {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(move |(i, l)| {
+            serde_json::from_str(l)
+                .map(|e| (i + 1, e))
+                .map_err(|e| Error::Manifest {
+                    path: path.to_owned(),
+                    line: i + 1,
+                    message: e.to_string(),
+                })
+        })
+}
+
 /// The raw store of a data directory.
 #[derive(Debug)]
 pub struct RawStore {
@@ -94,15 +114,8 @@ impl RawStore {
                 f.set_len(complete as u64).map_err(io_err(&path))?;
                 f.sync_all().map_err(io_err(&path))?;
             }
-            for (i, line) in text[..complete].lines().enumerate() {
-                if line.trim().is_empty() {
-                    continue;
-                }
-                let entry: ManifestEntry = serde_json::from_str(line).map_err(|e| Error::Manifest {
-                    path: path.clone(),
-                    line: i + 1,
-                    message: e.to_string(),
-                })?;
+            for entry in parse_manifest(&path, &text[..complete]) {
+                let (_, entry) = entry?;
                 lines += 1;
                 if entry.is_success() {
                     done.insert(entry.url.clone(), entry);
@@ -206,15 +219,8 @@ impl RawStore {
         let path = self.manifest_path();
         let text = fs::read_to_string(&path).map_err(io_err(&path))?;
         let mut report = VerifyReport::default();
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let entry: ManifestEntry = serde_json::from_str(line).map_err(|e| Error::Manifest {
-                path: path.clone(),
-                line: i + 1,
-                message: e.to_string(),
-            })?;
+        for entry in parse_manifest(&path, &text) {
+            let (line, entry) = entry?;
             report.lines += 1;
             if let Some(sha) = &entry.sha256 {
                 let bytes = self.get(sha)?;
@@ -223,7 +229,7 @@ impl RawStore {
                         sha256: sha.clone(),
                         reason: format!(
                             "manifest line {} says {} bytes, object has {}",
-                            i + 1,
+                            line,
                             entry.bytes,
                             bytes.len()
                         ),
