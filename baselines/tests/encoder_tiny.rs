@@ -245,6 +245,7 @@ fn gradients_reach_adapters_only() -> TestResult {
     let cfg = AdapterConfig {
         bottleneck: 8,
         init_std: 0.02,
+        ..AdapterConfig::default()
     };
     m.add_adapters(&cfg, VarBuilder::from_varmap(&peft, DType::F32, &Device::Cpu))?;
     check_gradients(&m, &peft)

@@ -14,101 +14,20 @@
 //!   uncached texts are encoded, the file is replaced atomically (no temporary left), and a corrupt
 //!   file or a dimension change is an error.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::{VarBuilder, VarMap};
 use lexbench_baselines::cache::{CachedEncoder, EmbeddingCache};
-use lexbench_baselines::encoder::{
-    BertConfig, BertModel, EncodeOptions, Pooling, SentenceEncoder, TextTokenizer,
-};
+use lexbench_baselines::encoder::{EncodeOptions, Pooling, SentenceEncoder, TextTokenizer};
 use lexbench_baselines::scorers::{
     BiEncoder, ColBert, ColBertConfig, CrossEncoder, Similarity, maxsim, similarity, similarity_matrix,
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-const VOCAB: &[&str] = &[
-    "[PAD]",
-    "[unused0]",
-    "[unused1]",
-    "[UNK]",
-    "[CLS]",
-    "[SEP]",
-    "[MASK]",
-    ".",
-    ",",
-    "?",
-    "!",
-    ";",
-    ":",
-    "'",
-    "(",
-    ")",
-    "the",
-    "court",
-    "article",
-    "convention",
-    "applicant",
-    "complained",
-    "of",
-    "a",
-    "violation",
-    "right",
-    "to",
-    "fair",
-    "trial",
-    "privacy",
-    "is",
-    "what",
-    "margin",
-    "appreciation",
-    "state",
-    "law",
-    "and",
-    "in",
-    "for",
-    "on",
-    "##s",
-    "##ed",
-];
-
-/// A random tiny BERT (with pooler) and a WordPiece tokenizer, as an HF folder.
-fn tiny_folder(name: &str) -> Result<PathBuf, Box<dyn std::error::Error>> {
-    let dir = std::env::temp_dir().join(format!("lexbench-scorers-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let vars = VarMap::new();
-    BertModel::load(
-        &BertConfig::tiny(),
-        VarBuilder::from_varmap(&vars, DType::F32, &Device::Cpu),
-        true,
-    )?;
-    vars.save(dir.join("model.safetensors"))?;
-    std::fs::write(
-        dir.join("config.json"),
-        serde_json::to_string(&BertConfig::tiny())?,
-    )?;
-    let vocab: serde_json::Map<String, serde_json::Value> = VOCAB
-        .iter()
-        .enumerate()
-        .map(|(i, t)| ((*t).to_owned(), i.into()))
-        .collect();
-    let special = |t: &str, id: usize| serde_json::json!({"id": id, "content": t, "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true});
-    let tok = serde_json::json!({
-        "version": "1.0", "truncation": null, "padding": null,
-        "added_tokens": [special("[PAD]", 0), special("[UNK]", 3), special("[CLS]", 4), special("[SEP]", 5), special("[MASK]", 6)],
-        "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": null, "lowercase": true},
-        "pre_tokenizer": {"type": "BertPreTokenizer"},
-        "post_processor": {"type": "TemplateProcessing",
-            "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
-            "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "[SEP]", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}, {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
-            "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [4], "tokens": ["[CLS]"]}, "[SEP]": {"id": "[SEP]", "ids": [5], "tokens": ["[SEP]"]}}},
-        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": true},
-        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab": vocab},
-    });
-    std::fs::write(dir.join("tokenizer.json"), serde_json::to_string(&tok)?)?;
-    Ok(dir)
-}
+mod common;
+use common::tiny_folder;
 
 fn encoder(dir: &Path) -> lexbench_baselines::Result<SentenceEncoder> {
     SentenceEncoder::from_dir(

@@ -8,7 +8,9 @@
 use std::path::Path;
 
 use candle_core::{D, DType, Device, Tensor};
-use candle_nn::{Dropout, Embedding, VarBuilder};
+use candle_nn::{Embedding, VarBuilder};
+
+use super::dropout::Dropout;
 
 use super::config::{BertConfig, HiddenAct};
 use super::peft::{Adapter, AdapterConfig, LinearKind, Lora, LoraConfig, PeftLinear, Prefix, PrefixConfig};
@@ -396,7 +398,14 @@ impl BertModel {
 
     /// Loads a HuggingFace BERT folder (`config.json`, `model.safetensors`) with frozen weights.
     /// The pooler is loaded when the checkpoint has one.
+    ///
+    /// A PEFT folder written by training (`adapter_config.json` + `adapter_model.safetensors`) loads
+    /// its base model (checked against the recorded sha256), then the PEFT weights; LoRA is merged
+    /// into the base weights, adapters and prefixes stay as modules.
     pub fn from_dir(dir: &Path, device: &Device) -> Result<Self> {
+        if dir.join(crate::train::export::ADAPTER_CONFIG).is_file() {
+            return Self::from_peft_dir(dir, device);
+        }
         let cfg = BertConfig::from_file(&dir.join("config.json"))?;
         let weights = dir.join("model.safetensors");
         let bytes = std::fs::read(&weights).map_err(io_err(&weights))?;
@@ -415,6 +424,42 @@ impl BertModel {
         let with_pooler = vb.contains_tensor("pooler.dense.weight");
         let mut model = Self::load(&cfg, vb, with_pooler)?;
         model.freeze()?;
+        Ok(model)
+    }
+
+    fn from_peft_dir(dir: &Path, device: &Device) -> Result<Self> {
+        use crate::train::config::PeftMethod;
+        use crate::train::export::{ADAPTER_CONFIG, ADAPTER_WEIGHTS, AdapterFile};
+        let cfg_path = dir.join(ADAPTER_CONFIG);
+        let text = std::fs::read_to_string(&cfg_path).map_err(io_err(&cfg_path))?;
+        let a: AdapterFile = serde_json::from_str(&text).map_err(|source| Error::Json {
+            path: cfg_path.clone(),
+            source,
+        })?;
+        let base_weights = a.base_model.join("model.safetensors");
+        let sha = lexbench_core::dataset::sha256_file(&base_weights)?;
+        if sha != a.base_sha256 {
+            return Err(Error::Format {
+                path: cfg_path,
+                message: format!(
+                    "trained on a base with sha256 {}, but {} has {sha}",
+                    a.base_sha256,
+                    base_weights.display()
+                ),
+            });
+        }
+        let mut model = Self::from_dir(&a.base_model, device)?;
+        let weights = dir.join(ADAPTER_WEIGHTS);
+        let bytes = std::fs::read(&weights).map_err(io_err(&weights))?;
+        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)?.pp("peft");
+        match a.peft.method {
+            PeftMethod::Lora => {
+                model.add_lora(&a.peft.lora, vb)?;
+                model.merge_lora()?;
+            }
+            PeftMethod::Adapter => model.add_adapters(&a.peft.adapter, vb)?,
+            PeftMethod::Prefix => model.add_prefix(&a.peft.prefix, vb)?,
+        }
         Ok(model)
     }
 

@@ -9,13 +9,14 @@
 
 pub mod bert;
 pub mod config;
+pub mod dropout;
 pub mod fast;
 pub mod peft;
 pub mod tokenize;
 
 pub use bert::{BertModel, Inputs};
 pub use config::{BertConfig, HiddenAct};
-pub use peft::{AdapterConfig, LinearKind, LoraConfig, PrefixConfig};
+pub use peft::{AdapterActivation, AdapterConfig, LinearKind, LoraConfig, PrefixConfig};
 pub use tokenize::{TextTokenizer, Tokens, pad_batch};
 
 use candle_core::{D, DType, Tensor};

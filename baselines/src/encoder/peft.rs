@@ -6,7 +6,9 @@
 //! gradients and only they are handed to the optimiser.
 
 use candle_core::Tensor;
-use candle_nn::{Dropout, Init, VarBuilder};
+use candle_nn::{Init, VarBuilder};
+
+use super::dropout::Dropout;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -248,17 +250,52 @@ impl PeftLinear {
     }
 }
 
-/// A bottleneck adapter (Houlsby et al. 2019): `x + up(GELU(down(x)))`, inserted after the attention
+/// A bottleneck adapter (Houlsby et al. 2019): `x + up(act(down(x)))`, inserted after the attention
 /// output projection and after the FFN output projection, before each residual layer norm.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AdapterConfig {
-    /// Bottleneck width (default 64).
+    /// Bottleneck width (default 64); ignored when `reduction_factor` is set.
     #[serde(default = "default_bottleneck")]
     pub bottleneck: usize,
+    /// Bottleneck as `hidden / reduction_factor` (the ECtHR paper sweeps 8, 16 and 32).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduction_factor: Option<usize>,
+    /// The non-linearity between `down` and `up` (default ReLU, as in the ECtHR paper's adapters).
+    #[serde(default)]
+    pub activation: AdapterActivation,
     /// Standard deviation of the initial weights (default 1e-3: the adapter starts near identity).
     #[serde(default = "default_adapter_std")]
     pub init_std: f64,
+}
+
+/// The adapter's non-linearity.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdapterActivation {
+    /// `max(0, x)`.
+    #[default]
+    Relu,
+    /// Exact GELU.
+    Gelu,
+}
+
+impl AdapterConfig {
+    /// The bottleneck width for a model of width `hidden`.
+    pub fn width(&self, hidden: usize) -> Result<usize> {
+        let w = match self.reduction_factor {
+            Some(0) => return Err(Error::Param("adapter reduction_factor must be at least 1".into())),
+            Some(r) => hidden / r,
+            None => self.bottleneck,
+        };
+        if w == 0 {
+            return Err(Error::Param(format!(
+                "adapter bottleneck is 0 (hidden {hidden}, reduction factor {:?})",
+                self.reduction_factor
+            )));
+        }
+        Ok(w)
+    }
 }
 
 fn default_bottleneck() -> usize {
@@ -272,6 +309,8 @@ impl Default for AdapterConfig {
     fn default() -> Self {
         Self {
             bottleneck: default_bottleneck(),
+            reduction_factor: None,
+            activation: AdapterActivation::default(),
             init_std: default_adapter_std(),
         }
     }
@@ -282,14 +321,13 @@ impl Default for AdapterConfig {
 pub struct Adapter {
     down: PeftLinear,
     up: PeftLinear,
+    activation: AdapterActivation,
 }
 
 impl Adapter {
     /// Creates `down.{weight,bias}` and `up.{weight,bias}` under `vb`.
     pub fn new(cfg: &AdapterConfig, hidden: usize, vb: VarBuilder<'_>) -> Result<Self> {
-        if cfg.bottleneck == 0 {
-            return Err(Error::Param("adapter bottleneck must be at least 1".into()));
-        }
+        let width = cfg.width(hidden)?;
         let init = Init::Randn {
             mean: 0.0,
             stdev: cfg.init_std,
@@ -303,14 +341,19 @@ impl Adapter {
             })
         };
         Ok(Self {
-            down: mk(hidden, cfg.bottleneck, vb.pp("down"))?,
-            up: mk(cfg.bottleneck, hidden, vb.pp("up"))?,
+            down: mk(hidden, width, vb.pp("down"))?,
+            up: mk(width, hidden, vb.pp("up"))?,
+            activation: cfg.activation,
         })
     }
 
-    /// `x + up(GELU(down(x)))`.
+    /// `x + up(act(down(x)))`.
     pub fn forward_t(&self, x: &Tensor, train: bool) -> Result<Tensor> {
-        let h = self.down.forward_t(x, train)?.gelu_erf()?;
+        let h = self.down.forward_t(x, train)?;
+        let h = match self.activation {
+            AdapterActivation::Relu => h.relu()?,
+            AdapterActivation::Gelu => h.gelu_erf()?,
+        };
         Ok((x + self.up.forward_t(&h, train)?)?)
     }
 }

@@ -1,0 +1,374 @@
+//! A training run's configuration: one TOML file per experiment (`baselines/configs/*.toml`).
+//!
+//! ```toml
+//! name = "dpr-minilm"            # output folder and run tag
+//! model = "dpr"                  # dpr | ance | colbert | cross_encoder
+//! base = "models/minilm"         # any HuggingFace BERT folder
+//! seed = 20261122
+//!
+//! [data]
+//! dataset = "ecthr"
+//! train_split = "train"
+//! val_split = "val"
+//!
+//! [negatives]                    # per positive
+//! bm25 = 4
+//! random = 1
+//!
+//! [optim]
+//! lr = 3e-5
+//!
+//! [schedule]
+//! epochs = 5
+//! batch_size = 8
+//!
+//! [peft]                         # optional: lora | adapter | prefix
+//! method = "lora"
+//! lora = { rank = 8, alpha = 16 }
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::optim::AdamWConfig;
+use crate::encoder::{AdapterConfig, LoraConfig, Pooling, PrefixConfig};
+use crate::error::{Error, Result};
+use crate::scorers::colbert::ColBertConfig;
+
+/// The model being trained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelKind {
+    /// Bi-encoder (shared query/passage encoder), NLL over the positive, its negatives and the
+    /// other examples' passages (in-batch negatives).
+    Dpr,
+    /// DPR trained on negatives mined by the model itself, refreshed every epoch.
+    Ance,
+    /// Late interaction (MaxSim) with the same loss as DPR.
+    Colbert,
+    /// Cross-encoder: binary cross-entropy on query–passage pairs.
+    CrossEncoder,
+}
+
+impl ModelKind {
+    /// Whether the model embeds queries and passages separately (DPR, ANCE).
+    pub fn is_biencoder(self) -> bool {
+        matches!(self, Self::Dpr | Self::Ance)
+    }
+}
+
+/// Which dataset and splits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataConfig {
+    /// The dataset (a folder under DATA/datasets).
+    pub dataset: String,
+    /// Training split (default `train`).
+    #[serde(default = "default_train")]
+    pub train_split: String,
+    /// Validation split for model selection (default `val`); empty to select the last epoch.
+    #[serde(default = "default_val")]
+    pub val_split: String,
+    /// Query truncation in tokens (default 64).
+    #[serde(default = "default_qlen")]
+    pub max_query_len: usize,
+    /// Passage truncation in tokens (default 256).
+    #[serde(default = "default_dlen")]
+    pub max_doc_len: usize,
+    /// Use at most this many training topics (0 = all): for quick CPU presets.
+    #[serde(default)]
+    pub max_train_topics: usize,
+}
+
+fn default_train() -> String {
+    "train".into()
+}
+fn default_val() -> String {
+    "val".into()
+}
+fn default_qlen() -> usize {
+    64
+}
+fn default_dlen() -> usize {
+    256
+}
+
+/// Negatives per positive, by source. Candidates are the topic's pool (ECtHR: the judgment's
+/// paragraphs) or the whole corpus (BSARD); the topic's positives are never negatives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NegativesConfig {
+    /// Uniformly random candidates.
+    #[serde(default)]
+    pub random: usize,
+    /// Drawn from BM25's top `bm25_depth` candidates (static, ranked once).
+    #[serde(default)]
+    pub bm25: usize,
+    /// Drawn from the model's own top `model_depth` candidates, re-ranked at every epoch (ANCE).
+    #[serde(default)]
+    pub model: usize,
+    /// BM25 candidates considered (default 30).
+    #[serde(default = "default_depth")]
+    pub bm25_depth: usize,
+    /// Model-ranked candidates considered (default 30).
+    #[serde(default = "default_depth")]
+    pub model_depth: usize,
+}
+
+fn default_depth() -> usize {
+    30
+}
+
+impl Default for NegativesConfig {
+    fn default() -> Self {
+        Self {
+            random: 0,
+            bm25: 0,
+            model: 0,
+            bm25_depth: default_depth(),
+            model_depth: default_depth(),
+        }
+    }
+}
+
+impl NegativesConfig {
+    /// Negatives per positive.
+    pub fn total(&self) -> usize {
+        self.random + self.bm25 + self.model
+    }
+}
+
+/// Epochs, batches and the learning-rate schedule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleConfig {
+    /// Epochs (the paper: 5 full fine-tuning, 15 PEFT).
+    pub epochs: usize,
+    /// Training examples (query, positive, negatives) per batch (default 8).
+    #[serde(default = "default_batch")]
+    pub batch_size: usize,
+    /// Share of the updates spent warming up (default 0.1).
+    #[serde(default = "default_warmup")]
+    pub warmup_ratio: f64,
+    /// Global gradient-norm clip (default 1.0; 0 = off).
+    #[serde(default = "default_clip")]
+    pub max_grad_norm: f64,
+    /// Stop after this many updates in total (0 = no limit): for tests and smoke runs.
+    #[serde(default)]
+    pub max_steps: usize,
+}
+
+fn default_batch() -> usize {
+    8
+}
+fn default_warmup() -> f64 {
+    0.1
+}
+fn default_clip() -> f64 {
+    1.0
+}
+
+/// The bi-encoder's head.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BiEncoderConfig {
+    /// Pooling (default mean, all-MiniLM-L6-v2's; DPR and ANCE use `cls`).
+    #[serde(default = "default_pooling")]
+    pub pooling: Pooling,
+    /// Score = cosine · scale when true (sentence-transformers' MultipleNegativesRankingLoss), the
+    /// dot product otherwise (DPR). Default true.
+    #[serde(default = "default_true")]
+    pub cosine: bool,
+    /// Scale of cosine scores (default 20).
+    #[serde(default = "default_scale")]
+    pub scale: f64,
+    /// Use the other examples' passages as extra negatives (default true).
+    #[serde(default = "default_true")]
+    pub in_batch: bool,
+}
+
+fn default_pooling() -> Pooling {
+    Pooling::Mean
+}
+fn default_true() -> bool {
+    true
+}
+fn default_scale() -> f64 {
+    20.0
+}
+
+impl Default for BiEncoderConfig {
+    fn default() -> Self {
+        Self {
+            pooling: default_pooling(),
+            cosine: true,
+            scale: default_scale(),
+            in_batch: true,
+        }
+    }
+}
+
+/// Parameter-efficient fine-tuning: exactly one method, with its settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeftConfig {
+    /// `lora`, `adapter` or `prefix`.
+    pub method: PeftMethod,
+    /// LoRA settings (rank, alpha; query and value projections by default).
+    #[serde(default)]
+    pub lora: LoraConfig,
+    /// Adapter settings (reduction factor, ReLU).
+    #[serde(default)]
+    pub adapter: AdapterConfig,
+    /// Prefix settings (length).
+    #[serde(default)]
+    pub prefix: PrefixConfig,
+}
+
+/// A PEFT method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PeftMethod {
+    /// LoRA (Hu et al. 2021).
+    Lora,
+    /// Bottleneck adapters (Houlsby et al. 2019).
+    Adapter,
+    /// Prefix tuning (Li & Liang 2021).
+    Prefix,
+}
+
+/// Model selection on the validation split.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvalConfig {
+    /// The measure to maximise, as `lexbench eval` names it (default `R@5%` for pooled datasets).
+    #[serde(default = "default_measure")]
+    pub measure: String,
+    /// Documents ranked per topic (default 1000).
+    #[serde(default = "default_top_k")]
+    pub top_k: usize,
+}
+
+fn default_measure() -> String {
+    "R@5%".into()
+}
+fn default_top_k() -> usize {
+    1000
+}
+
+impl Default for EvalConfig {
+    fn default() -> Self {
+        Self {
+            measure: default_measure(),
+            top_k: default_top_k(),
+        }
+    }
+}
+
+/// One training run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainConfig {
+    /// The run's name: its output folder and the tag of the runs it produces.
+    pub name: String,
+    /// What the config reproduces (a paper's table row), for the model card.
+    #[serde(default)]
+    pub description: String,
+    /// The model.
+    pub model: ModelKind,
+    /// The initial checkpoint (HF BERT folder); relative paths are resolved against the working
+    /// directory.
+    pub base: PathBuf,
+    /// Seed of every random choice (initialisation, order, negatives, dropout).
+    pub seed: u64,
+    /// Dataset and splits.
+    pub data: DataConfig,
+    /// Negatives.
+    pub negatives: NegativesConfig,
+    /// Optimiser.
+    #[serde(default)]
+    pub optim: AdamWConfig,
+    /// Learning rates to sweep (`lexbench train --sweep`): each gets its own run, the best on the
+    /// validation split is kept. The ECtHR paper swept {1e-5, 3e-5, 5e-5, 1e-4, 3e-4}.
+    #[serde(default)]
+    pub lr_sweep: Vec<f64>,
+    /// Epochs and batches.
+    pub schedule: ScheduleConfig,
+    /// Bi-encoder settings (DPR, ANCE).
+    #[serde(default)]
+    pub biencoder: BiEncoderConfig,
+    /// ColBERT settings.
+    #[serde(default)]
+    pub colbert: ColBertConfig,
+    /// PEFT; absent = full fine-tuning.
+    #[serde(default)]
+    pub peft: Option<PeftConfig>,
+    /// Model selection.
+    #[serde(default)]
+    pub eval: EvalConfig,
+}
+
+impl TrainConfig {
+    /// Reads and validates a TOML file; errors name the file (and TOML's line and column).
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(crate::error::io_err(path))?;
+        let cfg: Self = toml::from_str(&text).map_err(|e| Error::Format {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        cfg.validate().map_err(|e| Error::Format {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        Ok(cfg)
+    }
+
+    /// Checks the values.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(Error::Param(m));
+        if self.name.is_empty() || self.name.contains(['/', '\\']) || self.name.starts_with('.') {
+            return bad(format!("name {:?} must be a plain file name", self.name));
+        }
+        self.optim.validate()?;
+        if self.schedule.epochs == 0 || self.schedule.batch_size == 0 {
+            return bad("schedule.epochs and schedule.batch_size must be at least 1".into());
+        }
+        if !(0.0..1.0).contains(&self.schedule.warmup_ratio) {
+            return bad(format!(
+                "warmup_ratio {} is not in [0, 1)",
+                self.schedule.warmup_ratio
+            ));
+        }
+        if self.negatives.total() == 0 && self.model == ModelKind::CrossEncoder {
+            return bad("a cross-encoder needs negatives (binary cross-entropy)".into());
+        }
+        if self.model == ModelKind::Ance && self.negatives.model == 0 {
+            return bad("ANCE needs negatives.model > 0 (model-mined negatives)".into());
+        }
+        if self.model != ModelKind::Ance && self.negatives.model > 0 {
+            return bad("model-mined negatives (negatives.model) are ANCE's: set model = \"ance\"".into());
+        }
+        if self.data.max_query_len < 4 || self.data.max_doc_len < 4 {
+            return bad("max_query_len and max_doc_len must be at least 4".into());
+        }
+        if self.lr_sweep.iter().any(|&lr| lr.is_nan() || lr <= 0.0) {
+            return bad("lr_sweep values must be positive".into());
+        }
+        if let Some(p) = &self.peft {
+            match p.method {
+                PeftMethod::Lora => p.lora.validate()?,
+                PeftMethod::Adapter => {
+                    p.adapter.width(768)?;
+                }
+                PeftMethod::Prefix => {
+                    if p.prefix.length == 0 {
+                        return bad("prefix length must be at least 1".into());
+                    }
+                }
+            }
+        }
+        self.colbert.validate()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,121 @@
+//! Training and validation data read from a built dataset: topics with their positives and
+//! candidates, over the dataset's corpus, by index.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+use lexbench_core::dataset::{CorpusDoc, DatasetDir};
+use lexbench_core::trec::{Qrels, ReadOptions};
+use lexbench_core::{DocId, TopicId};
+
+use crate::bm25::runner::read_inputs;
+use crate::error::{Error, Result};
+
+/// One topic of a split.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Topic {
+    /// Its id.
+    pub topic: TopicId,
+    /// The query text.
+    pub text: String,
+    /// Relevant documents (grade ≥ 1), corpus indices, sorted.
+    pub positives: Vec<usize>,
+    /// Candidate documents (corpus indices): the topic's pool, or `None` for the whole corpus.
+    pub pool: Option<Vec<usize>>,
+}
+
+/// A split of a dataset, by corpus index.
+#[derive(Debug, Clone)]
+pub struct SplitData {
+    /// The dataset's identity hash (from its manifest; recorded with trained models).
+    pub dataset_hash: String,
+    /// The corpus.
+    pub docs: Vec<CorpusDoc>,
+    /// Doc id → corpus index.
+    pub index: HashMap<DocId, usize>,
+    /// The split's topics, in the split's order.
+    pub topics: Vec<Topic>,
+    /// The split's qrels, as read.
+    pub qrels: Qrels,
+}
+
+impl SplitData {
+    /// Reads `split` of `DATA/datasets/<dataset>` (checked against its manifest). With `need_qrels`,
+    /// a topic without relevant documents is an error (it cannot be trained on).
+    pub fn load(data: &Path, dataset: &str, split: &str, need_positives: bool) -> Result<Self> {
+        let dir = DatasetDir::in_data(data, dataset);
+        let inputs = read_inputs(&dir, split)?;
+        let qrels_path = dir.qrels(split);
+        let qrels = Qrels::read(&qrels_path, &ReadOptions::default())?;
+        let index: HashMap<DocId, usize> = inputs
+            .corpus
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.doc.clone(), i))
+            .collect();
+        let lookup = |d: &DocId, path: &Path, what: &str| -> Result<usize> {
+            index.get(d).copied().ok_or_else(|| Error::Format {
+                path: path.to_owned(),
+                message: format!("{what} {d} is not in corpus.jsonl"),
+            })
+        };
+        let mut topics = Vec::with_capacity(inputs.topics.len());
+        for t in &inputs.topics {
+            let mut positives = BTreeSet::new();
+            if let Some(judged) = qrels.topics.get(&t.topic) {
+                for (d, &rel) in judged {
+                    if rel >= 1 {
+                        positives.insert(lookup(d, &qrels_path, "relevant document")?);
+                    }
+                }
+            }
+            if need_positives && positives.is_empty() {
+                return Err(Error::Format {
+                    path: qrels_path.clone(),
+                    message: format!("topic {} has no relevant document to train on", t.topic),
+                });
+            }
+            let pool = match &inputs.pools {
+                Some(pools) => {
+                    let p = pools.get(&t.topic).ok_or_else(|| Error::Format {
+                        path: dir.pools(),
+                        message: format!("topic {} has no pool", t.topic),
+                    })?;
+                    Some(
+                        p.docs
+                            .iter()
+                            .map(|d| lookup(d, &dir.pools(), "pool document"))
+                            .collect::<Result<Vec<_>>>()?,
+                    )
+                }
+                None => None,
+            };
+            topics.push(Topic {
+                topic: t.topic.clone(),
+                text: t.text.clone(),
+                positives: positives.into_iter().collect(),
+                pool,
+            });
+        }
+        Ok(Self {
+            dataset_hash: inputs.manifest.dataset_hash(),
+            docs: inputs.corpus,
+            index,
+            topics,
+            qrels,
+        })
+    }
+
+    /// The candidates of topic `t`: its pool or every document.
+    pub fn candidates(&self, t: usize) -> Vec<usize> {
+        match &self.topics[t].pool {
+            Some(p) => p.clone(),
+            None => (0..self.docs.len()).collect(),
+        }
+    }
+
+    /// Whether the dataset ranks pools (ECtHR) rather than the corpus (BSARD).
+    pub fn pooled(&self) -> bool {
+        self.topics.iter().any(|t| t.pool.is_some())
+    }
+}

@@ -1,0 +1,25 @@
+//! Fine-tuning: DPR, ANCE, ColBERT and cross-encoders, fully or with LoRA, bottleneck adapters or
+//! prefix tuning, on any built dataset.
+//!
+//! - [`config::TrainConfig`]: one TOML per experiment (`baselines/configs/`).
+//! - [`params::ParamStore`]: trainable variables, seeded by name or copied from a checkpoint.
+//! - [`optim`]: AdamW with a saveable state, linear warm-up/decay, gradient clipping.
+//! - [`data::SplitData`], [`negatives`]: examples with BM25 / random / model-mined negatives and
+//!   duplicate-free batches.
+//! - [`model::Trainable`]: the networks and their losses; ranking for validation and ANCE.
+//! - [`trainer::train`]: the loop, checkpoints, resumption, model selection; [`export`]: HF folders
+//!   and PEFT-only folders.
+//! - [`share`]: the trainable-parameter share of a configuration, computed from `config.json` alone.
+
+pub mod config;
+pub mod data;
+pub mod export;
+pub mod model;
+pub mod negatives;
+pub mod optim;
+pub mod params;
+pub mod share;
+pub mod trainer;
+
+pub use config::TrainConfig;
+pub use trainer::{Summary, TrainOptions, train};

@@ -1,0 +1,458 @@
+//! The networks being trained, their losses, and ranking with them (validation, ANCE mining).
+//!
+//! - Bi-encoder (DPR, ANCE): one shared BERT for queries and passages (sentence-transformers'
+//!   convention for all-MiniLM-L6-v2; DPR's original has two towers). Scores are dot products, or
+//!   cosines times `scale`. Loss: negative log-likelihood of the positive among the example's
+//!   negatives and, with `in_batch`, every other passage of the batch — except passages that are
+//!   positives of the same topic, which are masked out.
+//! - ColBERT: MaxSim over normalised projected token vectors, same loss.
+//! - Cross-encoder: binary cross-entropy with logits on (query, positive) = 1 and (query, negative) = 0.
+//!
+//! Full fine-tuning turns every checkpoint tensor into a trainable variable ([`ParamStore`] initial
+//! values); PEFT keeps the base as constants and trains only LoRA / adapter / prefix parameters (and
+//! a new head). Weights the checkpoint lacks — ColBERT's projection, the cross-encoder's classifier —
+//! start from the same seeded values as the zero-shot runs (`dense::seeded_normal` with `dense::SEED`),
+//! so epoch 0 is the zero-shot model.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use candle_core::{D, DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use lexbench_core::Run;
+use lexbench_core::trec::{Hit, trec_order};
+
+use super::config::{ModelKind, PeftMethod, TrainConfig};
+use super::data::SplitData;
+use super::params::{ParamStore, load_tensors};
+use crate::dense::{SEED, seeded_normal};
+use crate::encoder::{BertConfig, BertModel, TextTokenizer, Tokens, l2_normalize, pad_batch, pool};
+use crate::error::{Error, Result};
+use crate::scorers::colbert::ColBert;
+use crate::scorers::cross::CrossEncoder;
+
+/// The network.
+#[derive(Debug, Clone)]
+pub enum Net {
+    /// DPR / ANCE.
+    Bi {
+        /// The shared encoder.
+        model: BertModel,
+        /// Query tokenizer (query truncation).
+        query_tok: TextTokenizer,
+        /// Passage tokenizer (passage truncation).
+        doc_tok: TextTokenizer,
+    },
+    /// ColBERT.
+    Colbert(ColBert),
+    /// Cross-encoder.
+    Cross(CrossEncoder),
+}
+
+/// A network with its trainable parameters.
+#[derive(Debug, Clone)]
+pub struct Trainable {
+    /// The model kind.
+    pub kind: ModelKind,
+    /// The network.
+    pub net: Net,
+    /// Its trainable variables.
+    pub store: ParamStore,
+    /// The base checkpoint's configuration.
+    pub bert: BertConfig,
+    /// Parameters of the whole model (base + PEFT + head).
+    pub total_params: usize,
+    cosine: bool,
+    scale: f64,
+    in_batch: bool,
+    pooling: crate::encoder::Pooling,
+}
+
+/// A checkpoint's tensors with any `bert.` prefix removed.
+pub fn base_tensors(dir: &Path, device: &Device) -> Result<HashMap<String, Tensor>> {
+    let path = dir.join("model.safetensors");
+    let raw = load_tensors(&path, device)?;
+    let prefixed = raw.contains_key("bert.embeddings.word_embeddings.weight");
+    let out: HashMap<String, Tensor> = raw
+        .into_iter()
+        .map(|(k, v)| match k.strip_prefix("bert.") {
+            Some(rest) if prefixed => (rest.to_owned(), v),
+            _ => (k, v),
+        })
+        .collect();
+    if !out.contains_key("embeddings.word_embeddings.weight") {
+        return Err(Error::Format {
+            path,
+            message: "no embeddings.word_embeddings.weight (not a BERT checkpoint?)".into(),
+        });
+    }
+    Ok(out)
+}
+
+impl Trainable {
+    /// Builds the configured network from `cfg.base` (see the module documentation).
+    pub fn build(cfg: &TrainConfig, device: &Device) -> Result<Self> {
+        let bert = BertConfig::from_file(&cfg.base.join("config.json"))?;
+        let mut tensors = base_tensors(&cfg.base, device)?;
+        let h = bert.hidden_size;
+        // Heads the checkpoint lacks start from the zero-shot runs' seeded values.
+        if cfg.model == ModelKind::Colbert && !tensors.contains_key("linear.weight") {
+            let d = cfg.colbert.dim;
+            let w = seeded_normal(d, h, 1.0 / (h as f64).sqrt(), SEED);
+            tensors.insert("linear.weight".into(), Tensor::from_vec(w, (d, h), device)?);
+        }
+        if cfg.model == ModelKind::CrossEncoder && !tensors.contains_key("classifier.weight") {
+            let w = seeded_normal(1, h, 0.02, SEED);
+            tensors.insert("classifier.weight".into(), Tensor::from_vec(w, (1, h), device)?);
+            tensors.insert("classifier.bias".into(), Tensor::zeros(1, DType::F32, device)?);
+        }
+        let with_pooler = cfg.model == ModelKind::CrossEncoder || tensors.contains_key("pooler.dense.weight");
+        let base_count: usize = tensors.values().map(|t| t.elem_count()).sum();
+        let (model, store) = match &cfg.peft {
+            None => {
+                let store = ParamStore::with_initial(cfg.seed, tensors);
+                let model = BertModel::load(&bert, store.var_builder(device), with_pooler)?;
+                (model, store)
+            }
+            Some(p) => {
+                let heads: HashMap<String, Tensor> = tensors
+                    .iter()
+                    .filter(|(k, _)| k.starts_with("linear.") || k.starts_with("classifier."))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                let store = ParamStore::with_initial(cfg.seed, heads);
+                let vb = VarBuilder::from_tensors(tensors, DType::F32, device);
+                let mut model = BertModel::load(&bert, vb, with_pooler)?;
+                model.freeze()?;
+                let pvb = store.var_builder(device).pp("peft");
+                match p.method {
+                    PeftMethod::Lora => model.add_lora(&p.lora, pvb)?,
+                    PeftMethod::Adapter => model.add_adapters(&p.adapter, pvb)?,
+                    PeftMethod::Prefix => model.add_prefix(&p.prefix, pvb)?,
+                }
+                (model, store)
+            }
+        };
+        let tok_path = cfg.base.join("tokenizer.json");
+        let net = match cfg.model {
+            ModelKind::Dpr | ModelKind::Ance => Net::Bi {
+                model,
+                query_tok: TextTokenizer::from_file(&tok_path, cfg.data.max_query_len)?,
+                doc_tok: TextTokenizer::from_file(&tok_path, cfg.data.max_doc_len)?,
+            },
+            ModelKind::Colbert => {
+                let tok = TextTokenizer::from_file(&tok_path, cfg.colbert.doc_maxlen)?;
+                Net::Colbert(ColBert::new(
+                    model,
+                    &tok,
+                    store.var_builder(device),
+                    cfg.colbert.clone(),
+                )?)
+            }
+            ModelKind::CrossEncoder => {
+                let tok = TextTokenizer::from_file(&tok_path, cfg.data.max_query_len + cfg.data.max_doc_len)?;
+                Net::Cross(CrossEncoder::new(model, tok, store.var_builder(device), 32)?)
+            }
+        };
+        let total_params = match &cfg.peft {
+            None => store.num_params(),
+            Some(_) => {
+                let heads: usize = store
+                    .vars()
+                    .iter()
+                    .filter(|(k, _)| !k.starts_with("peft."))
+                    .map(|(_, v)| v.elem_count())
+                    .sum();
+                base_count - heads + store.num_params()
+            }
+        };
+        Ok(Self {
+            kind: cfg.model,
+            net,
+            store,
+            bert,
+            total_params,
+            cosine: cfg.biencoder.cosine,
+            scale: cfg.biencoder.scale,
+            in_batch: cfg.biencoder.in_batch,
+            pooling: cfg.biencoder.pooling,
+        })
+    }
+
+    /// Trainable parameters.
+    pub fn trainable_params(&self) -> usize {
+        self.store.num_params()
+    }
+
+    fn bi_encode(&self, seqs: &[&Tokens], train: bool) -> Result<Tensor> {
+        let Net::Bi { model, doc_tok, .. } = &self.net else {
+            return Err(Error::Param("not a bi-encoder".into()));
+        };
+        let inputs = pad_batch(seqs, doc_tok.pad_id(), model.device())?;
+        let hidden = model.forward_t(&inputs, train)?;
+        let v = pool(&hidden, &inputs.attention_mask, self.pooling)?;
+        if self.cosine { l2_normalize(&v) } else { Ok(v) }
+    }
+
+    /// Scores `(queries, passages)` of one batch as a `(q, p)` matrix (bi-encoder and ColBERT).
+    fn score_matrix(&self, queries: &[&str], passages: &[&str], train: bool) -> Result<Tensor> {
+        match &self.net {
+            Net::Bi {
+                query_tok, doc_tok, ..
+            } => {
+                let q = query_tok.encode(queries)?;
+                let d = doc_tok.encode(passages)?;
+                let qv = self.bi_encode(&q.iter().collect::<Vec<_>>(), train)?;
+                let dv = self.bi_encode(&d.iter().collect::<Vec<_>>(), train)?;
+                let s = qv.matmul(&dv.t()?)?;
+                Ok(if self.cosine { (s * self.scale)? } else { s })
+            }
+            Net::Colbert(cb) => {
+                let q = cb.query_tokens(queries)?;
+                let d = cb.doc_tokens(passages)?;
+                let qv = cb.forward_t(&q.iter().collect::<Vec<_>>(), train)?; // (b, lq, dim)
+                let dv = cb.forward_t(&d.iter().collect::<Vec<_>>(), train)?; // (p, ld, dim)
+                let (b, lq, dim) = qv.dims3()?;
+                let (p, ld, _) = dv.dims3()?;
+                // Padding and (with mask_punctuation) punctuation tokens of passages never match.
+                let mut mask = vec![0f32; p * ld];
+                for (i, t) in d.iter().enumerate() {
+                    for j in 0..ld {
+                        let keep =
+                            j < t.ids.len() && !(cb.config().mask_punctuation && cb.is_punctuation(t.ids[j]));
+                        if !keep {
+                            mask[i * ld + j] = -1e4;
+                        }
+                    }
+                }
+                let mask = Tensor::from_vec(mask, (1, 1, p, ld), qv.device())?;
+                let sim = qv
+                    .reshape((b * lq, dim))?
+                    .matmul(&dv.reshape((p * ld, dim))?.t()?)?
+                    .reshape((b, lq, p, ld))?
+                    .broadcast_add(&mask)?;
+                Ok(sim.max(D::Minus1)?.sum(1)?)
+            }
+            Net::Cross(_) => Err(Error::Param("a cross-encoder scores pairs, not matrices".into())),
+        }
+    }
+
+    /// The loss of one batch of examples: `(topic text, positive text, negative texts, positives of
+    /// the topic as texts' indices)` flattened by the trainer into [`Batch`].
+    pub fn loss(&self, batch: &Batch<'_>, train: bool) -> Result<Tensor> {
+        match &self.net {
+            Net::Cross(ce) => {
+                let mut pairs = Vec::new();
+                let mut labels = Vec::new();
+                for (i, q) in batch.queries.iter().enumerate() {
+                    pairs.push((*q, batch.passages[batch.positive[i]]));
+                    labels.push(1f32);
+                    for &n in &batch.negatives[i] {
+                        pairs.push((*q, batch.passages[n]));
+                        labels.push(0f32);
+                    }
+                }
+                let toks = ce.tokenize(&pairs)?;
+                let logits = ce.forward_t(&toks.iter().collect::<Vec<_>>(), train)?;
+                let y = Tensor::from_vec(labels, logits.shape(), logits.device())?;
+                bce_with_logits(&logits, &y)
+            }
+            _ => {
+                let scores = self.score_matrix(&batch.queries, &batch.passages, train)?;
+                let (b, p) = scores.dims2()?;
+                let mut mask = vec![0f32; b * p];
+                for i in 0..b {
+                    let own: HashSet<usize> = batch.negatives[i].iter().copied().collect();
+                    for j in 0..p {
+                        let allowed = j == batch.positive[i]
+                            || own.contains(&j)
+                            || (self.in_batch && !batch.is_positive_of[i].contains(&j));
+                        if !allowed {
+                            mask[i * p + j] = -1e4;
+                        }
+                    }
+                }
+                let mask = Tensor::from_vec(mask, (b, p), scores.device())?;
+                let logits = (scores + mask)?;
+                let targets: Vec<u32> = batch.positive.iter().map(|&x| x as u32).collect();
+                let targets = Tensor::new(targets.as_slice(), logits.device())?;
+                Ok(candle_nn::loss::cross_entropy(&logits, &targets)?)
+            }
+        }
+    }
+
+    /// Ranks every topic of `split` (its pool, or the corpus; for a cross-encoder over the corpus, the
+    /// `rerank` candidates given per topic) and keeps the top `k`.
+    pub fn rank(
+        &self,
+        split: &SplitData,
+        k: usize,
+        rerank: Option<&[Vec<usize>]>,
+        batch_size: usize,
+    ) -> Result<Run> {
+        let mut run = Run::new("model");
+        let cand = |t: usize| -> Vec<usize> {
+            match rerank {
+                Some(r) if split.topics[t].pool.is_none() => r[t].clone(),
+                _ => split.candidates(t),
+            }
+        };
+        match &self.net {
+            Net::Cross(ce) => {
+                for (t, topic) in split.topics.iter().enumerate() {
+                    let docs = cand(t);
+                    let pairs: Vec<(&str, &str)> = docs
+                        .iter()
+                        .map(|&d| (topic.text.as_str(), split.docs[d].text.as_str()))
+                        .collect();
+                    let scores = ce.score(&pairs)?;
+                    run.topics
+                        .insert(topic.topic.clone(), top_hits(split, &docs, &scores, k));
+                }
+            }
+            Net::Colbert(cb) => {
+                let mut needed: Vec<usize> = (0..split.topics.len()).flat_map(cand).collect();
+                needed.sort_unstable();
+                needed.dedup();
+                let texts: Vec<&str> = needed.iter().map(|&d| split.docs[d].text.as_str()).collect();
+                let enc = cb.encode_docs(&texts)?;
+                let by_doc: HashMap<usize, &Tensor> = needed.iter().copied().zip(enc.iter()).collect();
+                let queries: Vec<&str> = split.topics.iter().map(|t| t.text.as_str()).collect();
+                let qenc = cb.encode_queries(&queries)?;
+                for (t, topic) in split.topics.iter().enumerate() {
+                    let docs = cand(t);
+                    let scores = docs
+                        .iter()
+                        .map(|d| crate::scorers::colbert::maxsim(&qenc[t], by_doc[d]))
+                        .collect::<Result<Vec<f32>>>()?;
+                    run.topics
+                        .insert(topic.topic.clone(), top_hits(split, &docs, &scores, k));
+                }
+            }
+            Net::Bi {
+                query_tok, doc_tok, ..
+            } => {
+                let mut needed: Vec<usize> = (0..split.topics.len()).flat_map(cand).collect();
+                needed.sort_unstable();
+                needed.dedup();
+                let embed = |tok: &TextTokenizer, texts: Vec<&str>| -> Result<Vec<Vec<f32>>> {
+                    let toks = tok.encode(&texts)?;
+                    let mut order: Vec<usize> = (0..toks.len()).collect();
+                    order.sort_by_key(|&i| (toks[i].ids.len(), i));
+                    let mut out = vec![Vec::new(); toks.len()];
+                    for chunk in order.chunks(batch_size.max(1)) {
+                        let seqs: Vec<&Tokens> = chunk.iter().map(|&i| &toks[i]).collect();
+                        let rows = self.bi_encode(&seqs, false)?.to_vec2::<f32>()?;
+                        for (&i, r) in chunk.iter().zip(rows) {
+                            out[i] = r;
+                        }
+                    }
+                    Ok(out)
+                };
+                let dv = embed(
+                    doc_tok,
+                    needed.iter().map(|&d| split.docs[d].text.as_str()).collect(),
+                )?;
+                let by_doc: HashMap<usize, &Vec<f32>> = needed.iter().copied().zip(dv.iter()).collect();
+                let qv = embed(query_tok, split.topics.iter().map(|t| t.text.as_str()).collect())?;
+                for (t, topic) in split.topics.iter().enumerate() {
+                    let docs = cand(t);
+                    let scores: Vec<f32> = docs
+                        .iter()
+                        .map(|d| by_doc[d].iter().zip(&qv[t]).map(|(a, b)| a * b).sum())
+                        .collect();
+                    run.topics
+                        .insert(topic.topic.clone(), top_hits(split, &docs, &scores, k));
+                }
+            }
+        }
+        Ok(run)
+    }
+}
+
+/// One batch, flattened: passage texts are deduplicated, examples point into them.
+#[derive(Debug, Clone, Default)]
+pub struct Batch<'a> {
+    /// One query per example.
+    pub queries: Vec<&'a str>,
+    /// The distinct passages of the batch.
+    pub passages: Vec<&'a str>,
+    /// Per example: its positive's index in `passages`.
+    pub positive: Vec<usize>,
+    /// Per example: its negatives' indices in `passages`.
+    pub negatives: Vec<Vec<usize>>,
+    /// Per example: indices of passages that are positives of its topic (masked as negatives).
+    pub is_positive_of: Vec<HashSet<usize>>,
+}
+
+impl<'a> Batch<'a> {
+    /// Flattens examples of `split`.
+    pub fn of(split: &'a SplitData, examples: &[&super::negatives::Example]) -> Self {
+        let mut b = Batch::default();
+        let mut slot: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut idx = |d: usize, b: &mut Batch<'a>| -> usize {
+            *slot.entry(d).or_insert_with(|| {
+                b.passages.push(split.docs[d].text.as_str());
+                b.passages.len() - 1
+            })
+        };
+        let mut doc_of = Vec::new();
+        for e in examples {
+            b.queries.push(split.topics[e.topic].text.as_str());
+            let p = idx(e.positive, &mut b);
+            doc_of.push(e.positive);
+            b.positive.push(p);
+            let n: Vec<usize> = e.negatives.iter().map(|&d| idx(d, &mut b)).collect();
+            b.negatives.push(n);
+        }
+        for e in examples {
+            let pos: HashSet<usize> = split.topics[e.topic]
+                .positives
+                .iter()
+                .filter_map(|d| slot.get(d).copied())
+                .collect();
+            b.is_positive_of.push(pos);
+        }
+        b
+    }
+}
+
+/// Binary cross-entropy with logits, averaged: `max(x, 0) − x·y + log(1 + e^{−|x|})` (stable).
+pub fn bce_with_logits(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    let a = x.relu()?;
+    let b = (x * y)?;
+    let c = (x.abs()?.neg()?.exp()? + 1.0)?.log()?;
+    Ok(((a - b)? + c)?.mean_all()?)
+}
+
+fn top_hits(split: &SplitData, docs: &[usize], scores: &[f32], k: usize) -> Vec<Hit> {
+    let mut hits: Vec<Hit> = docs
+        .iter()
+        .zip(scores)
+        .map(|(&d, &s)| Hit {
+            doc: split.docs[d].doc.clone(),
+            score: f64::from(s),
+        })
+        .collect();
+    hits.sort_by(trec_order);
+    hits.truncate(k);
+    hits
+}
+
+/// The corpus indices of a run's hits per topic of `split`, best first (for mining negatives).
+pub fn rankings_of(split: &SplitData, run: &Run) -> Vec<Vec<usize>> {
+    split
+        .topics
+        .iter()
+        .map(|t| {
+            run.topics
+                .get(&t.topic)
+                .map(|hits| {
+                    hits.iter()
+                        .filter_map(|h| split.index.get(&h.doc).copied())
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .collect()
+}

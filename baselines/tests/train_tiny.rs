@@ -1,0 +1,428 @@
+//! Fine-tuning on a tiny random BERT and a tiny pooled dataset written here (no download).
+//!
+//! Properties checked:
+//! - one AdamW step lowers the loss on a fixed batch, for the bi-encoder (DPR), ColBERT and the
+//!   cross-encoder, and for each PEFT method;
+//! - a run interrupted after epoch 1 and resumed ends with exactly the parameters, losses and
+//!   validation scores of an uninterrupted run (same seed; dropout on);
+//! - with PEFT on, the only variables (and the only gradients) are PEFT parameters: the base model's
+//!   weights cannot change; the count matches the analytic share; the exported folder holds only them;
+//! - ANCE's model-mined negatives differ between two refreshes;
+//! - a trained model (full and LoRA) exported as a folder ranks exactly as the model did in training
+//!   when `lexbench run dense`'s code path loads it (LoRA merged);
+//! - the "% train" share for BERT-base sizes from a config alone (109,482,240 parameters with pooler).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use candle_core::Device;
+use lexbench_baselines::encoder::{BertConfig, LinearKind, LoraConfig};
+use lexbench_baselines::train::config::{
+    DataConfig, EvalConfig, ModelKind, NegativesConfig, PeftConfig, PeftMethod, ScheduleConfig, TrainConfig,
+};
+use lexbench_baselines::train::data::SplitData;
+use lexbench_baselines::train::model::{Batch, Trainable};
+use lexbench_baselines::train::negatives::examples;
+use lexbench_baselines::train::optim::{AdamW, AdamWConfig};
+use lexbench_baselines::train::share::{bert_params, share};
+use lexbench_baselines::train::{TrainOptions, train};
+use lexbench_core::dataset::DatasetManifest;
+use lexbench_core::rng::SplitMix64;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const WORDS: &[&str] = &[
+    "the",
+    "court",
+    "article",
+    "convention",
+    "applicant",
+    "complained",
+    "of",
+    "a",
+    "violation",
+    "right",
+    "to",
+    "fair",
+    "trial",
+    "privacy",
+    "margin",
+    "appreciation",
+    "state",
+    "law",
+    "and",
+    "in",
+    "for",
+    "on",
+];
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lexbench-train-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+/// Writes `DATA/datasets/tiny`: 4 judgments × 8 paragraphs, 8 topics (one per query–judgment pair),
+/// train = 6 topics, val = 2; paragraphs are random word strings, queries reuse words of a positive.
+fn tiny_dataset(data: &Path) -> TestResult {
+    let dir = data.join("datasets").join("tiny");
+    std::fs::create_dir_all(dir.join("qrels"))?;
+    std::fs::create_dir_all(dir.join("splits"))?;
+    let mut rng = SplitMix64::new(11);
+    let mut corpus = String::new();
+    let mut texts = Vec::new();
+    for j in 0..4 {
+        for p in 1..=8 {
+            let text: Vec<&str> = (0..10).map(|_| WORDS[rng.below(WORDS.len())]).collect();
+            let text = text.join(" ");
+            corpus
+                .push_str(&serde_json::json!({"doc": format!("001-99000{j}:{p}"), "text": text}).to_string());
+            corpus.push('\n');
+            texts.push(text);
+        }
+    }
+    std::fs::write(dir.join("corpus.jsonl"), corpus)?;
+    let (mut queries, mut pools) = (String::new(), String::new());
+    let (mut train_q, mut val_q) = (String::new(), String::new());
+    let (mut train_t, mut val_t) = (Vec::new(), Vec::new());
+    for t in 0..8usize {
+        let j = t % 4;
+        let topic = format!("q{t}/001-99000{j}");
+        let pos = [1 + (t % 8), 1 + ((t + 3) % 8)];
+        let words: Vec<&str> = texts[j * 8 + pos[0] - 1].split(' ').take(4).collect();
+        queries.push_str(
+            &serde_json::json!({"topic": topic, "query": format!("q{t}"), "text": words.join(" ")})
+                .to_string(),
+        );
+        queries.push('\n');
+        let docs: Vec<String> = (1..=8).map(|p| format!("001-99000{j}:{p}")).collect();
+        pools.push_str(&serde_json::json!({"topic": topic, "docs": docs}).to_string());
+        pools.push('\n');
+        let (q, list) = if t < 6 {
+            (&mut train_q, &mut train_t)
+        } else {
+            (&mut val_q, &mut val_t)
+        };
+        for p in pos {
+            q.push_str(&format!("{topic} 0 001-99000{j}:{p} 1\n"));
+        }
+        list.push(topic);
+    }
+    std::fs::write(dir.join("queries.jsonl"), queries)?;
+    std::fs::write(dir.join("pools.jsonl"), pools)?;
+    std::fs::write(dir.join("qrels").join("train.tsv"), train_q)?;
+    std::fs::write(dir.join("qrels").join("val.tsv"), val_q)?;
+    for (name, list) in [("train", &mut train_t), ("val", &mut val_t)] {
+        list.sort();
+        let split = serde_json::json!({"dataset": "tiny", "name": name, "topics": list});
+        std::fs::write(dir.join("splits").join(format!("{name}.json")), split.to_string())?;
+    }
+    DatasetManifest::write_for(&dir, "tiny", "train_tiny test")?;
+    Ok(())
+}
+
+fn config(name: &str, base: &Path, model: ModelKind) -> TrainConfig {
+    let colbert = lexbench_baselines::scorers::ColBertConfig {
+        query_maxlen: 12,
+        doc_maxlen: 24,
+        dim: 16,
+        ..Default::default()
+    };
+    TrainConfig {
+        name: name.into(),
+        description: String::new(),
+        model,
+        base: base.to_owned(),
+        seed: 7,
+        data: DataConfig {
+            dataset: "tiny".into(),
+            train_split: "train".into(),
+            val_split: "val".into(),
+            max_query_len: 12,
+            max_doc_len: 24,
+            max_train_topics: 0,
+        },
+        negatives: NegativesConfig {
+            random: 1,
+            bm25: if model == ModelKind::Ance { 0 } else { 2 },
+            model: if model == ModelKind::Ance { 3 } else { 0 },
+            ..NegativesConfig::default()
+        },
+        optim: AdamWConfig {
+            lr: 1e-3,
+            ..AdamWConfig::default()
+        },
+        lr_sweep: vec![],
+        schedule: ScheduleConfig {
+            epochs: 2,
+            batch_size: 4,
+            warmup_ratio: 0.0,
+            max_grad_norm: 1.0,
+            max_steps: 0,
+        },
+        biencoder: Default::default(),
+        colbert,
+        peft: None,
+        eval: EvalConfig {
+            measure: "R@25%".into(),
+            top_k: 100,
+        },
+    }
+}
+
+fn peft(method: PeftMethod) -> PeftConfig {
+    let mut p = PeftConfig {
+        method,
+        lora: LoraConfig {
+            rank: 4,
+            alpha: 8.0,
+            dropout: 0.0,
+            targets: vec![LinearKind::Query, LinearKind::Value],
+        },
+        adapter: Default::default(),
+        prefix: Default::default(),
+    };
+    p.adapter.reduction_factor = Some(8);
+    p.prefix.length = 3;
+    p
+}
+
+#[test]
+fn one_step_lowers_the_loss() -> TestResult {
+    let base = common::tiny_folder("train-step")?;
+    let data = scratch("step");
+    tiny_dataset(&data)?;
+    let split = SplitData::load(&data, "tiny", "train", true)?;
+    let mut cases: Vec<(String, TrainConfig)> = Vec::new();
+    for kind in [ModelKind::Dpr, ModelKind::Colbert, ModelKind::CrossEncoder] {
+        cases.push((format!("{kind:?}"), config("s", &base, kind)));
+    }
+    for m in [PeftMethod::Lora, PeftMethod::Adapter, PeftMethod::Prefix] {
+        let mut c = config("s", &base, ModelKind::Dpr);
+        c.peft = Some(peft(m));
+        c.optim.lr = 1e-2;
+        cases.push((format!("dpr+{m:?}"), c));
+    }
+    let bm25 = lexbench_baselines::train::trainer::bm25_rankings(&split, "tiny", 8);
+    for (label, cfg) in cases {
+        let net = Trainable::build(&cfg, &Device::Cpu)?;
+        let exs = examples(&split, &cfg.negatives, Some(&bm25), None, &mut SplitMix64::new(1));
+        let refs: Vec<_> = exs.iter().take(4).collect();
+        let batch = Batch::of(&split, &refs);
+        let before = net.loss(&batch, false)?.to_scalar::<f32>()?;
+        let mut opt = AdamW::new(net.store.vars(), cfg.optim.clone())?;
+        let grads = net.loss(&batch, false)?.backward()?;
+        opt.step(&grads, cfg.optim.lr)?;
+        let after = net.loss(&batch, false)?.to_scalar::<f32>()?;
+        assert!(after < before, "{label}: loss {before} → {after}");
+    }
+    Ok(())
+}
+
+type Params = Vec<(String, Vec<f32>)>;
+
+fn params_of(out: &Path, epoch: usize) -> Result<Params, Box<dyn std::error::Error>> {
+    let p = out
+        .join("checkpoints")
+        .join(format!("epoch-{epoch}"))
+        .join("params.safetensors");
+    let t = candle_core::safetensors::load(&p, &Device::Cpu)?;
+    let mut v: Vec<(String, Vec<f32>)> = t
+        .into_iter()
+        .map(|(k, t)| Ok((k, t.flatten_all()?.to_vec1::<f32>()?)))
+        .collect::<Result<_, candle_core::Error>>()?;
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(v)
+}
+
+#[test]
+fn resumed_run_continues_identically() -> TestResult {
+    let base = common::tiny_folder("train-resume")?;
+    let data = scratch("resume");
+    tiny_dataset(&data)?;
+    let cfg = config("resume", &base, ModelKind::Dpr);
+    let whole = data.join("models").join("whole");
+    let a = train(&cfg, &data, &whole, &Device::Cpu, &TrainOptions::default())?;
+    let parts = data.join("models").join("parts");
+    let stop = TrainOptions {
+        stop_after_epoch: Some(1),
+        ..TrainOptions::default()
+    };
+    let half = train(&cfg, &data, &parts, &Device::Cpu, &stop)?;
+    assert!(!half.finished);
+    assert_eq!(half.epochs.len(), 1);
+    let b = train(&cfg, &data, &parts, &Device::Cpu, &TrainOptions::default())?;
+    assert!(b.finished);
+    assert_eq!(params_of(&whole, 2)?, params_of(&parts, 2)?);
+    let losses =
+        |s: &lexbench_baselines::train::Summary| s.epochs.iter().map(|e| (e.loss, e.val)).collect::<Vec<_>>();
+    assert_eq!(losses(&a), losses(&b));
+    assert_eq!(a.best_epoch, b.best_epoch);
+    // Training moved the parameters.
+    assert_ne!(params_of(&whole, 1)?, params_of(&whole, 2)?);
+    // The log keeps one line per update and per evaluation, none repeated by the resume.
+    let lines = |p: &Path| std::fs::read_to_string(p.join("train_log.jsonl")).map(|t| t.lines().count());
+    assert_eq!(lines(&whole)?, lines(&parts)?);
+    // A changed configuration is refused instead of mixing checkpoints.
+    let mut other = cfg.clone();
+    other.optim.lr = 5e-4;
+    let err = train(&other, &data, &parts, &Device::Cpu, &TrainOptions::default()).expect_err("refused");
+    assert!(err.to_string().contains("different configuration"), "{err}");
+    Ok(())
+}
+
+#[test]
+fn peft_trains_only_peft_parameters() -> TestResult {
+    let base = common::tiny_folder("train-peft")?;
+    let data = scratch("peft");
+    tiny_dataset(&data)?;
+    let split = SplitData::load(&data, "tiny", "train", true)?;
+    let tiny = BertConfig::tiny();
+    for m in [PeftMethod::Lora, PeftMethod::Adapter, PeftMethod::Prefix] {
+        let mut cfg = config(&format!("peft-{m:?}"), &base, ModelKind::Dpr);
+        cfg.peft = Some(peft(m));
+        let net = Trainable::build(&cfg, &Device::Cpu)?;
+        let names = net.store.names();
+        assert!(
+            !names.is_empty() && names.iter().all(|n| n.starts_with("peft.")),
+            "{m:?}: {names:?}"
+        );
+        let expected = share(&tiny, true, cfg.peft.as_ref())?;
+        assert_eq!(net.trainable_params(), expected.trainable, "{m:?}");
+        assert_eq!(net.total_params, expected.total, "{m:?}");
+        // Gradients reach the PEFT variables only (the base is made of constants).
+        let exs = examples(&split, &cfg.negatives, None, None, &mut SplitMix64::new(1));
+        let refs: Vec<_> = exs.iter().take(3).collect();
+        let grads = net.loss(&Batch::of(&split, &refs), true)?.backward()?;
+        for (name, v) in net.store.vars() {
+            assert!(
+                grads.get(v.as_tensor()).is_some(),
+                "{m:?}: no gradient for {name}"
+            );
+        }
+        let out = data.join("models").join(format!("peft-{m:?}"));
+        cfg.schedule.max_steps = 2;
+        train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
+        let model = out.join("model");
+        assert!(!model.join("model.safetensors").exists());
+        let saved = candle_core::safetensors::load(model.join("adapter_model.safetensors"), &Device::Cpu)?;
+        assert!(saved.keys().all(|k| k.starts_with("peft.")));
+        let a: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(model.join("adapter_config.json"))?)?;
+        assert_eq!(
+            a["base_sha256"].as_str(),
+            Some(lexbench_core::dataset::sha256_file(&base.join("model.safetensors"))?.as_str())
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn ance_negatives_change_between_refreshes() -> TestResult {
+    let base = common::tiny_folder("train-ance")?;
+    let data = scratch("ance");
+    tiny_dataset(&data)?;
+    let mut cfg = config("ance", &base, ModelKind::Ance);
+    cfg.optim.lr = 2e-2;
+    cfg.negatives.model_depth = 3;
+    let out = data.join("models").join("ance");
+    train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
+    let read = |e: usize| -> Result<Vec<Vec<usize>>, Box<dyn std::error::Error>> {
+        let p = out
+            .join("checkpoints")
+            .join(format!("ance-negatives-epoch-{e}.json"));
+        Ok(serde_json::from_str(&std::fs::read_to_string(p)?)?)
+    };
+    let (r1, r2) = (read(1)?, read(2)?);
+    assert_eq!(r1.len(), 6);
+    assert_ne!(r1, r2, "the model's rankings did not change between refreshes");
+    Ok(())
+}
+
+#[test]
+fn exported_models_rank_as_in_training() -> TestResult {
+    use lexbench_baselines::dense::{DenseParams, run_dense};
+    use lexbench_baselines::encoder::EncodeOptions;
+    use lexbench_baselines::scorers::Similarity;
+    let base = common::tiny_folder("train-export")?;
+    let data = scratch("export");
+    tiny_dataset(&data)?;
+    for p in [None, Some(peft(PeftMethod::Lora))] {
+        let name = if p.is_some() { "lora" } else { "full" };
+        let mut cfg = config(name, &base, ModelKind::Dpr);
+        cfg.peft = p;
+        cfg.data.val_split = String::new(); // keep the last epoch
+        let out = data.join("models").join(name);
+        train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
+        // The trained network, rebuilt from the final checkpoint…
+        let net = Trainable::build(&cfg, &Device::Cpu)?;
+        net.store
+            .load_values(&out.join("checkpoints").join("epoch-2").join("params.safetensors"))?;
+        let val = SplitData::load(&data, "tiny", "val", false)?;
+        let trained = net.rank(&val, 100, None, 8)?;
+        // …and the exported folder through the zero-shot runner.
+        let params = DenseParams {
+            system: name.into(),
+            encode: EncodeOptions {
+                max_len: 24,
+                ..EncodeOptions::default()
+            },
+            similarity: Similarity::Cosine,
+            top_k: 100,
+        };
+        let run = run_dense(&data, "tiny", "val", &out.join("model"), &params)?;
+        let read = lexbench_core::Run::read(&run.run_path, &Default::default())?;
+        for (topic, hits) in &trained.topics {
+            let other = &read.topics[topic];
+            assert_eq!(hits.len(), other.len());
+            for (a, b) in hits.iter().zip(other) {
+                assert_eq!(a.doc, b.doc);
+                assert!(
+                    (a.score - b.score).abs() < 1e-5,
+                    "{name} {topic}: {} vs {}",
+                    a.score,
+                    b.score
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn trainable_share_from_config() -> TestResult {
+    // bert-base-uncased: 30522 vocabulary, 512 positions, 2 types, hidden 768, 12 layers, FFN 3072.
+    let mut bb = BertConfig::tiny();
+    bb.vocab_size = 30522;
+    bb.hidden_size = 768;
+    bb.num_hidden_layers = 12;
+    bb.num_attention_heads = 12;
+    bb.intermediate_size = 3072;
+    bb.max_position_embeddings = 512;
+    assert_eq!(bert_params(&bb, true), 109_482_240);
+    // LoRA r = 8 on query and value: 12 layers × 2 × 8 × (768 + 768) = 294,912.
+    let lora = share(
+        &bb,
+        true,
+        Some(&peft(PeftMethod::Lora))
+            .map(|p| {
+                let mut p = p.clone();
+                p.lora.rank = 8;
+                p
+            })
+            .as_ref(),
+    )?;
+    assert_eq!(lora.trainable, 294_912);
+    assert!((lora.percent - 0.2686).abs() < 1e-3, "{}", lora.percent);
+    // Adapters, reduction 16 (width 48): 12 × 2 × (768·48 + 48 + 48·768 + 768) = 1,789,056.
+    let mut a = peft(PeftMethod::Adapter);
+    a.adapter.reduction_factor = Some(16);
+    assert_eq!(share(&bb, true, Some(&a))?.trainable, 1_789_056);
+    // Prefix length 10: 12 × 2 × 10 × 768 = 184,320.
+    let mut p = peft(PeftMethod::Prefix);
+    p.prefix.length = 10;
+    assert_eq!(share(&bb, true, Some(&p))?.trainable, 184_320);
+    Ok(())
+}
