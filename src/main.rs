@@ -23,6 +23,7 @@ mod pipeline;
 mod run;
 mod sample;
 mod submit;
+mod train;
 
 /// Rebuild legal-retrieval benchmarks (ECtHR paragraph retrieval, BSARD) from their public sources,
 /// run the baselines, evaluate and rank them.
@@ -98,6 +99,10 @@ enum Command {
     Submit(submit::SubmitArgs),
     /// Render DATA/leaderboard (index.md, site/index.html, SVG plots); check regression files.
     Leaderboard(leaderboard::LeaderboardArgs),
+    /// Fine-tune a model as a TOML experiment describes (baselines/configs/), resuming from checkpoints.
+    Train(train::TrainArgs),
+    /// The trainable-parameter share ("% train") of the PEFT settings, from a config.json alone.
+    Share(train::ShareArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -150,6 +155,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Leaderboard(args) => leaderboard::cmd_leaderboard(&cli.data, &args),
         Command::Encode(args) => encode::cmd_encode(&args),
         Command::BenchEncoder(args) => bench_encoder::cmd_bench_encoder(&args),
+        Command::Train(args) => train::cmd_train(&cli.data, &args),
+        Command::Share(args) => train::cmd_share(&args),
     }
 }
 
