@@ -143,6 +143,7 @@ fn config(name: &str, base: &Path, model: ModelKind) -> TrainConfig {
             max_query_len: 12,
             max_doc_len: 24,
             max_train_topics: 0,
+            skip_topics_without_text: false,
         },
         negatives: NegativesConfig {
             random: 1,
@@ -424,5 +425,27 @@ fn trainable_share_from_config() -> TestResult {
     let mut p = peft(PeftMethod::Prefix);
     p.prefix.length = 10;
     assert_eq!(share(&bb, true, Some(&p))?.trainable, 184_320);
+    Ok(())
+}
+
+#[test]
+fn every_shipped_config_parses_and_validates() -> TestResult {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let mut stack = vec![root.clone()];
+    let mut n = 0;
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir)? {
+            let p = e?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "toml") {
+                let cfg = TrainConfig::from_file(&p)?;
+                assert_eq!(cfg.base, Path::new("models/minilm"), "{}", p.display());
+                n += 1;
+            }
+        }
+    }
+    // 4 models × (full + 3 PEFT) for the paper's rows, and as many CPU presets.
+    assert!(n >= 32, "only {n} configs under {}", root.display());
     Ok(())
 }

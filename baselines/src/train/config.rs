@@ -79,6 +79,10 @@ pub struct DataConfig {
     /// Use at most this many training topics (0 = all): for quick CPU presets.
     #[serde(default)]
     pub max_train_topics: usize,
+    /// Leave out topics without paragraph text (empty pool, relevant paragraphs missing from the
+    /// corpus) instead of failing: for the published release imported with some judgments only.
+    #[serde(default)]
+    pub skip_topics_without_text: bool,
 }
 
 fn default_train() -> String {

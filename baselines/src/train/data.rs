@@ -43,6 +43,19 @@ impl SplitData {
     /// Reads `split` of `DATA/datasets/<dataset>` (checked against its manifest). With `need_qrels`,
     /// a topic without relevant documents is an error (it cannot be trained on).
     pub fn load(data: &Path, dataset: &str, split: &str, need_positives: bool) -> Result<Self> {
+        Self::load_with(data, dataset, split, need_positives, false)
+    }
+
+    /// [`SplitData::load`]; with `skip_without_text`, topics whose pool is empty or missing or whose
+    /// relevant paragraphs are not in the corpus are left out instead of being errors (a release
+    /// imported with only some judgments' text).
+    pub fn load_with(
+        data: &Path,
+        dataset: &str,
+        split: &str,
+        need_positives: bool,
+        skip_without_text: bool,
+    ) -> Result<Self> {
         let dir = DatasetDir::in_data(data, dataset);
         let inputs = read_inputs(&dir, split)?;
         let qrels_path = dir.qrels(split);
@@ -60,13 +73,26 @@ impl SplitData {
             })
         };
         let mut topics = Vec::with_capacity(inputs.topics.len());
-        for t in &inputs.topics {
+        'topics: for t in &inputs.topics {
             let mut positives = BTreeSet::new();
             if let Some(judged) = qrels.topics.get(&t.topic) {
                 for (d, &rel) in judged {
                     if rel >= 1 {
-                        positives.insert(lookup(d, &qrels_path, "relevant document")?);
+                        match lookup(d, &qrels_path, "relevant document") {
+                            Ok(i) => positives.insert(i),
+                            Err(_) if skip_without_text => continue 'topics,
+                            Err(e) => return Err(e),
+                        };
                     }
+                }
+            }
+            if skip_without_text {
+                let pool_empty = inputs
+                    .pools
+                    .as_ref()
+                    .is_some_and(|p| p.get(&t.topic).is_none_or(|p| p.docs.is_empty()));
+                if pool_empty || positives.is_empty() {
+                    continue;
                 }
             }
             if need_positives && positives.is_empty() {
@@ -96,6 +122,11 @@ impl SplitData {
                 positives: positives.into_iter().collect(),
                 pool,
             });
+        }
+        let mut qrels = qrels;
+        if skip_without_text {
+            let kept: BTreeSet<&TopicId> = topics.iter().map(|t| &t.topic).collect();
+            qrels.topics.retain(|t, _| kept.contains(t));
         }
         Ok(Self {
             dataset_hash: inputs.manifest.dataset_hash(),

@@ -199,7 +199,8 @@ pub fn train(
         lexbench_core::io::write_atomic(&cfg_path, |w| w.write_all(cfg_text.as_bytes()))?;
     }
 
-    let mut train_split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, true)?;
+    let skip = cfg.data.skip_topics_without_text;
+    let mut train_split = SplitData::load_with(data, &cfg.data.dataset, &cfg.data.train_split, true, skip)?;
     if cfg.data.max_train_topics > 0 {
         train_split.topics.truncate(cfg.data.max_train_topics);
     }

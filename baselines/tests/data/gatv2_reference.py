@@ -2,6 +2,9 @@
 """Reference outputs of PyTorch Geometric's GATv2Conv for the cases of `baselines/src/gnn/conv.rs`'s tests.
 
     python3 gatv2_reference.py > gatv2_reference.json        # needs torch + torch_geometric
+
+The committed gatv2_reference.json was written by exactly that command with torch 2.11.0+cu130 and
+torch_geometric 2.8.0.post1 (run on a machine that has them; not needed by the tests).
     python3 gatv2_reference.py --numpy                        # the same maths in numpy (no torch)
 
 Every case builds `GATv2Conv(in, out, heads=H, edge_dim=E, add_self_loops=..., share_weights=False,
