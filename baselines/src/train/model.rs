@@ -107,7 +107,12 @@ impl Trainable {
             tensors.insert("classifier.bias".into(), Tensor::zeros(1, DType::F32, device)?);
         }
         let with_pooler = cfg.model == ModelKind::CrossEncoder || tensors.contains_key("pooler.dense.weight");
-        let base_count: usize = tensors.values().map(|t| t.elem_count()).sum();
+        // Parameters only: checkpoints may carry integer buffers (`embeddings.position_ids`).
+        let base_count: usize = tensors
+            .values()
+            .filter(|t| t.dtype().is_float())
+            .map(|t| t.elem_count())
+            .sum();
         let (model, store) = match &cfg.peft {
             None => {
                 let store = ParamStore::with_initial(cfg.seed, tensors);
