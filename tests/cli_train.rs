@@ -1,0 +1,129 @@
+//! End-to-end test of `lexbench train` with the real all-MiniLM-L6-v2 (`scripts/fetch-models`) on the
+//! embedded sample, and of `lexbench share`.
+//!
+//! Properties checked: a shipped CPU preset (DPR with LoRA) trains for one epoch, writes its log,
+//! checkpoint, summary and a PEFT-only model folder, ranks the test split with the selected model, and
+//! the leaderboard accepts that run; running the same command again resumes from the checkpoint and
+//! trains nothing more; a missing base model is an error naming the config; `lexbench share` prints
+//! the trainable share of BERT-base settings computed from a config alone.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn lexbench(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lexbench"))
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run lexbench")
+}
+
+#[test]
+fn train_a_preset_then_submit() {
+    let m = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/minilm");
+    assert!(
+        m.join("model.safetensors").is_file(),
+        "model minilm is not installed in {}: run scripts/fetch-models",
+        m.display()
+    );
+    let data = std::env::temp_dir().join(format!("lexbench-train-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    assert!(lexbench(&data, &["pipeline"]).status.success());
+    let args = [
+        "train",
+        "baselines/configs/ecthr/cpu/dpr-lora.toml",
+        "--epochs",
+        "1",
+        "--run",
+        "test",
+        "--quiet",
+    ];
+    let out = lexbench(&data, &args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("sample-dpr-lora: 73728 trainable"), "{stdout}");
+    let dir = data.join("models/sample-dpr-lora");
+    for f in [
+        "config.toml",
+        "train_log.jsonl",
+        "summary.json",
+        "checkpoints/epoch-1/params.safetensors",
+        "checkpoints/epoch-1/optimizer.safetensors",
+        "model/adapter_config.json",
+        "model/adapter_model.safetensors",
+        "model/tokenizer.json",
+    ] {
+        assert!(dir.join(f).is_file(), "missing {f}");
+    }
+    assert!(!dir.join("model/model.safetensors").exists());
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["epochs"].as_array().unwrap().len(), 1);
+    let run = data.join("runs/ecthr/test/sample-dpr-lora.trec");
+    assert!(run.is_file());
+    let sub = lexbench(
+        &data,
+        &[
+            "submit",
+            run.to_str().unwrap(),
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+            "--name",
+            "dpr-lora",
+        ],
+    );
+    assert!(sub.status.success(), "{}", String::from_utf8_lossy(&sub.stderr));
+
+    // The same command again resumes after epoch 1 and has nothing left to train.
+    let again = lexbench(&data, &args[..4]);
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let summary2: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["epochs"], summary2["epochs"]);
+
+    // A config whose base model is missing is refused with the config's name.
+    let bad = data.join("bad.toml");
+    let text = std::fs::read_to_string("baselines/configs/ecthr/cpu/dpr.toml")
+        .unwrap()
+        .replace("base = \"models/minilm\"", "base = \"no/such/model\"");
+    std::fs::write(&bad, text).unwrap();
+    let out = lexbench(&data, &["train", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.toml") && err.contains("no/such/model"), "{err}");
+    std::fs::remove_dir_all(&data).ok();
+}
+
+#[test]
+fn share_of_bert_base_settings() {
+    let out = lexbench(
+        Path::new("unused"),
+        &["share", "baselines/configs/models/bert-base-uncased.json"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        stdout.contains("| full fine-tuning | 109482240 | 109482240 | 100.00 |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| LoRA r = 8 (query, value) | 294912 | 109777152 | 0.27 |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| prefix, length 10 | 184320 | 109666560 | 0.17 |"),
+        "{stdout}"
+    );
+}
