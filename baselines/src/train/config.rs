@@ -25,6 +25,10 @@
 //! [peft]                         # optional: lora | adapter | prefix
 //! method = "lora"
 //! lora = { rank = 8, alpha = 16 }
+//!
+//! [curriculum]                   # optional: CuSINeS, with negatives.curriculum > 0
+//! semantic = "dynamic"           # or "static_bm25"
+//! views = { semantic = true, hierarchical = true, sequential = true }
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -32,6 +36,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::optim::AdamWConfig;
+use crate::curriculum::CurriculumConfig;
 use crate::encoder::{AdapterConfig, LoraConfig, Pooling, PrefixConfig};
 use crate::error::{Error, Result};
 use crate::scorers::colbert::ColBertConfig;
@@ -114,6 +119,10 @@ pub struct NegativesConfig {
     /// Model-ranked candidates considered (default 30).
     #[serde(default = "default_depth")]
     pub model_depth: usize,
+    /// Drawn by the CuSINeS curriculum sampler (needs a `[curriculum]` section): difficulty buckets
+    /// from the fused semantic / hierarchical / sequential views, easy → hard over the epochs.
+    #[serde(default)]
+    pub curriculum: usize,
 }
 
 fn default_depth() -> usize {
@@ -128,6 +137,7 @@ impl Default for NegativesConfig {
             model: 0,
             bm25_depth: default_depth(),
             model_depth: default_depth(),
+            curriculum: 0,
         }
     }
 }
@@ -135,7 +145,7 @@ impl Default for NegativesConfig {
 impl NegativesConfig {
     /// Negatives per positive.
     pub fn total(&self) -> usize {
-        self.random + self.bm25 + self.model
+        self.random + self.bm25 + self.model + self.curriculum
     }
 }
 
@@ -307,6 +317,9 @@ pub struct TrainConfig {
     /// Model selection.
     #[serde(default)]
     pub eval: EvalConfig,
+    /// CuSINeS curriculum negatives (`negatives.curriculum` per positive); absent = none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curriculum: Option<CurriculumConfig>,
 }
 
 impl TrainConfig {
@@ -369,6 +382,18 @@ impl TrainConfig {
             }
         }
         self.colbert.validate()?;
+        match (&self.curriculum, self.negatives.curriculum) {
+            (Some(c), n) => {
+                c.validate()?;
+                if n == 0 {
+                    return bad("a [curriculum] section needs negatives.curriculum > 0".into());
+                }
+            }
+            (None, n) if n > 0 => {
+                return bad("negatives.curriculum needs a [curriculum] section".into());
+            }
+            _ => {}
+        }
         Ok(())
     }
 }

@@ -6,12 +6,15 @@
 //! - [`optim`]: AdamW with a saveable state, linear warm-up/decay, gradient clipping.
 //! - [`data::SplitData`], [`negatives`]: examples with BM25 / random / model-mined negatives and
 //!   duplicate-free batches.
+//! - [`curriculum`]: CuSINeS curriculum negatives (fused semantic / hierarchical / sequential
+//!   difficulty, easy → hard buckets).
 //! - [`model::Trainable`]: the networks and their losses; ranking for validation and ANCE.
 //! - [`trainer::train`]: the loop, checkpoints, resumption, model selection; [`export`]: HF folders
 //!   and PEFT-only folders.
 //! - [`share`]: the trainable-parameter share of a configuration, computed from `config.json` alone.
 
 pub mod config;
+pub mod curriculum;
 pub mod data;
 pub mod export;
 pub mod model;
