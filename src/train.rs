@@ -146,6 +146,22 @@ pub fn cmd_train(data: &Path, args: &TrainArgs) -> Result<ExitCode> {
         print_summary(&s, &root);
         (root, s)
     };
+    if cfg.gnn.is_some() {
+        // DR+GNN: the GAT over the legislative graph on top of the trained encoder; it writes the runs.
+        let (g, outs) = lexbench_baselines::train::dr_gnn::train_dr_gnn(&cfg, data, &out, &device, &args.run)
+            .with_context(|| format!("{}: GNN stage", cfg.name))?;
+        println!(
+            "  gnn: {} nodes, {} trainable parameters",
+            g.nodes, g.trainable_params
+        );
+        for (i, (l, t)) in g.losses.iter().zip(&g.epoch_s).enumerate() {
+            println!("  gnn epoch {}: loss {l:.4}, {t:.1} s", i + 1);
+        }
+        for o in outs {
+            println!("run:     {}", o.run_path.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     for split in &args.run {
         run_split(data, &cfg, &out.join("model"), split)
             .with_context(|| format!("{} on {}/{split}", cfg.name, cfg.data.dataset))?;

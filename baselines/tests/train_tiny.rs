@@ -174,6 +174,7 @@ fn config(name: &str, base: &Path, model: ModelKind) -> TrainConfig {
             top_k: 100,
         },
         curriculum: None,
+        gnn: None,
     }
 }
 

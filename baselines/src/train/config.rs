@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::dr_gnn::GnnConfig;
 use super::optim::AdamWConfig;
 use crate::curriculum::CurriculumConfig;
 use crate::encoder::{AdapterConfig, LoraConfig, Pooling, PrefixConfig};
@@ -320,6 +321,10 @@ pub struct TrainConfig {
     /// CuSINeS curriculum negatives (`negatives.curriculum` per positive); absent = none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curriculum: Option<CurriculumConfig>,
+    /// DR+GNN: after the bi-encoder, train a GAT over the dataset's legislative graph (`graph.json`)
+    /// that enriches article embeddings (see [`super::dr_gnn`]); absent = plain dense retrieval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gnn: Option<GnnConfig>,
 }
 
 impl TrainConfig {
@@ -382,6 +387,12 @@ impl TrainConfig {
             }
         }
         self.colbert.validate()?;
+        if let Some(g) = &self.gnn {
+            g.validate()?;
+            if !self.model.is_biencoder() {
+                return bad("a [gnn] section needs a bi-encoder (model = \"dpr\" or \"ance\")".into());
+            }
+        }
         match (&self.curriculum, self.negatives.curriculum) {
             (Some(c), n) => {
                 c.validate()?;

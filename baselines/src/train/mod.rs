@@ -8,6 +8,8 @@
 //!   duplicate-free batches.
 //! - [`curriculum`]: CuSINeS curriculum negatives (fused semantic / hierarchical / sequential
 //!   difficulty, easy → hard buckets).
+//! - [`dr_gnn`]: DR+GNN, a GAT over the legislative graph enriching the trained encoder's article
+//!   embeddings.
 //! - [`model::Trainable`]: the networks and their losses; ranking for validation and ANCE.
 //! - [`trainer::train`]: the loop, checkpoints, resumption, model selection; [`export`]: HF folders
 //!   and PEFT-only folders.
@@ -16,6 +18,7 @@
 pub mod config;
 pub mod curriculum;
 pub mod data;
+pub mod dr_gnn;
 pub mod export;
 pub mod model;
 pub mod negatives;
