@@ -102,6 +102,27 @@ pub fn cmd_train(data: &Path, args: &TrainArgs) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| data.join("models").join(&cfg.name));
+    if cfg.qabisar.is_some() {
+        // QABISAR replaces the trainer: query encoder + GAT over the query–article–structure graph.
+        let root = args
+            .out
+            .clone()
+            .unwrap_or_else(|| data.join("models").join(&cfg.name));
+        let (s, outs) =
+            lexbench_baselines::train::qabisar::train_qabisar(&cfg, data, &root, &device, &args.run)
+                .with_context(|| cfg.name.clone())?;
+        println!(
+            "{}: QABISAR, {} graph nodes, {} trainable parameters",
+            cfg.name, s.nodes, s.trainable_params
+        );
+        for (i, (l, t)) in s.losses.iter().zip(&s.epoch_s).enumerate() {
+            println!("  epoch {}: loss {l:.4}, {t:.1} s", i + 1);
+        }
+        for o in outs {
+            println!("run:     {}", o.run_path.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let (out, summary) = if args.sweep {
         if cfg.lr_sweep.is_empty() {
             bail!("{}: --sweep needs lr_sweep in the config", args.config.display());

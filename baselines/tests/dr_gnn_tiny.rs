@@ -3,7 +3,10 @@
 //! Properties checked:
 //! - DR+GNN trains the encoder, then the GAT over `graph.json`, and writes a run over the whole corpus
 //!   with a dense-run sidecar; two runs with the same seed write the same run;
-//! - CuSINeS's structural views read `graph.json` for a corpus-wide dataset.
+//! - CuSINeS's structural views read `graph.json` for a corpus-wide dataset;
+//! - QABISAR: the distillation loss's gradient reaches the query encoder's LoRA parameters and no GAT
+//!   parameter, the graph contrastive loss's the GAT and no encoder parameter; training writes a run
+//!   over the corpus for test questions (not in the graph).
 
 mod common;
 
@@ -12,9 +15,13 @@ use std::path::{Path, PathBuf};
 use candle_core::Device;
 use lexbench_baselines::curriculum::CurriculumConfig;
 use lexbench_baselines::train::config::TrainConfig;
+use lexbench_baselines::train::data::SplitData;
 use lexbench_baselines::train::dr_gnn::train_dr_gnn;
+use lexbench_baselines::train::negatives::examples;
+use lexbench_baselines::train::qabisar::{Qabisar, train_qabisar};
 use lexbench_baselines::train::{TrainOptions, train};
 use lexbench_core::dataset::DatasetManifest;
+use lexbench_core::rng::SplitMix64;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -182,5 +189,94 @@ fn dr_gnn_trains_and_ranks_the_corpus() -> TestResult {
     std::fs::remove_file(data.join("datasets").join("law").join("graph.json"))?;
     let out = data.join("models").join("c");
     assert!(train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default()).is_err());
+    Ok(())
+}
+
+fn qabisar_config(base: &Path) -> Result<TrainConfig, Box<dyn std::error::Error>> {
+    let text = format!(
+        r#"
+name = "qabisar"
+model = "dpr"
+base = "{}"
+seed = 9
+[data]
+dataset = "law"
+val_split = ""
+max_query_len = 12
+max_doc_len = 16
+[negatives]
+random = 2
+[optim]
+lr = 1e-3
+[schedule]
+epochs = 2
+batch_size = 4
+[eval]
+top_k = 100
+[peft]
+method = "lora"
+lora = {{ rank = 4, alpha = 8 }}
+[qabisar]
+heads = 4
+edge_dim = 8
+hops = 2
+fanout = 4
+"#,
+        base.display()
+    );
+    Ok(toml::from_str(&text)?)
+}
+
+#[test]
+fn qabisar_distills_into_the_query_encoder_only() -> TestResult {
+    let base = common::tiny_folder("qabisar")?;
+    let data = scratch("qabisar");
+    tiny_law(&data)?;
+    let cfg = qabisar_config(&base)?;
+    cfg.validate()?;
+    let split = SplitData::load(&data, "law", "train", true)?;
+    let model = Qabisar::build(&cfg, &split, &data, &Device::Cpu)?;
+    // 6 query nodes + 3 structure nodes + 12 articles.
+    assert_eq!(model.nodes(), 21);
+    let mut neg = cfg.negatives.clone();
+    neg.random = 2;
+    let exs = examples(&split, &neg, None, None, &mut SplitMix64::new(1));
+    let refs: Vec<_> = exs.iter().take(4).collect();
+    let (contrastive, kd) = model.losses(&split, &refs, 0)?;
+    let enc = model.net.store.vars();
+    let gnn = model.gnn_store.vars();
+    assert!(enc.iter().all(|(k, _)| k.starts_with("peft.")), "LoRA only");
+    let norm = |g: &candle_core::backprop::GradStore, v: &candle_core::Var| -> f32 {
+        g.get(v.as_tensor())
+            .map(|t| {
+                t.sqr()
+                    .and_then(|t| t.sum_all())
+                    .and_then(|t| t.to_scalar::<f32>())
+                    .unwrap_or(0.0)
+            })
+            .unwrap_or(0.0)
+    };
+    let g = kd.backward()?;
+    assert!(gnn.iter().all(|(_, v)| norm(&g, v) == 0.0), "KD reached the GAT");
+    assert!(
+        enc.iter().any(|(_, v)| norm(&g, v) > 0.0),
+        "KD did not reach the query encoder"
+    );
+    let g = contrastive.backward()?;
+    assert!(
+        enc.iter().all(|(_, v)| norm(&g, v) == 0.0),
+        "contrastive reached the encoder"
+    );
+    assert!(
+        gnn.iter().any(|(_, v)| norm(&g, v) > 0.0),
+        "contrastive did not reach the GAT"
+    );
+    // End to end: a run over the whole corpus for the test questions.
+    let out = data.join("models").join("qabisar");
+    let (summary, outputs) = train_qabisar(&cfg, &data, &out, &Device::Cpu, &["test".into()])?;
+    assert_eq!(summary.losses.len(), 2);
+    assert!(summary.losses.iter().all(|l| l.is_finite()));
+    assert_eq!(outputs[0].sidecar.topics, 2);
+    assert_eq!(outputs[0].sidecar.hits, 24);
     Ok(())
 }

@@ -37,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use super::dr_gnn::GnnConfig;
 use super::optim::AdamWConfig;
+use super::qabisar::QabisarConfig;
 use crate::curriculum::CurriculumConfig;
 use crate::encoder::{AdapterConfig, LoraConfig, Pooling, PrefixConfig};
 use crate::error::{Error, Result};
@@ -325,6 +326,10 @@ pub struct TrainConfig {
     /// that enriches article embeddings (see [`super::dr_gnn`]); absent = plain dense retrieval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gnn: Option<GnnConfig>,
+    /// QABISAR: train the query encoder and a GAT over the query–article–structure graph instead of
+    /// the plain trainer (see [`super::qabisar`]); absent = the trainer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qabisar: Option<QabisarConfig>,
 }
 
 impl TrainConfig {
@@ -391,6 +396,15 @@ impl TrainConfig {
             g.validate()?;
             if !self.model.is_biencoder() {
                 return bad("a [gnn] section needs a bi-encoder (model = \"dpr\" or \"ance\")".into());
+            }
+        }
+        if let Some(q) = &self.qabisar {
+            q.validate()?;
+            if !self.model.is_biencoder() || self.gnn.is_some() {
+                return bad("a [qabisar] section needs a bi-encoder and no [gnn] section".into());
+            }
+            if self.negatives.model > 0 {
+                return bad("QABISAR does not mine model negatives (negatives.model)".into());
             }
         }
         match (&self.curriculum, self.negatives.curriculum) {

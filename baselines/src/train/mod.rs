@@ -10,6 +10,8 @@
 //!   difficulty, easy → hard buckets).
 //! - [`dr_gnn`]: DR+GNN, a GAT over the legislative graph enriching the trained encoder's article
 //!   embeddings.
+//! - [`qabisar`]: QABISAR, a GAT over training queries, articles and the legislative hierarchy,
+//!   distilled into the query encoder.
 //! - [`model::Trainable`]: the networks and their losses; ranking for validation and ANCE.
 //! - [`trainer::train`]: the loop, checkpoints, resumption, model selection; [`export`]: HF folders
 //!   and PEFT-only folders.
@@ -24,6 +26,7 @@ pub mod model;
 pub mod negatives;
 pub mod optim;
 pub mod params;
+pub mod qabisar;
 pub mod share;
 pub mod trainer;
 

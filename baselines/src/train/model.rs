@@ -338,6 +338,16 @@ impl Trainable {
         Ok(out)
     }
 
+    /// Bi-encoder embeddings of `queries` as a `(n, dim)` tensor **with** gradient (dropout when
+    /// `train`), normalised when scores are cosine: the student side of QABISAR's distillation.
+    pub fn encode_queries_t(&self, queries: &[&str], train: bool) -> Result<Tensor> {
+        let Net::Bi { query_tok, .. } = &self.net else {
+            return Err(Error::Param("only a bi-encoder encodes queries alone".into()));
+        };
+        let toks = query_tok.encode(queries)?;
+        self.bi_encode(&toks.iter().collect::<Vec<_>>(), train)
+    }
+
     /// Per topic: its candidates (see [`Trainable::rank`]) and their scores.
     fn score_all(
         &self,
