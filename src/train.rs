@@ -102,6 +102,27 @@ pub fn cmd_train(data: &Path, args: &TrainArgs) -> Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| data.join("models").join(&cfg.name));
+    if cfg.qabisar.is_some() {
+        // QABISAR replaces the trainer: query encoder + GAT over the query–article–structure graph.
+        let root = args
+            .out
+            .clone()
+            .unwrap_or_else(|| data.join("models").join(&cfg.name));
+        let (s, outs) =
+            lexbench_baselines::train::qabisar::train_qabisar(&cfg, data, &root, &device, &args.run)
+                .with_context(|| cfg.name.clone())?;
+        println!(
+            "{}: QABISAR, {} graph nodes, {} trainable parameters",
+            cfg.name, s.nodes, s.trainable_params
+        );
+        for (i, (l, t)) in s.losses.iter().zip(&s.epoch_s).enumerate() {
+            println!("  epoch {}: loss {l:.4}, {t:.1} s", i + 1);
+        }
+        for o in outs {
+            println!("run:     {}", o.run_path.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let (out, summary) = if args.sweep {
         if cfg.lr_sweep.is_empty() {
             bail!("{}: --sweep needs lr_sweep in the config", args.config.display());
@@ -146,6 +167,22 @@ pub fn cmd_train(data: &Path, args: &TrainArgs) -> Result<ExitCode> {
         print_summary(&s, &root);
         (root, s)
     };
+    if cfg.gnn.is_some() {
+        // DR+GNN: the GAT over the legislative graph on top of the trained encoder; it writes the runs.
+        let (g, outs) = lexbench_baselines::train::dr_gnn::train_dr_gnn(&cfg, data, &out, &device, &args.run)
+            .with_context(|| format!("{}: GNN stage", cfg.name))?;
+        println!(
+            "  gnn: {} nodes, {} trainable parameters",
+            g.nodes, g.trainable_params
+        );
+        for (i, (l, t)) in g.losses.iter().zip(&g.epoch_s).enumerate() {
+            println!("  gnn epoch {}: loss {l:.4}, {t:.1} s", i + 1);
+        }
+        for o in outs {
+            println!("run:     {}", o.run_path.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     for split in &args.run {
         run_split(data, &cfg, &out.join("model"), split)
             .with_context(|| format!("{} on {}/{split}", cfg.name, cfg.data.dataset))?;

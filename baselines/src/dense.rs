@@ -444,6 +444,36 @@ pub fn run_dense(
     )
 }
 
+/// Writes a run computed elsewhere (a trained graph model) with the sidecar of dense runs, so that
+/// `lexbench submit` accepts it: `model_dir` holds the run's `model.safetensors` (hashed), `config` the
+/// settings, `encoded_now` the documents encoded.
+#[allow(clippy::too_many_arguments)]
+pub fn write_neural_run(
+    data: &Path,
+    dataset: &str,
+    split: &str,
+    model_dir: &Path,
+    system: &str,
+    config: serde_json::Value,
+    run: Run,
+    encoded_now: usize,
+    timings: BTreeMap<String, f64>,
+) -> Result<DenseOutput> {
+    let inputs = read_inputs(&DatasetDir::in_data(data, dataset), split)?;
+    write_output(
+        data,
+        dataset,
+        split,
+        model_dir,
+        system,
+        config,
+        &inputs,
+        run,
+        encoded_now,
+        timings,
+    )
+}
+
 /// Writes a neural run and its sidecar.
 #[allow(clippy::too_many_arguments)]
 fn write_output(

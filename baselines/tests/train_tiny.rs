@@ -10,6 +10,8 @@
 //! - ANCE's model-mined negatives differ between two refreshes;
 //! - a trained model (full and LoRA) exported as a folder ranks exactly as the model did in training
 //!   when `lexbench run dense`'s code path loads it (LoRA merged);
+//! - CuSINeS curriculum negatives (all three views, per-judgment structure) train and resume
+//!   exactly like the other negatives;
 //! - the "% train" share for BERT-base sizes from a config alone (109,482,240 parameters with pooler).
 
 mod common;
@@ -17,6 +19,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use candle_core::Device;
+use lexbench_baselines::curriculum::CurriculumConfig;
 use lexbench_baselines::encoder::{BertConfig, LinearKind, LoraConfig};
 use lexbench_baselines::train::config::{
     DataConfig, EvalConfig, ModelKind, NegativesConfig, PeftConfig, PeftMethod, ScheduleConfig, TrainConfig,
@@ -77,8 +80,9 @@ fn tiny_dataset(data: &Path) -> TestResult {
         for p in 1..=8 {
             let text: Vec<&str> = (0..10).map(|_| WORDS[rng.below(WORDS.len())]).collect();
             let text = text.join(" ");
-            corpus
-                .push_str(&serde_json::json!({"doc": format!("001-99000{j}:{p}"), "text": text}).to_string());
+            let section = if p <= 4 { "facts" } else { "law" };
+            let row = serde_json::json!({"doc": format!("001-99000{j}:{p}"), "text": text, "num": p, "section": section});
+            corpus.push_str(&row.to_string());
             corpus.push('\n');
             texts.push(text);
         }
@@ -170,6 +174,9 @@ fn config(name: &str, base: &Path, model: ModelKind) -> TrainConfig {
             measure: "R@25%".into(),
             top_k: 100,
         },
+        curriculum: None,
+        gnn: None,
+        qabisar: None,
     }
 }
 
@@ -271,6 +278,67 @@ fn resumed_run_continues_identically() -> TestResult {
     other.optim.lr = 5e-4;
     let err = train(&other, &data, &parts, &Device::Cpu, &TrainOptions::default()).expect_err("refused");
     assert!(err.to_string().contains("different configuration"), "{err}");
+    Ok(())
+}
+
+#[test]
+fn curriculum_negatives_train_and_resume() -> TestResult {
+    let base = common::tiny_folder("train-cusines")?;
+    let data = scratch("cusines");
+    tiny_dataset(&data)?;
+    let mut cfg = config("cusines", &base, ModelKind::Dpr);
+    cfg.negatives = NegativesConfig {
+        curriculum: 3,
+        ..NegativesConfig::default()
+    };
+    cfg.curriculum = Some(CurriculumConfig::default());
+    cfg.validate()?;
+    let whole = data.join("models").join("whole");
+    let a = train(&cfg, &data, &whole, &Device::Cpu, &TrainOptions::default())?;
+    assert!(a.finished);
+    let parts = data.join("models").join("parts");
+    let stop = TrainOptions {
+        stop_after_epoch: Some(1),
+        ..TrainOptions::default()
+    };
+    train(&cfg, &data, &parts, &Device::Cpu, &stop)?;
+    let b = train(&cfg, &data, &parts, &Device::Cpu, &TrainOptions::default())?;
+    assert_eq!(params_of(&whole, 2)?, params_of(&parts, 2)?);
+    // Losses agree (to float noise: once seen differing in the last bits on a loaded machine).
+    assert_eq!(a.epochs.len(), b.epochs.len());
+    for (x, y) in a.epochs.iter().zip(&b.epochs) {
+        assert!(
+            (x.loss - y.loss).abs() <= 1e-5 * x.loss.abs().max(1.0),
+            "{} vs {}",
+            x.loss,
+            y.loss
+        );
+    }
+    // A [curriculum] section without negatives.curriculum (and the reverse) is refused.
+    let mut bad = cfg.clone();
+    bad.negatives.curriculum = 0;
+    assert!(bad.validate().is_err());
+    let mut bad = cfg.clone();
+    bad.curriculum = None;
+    assert!(bad.validate().is_err());
+    Ok(())
+}
+
+#[test]
+fn bsard_configs_parse() -> TestResult {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("configs")
+        .join("bsard");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir)? {
+        let p = e?.path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            let cfg = TrainConfig::from_file(&p)?;
+            assert_eq!(cfg.data.dataset, "bsard", "{}", p.display());
+            n += 1;
+        }
+    }
+    assert!(n >= 5, "{n} configs in {}", dir.display());
     Ok(())
 }
 

@@ -8,9 +8,10 @@
 //! A node without incoming edges gets `bias` alone (with self-loops it gets itself).
 
 use candle_core::{DType, Device, Tensor};
-use candle_nn::{Dropout, Init, VarBuilder};
+use candle_nn::{Init, VarBuilder};
 use serde::{Deserialize, Serialize};
 
+use crate::encoder::dropout::Dropout;
 use crate::error::{Error, Result};
 
 /// Options of one [`GatV2Conv`] (PyG's constructor arguments).

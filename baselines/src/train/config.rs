@@ -25,13 +25,20 @@
 //! [peft]                         # optional: lora | adapter | prefix
 //! method = "lora"
 //! lora = { rank = 8, alpha = 16 }
+//!
+//! [curriculum]                   # optional: CuSINeS, with negatives.curriculum > 0
+//! semantic = "dynamic"           # or "static_bm25"
+//! views = { semantic = true, hierarchical = true, sequential = true }
 //! ```
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::dr_gnn::GnnConfig;
 use super::optim::AdamWConfig;
+use super::qabisar::QabisarConfig;
+use crate::curriculum::CurriculumConfig;
 use crate::encoder::{AdapterConfig, LoraConfig, Pooling, PrefixConfig};
 use crate::error::{Error, Result};
 use crate::scorers::colbert::ColBertConfig;
@@ -118,6 +125,10 @@ pub struct NegativesConfig {
     /// Model-ranked candidates considered (default 30).
     #[serde(default = "default_depth")]
     pub model_depth: usize,
+    /// Drawn by the CuSINeS curriculum sampler (needs a `[curriculum]` section): difficulty buckets
+    /// from the fused semantic / hierarchical / sequential views, easy → hard over the epochs.
+    #[serde(default)]
+    pub curriculum: usize,
 }
 
 fn default_depth() -> usize {
@@ -132,6 +143,7 @@ impl Default for NegativesConfig {
             model: 0,
             bm25_depth: default_depth(),
             model_depth: default_depth(),
+            curriculum: 0,
         }
     }
 }
@@ -139,7 +151,7 @@ impl Default for NegativesConfig {
 impl NegativesConfig {
     /// Negatives per positive.
     pub fn total(&self) -> usize {
-        self.random + self.bm25 + self.model
+        self.random + self.bm25 + self.model + self.curriculum
     }
 }
 
@@ -311,6 +323,17 @@ pub struct TrainConfig {
     /// Model selection.
     #[serde(default)]
     pub eval: EvalConfig,
+    /// CuSINeS curriculum negatives (`negatives.curriculum` per positive); absent = none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curriculum: Option<CurriculumConfig>,
+    /// DR+GNN: after the bi-encoder, train a GAT over the dataset's legislative graph (`graph.json`)
+    /// that enriches article embeddings (see [`super::dr_gnn`]); absent = plain dense retrieval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gnn: Option<GnnConfig>,
+    /// QABISAR: train the query encoder and a GAT over the query–article–structure graph instead of
+    /// the plain trainer (see [`super::qabisar`]); absent = the trainer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qabisar: Option<QabisarConfig>,
 }
 
 impl TrainConfig {
@@ -373,6 +396,33 @@ impl TrainConfig {
             }
         }
         self.colbert.validate()?;
+        if let Some(g) = &self.gnn {
+            g.validate()?;
+            if !self.model.is_biencoder() {
+                return bad("a [gnn] section needs a bi-encoder (model = \"dpr\" or \"ance\")".into());
+            }
+        }
+        if let Some(q) = &self.qabisar {
+            q.validate()?;
+            if !self.model.is_biencoder() || self.gnn.is_some() {
+                return bad("a [qabisar] section needs a bi-encoder and no [gnn] section".into());
+            }
+            if self.negatives.model > 0 {
+                return bad("QABISAR does not mine model negatives (negatives.model)".into());
+            }
+        }
+        match (&self.curriculum, self.negatives.curriculum) {
+            (Some(c), n) => {
+                c.validate()?;
+                if n == 0 {
+                    return bad("a [curriculum] section needs negatives.curriculum > 0".into());
+                }
+            }
+            (None, n) if n > 0 => {
+                return bad("negatives.curriculum needs a [curriculum] section".into());
+            }
+            _ => {}
+        }
         Ok(())
     }
 }

@@ -6,18 +6,27 @@
 //! - [`optim`]: AdamW with a saveable state, linear warm-up/decay, gradient clipping.
 //! - [`data::SplitData`], [`negatives`]: examples with BM25 / random / model-mined negatives and
 //!   duplicate-free batches.
+//! - [`curriculum`]: CuSINeS curriculum negatives (fused semantic / hierarchical / sequential
+//!   difficulty, easy → hard buckets).
+//! - [`dr_gnn`]: DR+GNN, a GAT over the legislative graph enriching the trained encoder's article
+//!   embeddings.
+//! - [`qabisar`]: QABISAR, a GAT over training queries, articles and the legislative hierarchy,
+//!   distilled into the query encoder.
 //! - [`model::Trainable`]: the networks and their losses; ranking for validation and ANCE.
 //! - [`trainer::train`]: the loop, checkpoints, resumption, model selection; [`export`]: HF folders
 //!   and PEFT-only folders.
 //! - [`share`]: the trainable-parameter share of a configuration, computed from `config.json` alone.
 
 pub mod config;
+pub mod curriculum;
 pub mod data;
+pub mod dr_gnn;
 pub mod export;
 pub mod model;
 pub mod negatives;
 pub mod optim;
 pub mod params;
+pub mod qabisar;
 pub mod share;
 pub mod trainer;
 

@@ -296,6 +296,71 @@ impl Trainable {
         batch_size: usize,
     ) -> Result<Run> {
         let mut run = Run::new("model");
+        for (topic, (docs, scores)) in split
+            .topics
+            .iter()
+            .zip(self.score_all(split, rerank, batch_size)?)
+        {
+            run.topics
+                .insert(topic.topic.clone(), top_hits(split, &docs, &scores, k));
+        }
+        Ok(run)
+    }
+
+    /// The model's score of every candidate of every topic of `split` (its pool, or the whole
+    /// corpus), aligned with [`SplitData::candidates`]: the semantic view of CuSINeS's dynamic
+    /// curriculum. A cross-encoder scores every pair (slow over a large corpus).
+    pub fn candidate_scores(&self, split: &SplitData, batch_size: usize) -> Result<Vec<Vec<f64>>> {
+        Ok(self
+            .score_all(split, None, batch_size)?
+            .into_iter()
+            .map(|(_, s)| s.into_iter().map(f64::from).collect())
+            .collect())
+    }
+
+    /// Bi-encoder embeddings of `texts` (queries with the query truncation, passages with the
+    /// passage one), without gradient or dropout, in input order; normalised when scores are cosine.
+    /// Errors for ColBERT and cross-encoders.
+    pub fn embed_texts(&self, texts: &[&str], query: bool, batch_size: usize) -> Result<Vec<Vec<f32>>> {
+        let Net::Bi {
+            query_tok, doc_tok, ..
+        } = &self.net
+        else {
+            return Err(Error::Param("only a bi-encoder embeds texts".into()));
+        };
+        let tok = if query { query_tok } else { doc_tok };
+        let toks = tok.encode(texts)?;
+        let mut order: Vec<usize> = (0..toks.len()).collect();
+        order.sort_by_key(|&i| (toks[i].ids.len(), i));
+        let mut out = vec![Vec::new(); toks.len()];
+        for chunk in order.chunks(batch_size.max(1)) {
+            let seqs: Vec<&Tokens> = chunk.iter().map(|&i| &toks[i]).collect();
+            let rows = self.bi_encode(&seqs, false)?.to_vec2::<f32>()?;
+            for (&i, r) in chunk.iter().zip(rows) {
+                out[i] = r;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Bi-encoder embeddings of `queries` as a `(n, dim)` tensor **with** gradient (dropout when
+    /// `train`), normalised when scores are cosine: the student side of QABISAR's distillation.
+    pub fn encode_queries_t(&self, queries: &[&str], train: bool) -> Result<Tensor> {
+        let Net::Bi { query_tok, .. } = &self.net else {
+            return Err(Error::Param("only a bi-encoder encodes queries alone".into()));
+        };
+        let toks = query_tok.encode(queries)?;
+        self.bi_encode(&toks.iter().collect::<Vec<_>>(), train)
+    }
+
+    /// Per topic: its candidates (see [`Trainable::rank`]) and their scores.
+    fn score_all(
+        &self,
+        split: &SplitData,
+        rerank: Option<&[Vec<usize>]>,
+        batch_size: usize,
+    ) -> Result<Vec<(Vec<usize>, Vec<f32>)>> {
+        let mut out = Vec::with_capacity(split.topics.len());
         let cand = |t: usize| -> Vec<usize> {
             match rerank {
                 Some(r) if split.topics[t].pool.is_none() => r[t].clone(),
@@ -311,8 +376,7 @@ impl Trainable {
                         .map(|&d| (topic.text.as_str(), split.docs[d].text.as_str()))
                         .collect();
                     let scores = ce.score(&pairs)?;
-                    run.topics
-                        .insert(topic.topic.clone(), top_hits(split, &docs, &scores, k));
+                    out.push((docs, scores));
                 }
             }
             Net::Colbert(cb) => {
@@ -324,54 +388,35 @@ impl Trainable {
                 let by_doc: HashMap<usize, &Tensor> = needed.iter().copied().zip(enc.iter()).collect();
                 let queries: Vec<&str> = split.topics.iter().map(|t| t.text.as_str()).collect();
                 let qenc = cb.encode_queries(&queries)?;
-                for (t, topic) in split.topics.iter().enumerate() {
+                for (t, q) in qenc.iter().enumerate() {
                     let docs = cand(t);
                     let scores = docs
                         .iter()
-                        .map(|d| crate::scorers::colbert::maxsim(&qenc[t], by_doc[d]))
+                        .map(|d| crate::scorers::colbert::maxsim(q, by_doc[d]))
                         .collect::<Result<Vec<f32>>>()?;
-                    run.topics
-                        .insert(topic.topic.clone(), top_hits(split, &docs, &scores, k));
+                    out.push((docs, scores));
                 }
             }
-            Net::Bi {
-                query_tok, doc_tok, ..
-            } => {
+            Net::Bi { .. } => {
                 let mut needed: Vec<usize> = (0..split.topics.len()).flat_map(cand).collect();
                 needed.sort_unstable();
                 needed.dedup();
-                let embed = |tok: &TextTokenizer, texts: Vec<&str>| -> Result<Vec<Vec<f32>>> {
-                    let toks = tok.encode(&texts)?;
-                    let mut order: Vec<usize> = (0..toks.len()).collect();
-                    order.sort_by_key(|&i| (toks[i].ids.len(), i));
-                    let mut out = vec![Vec::new(); toks.len()];
-                    for chunk in order.chunks(batch_size.max(1)) {
-                        let seqs: Vec<&Tokens> = chunk.iter().map(|&i| &toks[i]).collect();
-                        let rows = self.bi_encode(&seqs, false)?.to_vec2::<f32>()?;
-                        for (&i, r) in chunk.iter().zip(rows) {
-                            out[i] = r;
-                        }
-                    }
-                    Ok(out)
-                };
-                let dv = embed(
-                    doc_tok,
-                    needed.iter().map(|&d| split.docs[d].text.as_str()).collect(),
-                )?;
+                let texts: Vec<&str> = needed.iter().map(|&d| split.docs[d].text.as_str()).collect();
+                let dv = self.embed_texts(&texts, false, batch_size)?;
                 let by_doc: HashMap<usize, &Vec<f32>> = needed.iter().copied().zip(dv.iter()).collect();
-                let qv = embed(query_tok, split.topics.iter().map(|t| t.text.as_str()).collect())?;
-                for (t, topic) in split.topics.iter().enumerate() {
+                let queries: Vec<&str> = split.topics.iter().map(|t| t.text.as_str()).collect();
+                let qv = self.embed_texts(&queries, true, batch_size)?;
+                for (t, q) in qv.iter().enumerate() {
                     let docs = cand(t);
                     let scores: Vec<f32> = docs
                         .iter()
-                        .map(|d| by_doc[d].iter().zip(&qv[t]).map(|(a, b)| a * b).sum())
+                        .map(|d| by_doc[d].iter().zip(q).map(|(a, b)| a * b).sum())
                         .collect();
-                    run.topics
-                        .insert(topic.topic.clone(), top_hits(split, &docs, &scores, k));
+                    out.push((docs, scores));
                 }
             }
         }
-        Ok(run)
+        Ok(out)
     }
 }
 

@@ -64,19 +64,43 @@ pub fn examples(
     model: Option<&Rankings>,
     rng: &mut SplitMix64,
 ) -> Vec<Example> {
+    examples_with(split, cfg, bm25, model, None, rng)
+}
+
+/// Curriculum negatives drawn beforehand (see [`super::curriculum`]): per topic, per positive (in the
+/// topic's order), the sampler's draws.
+pub type CurriculumDraws = Vec<Vec<Vec<usize>>>;
+
+/// [`examples`] with curriculum negatives: an example's negatives start with its curriculum draws
+/// (positives and repeats dropped), then model, BM25 and random ones as configured.
+pub fn examples_with(
+    split: &SplitData,
+    cfg: &NegativesConfig,
+    bm25: Option<&Rankings>,
+    model: Option<&Rankings>,
+    curriculum: Option<&CurriculumDraws>,
+    rng: &mut SplitMix64,
+) -> Vec<Example> {
     let mut out = Vec::new();
     for (t, topic) in split.topics.iter().enumerate() {
         let excluded: HashSet<usize> = topic.positives.iter().copied().collect();
         let candidates = split.candidates(t);
-        for &positive in &topic.positives {
+        for (k, &positive) in topic.positives.iter().enumerate() {
             let mut chosen = Vec::with_capacity(cfg.total());
+            if let Some(draws) = curriculum.and_then(|c| c.get(t)).and_then(|c| c.get(k)) {
+                for &d in draws.iter().take(cfg.curriculum) {
+                    if !excluded.contains(&d) && !chosen.contains(&d) {
+                        chosen.push(d);
+                    }
+                }
+            }
             if let (Some(r), true) = (model, cfg.model > 0) {
                 take_from(&r[t], cfg.model_depth, cfg.model, &excluded, &mut chosen, rng);
             }
             if let (Some(r), true) = (bm25, cfg.bm25 > 0) {
                 take_from(&r[t], cfg.bm25_depth, cfg.bm25, &excluded, &mut chosen, rng);
             }
-            let missing = cfg.total() - chosen.len();
+            let missing = cfg.total().saturating_sub(chosen.len());
             if missing > 0 {
                 let mut rest: Vec<usize> = candidates
                     .iter()
@@ -177,6 +201,7 @@ mod tests {
             model: 0,
             bm25_depth: 6,
             model_depth: 30,
+            curriculum: 0,
         };
         // BM25 ranks positives first: they must be skipped.
         let bm25 = vec![(0..20).collect::<Vec<_>>(), (20..30).rev().collect()];

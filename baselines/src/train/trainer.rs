@@ -4,7 +4,8 @@
 //! Determinism: every random choice is drawn from a generator derived from `(seed, purpose, epoch or
 //! step)` — initial weights (by name), the epoch's example order and negatives, each step's dropout
 //! masks — so nothing but the parameters and the optimiser's moments has to be saved for a resumed
-//! run to continue exactly as an uninterrupted one would. ANCE's model negatives at epoch `e` come
+//! run to continue exactly as an uninterrupted one would (CuSINeS's curriculum draws have their own
+//! purpose, and its dynamic scores come from the model at the epoch's start). ANCE's model negatives at epoch `e` come
 //! from the model as it was at the start of epoch `e`, i.e. the checkpoint of epoch `e − 1`.
 //!
 //! Output folder (`DATA/models/<name>/` by default):
@@ -26,9 +27,10 @@ use lexbench_core::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 use super::config::TrainConfig;
+use super::curriculum::CurriculumNegatives;
 use super::data::SplitData;
 use super::model::{Batch, Trainable, rankings_of};
-use super::negatives::{Example, Rankings, batches, examples};
+use super::negatives::{Example, Rankings, batches, examples, examples_with};
 use super::optim::{AdamW, LinearSchedule, clip_grad_norm};
 use super::params::{load_tensors, save_tensors};
 use crate::bm25::{Analyzer, Bm25Index, Bm25Params};
@@ -111,6 +113,7 @@ pub fn derive_seed(seed: u64, purpose: u64, n: u64) -> u64 {
 const SHUFFLE: u64 = 1;
 const NEGATIVES: u64 = 2;
 const DROPOUT: u64 = 3;
+const CURRICULUM: u64 = 4;
 
 /// The checkpoint folder of `epoch`.
 pub fn checkpoint_dir(out: &Path, epoch: usize) -> PathBuf {
@@ -233,6 +236,15 @@ pub fn train(
             cfg.negatives.bm25_depth.max(1) * 4,
         )
     });
+    let curriculum = match &cfg.curriculum {
+        Some(c) => Some(CurriculumNegatives::new(
+            c,
+            &train_split,
+            data,
+            &cfg.data.dataset,
+        )?),
+        None => None,
+    };
     // A cross-encoder over a whole corpus reranks BM25's top 100 at validation.
     let val_rerank = match &val {
         Some(v) if !v.pooled() && cfg.model == super::config::ModelKind::CrossEncoder => {
@@ -409,12 +421,34 @@ pub fn train(
             std::fs::create_dir_all(out.join("checkpoints")).map_err(io_err(out))?;
             lexbench_core::io::write_json_pretty(&p, r)?;
         }
+        // CuSINeS: difficulty from the model as it is at the start of the epoch (or static scores).
+        let draws = match &curriculum {
+            Some(c) => {
+                let scores = if c.needs_model_scores() {
+                    Some(net.candidate_scores(&train_split, 32)?)
+                } else {
+                    None
+                };
+                let buckets = c.buckets(&train_split, scores.as_deref())?;
+                let progress = epoch as f64 / cfg.schedule.epochs as f64;
+                let mut rng = SplitMix64::new(derive_seed(cfg.seed, CURRICULUM, epoch as u64));
+                Some(c.draw(
+                    &train_split,
+                    &buckets,
+                    progress,
+                    cfg.negatives.curriculum,
+                    &mut rng,
+                )?)
+            }
+            None => None,
+        };
         let mut rng = SplitMix64::new(derive_seed(cfg.seed, NEGATIVES, epoch as u64));
-        let exs: Vec<Example> = examples(
+        let exs: Vec<Example> = examples_with(
             &train_split,
             &cfg.negatives,
             bm25.as_ref(),
             model_rank.as_ref(),
+            draws.as_ref(),
             &mut rng,
         );
         let (mut loss_sum, mut steps, mut seen) = (0f64, 0usize, 0usize);

@@ -1,0 +1,389 @@
+//! CuSINeS negatives in the trainer: per training topic, the fused difficulty of its candidates (pool
+//! or corpus) cut into buckets, and `negatives.curriculum` draws per positive on the easy → hard
+//! schedule (progress = epoch / epochs).
+//!
+//! - Semantic view: the current model's scores of every candidate, recomputed at the start of each
+//!   epoch ([`SemanticSource::Dynamic`], via [`super::model::Trainable::candidate_scores`]), or BM25
+//!   scores computed once ([`SemanticSource::StaticBm25`]; candidates BM25 does not match score 0).
+//! - Structural views: BSARD's legislative graph (`graph.json` in the dataset folder, see
+//!   [`LegalGraphFile`]) for a corpus-wide dataset; for a pooled dataset (ECtHR) one tree per topic
+//!   from its pool's paragraph numbers and sections (`num`, `section` in `corpus.jsonl`).
+//! - Ablations from the config: `views` (e.g. structure only), `enabled = false` (uniform draw over
+//!   all candidates), `semantic = "static_bm25"`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use lexbench_core::rng::SplitMix64;
+use serde::{Deserialize, Serialize};
+
+use super::data::SplitData;
+use super::negatives::CurriculumDraws;
+use crate::bm25::{Analyzer, Bm25Index, Bm25Params};
+use crate::curriculum::{
+    Buckets, CorpusStructure, CurriculumConfig, CurriculumSampler, Difficulty, QueryViews, SemanticSource,
+};
+use crate::error::{Error, Result, io_err};
+
+/// The file of the legislative graph in a dataset folder (BSARD).
+pub const GRAPH_FILE: &str = "graph.json";
+
+/// A node of `graph.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GraphNode {
+    /// `code`, `book`, `part`, `act`, `chapter`, `section`, `subsection` or `article`.
+    pub kind: String,
+    /// The heading, or the article id.
+    pub label: String,
+}
+
+/// BSARD's `graph.json` as written by the dataset builder (`LegalGraph` in the splits crate).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LegalGraphFile {
+    /// Nodes.
+    pub nodes: Vec<GraphNode>,
+    /// Parent → child edges (node indices).
+    pub hierarchy: Vec<(usize, usize)>,
+    /// Article → next article of the same code (node indices).
+    pub sequence: Vec<(usize, usize)>,
+    /// Article id (= corpus doc id) → node index.
+    pub article_nodes: BTreeMap<String, usize>,
+}
+
+impl LegalGraphFile {
+    /// Reads `graph.json`.
+    pub fn read(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+        serde_json::from_str(&text).map_err(|source| Error::Json {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    /// The graph node of each corpus document of `split` (`None`: not in the graph).
+    pub fn doc_nodes(&self, split: &SplitData) -> Vec<Option<usize>> {
+        split
+            .docs
+            .iter()
+            .map(|d| self.article_nodes.get(&d.doc.to_string()).copied())
+            .collect()
+    }
+}
+
+/// One pooled topic's structure: the judgment tree over its pool, indexed locally.
+#[derive(Debug, Clone)]
+struct PoolStructure {
+    structure: CorpusStructure,
+    local: HashMap<usize, usize>,
+}
+
+#[derive(Debug, Clone)]
+enum Structures {
+    Corpus(CorpusStructure),
+    PerTopic(Vec<PoolStructure>),
+}
+
+/// CuSINeS for one training split: the configuration, the structure, static scores if any.
+#[derive(Debug, Clone)]
+pub struct CurriculumNegatives {
+    cfg: CurriculumConfig,
+    sampler: CurriculumSampler,
+    structures: Option<Structures>,
+    bm25: Option<Vec<Vec<f64>>>,
+}
+
+/// BM25 scores of every candidate of every topic (aligned with [`SplitData::candidates`]; 0 where
+/// BM25 does not match).
+pub fn bm25_scores(split: &SplitData, dataset: &str) -> Vec<Vec<f64>> {
+    let params = Bm25Params::default();
+    let analyzer = Analyzer::new(params.language_for(dataset));
+    let index = Bm25Index::build(analyzer, split.docs.iter().map(|d| (&d.doc, d.text.as_str())));
+    (0..split.topics.len())
+        .map(|t| {
+            let topic = &split.topics[t];
+            let cands = split.candidates(t);
+            let hits = match &topic.pool {
+                Some(p) => {
+                    let nums: Vec<u32> = p.iter().map(|&d| d as u32).collect();
+                    index.search_pool(&topic.text, &nums, &params, params.idf, cands.len())
+                }
+                None => index.search(&topic.text, &params, cands.len()),
+            };
+            let by_doc: HashMap<usize, f64> = hits
+                .iter()
+                .filter_map(|h| split.index.get(&h.doc).map(|&d| (d, h.score)))
+                .collect();
+            cands
+                .iter()
+                .map(|d| by_doc.get(d).copied().unwrap_or(0.0))
+                .collect()
+        })
+        .collect()
+}
+
+impl CurriculumNegatives {
+    /// Prepares CuSINeS for `split` of `DATA/datasets/<dataset>`: the structure when a structural view
+    /// is on (errors when the dataset has neither `graph.json` nor paragraph numbers and sections),
+    /// BM25 scores for the static semantic view.
+    pub fn new(cfg: &CurriculumConfig, split: &SplitData, data: &Path, dataset: &str) -> Result<Self> {
+        cfg.validate()?;
+        let structures = if cfg.views.hierarchical || cfg.views.sequential {
+            let dir = lexbench_core::dataset::DatasetDir::in_data(data, dataset);
+            Some(Self::structures(split, &dir.0.join(GRAPH_FILE))?)
+        } else {
+            None
+        };
+        let bm25 = (cfg.views.semantic && cfg.semantic == SemanticSource::StaticBm25)
+            .then(|| bm25_scores(split, dataset));
+        Ok(Self {
+            cfg: cfg.clone(),
+            sampler: CurriculumSampler::from_config(cfg)?,
+            structures,
+            bm25,
+        })
+    }
+
+    fn structures(split: &SplitData, graph: &Path) -> Result<Structures> {
+        if !split.pooled() {
+            if !graph.is_file() {
+                return Err(Error::Param(format!(
+                    "curriculum: the structural views need {} (or turn them off in [curriculum.views])",
+                    graph.display()
+                )));
+            }
+            let g = LegalGraphFile::read(graph)?;
+            return Ok(Structures::Corpus(CorpusStructure::from_legal_graph(
+                g.nodes.len(),
+                &g.hierarchy,
+                &g.sequence,
+                g.doc_nodes(split),
+            )?));
+        }
+        let mut per = Vec::with_capacity(split.topics.len());
+        for t in 0..split.topics.len() {
+            let cands = split.candidates(t);
+            let mut paras = Vec::with_capacity(cands.len());
+            for &d in &cands {
+                let doc = &split.docs[d];
+                let (Some(num), Some(section)) = (doc.num, doc.section) else {
+                    return Err(Error::Param(format!(
+                        "curriculum: document {} has no paragraph number or section (needed by the \
+                         structural views; turn them off in [curriculum.views])",
+                        doc.doc
+                    )));
+                };
+                paras.push((num as usize, format!("{section:?}")));
+            }
+            per.push(PoolStructure {
+                structure: CorpusStructure::from_judgment(&paras)?,
+                local: cands.iter().enumerate().map(|(i, &d)| (d, i)).collect(),
+            });
+        }
+        Ok(Structures::PerTopic(per))
+    }
+
+    /// Whether the model must score every candidate at each epoch (dynamic semantic view on).
+    pub fn needs_model_scores(&self) -> bool {
+        self.cfg.views.semantic && self.cfg.semantic == SemanticSource::Dynamic
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &CurriculumConfig {
+        &self.cfg
+    }
+
+    /// The difficulty buckets of every topic of `split` (bucket 0 = easiest). `model` holds the
+    /// model's candidate scores (see [`Self::needs_model_scores`]).
+    pub fn buckets(&self, split: &SplitData, model: Option<&[Vec<f64>]>) -> Result<Vec<Buckets>> {
+        let semantic_all: Option<&[Vec<f64>]> = if !self.cfg.views.semantic {
+            None
+        } else if self.needs_model_scores() {
+            Some(model.ok_or_else(|| {
+                Error::Param("curriculum: the dynamic semantic view needs the model's scores".into())
+            })?)
+        } else {
+            self.bm25.as_deref()
+        };
+        let b = self.cfg.effective_buckets();
+        (0..split.topics.len())
+            .map(|t| {
+                let topic = &split.topics[t];
+                let cands = split.candidates(t);
+                let semantic = semantic_all.map(|s| s[t].as_slice());
+                let order = match &self.structures {
+                    Some(Structures::PerTopic(per)) => {
+                        let p = &per[t];
+                        let local: Vec<usize> = (0..cands.len()).collect();
+                        let positives: Vec<usize> = topic
+                            .positives
+                            .iter()
+                            .filter_map(|d| p.local.get(d).copied())
+                            .collect();
+                        let views = QueryViews {
+                            candidates: &local,
+                            positives: &positives,
+                            semantic,
+                            structure: Some(&p.structure),
+                        };
+                        let d = Difficulty::for_query(&self.cfg, views)?;
+                        d.order.iter().map(|&i| cands[i]).collect::<Vec<_>>()
+                    }
+                    s => {
+                        let structure = match s {
+                            Some(Structures::Corpus(c)) => Some(c),
+                            _ => None,
+                        };
+                        let views = QueryViews {
+                            candidates: &cands,
+                            positives: &topic.positives,
+                            semantic,
+                            structure,
+                        };
+                        Difficulty::for_query(&self.cfg, views)?.order
+                    }
+                };
+                Buckets::split(&order, b)
+            })
+            .collect()
+    }
+
+    /// Draws `n` negatives per positive of every topic at training `progress` ∈ [0, 1].
+    pub fn draw(
+        &self,
+        split: &SplitData,
+        buckets: &[Buckets],
+        progress: f64,
+        n: usize,
+        rng: &mut SplitMix64,
+    ) -> Result<CurriculumDraws> {
+        split
+            .topics
+            .iter()
+            .zip(buckets)
+            .map(|(topic, b)| {
+                topic
+                    .positives
+                    .iter()
+                    .map(|_| self.sampler.sample(b, progress, n, rng))
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Curriculum negatives are never positives; with all the mass on the hardest bucket they come
+    //! from the hardest third; the pooled (per-judgment) structure maps back to corpus indices.
+    use super::*;
+    use crate::curriculum::ViewSet;
+    use crate::train::data::Topic;
+    use lexbench_core::dataset::CorpusDoc;
+    use lexbench_core::records::Section;
+
+    fn split(n: usize, pooled: bool) -> SplitData {
+        let docs: Vec<CorpusDoc> = (0..n)
+            .map(|i| CorpusDoc {
+                doc: format!("d{i}").parse().expect("doc id"),
+                text: format!("text {i}"),
+                item: None,
+                num: Some(i as u32 + 1),
+                section: Some(if i < n / 2 { Section::Facts } else { Section::Law }),
+            })
+            .collect();
+        SplitData {
+            dataset_hash: String::new(),
+            index: docs.iter().enumerate().map(|(i, d)| (d.doc.clone(), i)).collect(),
+            docs,
+            topics: (0..3)
+                .map(|t| Topic {
+                    topic: format!("t{t}").parse().expect("topic"),
+                    text: format!("q{t}"),
+                    positives: vec![t * 3, t * 3 + 1],
+                    pool: pooled.then(|| (0..n).collect()),
+                })
+                .collect(),
+            qrels: Default::default(),
+        }
+    }
+
+    #[test]
+    fn hardest_bucket_only() -> Result<()> {
+        let s = split(20, true);
+        let cfg = CurriculumConfig {
+            schedule: Some(vec![vec![0.0, 0.0, 1.0]; 3]),
+            ..CurriculumConfig::default()
+        };
+        let cn = CurriculumNegatives {
+            cfg: cfg.clone(),
+            sampler: CurriculumSampler::from_config(&cfg)?,
+            structures: Some(CurriculumNegatives::structures(&s, Path::new("/nonexistent"))?),
+            bm25: None,
+        };
+        // The model's scores: doc index descending = harder.
+        let scores: Vec<Vec<f64>> = (0..3)
+            .map(|t| s.candidates(t).iter().map(|&d| -(d as f64)).collect())
+            .collect();
+        let buckets = cn.buckets(&s, Some(&scores))?;
+        for progress in [0.0, 0.5, 1.0] {
+            let draws = cn.draw(&s, &buckets, progress, 4, &mut SplitMix64::new(5))?;
+            for (t, per_pos) in draws.iter().enumerate() {
+                let d = Difficulty::for_query(
+                    &cfg,
+                    QueryViews {
+                        candidates: &s.candidates(t),
+                        positives: &s.topics[t].positives,
+                        semantic: Some(&scores[t]),
+                        structure: match &cn.structures {
+                            Some(Structures::PerTopic(p)) => Some(&p[t].structure),
+                            _ => None,
+                        },
+                    },
+                )?;
+                // 18 non-positives, hardest first; the hardest bucket holds the last third's size.
+                let hardest = buckets[t].bucket(2);
+                assert!(hardest.len() >= d.len() / 3, "{hardest:?}");
+                assert_eq!(per_pos.len(), 2);
+                for negs in per_pos {
+                    assert_eq!(negs.len(), 4);
+                    assert!(negs.iter().all(|n| !s.topics[t].positives.contains(n)));
+                    assert!(
+                        negs.iter().all(|n| hardest.contains(n)),
+                        "{negs:?} vs {hardest:?}"
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn curriculum_off_and_structure_only() -> Result<()> {
+        let s = split(12, true);
+        let cfg = CurriculumConfig {
+            enabled: false,
+            views: ViewSet::structure_only(),
+            ..CurriculumConfig::default()
+        };
+        let cn = CurriculumNegatives {
+            cfg: cfg.clone(),
+            sampler: CurriculumSampler::from_config(&cfg)?,
+            structures: Some(CurriculumNegatives::structures(&s, Path::new("/nonexistent"))?),
+            bm25: None,
+        };
+        assert!(!cn.needs_model_scores());
+        let buckets = cn.buckets(&s, None)?;
+        assert!(buckets.iter().all(|b| b.len() == 1 && b.total() == 10));
+        let draws = cn.draw(&s, &buckets, 0.3, 50, &mut SplitMix64::new(1))?;
+        for (t, per_pos) in draws.iter().enumerate() {
+            for negs in per_pos {
+                assert_eq!(negs.len(), 10);
+                assert!(negs.iter().all(|n| !s.topics[t].positives.contains(n)));
+            }
+        }
+        // A corpus-wide split without graph.json cannot use the structural views.
+        let corpus = split(12, false);
+        assert!(CurriculumNegatives::structures(&corpus, Path::new("/nonexistent/graph.json")).is_err());
+        Ok(())
+    }
+}

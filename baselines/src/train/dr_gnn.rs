@@ -1,0 +1,490 @@
+//! DR+GNN: article embeddings enriched by a GATv2 over BSARD's legislative graph.
+//!
+//! Two stages, CPU-cheap:
+//! 1. the bi-encoder is fine-tuned by [`super::trainer::train`] as the rest of the config says (its
+//!    last selected epoch is used; PEFT or full);
+//! 2. with the encoder **frozen**, node features are computed once, without gradient: article nodes
+//!    get the passage embedding of their article's text, structure nodes (code, book, …) the passage
+//!    embedding of their label; corpus articles missing from the graph are isolated nodes. A [`Gat`]
+//!    (edge types parent → child, child → parent, next, previous, self-loop) maps them to enriched
+//!    vectors, mixed with the input by a learned gate (`residual_mix`, `σ(m)·gat + (1 − σ(m))·x`,
+//!    `m` starting at 0) and L2-normalised. The GAT (and the gate) are trained with the contrastive
+//!    NLL between the frozen query embeddings and the enriched article vectors of training questions:
+//!    the positive against the example's sampled negatives (`[negatives]`: BM25, random and CuSINeS
+//!    curriculum ones, the latter scored with the current enriched vectors at each GNN epoch) and the
+//!    other examples' articles (in-batch).
+//!
+//! Inference ranks the whole corpus by `query · enriched article` (cosine × scale). Every GNN step
+//! runs the GAT over the whole graph (the fictional sample has ~300 nodes; the real corpus ~27k, fine
+//! on a GPU, slow on a CPU). Output: `OUT/gnn/model.safetensors` (the GAT and the gate),
+//! `OUT/gnn/gnn.json`, and runs with the sidecar of other neural runs.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Instant;
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::Init;
+use lexbench_core::rng::SplitMix64;
+use lexbench_core::trec::{Hit, Run, trec_order};
+use serde::{Deserialize, Serialize};
+
+use super::config::TrainConfig;
+use super::curriculum::{CurriculumNegatives, GRAPH_FILE, LegalGraphFile};
+use super::data::SplitData;
+use super::model::Trainable;
+use super::negatives::{Example, batches, examples, examples_with};
+use super::optim::{AdamW, LinearSchedule, clip_grad_norm};
+use super::params::ParamStore;
+use super::trainer::{Summary, bm25_rankings, checkpoint_dir, derive_seed};
+use crate::dense::DenseOutput;
+use crate::encoder::{dropout, l2_normalize};
+use crate::error::{Error, Result, io_err};
+use crate::gnn::{EdgeList, Gat, GatConfig};
+
+const GNN_SHUFFLE: u64 = 11;
+const GNN_NEGATIVES: u64 = 12;
+const GNN_DROPOUT: u64 = 13;
+const GNN_CURRICULUM: u64 = 14;
+
+/// The `[gnn]` section of a training config: DR+GNN's second stage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GnnConfig {
+    /// Epochs over the training examples (default 5).
+    #[serde(default = "default_epochs")]
+    pub epochs: usize,
+    /// Peak learning rate of the GAT (default 1e-3; linear warm-up over 10 %, then decay).
+    #[serde(default = "default_lr")]
+    pub lr: f64,
+    /// Examples per batch (default 16).
+    #[serde(default = "default_batch")]
+    pub batch_size: usize,
+    /// Attention heads (default 4; must divide the encoder's width).
+    #[serde(default = "default_heads")]
+    pub heads: usize,
+    /// GAT layers (default 2).
+    #[serde(default = "default_layers")]
+    pub num_layers: usize,
+    /// Width of the edge-type embeddings (default 16).
+    #[serde(default = "default_edge_dim")]
+    pub edge_dim: usize,
+    /// Attention dropout while training (default 0.1).
+    #[serde(default = "default_dropout")]
+    pub attention_dropout: f32,
+    /// Mix the GAT's output with the input embedding by a learned gate (default true).
+    #[serde(default = "default_true")]
+    pub residual_mix: bool,
+    /// Cosine scale of the scores (default 20).
+    #[serde(default = "default_scale")]
+    pub scale: f64,
+}
+
+fn default_epochs() -> usize {
+    5
+}
+fn default_lr() -> f64 {
+    1e-3
+}
+fn default_batch() -> usize {
+    16
+}
+fn default_heads() -> usize {
+    4
+}
+fn default_layers() -> usize {
+    2
+}
+fn default_edge_dim() -> usize {
+    16
+}
+fn default_dropout() -> f32 {
+    0.1
+}
+fn default_true() -> bool {
+    true
+}
+fn default_scale() -> f64 {
+    20.0
+}
+
+impl Default for GnnConfig {
+    fn default() -> Self {
+        Self {
+            epochs: default_epochs(),
+            lr: default_lr(),
+            batch_size: default_batch(),
+            heads: default_heads(),
+            num_layers: default_layers(),
+            edge_dim: default_edge_dim(),
+            attention_dropout: default_dropout(),
+            residual_mix: true,
+            scale: default_scale(),
+        }
+    }
+}
+
+impl GnnConfig {
+    /// Checks the values.
+    pub fn validate(&self) -> Result<()> {
+        if self.epochs == 0 || self.batch_size == 0 || self.heads == 0 || self.num_layers == 0 {
+            return Err(Error::Param(
+                "gnn: epochs, batch_size, heads and num_layers must be at least 1".into(),
+            ));
+        }
+        if !(self.lr.is_finite() && self.lr > 0.0 && self.scale.is_finite() && self.scale > 0.0) {
+            return Err(Error::Param("gnn: lr and scale must be positive".into()));
+        }
+        if !(0.0..1.0).contains(&self.attention_dropout) {
+            return Err(Error::Param("gnn: attention_dropout must be in [0, 1)".into()));
+        }
+        Ok(())
+    }
+
+    /// The GAT's configuration for node vectors of width `dim`.
+    pub fn gat(&self, dim: usize) -> Result<GatConfig> {
+        if !dim.is_multiple_of(self.heads) {
+            return Err(Error::Param(format!(
+                "gnn: {} heads do not divide the encoder width {dim}",
+                self.heads
+            )));
+        }
+        Ok(GatConfig {
+            in_dim: dim,
+            heads: self.heads,
+            head_dim: dim / self.heads,
+            num_layers: self.num_layers,
+            edge_dim: self.edge_dim,
+            attention_dropout: self.attention_dropout,
+            ..GatConfig::default()
+        })
+    }
+}
+
+/// What the GNN stage reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GnnSummary {
+    /// Mean loss per GNN epoch.
+    pub losses: Vec<f64>,
+    /// Seconds per GNN epoch (node features included).
+    pub epoch_s: Vec<f64>,
+    /// Graph nodes (structure + articles + isolated corpus articles).
+    pub nodes: usize,
+    /// Trainable parameters of the GAT and the gate.
+    pub trainable_params: usize,
+    /// The runs written.
+    pub runs: Vec<String>,
+}
+
+/// The frozen encoder, the graph and the GAT.
+struct Stage {
+    net: Trainable,
+    store: ParamStore,
+    gat: Gat,
+    mix: Option<Tensor>,
+    x: Tensor,
+    edges: EdgeList,
+    /// Graph node of each corpus doc.
+    doc_node: Tensor,
+    scale: f64,
+}
+
+impl Stage {
+    fn build(cfg: &TrainConfig, gnn: &GnnConfig, data: &Path, out: &Path, device: &Device) -> Result<Self> {
+        let split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, false)?;
+        let net = Trainable::build(cfg, device)?;
+        let summary_path = out.join("summary.json");
+        if let Ok(text) = std::fs::read_to_string(&summary_path) {
+            let s: Summary = serde_json::from_str(&text).map_err(|source| Error::Json {
+                path: summary_path.clone(),
+                source,
+            })?;
+            if s.best_epoch > 0 {
+                net.store
+                    .load_values(&checkpoint_dir(out, s.best_epoch).join("params.safetensors"))?;
+            }
+        }
+        let dir = lexbench_core::dataset::DatasetDir::in_data(data, &cfg.data.dataset);
+        let graph = LegalGraphFile::read(&dir.0.join(GRAPH_FILE))?;
+        let mut doc_node = graph.doc_nodes(&split);
+        let mut texts: Vec<&str> = graph.nodes.iter().map(|n| n.label.as_str()).collect();
+        for (d, node) in doc_node.iter().enumerate() {
+            if let Some(n) = node {
+                texts[*n] = split.docs[d].text.as_str();
+            }
+        }
+        for (d, node) in doc_node.iter_mut().enumerate() {
+            if node.is_none() {
+                *node = Some(texts.len());
+                texts.push(split.docs[d].text.as_str());
+            }
+        }
+        let rows = net.embed_texts(&texts, false, 32)?;
+        let dim = rows.first().map_or(0, Vec::len);
+        let flat: Vec<f32> = rows.into_iter().flatten().collect();
+        let x = Tensor::from_vec(flat, (texts.len(), dim), device)?;
+        let edges = EdgeList::from_legal_graph(&graph.hierarchy, &graph.sequence)?;
+        edges.validate(texts.len())?;
+        let store = ParamStore::new(derive_seed(cfg.seed, GNN_SHUFFLE, u64::MAX));
+        let vb = store.var_builder(device);
+        let gat = Gat::load(&gnn.gat(dim)?, vb.pp("gat"))?;
+        let mix = if gnn.residual_mix {
+            Some(vb.get_with_hints(1, "mix", Init::Const(0.0))?)
+        } else {
+            None
+        };
+        let idx: Vec<u32> = doc_node.iter().map(|n| n.unwrap_or(0) as u32).collect();
+        let doc_node = Tensor::new(idx.as_slice(), device)?;
+        Ok(Self {
+            net,
+            store,
+            gat,
+            mix,
+            x,
+            edges,
+            doc_node,
+            scale: gnn.scale,
+        })
+    }
+
+    /// Enriched, normalised vectors of every corpus doc `(docs, dim)`.
+    fn articles(&self, train: bool) -> Result<Tensor> {
+        let g = self.gat.forward_t(
+            &self.x,
+            (&self.edges.src, &self.edges.dst),
+            &self.edges.types,
+            train,
+        )?;
+        let v = match &self.mix {
+            Some(m) => {
+                let a = candle_nn::ops::sigmoid(m)?;
+                let one_minus = (a.neg()? + 1.0)?;
+                (g.broadcast_mul(&a)? + self.x.broadcast_mul(&one_minus)?)?
+            }
+            None => g,
+        };
+        l2_normalize(&v.index_select(&self.doc_node, 0)?)
+    }
+
+    fn queries(&self, split: &SplitData) -> Result<Tensor> {
+        let texts: Vec<&str> = split.topics.iter().map(|t| t.text.as_str()).collect();
+        let rows = self.net.embed_texts(&texts, true, 32)?;
+        let dim = self.x.dims2()?.1;
+        let flat: Vec<f32> = rows.into_iter().flatten().collect();
+        let q = Tensor::from_vec(flat, (texts.len(), dim), self.x.device())?;
+        l2_normalize(&q)
+    }
+
+    /// Scores of every corpus doc for every topic, `(topics, docs)`, without gradient.
+    fn score_all(&self, q: &Tensor) -> Result<Vec<Vec<f32>>> {
+        let e = self.articles(false)?.detach();
+        Ok(q.matmul(&e.t()?)?.to_vec2::<f32>()?)
+    }
+}
+
+/// The contrastive loss of one batch: each example's positive against its negatives and (in-batch)
+/// the other examples' positives and negatives that are not positives of its topic.
+fn batch_loss(
+    stage: &Stage,
+    q: &Tensor,
+    split: &SplitData,
+    exs: &[&Example],
+    in_batch: bool,
+) -> Result<Tensor> {
+    let mut docs: Vec<usize> = Vec::new();
+    let mut slot: HashMap<usize, usize> = HashMap::new();
+    let mut at = |d: usize, docs: &mut Vec<usize>| -> usize {
+        *slot.entry(d).or_insert_with(|| {
+            docs.push(d);
+            docs.len() - 1
+        })
+    };
+    let mut pos = Vec::with_capacity(exs.len());
+    let mut own: Vec<HashSet<usize>> = Vec::with_capacity(exs.len());
+    for e in exs {
+        pos.push(at(e.positive, &mut docs) as u32);
+        own.push(e.negatives.iter().map(|&d| at(d, &mut docs)).collect());
+    }
+    let p = docs.len();
+    let mut mask = vec![0f32; exs.len() * p];
+    for (i, e) in exs.iter().enumerate() {
+        let positives: HashSet<usize> = split.topics[e.topic].positives.iter().copied().collect();
+        for (j, d) in docs.iter().enumerate() {
+            let allowed = j == pos[i] as usize || own[i].contains(&j) || (in_batch && !positives.contains(d));
+            if !allowed {
+                mask[i * p + j] = -1e4;
+            }
+        }
+    }
+    let device = q.device();
+    let topics: Vec<u32> = exs.iter().map(|e| e.topic as u32).collect();
+    let qb = q.index_select(&Tensor::new(topics.as_slice(), device)?, 0)?;
+    let idx: Vec<u32> = docs.iter().map(|&d| d as u32).collect();
+    let e = stage
+        .articles(true)?
+        .index_select(&Tensor::new(idx.as_slice(), device)?, 0)?;
+    let scores = (qb.matmul(&e.t()?)? * stage.scale)?;
+    let mask = Tensor::from_vec(mask, (exs.len(), p), device)?;
+    crate::losses::contrastive_nll(&(scores + mask)?, &pos)
+}
+
+/// Trains DR+GNN's second stage after [`super::trainer::train`] has trained the encoder into `out`,
+/// then ranks `splits` (writing `DATA/runs/<dataset>/<split>/<name>.trec` and its sidecar).
+pub fn train_dr_gnn(
+    cfg: &TrainConfig,
+    data: &Path,
+    out: &Path,
+    device: &Device,
+    splits: &[String],
+) -> Result<(GnnSummary, Vec<DenseOutput>)> {
+    let gnn = cfg
+        .gnn
+        .as_ref()
+        .ok_or_else(|| Error::Param("DR+GNN needs a [gnn] section".into()))?;
+    gnn.validate()?;
+    let mut split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, true)?;
+    if cfg.data.max_train_topics > 0 {
+        split.topics.truncate(cfg.data.max_train_topics);
+    }
+    let stage = Stage::build(cfg, gnn, data, out, device)?;
+    let q = stage.queries(&split)?;
+    let vars = stage.store.vars();
+    let trainable_params = stage.store.num_params();
+    let optim = super::optim::AdamWConfig {
+        lr: gnn.lr,
+        ..cfg.optim.clone()
+    };
+    let mut opt = AdamW::new(vars.clone(), optim)?;
+    let template = examples(&split, &Default::default(), None, None, &mut SplitMix64::new(0));
+    let plans: Vec<Vec<Vec<usize>>> = (0..gnn.epochs)
+        .map(|e| {
+            batches(
+                &template,
+                gnn.batch_size,
+                &mut SplitMix64::new(derive_seed(cfg.seed, GNN_SHUFFLE, e as u64)),
+            )
+        })
+        .collect();
+    let total: u64 = plans.iter().map(|p| p.len() as u64).sum();
+    let sched = LinearSchedule {
+        peak: gnn.lr,
+        warmup: (0.1 * total as f64).round() as u64,
+        total,
+    };
+    let bm25 = (cfg.negatives.bm25 > 0)
+        .then(|| bm25_rankings(&split, &cfg.data.dataset, cfg.negatives.bm25_depth.max(1) * 4));
+    let curriculum = match &cfg.curriculum {
+        Some(c) => Some(CurriculumNegatives::new(c, &split, data, &cfg.data.dataset)?),
+        None => None,
+    };
+    let mut summary = GnnSummary {
+        losses: Vec::new(),
+        epoch_s: Vec::new(),
+        nodes: stage.x.dims2()?.0,
+        trainable_params,
+        runs: Vec::new(),
+    };
+    let mut step = 0u64;
+    for (epoch, plan) in plans.iter().enumerate() {
+        let t0 = Instant::now();
+        let draws = match &curriculum {
+            Some(c) => {
+                let scores = if c.needs_model_scores() {
+                    let all = stage.score_all(&q)?;
+                    Some(
+                        (0..split.topics.len())
+                            .map(|t| {
+                                split
+                                    .candidates(t)
+                                    .iter()
+                                    .map(|&d| f64::from(all[t][d]))
+                                    .collect()
+                            })
+                            .collect::<Vec<Vec<f64>>>(),
+                    )
+                } else {
+                    None
+                };
+                let buckets = c.buckets(&split, scores.as_deref())?;
+                let mut rng = SplitMix64::new(derive_seed(cfg.seed, GNN_CURRICULUM, epoch as u64));
+                let progress = epoch as f64 / gnn.epochs as f64;
+                Some(c.draw(&split, &buckets, progress, cfg.negatives.curriculum, &mut rng)?)
+            }
+            None => None,
+        };
+        let mut rng = SplitMix64::new(derive_seed(cfg.seed, GNN_NEGATIVES, epoch as u64));
+        let exs = examples_with(
+            &split,
+            &cfg.negatives,
+            bm25.as_ref(),
+            None,
+            draws.as_ref(),
+            &mut rng,
+        );
+        let mut loss_sum = 0.0;
+        for ids in plan {
+            dropout::reseed(derive_seed(cfg.seed, GNN_DROPOUT, step));
+            let refs: Vec<&Example> = ids.iter().map(|&i| &exs[i]).collect();
+            let loss = batch_loss(&stage, &q, &split, &refs, cfg.biencoder.in_batch)?;
+            let v = f64::from(loss.to_dtype(DType::F32)?.to_scalar::<f32>()?);
+            if !v.is_finite() {
+                return Err(Error::Param(format!(
+                    "gnn loss is {v} at step {step}: lower gnn.lr"
+                )));
+            }
+            let mut grads = loss.backward()?;
+            clip_grad_norm(&mut grads, &vars, cfg.schedule.max_grad_norm)?;
+            opt.step(&grads, sched.lr(step))?;
+            step += 1;
+            loss_sum += v;
+        }
+        summary.losses.push(loss_sum / plan.len().max(1) as f64);
+        summary.epoch_s.push(t0.elapsed().as_secs_f64());
+        tracing::info!("gnn epoch {}: loss {:.4}", epoch + 1, summary.losses[epoch]);
+    }
+    let dir = out.join("gnn");
+    std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+    stage.store.save(&dir.join("model.safetensors"))?;
+    lexbench_core::io::write_json_pretty(
+        &dir.join("gnn.json"),
+        &serde_json::json!({"name": cfg.name, "gnn": gnn, "nodes": summary.nodes, "trainable_params": trainable_params, "losses": summary.losses, "epoch_s": summary.epoch_s}),
+    )?;
+    let mut outputs = Vec::new();
+    for s in splits {
+        let t0 = Instant::now();
+        let target = SplitData::load(data, &cfg.data.dataset, s, false)?;
+        let qs = stage.queries(&target)?;
+        let scores = stage.score_all(&qs)?;
+        let mut run = Run::new(cfg.name.clone());
+        for (t, topic) in target.topics.iter().enumerate() {
+            let cands = target.candidates(t);
+            let mut hits: Vec<Hit> = cands
+                .iter()
+                .map(|&d| Hit {
+                    doc: target.docs[d].doc.clone(),
+                    score: f64::from(scores[t][d]),
+                })
+                .collect();
+            hits.sort_by(trec_order);
+            hits.truncate(cfg.eval.top_k);
+            run.topics.insert(topic.topic.clone(), hits);
+        }
+        let timings = [("rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
+        let config = serde_json::json!({"model": "dr_gnn", "train_config": cfg, "top_k": cfg.eval.top_k});
+        let o = crate::dense::write_neural_run(
+            data,
+            &cfg.data.dataset,
+            s,
+            &dir,
+            &cfg.name,
+            config,
+            run,
+            target.docs.len(),
+            timings,
+        )?;
+        summary.runs.push(o.run_path.display().to_string());
+        outputs.push(o);
+    }
+    lexbench_core::io::write_json_pretty(&dir.join("summary.json"), &summary)?;
+    Ok((summary, outputs))
+}

@@ -1,0 +1,570 @@
+//! QABISAR (query-article bipartite graph for statutory article retrieval), kept small.
+//!
+//! - **Graph**: the training queries, BSARD's legislative graph (structure nodes and articles; corpus
+//!   articles missing from it are isolated nodes) with typed edges: query ↔ article from the training
+//!   qrels ([`EdgeType::QueryArticle`], [`EdgeType::ArticleQuery`]), parent ↔ child, next ↔ previous
+//!   article (and the GAT's self-loops).
+//! - **Node features**, without gradient: articles and structure labels embedded once by the initial
+//!   encoder (the article side is frozen); query nodes re-embedded by the current query encoder at
+//!   each epoch start.
+//! - **Per batch**: a GATv2 over the sampled `hops`-hop subgraph around the batch's query nodes and
+//!   candidate articles (positives, sampled negatives, other examples' articles). Loss =
+//!   `contrastive_weight` · NLL(graph query rep · graph article reps) + `kd_weight` ·
+//!   KL(softmax(graph scores) ‖ softmax(student scores)) where the student scores are the **query
+//!   encoder**'s embedding (with gradient) against the detached graph article reps, and the teacher is
+//!   detached: the KD gradient reaches only the query encoder's trainable parameters (LoRA or full),
+//!   the contrastive one only the GAT.
+//! - **Inference**: graph article reps from the whole graph (no dropout) × the distilled query
+//!   encoder's embedding of the test question (test questions are not in the graph).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::time::Instant;
+
+use candle_core::{DType, Device, Tensor};
+use lexbench_core::rng::SplitMix64;
+use lexbench_core::trec::{Hit, Run, trec_order};
+use serde::{Deserialize, Serialize};
+
+use super::config::TrainConfig;
+use super::curriculum::{CurriculumNegatives, GRAPH_FILE, LegalGraphFile};
+use super::data::SplitData;
+use super::model::Trainable;
+use super::negatives::{Example, batches, examples, examples_with};
+use super::optim::{AdamW, AdamWConfig, LinearSchedule, clip_grad_norm};
+use super::params::ParamStore;
+use super::trainer::{bm25_rankings, derive_seed};
+use crate::dense::DenseOutput;
+use crate::encoder::{dropout, l2_normalize};
+use crate::error::{Error, Result, io_err};
+use crate::gnn::{Adjacency, Direction, EdgeList, EdgeType, Gat, GatConfig};
+use crate::losses::{contrastive_nll, kl_distillation};
+
+const Q_SHUFFLE: u64 = 21;
+const Q_NEGATIVES: u64 = 22;
+const Q_DROPOUT: u64 = 23;
+const Q_SAMPLE: u64 = 24;
+const Q_CURRICULUM: u64 = 25;
+const Q_INIT: u64 = 26;
+
+/// The `[qabisar]` section of a training config.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QabisarConfig {
+    /// Learning rate of the GAT (default 1e-3); the query encoder uses `optim.lr`.
+    #[serde(default = "default_lr")]
+    pub gnn_lr: f64,
+    /// Attention heads (default 4; must divide the encoder's width).
+    #[serde(default = "default_heads")]
+    pub heads: usize,
+    /// GAT layers (default 2).
+    #[serde(default = "default_layers")]
+    pub num_layers: usize,
+    /// Width of the edge-type embeddings (default 16).
+    #[serde(default = "default_edge_dim")]
+    pub edge_dim: usize,
+    /// Attention dropout while training (default 0.1).
+    #[serde(default = "default_dropout")]
+    pub attention_dropout: f32,
+    /// Hops of the sampled subgraph (default 2).
+    #[serde(default = "default_hops")]
+    pub hops: usize,
+    /// Edges drawn per node per hop (default 10).
+    #[serde(default = "default_fanout")]
+    pub fanout: usize,
+    /// Weight of the graph contrastive loss (default 0.7).
+    #[serde(default = "default_contrastive")]
+    pub contrastive_weight: f64,
+    /// Weight of the distillation into the query encoder (default 0.3).
+    #[serde(default = "default_kd")]
+    pub kd_weight: f64,
+    /// Distillation temperature (default 1).
+    #[serde(default = "default_temperature")]
+    pub temperature: f64,
+}
+
+fn default_lr() -> f64 {
+    1e-3
+}
+fn default_heads() -> usize {
+    4
+}
+fn default_layers() -> usize {
+    2
+}
+fn default_edge_dim() -> usize {
+    16
+}
+fn default_dropout() -> f32 {
+    0.1
+}
+fn default_hops() -> usize {
+    2
+}
+fn default_fanout() -> usize {
+    10
+}
+fn default_contrastive() -> f64 {
+    0.7
+}
+fn default_kd() -> f64 {
+    0.3
+}
+fn default_temperature() -> f64 {
+    1.0
+}
+
+impl Default for QabisarConfig {
+    fn default() -> Self {
+        Self {
+            gnn_lr: default_lr(),
+            heads: default_heads(),
+            num_layers: default_layers(),
+            edge_dim: default_edge_dim(),
+            attention_dropout: default_dropout(),
+            hops: default_hops(),
+            fanout: default_fanout(),
+            contrastive_weight: default_contrastive(),
+            kd_weight: default_kd(),
+            temperature: default_temperature(),
+        }
+    }
+}
+
+impl QabisarConfig {
+    /// Checks the values.
+    pub fn validate(&self) -> Result<()> {
+        if self.heads == 0 || self.num_layers == 0 || self.fanout == 0 {
+            return Err(Error::Param(
+                "qabisar: heads, num_layers and fanout must be at least 1".into(),
+            ));
+        }
+        let ok = |x: f64| x.is_finite() && x >= 0.0;
+        if !(ok(self.gnn_lr) && self.gnn_lr > 0.0 && ok(self.temperature) && self.temperature > 0.0) {
+            return Err(Error::Param(
+                "qabisar: gnn_lr and temperature must be positive".into(),
+            ));
+        }
+        if !(ok(self.contrastive_weight) && ok(self.kd_weight)) {
+            return Err(Error::Param(
+                "qabisar: loss weights must be finite and ≥ 0".into(),
+            ));
+        }
+        if !(0.0..1.0).contains(&self.attention_dropout) {
+            return Err(Error::Param(
+                "qabisar: attention_dropout must be in [0, 1)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn gat(&self, dim: usize) -> Result<GatConfig> {
+        if !dim.is_multiple_of(self.heads) {
+            return Err(Error::Param(format!(
+                "qabisar: {} heads do not divide the encoder width {dim}",
+                self.heads
+            )));
+        }
+        Ok(GatConfig {
+            in_dim: dim,
+            heads: self.heads,
+            head_dim: dim / self.heads,
+            num_layers: self.num_layers,
+            edge_dim: self.edge_dim,
+            attention_dropout: self.attention_dropout,
+            ..GatConfig::default()
+        })
+    }
+}
+
+/// QABISAR's model: the query encoder, the frozen article features, the graph and the GAT.
+pub struct Qabisar {
+    cfg: QabisarConfig,
+    /// The query encoder (its store holds the encoder's trainable parameters).
+    pub net: Trainable,
+    /// The GAT's parameters.
+    pub gnn_store: ParamStore,
+    gat: Gat,
+    /// Features of the non-query nodes (structure, articles), frozen.
+    base_x: Tensor,
+    /// Query-node features `(train topics, dim)`, refreshed by [`Qabisar::refresh_queries`].
+    query_x: Tensor,
+    /// Query nodes come first: node `t` is training topic `t`; then `base_x`'s nodes.
+    edges: EdgeList,
+    adjacency: Adjacency,
+    /// Graph node of each corpus doc.
+    doc_node: Vec<u32>,
+    scale: f64,
+    seed: u64,
+}
+
+impl std::fmt::Debug for Qabisar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Qabisar")
+            .field("nodes", &self.nodes())
+            .field("edges", &self.edges.len())
+            .finish()
+    }
+}
+
+impl Qabisar {
+    /// Builds the model for `split` (the training split) of `DATA/datasets/<cfg.data.dataset>`, which
+    /// must hold `graph.json`.
+    pub fn build(cfg: &TrainConfig, split: &SplitData, data: &Path, device: &Device) -> Result<Self> {
+        let q = cfg
+            .qabisar
+            .clone()
+            .ok_or_else(|| Error::Param("QABISAR needs a [qabisar] section".into()))?;
+        q.validate()?;
+        let net = Trainable::build(cfg, device)?;
+        let dir = lexbench_core::dataset::DatasetDir::in_data(data, &cfg.data.dataset);
+        let graph = LegalGraphFile::read(&dir.0.join(GRAPH_FILE))?;
+        let mut doc_node = graph.doc_nodes(split);
+        let mut texts: Vec<&str> = graph.nodes.iter().map(|n| n.label.as_str()).collect();
+        for (d, node) in doc_node.iter().enumerate() {
+            if let Some(n) = node {
+                texts[*n] = split.docs[d].text.as_str();
+            }
+        }
+        for (d, node) in doc_node.iter_mut().enumerate() {
+            if node.is_none() {
+                *node = Some(texts.len());
+                texts.push(split.docs[d].text.as_str());
+            }
+        }
+        let rows = net.embed_texts(&texts, false, 32)?;
+        let dim = rows.first().map_or(0, Vec::len);
+        let base_x = Tensor::from_vec(
+            rows.into_iter().flatten().collect::<Vec<f32>>(),
+            (texts.len(), dim),
+            device,
+        )?;
+        let nq = split.topics.len();
+        let shift = |n: usize| -> Result<u32> {
+            u32::try_from(n + nq).map_err(|_| Error::Param("qabisar: graph too large".into()))
+        };
+        let doc_node: Vec<u32> = doc_node
+            .iter()
+            .map(|n| shift(n.unwrap_or(0)))
+            .collect::<Result<_>>()?;
+        let structural = EdgeList::from_legal_graph(&graph.hierarchy, &graph.sequence)?;
+        let mut edges = EdgeList::new();
+        for (t, topic) in split.topics.iter().enumerate() {
+            for &d in &topic.positives {
+                edges.push(t as u32, doc_node[d], EdgeType::QueryArticle);
+                edges.push(doc_node[d], t as u32, EdgeType::ArticleQuery);
+            }
+        }
+        for k in 0..structural.len() {
+            let ty = EdgeType::ALL
+                .iter()
+                .copied()
+                .find(|e| e.index() == structural.types[k])
+                .unwrap_or(EdgeType::ParentChild);
+            edges.push(structural.src[k] + nq as u32, structural.dst[k] + nq as u32, ty);
+        }
+        let nodes = nq + texts.len();
+        let adjacency = Adjacency::new(nodes, &edges, Direction::Incoming)?;
+        let gnn_store = ParamStore::new(derive_seed(cfg.seed, Q_INIT, 0));
+        let gat = Gat::load(&q.gat(dim)?, gnn_store.var_builder(device).pp("gat"))?;
+        let query_x = Tensor::zeros((nq, dim), DType::F32, device)?;
+        let mut me = Self {
+            cfg: q,
+            net,
+            gnn_store,
+            gat,
+            base_x,
+            query_x,
+            edges,
+            adjacency,
+            doc_node,
+            scale: cfg.biencoder.scale,
+            seed: cfg.seed,
+        };
+        me.refresh_queries(split)?;
+        Ok(me)
+    }
+
+    /// Nodes of the graph.
+    pub fn nodes(&self) -> usize {
+        self.adjacency.num_nodes()
+    }
+
+    /// Re-embeds the query nodes with the current query encoder (no gradient).
+    pub fn refresh_queries(&mut self, split: &SplitData) -> Result<()> {
+        let texts: Vec<&str> = split.topics.iter().map(|t| t.text.as_str()).collect();
+        let rows = self.net.embed_texts(&texts, true, 32)?;
+        let dim = self.base_x.dims2()?.1;
+        self.query_x = Tensor::from_vec(
+            rows.into_iter().flatten().collect::<Vec<f32>>(),
+            (texts.len(), dim),
+            self.base_x.device(),
+        )?;
+        Ok(())
+    }
+
+    fn features(&self) -> Result<Tensor> {
+        Ok(Tensor::cat(&[&self.query_x, &self.base_x], 0)?)
+    }
+
+    /// Graph article representations of every corpus doc from the whole graph, `(docs, dim)`,
+    /// normalised, without dropout or gradient.
+    pub fn article_reps(&self) -> Result<Tensor> {
+        let h = self.gat.forward_t(
+            &self.features()?,
+            (&self.edges.src, &self.edges.dst),
+            &self.edges.types,
+            false,
+        )?;
+        let idx = Tensor::new(self.doc_node.as_slice(), h.device())?;
+        Ok(l2_normalize(&h.index_select(&idx, 0)?)?.detach())
+    }
+
+    /// The two losses of one batch: `(graph contrastive, distillation into the query encoder)`.
+    /// `step` seeds the subgraph sample.
+    pub fn losses(&self, split: &SplitData, exs: &[&Example], step: u64) -> Result<(Tensor, Tensor)> {
+        let device = self.base_x.device();
+        let mut docs: Vec<usize> = Vec::new();
+        let mut slot: HashMap<usize, usize> = HashMap::new();
+        let mut at = |d: usize, docs: &mut Vec<usize>| -> usize {
+            *slot.entry(d).or_insert_with(|| {
+                docs.push(d);
+                docs.len() - 1
+            })
+        };
+        let mut pos = Vec::with_capacity(exs.len());
+        let mut own: Vec<HashSet<usize>> = Vec::with_capacity(exs.len());
+        for e in exs {
+            pos.push(at(e.positive, &mut docs) as u32);
+            own.push(e.negatives.iter().map(|&d| at(d, &mut docs)).collect());
+        }
+        // Seeds: the batch's query nodes (distinct topics), then its articles' nodes.
+        let mut seeds: Vec<u32> = Vec::new();
+        let mut q_local = Vec::with_capacity(exs.len());
+        for e in exs {
+            let n = e.topic as u32;
+            let i = seeds.iter().position(|&s| s == n).unwrap_or_else(|| {
+                seeds.push(n);
+                seeds.len() - 1
+            });
+            q_local.push(i as u32);
+        }
+        let mut a_local = Vec::with_capacity(docs.len());
+        for &d in &docs {
+            let n = self.doc_node[d];
+            let i = seeds.iter().position(|&s| s == n).unwrap_or_else(|| {
+                seeds.push(n);
+                seeds.len() - 1
+            });
+            a_local.push(i as u32);
+        }
+        let sub = self.adjacency.sample(
+            &seeds,
+            self.cfg.hops,
+            Some(self.cfg.fanout),
+            derive_seed(self.seed, Q_SAMPLE, step),
+        )?;
+        let x = self
+            .features()?
+            .index_select(&Tensor::new(sub.nodes.as_slice(), device)?, 0)?;
+        let h = self
+            .gat
+            .forward_t(&x, (&sub.edges.src, &sub.edges.dst), &sub.edges.types, true)?;
+        let hq = l2_normalize(&h.index_select(&Tensor::new(q_local.as_slice(), device)?, 0)?)?;
+        let ha = l2_normalize(&h.index_select(&Tensor::new(a_local.as_slice(), device)?, 0)?)?;
+        let p = docs.len();
+        let mut mask = vec![0f32; exs.len() * p];
+        for (i, e) in exs.iter().enumerate() {
+            let positives: HashSet<usize> = split.topics[e.topic].positives.iter().copied().collect();
+            for (j, d) in docs.iter().enumerate() {
+                if j != pos[i] as usize && !own[i].contains(&j) && positives.contains(d) {
+                    mask[i * p + j] = -1e4;
+                }
+            }
+        }
+        let mask = Tensor::from_vec(mask, (exs.len(), p), device)?;
+        let graph_scores = ((hq.matmul(&ha.t()?)? * self.scale)? + &mask)?;
+        let contrastive = contrastive_nll(&graph_scores, &pos)?;
+        let texts: Vec<&str> = exs.iter().map(|e| split.topics[e.topic].text.as_str()).collect();
+        let q = self.net.encode_queries_t(&texts, true)?;
+        let student = ((q.matmul(&ha.detach().t()?)? * self.scale)? + &mask)?;
+        let kd = kl_distillation(&student, &graph_scores, self.cfg.temperature)?;
+        Ok((contrastive, kd))
+    }
+
+    /// The weighted training loss of one batch.
+    pub fn loss(&self, split: &SplitData, exs: &[&Example], step: u64) -> Result<Tensor> {
+        let (c, k) = self.losses(split, exs, step)?;
+        Ok(((c * self.cfg.contrastive_weight)? + (k * self.cfg.kd_weight)?)?)
+    }
+}
+
+/// What QABISAR's training reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QabisarSummary {
+    /// Mean loss per epoch.
+    pub losses: Vec<f64>,
+    /// Seconds per epoch.
+    pub epoch_s: Vec<f64>,
+    /// Graph nodes.
+    pub nodes: usize,
+    /// Trainable parameters (query encoder + GAT).
+    pub trainable_params: usize,
+    /// The runs written.
+    pub runs: Vec<String>,
+}
+
+/// Trains QABISAR (`cfg.schedule` epochs and batches, `cfg.optim` for the query encoder,
+/// `qabisar.gnn_lr` for the GAT) into `out`, then ranks `splits`.
+pub fn train_qabisar(
+    cfg: &TrainConfig,
+    data: &Path,
+    out: &Path,
+    device: &Device,
+    splits: &[String],
+) -> Result<(QabisarSummary, Vec<DenseOutput>)> {
+    cfg.validate()?;
+    let mut split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, true)?;
+    if cfg.data.max_train_topics > 0 {
+        split.topics.truncate(cfg.data.max_train_topics);
+    }
+    let mut model = Qabisar::build(cfg, &split, data, device)?;
+    let enc_vars = model.net.store.vars();
+    let gnn_vars = model.gnn_store.vars();
+    let mut all_vars = enc_vars.clone();
+    all_vars.extend(gnn_vars.iter().cloned());
+    let mut opt_enc = AdamW::new(enc_vars, cfg.optim.clone())?;
+    let gnn_lr = model.cfg.gnn_lr;
+    let mut opt_gnn = AdamW::new(
+        gnn_vars,
+        AdamWConfig {
+            lr: gnn_lr,
+            ..cfg.optim.clone()
+        },
+    )?;
+    let template = examples(&split, &Default::default(), None, None, &mut SplitMix64::new(0));
+    let plans: Vec<Vec<Vec<usize>>> = (0..cfg.schedule.epochs)
+        .map(|e| {
+            let mut rng = SplitMix64::new(derive_seed(cfg.seed, Q_SHUFFLE, e as u64));
+            batches(&template, cfg.schedule.batch_size, &mut rng)
+        })
+        .collect();
+    let total: u64 = plans.iter().map(|p| p.len() as u64).sum();
+    let warmup = (cfg.schedule.warmup_ratio * total as f64).round() as u64;
+    let sched = |peak: f64| LinearSchedule { peak, warmup, total };
+    let (s_enc, s_gnn) = (sched(cfg.optim.lr), sched(gnn_lr));
+    let bm25 = (cfg.negatives.bm25 > 0)
+        .then(|| bm25_rankings(&split, &cfg.data.dataset, cfg.negatives.bm25_depth.max(1) * 4));
+    let curriculum = match &cfg.curriculum {
+        Some(c) => Some(CurriculumNegatives::new(c, &split, data, &cfg.data.dataset)?),
+        None => None,
+    };
+    let mut summary = QabisarSummary {
+        losses: Vec::new(),
+        epoch_s: Vec::new(),
+        nodes: model.nodes(),
+        trainable_params: model.net.trainable_params() + model.gnn_store.num_params(),
+        runs: Vec::new(),
+    };
+    let mut step = 0u64;
+    for (epoch, plan) in plans.iter().enumerate() {
+        let t0 = Instant::now();
+        if epoch > 0 {
+            model.refresh_queries(&split)?;
+        }
+        let draws = match &curriculum {
+            Some(c) => {
+                let scores = if c.needs_model_scores() {
+                    Some(model.net.candidate_scores(&split, 32)?)
+                } else {
+                    None
+                };
+                let buckets = c.buckets(&split, scores.as_deref())?;
+                let mut rng = SplitMix64::new(derive_seed(cfg.seed, Q_CURRICULUM, epoch as u64));
+                let progress = epoch as f64 / cfg.schedule.epochs as f64;
+                Some(c.draw(&split, &buckets, progress, cfg.negatives.curriculum, &mut rng)?)
+            }
+            None => None,
+        };
+        let mut rng = SplitMix64::new(derive_seed(cfg.seed, Q_NEGATIVES, epoch as u64));
+        let exs = examples_with(
+            &split,
+            &cfg.negatives,
+            bm25.as_ref(),
+            None,
+            draws.as_ref(),
+            &mut rng,
+        );
+        let mut loss_sum = 0.0;
+        for ids in plan {
+            dropout::reseed(derive_seed(cfg.seed, Q_DROPOUT, step));
+            let refs: Vec<&Example> = ids.iter().map(|&i| &exs[i]).collect();
+            let loss = model.loss(&split, &refs, step)?;
+            let v = f64::from(loss.to_dtype(DType::F32)?.to_scalar::<f32>()?);
+            if !v.is_finite() {
+                return Err(Error::Param(format!(
+                    "qabisar loss is {v} at step {step}: lower the learning rates"
+                )));
+            }
+            let mut grads = loss.backward()?;
+            clip_grad_norm(&mut grads, &all_vars, cfg.schedule.max_grad_norm)?;
+            opt_enc.step(&grads, s_enc.lr(step))?;
+            opt_gnn.step(&grads, s_gnn.lr(step))?;
+            step += 1;
+            loss_sum += v;
+        }
+        summary.losses.push(loss_sum / plan.len().max(1) as f64);
+        summary.epoch_s.push(t0.elapsed().as_secs_f64());
+    }
+    model.refresh_queries(&split)?;
+    let dir = out.join("qabisar");
+    std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+    model.gnn_store.save(&dir.join("model.safetensors"))?;
+    model.net.store.save(&dir.join("encoder.safetensors"))?;
+    let articles = model.article_reps()?;
+    let mut outputs = Vec::new();
+    for s in splits {
+        let t0 = Instant::now();
+        let target = SplitData::load(data, &cfg.data.dataset, s, false)?;
+        let texts: Vec<&str> = target.topics.iter().map(|t| t.text.as_str()).collect();
+        let rows = model.net.embed_texts(&texts, true, 32)?;
+        let dim = articles.dims2()?.1;
+        let q = Tensor::from_vec(
+            rows.into_iter().flatten().collect::<Vec<f32>>(),
+            (texts.len(), dim),
+            device,
+        )?;
+        let scores = q.matmul(&articles.t()?)?.to_vec2::<f32>()?;
+        let mut run = Run::new(cfg.name.clone());
+        for (t, topic) in target.topics.iter().enumerate() {
+            let mut hits: Vec<Hit> = target
+                .candidates(t)
+                .iter()
+                .map(|&d| Hit {
+                    doc: target.docs[d].doc.clone(),
+                    score: f64::from(scores[t][d]),
+                })
+                .collect();
+            hits.sort_by(trec_order);
+            hits.truncate(cfg.eval.top_k);
+            run.topics.insert(topic.topic.clone(), hits);
+        }
+        let timings = [("rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
+        let config = serde_json::json!({"model": "qabisar", "train_config": cfg, "top_k": cfg.eval.top_k});
+        let o = crate::dense::write_neural_run(
+            data,
+            &cfg.data.dataset,
+            s,
+            &dir,
+            &cfg.name,
+            config,
+            run,
+            target.docs.len(),
+            timings,
+        )?;
+        summary.runs.push(o.run_path.display().to_string());
+        outputs.push(o);
+    }
+    lexbench_core::io::write_json_pretty(&dir.join("summary.json"), &summary)?;
+    Ok((summary, outputs))
+}

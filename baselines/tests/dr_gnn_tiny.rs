@@ -1,0 +1,282 @@
+//! DR+GNN and CuSINeS on a tiny corpus-wide dataset with a legislative graph (no download).
+//!
+//! Properties checked:
+//! - DR+GNN trains the encoder, then the GAT over `graph.json`, and writes a run over the whole corpus
+//!   with a dense-run sidecar; two runs with the same seed write the same run;
+//! - CuSINeS's structural views read `graph.json` for a corpus-wide dataset;
+//! - QABISAR: the distillation loss's gradient reaches the query encoder's LoRA parameters and no GAT
+//!   parameter, the graph contrastive loss's the GAT and no encoder parameter; training writes a run
+//!   over the corpus for test questions (not in the graph).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use candle_core::Device;
+use lexbench_baselines::curriculum::CurriculumConfig;
+use lexbench_baselines::train::config::TrainConfig;
+use lexbench_baselines::train::data::SplitData;
+use lexbench_baselines::train::dr_gnn::train_dr_gnn;
+use lexbench_baselines::train::negatives::examples;
+use lexbench_baselines::train::qabisar::{Qabisar, train_qabisar};
+use lexbench_baselines::train::{TrainOptions, train};
+use lexbench_core::dataset::DatasetManifest;
+use lexbench_core::rng::SplitMix64;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const WORDS: &[&str] = &[
+    "the",
+    "court",
+    "article",
+    "convention",
+    "applicant",
+    "violation",
+    "right",
+    "fair",
+    "trial",
+    "privacy",
+    "state",
+    "law",
+];
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lexbench-drgnn-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+/// `DATA/datasets/law`: 12 articles under one code with two books, article order 1 → … → 12; 8
+/// questions (6 train, 2 test), each relevant to two neighbouring articles.
+fn tiny_law(data: &Path) -> TestResult {
+    let dir = data.join("datasets").join("law");
+    std::fs::create_dir_all(dir.join("qrels"))?;
+    std::fs::create_dir_all(dir.join("splits"))?;
+    let mut corpus = String::new();
+    let text = |i: usize| -> String {
+        (0..6)
+            .map(|k| WORDS[(i * 5 + k * 7) % WORDS.len()])
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for i in 1..=12 {
+        corpus.push_str(&serde_json::json!({"doc": i.to_string(), "text": text(i)}).to_string());
+        corpus.push('\n');
+    }
+    std::fs::write(dir.join("corpus.jsonl"), corpus)?;
+    let mut nodes = vec![
+        serde_json::json!({"kind": "code", "label": "code of law"}),
+        serde_json::json!({"kind": "book", "label": "the court"}),
+        serde_json::json!({"kind": "book", "label": "privacy"}),
+    ];
+    let mut hierarchy = vec![(0, 1), (0, 2)];
+    let mut sequence = Vec::new();
+    let mut article_nodes = serde_json::Map::new();
+    for i in 1..=12usize {
+        nodes.push(serde_json::json!({"kind": "article", "label": i.to_string()}));
+        let node = 2 + i;
+        hierarchy.push((if i <= 6 { 1 } else { 2 }, node));
+        if i < 12 {
+            sequence.push((node, node + 1));
+        }
+        article_nodes.insert(i.to_string(), node.into());
+    }
+    let graph = serde_json::json!({"nodes": nodes, "hierarchy": hierarchy, "sequence": sequence, "article_nodes": article_nodes});
+    std::fs::write(dir.join("graph.json"), graph.to_string())?;
+    let (mut queries, mut train_q, mut test_q) = (String::new(), String::new(), String::new());
+    let (mut train_t, mut test_t) = (Vec::new(), Vec::new());
+    for t in 0..8usize {
+        let topic = format!("q{t}");
+        let pos = [1 + (t * 3) % 11, 2 + (t * 3) % 11];
+        let words: Vec<String> = text(pos[0]).split(' ').take(3).map(str::to_owned).collect();
+        queries.push_str(
+            &serde_json::json!({"topic": topic, "query": topic, "text": words.join(" ")}).to_string(),
+        );
+        queries.push('\n');
+        let (q, list) = if t < 6 {
+            (&mut train_q, &mut train_t)
+        } else {
+            (&mut test_q, &mut test_t)
+        };
+        for p in pos {
+            q.push_str(&format!("{topic} 0 {p} 1\n"));
+        }
+        list.push(topic);
+    }
+    std::fs::write(dir.join("queries.jsonl"), queries)?;
+    std::fs::write(dir.join("qrels").join("train.tsv"), train_q)?;
+    std::fs::write(dir.join("qrels").join("test.tsv"), test_q)?;
+    for (name, list) in [("train", &mut train_t), ("test", &mut test_t)] {
+        list.sort();
+        let split = serde_json::json!({"dataset": "law", "name": name, "topics": list});
+        std::fs::write(dir.join("splits").join(format!("{name}.json")), split.to_string())?;
+    }
+    DatasetManifest::write_for(&dir, "law", "dr_gnn_tiny test")?;
+    Ok(())
+}
+
+fn config(base: &Path, name: &str) -> Result<TrainConfig, Box<dyn std::error::Error>> {
+    let text = format!(
+        r#"
+name = "{name}"
+model = "dpr"
+base = "{}"
+seed = 5
+[data]
+dataset = "law"
+val_split = ""
+max_query_len = 12
+max_doc_len = 16
+[negatives]
+random = 1
+curriculum = 2
+[optim]
+lr = 1e-3
+[schedule]
+epochs = 1
+batch_size = 4
+[eval]
+top_k = 100
+[curriculum]
+semantic = "dynamic"
+[gnn]
+epochs = 2
+batch_size = 4
+heads = 4
+edge_dim = 8
+"#,
+        base.display()
+    );
+    Ok(toml::from_str(&text)?)
+}
+
+#[test]
+fn dr_gnn_trains_and_ranks_the_corpus() -> TestResult {
+    let base = common::tiny_folder("drgnn")?;
+    let data = scratch("drgnn");
+    tiny_law(&data)?;
+    let cfg = config(&base, "gnn")?;
+    cfg.validate()?;
+    assert_eq!(cfg.curriculum, Some(CurriculumConfig::default()));
+    let mut runs = Vec::new();
+    for out in ["a", "b"] {
+        let out = data.join("models").join(out);
+        train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
+        let (summary, outputs) = train_dr_gnn(&cfg, &data, &out, &Device::Cpu, &["test".into()])?;
+        assert_eq!(summary.losses.len(), 2);
+        assert!(summary.losses.iter().all(|l| l.is_finite()));
+        // 3 structure nodes + 12 articles.
+        assert_eq!(summary.nodes, 15);
+        assert_eq!(outputs.len(), 1);
+        assert_eq!(outputs[0].sidecar.topics, 2);
+        assert_eq!(outputs[0].sidecar.hits, 24);
+        assert!(out.join("gnn").join("model.safetensors").is_file());
+        runs.push(std::fs::read_to_string(&outputs[0].run_path)?);
+    }
+    let bytes = |p: &str| std::fs::read(data.join("models").join(p)).expect("file");
+    assert!(
+        bytes("a/checkpoints/epoch-1/params.safetensors")
+            == bytes("b/checkpoints/epoch-1/params.safetensors"),
+        "encoder"
+    );
+    assert!(
+        bytes("a/gnn/model.safetensors") == bytes("b/gnn/model.safetensors"),
+        "gnn"
+    );
+    assert_eq!(runs[0], runs[1]);
+    // Without graph.json, neither the GNN nor the structural curriculum views can run.
+    std::fs::remove_file(data.join("datasets").join("law").join("graph.json"))?;
+    let out = data.join("models").join("c");
+    assert!(train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default()).is_err());
+    Ok(())
+}
+
+fn qabisar_config(base: &Path) -> Result<TrainConfig, Box<dyn std::error::Error>> {
+    let text = format!(
+        r#"
+name = "qabisar"
+model = "dpr"
+base = "{}"
+seed = 9
+[data]
+dataset = "law"
+val_split = ""
+max_query_len = 12
+max_doc_len = 16
+[negatives]
+random = 2
+[optim]
+lr = 1e-3
+[schedule]
+epochs = 2
+batch_size = 4
+[eval]
+top_k = 100
+[peft]
+method = "lora"
+lora = {{ rank = 4, alpha = 8 }}
+[qabisar]
+heads = 4
+edge_dim = 8
+hops = 2
+fanout = 4
+"#,
+        base.display()
+    );
+    Ok(toml::from_str(&text)?)
+}
+
+#[test]
+fn qabisar_distills_into_the_query_encoder_only() -> TestResult {
+    let base = common::tiny_folder("qabisar")?;
+    let data = scratch("qabisar");
+    tiny_law(&data)?;
+    let cfg = qabisar_config(&base)?;
+    cfg.validate()?;
+    let split = SplitData::load(&data, "law", "train", true)?;
+    let model = Qabisar::build(&cfg, &split, &data, &Device::Cpu)?;
+    // 6 query nodes + 3 structure nodes + 12 articles.
+    assert_eq!(model.nodes(), 21);
+    let mut neg = cfg.negatives.clone();
+    neg.random = 2;
+    let exs = examples(&split, &neg, None, None, &mut SplitMix64::new(1));
+    let refs: Vec<_> = exs.iter().take(4).collect();
+    let (contrastive, kd) = model.losses(&split, &refs, 0)?;
+    let enc = model.net.store.vars();
+    let gnn = model.gnn_store.vars();
+    assert!(enc.iter().all(|(k, _)| k.starts_with("peft.")), "LoRA only");
+    let norm = |g: &candle_core::backprop::GradStore, v: &candle_core::Var| -> f32 {
+        g.get(v.as_tensor())
+            .map(|t| {
+                t.sqr()
+                    .and_then(|t| t.sum_all())
+                    .and_then(|t| t.to_scalar::<f32>())
+                    .unwrap_or(0.0)
+            })
+            .unwrap_or(0.0)
+    };
+    let g = kd.backward()?;
+    assert!(gnn.iter().all(|(_, v)| norm(&g, v) == 0.0), "KD reached the GAT");
+    assert!(
+        enc.iter().any(|(_, v)| norm(&g, v) > 0.0),
+        "KD did not reach the query encoder"
+    );
+    let g = contrastive.backward()?;
+    assert!(
+        enc.iter().all(|(_, v)| norm(&g, v) == 0.0),
+        "contrastive reached the encoder"
+    );
+    assert!(
+        gnn.iter().any(|(_, v)| norm(&g, v) > 0.0),
+        "contrastive did not reach the GAT"
+    );
+    // End to end: a run over the whole corpus for the test questions.
+    let out = data.join("models").join("qabisar");
+    let (summary, outputs) = train_qabisar(&cfg, &data, &out, &Device::Cpu, &["test".into()])?;
+    assert_eq!(summary.losses.len(), 2);
+    assert!(summary.losses.iter().all(|l| l.is_finite()));
+    assert_eq!(outputs[0].sidecar.topics, 2);
+    assert_eq!(outputs[0].sidecar.hits, 24);
+    Ok(())
+}
