@@ -5,7 +5,8 @@
 //! checkpoint, summary and a PEFT-only model folder, ranks the test split with the selected model, and
 //! the leaderboard accepts that run; running the same command again resumes from the checkpoint and
 //! trains nothing more; a missing base model is an error naming the config; `lexbench share` prints
-//! the trainable share of BERT-base settings computed from a config alone.
+//! the trainable share of BERT-base settings computed from a config alone; `--sweep` trains once per
+//! learning rate and records the one selected on validation.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -126,4 +127,57 @@ fn share_of_bert_base_settings() {
         stdout.contains("| prefix, length 10 | 184320 | 109666560 | 0.17 |"),
         "{stdout}"
     );
+}
+
+#[test]
+fn sweep_selects_a_learning_rate() {
+    let data = std::env::temp_dir().join(format!("lexbench-sweep-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    assert!(lexbench(&data, &["pipeline"]).status.success());
+    let cfg = data.join("sweep.toml");
+    let text = std::fs::read_to_string("baselines/configs/ecthr/cpu/dpr-lora.toml")
+        .unwrap()
+        .replace(
+            "name = \"sample-dpr-lora\"",
+            "name = \"sweep\"\nlr_sweep = [1e-5, 1e-3]",
+        );
+    std::fs::write(&cfg, text).unwrap();
+    let out = lexbench(
+        &data,
+        &[
+            "train",
+            cfg.to_str().unwrap(),
+            "--sweep",
+            "--epochs",
+            "1",
+            "--quiet",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("models/sweep/sweep.json")).unwrap())
+            .unwrap();
+    let runs = sweep["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    // The selected rate is the one with the best validation score (ties: the smaller rate).
+    let best = runs
+        .iter()
+        .map(|r| (r["val"].as_f64().unwrap(), r["lr"].as_f64().unwrap()))
+        .fold((f64::MIN, 0.0), |a, b| if b.0 > a.0 { b } else { a });
+    assert_eq!(sweep["selected_lr"].as_f64().unwrap(), best.1);
+    for lr in ["lr-1e-5", "lr-1e-3"] {
+        assert!(
+            data.join("models/sweep")
+                .join(lr)
+                .join("model/adapter_config.json")
+                .is_file()
+        );
+    }
+    assert!(stdout.contains("sweep: selected lr"), "{stdout}");
+    std::fs::remove_dir_all(&data).ok();
 }
