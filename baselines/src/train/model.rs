@@ -47,7 +47,7 @@ pub enum Net {
         /// Passage tokenizer (passage truncation).
         doc_tok: TextTokenizer,
         /// The hierarchical article encoder, when passages use it.
-        articles: Option<HierArticles>,
+        articles: Option<Box<HierArticles>>,
     },
     /// ColBERT.
     Colbert(ColBert),
@@ -195,10 +195,10 @@ impl Trainable {
                             special,
                             store.var_builder(device).pp("hier"),
                         )?;
-                        Some(HierArticles {
+                        Some(Box::new(HierArticles {
                             encoder,
                             tokenizer: TextTokenizer::from_file(&tok_path, content_len)?,
-                        })
+                        }))
                     }
                     None => None,
                 };
@@ -289,7 +289,7 @@ impl Trainable {
     /// The hierarchical article encoder, when passages use one.
     pub fn hier_articles(&self) -> Option<&HierArticles> {
         match &self.net {
-            Net::Bi { articles, .. } => articles.as_ref(),
+            Net::Bi { articles, .. } => articles.as_deref(),
             _ => None,
         }
     }
