@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use lexbench_baselines::train::config::{ModelKind, PeftConfig, PeftMethod, TrainConfig};
+use lexbench_baselines::train::config::{ArticleEncoder, ModelKind, PeftConfig, PeftMethod, TrainConfig};
 use lexbench_baselines::train::{Summary, TrainOptions, train};
 
 /// Arguments of `lexbench train`.
@@ -178,6 +178,17 @@ pub fn cmd_train(data: &Path, args: &TrainArgs) -> Result<ExitCode> {
         for (i, (l, t)) in g.losses.iter().zip(&g.epoch_s).enumerate() {
             println!("  gnn epoch {}: loss {l:.4}, {t:.1} s", i + 1);
         }
+        for o in outs {
+            println!("run:     {}", o.run_path.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if cfg.biencoder.article_encoder == ArticleEncoder::Hierarchical {
+        // `lexbench run dense` cannot load the hierarchical encoder: rank with the network rebuilt
+        // from the selected model folder.
+        let outs =
+            lexbench_baselines::train::export::write_runs(&cfg, data, &out.join("model"), &device, &args.run)
+                .with_context(|| format!("{} on {}", cfg.name, cfg.data.dataset))?;
         for o in outs {
             println!("run:     {}", o.run_path.display());
         }

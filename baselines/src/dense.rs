@@ -365,6 +365,13 @@ pub fn run_dense(
     params: &DenseParams,
 ) -> Result<DenseOutput> {
     params.validate()?;
+    if crate::train::export::has_hier_tensors(model_dir)? {
+        return Err(Error::Param(format!(
+            "{} was trained with a hierarchical article encoder (hier.… tensors): rank with \
+             `lexbench train CONFIG --run SPLIT`, which rebuilds it",
+            model_dir.display()
+        )));
+    }
     let t0 = Instant::now();
     let dir = DatasetDir::in_data(data, dataset);
     let inputs = read_inputs(&dir, split)?;

@@ -16,10 +16,11 @@
 //! `linear1.{weight,bias}`, `linear2.{weight,bias}`, `norm1.{weight,bias}`, `norm2.{weight,bias}`.
 
 use candle_core::{D, Tensor};
-use candle_nn::{Dropout, Init, VarBuilder};
+use candle_nn::{Init, VarBuilder};
 use serde::{Deserialize, Serialize};
 
 use crate::encoder::bert::LayerNorm;
+use crate::encoder::dropout::Dropout;
 use crate::encoder::{BertConfig, BertModel, Inputs, Pooling, Tokens, pad_batch, pool};
 use crate::error::{Error, Result};
 
@@ -45,7 +46,8 @@ pub struct HierConfig {
     #[serde(default = "default_ffn")]
     pub ffn_multiplier: usize,
     /// Dropout on attention weights and after attention / feed-forward blocks, training only
-    /// (default 0.1, PyTorch's default).
+    /// (default 0.1, PyTorch's default); masks come from the seeded [`crate::encoder::dropout`]
+    /// generator, so training runs resume exactly.
     #[serde(default = "default_dropout")]
     pub dropout: f32,
     /// Epsilon of the layer norms (default 1e-5, PyTorch's default).

@@ -12,7 +12,13 @@
 //!   when `lexbench run dense`'s code path loads it (LoRA merged);
 //! - CuSINeS curriculum negatives (all three views, per-judgment structure) train and resume
 //!   exactly like the other negatives;
-//! - the "% train" share for BERT-base sizes from a config alone (109,482,240 parameters with pooler).
+//! - the "% train" share for BERT-base sizes from a config alone (109,482,240 parameters with pooler);
+//! - the hierarchical article encoder (`article_encoder = "hierarchical"`, seg_len 8, 4 segments,
+//!   4 heads): one step lowers the loss (full and LoRA, its `hier.` parameters trainable in both); a
+//!   resumed run ends with exactly the parameters of an uninterrupted one; the tiny passages (10
+//!   tokens) are cut into 2 segments during training (gradient on segment positions 0 and 1 only) and
+//!   a change in a later segment changes the article vector; the exported folder is refused by
+//!   `lexbench run dense`'s code path and ranked by `export::write_runs` as the network ranks.
 
 mod common;
 
@@ -21,8 +27,10 @@ use std::path::{Path, PathBuf};
 use candle_core::Device;
 use lexbench_baselines::curriculum::CurriculumConfig;
 use lexbench_baselines::encoder::{BertConfig, LinearKind, LoraConfig};
+use lexbench_baselines::hier::HierConfig;
 use lexbench_baselines::train::config::{
-    DataConfig, EvalConfig, ModelKind, NegativesConfig, PeftConfig, PeftMethod, ScheduleConfig, TrainConfig,
+    ArticleEncoder, DataConfig, EvalConfig, ModelKind, NegativesConfig, PeftConfig, PeftMethod,
+    ScheduleConfig, TrainConfig,
 };
 use lexbench_baselines::train::data::SplitData;
 use lexbench_baselines::train::model::{Batch, Trainable};
@@ -509,5 +517,206 @@ fn every_shipped_config_parses_and_validates() -> TestResult {
     }
     // 4 models × (full + 3 PEFT) for the paper's rows, and as many CPU presets.
     assert!(n >= 32, "only {n} configs under {}", root.display());
+    Ok(())
+}
+
+fn hier_config(name: &str, base: &Path) -> TrainConfig {
+    let mut c = config(name, base, ModelKind::Dpr);
+    c.biencoder.article_encoder = ArticleEncoder::Hierarchical;
+    c.biencoder.hier = Some(HierConfig {
+        seg_len: 8,
+        max_segments: 4,
+        heads: 4,
+        ..HierConfig::default()
+    });
+    c
+}
+
+#[test]
+fn hierarchical_one_step_lowers_the_loss() -> TestResult {
+    let base = common::tiny_folder("train-hier-step")?;
+    let data = scratch("hier-step");
+    tiny_dataset(&data)?;
+    let split = SplitData::load(&data, "tiny", "train", true)?;
+    let bm25 = lexbench_baselines::train::trainer::bm25_rankings(&split, "tiny", 8);
+    let mut lora = hier_config("s", &base);
+    lora.peft = Some(peft(PeftMethod::Lora));
+    lora.optim.lr = 1e-2;
+    for (label, cfg) in [("full", hier_config("s", &base)), ("lora", lora)] {
+        cfg.validate()?;
+        let net = Trainable::build(&cfg, &Device::Cpu)?;
+        let names = net.store.names();
+        assert!(
+            names
+                .iter()
+                .any(|n| n.starts_with("hier.segment_encoder.layers.1.")),
+            "{label}: {names:?}"
+        );
+        if cfg.peft.is_some() {
+            assert!(
+                names
+                    .iter()
+                    .all(|n| n.starts_with("peft.") || n.starts_with("hier.")),
+                "{label}: {names:?}"
+            );
+            let hier: usize = net
+                .store
+                .vars()
+                .iter()
+                .filter(|(k, _)| k.starts_with("hier."))
+                .map(|(_, v)| v.elem_count())
+                .sum();
+            let expected = share(&BertConfig::tiny(), true, cfg.peft.as_ref())?;
+            assert_eq!(net.total_params, expected.total + hier, "{label}");
+        } else {
+            assert!(names.iter().any(|n| n.starts_with("encoder.layer.0.")), "{label}");
+        }
+        let exs = examples(&split, &cfg.negatives, Some(&bm25), None, &mut SplitMix64::new(1));
+        let refs: Vec<_> = exs.iter().take(4).collect();
+        let batch = Batch::of(&split, &refs);
+        let before = net.loss(&batch, false)?.to_scalar::<f32>()?;
+        let mut opt = AdamW::new(net.store.vars(), cfg.optim.clone())?;
+        let grads = net.loss(&batch, false)?.backward()?;
+        for (name, v) in net.store.vars().iter().filter(|(k, _)| k.starts_with("hier.")) {
+            assert!(
+                grads.get(v.as_tensor()).is_some(),
+                "{label}: no gradient for {name}"
+            );
+        }
+        opt.step(&grads, cfg.optim.lr)?;
+        let after = net.loss(&batch, false)?.to_scalar::<f32>()?;
+        assert!(after < before, "{label}: loss {before} → {after}");
+    }
+    // Hierarchical is for bi-encoders only, and `hier` needs it.
+    let mut bad = hier_config("s", &base);
+    bad.model = ModelKind::Colbert;
+    assert!(bad.validate().is_err());
+    let mut bad = config("s", &base, ModelKind::Dpr);
+    bad.biencoder.hier = Some(HierConfig::default());
+    assert!(bad.validate().is_err());
+    Ok(())
+}
+
+#[test]
+fn hierarchical_passages_are_segmented_in_training() -> TestResult {
+    let base = common::tiny_folder("train-hier-seg")?;
+    let data = scratch("hier-seg");
+    tiny_dataset(&data)?;
+    let split = SplitData::load(&data, "tiny", "train", true)?;
+    let mut cfg = hier_config("seg", &base);
+    cfg.data.max_doc_len = 6; // ignored by the hierarchical encoder
+    let net = Trainable::build(&cfg, &Device::Cpu)?;
+    let articles = net.hier_articles().ok_or("no hierarchical encoder")?;
+    // The tiny passages are 10 content tokens: 6 + 4, two segments of at most seg_len = 8.
+    for d in &split.docs {
+        let segs = articles.segments(&d.text)?;
+        assert_eq!(segs.len(), 2, "{}", d.text);
+        assert!(
+            segs.iter()
+                .all(|s| s.len() <= 8 && s[0] == 4 && s[s.len() - 1] == 5)
+        );
+    }
+    // A 30-word passage keeps 4 segments (24 content tokens).
+    let long: Vec<&str> = (0..30).map(|i| WORDS[i % WORDS.len()]).collect();
+    let long = long.join(" ");
+    assert_eq!(articles.segments(&long)?.len(), 4);
+    // Changing a word of the third segment changes the article vector (not truncated at max_doc_len).
+    let mut words: Vec<&str> = long.split(' ').collect();
+    words[14] = if words[14] == "privacy" {
+        "court"
+    } else {
+        "privacy"
+    };
+    let changed = words.join(" ");
+    let v = net.embed_texts(&[long.as_str(), changed.as_str()], false, 4)?;
+    let diff: f32 = v[0].iter().zip(&v[1]).map(|(a, b)| (a - b).abs()).sum();
+    assert!(diff > 1e-4, "third segment ignored: {diff}");
+    // In a training step, both segment positions of the passages get a gradient, the unused 3rd
+    // and 4th do not.
+    let exs = examples(&split, &cfg.negatives, None, None, &mut SplitMix64::new(1));
+    let refs: Vec<_> = exs.iter().take(4).collect();
+    let grads = net.loss(&Batch::of(&split, &refs), true)?.backward()?;
+    let pos = net
+        .store
+        .vars()
+        .into_iter()
+        .find(|(k, _)| k == "hier.segment_position_embeddings.weight")
+        .ok_or("no segment positions")?
+        .1;
+    let g = grads
+        .get(pos.as_tensor())
+        .ok_or("no gradient")?
+        .abs()?
+        .sum(1)?
+        .to_vec1::<f32>()?;
+    assert!(g[0] > 0.0 && g[1] > 0.0, "{g:?}");
+    assert_eq!((g[2], g[3]), (0.0, 0.0), "{g:?}");
+    Ok(())
+}
+
+#[test]
+fn hierarchical_resumed_run_continues_identically() -> TestResult {
+    use lexbench_baselines::dense::{DenseParams, run_dense};
+    use lexbench_baselines::train::export::{has_hier_tensors, write_runs};
+    let base = common::tiny_folder("train-hier-resume")?;
+    let data = scratch("hier-resume");
+    tiny_dataset(&data)?;
+    let mut cfg = hier_config("hier", &base);
+    cfg.data.val_split = String::new(); // keep the last epoch
+    let whole = data.join("models").join("whole");
+    let a = train(&cfg, &data, &whole, &Device::Cpu, &TrainOptions::default())?;
+    let parts = data.join("models").join("parts");
+    let stop = TrainOptions {
+        stop_after_epoch: Some(1),
+        ..TrainOptions::default()
+    };
+    train(&cfg, &data, &parts, &Device::Cpu, &stop)?;
+    let b = train(&cfg, &data, &parts, &Device::Cpu, &TrainOptions::default())?;
+    assert!(b.finished);
+    let (pa, pb) = (params_of(&whole, 2)?, params_of(&parts, 2)?);
+    assert!(pa.iter().any(|(k, _)| k.starts_with("hier.")));
+    assert_eq!(pa, pb);
+    let losses = |s: &lexbench_baselines::train::Summary| s.epochs.iter().map(|e| e.loss).collect::<Vec<_>>();
+    assert_eq!(losses(&a), losses(&b));
+    // The segment transformer moved.
+    let hier = |p: &Params| {
+        p.iter()
+            .filter(|(k, _)| k.starts_with("hier."))
+            .cloned()
+            .collect::<Params>()
+    };
+    assert_ne!(hier(&params_of(&whole, 1)?), hier(&pa));
+    // The exported folder keeps the hier tensors; `lexbench run dense` refuses it with a hint…
+    let model = whole.join("model");
+    assert!(has_hier_tensors(&model)?);
+    let err = run_dense(&data, "tiny", "val", &model, &DenseParams::default()).expect_err("refused");
+    assert!(err.to_string().contains("hierarchical article encoder"), "{err}");
+    // …and `write_runs` ranks as the network of the last checkpoint does.
+    let outs = write_runs(&cfg, &data, &model, &Device::Cpu, &["val".to_owned()])?;
+    let read = lexbench_core::Run::read(&outs[0].run_path, &Default::default())?;
+    assert_eq!(read.tag, "hier");
+    let net = Trainable::build(&cfg, &Device::Cpu)?;
+    net.store.load_values(
+        &whole
+            .join("checkpoints")
+            .join("epoch-2")
+            .join("params.safetensors"),
+    )?;
+    let val = SplitData::load(&data, "tiny", "val", false)?;
+    let trained = net.rank(&val, 100, None, 8)?;
+    assert_eq!(trained.topics.len(), read.topics.len());
+    for (topic, hits) in &trained.topics {
+        let other = &read.topics[topic];
+        assert_eq!(hits.len(), other.len());
+        for (x, y) in hits.iter().zip(other) {
+            assert_eq!(x.doc, y.doc);
+            assert!(
+                (x.score - y.score).abs() < 1e-5,
+                "{topic}: {} vs {}",
+                x.score,
+                y.score
+            );
+        }
+    }
     Ok(())
 }

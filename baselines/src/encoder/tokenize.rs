@@ -113,6 +113,18 @@ impl TextTokenizer {
         Ok(encs.iter().map(Self::convert).collect())
     }
 
+    /// Content token ids of single texts, without special tokens (no `[CLS]` / `[SEP]`), truncated
+    /// to `max_len` content tokens: the input of the hierarchical article encoder, which wraps
+    /// segments itself.
+    pub fn encode_content(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>> {
+        let inputs: Vec<EncodeInput<'_>> = texts.iter().map(|t| (*t).into()).collect();
+        let encs = self
+            .inner
+            .encode_batch(inputs, false)
+            .map_err(tok_err("encoding texts without special tokens"))?;
+        Ok(encs.iter().map(|e| e.get_ids().to_vec()).collect())
+    }
+
     /// Tokenises pairs (`[CLS] a [SEP] b [SEP]`, segment ids 0 then 1).
     pub fn encode_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Tokens>> {
         let inputs: Vec<EncodeInput<'_>> = pairs.iter().map(|&(a, b)| (a, b).into()).collect();

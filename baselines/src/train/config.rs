@@ -41,6 +41,7 @@ use super::qabisar::QabisarConfig;
 use crate::curriculum::CurriculumConfig;
 use crate::encoder::{AdapterConfig, LoraConfig, Pooling, PrefixConfig};
 use crate::error::{Error, Result};
+use crate::hier::HierConfig;
 use crate::scorers::colbert::ColBertConfig;
 
 /// The model being trained.
@@ -185,7 +186,39 @@ fn default_clip() -> f64 {
     1.0
 }
 
+/// How a bi-encoder embeds passages (articles).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArticleEncoder {
+    /// The shared BERT and pooling, passages truncated to `data.max_doc_len` (default).
+    #[default]
+    Flat,
+    /// [`crate::hier::HierarchicalEncoder`] over the shared BERT: the passage's content tokens (up
+    /// to `(hier.seg_len − 2) · hier.max_segments`, `data.max_doc_len` does not apply) cut into
+    /// `[CLS] … [SEP]` segments, their `[CLS]` states through a small transformer, max-pooled.
+    /// Queries stay with the plain BERT and pooling. Its parameters are trainable variables named
+    /// `hier.…` (also with PEFT: they are new).
+    Hierarchical,
+}
+
+impl ArticleEncoder {
+    /// Whether this is the default flat encoder (left out of serialised configs).
+    pub fn is_flat(&self) -> bool {
+        *self == Self::Flat
+    }
+}
+
 /// The bi-encoder's head.
+///
+/// ```toml
+/// [biencoder]
+/// pooling = "mean"
+/// cosine = true
+/// scale = 20.0
+/// in_batch = true
+/// article_encoder = "hierarchical"   # default "flat"
+/// hier = { seg_len = 128, max_segments = 4, heads = 12 }   # crate::hier::HierConfig
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BiEncoderConfig {
@@ -202,6 +235,21 @@ pub struct BiEncoderConfig {
     /// Use the other examples' passages as extra negatives (default true).
     #[serde(default = "default_true")]
     pub in_batch: bool,
+    /// How passages are embedded: `flat` (default) or `hierarchical` (DPR and ANCE only).
+    #[serde(default, skip_serializing_if = "ArticleEncoder::is_flat")]
+    pub article_encoder: ArticleEncoder,
+    /// Settings of the hierarchical encoder; absent = [`HierConfig::default`] (`seg_len` 128,
+    /// `max_segments` 16, 2 layers, 12 heads, FFN 4×, dropout 0.1, `layer_norm_eps` 1e-5). Only
+    /// with `article_encoder = "hierarchical"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hier: Option<HierConfig>,
+}
+
+impl BiEncoderConfig {
+    /// The hierarchical encoder's settings when `article_encoder = "hierarchical"`.
+    pub fn hierarchical(&self) -> Option<HierConfig> {
+        (self.article_encoder == ArticleEncoder::Hierarchical).then(|| self.hier.clone().unwrap_or_default())
+    }
 }
 
 fn default_pooling() -> Pooling {
@@ -221,6 +269,8 @@ impl Default for BiEncoderConfig {
             cosine: true,
             scale: default_scale(),
             in_batch: true,
+            article_encoder: ArticleEncoder::Flat,
+            hier: None,
         }
     }
 }
@@ -396,6 +446,26 @@ impl TrainConfig {
             }
         }
         self.colbert.validate()?;
+        match (self.biencoder.article_encoder, &self.biencoder.hier) {
+            (ArticleEncoder::Hierarchical, h) => {
+                if !self.model.is_biencoder() {
+                    return bad(
+                        "article_encoder = \"hierarchical\" needs a bi-encoder (model = \"dpr\" or \"ance\")"
+                            .into(),
+                    );
+                }
+                if self.gnn.is_some() || self.qabisar.is_some() {
+                    return bad(
+                        "article_encoder = \"hierarchical\" does not combine with [gnn] or [qabisar]".into(),
+                    );
+                }
+                h.clone().unwrap_or_default().validate()?;
+            }
+            (ArticleEncoder::Flat, Some(_)) => {
+                return bad("biencoder.hier needs article_encoder = \"hierarchical\"".into());
+            }
+            (ArticleEncoder::Flat, None) => {}
+        }
         if let Some(g) = &self.gnn {
             g.validate()?;
             if !self.model.is_biencoder() {

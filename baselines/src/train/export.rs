@@ -8,13 +8,21 @@
 //!   sha256 of its `model.safetensors`, plus the base's `config.json` and tokenizer files so the folder
 //!   tokenises on its own. [`crate::encoder::BertModel::from_dir`] loads such a folder: base, then the
 //!   PEFT weights, LoRA merged into the base weights for inference.
+//! - A hierarchical article encoder (`biencoder.article_encoder = "hierarchical"`) adds its
+//!   `hier.…` tensors to either weights file. `lexbench run dense` cannot use them (it refuses such
+//!   folders); [`write_runs`] ranks with the network rebuilt from the folder instead.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use candle_core::Device;
+
 use super::config::{PeftConfig, TrainConfig};
+use super::data::SplitData;
+use super::model::Trainable;
 use super::params::{ParamStore, save_tensors};
+use crate::dense::{DenseOutput, write_neural_run};
 use crate::error::{Result, io_err};
 
 /// The PEFT folder's description (`adapter_config.json`).
@@ -100,4 +108,70 @@ pub fn weights_file(dir: &Path) -> PathBuf {
     } else {
         full
     }
+}
+
+/// Whether a model folder's weights hold a hierarchical article encoder's `hier.…` tensors (reads
+/// the safetensors header only).
+pub fn has_hier_tensors(dir: &Path) -> Result<bool> {
+    use std::io::Read;
+    let path = weights_file(dir);
+    let Ok(mut f) = std::fs::File::open(&path) else {
+        return Ok(false);
+    };
+    let mut len = [0u8; 8];
+    if f.read_exact(&mut len).is_err() {
+        return Ok(false);
+    }
+    let n = u64::from_le_bytes(len);
+    if n > 100 << 20 {
+        return Ok(false);
+    }
+    let mut header = vec![0u8; n as usize];
+    f.read_exact(&mut header).map_err(io_err(&path))?;
+    let Ok(v) = serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&header) else {
+        return Ok(false);
+    };
+    Ok(v.keys().any(|k| k.starts_with("hier.")))
+}
+
+/// Ranks `splits` of `cfg`'s dataset with the network rebuilt from the exported folder `model_dir`
+/// (its weights file holds every trainable variable) and writes `DATA/runs/<dataset>/<split>/<name>.trec`
+/// with a dense-run sidecar: how runs of models `lexbench run dense` cannot load (a hierarchical
+/// article encoder) are made.
+pub fn write_runs(
+    cfg: &TrainConfig,
+    data: &Path,
+    model_dir: &Path,
+    device: &Device,
+    splits: &[String],
+) -> Result<Vec<DenseOutput>> {
+    let net = Trainable::build(cfg, device)?;
+    net.store.load_values(&weights_file(model_dir))?;
+    let mut out = Vec::with_capacity(splits.len());
+    for split in splits {
+        let t0 = std::time::Instant::now();
+        let target = SplitData::load(data, &cfg.data.dataset, split, false)?;
+        let mut run = net.rank(&target, cfg.eval.top_k, None, 32)?;
+        run.tag = cfg.name.clone();
+        let timings = [("rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
+        let config = serde_json::json!({
+            "model": cfg.model,
+            "article_encoder": cfg.biencoder.article_encoder,
+            "train_config": cfg,
+            "top_k": cfg.eval.top_k,
+        });
+        let docs = target.docs.len();
+        out.push(write_neural_run(
+            data,
+            &cfg.data.dataset,
+            split,
+            model_dir,
+            &cfg.name,
+            config,
+            run,
+            docs,
+            timings,
+        )?);
+    }
+    Ok(out)
 }

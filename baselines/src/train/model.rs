@@ -2,9 +2,12 @@
 //!
 //! - Bi-encoder (DPR, ANCE): one shared BERT for queries and passages (sentence-transformers'
 //!   convention for all-MiniLM-L6-v2; DPR's original has two towers). Scores are dot products, or
-//!   cosines times `scale`. Loss: negative log-likelihood of the positive among the example's
-//!   negatives and, with `in_batch`, every other passage of the batch — except passages that are
-//!   positives of the same topic, which are masked out.
+//!   cosines times `scale`. With `article_encoder = "hierarchical"` passages go through a
+//!   [`HierarchicalEncoder`] over the same BERT (segments → `[CLS]` → segment transformer →
+//!   max-pool), whose new parameters are trainable variables `hier.…`; queries keep the plain BERT.
+//!   Loss: negative log-likelihood of the positive among the example's negatives and, with
+//!   `in_batch`, every other passage of the batch — except passages that are positives of the same
+//!   topic, which are masked out.
 //! - ColBERT: MaxSim over normalised projected token vectors, same loss.
 //! - Cross-encoder: binary cross-entropy with logits on (query, positive) = 1 and (query, negative) = 0.
 //!
@@ -28,6 +31,7 @@ use super::params::{ParamStore, load_tensors};
 use crate::dense::{SEED, seeded_normal};
 use crate::encoder::{BertConfig, BertModel, TextTokenizer, Tokens, l2_normalize, pad_batch, pool};
 use crate::error::{Error, Result};
+use crate::hier::{HierarchicalEncoder, SpecialTokens};
 use crate::scorers::colbert::ColBert;
 use crate::scorers::cross::CrossEncoder;
 
@@ -42,11 +46,36 @@ pub enum Net {
         query_tok: TextTokenizer,
         /// Passage tokenizer (passage truncation).
         doc_tok: TextTokenizer,
+        /// The hierarchical article encoder, when passages use it.
+        articles: Option<Box<HierArticles>>,
     },
     /// ColBERT.
     Colbert(ColBert),
     /// Cross-encoder.
     Cross(CrossEncoder),
+}
+
+/// Passages through the hierarchical encoder: content ids (no special tokens, truncated to what
+/// the segments keep) and the encoder over the shared BERT.
+#[derive(Debug, Clone)]
+pub struct HierArticles {
+    /// The encoder (its BERT is the bi-encoder's, sharing the variables).
+    pub encoder: HierarchicalEncoder,
+    /// Content tokenizer: `(seg_len − 2) · max_segments` tokens, no special tokens.
+    pub tokenizer: TextTokenizer,
+}
+
+impl HierArticles {
+    /// Content token ids of `texts`.
+    pub fn content_ids(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>> {
+        self.tokenizer.encode_content(texts)
+    }
+
+    /// The segments a text is cut into (`[CLS] … [SEP]` each).
+    pub fn segments(&self, text: &str) -> Result<Vec<Vec<u32>>> {
+        let ids = self.content_ids(&[text])?;
+        self.encoder.segments(&ids[0])
+    }
 }
 
 /// A network with its trainable parameters.
@@ -140,11 +169,46 @@ impl Trainable {
         };
         let tok_path = cfg.base.join("tokenizer.json");
         let net = match cfg.model {
-            ModelKind::Dpr | ModelKind::Ance => Net::Bi {
-                model,
-                query_tok: TextTokenizer::from_file(&tok_path, cfg.data.max_query_len)?,
-                doc_tok: TextTokenizer::from_file(&tok_path, cfg.data.max_doc_len)?,
-            },
+            ModelKind::Dpr | ModelKind::Ance => {
+                let doc_tok = TextTokenizer::from_file(&tok_path, cfg.data.max_doc_len)?;
+                let articles = match cfg.biencoder.hierarchical() {
+                    Some(h) => {
+                        let token = |t: &str| {
+                            doc_tok.token_id(t).ok_or_else(|| {
+                                Error::Param(format!(
+                                    "hierarchical encoder: {} has no {t} token",
+                                    tok_path.display()
+                                ))
+                            })
+                        };
+                        let special = SpecialTokens {
+                            cls: token("[CLS]")?,
+                            sep: token("[SEP]")?,
+                            pad: doc_tok.pad_id(),
+                        };
+                        let content_len = (h.seg_len.saturating_sub(2) * h.max_segments).max(4);
+                        // The same BERT (same variables, PEFT included); the segment-level
+                        // parameters are new trainable variables under `hier.`.
+                        let encoder = HierarchicalEncoder::new(
+                            model.clone(),
+                            &h,
+                            special,
+                            store.var_builder(device).pp("hier"),
+                        )?;
+                        Some(Box::new(HierArticles {
+                            encoder,
+                            tokenizer: TextTokenizer::from_file(&tok_path, content_len)?,
+                        }))
+                    }
+                    None => None,
+                };
+                Net::Bi {
+                    model,
+                    query_tok: TextTokenizer::from_file(&tok_path, cfg.data.max_query_len)?,
+                    doc_tok,
+                    articles,
+                }
+            }
             ModelKind::Colbert => {
                 let tok = TextTokenizer::from_file(&tok_path, cfg.colbert.doc_maxlen)?;
                 Net::Colbert(ColBert::new(
@@ -165,7 +229,7 @@ impl Trainable {
                 let heads: usize = store
                     .vars()
                     .iter()
-                    .filter(|(k, _)| !k.starts_with("peft."))
+                    .filter(|(k, _)| !k.starts_with("peft.") && !k.starts_with("hier."))
                     .map(|(_, v)| v.elem_count())
                     .sum();
                 base_count - heads + store.num_params()
@@ -199,16 +263,44 @@ impl Trainable {
         if self.cosine { l2_normalize(&v) } else { Ok(v) }
     }
 
+    /// Passage vectors `(n, h)` of one batch: the hierarchical encoder over content ids, or
+    /// [`Self::bi_encode`] over the passage tokenizer's sequences.
+    fn encode_passages(&self, passages: &[&str], train: bool) -> Result<Tensor> {
+        let Net::Bi {
+            doc_tok, articles, ..
+        } = &self.net
+        else {
+            return Err(Error::Param("not a bi-encoder".into()));
+        };
+        match articles {
+            Some(a) => {
+                let ids = a.content_ids(passages)?;
+                let refs: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
+                let v = a.encoder.forward_t(&refs, train)?;
+                if self.cosine { l2_normalize(&v) } else { Ok(v) }
+            }
+            None => {
+                let d = doc_tok.encode(passages)?;
+                self.bi_encode(&d.iter().collect::<Vec<_>>(), train)
+            }
+        }
+    }
+
+    /// The hierarchical article encoder, when passages use one.
+    pub fn hier_articles(&self) -> Option<&HierArticles> {
+        match &self.net {
+            Net::Bi { articles, .. } => articles.as_deref(),
+            _ => None,
+        }
+    }
+
     /// Scores `(queries, passages)` of one batch as a `(q, p)` matrix (bi-encoder and ColBERT).
     fn score_matrix(&self, queries: &[&str], passages: &[&str], train: bool) -> Result<Tensor> {
         match &self.net {
-            Net::Bi {
-                query_tok, doc_tok, ..
-            } => {
+            Net::Bi { query_tok, .. } => {
                 let q = query_tok.encode(queries)?;
-                let d = doc_tok.encode(passages)?;
                 let qv = self.bi_encode(&q.iter().collect::<Vec<_>>(), train)?;
-                let dv = self.bi_encode(&d.iter().collect::<Vec<_>>(), train)?;
+                let dv = self.encode_passages(passages, train)?;
                 let s = qv.matmul(&dv.t()?)?;
                 Ok(if self.cosine { (s * self.scale)? } else { s })
             }
@@ -319,15 +411,34 @@ impl Trainable {
     }
 
     /// Bi-encoder embeddings of `texts` (queries with the query truncation, passages with the
-    /// passage one), without gradient or dropout, in input order; normalised when scores are cosine.
+    /// passage one or the hierarchical encoder), without gradient or dropout, in input order;
+    /// normalised when scores are cosine.
     /// Errors for ColBERT and cross-encoders.
     pub fn embed_texts(&self, texts: &[&str], query: bool, batch_size: usize) -> Result<Vec<Vec<f32>>> {
         let Net::Bi {
-            query_tok, doc_tok, ..
+            query_tok,
+            doc_tok,
+            articles,
+            ..
         } = &self.net
         else {
             return Err(Error::Param("only a bi-encoder embeds texts".into()));
         };
+        if let (Some(a), false) = (articles, query) {
+            let ids = a.content_ids(texts)?;
+            let mut order: Vec<usize> = (0..ids.len()).collect();
+            order.sort_by_key(|&i| (ids[i].len(), i));
+            let mut out = vec![Vec::new(); ids.len()];
+            for chunk in order.chunks(batch_size.max(1)) {
+                let refs: Vec<&[u32]> = chunk.iter().map(|&i| ids[i].as_slice()).collect();
+                let v = a.encoder.forward_t(&refs, false)?;
+                let v = if self.cosine { l2_normalize(&v)? } else { v };
+                for (&i, r) in chunk.iter().zip(v.to_vec2::<f32>()?) {
+                    out[i] = r;
+                }
+            }
+            return Ok(out);
+        }
         let tok = if query { query_tok } else { doc_tok };
         let toks = tok.encode(texts)?;
         let mut order: Vec<usize> = (0..toks.len()).collect();
