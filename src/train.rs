@@ -123,7 +123,7 @@ pub fn cmd_train(data: &Path, args: &TrainArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let (out, summary) = if args.sweep {
+    let out = if args.sweep {
         if cfg.lr_sweep.is_empty() {
             bail!("{}: --sweep needs lr_sweep in the config", args.config.display());
         }
@@ -158,14 +158,14 @@ pub fn cmd_train(data: &Path, args: &TrainArgs) -> Result<ExitCode> {
             &root.join("sweep.json"),
             &serde_json::json!({"measure": cfg.eval.measure, "selected_lr": results[best].0, "runs": table}),
         )?;
-        let (lr, dir, s) = results.swap_remove(best);
+        let (lr, dir, _) = results.swap_remove(best);
         println!("sweep: selected lr {lr:e} ({})", dir.display());
         cfg.optim.lr = lr;
-        (dir, s)
+        dir
     } else {
         let s = train(&cfg, data, &root, &device, &opts).with_context(|| cfg.name.clone())?;
         print_summary(&s, &root);
-        (root, s)
+        root
     };
     if cfg.gnn.is_some() {
         // DR+GNN: the GAT over the legislative graph on top of the trained encoder; it writes the runs.
@@ -198,7 +198,6 @@ pub fn cmd_train(data: &Path, args: &TrainArgs) -> Result<ExitCode> {
         run_split(data, &cfg, &out.join("model"), split)
             .with_context(|| format!("{} on {}/{split}", cfg.name, cfg.data.dataset))?;
     }
-    let _ = summary;
     Ok(ExitCode::SUCCESS)
 }
 

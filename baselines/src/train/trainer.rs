@@ -90,7 +90,8 @@ pub struct Summary {
     pub trainable_pct: f64,
     /// The dataset's identity hash.
     pub dataset_hash: String,
-    /// Whether training finished all epochs.
+    /// Whether training ran to its end (all epochs, or `max_steps`), rather than stopping early
+    /// (`TrainOptions::stop_after_epoch`) to be resumed.
     pub finished: bool,
 }
 
@@ -551,7 +552,7 @@ pub fn train(
         total_params: net.total_params,
         trainable_pct: 100.0 * net.trainable_params() as f64 / net.total_params.max(1) as f64,
         dataset_hash: train_split.dataset_hash.clone(),
-        finished: finished && state.epoch >= cfg.schedule.epochs.min(state.epoch.max(1)),
+        finished,
     };
     lexbench_core::io::write_json_pretty(&out.join("summary.json"), &summary)?;
     Ok(summary)
