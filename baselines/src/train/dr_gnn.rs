@@ -26,13 +26,13 @@ use std::time::Instant;
 use candle_core::{DType, Device, Tensor};
 use candle_nn::Init;
 use lexbench_core::rng::SplitMix64;
-use lexbench_core::trec::{Hit, Run, trec_order};
 use serde::{Deserialize, Serialize};
 
 use super::config::TrainConfig;
 use super::curriculum::{CurriculumNegatives, GRAPH_FILE, LegalGraphFile};
 use super::data::SplitData;
-use super::model::Trainable;
+use super::export::write_trained_run;
+use super::model::{Trainable, run_from_corpus_scores};
 use super::negatives::{Example, batches, examples, examples_with};
 use super::optim::{AdamW, LinearSchedule, clip_grad_norm};
 use super::params::ParamStore;
@@ -455,33 +455,9 @@ pub fn train_dr_gnn(
         let target = SplitData::load(data, &cfg.data.dataset, s, false)?;
         let qs = stage.queries(&target)?;
         let scores = stage.score_all(&qs)?;
-        let mut run = Run::new(cfg.name.clone());
-        for (t, topic) in target.topics.iter().enumerate() {
-            let cands = target.candidates(t);
-            let mut hits: Vec<Hit> = cands
-                .iter()
-                .map(|&d| Hit {
-                    doc: target.docs[d].doc.clone(),
-                    score: f64::from(scores[t][d]),
-                })
-                .collect();
-            hits.sort_by(trec_order);
-            hits.truncate(cfg.eval.top_k);
-            run.topics.insert(topic.topic.clone(), hits);
-        }
-        let timings = [("rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
+        let run = run_from_corpus_scores(&target, &cfg.name, &scores, cfg.eval.top_k);
         let config = serde_json::json!({"model": "dr_gnn", "train_config": cfg, "top_k": cfg.eval.top_k});
-        let o = crate::dense::write_neural_run(
-            data,
-            &cfg.data.dataset,
-            s,
-            &dir,
-            &cfg.name,
-            config,
-            run,
-            target.docs.len(),
-            timings,
-        )?;
+        let o = write_trained_run(cfg, data, s, &dir, config, run, target.docs.len(), t0)?;
         summary.runs.push(o.run_path.display().to_string());
         outputs.push(o);
     }

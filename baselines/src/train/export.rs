@@ -153,25 +153,50 @@ pub fn write_runs(
         let target = SplitData::load(data, &cfg.data.dataset, split, false)?;
         let mut run = net.rank(&target, cfg.eval.top_k, None, 32)?;
         run.tag = cfg.name.clone();
-        let timings = [("rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
         let config = serde_json::json!({
             "model": cfg.model,
             "article_encoder": cfg.biencoder.article_encoder,
             "train_config": cfg,
             "top_k": cfg.eval.top_k,
         });
-        let docs = target.docs.len();
-        out.push(write_neural_run(
+        out.push(write_trained_run(
+            cfg,
             data,
-            &cfg.data.dataset,
             split,
             model_dir,
-            &cfg.name,
             config,
             run,
-            docs,
-            timings,
+            target.docs.len(),
+            t0,
         )?);
     }
     Ok(out)
+}
+
+/// Writes `run` of `split` as `DATA/runs/<dataset>/<split>/<cfg.name>.trec` with a dense-run sidecar
+/// (`model_dir`, `config`, the documents ranked, the time since `t0`): the runs of trained models that
+/// `lexbench run dense` cannot load (hierarchical encoder, DR+GNN, QABISAR).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn write_trained_run(
+    cfg: &TrainConfig,
+    data: &Path,
+    split: &str,
+    model_dir: &Path,
+    config: serde_json::Value,
+    run: lexbench_core::Run,
+    docs: usize,
+    t0: std::time::Instant,
+) -> Result<DenseOutput> {
+    let timings = [("rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
+    write_neural_run(
+        data,
+        &cfg.data.dataset,
+        split,
+        model_dir,
+        &cfg.name,
+        config,
+        run,
+        docs,
+        timings,
+    )
 }

@@ -586,6 +586,19 @@ pub fn bce_with_logits(x: &Tensor, y: &Tensor) -> Result<Tensor> {
     Ok(((a - b)? + c)?.mean_all()?)
 }
 
+/// A run tagged `tag` from scores of every topic of `split` against every corpus document
+/// (`scores[t][d]`, corpus indices): each topic keeps its candidates' top `k`, in trec_eval order.
+pub(crate) fn run_from_corpus_scores(split: &SplitData, tag: &str, scores: &[Vec<f32>], k: usize) -> Run {
+    let mut run = Run::new(tag);
+    for (t, topic) in split.topics.iter().enumerate() {
+        let docs = split.candidates(t);
+        let s: Vec<f32> = docs.iter().map(|&d| scores[t][d]).collect();
+        run.topics
+            .insert(topic.topic.clone(), top_hits(split, &docs, &s, k));
+    }
+    run
+}
+
 fn top_hits(split: &SplitData, docs: &[usize], scores: &[f32], k: usize) -> Vec<Hit> {
     let mut hits: Vec<Hit> = docs
         .iter()
