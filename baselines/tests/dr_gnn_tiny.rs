@@ -20,7 +20,6 @@ use lexbench_baselines::train::dr_gnn::train_dr_gnn;
 use lexbench_baselines::train::negatives::examples;
 use lexbench_baselines::train::qabisar::{Qabisar, train_qabisar};
 use lexbench_baselines::train::{TrainOptions, train};
-use lexbench_core::dataset::DatasetManifest;
 use lexbench_core::rng::SplitMix64;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -41,18 +40,14 @@ const WORDS: &[&str] = &[
 ];
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lexbench-drgnn-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
+    common::scratch("drgnn", name)
 }
 
 /// `DATA/datasets/law`: 12 articles under one code with two books, article order 1 → … → 12; 8
 /// questions (6 train, 2 test), each relevant to two neighbouring articles.
 fn tiny_law(data: &Path) -> TestResult {
     let dir = data.join("datasets").join("law");
-    std::fs::create_dir_all(dir.join("qrels"))?;
-    std::fs::create_dir_all(dir.join("splits"))?;
+    std::fs::create_dir_all(&dir)?;
     let mut corpus = String::new();
     let text = |i: usize| -> String {
         (0..6)
@@ -84,35 +79,20 @@ fn tiny_law(data: &Path) -> TestResult {
     }
     let graph = serde_json::json!({"nodes": nodes, "hierarchy": hierarchy, "sequence": sequence, "article_nodes": article_nodes});
     std::fs::write(dir.join("graph.json"), graph.to_string())?;
-    let (mut queries, mut train_q, mut test_q) = (String::new(), String::new(), String::new());
-    let (mut train_t, mut test_t) = (Vec::new(), Vec::new());
-    for t in 0..8usize {
-        let topic = format!("q{t}");
-        let pos = [1 + (t * 3) % 11, 2 + (t * 3) % 11];
-        let words: Vec<String> = text(pos[0]).split(' ').take(3).map(str::to_owned).collect();
-        queries.push_str(
-            &serde_json::json!({"topic": topic, "query": topic, "text": words.join(" ")}).to_string(),
-        );
-        queries.push('\n');
-        let (q, list) = if t < 6 {
-            (&mut train_q, &mut train_t)
-        } else {
-            (&mut test_q, &mut test_t)
-        };
-        for p in pos {
-            q.push_str(&format!("{topic} 0 {p} 1\n"));
-        }
-        list.push(topic);
-    }
-    std::fs::write(dir.join("queries.jsonl"), queries)?;
-    std::fs::write(dir.join("qrels").join("train.tsv"), train_q)?;
-    std::fs::write(dir.join("qrels").join("test.tsv"), test_q)?;
-    for (name, list) in [("train", &mut train_t), ("test", &mut test_t)] {
-        list.sort();
-        let split = serde_json::json!({"dataset": "law", "name": name, "topics": list});
-        std::fs::write(dir.join("splits").join(format!("{name}.json")), split.to_string())?;
-    }
-    DatasetManifest::write_for(&dir, "law", "dr_gnn_tiny test")?;
+    let topics: Vec<common::TopicSpec> = (0..8usize)
+        .map(|t| {
+            let pos = [1 + (t * 3) % 11, 2 + (t * 3) % 11];
+            let words: Vec<String> = text(pos[0]).split(' ').take(3).map(str::to_owned).collect();
+            common::TopicSpec {
+                topic: format!("q{t}"),
+                query: format!("q{t}"),
+                text: words.join(" "),
+                positives: pos.iter().map(|p| p.to_string()).collect(),
+                split: if t < 6 { "train" } else { "test" },
+            }
+        })
+        .collect();
+    common::write_topics(&dir, "law", &topics, "dr_gnn_tiny test")?;
     Ok(())
 }
 

@@ -38,7 +38,6 @@ use lexbench_baselines::train::negatives::examples;
 use lexbench_baselines::train::optim::{AdamW, AdamWConfig};
 use lexbench_baselines::train::share::{bert_params, share};
 use lexbench_baselines::train::{TrainOptions, train};
-use lexbench_core::dataset::DatasetManifest;
 use lexbench_core::rng::SplitMix64;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -69,18 +68,14 @@ const WORDS: &[&str] = &[
 ];
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lexbench-train-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("scratch dir");
-    d
+    common::scratch("train", name)
 }
 
 /// Writes `DATA/datasets/tiny`: 4 judgments × 8 paragraphs, 8 topics (one per query–judgment pair),
 /// train = 6 topics, val = 2; paragraphs are random word strings, queries reuse words of a positive.
 fn tiny_dataset(data: &Path) -> TestResult {
     let dir = data.join("datasets").join("tiny");
-    std::fs::create_dir_all(dir.join("qrels"))?;
-    std::fs::create_dir_all(dir.join("splits"))?;
+    std::fs::create_dir_all(&dir)?;
     let mut rng = SplitMix64::new(11);
     let mut corpus = String::new();
     let mut texts = Vec::new();
@@ -96,42 +91,25 @@ fn tiny_dataset(data: &Path) -> TestResult {
         }
     }
     std::fs::write(dir.join("corpus.jsonl"), corpus)?;
-    let (mut queries, mut pools) = (String::new(), String::new());
-    let (mut train_q, mut val_q) = (String::new(), String::new());
-    let (mut train_t, mut val_t) = (Vec::new(), Vec::new());
+    let (mut pools, mut topics) = (String::new(), Vec::new());
     for t in 0..8usize {
         let j = t % 4;
         let topic = format!("q{t}/001-99000{j}");
         let pos = [1 + (t % 8), 1 + ((t + 3) % 8)];
         let words: Vec<&str> = texts[j * 8 + pos[0] - 1].split(' ').take(4).collect();
-        queries.push_str(
-            &serde_json::json!({"topic": topic, "query": format!("q{t}"), "text": words.join(" ")})
-                .to_string(),
-        );
-        queries.push('\n');
         let docs: Vec<String> = (1..=8).map(|p| format!("001-99000{j}:{p}")).collect();
         pools.push_str(&serde_json::json!({"topic": topic, "docs": docs}).to_string());
         pools.push('\n');
-        let (q, list) = if t < 6 {
-            (&mut train_q, &mut train_t)
-        } else {
-            (&mut val_q, &mut val_t)
-        };
-        for p in pos {
-            q.push_str(&format!("{topic} 0 001-99000{j}:{p} 1\n"));
-        }
-        list.push(topic);
+        topics.push(common::TopicSpec {
+            topic,
+            query: format!("q{t}"),
+            text: words.join(" "),
+            positives: pos.iter().map(|p| format!("001-99000{j}:{p}")).collect(),
+            split: if t < 6 { "train" } else { "val" },
+        });
     }
-    std::fs::write(dir.join("queries.jsonl"), queries)?;
     std::fs::write(dir.join("pools.jsonl"), pools)?;
-    std::fs::write(dir.join("qrels").join("train.tsv"), train_q)?;
-    std::fs::write(dir.join("qrels").join("val.tsv"), val_q)?;
-    for (name, list) in [("train", &mut train_t), ("val", &mut val_t)] {
-        list.sort();
-        let split = serde_json::json!({"dataset": "tiny", "name": name, "topics": list});
-        std::fs::write(dir.join("splits").join(format!("{name}.json")), split.to_string())?;
-    }
-    DatasetManifest::write_for(&dir, "tiny", "train_tiny test")?;
+    common::write_topics(&dir, "tiny", &topics, "train_tiny test")?;
     Ok(())
 }
 
@@ -238,6 +216,23 @@ fn one_step_lowers_the_loss() -> TestResult {
 }
 
 type Params = Vec<(String, Vec<f32>)>;
+
+/// Every topic of `a` is ranked in `b` in the same order with scores within 1e-5.
+fn assert_same_ranking(a: &lexbench_core::Run, b: &lexbench_core::Run, label: &str) {
+    for (topic, hits) in &a.topics {
+        let other = &b.topics[topic];
+        assert_eq!(hits.len(), other.len(), "{label} {topic}");
+        for (x, y) in hits.iter().zip(other) {
+            assert_eq!(x.doc, y.doc, "{label} {topic}");
+            assert!(
+                (x.score - y.score).abs() < 1e-5,
+                "{label} {topic}: {} vs {}",
+                x.score,
+                y.score
+            );
+        }
+    }
+}
 
 fn params_of(out: &Path, epoch: usize) -> Result<Params, Box<dyn std::error::Error>> {
     let p = out
@@ -445,19 +440,7 @@ fn exported_models_rank_as_in_training() -> TestResult {
         };
         let run = run_dense(&data, "tiny", "val", &out.join("model"), &params)?;
         let read = lexbench_core::Run::read(&run.run_path, &Default::default())?;
-        for (topic, hits) in &trained.topics {
-            let other = &read.topics[topic];
-            assert_eq!(hits.len(), other.len());
-            for (a, b) in hits.iter().zip(other) {
-                assert_eq!(a.doc, b.doc);
-                assert!(
-                    (a.score - b.score).abs() < 1e-5,
-                    "{name} {topic}: {} vs {}",
-                    a.score,
-                    b.score
-                );
-            }
-        }
+        assert_same_ranking(&trained, &read, name);
     }
     Ok(())
 }
@@ -705,18 +688,6 @@ fn hierarchical_resumed_run_continues_identically() -> TestResult {
     let val = SplitData::load(&data, "tiny", "val", false)?;
     let trained = net.rank(&val, 100, None, 8)?;
     assert_eq!(trained.topics.len(), read.topics.len());
-    for (topic, hits) in &trained.topics {
-        let other = &read.topics[topic];
-        assert_eq!(hits.len(), other.len());
-        for (x, y) in hits.iter().zip(other) {
-            assert_eq!(x.doc, y.doc);
-            assert!(
-                (x.score - y.score).abs() < 1e-5,
-                "{topic}: {} vs {}",
-                x.score,
-                y.score
-            );
-        }
-    }
+    assert_same_ranking(&trained, &read, "hierarchical");
     Ok(())
 }
