@@ -143,21 +143,99 @@ impl GnnConfig {
 
     /// The GAT's configuration for node vectors of width `dim`.
     pub fn gat(&self, dim: usize) -> Result<GatConfig> {
-        if !dim.is_multiple_of(self.heads) {
-            return Err(Error::Param(format!(
-                "gnn: {} heads do not divide the encoder width {dim}",
-                self.heads
-            )));
+        gat_config(
+            "gnn",
+            dim,
+            self.heads,
+            self.num_layers,
+            self.edge_dim,
+            self.attention_dropout,
+        )
+    }
+}
+
+/// A GAT over node vectors of width `dim`, `heads` heads of `dim / heads` (concatenated back to
+/// `dim`); `who` names the config section in the error when `heads` does not divide `dim`.
+pub(crate) fn gat_config(
+    who: &str,
+    dim: usize,
+    heads: usize,
+    num_layers: usize,
+    edge_dim: usize,
+    attention_dropout: f32,
+) -> Result<GatConfig> {
+    if heads == 0 || !dim.is_multiple_of(heads) {
+        return Err(Error::Param(format!(
+            "{who}: {heads} heads do not divide the encoder width {dim}"
+        )));
+    }
+    Ok(GatConfig {
+        in_dim: dim,
+        heads,
+        head_dim: dim / heads,
+        num_layers,
+        edge_dim,
+        attention_dropout,
+        ..GatConfig::default()
+    })
+}
+
+/// The legislative graph of a corpus-wide dataset with node features from an encoder: structure nodes
+/// are embedded from their labels, articles from their text; corpus documents missing from the graph
+/// become isolated nodes appended at the end.
+pub(crate) struct GraphFeatures {
+    /// The graph as `graph.json` holds it.
+    pub graph: LegalGraphFile,
+    /// Node features `(nodes, dim)`, computed without gradient.
+    pub x: Tensor,
+    /// Corpus index → node index.
+    pub doc_node: Vec<usize>,
+}
+
+impl GraphFeatures {
+    /// Reads `DATA/datasets/<dataset>/graph.json` and embeds its nodes with `net`.
+    pub(crate) fn build(
+        net: &Trainable,
+        split: &SplitData,
+        data: &Path,
+        dataset: &str,
+        device: &Device,
+    ) -> Result<Self> {
+        let dir = lexbench_core::dataset::DatasetDir::in_data(data, dataset);
+        let graph = LegalGraphFile::read(&dir.0.join(GRAPH_FILE))?;
+        let nodes = graph.doc_nodes(split);
+        let mut texts: Vec<&str> = graph.nodes.iter().map(|n| n.label.as_str()).collect();
+        let mut doc_node = Vec::with_capacity(nodes.len());
+        for (d, node) in nodes.iter().enumerate() {
+            match node {
+                Some(n) => {
+                    texts[*n] = split.docs[d].text.as_str();
+                    doc_node.push(*n);
+                }
+                None => doc_node.push(usize::MAX),
+            }
         }
-        Ok(GatConfig {
-            in_dim: dim,
-            heads: self.heads,
-            head_dim: dim / self.heads,
-            num_layers: self.num_layers,
-            edge_dim: self.edge_dim,
-            attention_dropout: self.attention_dropout,
-            ..GatConfig::default()
-        })
+        for (d, n) in doc_node.iter_mut().enumerate() {
+            if *n == usize::MAX {
+                *n = texts.len();
+                texts.push(split.docs[d].text.as_str());
+            }
+        }
+        let rows = net.embed_texts(&texts, false, 32)?;
+        let dim = rows.first().map_or(0, Vec::len);
+        let flat: Vec<f32> = rows.into_iter().flatten().collect();
+        let x = Tensor::from_vec(flat, (texts.len(), dim), device)?;
+        Ok(Self { graph, x, doc_node })
+    }
+
+    /// Nodes (graph nodes plus appended isolated articles).
+    pub(crate) fn nodes(&self) -> usize {
+        self.x.dims()[0]
+    }
+
+    /// Width of the node features.
+    pub(crate) fn dim(&self) -> usize {
+        self.x.dims().get(1).copied().unwrap_or(0)
     }
 }
 
@@ -204,27 +282,10 @@ impl Stage {
                     .load_values(&checkpoint_dir(out, s.best_epoch).join("params.safetensors"))?;
             }
         }
-        let dir = lexbench_core::dataset::DatasetDir::in_data(data, &cfg.data.dataset);
-        let graph = LegalGraphFile::read(&dir.0.join(GRAPH_FILE))?;
-        let mut doc_node = graph.doc_nodes(&split);
-        let mut texts: Vec<&str> = graph.nodes.iter().map(|n| n.label.as_str()).collect();
-        for (d, node) in doc_node.iter().enumerate() {
-            if let Some(n) = node {
-                texts[*n] = split.docs[d].text.as_str();
-            }
-        }
-        for (d, node) in doc_node.iter_mut().enumerate() {
-            if node.is_none() {
-                *node = Some(texts.len());
-                texts.push(split.docs[d].text.as_str());
-            }
-        }
-        let rows = net.embed_texts(&texts, false, 32)?;
-        let dim = rows.first().map_or(0, Vec::len);
-        let flat: Vec<f32> = rows.into_iter().flatten().collect();
-        let x = Tensor::from_vec(flat, (texts.len(), dim), device)?;
-        let edges = EdgeList::from_legal_graph(&graph.hierarchy, &graph.sequence)?;
-        edges.validate(texts.len())?;
+        let feats = GraphFeatures::build(&net, &split, data, &cfg.data.dataset, device)?;
+        let dim = feats.dim();
+        let edges = EdgeList::from_legal_graph(&feats.graph.hierarchy, &feats.graph.sequence)?;
+        edges.validate(feats.nodes())?;
         let store = ParamStore::new(derive_seed(cfg.seed, GNN_SHUFFLE, u64::MAX));
         let vb = store.var_builder(device);
         let gat = Gat::load(&gnn.gat(dim)?, vb.pp("gat"))?;
@@ -233,14 +294,14 @@ impl Stage {
         } else {
             None
         };
-        let idx: Vec<u32> = doc_node.iter().map(|n| n.unwrap_or(0) as u32).collect();
+        let idx: Vec<u32> = feats.doc_node.iter().map(|&n| n as u32).collect();
         let doc_node = Tensor::new(idx.as_slice(), device)?;
         Ok(Self {
             net,
             store,
             gat,
             mix,
-            x,
+            x: feats.x,
             edges,
             doc_node,
             scale: gnn.scale,

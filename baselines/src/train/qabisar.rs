@@ -26,8 +26,9 @@ use lexbench_core::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 use super::config::TrainConfig;
-use super::curriculum::{CurriculumNegatives, GRAPH_FILE, LegalGraphFile};
+use super::curriculum::CurriculumNegatives;
 use super::data::SplitData;
+use super::dr_gnn::{GraphFeatures, gat_config};
 use super::export::write_trained_run;
 use super::model::{Trainable, run_from_corpus_scores};
 use super::negatives::{Example, batches, examples, examples_with};
@@ -159,21 +160,14 @@ impl QabisarConfig {
     }
 
     fn gat(&self, dim: usize) -> Result<GatConfig> {
-        if !dim.is_multiple_of(self.heads) {
-            return Err(Error::Param(format!(
-                "qabisar: {} heads do not divide the encoder width {dim}",
-                self.heads
-            )));
-        }
-        Ok(GatConfig {
-            in_dim: dim,
-            heads: self.heads,
-            head_dim: dim / self.heads,
-            num_layers: self.num_layers,
-            edge_dim: self.edge_dim,
-            attention_dropout: self.attention_dropout,
-            ..GatConfig::default()
-        })
+        gat_config(
+            "qabisar",
+            dim,
+            self.heads,
+            self.num_layers,
+            self.edge_dim,
+            self.attention_dropout,
+        )
     }
 }
 
@@ -217,37 +211,16 @@ impl Qabisar {
             .ok_or_else(|| Error::Param("QABISAR needs a [qabisar] section".into()))?;
         q.validate()?;
         let net = Trainable::build(cfg, device)?;
-        let dir = lexbench_core::dataset::DatasetDir::in_data(data, &cfg.data.dataset);
-        let graph = LegalGraphFile::read(&dir.0.join(GRAPH_FILE))?;
-        let mut doc_node = graph.doc_nodes(split);
-        let mut texts: Vec<&str> = graph.nodes.iter().map(|n| n.label.as_str()).collect();
-        for (d, node) in doc_node.iter().enumerate() {
-            if let Some(n) = node {
-                texts[*n] = split.docs[d].text.as_str();
-            }
-        }
-        for (d, node) in doc_node.iter_mut().enumerate() {
-            if node.is_none() {
-                *node = Some(texts.len());
-                texts.push(split.docs[d].text.as_str());
-            }
-        }
-        let rows = net.embed_texts(&texts, false, 32)?;
-        let dim = rows.first().map_or(0, Vec::len);
-        let base_x = Tensor::from_vec(
-            rows.into_iter().flatten().collect::<Vec<f32>>(),
-            (texts.len(), dim),
-            device,
-        )?;
+        let feats = GraphFeatures::build(&net, split, data, &cfg.data.dataset, device)?;
+        let dim = feats.dim();
+        let base_nodes = feats.nodes();
+        let base_x = feats.x;
         let nq = split.topics.len();
         let shift = |n: usize| -> Result<u32> {
             u32::try_from(n + nq).map_err(|_| Error::Param("qabisar: graph too large".into()))
         };
-        let doc_node: Vec<u32> = doc_node
-            .iter()
-            .map(|n| shift(n.unwrap_or(0)))
-            .collect::<Result<_>>()?;
-        let structural = EdgeList::from_legal_graph(&graph.hierarchy, &graph.sequence)?;
+        let doc_node: Vec<u32> = feats.doc_node.iter().map(|&n| shift(n)).collect::<Result<_>>()?;
+        let structural = EdgeList::from_legal_graph(&feats.graph.hierarchy, &feats.graph.sequence)?;
         let mut edges = EdgeList::new();
         for (t, topic) in split.topics.iter().enumerate() {
             for &d in &topic.positives {
@@ -263,7 +236,7 @@ impl Qabisar {
                 .unwrap_or(EdgeType::ParentChild);
             edges.push(structural.src[k] + nq as u32, structural.dst[k] + nq as u32, ty);
         }
-        let nodes = nq + texts.len();
+        let nodes = nq + base_nodes;
         let adjacency = Adjacency::new(nodes, &edges, Direction::Incoming)?;
         let gnn_store = ParamStore::new(derive_seed(cfg.seed, Q_INIT, 0));
         let gat = Gat::load(&q.gat(dim)?, gnn_store.var_builder(device).pp("gat"))?;
