@@ -83,22 +83,22 @@ pub struct GnnConfig {
 fn default_epochs() -> usize {
     5
 }
-fn default_lr() -> f64 {
+pub(crate) fn default_lr() -> f64 {
     1e-3
 }
 fn default_batch() -> usize {
     16
 }
-fn default_heads() -> usize {
+pub(crate) fn default_heads() -> usize {
     4
 }
-fn default_layers() -> usize {
+pub(crate) fn default_layers() -> usize {
     2
 }
-fn default_edge_dim() -> usize {
+pub(crate) fn default_edge_dim() -> usize {
     16
 }
-fn default_dropout() -> f32 {
+pub(crate) fn default_dropout() -> f32 {
     0.1
 }
 fn default_true() -> bool {

@@ -28,7 +28,9 @@ use serde::{Deserialize, Serialize};
 use super::config::TrainConfig;
 use super::curriculum::CurriculumNegatives;
 use super::data::SplitData;
-use super::dr_gnn::{GraphFeatures, gat_config};
+use super::dr_gnn::{
+    GraphFeatures, default_dropout, default_edge_dim, default_heads, default_layers, default_lr, gat_config,
+};
 use super::export::write_trained_run;
 use super::model::{Trainable, run_from_corpus_scores};
 use super::negatives::{Example, batches, examples, examples_with};
@@ -84,21 +86,6 @@ pub struct QabisarConfig {
     pub temperature: f64,
 }
 
-fn default_lr() -> f64 {
-    1e-3
-}
-fn default_heads() -> usize {
-    4
-}
-fn default_layers() -> usize {
-    2
-}
-fn default_edge_dim() -> usize {
-    16
-}
-fn default_dropout() -> f32 {
-    0.1
-}
 fn default_hops() -> usize {
     2
 }

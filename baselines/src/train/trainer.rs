@@ -364,16 +364,20 @@ pub fn train(
             "config": cfg,
         })
     };
-    if resume_from.is_none() && !out.join("model").join("lexbench_model.json").is_file() {
-        // The zero-shot model is the best so far: a run that never improves still leaves a model.
+    // The selected model, exported to OUT/model with its training metadata.
+    let export_model = |st: &State, epoch: usize| {
         super::export::export(
             cfg,
             &net.store,
             net.trainable_params(),
             net.total_params,
             &out.join("model"),
-            &meta(&state, 0),
-        )?;
+            &meta(st, epoch),
+        )
+    };
+    if resume_from.is_none() && !out.join("model").join("lexbench_model.json").is_file() {
+        // The zero-shot model is the best so far: a run that never improves still leaves a model.
+        export_model(&state, 0)?;
     }
 
     let bar = if opts.progress {
@@ -520,14 +524,7 @@ pub fn train(
         if better {
             state.best_val = val_score;
             state.best_epoch = epoch + 1;
-            super::export::export(
-                cfg,
-                &net.store,
-                net.trainable_params(),
-                net.total_params,
-                &out.join("model"),
-                &meta(&state, epoch + 1),
-            )?;
+            export_model(&state, epoch + 1)?;
         }
         let dir = checkpoint_dir(out, epoch + 1);
         let (opt_state, step) = opt.state();
