@@ -28,7 +28,7 @@ pub enum BuildCommand {
 #[derive(Debug, Args)]
 pub struct BuildBsardArgs {
     /// The dataset's name.
-    #[arg(long, default_value = "bsard")]
+    #[arg(long, default_value = "bsard", value_parser = crate::name_arg)]
     pub name: String,
     /// A folder with articles_fr.csv, questions_fr_train.csv, questions_fr_test.csv; default: the
     /// files `lexbench crawl bsard` stored (DATA/raw/index/bsard.jsonl).
@@ -99,7 +99,7 @@ pub fn build_bsard(
     if splits.is_empty() {
         anyhow::bail!("no questions file (questions_fr_train.csv, questions_fr_test.csv)");
     }
-    let dir = DatasetDir::in_data(data, &args.name).0;
+    let dir = DatasetDir::in_data(data, &args.name)?.0;
     let w = write_bsard(&dir, &args.name, &articles, &splits)?;
     Ok((w, dir))
 }
@@ -108,7 +108,7 @@ pub fn build_bsard(
 #[derive(Debug, Args)]
 pub struct BuildEcthrArgs {
     /// The dataset's name (DATA/datasets/NAME).
-    #[arg(long, default_value = "ecthr")]
+    #[arg(long, default_value = "ecthr", value_parser = crate::name_arg)]
     pub name: String,
     /// A split configuration (JSON: seed, unseen_guides, shares); default: the paper's proportions.
     #[arg(long)]
@@ -127,7 +127,7 @@ pub struct SplitArgs {
     /// The ECtHR dataset whose pairs are split again (a name under DATA/datasets).
     pub dataset: String,
     /// The new dataset's name (default: DATASET-split).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::name_arg)]
     pub name: Option<String>,
     /// A split configuration (JSON); default: the paper's proportions and the release's held-out guides.
     #[arg(long)]
@@ -150,7 +150,7 @@ pub struct ImportReleaseArgs {
     /// The release folder (training.jsonl, validation.jsonl, testing.jsonl, unseen_article.jsonl, unseen.jsonl).
     pub dir: PathBuf,
     /// The dataset's name.
-    #[arg(long, default_value = "ecthr-release")]
+    #[arg(long, default_value = "ecthr-release", value_parser = crate::name_arg)]
     pub name: String,
 }
 
@@ -164,19 +164,27 @@ pub struct DiffArgs {
     pub against: String,
 }
 
+/// A dataset to read, by name (`DATA/datasets/NAME`) or, for the read-only commands (`stats`,
+/// `diff`, `split`'s source), by folder path. Datasets are only ever written by name.
 fn dataset_path(data: &Path, name: &str) -> PathBuf {
-    let p = PathBuf::from(name);
-    if p.is_dir() {
-        p
-    } else {
-        DatasetDir::in_data(data, name).0
+    match DatasetDir::in_data(data, name) {
+        Ok(d) if d.0.is_dir() || !Path::new(name).is_dir() => d.0,
+        _ => PathBuf::from(name),
     }
 }
 
-/// Parsed judgments of `data`, by itemid (those without an itemid are skipped).
-pub fn load_judgments(data: &Path) -> Result<BTreeMap<ItemId, Judgment>> {
+/// Parsed judgments of `data`, by itemid (those without an itemid are skipped). Without
+/// `parsed/ecthr/judgments.jsonl` there are none, or, when they are `required`, an error naming the
+/// file.
+pub fn load_judgments(data: &Path, required: bool) -> Result<BTreeMap<ItemId, Judgment>> {
     let path = data.join("parsed/ecthr/judgments.jsonl");
     if !path.exists() {
+        if required {
+            anyhow::bail!(
+                "{}: no such file: the parsed judgments are missing (run `lexbench parse store` first)",
+                path.display()
+            );
+        }
         return Ok(BTreeMap::new());
     }
     let js: Vec<Judgment> = read_jsonl(&path)?;
@@ -228,8 +236,8 @@ pub fn cmd_split(data: &Path, args: &SplitArgs) -> Result<ExitCode> {
         .name
         .clone()
         .unwrap_or_else(|| format!("{}-split", args.dataset));
-    let judgments = load_judgments(data)?;
-    let dir = DatasetDir::in_data(data, &name).0;
+    let judgments = load_judgments(data, false)?;
+    let dir = DatasetDir::in_data(data, &name)?.0;
     let sources = format!("the pairs of dataset {}, split again", args.dataset);
     let w = write_dataset(
         &dir,
@@ -287,7 +295,7 @@ pub fn build_ecthr(data: &Path, args: &BuildEcthrArgs) -> Result<(Written, Assem
             guides_path.display()
         )
     })?;
-    let judgments = load_judgments(data)?;
+    let judgments = load_judgments(data, true)?;
     let mut cfg: SplitConfig = match &args.split_config {
         Some(p) => serde_json::from_str(
             &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
@@ -300,7 +308,7 @@ pub fn build_ecthr(data: &Path, args: &BuildEcthrArgs) -> Result<(Written, Assem
     }
     let (pairs, assembly) = assemble(&guides, &judgments);
     let assignment = assign(&pairs, &cfg)?;
-    let dir = DatasetDir::in_data(data, &args.name).0;
+    let dir = DatasetDir::in_data(data, &args.name)?.0;
     let sources = format!(
         "{} parsed guides and {} parsed judgments (DATA/parsed/ecthr, from the raw store DATA/raw)",
         guides.len(),
@@ -356,8 +364,8 @@ pub fn cmd_build(data: &Path, cmd: &BuildCommand) -> Result<ExitCode> {
 /// Runs `lexbench import release`.
 pub fn cmd_import_release(data: &Path, args: &ImportReleaseArgs) -> Result<ExitCode> {
     let r = read_release(&args.dir)?;
-    let judgments = load_judgments(data)?;
-    let dir = DatasetDir::in_data(data, &args.name).0;
+    let judgments = load_judgments(data, false)?;
+    let dir = DatasetDir::in_data(data, &args.name)?.0;
     let sources = format!("the published release in {}", args.dir.display());
     let w = write_dataset(
         &dir,

@@ -121,6 +121,14 @@ enum ParseCommand {
     Store(parse_store::ParseStoreArgs),
 }
 
+/// Clap value parser of a dataset, split or system name: one safe folder or file name under the data
+/// directory, never a path ([`lexbench_core::check_name`]).
+pub(crate) fn name_arg(s: &str) -> std::result::Result<String, String> {
+    lexbench_core::check_name("name", s)
+        .map(str::to_owned)
+        .map_err(|e| e.to_string())
+}
+
 fn init_logging(verbose: u8) {
     use tracing_subscriber::EnvFilter;
     let default = match verbose {
@@ -136,7 +144,27 @@ fn init_logging(verbose: u8) {
         .try_init();
 }
 
+/// Does the command read or write the data directory? Those that do first settle what interrupted
+/// writes left there ([`lexbench_core::datadir::DataDir::open`]).
+fn uses_data_dir(command: &Command) -> bool {
+    !matches!(
+        command,
+        Command::Eval(_)
+            | Command::Parse(ParseCommand::Judgment(_) | ParseCommand::Guide(_))
+            | Command::Models(_)
+            | Command::Encode(_)
+            | Command::BenchEncoder(_)
+            | Command::Share(_)
+    )
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
+    if uses_data_dir(&cli.command) {
+        let (_, recovered) = lexbench_core::datadir::DataDir::open(&cli.data)?;
+        for r in recovered {
+            eprintln!("note: {r}");
+        }
+    }
     match cli.command {
         Command::Eval(args) => eval::cmd_eval(&args),
         Command::Crawl(cmd) => crawl::cmd_crawl(&cli.data, &cmd),

@@ -36,7 +36,7 @@ use crate::sample;
 #[derive(Debug, Args)]
 pub struct PipelineArgs {
     /// The dataset's name.
-    #[arg(long, default_value = "ecthr")]
+    #[arg(long, default_value = "ecthr", value_parser = crate::name_arg)]
     pub name: String,
     /// A split configuration (JSON); default: the sample's when running on the sample, else the paper's.
     #[arg(long)]

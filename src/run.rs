@@ -28,13 +28,13 @@ pub struct NeuralArgs {
     #[arg(long)]
     pub model: PathBuf,
     /// The dataset (a folder under DATA/datasets).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::name_arg)]
     pub dataset: String,
     /// The split to rank.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::name_arg)]
     pub split: String,
     /// The system's name: the run's file name and tag.
-    #[arg(long, default_value = "colbert")]
+    #[arg(long, default_value = "colbert", value_parser = crate::name_arg)]
     pub system: String,
     /// Documents kept per topic.
     #[arg(long, default_value_t = 1000)]
@@ -48,13 +48,13 @@ pub struct CrossArgs {
     #[arg(long)]
     pub model: PathBuf,
     /// The dataset.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::name_arg)]
     pub dataset: String,
     /// The split to rank.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::name_arg)]
     pub split: String,
     /// The system's name.
-    #[arg(long, default_value = "cross-encoder")]
+    #[arg(long, default_value = "cross-encoder", value_parser = crate::name_arg)]
     pub system: String,
     /// BM25 candidates rescored per topic.
     #[arg(long, default_value_t = 100)]
@@ -71,13 +71,13 @@ pub struct DenseArgs {
     #[arg(long)]
     pub model: PathBuf,
     /// The dataset (a folder under DATA/datasets).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::name_arg)]
     pub dataset: String,
     /// The split to rank.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::name_arg)]
     pub split: String,
     /// The system's name: the run's file name and tag.
-    #[arg(long, default_value = "dense")]
+    #[arg(long, default_value = "dense", value_parser = crate::name_arg)]
     pub system: String,
     /// Pooling of the token states.
     #[arg(long, value_enum, default_value = "mean")]
@@ -133,10 +133,10 @@ pub enum LanguageArg {
 #[derive(Debug, Args)]
 pub struct Bm25Args {
     /// The dataset (a folder under DATA/datasets).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::name_arg)]
     pub dataset: String,
     /// The split to rank (DATA/datasets/<dataset>/splits/<split>.json).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::name_arg)]
     pub split: String,
     /// A TOML file of parameters (k1, b, idf, top_k, language); flags override it.
     #[arg(long)]

@@ -16,10 +16,10 @@ pub struct SubmitArgs {
     /// The TREC run (`topic Q0 doc rank score tag`); a JSON sidecar beside it (RUN.json) is checked too.
     pub run: PathBuf,
     /// The dataset the run ranks (DATA/datasets/<dataset>).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::name_arg)]
     pub dataset: String,
     /// The split it ranks.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::name_arg)]
     pub split: String,
     /// The system's name on the leaderboard.
     #[arg(long)]

@@ -103,7 +103,7 @@ pub fn run_colbert(
     use crate::scorers::colbert::{ColBert, maxsim};
     params.colbert.validate()?;
     let t0 = Instant::now();
-    let dir = DatasetDir::in_data(data, dataset);
+    let dir = DatasetDir::in_data(data, dataset)?;
     let inputs = read_inputs(&dir, split)?;
     let device = candle_core::Device::Cpu;
     let h = hidden_size(model_dir)?;
@@ -193,9 +193,9 @@ pub fn run_cross_encoder(
         return Err(Error::Param("depth must be at least 1".into()));
     }
     let t0 = Instant::now();
-    let dir = DatasetDir::in_data(data, dataset);
+    let dir = DatasetDir::in_data(data, dataset)?;
     let inputs = read_inputs(&dir, split)?;
-    let bm25_path = run_path(data, dataset, split, "bm25");
+    let bm25_path = run_path(data, dataset, split, "bm25")?;
     let bm25 = Run::read(&bm25_path, &lexbench_core::ReadOptions::default()).map_err(|e| Error::Param(format!(
         "{e} (the cross-encoder reranks BM25: run `lexbench run bm25 --dataset {dataset} --split {split}` first)"
     )))?;
@@ -373,7 +373,7 @@ pub fn run_dense(
         )));
     }
     let t0 = Instant::now();
-    let dir = DatasetDir::in_data(data, dataset);
+    let dir = DatasetDir::in_data(data, dataset)?;
     let inputs = read_inputs(&dir, split)?;
     let encoder = SentenceEncoder::from_dir(model_dir, &candle_core::Device::Cpu, params.encode.clone())?;
     let mut cached = CachedEncoder::open(&encoder, model_dir, &data.join("cache/embeddings"))?;
@@ -466,7 +466,7 @@ pub fn write_neural_run(
     encoded_now: usize,
     timings: BTreeMap<String, f64>,
 ) -> Result<DenseOutput> {
-    let inputs = read_inputs(&DatasetDir::in_data(data, dataset), split)?;
+    let inputs = read_inputs(&DatasetDir::in_data(data, dataset)?, split)?;
     write_output(
         data,
         dataset,
@@ -495,7 +495,7 @@ fn write_output(
     encoded_now: usize,
     timings: BTreeMap<String, f64>,
 ) -> Result<DenseOutput> {
-    let run_path = run_path(data, dataset, split, system);
+    let run_path = run_path(data, dataset, split, system)?;
     run.write(&run_path)?;
     let sidecar = DenseSidecar {
         system: system.to_owned(),

@@ -77,9 +77,18 @@ pub struct DatasetManifest {
     pub layout_version: u32,
     /// The program that built it (`lexbench 0.1.0`).
     pub built_by: String,
-    /// Relative path (with `/`) → sha256, for every file but the manifest itself.
+    /// Relative path (with `/`) → sha256, for every file that defines the dataset (all but the
+    /// manifest itself and the [`DatasetManifest::extras`]).
     pub files: BTreeMap<String, String>,
+    /// Relative path → sha256 of the files that illustrate the dataset without defining it: the
+    /// card's plots (`plots/…`). They are verified like the others but left out of the identity
+    /// hash, so building with or without `--plots` gives the same dataset version.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extras: BTreeMap<String, String>,
 }
+
+/// Folders of a dataset whose files are [`DatasetManifest::extras`], not part of its identity.
+pub const EXTRA_DIRS: &[&str] = &["plots/"];
 
 impl DatasetManifest {
     /// The dataset's identity: sha256 over `path sha256\n` lines of [`DatasetManifest::files`], sorted.
@@ -112,6 +121,7 @@ impl DatasetManifest {
     /// writes it atomically as `dir/manifest.json`.
     pub fn write_for(dir: &Path, name: &str, built_by: &str) -> Result<Self> {
         let mut files = BTreeMap::new();
+        let mut extras = BTreeMap::new();
         for path in walk(dir)? {
             let rel = path
                 .strip_prefix(dir)
@@ -123,13 +133,19 @@ impl DatasetManifest {
             if rel == "manifest.json" {
                 continue;
             }
-            files.insert(rel, sha256_file(&path)?);
+            let sha = sha256_file(&path)?;
+            if EXTRA_DIRS.iter().any(|d| rel.starts_with(d)) {
+                extras.insert(rel, sha);
+            } else {
+                files.insert(rel, sha);
+            }
         }
         let m = DatasetManifest {
             name: name.to_owned(),
             layout_version: LAYOUT_VERSION,
             built_by: built_by.to_owned(),
             files,
+            extras,
         };
         let path = dir.join("manifest.json");
         let text = serde_json::to_string_pretty(&m).map_err(|source| Error::Serialise {
@@ -147,7 +163,7 @@ impl DatasetManifest {
     /// Checks that every listed file exists with its sha256; returns the paths that do not.
     pub fn verify(&self, dir: &Path) -> Result<Vec<String>> {
         let mut bad = Vec::new();
-        for (rel, sha) in &self.files {
+        for (rel, sha) in self.files.iter().chain(&self.extras) {
             let p = dir.join(rel);
             if !p.is_file() || &sha256_file(&p)? != sha {
                 bad.push(rel.clone());
@@ -162,9 +178,11 @@ impl DatasetManifest {
 pub struct DatasetDir(pub PathBuf);
 
 impl DatasetDir {
-    /// `DATA/datasets/<name>`.
-    pub fn in_data(data: &Path, name: &str) -> Self {
-        Self(data.join("datasets").join(name))
+    /// `DATA/datasets/<name>`; `name` must be a name ([`check_name`](crate::ids::check_name)), never a
+    /// path, so a dataset can neither be written outside `DATA/datasets` nor replace a sibling.
+    pub fn in_data(data: &Path, name: &str) -> Result<Self> {
+        crate::ids::check_name("dataset name", name)?;
+        Ok(Self(data.join("datasets").join(name)))
     }
     /// `queries.jsonl`.
     pub fn queries(&self) -> PathBuf {
@@ -283,5 +301,26 @@ mod tests {
         assert_eq!(m.verify(&dir).unwrap(), vec!["qrels/test.tsv"]);
         let m2 = DatasetManifest::write_for(&dir, "t", "test").unwrap();
         assert_ne!(m2.dataset_hash(), h);
+    }
+
+    #[test]
+    fn plots_are_verified_but_not_part_of_the_identity() {
+        let dir = std::env::temp_dir().join(format!("lexbench-dataset-plots-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("queries.jsonl"), "{}\n").unwrap();
+        let without = DatasetManifest::write_for(&dir, "t", "test").unwrap();
+        std::fs::create_dir_all(dir.join("plots")).unwrap();
+        std::fs::write(dir.join("plots/a.svg"), "<svg/>").unwrap();
+        let with = DatasetManifest::write_for(&dir, "t", "test").unwrap();
+        assert_eq!(with.dataset_hash(), without.dataset_hash());
+        assert_eq!(with.extras.keys().collect::<Vec<_>>(), vec!["plots/a.svg"]);
+        assert!(with.verify(&dir).unwrap().is_empty());
+        std::fs::write(dir.join("plots/a.svg"), "<svg></svg>").unwrap();
+        assert_eq!(with.verify(&dir).unwrap(), vec!["plots/a.svg"]);
+        // A manifest without plots serialises without the field: old manifests stay byte-identical.
+        let text = serde_json::to_string(&without).unwrap();
+        assert!(!text.contains("extras"), "{text}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -25,6 +25,39 @@ fn invalid(kind: &'static str, value: &str, reason: &'static str) -> Error {
     }
 }
 
+/// The longest dataset, split or system name, in bytes.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// Checks a name that becomes one folder or file name under the data directory: a dataset
+/// (`DATA/datasets/<name>`), a split (`qrels/<split>.tsv`) or a system (`runs/…/<system>.trec`).
+///
+/// A name is 1 to [`MAX_NAME_LEN`] ASCII letters, digits, `-`, `_` and `.`, starting with a letter
+/// or digit: never empty, never a path (`/`, `\`), never `.`, `..` or a hidden name, so that no name
+/// can reach outside its folder or replace a sibling (`--name ""` would otherwise be
+/// `DATA/datasets` itself). `kind` says which name it is in the error ("dataset name").
+pub fn check_name<'a>(kind: &'static str, value: &'a str) -> Result<&'a str> {
+    let reason = if value.is_empty() {
+        Some("it is empty")
+    } else if value.len() > MAX_NAME_LEN {
+        Some("it is longer than 64 bytes")
+    } else if value.contains(['/', '\\']) {
+        Some("it is a path; give a name (letters, digits, '-', '_', '.')")
+    } else if !value.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        Some("it must start with a letter or digit")
+    } else if !value
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        Some("only ASCII letters, digits, '-', '_' and '.' are allowed")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(invalid(kind, value, reason)),
+        None => Ok(value),
+    }
+}
+
 /// Implements `Display`, `FromStr`, `AsRef<str>` and string serde for a `String` newtype with a
 /// `fn validate(&str) -> Result<()>`.
 macro_rules! string_id {
@@ -351,6 +384,42 @@ mod tests {
         let a: ParagraphId = "001-1:9".parse().unwrap();
         let b: ParagraphId = "001-1:10".parse().unwrap();
         assert!(a < b);
+    }
+
+    #[test]
+    fn names_are_single_safe_components() {
+        for good in [
+            "ecthr",
+            "ecthr-release",
+            "unseen_query",
+            "bm25",
+            "e5-small.v2",
+            "0a",
+        ] {
+            assert_eq!(check_name("dataset name", good).unwrap(), good);
+        }
+        let long = "a".repeat(MAX_NAME_LEN + 1);
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../raw",
+            "/abs/path",
+            "a/b",
+            "a\\b",
+            ".hidden",
+            "-x",
+            "a b",
+            "é",
+            "a\u{202e}b",
+            long.as_str(),
+        ] {
+            let err = check_name("dataset name", bad).unwrap_err();
+            assert!(
+                err.to_string().starts_with("invalid dataset name"),
+                "{bad:?}: {err}"
+            );
+        }
     }
 
     #[test]

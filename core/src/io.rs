@@ -73,26 +73,53 @@ pub fn write_json_pretty<T: Serialize + ?Sized>(path: &Path, value: &T) -> Resul
     })
 }
 
-/// Writes a whole directory atomically: `fill` writes into a fresh temporary directory beside `dir`;
-/// only if it succeeds is the temporary directory swapped in for `dir` (the previous `dir`, if any, is
-/// removed after the new one is in place). On failure the temporary directory is removed and `dir` is
-/// untouched.
+/// The name of the temporary folder a process builds `name` in: `.{name}.partial-{pid}`.
+fn partial_name(name: &str) -> String {
+    format!(".{name}.partial-{}", std::process::id())
+}
+
+/// The name a previous version of `name` has while the fallback swap runs: `.{name}.old-{pid}`.
+fn old_name(name: &str) -> String {
+    format!(".{name}.old-{}", std::process::id())
+}
+
+/// Writes a whole directory atomically: `fill` writes into a fresh temporary directory
+/// `.{name}.partial-{pid}` beside `dir`; only if it succeeds is it swapped in for `dir`. On failure
+/// the temporary directory is removed and `dir` is untouched.
+///
+/// The swap leaves the old or the new complete directory under `dir` at every instant:
+/// - on Linux it is one `renameat2(RENAME_EXCHANGE)`: the new directory takes `dir`'s name and the old
+///   one takes the temporary name in a single atomic step; the old one is then removed;
+/// - where exchange is not supported (other systems, file systems without it) the old directory is
+///   renamed to `.{name}.old-{pid}` and the new one into place; a process killed between the two
+///   renames leaves no `dir`, and [`recover_leftovers`] (run when any command opens the data
+///   directory) renames the old one back.
+///
+/// A process killed at any other moment leaves at most a hidden leftover that [`recover_leftovers`]
+/// removes.
 pub fn write_dir_atomic<T, E, F>(dir: &Path, fill: F) -> std::result::Result<T, E>
 where
     F: FnOnce(&Path) -> std::result::Result<T, E>,
     E: From<Error>,
 {
+    // `file_name` is `None` for paths ending in `..`: such a path names no folder to replace.
+    let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return Err(Error::Io {
+            path: dir.to_owned(),
+            source: io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a folder name that can be replaced",
+            ),
+        }
+        .into());
+    };
     let parent = dir
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     fs::create_dir_all(parent).map_err(io_err(parent))?;
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "dir".to_owned());
-    let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
-    if tmp.exists() {
+    let tmp = parent.join(partial_name(&name));
+    if fs::symlink_metadata(&tmp).is_ok() {
         fs::remove_dir_all(&tmp).map_err(io_err(&tmp))?;
     }
     fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
@@ -103,15 +130,208 @@ where
             return Err(e);
         }
     };
-    let old = parent.join(format!(".{name}.old-{}", std::process::id()));
-    if dir.exists() {
-        fs::rename(dir, &old).map_err(io_err(dir))?;
-    }
-    fs::rename(&tmp, dir).map_err(io_err(dir))?;
-    if old.exists() {
-        fs::remove_dir_all(&old).map_err(io_err(&old))?;
+    if let Err(e) = swap_in(&tmp, dir, &parent.join(old_name(&name)), exchange) {
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(e.into());
     }
     Ok(value)
+}
+
+/// Puts the complete directory `tmp` in the place of `dir` with `exchange`, or, where it is not
+/// supported, with two renames through `old`, the fallback's parking name.
+fn swap_in(
+    tmp: &Path,
+    dir: &Path,
+    old: &Path,
+    exchange: impl Fn(&Path, &Path) -> io::Result<()>,
+) -> Result<()> {
+    if fs::symlink_metadata(dir).is_err() {
+        // Nothing to replace: one rename (it fails, rather than merging, if `dir` appears meanwhile).
+        return fs::rename(tmp, dir).map_err(io_err(dir));
+    }
+    match exchange(tmp, dir) {
+        Ok(()) => {
+            // `tmp` now holds the previous version. Removing it is housekeeping: if it fails (or the
+            // process dies now) the new version is already in place and the leftover is swept later.
+            let _ = fs::remove_dir_all(tmp);
+            return Ok(());
+        }
+        Err(e) if exchange_unsupported(&e) => {}
+        Err(e) => return Err(io_err(dir)(e)),
+    }
+    if fs::symlink_metadata(old).is_ok() {
+        fs::remove_dir_all(old).map_err(io_err(old))?;
+    }
+    fs::rename(dir, old).map_err(io_err(dir))?;
+    if let Err(e) = fs::rename(tmp, dir) {
+        // Put the previous version back; if even that fails, recovery will.
+        let _ = fs::rename(old, dir);
+        return Err(io_err(dir)(e));
+    }
+    let _ = fs::remove_dir_all(old);
+    Ok(())
+}
+
+/// Atomically exchanges two paths (both must exist).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE).map_err(io::Error::from)
+}
+
+/// Atomically exchanges two paths: not available here, so the caller falls back.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn exchange(_a: &Path, _b: &Path) -> io::Result<()> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+/// Does this error mean "the kernel or file system can not exchange", as opposed to a real failure?
+fn exchange_unsupported(e: &io::Error) -> bool {
+    // EINVAL: the file system does not support RENAME_EXCHANGE; ENOSYS: kernel older than 3.15.
+    const EINVAL: i32 = 22;
+    const ENOSYS: i32 = 38;
+    e.kind() == io::ErrorKind::Unsupported || matches!(e.raw_os_error(), Some(EINVAL | ENOSYS))
+}
+
+/// One leftover of an interrupted write that [`recover_leftovers`] dealt with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recovered {
+    /// A previous version parked by an interrupted swap was put back in place (`from` → `to`).
+    Restored {
+        /// The parked folder.
+        from: PathBuf,
+        /// Where it belongs.
+        to: PathBuf,
+    },
+    /// An incomplete new version, a superseded old one or a temporary file was removed.
+    Removed(PathBuf),
+}
+
+impl std::fmt::Display for Recovered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Recovered::Restored { from, to } => write!(
+                f,
+                "restored {} from an interrupted replacement ({})",
+                to.display(),
+                from.display()
+            ),
+            Recovered::Removed(p) => write!(f, "removed {}, left by an interrupted write", p.display()),
+        }
+    }
+}
+
+/// A leftover's kind, parsed from its name.
+#[derive(Debug, PartialEq, Eq)]
+enum LeftoverKind<'a> {
+    /// `.{name}.partial-{pid}`: a directory being built (or, after an exchange, the old version).
+    Partial,
+    /// `.{name}.old-{pid}`: a complete previous version of `name`, parked by the fallback swap.
+    Old(&'a str),
+    /// `.{name}.tmp.{pid}.{n}`: a file being written by [`write_atomic`].
+    Tmp,
+}
+
+/// Parses a leftover's file name into its kind and the id of the process that made it.
+fn parse_leftover(file_name: &str) -> Option<(LeftoverKind<'_>, u32)> {
+    let rest = file_name.strip_prefix('.')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some((name, pid)) = rest.rsplit_once(".partial-")
+        && !name.is_empty()
+        && digits(pid)
+    {
+        return Some((LeftoverKind::Partial, pid.parse().ok()?));
+    }
+    if let Some((name, pid)) = rest.rsplit_once(".old-")
+        && !name.is_empty()
+        && digits(pid)
+    {
+        return Some((LeftoverKind::Old(name), pid.parse().ok()?));
+    }
+    let (head, n) = rest.rsplit_once('.')?;
+    let (name, pid) = head.rsplit_once(".tmp.")?;
+    (!name.is_empty() && digits(pid) && digits(n)).then_some(())?;
+    Some((LeftoverKind::Tmp, pid.parse().ok()?))
+}
+
+/// Is the process `pid` (possibly) still running? Leftovers of running processes are theirs.
+fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        let Some(p) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
+            return false;
+        };
+        // ESRCH: no such process. Any other answer (success, EPERM: another user's) means it exists.
+        !matches!(rustix::process::test_kill_process(p), Err(e) if e == rustix::io::Errno::SRCH)
+    }
+    #[cfg(not(unix))]
+    {
+        // No portable check: keep everything rather than remove a running writer's work.
+        true
+    }
+}
+
+/// Finds and settles, under `root` (recursively, not following links), what interrupted atomic writes
+/// of dead processes left behind: an old version parked by [`write_dir_atomic`]'s fallback swap whose
+/// folder is missing is renamed back; incomplete `.partial-` folders, superseded `.old-` folders and
+/// `.tmp.` files are removed. Leftovers of processes still running are left alone (they are theirs).
+/// A missing `root` has nothing to recover.
+///
+/// Process ids are those of this machine: a data directory shared by several machines (or PID
+/// namespaces) must not run commands on two of them at once.
+pub fn recover_leftovers(root: &Path) -> Result<Vec<Recovered>> {
+    let mut done = Vec::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(dir) = stack.pop() {
+        let rd = match fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && dir == root => return Ok(done),
+            Err(e) => return Err(io_err(&dir)(e)),
+        };
+        let mut entries = Vec::new();
+        for e in rd {
+            let e = e.map_err(io_err(&dir))?;
+            let ty = e.file_type().map_err(io_err(&e.path()))?;
+            entries.push((e.file_name(), ty));
+        }
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        for (os_name, ty) in entries {
+            let path = dir.join(&os_name);
+            let file_name = os_name.to_string_lossy();
+            match parse_leftover(&file_name) {
+                Some((kind, pid)) if !process_alive(pid) => {
+                    let target = match kind {
+                        LeftoverKind::Old(name) => Some(dir.join(name)),
+                        _ => None,
+                    };
+                    match target {
+                        Some(to) if fs::symlink_metadata(&to).is_err() => {
+                            fs::rename(&path, &to).map_err(io_err(&path))?;
+                            done.push(Recovered::Restored { from: path, to });
+                        }
+                        _ => {
+                            let removed = if ty.is_dir() {
+                                fs::remove_dir_all(&path)
+                            } else {
+                                fs::remove_file(&path)
+                            };
+                            removed.map_err(io_err(&path))?;
+                            done.push(Recovered::Removed(path));
+                        }
+                    }
+                }
+                // Not a leftover, or a running process's: descend into ordinary folders only
+                // (never into hidden ones, which are not lexbench's).
+                Some(_) => {}
+                None if ty.is_dir() && !file_name.starts_with('.') => stack.push(path),
+                None => {}
+            }
+        }
+    }
+    Ok(done)
 }
 
 /// Opens `path` for buffered reading.
@@ -215,6 +435,144 @@ mod tests {
         );
         write_dir_atomic::<_, Error, _>(&d, |t| write_atomic(&t.join("c"), |w| w.write_all(b"3"))).unwrap();
         assert!(!d.join("a").exists() && d.join("c").exists(), "replaced whole");
+    }
+
+    /// The id of a process that has exited (a child started and waited for).
+    fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn leftover_names_parse() {
+        assert_eq!(
+            parse_leftover(".ecthr.partial-42"),
+            Some((LeftoverKind::Partial, 42))
+        );
+        assert_eq!(
+            parse_leftover(".ecthr-release.old-7"),
+            Some((LeftoverKind::Old("ecthr-release"), 7))
+        );
+        assert_eq!(
+            parse_leftover(".bm25.trec.tmp.123.0"),
+            Some((LeftoverKind::Tmp, 123))
+        );
+        for not in [
+            "ecthr",
+            ".git",
+            ".partial-1",
+            ".x.partial-",
+            ".x.tmp.1",
+            ".x.old-1a",
+            "a.tmp.1.2",
+        ] {
+            assert_eq!(parse_leftover(not), None, "{not}");
+        }
+    }
+
+    #[test]
+    fn a_swap_interrupted_between_its_renames_is_undone() {
+        // The fallback swap killed after parking the old version and before moving the new one in:
+        // no `ds`, a complete `.ds.old-PID` and a complete `.ds.partial-PID`.
+        let root = scratch("interrupted");
+        let pid = dead_pid();
+        let data = root.join("datasets");
+        write_atomic(&data.join(format!(".ds.old-{pid}")).join("a"), |w| {
+            w.write_all(b"old")
+        })
+        .unwrap();
+        write_atomic(&data.join(format!(".ds.partial-{pid}")).join("a"), |w| {
+            w.write_all(b"new")
+        })
+        .unwrap();
+        write_atomic(
+            &root.join("runs/x").join(format!(".bm25.trec.tmp.{pid}.3")),
+            |w| w.write_all(b"half"),
+        )
+        .unwrap();
+        let done = recover_leftovers(&root).unwrap();
+        assert_eq!(done.len(), 3, "{done:?}");
+        assert_eq!(fs::read_to_string(data.join("ds/a")).unwrap(), "old");
+        assert_eq!(names(&data), vec!["ds"]);
+        assert!(names(&root.join("runs/x")).is_empty());
+        assert!(
+            recover_leftovers(&root).unwrap().is_empty(),
+            "nothing left the second time"
+        );
+    }
+
+    #[test]
+    fn superseded_versions_are_removed_and_running_writers_left_alone() {
+        let root = scratch("superseded");
+        let dead = dead_pid();
+        let live = std::process::id();
+        write_atomic(&root.join("ds/a"), |w| w.write_all(b"current")).unwrap();
+        for leftover in [format!(".ds.old-{dead}"), format!(".ds.partial-{dead}")] {
+            write_atomic(&root.join(&leftover).join("a"), |w| w.write_all(b"stale")).unwrap();
+        }
+        // A concurrent build of this very process (or another running one) is not a leftover.
+        fs::create_dir_all(root.join(format!(".ds.partial-{live}"))).unwrap();
+        fs::create_dir_all(root.join(".git")).unwrap();
+        let done = recover_leftovers(&root).unwrap();
+        assert_eq!(done.len(), 2, "{done:?}");
+        assert_eq!(fs::read_to_string(root.join("ds/a")).unwrap(), "current");
+        assert_eq!(
+            names(&root),
+            vec![
+                ".ds.partial-".to_owned() + &live.to_string(),
+                ".git".into(),
+                "ds".into()
+            ]
+        );
+        assert!(recover_leftovers(&root.join("missing")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn both_swaps_replace_whole() {
+        let unsupported = |_: &Path, _: &Path| Err(io::Error::from(io::ErrorKind::Unsupported));
+        let broken = |_: &Path, _: &Path| Err(io::Error::from_raw_os_error(13));
+        for (how, fallback) in [("exchange", false), ("fallback", true)] {
+            let root = scratch(how);
+            let d = root.join("ds");
+            write_atomic(&d.join("a"), |w| w.write_all(b"1")).unwrap();
+            let tmp = root.join(partial_name("ds"));
+            write_atomic(&tmp.join("b"), |w| w.write_all(b"2")).unwrap();
+            let old = root.join(old_name("ds"));
+            if fallback {
+                swap_in(&tmp, &d, &old, unsupported).unwrap();
+            } else {
+                swap_in(&tmp, &d, &old, exchange).unwrap();
+            }
+            assert_eq!(names(&root), vec!["ds"], "{how}");
+            assert_eq!(names(&d), vec!["b"], "{how}");
+            // A real failure of the exchange is an error that leaves the current version.
+            write_atomic(&tmp.join("c"), |w| w.write_all(b"3")).unwrap();
+            assert!(swap_in(&tmp, &d, &old, broken).is_err());
+            assert_eq!(names(&d), vec!["b"], "{how}");
+        }
+        assert!(exchange_unsupported(&io::Error::from_raw_os_error(22)));
+        assert!(!exchange_unsupported(&io::Error::from_raw_os_error(13)));
+    }
+
+    #[test]
+    fn names_that_are_not_folders_are_refused() {
+        let root = scratch("dotdot");
+        for bad in [root.join(".."), root.join("x/..")] {
+            let r: Result<()> = write_dir_atomic(&bad, |_| Ok(()));
+            assert!(r.is_err(), "{}", bad.display());
+        }
+        assert!(names(&root).is_empty(), "nothing written: {:?}", names(&root));
     }
 
     #[test]

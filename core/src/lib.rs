@@ -9,7 +9,8 @@
 //! - [`trec`]: TREC [`Qrels`] and [`Run`] files, read with file-and-line errors, written atomically.
 //! - [`dataset`]: the layout of a built dataset (`queries.jsonl`, `corpus.jsonl`, `pools.jsonl`,
 //!   `qrels/`, `splits/`, `manifest.json`) and its identity hash.
-//! - [`io`]: [`write_atomic`](io::write_atomic) and JSON Lines.
+//! - [`io`]: [`write_atomic`](io::write_atomic), whole-folder swaps and their crash recovery, JSON
+//!   Lines; [`datadir`]: the data directory's layout, where names never become paths.
 //! - [`rng`], [`time`]: a seeded SplitMix64 and calendar dates / RFC 3339 timestamps, shared so every
 //!   stage draws and stamps the same way without a dependency.
 //! - [`eval`]: trec_eval-exact measures (`R@k`, `P@k`, `AP`, `RPrec`, `nDCG@k`, `RR@k`) and the
@@ -31,6 +32,7 @@
 //! # Ok::<(), lexbench_core::Error>(())
 //! ```
 
+pub mod datadir;
 pub mod dataset;
 pub mod error;
 pub mod eval;
@@ -44,7 +46,7 @@ pub mod trec;
 
 pub use error::{Error, LineError, Result};
 pub use eval::{Evaluation, Measure, PoolSizes, evaluate};
-pub use ids::{ArticleId, DocId, GuideId, ItemId, ParagraphId, QueryId, TopicId};
+pub use ids::{ArticleId, DocId, GuideId, ItemId, ParagraphId, QueryId, TopicId, check_name};
 pub use records::{
     Article, Citation, CitationFlags, Guide, GuideFile, GuideQuery, GuideSection, HudocMeta, Judgment,
     ManifestEntry, Opinion, Paragraph, Pool, Provenance, Resolution, Section, Split, Warning,

@@ -43,7 +43,8 @@ struct DocOnly {
 impl DatasetView {
     /// Loads `DATA/datasets/<name>` for `split`, checking its files against the manifest.
     pub fn load(data: &Path, name: &str, split: &str) -> Result<Self> {
-        let dir = DatasetDir::in_data(data, name);
+        lexbench_core::check_name("split name", split)?;
+        let dir = DatasetDir::in_data(data, name)?;
         let bad = |message: String| Error::Dataset {
             name: name.to_owned(),
             message,
@@ -142,7 +143,7 @@ pub fn task_measures(pooled: bool) -> Vec<Measure> {
 
 /// The current identity hash of `DATA/datasets/<name>`, if it is built.
 pub fn current_hash(data: &Path, name: &str) -> Option<String> {
-    DatasetManifest::read(&DatasetDir::in_data(data, name).0)
+    DatasetManifest::read(&DatasetDir::in_data(data, name).ok()?.0)
         .ok()
         .map(|m| m.dataset_hash())
 }

@@ -240,14 +240,27 @@ pub struct Rendered {
     pub plots: Vec<PathBuf>,
     /// The tables.
     pub boards: Vec<DatasetBoard>,
-    /// Entries skipped (newer schema).
+    /// Entries skipped (newer schema, or dataset/split names that are not names).
     pub skipped: Vec<String>,
 }
 
 /// Reads every entry under `DATA/leaderboard/entries`, and writes `index.md`, `site/index.html` and
 /// `site/plots/<dataset>-<split>.svg` atomically.
 pub fn render_site(data: &Path) -> Result<Rendered> {
-    let (entries, skipped) = read_all(&entries_dir(data))?;
+    let (mut entries, mut skipped) = read_all(&entries_dir(data))?;
+    // Dataset and split names become file names (`site/plots/<dataset>-<split>.svg`): an entry whose
+    // names are paths (written before names were checked) is left out, never followed.
+    entries.retain(|e| {
+        let names_ok = lexbench_core::check_name("dataset name", &e.dataset.name).is_ok()
+            && lexbench_core::check_name("split name", &e.dataset.split).is_ok();
+        if !names_ok {
+            skipped.push(format!(
+                "{}: dataset {:?} / split {:?} is not a name",
+                e.id, e.dataset.name, e.dataset.split
+            ));
+        }
+        names_ok
+    });
     let boards = build(&entries, |name| current_hash(data, name));
     let dir = leaderboard_dir(data);
     let md_path = dir.join("index.md");

@@ -90,12 +90,10 @@ pub struct RunOutput {
     pub sidecar: RunSidecar,
 }
 
-/// `DATA/runs/<dataset>/<split>/<system>.trec`.
-pub fn run_path(data: &Path, dataset: &str, split: &str, system: &str) -> PathBuf {
-    data.join("runs")
-        .join(dataset)
-        .join(split)
-        .join(format!("{system}.trec"))
+/// `DATA/runs/<dataset>/<split>/<system>.trec`; each part must be a name, not a path
+/// ([`lexbench_core::check_name`]), so a run is never written outside `DATA/runs`.
+pub fn run_path(data: &Path, dataset: &str, split: &str, system: &str) -> Result<PathBuf> {
+    Ok(lexbench_core::datadir::DataDir::new(data).run_file(dataset, split, system)?)
 }
 
 /// The revision of the checkout: `LEXBENCH_GIT_REV` if set, else `git rev-parse HEAD` in the current
@@ -124,6 +122,7 @@ pub(crate) struct Inputs {
 }
 
 pub(crate) fn read_inputs(dir: &DatasetDir, split: &str) -> Result<Inputs> {
+    lexbench_core::check_name("split name", split)?;
     let manifest = DatasetManifest::read(&dir.0)?;
     let changed = manifest.verify(&dir.0)?;
     if !changed.is_empty() {
@@ -172,7 +171,7 @@ pub fn run_dataset(data: &Path, dataset: &str, split: &str, params: &Bm25Params)
     let mut params = params.clone();
     params.language = Some(params.language_for(dataset));
     let t0 = Instant::now();
-    let dir = DatasetDir::in_data(data, dataset);
+    let dir = DatasetDir::in_data(data, dataset)?;
     let inputs = read_inputs(&dir, split)?;
     let t1 = Instant::now();
     let analyzer = Analyzer::new(params.language_for(dataset));
@@ -203,7 +202,7 @@ pub fn run_dataset(data: &Path, dataset: &str, split: &str, params: &Bm25Params)
         run.topics.insert(topic.topic.clone(), hits);
     }
     let t3 = Instant::now();
-    let run_path = run_path(data, dataset, split, SYSTEM);
+    let run_path = run_path(data, dataset, split, SYSTEM)?;
     run.write(&run_path)?;
     let t4 = Instant::now();
     let sidecar = RunSidecar {

@@ -404,8 +404,13 @@ impl TrainConfig {
     /// Checks the values.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::Param(m));
-        if self.name.is_empty() || self.name.contains(['/', '\\']) || self.name.starts_with('.') {
-            return bad(format!("name {:?} must be a plain file name", self.name));
+        // The name is the model's folder and the run's file name; the dataset and splits are folders
+        // and files under the data directory: names, never paths.
+        lexbench_core::check_name("model name", &self.name)?;
+        lexbench_core::check_name("dataset name", &self.data.dataset)?;
+        lexbench_core::check_name("split name", &self.data.train_split)?;
+        if !self.data.val_split.is_empty() {
+            lexbench_core::check_name("split name", &self.data.val_split)?;
         }
         self.optim.validate()?;
         if self.schedule.epochs == 0 || self.schedule.batch_size == 0 {

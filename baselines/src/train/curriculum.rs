@@ -128,7 +128,7 @@ impl CurriculumNegatives {
     pub fn new(cfg: &CurriculumConfig, split: &SplitData, data: &Path, dataset: &str) -> Result<Self> {
         cfg.validate()?;
         let structures = if cfg.views.hierarchical || cfg.views.sequential {
-            let dir = lexbench_core::dataset::DatasetDir::in_data(data, dataset);
+            let dir = lexbench_core::dataset::DatasetDir::in_data(data, dataset)?;
             Some(Self::structures(split, &dir.0.join(GRAPH_FILE))?)
         } else {
             None

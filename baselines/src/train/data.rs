@@ -56,7 +56,7 @@ impl SplitData {
         need_positives: bool,
         skip_without_text: bool,
     ) -> Result<Self> {
-        let dir = DatasetDir::in_data(data, dataset);
+        let dir = DatasetDir::in_data(data, dataset)?;
         let inputs = read_inputs(&dir, split)?;
         let qrels_path = dir.qrels(split);
         let qrels = Qrels::read(&qrels_path, &ReadOptions::default())?;

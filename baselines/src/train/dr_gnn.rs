@@ -201,7 +201,7 @@ impl GraphFeatures {
         dataset: &str,
         device: &Device,
     ) -> Result<Self> {
-        let dir = lexbench_core::dataset::DatasetDir::in_data(data, dataset);
+        let dir = lexbench_core::dataset::DatasetDir::in_data(data, dataset)?;
         let graph = LegalGraphFile::read(&dir.0.join(GRAPH_FILE))?;
         let nodes = graph.doc_nodes(split);
         let mut texts: Vec<&str> = graph.nodes.iter().map(|n| n.label.as_str()).collect();

@@ -225,7 +225,7 @@ pub fn train(
         .map_err(|e: lexbench_core::Error| Error::Param(e.to_string()))?;
     let pools = match &val {
         Some(v) if v.pooled() => {
-            let p = lexbench_core::dataset::DatasetDir::in_data(data, &cfg.data.dataset).pools();
+            let p = lexbench_core::dataset::DatasetDir::in_data(data, &cfg.data.dataset)?.pools();
             Some(PoolSizes::read(&p)?)
         }
         _ => None,

@@ -1,0 +1,491 @@
+//! End-to-end tests that a user can not lose or corrupt data through the command line.
+//!
+//! Properties checked:
+//! - dataset, split and system names are names, never paths: `--name ""`, `../raw`, `.`, `..` and
+//!   absolute paths are refused before anything is written, and nothing else in the data directory
+//!   (the crawl, other datasets) changes; `--dataset` of `run` and `submit` takes no path either, and
+//!   the leaderboard leaves out an entry whose dataset name is a path instead of writing outside;
+//! - a dataset is replaced atomically: `kill -9` at seeded random moments of `import release` and
+//!   `build ecthr` always leaves the old or the new complete dataset (manifest verified, hash one of
+//!   the two), and the next command leaves no `.partial-`, `.old-` or `.tmp.` leftover behind;
+//! - a replacement interrupted between its two renames (the fallback swap) is put back by the next
+//!   command; temporary files of killed `submit` / `leaderboard` processes are removed;
+//! - `build ecthr` without parsed judgments names the missing file;
+//! - plots do not change a dataset's version.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use lexbench_core::dataset::DatasetManifest;
+use lexbench_core::rng::SplitMix64;
+
+fn lexbench(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lexbench"))
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env_remove("LEXBENCH_DATA")
+        .output()
+        .expect("run lexbench")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lexbench-safety-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Every file under `root` (relative path → content), to show that nothing changed.
+fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Names under `root` that interrupted writes leave: `.X.partial-PID`, `.X.old-PID`, `.X.tmp.PID.N`.
+fn leftovers(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.')
+                && (name.contains(".partial-") || name.contains(".old-") || name.contains(".tmp."))
+            {
+                out.push(e.path().display().to_string());
+            } else if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// The dataset's version after checking that it is complete: its manifest verifies.
+fn complete_version(dir: &Path) -> String {
+    let m = DatasetManifest::read(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let bad = m.verify(dir).unwrap();
+    assert!(bad.is_empty(), "{}: incomplete dataset, {bad:?}", dir.display());
+    m.dataset_hash()
+}
+
+fn release() -> PathBuf {
+    lexbench_core::testing::fixtures_dir().join("tum_release")
+}
+
+/// A second release, differing from the real one by its last training pair, in `dir`.
+fn other_release(dir: &Path) -> PathBuf {
+    let out = dir.join("release-b");
+    std::fs::create_dir_all(&out).unwrap();
+    for e in std::fs::read_dir(release()).unwrap() {
+        let p = e.unwrap().path();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let text = if p.file_name().unwrap() == "training.jsonl" {
+            let lines: Vec<&str> = text.lines().collect();
+            lines[..lines.len() - 1].join("\n") + "\n"
+        } else {
+            text
+        };
+        std::fs::write(out.join(p.file_name().unwrap()), text).unwrap();
+    }
+    out
+}
+
+#[test]
+fn names_are_never_paths() {
+    let root = scratch("names");
+    let data = root.join("data");
+    // A crawl and a dataset that must survive every refused command.
+    std::fs::create_dir_all(data.join("raw/objects")).unwrap();
+    std::fs::write(data.join("raw/manifest.jsonl"), "{\"kept\": true}\n").unwrap();
+    std::fs::create_dir_all(data.join("datasets/keep")).unwrap();
+    std::fs::write(data.join("datasets/keep/manifest.json"), "{}\n").unwrap();
+    let before = tree(&data);
+    let outside = root.join("outside");
+    let rel = release();
+    let rel = rel.to_str().unwrap();
+    for name in [
+        "",
+        "../raw",
+        ".",
+        "..",
+        outside.to_str().unwrap(),
+        "a/b",
+        ".hidden",
+    ] {
+        for args in [
+            vec!["import", "release", rel, "--name", name],
+            vec!["build", "ecthr", "--name", name],
+            vec!["build", "bsard", "--name", name],
+            vec!["split", "keep", "--name", name],
+            vec!["pipeline", "--name", name],
+            vec!["run", "bm25", "--dataset", name, "--split", "test"],
+            vec!["run", "bm25", "--dataset", "keep", "--split", name],
+        ] {
+            let out = lexbench(&data, &args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?} accepted: {stderr}");
+            assert!(stderr.contains("invalid"), "{args:?}: {stderr}");
+            assert_eq!(tree(&data), before, "{args:?} changed the data directory");
+            assert!(!outside.exists(), "{args:?} wrote {}", outside.display());
+            assert!(!root.join("raw").exists() && !root.join("a").exists());
+        }
+    }
+    assert!(leftovers(&root).is_empty(), "{:?}", leftovers(&root));
+}
+
+#[test]
+fn runs_and_submissions_stay_in_their_data_directory() {
+    let root = scratch("paths");
+    let data = root.join("data");
+    let other = root.join("other");
+    let out = lexbench(&data, &["pipeline"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = lexbench(&other, &["pipeline"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let other_before = tree(&other);
+
+    // `run bm25 --dataset ../../other/datasets/ecthr` would write into the other directory's dataset.
+    let out = lexbench(
+        &data,
+        &[
+            "run",
+            "bm25",
+            "--dataset",
+            "../../other/datasets/ecthr",
+            "--split",
+            "test",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(tree(&other), other_before);
+
+    // `submit --dataset /abs/path/datasets/ecthr` would be accepted without a sidecar.
+    let run = data.join("runs/ecthr/test/bm25.trec");
+    let abs = other.join("datasets/ecthr");
+    let out = lexbench(
+        &data,
+        &[
+            "submit",
+            run.to_str().unwrap(),
+            "--dataset",
+            abs.to_str().unwrap(),
+            "--split",
+            "test",
+            "--name",
+            "path-dataset",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let entries = data.join("leaderboard/entries");
+    let n_entries = std::fs::read_dir(&entries).unwrap().count();
+
+    // An entry written before names were checked, whose dataset is a path: left out, never followed.
+    let any = std::fs::read_dir(&entries)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut entry: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&any).unwrap()).unwrap();
+    let escape = root.join("escaped");
+    entry["dataset"]["name"] = serde_json::Value::String(escape.join("x").display().to_string());
+    entry["id"] = "old-entry".into();
+    std::fs::write(entries.join("old-entry.json"), entry.to_string()).unwrap();
+    let out = lexbench(&data, &["leaderboard"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("is not a name"), "{stderr}");
+    assert!(
+        !escape.exists(),
+        "the leaderboard wrote outside the data directory"
+    );
+    assert_eq!(std::fs::read_dir(&entries).unwrap().count(), n_entries + 1);
+    assert_eq!(tree(&other), other_before);
+}
+
+/// Kills `args` with SIGKILL at `n` seeded random moments within its uninterrupted duration, alternating between
+/// two inputs that give two different datasets `name`; after every kill the dataset is one of the
+/// two, complete, and the next command (`stats`) leaves no leftover.
+fn kill_loop(data: &Path, name: &str, variants: [&[&str]; 2], n: usize, seed: u64) {
+    let mut versions = Vec::new();
+    let mut duration = Duration::MAX;
+    for round in 0..2 {
+        for args in variants {
+            let t = Instant::now();
+            let out = lexbench(data, args);
+            duration = duration.min(t.elapsed());
+            assert!(
+                out.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            if round == 0 {
+                versions.push(complete_version(&data.join("datasets").join(name)));
+            }
+        }
+    }
+    assert_ne!(
+        versions[0], versions[1],
+        "the two inputs must give different datasets"
+    );
+    let mut rng = SplitMix64::new(seed);
+    let (mut interrupted, mut finished) = (0, 0);
+    for i in 0..n {
+        let args = variants[i % 2];
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lexbench"))
+            .arg("--data")
+            .arg(data)
+            .args(args)
+            .env_remove("RUST_LOG")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Uniform over the command's (shortest uninterrupted) duration: from start-up to the swap.
+        let at = duration.mul_f64(rng.unit_f64());
+        std::thread::sleep(at);
+        // SIGKILL: no destructor, no cleanup runs.
+        child.kill().unwrap();
+        let status = child.wait().unwrap();
+        if status.success() {
+            finished += 1;
+        } else {
+            interrupted += 1;
+        }
+        let dir = data.join("datasets").join(name);
+        let v = complete_version(&dir);
+        assert!(
+            versions.contains(&v),
+            "kill {i} at {at:?}: dataset {v} is neither version"
+        );
+        let out = lexbench(data, &["stats", name]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let left = leftovers(data);
+        assert!(
+            left.is_empty(),
+            "kill {i} at {at:?}: leftovers after the next command: {left:?}"
+        );
+    }
+    eprintln!("{name}: {n} kills, {interrupted} interrupted, {finished} had finished");
+    assert!(
+        interrupted >= n / 4,
+        "only {interrupted} of {n} kills interrupted the command: the loop tests too little"
+    );
+}
+
+#[test]
+fn killed_imports_and_builds_leave_the_old_or_the_new_dataset() {
+    let root = scratch("kill");
+    let data = root.join("data");
+    let b = other_release(&root);
+    let a = release();
+    kill_loop(
+        &data,
+        "ecthr-release",
+        [
+            &["import", "release", a.to_str().unwrap()],
+            &["import", "release", b.to_str().unwrap()],
+        ],
+        30,
+        21,
+    );
+    let out = lexbench(&data, &["pipeline"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    kill_loop(
+        &data,
+        "ecthr",
+        [
+            &["build", "ecthr", "--seed", "1"],
+            &["build", "ecthr", "--seed", "2"],
+        ],
+        30,
+        22,
+    );
+}
+
+/// The id of a process that has exited.
+fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+#[test]
+fn interrupted_replacements_and_temporary_files_are_settled_by_the_next_command() {
+    let root = scratch("recover");
+    let data = root.join("data");
+    let out = lexbench(&data, &["pipeline"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ds = data.join("datasets/ecthr");
+    let version = complete_version(&ds);
+    let pid = dead_pid();
+    // The state a kill between the fallback swap's two renames leaves: the old version parked, the
+    // new one complete beside it, no dataset under its name.
+    let parked = data.join(format!("datasets/.ecthr.old-{pid}"));
+    std::fs::rename(&ds, &parked).unwrap();
+    let new = data.join(format!("datasets/.ecthr.partial-{pid}"));
+    std::fs::create_dir_all(&new).unwrap();
+    std::fs::write(new.join("queries.jsonl"), "{}\n").unwrap();
+    // Temporary files of a killed `submit` and `leaderboard`.
+    let tmp_entry = data.join(format!("leaderboard/entries/.ecthr__test__x.tmp.{pid}.0"));
+    std::fs::write(&tmp_entry, "{\"half").unwrap();
+    let tmp_page = data.join(format!("leaderboard/site/.index.html.tmp.{pid}.3"));
+    std::fs::write(&tmp_page, "<html").unwrap();
+
+    let out = lexbench(&data, &["leaderboard"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("restored"), "{stderr}");
+    assert_eq!(complete_version(&ds), version, "the previous version is back");
+    assert!(leftovers(&data).is_empty(), "{:?}", leftovers(&data));
+
+    // Leftovers of a process that is still running are its own: left alone.
+    let live = data.join(format!("datasets/.ecthr.partial-{}", std::process::id()));
+    std::fs::create_dir_all(&live).unwrap();
+    let out = lexbench(&data, &["stats", "ecthr"]);
+    assert!(out.status.success());
+    assert!(live.is_dir());
+    std::fs::remove_dir_all(&live).unwrap();
+}
+
+#[test]
+fn killed_submissions_and_renders_leave_no_temporary_files() {
+    let root = scratch("kill-submit");
+    let data = root.join("data");
+    let out = lexbench(&data, &["pipeline"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = data.join("runs/ecthr/test/bm25.trec");
+    let run = run.to_str().unwrap();
+    let submit = [
+        "submit",
+        run,
+        "--dataset",
+        "ecthr",
+        "--split",
+        "test",
+        "--name",
+        "again",
+    ];
+    let render = ["leaderboard"];
+    let mut rng = SplitMix64::new(12);
+    let mut durations = Vec::new();
+    for args in [&submit[..], &render[..]] {
+        let t = Instant::now();
+        assert!(lexbench(&data, args).status.success());
+        durations.push(t.elapsed());
+    }
+    for i in 0..20 {
+        let (args, d) = if i % 2 == 0 {
+            (&submit[..], durations[0])
+        } else {
+            (&render[..], durations[1])
+        };
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lexbench"))
+            .arg("--data")
+            .arg(&data)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(d.mul_f64(rng.unit_f64()));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let out = lexbench(&data, &["leaderboard"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            leftovers(&data).is_empty(),
+            "after kill {i}: {:?}",
+            leftovers(&data)
+        );
+    }
+}
+
+#[test]
+fn building_without_parsed_judgments_names_the_file() {
+    let root = scratch("no-judgments");
+    let data = root.join("data");
+    let out = lexbench(&data, &["pipeline"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::remove_file(data.join("parsed/ecthr/judgments.jsonl")).unwrap();
+    let out = lexbench(&data, &["build", "ecthr"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("parsed/ecthr/judgments.jsonl"), "{stderr}");
+    assert!(stderr.contains("lexbench parse store"), "{stderr}");
+}
+
+#[test]
+fn plots_do_not_change_the_dataset_version() {
+    let root = scratch("plots");
+    let data = root.join("data");
+    let out = lexbench(&data, &["pipeline"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ds = data.join("datasets/ecthr");
+    let without = complete_version(&ds);
+    // The pipeline's split configuration, so that only the plots differ.
+    let cfg = ds.join("split_config.json");
+    let cfg_copy = root.join("split_config.json");
+    std::fs::copy(&cfg, &cfg_copy).unwrap();
+    let out = lexbench(
+        &data,
+        &[
+            "build",
+            "ecthr",
+            "--plots",
+            "--split-config",
+            cfg_copy.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(ds.join("plots").is_dir(), "plots drawn");
+    assert_eq!(
+        complete_version(&ds),
+        without,
+        "--plots changed the dataset's version"
+    );
+    let md = std::fs::read_to_string({
+        assert!(lexbench(&data, &["leaderboard"]).status.success());
+        data.join("leaderboard/index.md")
+    })
+    .unwrap();
+    let stale: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with('|') && l.contains('†'))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "entries marked stale after a rebuild with plots: {stale:?}"
+    );
+}
