@@ -3,7 +3,8 @@
 //! - qrels: `topic 0 doc relevance` (4 columns; the second is ignored, relevance an integer, ≥ 1
 //!   counts as relevant);
 //! - runs: `topic Q0 doc rank score tag` (6 columns; rank is checked to be an integer but, as in
-//!   trec_eval, ordering comes from the score: descending, ties broken by doc id descending).
+//!   trec_eval, ordering comes from the score: descending, ties broken by doc id descending, scores
+//!   compared as the 32-bit floats trec_eval stores them in — see [`trec_order`]).
 //!
 //! Readers reject, with file and line: a wrong number of columns, a non-numeric or non-finite score,
 //! a non-integer rank or relevance, the same document twice for a topic, a topic outside a declared set
@@ -97,12 +98,24 @@ pub struct Hit {
     pub score: f64,
 }
 
-/// The trec_eval ranking order: score descending, then doc id descending (trec_eval's
-/// `comp_sim_docno` compares `strcmp(docno2, docno1)` on equal scores).
+/// The trec_eval ranking order: score descending, then doc id descending.
+///
+/// trec_eval keeps a run's scores as `float sim` (`trec_format.h`: `atof`'s double rounded to 32
+/// bits) and `comp_sim_docno` compares those floats, then `strcmp(docno2, docno1)`. So do we: scores
+/// are rounded to `f32` for ordering, which makes `1.00000001` and `1.0` a tie, as are `-0` and `0`
+/// (equal floats), and the tie is broken by doc id. Rounding never reverses two scores, it can only
+/// make them equal. Bytes of the doc ids are compared, as `strcmp` does.
 pub fn trec_order(a: &Hit, b: &Hit) -> Ordering {
-    b.score
-        .total_cmp(&a.score)
+    trec_score(b.score)
+        .total_cmp(&trec_score(a.score))
         .then_with(|| b.doc.as_str().cmp(a.doc.as_str()))
+}
+
+/// A score as trec_eval compares it: rounded to the nearest `f32`, with `-0` taken as `0` (equal
+/// floats in C). Two scores tie in [`trec_order`] exactly when these values are equal.
+pub fn trec_score(score: f64) -> f32 {
+    let s = score as f32;
+    if s == 0.0 { 0.0 } else { s }
 }
 
 /// A run: ranked documents per topic and the run's tag.
