@@ -100,7 +100,7 @@ fn extra_records(dir: &Path) -> Result<Vec<(String, String)>> {
         if p.is_file() {
             texts.push((
                 f.to_owned(),
-                std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?,
+                lexbench_core::text::read_text(&p)?,
             ));
         }
     }

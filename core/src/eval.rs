@@ -164,10 +164,7 @@ impl PoolSizes {
         let pools: Vec<Pool> = read_jsonl(path)?;
         let mut sizes = BTreeMap::new();
         // read_jsonl skips blank lines, so count lines again only to report the right one on error.
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        let text = crate::text::read_text(path)?;
         let line_of = text
             .lines()
             .enumerate()

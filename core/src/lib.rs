@@ -9,7 +9,8 @@
 //! - [`trec`]: TREC [`Qrels`] and [`Run`] files, read with file-and-line errors, written atomically.
 //! - [`dataset`]: the layout of a built dataset (`queries.jsonl`, `corpus.jsonl`, `pools.jsonl`,
 //!   `qrels/`, `splits/`, `manifest.json`) and its identity hash.
-//! - [`io`]: [`write_atomic`](io::write_atomic) and JSON Lines.
+//! - [`io`]: [`write_atomic`](io::write_atomic) and JSON Lines; [`text`]: how user files become text
+//!   (byte-order mark removed, UTF-8 checked by line, over-long lines refused).
 //! - [`rng`], [`time`]: a seeded SplitMix64 and calendar dates / RFC 3339 timestamps, shared so every
 //!   stage draws and stamps the same way without a dependency.
 //! - [`eval`]: trec_eval-exact measures (`R@k`, `P@k`, `AP`, `RPrec`, `nDCG@k`, `RR@k`) and the
@@ -39,6 +40,7 @@ pub mod io;
 pub mod records;
 pub mod rng;
 pub mod testing;
+pub mod text;
 pub mod time;
 pub mod trec;
 
