@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::card::line_of;
 use crate::entry::Entry;
-use crate::error::{Error, Result, io_err};
+use crate::error::{Error, Result};
 
 /// A regression file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,7 +96,7 @@ pub struct Expected {
 impl Expectations {
     /// Reads and validates a regression file; errors name the file and line.
     pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+        let text = lexbench_core::text::read_text(path)?;
         let e: Self = toml::from_str(&text).map_err(|e| Error::Format {
             path: path.to_owned(),
             message: match e.span() {

@@ -5,10 +5,10 @@ use std::path::{Path, PathBuf};
 use lexbench_core::dataset::sha256_file;
 use lexbench_core::{ReadOptions, Run, evaluate};
 
-use crate::card::{ModelCard, line_containing};
+use crate::card::{ModelCard, line_containing, line_of_key};
 use crate::dataset::DatasetView;
 use crate::entry::{DatasetRef, Entry, RunRef, SCHEMA_VERSION, entries_dir, now_rfc3339, write_new};
-use crate::error::{Error, Problem, Result, io_err};
+use crate::error::{Error, Problem, Result};
 use crate::validate::{Report, validate_run};
 
 /// What the evaluator is, recorded in every entry.
@@ -17,6 +17,9 @@ pub const EVALUATOR: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (trec_eval -c semantics; R@k% cut-off max(1, ceil(k*n/100)))"
 );
+
+/// The largest run sidecar (`RUN.json`), in bytes. The sidecar is copied into the entry.
+pub const MAX_SIDECAR_BYTES: usize = 64 * 1024;
 
 /// A submission.
 #[derive(Debug, Clone)]
@@ -56,6 +59,25 @@ fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
+/// A file the submission brings (sidecar, model card) that is too large or not UTF-8 is a problem of
+/// the submission, listed with the others; other errors stay errors.
+fn as_problem(e: Error) -> Result<Problem> {
+    use lexbench_core::Error as Core;
+    match e {
+        Error::Core(Core::TooLarge { path, max_bytes }) => Ok(Problem {
+            path,
+            line: None,
+            message: format!("the file is larger than {max_bytes} bytes; at most {max_bytes} are allowed"),
+        }),
+        Error::Core(Core::Line { path, line, error }) => Ok(Problem {
+            path,
+            line: Some(line),
+            message: error.to_string(),
+        }),
+        e => Err(e),
+    }
+}
+
 /// The sidecar path of a run: `RUN` with its extension replaced by `.json`.
 pub fn sidecar_path(run: &Path) -> PathBuf {
     run.with_extension("json")
@@ -79,8 +101,18 @@ pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
 
     // Claims of the sidecar and the card must agree with the dataset.
     let sidecar_file = sidecar_path(req.run);
-    let sidecar = if sidecar_file.is_file() && sidecar_file != req.run {
-        let text = std::fs::read_to_string(&sidecar_file).map_err(io_err(&sidecar_file))?;
+    let sidecar_text = if sidecar_file.is_file() && sidecar_file != req.run {
+        match lexbench_core::text::read_text_at_most(&sidecar_file, MAX_SIDECAR_BYTES) {
+            Ok(text) => Some(text),
+            Err(e) => {
+                problems.push(as_problem(e.into())?);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let sidecar = if let Some(text) = sidecar_text {
         let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Format {
             path: sidecar_file.clone(),
             message: format!("line {}: {e}", e.line()),
@@ -105,15 +137,20 @@ pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
     } else {
         None
     };
-    let card = match req.card {
-        Some(path) => {
-            let (card, text) = ModelCard::read(path)?;
+    let card = match req.card.map(|path| (path, ModelCard::read(path))) {
+        None => None,
+        Some((_, Err(e))) => {
+            problems.push(as_problem(e)?);
+            None
+        }
+        Some((path, Ok((card, text)))) => {
+            problems.extend(card.check(path, &text));
             if let Some(h) = &card.dataset_hash
                 && *h != hash
             {
                 problems.push(Problem {
                     path: path.to_owned(),
-                    line: line_containing(&text, "dataset_hash"),
+                    line: line_of_key(&text, "dataset_hash"),
                     message: format!(
                         "dataset_hash {h} does not match dataset {} as built now ({hash})",
                         req.dataset
@@ -122,7 +159,6 @@ pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
             }
             Some(card)
         }
-        None => None,
     };
     if !problems.is_empty() {
         return Err(Error::Rejected { problems });

@@ -497,3 +497,146 @@ fn shipped_regression_files_parse() {
     }
     assert!(n >= 1);
 }
+
+/// A hostile-input scene: the pooled dataset, an empty leaderboard, the run path and its first line.
+fn hostile(name: &str) -> (PathBuf, PathBuf, String, BTreeMap<PathBuf, Vec<u8>>) {
+    let data = scratch(name);
+    pooled_dataset(&data, "");
+    std::fs::create_dir_all(data.join("leaderboard")).unwrap();
+    let before = snapshot_dir(&data.join("leaderboard"));
+    let bad = data.join("bad.trec");
+    let line1 = format!("{} Q0 {} 1 9 t\n", topic(0), doc(0, 0));
+    (data, bad, line1, before)
+}
+
+#[test]
+fn a_run_that_is_not_utf8_is_rejected_naming_the_line() {
+    let (data, bad, line1, before) = hostile("latin1");
+    // Latin-1 é on line 2: a rejection naming file and line, like any other invalid run.
+    let mut bytes = line1.into_bytes();
+    bytes.extend(format!("{} Q0 {} 2 8 caf", topic(0), doc(0, 1)).bytes());
+    bytes.extend(b"\xe9\n");
+    std::fs::write(&bad, &bytes).unwrap();
+    let got = rejection(submit(&req(&data, &bad, "latin1")));
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        got[0].starts_with(&format!("{}:2: not valid UTF-8", bad.display())),
+        "{got:?}"
+    );
+    assert_eq!(snapshot_dir(&data.join("leaderboard")), before);
+}
+
+#[test]
+fn over_long_tags_lines_cards_and_sidecars_are_rejected() {
+    use lexbench_core::trec::{MAX_LINE_BYTES, MAX_TAG_BYTES};
+    use lexbench_leaderboard::card::{MAX_CARD_BYTES, MAX_CARD_FIELD_CHARS};
+    use lexbench_leaderboard::submit::MAX_SIDECAR_BYTES;
+    let (data, bad, line1, before) = hostile("long");
+    let path = bad.display().to_string();
+
+    // A tag over MAX_TAG_BYTES, on a later line.
+    let long_tag = "x".repeat(MAX_TAG_BYTES + 1);
+    std::fs::write(
+        &bad,
+        format!("{line1}{} Q0 {} 2 8 {long_tag}\n", topic(0), doc(0, 1)),
+    )
+    .unwrap();
+    assert_eq!(
+        rejection(submit(&req(&data, &bad, "tag"))),
+        vec![format!(
+            "{path}:2: tag is {} bytes long; at most {MAX_TAG_BYTES} are allowed",
+            MAX_TAG_BYTES + 1
+        )]
+    );
+
+    // A line over MAX_LINE_BYTES: named, not quoted, and the lines after it are still checked.
+    std::fs::write(
+        &bad,
+        format!(
+            "{line1}{} Q0 {} 2 8 {}\n{} Q0 nowhere 3 7 t\n",
+            topic(0),
+            doc(0, 1),
+            "y".repeat(8 * MAX_LINE_BYTES),
+            topic(0)
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        rejection(submit(&req(&data, &bad, "line"))),
+        vec![
+            format!("{path}:2: the line is longer than {MAX_LINE_BYTES} bytes"),
+            format!(
+                "{path}:3: document nowhere is not in the pool of topic {}",
+                topic(0)
+            ),
+        ]
+    );
+
+    // A sidecar over MAX_SIDECAR_BYTES is not read, let alone copied into the entry.
+    write_run(&bad, "t", TOPICS, |_| (0..POOL).collect());
+    let sidecar = data.join("bad.json");
+    let huge = format!("{{\"notes\": \"{}\"}}", "z".repeat(MAX_SIDECAR_BYTES));
+    std::fs::write(&sidecar, &huge).unwrap();
+    let got = rejection(submit(&req(&data, &bad, "sidecar")));
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        got[0].starts_with(&format!("{}: ", sidecar.display())) && got[0].contains("at most"),
+        "{got:?}"
+    );
+    std::fs::remove_file(&sidecar).unwrap();
+
+    // A model card over MAX_CARD_BYTES, and a card field over MAX_CARD_FIELD_CHARS (its line named).
+    let card = data.join("card.toml");
+    std::fs::write(
+        &card,
+        format!("description = \"{}\"\n", "d".repeat(MAX_CARD_BYTES)),
+    )
+    .unwrap();
+    let mut r = req(&data, &bad, "card");
+    r.card = Some(&card);
+    let got = rejection(submit(&r));
+    assert!(
+        got.len() == 1 && got[0].starts_with(&format!("{}: ", card.display())),
+        "{got:?}"
+    );
+    std::fs::write(
+        &card,
+        format!(
+            "authors = [\"A\"]\nlicense = \"MIT\"\ncode = \"{}\"\n",
+            "c".repeat(MAX_CARD_FIELD_CHARS + 1)
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        rejection(submit(&r)),
+        vec![format!(
+            "{}:3: code is {} characters long; at most {MAX_CARD_FIELD_CHARS} are allowed",
+            card.display(),
+            MAX_CARD_FIELD_CHARS + 1
+        )]
+    );
+    assert_eq!(
+        snapshot_dir(&data.join("leaderboard")),
+        before,
+        "a rejection changes nothing"
+    );
+}
+
+#[test]
+fn a_bom_hides_neither_the_first_topic_nor_the_card_or_sidecar() {
+    let (data, bad, _, _) = hostile("bom");
+    write_run(&bad, "t", TOPICS, |_| (0..POOL).collect());
+    let mut text = String::from("\u{feff}");
+    text.push_str(&std::fs::read_to_string(&bad).unwrap());
+    std::fs::write(&bad, text).unwrap();
+    std::fs::write(data.join("bad.json"), "\u{feff}{\"system\": \"mine\"}\n").unwrap();
+    let card = data.join("card.toml");
+    std::fs::write(&card, "\u{feff}description = \"with a BOM\"\n").unwrap();
+    let mut r = req(&data, &bad, "bom");
+    r.card = Some(&card);
+    let e = submit(&r).unwrap().entry;
+    assert!(e.missing_topics.is_empty(), "{:?}", e.missing_topics);
+    assert_eq!(e.per_topic.len(), TOPICS);
+    assert_eq!(e.run.sidecar.unwrap()["system"], "mine");
+    assert_eq!(e.card.unwrap().description.as_deref(), Some("with a BOM"));
+}
