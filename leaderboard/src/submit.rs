@@ -21,6 +21,9 @@ pub const EVALUATOR: &str = concat!(
 /// The largest run sidecar (`RUN.json`), in bytes. The sidecar is copied into the entry.
 pub const MAX_SIDECAR_BYTES: usize = 64 * 1024;
 
+/// The longest system name, in characters.
+pub const MAX_NAME_CHARS: usize = 80;
+
 /// A submission.
 #[derive(Debug, Clone)]
 pub struct SubmitRequest<'a> {
@@ -49,14 +52,41 @@ pub struct Submitted {
     pub report: Report,
 }
 
-/// Checks a system name: 1-80 printable characters, not only spaces.
-fn check_name(name: &str) -> Result<()> {
-    if name.trim().is_empty() || name.chars().count() > 80 || name.chars().any(char::is_control) {
-        return Err(Error::Param(format!(
-            "system name {name:?}: 1 to 80 printable characters, not blank"
-        )));
+/// Checks a system name: 1 to [`MAX_NAME_CHARS`] characters, not blank, none of them hidden
+/// ([`is_hidden`]). Markup is allowed: every rendering escapes it.
+pub fn check_name(name: &str) -> Result<()> {
+    let bad = |why: String| Err(Error::Param(format!("system name {name:?}: {why}")));
+    if name.trim().is_empty() {
+        return bad("must not be blank".into());
+    }
+    let chars = name.chars().count();
+    if chars > MAX_NAME_CHARS {
+        return bad(format!(
+            "{chars} characters; at most {MAX_NAME_CHARS} are allowed"
+        ));
+    }
+    if let Some(c) = name.chars().find(|c| is_hidden(*c)) {
+        return bad(format!(
+            "U+{:04X} is a control, format or line-separator character; names hold visible text only",
+            u32::from(c)
+        ));
     }
     Ok(())
+}
+
+/// Is `c` a character that is not shown as itself: a control (general category Cc), a format
+/// character (Cf: the bidirectional overrides and isolates such as U+202E, zero-width spaces and
+/// joiners, the byte-order mark, the soft hyphen, …) or a line or paragraph separator (Zl, Zp)? Such
+/// characters can make one name look like another, or reorder what follows it on the page.
+pub fn is_hidden(c: char) -> bool {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    matches!(
+        c.general_category(),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+    )
 }
 
 /// A file the submission brings (sidecar, model card) that is too large or not UTF-8 is a problem of

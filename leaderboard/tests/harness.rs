@@ -640,3 +640,56 @@ fn a_bom_hides_neither_the_first_topic_nor_the_card_or_sidecar() {
     assert_eq!(e.run.sidecar.unwrap()["system"], "mine");
     assert_eq!(e.card.unwrap().description.as_deref(), Some("with a BOM"));
 }
+
+#[test]
+fn system_names_with_control_or_format_characters_are_refused() {
+    let data = scratch("names");
+    pooled_dataset(&data, "");
+    let run_path = data.join("r.trec");
+    write_run(&run_path, "t", TOPICS, |_| (0..POOL).collect());
+    // U+202E (right-to-left override) and the other format characters (Cf), controls (Cc) and line
+    // or paragraph separators are refused: they can make one name look like another.
+    for name in [
+        "good\u{202e}txt.exe",
+        "zero\u{200b}width",
+        "soft\u{ad}hyphen",
+        "bom\u{feff}",
+        "iso\u{2066}late",
+        "bell\u{7}",
+        "line\u{2028}sep",
+        "tab\tbed",
+    ] {
+        match submit(&req(&data, &run_path, name)) {
+            Err(Error::Param(m)) => assert!(m.contains("system name"), "{name:?}: {m}"),
+            other => panic!("{name:?} accepted: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn system_names_are_escaped_in_markdown_html_and_svg() {
+    let data = scratch("escape");
+    pooled_dataset(&data, "");
+    let run_path = data.join("r.trec");
+    write_run(&run_path, "t", TOPICS, |_| (0..POOL).collect());
+    // Markup is text: accepted, and escaped in every rendering.
+    let evil = "<script>alert(1)</script> *b* [x](javascript:y) <img src=x> &amp; | `c`";
+    submit(&req(&data, &run_path, evil)).unwrap();
+    submit(&req(&data, &run_path, "Ünïcödé name")).unwrap();
+    let out = render_site(&data).unwrap();
+    let md = std::fs::read_to_string(&out.markdown).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.contains("alert"))
+        .unwrap_or_else(|| panic!("no row in\n{md}"));
+    for raw in ["<script>", "<img", "](javascript", "*b*", "`c`"] {
+        assert!(!row.contains(raw), "{raw} unescaped in {row}");
+    }
+    assert!(row.contains("&lt;script&gt;") && row.contains("&amp;amp"), "{row}");
+    assert!(md.contains("| Ünïcödé name |"), "{md}");
+    let html = std::fs::read_to_string(&out.html).unwrap();
+    assert!(!html.contains("<script>alert") && !html.contains("<img src=x"), "html");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    let svg = std::fs::read_to_string(&out.plots[0]).unwrap();
+    assert!(!svg.contains("<script>") && !svg.contains("<img"), "svg");
+}
