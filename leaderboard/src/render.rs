@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::board::{ALPHA, BASELINE, DatasetBoard, Sig, build, is_baseline};
+use crate::board::{ALPHA, BASELINE, DatasetBoard, Sig, build};
 use crate::dataset::current_hash;
 use crate::entry::{entries_dir, leaderboard_dir, read_all};
 use crate::error::Result;
@@ -205,7 +205,7 @@ pub fn html(boards: &[DatasetBoard]) -> String {
         }
         s.push_str("</tr></thead><tbody>\n");
         for r in &b.rows {
-            let class = if is_baseline(&r.system) {
+            let class = if r.baseline {
                 " class=\"baseline\""
             } else {
                 ""

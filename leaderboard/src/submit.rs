@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use lexbench_core::dataset::sha256_file;
 use lexbench_core::{ReadOptions, Run, evaluate};
 
+use crate::board::{BASELINE, BASELINE_SIDECAR_SYSTEM, is_baseline_name};
 use crate::card::{ModelCard, line_containing, line_of_key};
 use crate::dataset::DatasetView;
 use crate::entry::{DatasetRef, Entry, RunRef, SCHEMA_VERSION, entries_dir, now_rfc3339, write_new};
@@ -115,6 +116,11 @@ pub fn sidecar_path(run: &Path) -> PathBuf {
 
 /// Validates, evaluates and records a submission. A run that does not fit the dataset is
 /// `Err(Error::Rejected)` with every problem named by file and line; nothing is written then.
+///
+/// The name [`BASELINE`] is reserved, in any case: it is accepted only, and exactly so spelt, for the
+/// run `lexbench run bm25` wrote, recognised by its sidecar ([`crate::board::is_baseline`]); any other submission
+/// under that name is `Err(Error::Param)`. So the board has one baseline, and no submission can pose
+/// as it.
 pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
     check_name(req.name)?;
     let view = DatasetView::load(req.data, req.dataset, req.split)?;
@@ -167,6 +173,21 @@ pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
     } else {
         None
     };
+    if is_baseline_name(req.name) {
+        let from_bm25 = sidecar
+            .as_ref()
+            .and_then(|v| v.get("system"))
+            .and_then(serde_json::Value::as_str)
+            == Some(BASELINE_SIDECAR_SYSTEM);
+        if req.name != BASELINE || !from_bm25 {
+            return Err(Error::Param(format!(
+                "system name {:?} is reserved for the {BASELINE} baseline: it is the run `lexbench run bm25` \
+                 wrote, submitted with its sidecar ({}) as {BASELINE}; name other runs otherwise",
+                req.name,
+                sidecar_file.display()
+            )));
+        }
+    }
     let card = match req.card.map(|path| (path, ModelCard::read(path))) {
         None => None,
         Some((_, Err(e))) => {

@@ -126,6 +126,19 @@ fn snapshot_dir(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
+/// The sidecar `lexbench run bm25` writes beside its run (the fields the harness reads).
+fn bm25_sidecar(run: &Path, hash: &str) {
+    let side = serde_json::json!({
+        "schema_version": 1,
+        "system": "bm25",
+        "dataset": "mini",
+        "split": "test",
+        "dataset_hash": hash,
+        "program": "lexbench-baselines 0.1.0",
+    });
+    std::fs::write(run.with_extension("json"), side.to_string()).unwrap();
+}
+
 fn req<'a>(data: &'a Path, run: &'a Path, name: &'a str) -> SubmitRequest<'a> {
     SubmitRequest {
         data,
@@ -401,6 +414,7 @@ fn board_significance_stale_marks_and_rendering() {
             (8..POOL).chain(0..8).collect()
         }
     });
+    bm25_sidecar(&bm25, &old_hash);
     submit(&req(&data, &bm25, "BM25")).unwrap();
     submit(&req(&data, &oracle, "oracle")).unwrap();
     submit(&req(&data, &coin, "coin")).unwrap();
@@ -410,6 +424,7 @@ fn board_significance_stale_marks_and_rendering() {
     submit(&req(&data, &legacy, "legacy")).unwrap();
     let new_hash = pooled_dataset(&data, "v2");
     assert_ne!(old_hash, new_hash);
+    bm25_sidecar(&bm25, &new_hash);
     submit(&req(&data, &bm25, "BM25")).unwrap();
     submit(&req(&data, &oracle, "oracle")).unwrap();
     submit(&req(&data, &coin, "coin")).unwrap();
@@ -423,7 +438,7 @@ fn board_significance_stale_marks_and_rendering() {
     assert_eq!(
         row("BM25").sig,
         vec![Sig::Baseline; 3],
-        "the baseline is matched ignoring case"
+        "the baseline is the BM25 run submitted as BM25"
     );
     assert!(row("legacy").stale && !row("oracle").stale);
     assert_eq!(
@@ -692,4 +707,73 @@ fn system_names_are_escaped_in_markdown_html_and_svg() {
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     let svg = std::fs::read_to_string(&out.plots[0]).unwrap();
     assert!(!svg.contains("<script>") && !svg.contains("<img"), "svg");
+}
+
+#[test]
+fn the_baseline_is_the_bm25_run_and_no_submission_can_pose_as_it() {
+    let data = scratch("baseline");
+    let hash = pooled_dataset(&data, "");
+    let bm25 = data.join("bm25.trec");
+    write_run(&bm25, "bm25", TOPICS, |_| (0..POOL).rev().collect());
+    bm25_sidecar(&bm25, &hash);
+    submit(&req(&data, &bm25, "BM25")).unwrap();
+
+    // A user's run under the baseline's name, in any case or spacing: refused, nothing written.
+    let mine = data.join("mine.trec");
+    write_run(&mine, "mine", TOPICS, |_| (0..POOL).collect());
+    let entries = || std::fs::read_dir(data.join("leaderboard/entries")).unwrap().count();
+    for name in ["bm25", "BM25", "Bm25", " bm25 ", "BM25\u{200b}"] {
+        assert!(
+            matches!(submit(&req(&data, &mine, name)), Err(Error::Param(_))),
+            "{name:?} accepted"
+        );
+    }
+    // Even lexbench's BM25 run is the baseline only under its exact name.
+    assert!(matches!(submit(&req(&data, &bm25, "bm25")), Err(Error::Param(_))));
+    assert_eq!(entries(), 1);
+    // Under another name the BM25 run is an ordinary system, tested against the baseline.
+    submit(&req(&data, &bm25, "bm25 again")).unwrap();
+    submit(&req(&data, &mine, "mine")).unwrap();
+
+    let out = render_site(&data).unwrap();
+    let b = &out.boards[0];
+    let baselines: Vec<&str> = b
+        .rows
+        .iter()
+        .filter(|r| r.baseline)
+        .map(|r| r.system.as_str())
+        .collect();
+    assert_eq!(baselines, vec!["BM25"]);
+    let cell = |s: &str| b.rows.iter().find(|r| r.system == s).unwrap().cells["test"].clone();
+    assert_eq!(cell("BM25").sig, vec![Sig::Baseline; 3]);
+    assert!(cell("bm25 again").sig.iter().all(|s| *s == Sig::Same), "tested, not a baseline");
+    assert!(cell("mine").p_holm.iter().all(Option::is_some), "tested against BM25");
+
+    // An entry named `bm25` from before the name was reserved (written here by hand, later than the
+    // baseline's) is an ordinary row, and a regression file about the baseline, whatever its spelling,
+    // checks the baseline's entry, not it.
+    let (entries, _) = lexbench_leaderboard::entry::read_all(&data.join("leaderboard/entries")).unwrap();
+    let mut legacy = entries.iter().find(|e| e.system == "mine").unwrap().clone();
+    legacy.system = "bm25".into();
+    legacy.submitted_at = "2999-01-01T00:00:00.000Z".into();
+    lexbench_leaderboard::entry::write_new(&data.join("leaderboard/entries"), &mut legacy).unwrap();
+    let out = render_site(&data).unwrap();
+    let rows: Vec<(&str, bool)> = out.boards[0]
+        .rows
+        .iter()
+        .map(|r| (r.system.as_str(), r.baseline))
+        .filter(|(s, _)| s.eq_ignore_ascii_case("bm25"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(rows.contains(&("BM25", true)) && rows.contains(&("bm25", false)), "{rows:?}");
+    let file = data.join("bm25.toml");
+    std::fs::write(
+        &file,
+        "dataset = \"mini\"\nsplit = \"test\"\nsystem = \"bm25\"\n[measures]\n\"R@10%\" = { expected = 0.0 }\n",
+    )
+    .unwrap();
+    let exp = Expectations::read(&file).unwrap();
+    let (entries, _) = lexbench_leaderboard::entry::read_all(&data.join("leaderboard/entries")).unwrap();
+    let picked = lexbench_leaderboard::regression::pick(&exp, &entries, Some(&hash)).unwrap();
+    assert_eq!(picked.system, "BM25");
 }
