@@ -44,21 +44,16 @@ fn bsard_files(data: &Path, from: Option<&Path>) -> Result<BTreeMap<String, (Pat
             for f in lexbench_crawlers::bsard::BSARD_FILES {
                 let p = dir.join(f);
                 if p.is_file() {
-                    out.insert(
-                        (*f).to_owned(),
-                        (
-                            p.clone(),
-                            lexbench_core::text::read_text(&p)?,
-                        ),
-                    );
+                    out.insert((*f).to_owned(), (p.clone(), lexbench_core::text::read_text(&p)?));
                 }
             }
         }
         None => {
             let index = data.join("raw/index/bsard.jsonl");
             // The error names the file; the context says what it is and how to get it.
-            let files: Vec<lexbench_crawlers::bsard::SourceFile> = read_jsonl(&index)
-                .context("the index of the crawled BSARD files (run `lexbench crawl bsard` or pass --from)")?;
+            let files: Vec<lexbench_crawlers::bsard::SourceFile> = read_jsonl(&index).context(
+                "the index of the crawled BSARD files (run `lexbench crawl bsard` or pass --from)",
+            )?;
             let store = lexbench_crawlers::store::RawStore::open(data.join("raw"))?;
             for f in files {
                 let bytes = store.get(&f.sha256)?;
@@ -201,10 +196,8 @@ fn report(w: &Written, dir: &Path) {
 
 fn split_config(path: Option<&Path>, seed: Option<u64>) -> Result<SplitConfig> {
     let mut cfg: SplitConfig = match path {
-        Some(p) => serde_json::from_str(
-            &lexbench_core::text::read_text(p)?,
-        )
-        .with_context(|| format!("{}: not a split configuration", p.display()))?,
+        Some(p) => serde_json::from_str(&lexbench_core::text::read_text(p)?)
+            .with_context(|| format!("{}: not a split configuration", p.display()))?,
         None => SplitConfig::default(),
     };
     if let Some(seed) = seed {
@@ -255,9 +248,7 @@ pub fn cmd_stats(data: &Path, args: &StatsArgs) -> Result<ExitCode> {
     let dir = dataset_path(data, &args.dataset);
     let read = |f: &str| -> Result<serde_json::Value> {
         let p = dir.join(f);
-        Ok(serde_json::from_str(
-            &lexbench_core::text::read_text(&p)?,
-        )?)
+        Ok(serde_json::from_str(&lexbench_core::text::read_text(&p)?)?)
     };
     let manifest = lexbench_core::dataset::DatasetManifest::read(&dir)?;
     let mut out = serde_json::json!({
@@ -281,10 +272,8 @@ pub fn build_ecthr(data: &Path, args: &BuildEcthrArgs) -> Result<(Written, Assem
         read_jsonl(&guides_path).context("the parsed guides (run `lexbench parse store` first)")?;
     let judgments = load_judgments(data)?;
     let mut cfg: SplitConfig = match &args.split_config {
-        Some(p) => serde_json::from_str(
-            &lexbench_core::text::read_text(p)?,
-        )
-        .with_context(|| format!("{}: not a split configuration", p.display()))?,
+        Some(p) => serde_json::from_str(&lexbench_core::text::read_text(p)?)
+            .with_context(|| format!("{}: not a split configuration", p.display()))?,
         None => SplitConfig::default(),
     };
     if let Some(seed) = args.seed {

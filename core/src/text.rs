@@ -167,9 +167,7 @@ impl Lines {
         {
             if !complete {
                 // The rest of the line is skipped unread, so the next call starts on the next line.
-                self.reader
-                    .skip_until(b'\n')
-                    .map_err(io_err(&self.path))?;
+                self.reader.skip_until(b'\n').map_err(io_err(&self.path))?;
             }
             return Ok(Some((self.line_no, Err(LineError::LineTooLong { max }))));
         }
@@ -230,7 +228,11 @@ mod tests {
 
     #[test]
     fn invalid_utf8_and_bom_are_located() {
-        let got = lines("utf8", b"\xef\xbb\xbfa\xef\xbb\xbf\nb\xffc\n\xef\xbb\xbfd\n", None);
+        let got = lines(
+            "utf8",
+            b"\xef\xbb\xbfa\xef\xbb\xbf\nb\xffc\n\xef\xbb\xbfd\n",
+            None,
+        );
         assert_eq!(
             got,
             vec![

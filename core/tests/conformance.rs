@@ -85,7 +85,11 @@ fn scores_compare_as_trec_eval_floats() {
          q3 Q0 e 1 1.0000003 t\nq3 Q0 f 2 1.0 t\n",
     );
     let ev = evaluate(&r, &q, &measures("RR@10,AP"), None).unwrap();
-    assert_eq!(ev.per_topic[&topic("q1")], vec![1.0, 1.0], "q1: 1.00000001 ties 1.0");
+    assert_eq!(
+        ev.per_topic[&topic("q1")],
+        vec![1.0, 1.0],
+        "q1: 1.00000001 ties 1.0"
+    );
     assert_eq!(ev.per_topic[&topic("q2")], vec![1.0, 1.0], "q2: -0 ties 0");
     assert_eq!(ev.per_topic[&topic("q3")], vec![1.0, 1.0], "q3: distinct floats");
     assert_eq!(ev.mean, vec![1.0, 1.0]);

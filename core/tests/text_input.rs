@@ -52,7 +52,10 @@ fn a_bom_is_not_part_of_the_first_topic() {
 
 #[test]
 fn a_bom_is_stripped_from_json_lines_pools_and_text() {
-    let p = write("bom.jsonl", format!("{BOM}{{\"a\": 1}}\n{{\"a\": 2}}\n").as_bytes());
+    let p = write(
+        "bom.jsonl",
+        format!("{BOM}{{\"a\": 1}}\n{{\"a\": 2}}\n").as_bytes(),
+    );
     let v: Vec<serde_json::Value> = lexbench_core::io::read_jsonl(&p).unwrap();
     assert_eq!(v.len(), 2);
     let p = write(
@@ -71,7 +74,11 @@ fn a_bom_is_stripped_from_json_lines_pools_and_text() {
 #[test]
 fn bytes_that_are_not_utf8_name_file_and_line() {
     let cases: Vec<(&str, Vec<u8>, usize)> = vec![
-        ("latin1.run", b"q1 Q0 d1 1 1.0 t\nq1 Q0 d\xe92 2 0.5 t\n".to_vec(), 2),
+        (
+            "latin1.run",
+            b"q1 Q0 d1 1 1.0 t\nq1 Q0 d\xe92 2 0.5 t\n".to_vec(),
+            2,
+        ),
         ("latin1.qrels", b"q1 0 d1 1\n\nq1 0 d\xe92 1\n".to_vec(), 3),
     ];
     for (name, bytes, line) in cases {
@@ -139,8 +146,11 @@ fn over_long_lines_and_tags_name_file_and_line() {
         "{err}"
     );
     assert!(
-        err.to_string()
-            .starts_with(&format!("{}:2: tag is {} bytes long", p.display(), MAX_TAG_BYTES + 1)),
+        err.to_string().starts_with(&format!(
+            "{}:2: tag is {} bytes long",
+            p.display(),
+            MAX_TAG_BYTES + 1
+        )),
         "{err}"
     );
     let p = write("tag-ok.run", format!("q1 Q0 d1 1 1.0 {ok_tag}\n").as_bytes());

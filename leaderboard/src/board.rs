@@ -161,9 +161,7 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
             .iter()
             .map(|sys| Row {
                 system: (*sys).to_owned(),
-                baseline: chosen
-                    .iter()
-                    .any(|((s, _), e)| s == sys && is_baseline(e)),
+                baseline: chosen.iter().any(|((s, _), e)| s == sys && is_baseline(e)),
                 description: chosen
                     .iter()
                     .filter(|((s, _), _)| s == sys)

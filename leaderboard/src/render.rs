@@ -111,7 +111,13 @@ pub fn markdown(boards: &[DatasetBoard]) -> String {
         let plots: Vec<String> = b
             .splits
             .iter()
-            .map(|sp| format!("[{}](site/plots/{}.svg)", md(sp), url_part(&format!("{}-{sp}", b.name))))
+            .map(|sp| {
+                format!(
+                    "[{}](site/plots/{}.svg)",
+                    md(sp),
+                    url_part(&format!("{}-{sp}", b.name))
+                )
+            })
             .collect();
         let _ = writeln!(s, "\nPlots: {}\n", plots.join(" · "));
     }
@@ -205,11 +211,7 @@ pub fn html(boards: &[DatasetBoard]) -> String {
         }
         s.push_str("</tr></thead><tbody>\n");
         for r in &b.rows {
-            let class = if r.baseline {
-                " class=\"baseline\""
-            } else {
-                ""
-            };
+            let class = if r.baseline { " class=\"baseline\"" } else { "" };
             let desc = r
                 .description
                 .as_deref()

@@ -700,10 +700,16 @@ fn system_names_are_escaped_in_markdown_html_and_svg() {
     for raw in ["<script>", "<img", "](javascript", "*b*", "`c`"] {
         assert!(!row.contains(raw), "{raw} unescaped in {row}");
     }
-    assert!(row.contains("&lt;script&gt;") && row.contains("&amp;amp"), "{row}");
+    assert!(
+        row.contains("&lt;script&gt;") && row.contains("&amp;amp"),
+        "{row}"
+    );
     assert!(md.contains("| Ünïcödé name |"), "{md}");
     let html = std::fs::read_to_string(&out.html).unwrap();
-    assert!(!html.contains("<script>alert") && !html.contains("<img src=x"), "html");
+    assert!(
+        !html.contains("<script>alert") && !html.contains("<img src=x"),
+        "html"
+    );
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     let svg = std::fs::read_to_string(&out.plots[0]).unwrap();
     assert!(!svg.contains("<script>") && !svg.contains("<img"), "svg");
@@ -721,7 +727,11 @@ fn the_baseline_is_the_bm25_run_and_no_submission_can_pose_as_it() {
     // A user's run under the baseline's name, in any case or spacing: refused, nothing written.
     let mine = data.join("mine.trec");
     write_run(&mine, "mine", TOPICS, |_| (0..POOL).collect());
-    let entries = || std::fs::read_dir(data.join("leaderboard/entries")).unwrap().count();
+    let entries = || {
+        std::fs::read_dir(data.join("leaderboard/entries"))
+            .unwrap()
+            .count()
+    };
     for name in ["bm25", "BM25", "Bm25", " bm25 ", "BM25\u{200b}"] {
         assert!(
             matches!(submit(&req(&data, &mine, name)), Err(Error::Param(_))),
@@ -746,8 +756,14 @@ fn the_baseline_is_the_bm25_run_and_no_submission_can_pose_as_it() {
     assert_eq!(baselines, vec!["BM25"]);
     let cell = |s: &str| b.rows.iter().find(|r| r.system == s).unwrap().cells["test"].clone();
     assert_eq!(cell("BM25").sig, vec![Sig::Baseline; 3]);
-    assert!(cell("bm25 again").sig.iter().all(|s| *s == Sig::Same), "tested, not a baseline");
-    assert!(cell("mine").p_holm.iter().all(Option::is_some), "tested against BM25");
+    assert!(
+        cell("bm25 again").sig.iter().all(|s| *s == Sig::Same),
+        "tested, not a baseline"
+    );
+    assert!(
+        cell("mine").p_holm.iter().all(Option::is_some),
+        "tested against BM25"
+    );
 
     // An entry named `bm25` from before the name was reserved (written here by hand, later than the
     // baseline's) is an ordinary row, and a regression file about the baseline, whatever its spelling,
@@ -765,7 +781,10 @@ fn the_baseline_is_the_bm25_run_and_no_submission_can_pose_as_it() {
         .filter(|(s, _)| s.eq_ignore_ascii_case("bm25"))
         .collect();
     assert_eq!(rows.len(), 2, "{rows:?}");
-    assert!(rows.contains(&("BM25", true)) && rows.contains(&("bm25", false)), "{rows:?}");
+    assert!(
+        rows.contains(&("BM25", true)) && rows.contains(&("bm25", false)),
+        "{rows:?}"
+    );
     let file = data.join("bm25.toml");
     std::fs::write(
         &file,
