@@ -57,8 +57,8 @@ fn bsard_files(data: &Path, from: Option<&Path>) -> Result<BTreeMap<String, (Pat
             let store = lexbench_crawlers::store::RawStore::open(data.join("raw"))?;
             for f in files {
                 let bytes = store.get(&f.sha256)?;
-                let text = lexbench_core::text::text_from_bytes(bytes, Path::new(&f.name))
-                    .with_context(|| format!("{} as crawled from {}", f.name, f.url))?;
+                // Errors (and the BOM warning) name the file by the URL it was crawled from.
+                let text = lexbench_core::text::text_from_bytes(bytes, Path::new(&f.url))?;
                 out.insert(f.name.clone(), (PathBuf::from(&f.url), text));
             }
         }
