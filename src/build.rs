@@ -44,30 +44,21 @@ fn bsard_files(data: &Path, from: Option<&Path>) -> Result<BTreeMap<String, (Pat
             for f in lexbench_crawlers::bsard::BSARD_FILES {
                 let p = dir.join(f);
                 if p.is_file() {
-                    out.insert(
-                        (*f).to_owned(),
-                        (
-                            p.clone(),
-                            std::fs::read_to_string(&p)
-                                .with_context(|| format!("reading {}", p.display()))?,
-                        ),
-                    );
+                    out.insert((*f).to_owned(), (p.clone(), lexbench_core::text::read_text(&p)?));
                 }
             }
         }
         None => {
             let index = data.join("raw/index/bsard.jsonl");
-            let files: Vec<lexbench_crawlers::bsard::SourceFile> = read_jsonl(&index).with_context(|| {
-                format!(
-                    "reading {} (run `lexbench crawl bsard` or pass --from)",
-                    index.display()
-                )
-            })?;
+            // The error names the file; the context says what it is and how to get it.
+            let files: Vec<lexbench_crawlers::bsard::SourceFile> = read_jsonl(&index).context(
+                "the index of the crawled BSARD files (run `lexbench crawl bsard` or pass --from)",
+            )?;
             let store = lexbench_crawlers::store::RawStore::open(data.join("raw"))?;
             for f in files {
                 let bytes = store.get(&f.sha256)?;
-                let text = String::from_utf8(bytes)
-                    .with_context(|| format!("{} ({}) is not UTF-8", f.name, f.url))?;
+                // Errors (and the BOM warning) name the file by the URL it was crawled from.
+                let text = lexbench_core::text::text_from_bytes(bytes, Path::new(&f.url))?;
                 out.insert(f.name.clone(), (PathBuf::from(&f.url), text));
             }
         }
@@ -213,10 +204,8 @@ fn report(w: &Written, dir: &Path) {
 
 fn split_config(path: Option<&Path>, seed: Option<u64>) -> Result<SplitConfig> {
     let mut cfg: SplitConfig = match path {
-        Some(p) => serde_json::from_str(
-            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
-        )
-        .with_context(|| format!("{}: not a split configuration", p.display()))?,
+        Some(p) => serde_json::from_str(&lexbench_core::text::read_text(p)?)
+            .with_context(|| format!("{}: not a split configuration", p.display()))?,
         None => SplitConfig::default(),
     };
     if let Some(seed) = seed {
@@ -267,9 +256,7 @@ pub fn cmd_stats(data: &Path, args: &StatsArgs) -> Result<ExitCode> {
     let dir = dataset_path(data, &args.dataset);
     let read = |f: &str| -> Result<serde_json::Value> {
         let p = dir.join(f);
-        Ok(serde_json::from_str(
-            &std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?,
-        )?)
+        Ok(serde_json::from_str(&lexbench_core::text::read_text(&p)?)?)
     };
     let manifest = lexbench_core::dataset::DatasetManifest::read(&dir)?;
     let mut out = serde_json::json!({
@@ -289,18 +276,12 @@ pub fn cmd_stats(data: &Path, args: &StatsArgs) -> Result<ExitCode> {
 /// Builds the ECtHR dataset from parsed records; returns what was written and the assembly report.
 pub fn build_ecthr(data: &Path, args: &BuildEcthrArgs) -> Result<(Written, AssemblyReport, PathBuf)> {
     let guides_path = data.join("parsed/ecthr/guides.jsonl");
-    let guides: Vec<GuideFile> = read_jsonl(&guides_path).with_context(|| {
-        format!(
-            "reading {} (run `lexbench parse store` first)",
-            guides_path.display()
-        )
-    })?;
+    let guides: Vec<GuideFile> =
+        read_jsonl(&guides_path).context("the parsed guides (run `lexbench parse store` first)")?;
     let judgments = load_judgments(data, true)?;
     let mut cfg: SplitConfig = match &args.split_config {
-        Some(p) => serde_json::from_str(
-            &std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
-        )
-        .with_context(|| format!("{}: not a split configuration", p.display()))?,
+        Some(p) => serde_json::from_str(&lexbench_core::text::read_text(p)?)
+            .with_context(|| format!("{}: not a split configuration", p.display()))?,
         None => SplitConfig::default(),
     };
     if let Some(seed) = args.seed {

@@ -47,7 +47,7 @@ fn load_meta(dir: &Path) -> Result<resolve::Metadata> {
     for f in resolve::Metadata::FILES {
         let p = dir.join(f);
         if p.is_file() {
-            let t = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+            let t = lexbench_core::text::read_text(&p)?;
             texts.push((f, t));
         }
     }

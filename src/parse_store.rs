@@ -98,10 +98,7 @@ fn extra_records(dir: &Path) -> Result<Vec<(String, String)>> {
     for f in resolve::Metadata::FILES {
         let p = dir.join(f);
         if p.is_file() {
-            texts.push((
-                f.to_owned(),
-                std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?,
-            ));
+            texts.push((f.to_owned(), lexbench_core::text::read_text(&p)?));
         }
     }
     if texts.is_empty() {

@@ -163,8 +163,7 @@ impl Bm25Args {
     pub fn params(&self) -> Result<Bm25Params> {
         let mut p = match &self.config {
             Some(path) => {
-                let text =
-                    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+                let text = lexbench_core::text::read_text(path)?;
                 Bm25Params::from_toml(&text).with_context(|| path.display().to_string())?
             }
             None => Bm25Params::default(),

@@ -141,3 +141,61 @@ fn bad_input_exits_2_naming_file_and_line() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown measure \"bpref\""));
 }
+
+#[test]
+fn input_that_is_not_utf8_names_file_and_line() {
+    let qrels = scratch("u.qrels", "a 0 p2 1\n");
+    let dir = qrels.parent().unwrap().to_owned();
+    // Line 2 ends in Latin-1 "é" (0xE9), as a run saved by a legacy editor would.
+    let run = dir.join("u.run");
+    std::fs::write(&run, b"a Q0 p1 1 3 t\na Q0 p2 2 2 caf\xe9\n").unwrap();
+    let out = lexbench(&["eval", &run.to_string_lossy(), &qrels.to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!("{}:2: not valid UTF-8", run.display())),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+    // The same for the qrels.
+    let bad_qrels = dir.join("u2.qrels");
+    std::fs::write(&bad_qrels, b"a 0 p1 1\na 0 p\xff 1\n").unwrap();
+    let good_run = scratch("u2.run", "a Q0 p1 1 3 t\n");
+    let out = lexbench(&["eval", &good_run.to_string_lossy(), &bad_qrels.to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!("{}:2: not valid UTF-8", bad_qrels.display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn io_errors_print_the_path_and_the_cause_once() {
+    let qrels = scratch("io.qrels", "a 0 p2 1\n");
+    let missing = qrels.with_file_name("no-such-run.trec");
+    let out = lexbench(&["eval", &missing.to_string_lossy(), &qrels.to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+    assert_eq!(
+        stderr.matches(&*missing.to_string_lossy()).count(),
+        1,
+        "the path once: {stderr}"
+    );
+    assert_eq!(
+        stderr.matches("No such file or directory").count(),
+        1,
+        "the cause once: {stderr}"
+    );
+    // A directory where the qrels should be: a read error, also printed once.
+    let dir = qrels.parent().unwrap().to_string_lossy().into_owned();
+    let out = lexbench(&["eval", &qrels.to_string_lossy(), &dir]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stderr.matches("Is a directory").count(),
+        1,
+        "the cause once: {stderr}"
+    );
+}

@@ -9,6 +9,8 @@
 //! - `submit` accepts the run, and the entry's scores equal `lexbench eval` of the same run with the
 //!   dataset's qrels and pools; a malformed run exits 1 naming the line and leaves the leaderboard
 //!   untouched;
+//! - a run that is not UTF-8 is rejected like any other invalid run (exit 1, file and line named);
+//!   a missing run is an I/O error (exit 2) whose path and cause are printed once;
 //! - `leaderboard` writes index.md, site/index.html and a plot listing the system, and `--check`
 //!   prints OK / OKish / FAIL and exits 1 on a FAIL.
 
@@ -429,5 +431,53 @@ fn run_bm25_french_over_the_whole_corpus_and_parameters() {
         String::from_utf8_lossy(&out.stderr).contains("nosuch.json"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn submit_rejects_a_run_that_is_not_utf8_and_reports_io_errors_once() {
+    let data = scratch("latin1");
+    ecthr_like(&data);
+    let bad = data.join("latin1.trec");
+    std::fs::write(
+        &bad,
+        b"torture/001-100001 Q0 001-100001:2 1 3 r\xe9sum\xe9\ntorture/001-100001 Q0 001-100001:1 2 2 x\n",
+    )
+    .unwrap();
+    let submit = |run: &Path| {
+        lexbench(
+            &data,
+            &[
+                "submit",
+                run.to_str().unwrap(),
+                "--dataset",
+                "mini-ecthr",
+                "--split",
+                "test",
+                "--name",
+                "latin1",
+            ],
+        )
+    };
+    let out = submit(&bad);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("submission rejected"), "{err}");
+    assert!(
+        err.contains(&format!("{}:1: not valid UTF-8", bad.display())),
+        "{err}"
+    );
+    assert!(!data.join("leaderboard/entries").exists());
+
+    let missing = data.join("missing.trec");
+    let out = submit(&missing);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
+    assert_eq!(err.matches("missing.trec").count(), 1, "the path once: {err}");
+    assert_eq!(
+        err.matches("No such file or directory").count(),
+        1,
+        "the cause once: {err}"
     );
 }

@@ -23,7 +23,10 @@ fn main() {
     ) {
         Ok(lines) => lines.iter().for_each(|l| println!("{l}")),
         Err(e) => {
-            eprintln!("encoder bench: {e} (run scripts/fetch-models first)");
+            eprintln!(
+                "encoder bench: {} (run scripts/fetch-models first)",
+                lexbench_core::error::chain(&e)
+            );
             std::process::exit(2);
         }
     }

@@ -221,7 +221,10 @@ pub fn run(model: &Path, python: Option<&str>, script: &Path, s: &BenchSettings)
                     plain.passages_per_s / theirs.passages_per_s
                 ));
             }
-            Err(e) => lines.push(format!("PyTorch: unavailable ({e})")),
+            Err(e) => lines.push(format!(
+                "PyTorch: unavailable ({})",
+                lexbench_core::error::chain(&e)
+            )),
         }
     }
     Ok(lines)

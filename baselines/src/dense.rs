@@ -197,7 +197,8 @@ pub fn run_cross_encoder(
     let inputs = read_inputs(&dir, split)?;
     let bm25_path = run_path(data, dataset, split, "bm25")?;
     let bm25 = Run::read(&bm25_path, &lexbench_core::ReadOptions::default()).map_err(|e| Error::Param(format!(
-        "{e} (the cross-encoder reranks BM25: run `lexbench run bm25 --dataset {dataset} --split {split}` first)"
+        "{} (the cross-encoder reranks BM25: run `lexbench run bm25 --dataset {dataset} --split {split}` first)",
+        lexbench_core::error::chain(&e)
     )))?;
     let device = candle_core::Device::Cpu;
     let h = hidden_size(model_dir)?;

@@ -8,16 +8,16 @@ pub enum Error {
     /// A tensor operation failed (shape mismatch, missing tensor in a checkpoint, …).
     #[error(transparent)]
     Candle(#[from] candle_core::Error),
-    /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    /// Reading or writing a file failed (the cause is the error's `source`, printed once by `{:#}`).
+    #[error("{}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// The cause.
         source: std::io::Error,
     },
-    /// A JSON file (config.json, a cache index) did not parse.
-    #[error("{}: {source}", path.display())]
+    /// A JSON file (config.json, a cache index) did not parse (the cause is the error's `source`).
+    #[error("{}", path.display())]
     Json {
         /// The file.
         path: PathBuf,

@@ -106,10 +106,7 @@ impl DatasetManifest {
     /// Reads `DIR/manifest.json`.
     pub fn read(dir: &Path) -> Result<Self> {
         let path = dir.join("manifest.json");
-        let text = std::fs::read_to_string(&path).map_err(|source| Error::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let text = crate::text::read_text(&path)?;
         serde_json::from_str(&text).map_err(|e| Error::Line {
             path,
             line: e.line(),

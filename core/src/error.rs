@@ -1,8 +1,12 @@
 //! The one error type of `lexbench-core`.
+//!
+//! An error that wraps another (an I/O error, a JSON error) says what it was doing and returns the
+//! wrapped error as its [`source`](std::error::Error::source) without repeating its text, so the
+//! chain printed once with `{:#}` (the binary's `error: …` line) names the file and the cause once.
 
 use std::path::PathBuf;
 
-/// What went wrong on one line of a TREC or JSONL file.
+/// What went wrong on one line of a text file (TREC, JSON Lines, CSV, …).
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum LineError {
     /// The line does not have the format's number of whitespace-separated columns.
@@ -44,13 +48,36 @@ pub enum LineError {
     /// A JSON line does not parse or does not have the record's shape.
     #[error("invalid JSON record: {0}")]
     Json(String),
+    /// The line's bytes are not UTF-8 (`byte`: 1-based offset of the first invalid byte in the line).
+    #[error("not valid UTF-8 (byte {byte} of the line; save the file as UTF-8)")]
+    NotUtf8 {
+        /// Where the first invalid byte is, counted from 1 in the line.
+        byte: usize,
+    },
+    /// The line is longer than the format allows; it was not read further.
+    #[error("the line is longer than {max} bytes")]
+    LineTooLong {
+        /// The most a line may hold, in bytes.
+        max: usize,
+    },
+    /// A column is longer than the format allows.
+    #[error("{column} is {len} bytes long; at most {max} are allowed")]
+    TooLong {
+        /// The column's name.
+        column: &'static str,
+        /// Its length in bytes.
+        len: usize,
+        /// The most it may hold.
+        max: usize,
+    },
 }
 
 /// Errors of `lexbench-core`. Each names what was being read.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    /// Reading or writing a file failed. The message is the path; the cause is the error's
+    /// [`source`](std::error::Error::source), so a chain printed with `{:#}` names each once.
+    #[error("{}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
@@ -66,6 +93,14 @@ pub enum Error {
         line: usize,
         /// What is wrong with it.
         error: LineError,
+    },
+    /// The file is larger than the reader accepts (it was not read further).
+    #[error("{}: the file is larger than {max_bytes} bytes", path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The most the reader accepts.
+        max_bytes: usize,
     },
     /// The file holds no records.
     #[error("{}: the file is empty (no records)", path.display())]
@@ -94,8 +129,8 @@ pub enum Error {
     /// A measure needs information that was not supplied (e.g. `R@5%` without pool sizes).
     #[error("{0}")]
     MissingInput(String),
-    /// Serialising a record failed.
-    #[error("cannot serialise a record for {}: {source}", path.display())]
+    /// Serialising a record failed (the cause is the error's `source`).
+    #[error("cannot serialise a record for {}", path.display())]
     Serialise {
         /// The file being written.
         path: PathBuf,
@@ -112,6 +147,19 @@ impl Error {
             _ => None,
         }
     }
+}
+
+/// `e` and its causes on one line, `: `-separated — what the binary's `{:#}` prints — for a message
+/// that embeds an error as text (the error's own `Display` names only what it was doing).
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cause = c.source();
+    }
+    out
 }
 
 /// `Result` with [`Error`].

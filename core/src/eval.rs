@@ -2,7 +2,10 @@
 //!
 //! # Semantics (the same as `trec_eval -c`)
 //! - **Ranking** comes from the score, descending; equal scores are ordered by doc id *descending*
-//!   (trec_eval's `comp_sim_docno`). The rank column of a run file is ignored.
+//!   (trec_eval's `comp_sim_docno`). The rank column of a run file is ignored. Scores are compared as
+//!   trec_eval stores them, 32-bit floats ([`trec_order`]): `1.00000001` ties `1.0` and `-0` ties
+//!   `0`, and the doc id then decides, as in trec_eval (comparing the 64-bit values would rank these
+//!   differently and change `RR`, `AP`, …).
 //! - **Relevance**: a grade ≥ 1 is relevant; 0, negative grades and unjudged documents are not.
 //!   nDCG uses the grade itself as the gain.
 //! - **Averaging**: the mean is over *every topic in the qrels*, including topics without relevant
@@ -161,10 +164,7 @@ impl PoolSizes {
         let pools: Vec<Pool> = read_jsonl(path)?;
         let mut sizes = BTreeMap::new();
         // read_jsonl skips blank lines, so count lines again only to report the right one on error.
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        let text = crate::text::read_text(path)?;
         let line_of = text
             .lines()
             .enumerate()

@@ -5,7 +5,7 @@
 //! sees a half-written file, and a failed write leaves the previous version in place.
 
 use std::fs::{self, File};
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -341,19 +341,22 @@ pub(crate) fn open_reader(path: &Path) -> Result<BufReader<File>> {
 }
 
 /// Reads a JSON Lines file: one record per non-blank line. Errors name the file and line; a file with
-/// no records is an error ([`Error::Empty`]).
+/// no records is an error ([`Error::Empty`]). A leading byte-order mark is removed and bytes that are
+/// not UTF-8 are an error at their line ([`crate::text::Lines`]).
 pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     let mut out = Vec::new();
-    for (i, line) in open_reader(path)?.lines().enumerate() {
-        let line = line.map_err(io_err(path))?;
+    let mut lines = crate::text::Lines::open(path, None)?;
+    while let Some((line_no, line)) = lines.next_line()? {
+        let at_line = |error| Error::Line {
+            path: path.to_owned(),
+            line: line_no,
+            error,
+        };
+        let line = line.map_err(at_line)?;
         if line.trim().is_empty() {
             continue;
         }
-        let rec = serde_json::from_str(&line).map_err(|e| Error::Line {
-            path: path.to_owned(),
-            line: i + 1,
-            error: LineError::Json(e.to_string()),
-        })?;
+        let rec = serde_json::from_str(line).map_err(|e| at_line(LineError::Json(e.to_string())))?;
         out.push(rec);
     }
     if out.is_empty() {

@@ -10,7 +10,8 @@
 //! - [`dataset`]: the layout of a built dataset (`queries.jsonl`, `corpus.jsonl`, `pools.jsonl`,
 //!   `qrels/`, `splits/`, `manifest.json`) and its identity hash.
 //! - [`io`]: [`write_atomic`](io::write_atomic), whole-folder swaps and their crash recovery, JSON
-//!   Lines; [`datadir`]: the data directory's layout, where names never become paths.
+//!   Lines; [`datadir`]: the data directory's layout, where names never become paths; [`text`]: how
+//!   user files become text (byte-order mark removed, UTF-8 checked by line, over-long lines refused).
 //! - [`rng`], [`time`]: a seeded SplitMix64 and calendar dates / RFC 3339 timestamps, shared so every
 //!   stage draws and stamps the same way without a dependency.
 //! - [`eval`]: trec_eval-exact measures (`R@k`, `P@k`, `AP`, `RPrec`, `nDCG@k`, `RR@k`) and the
@@ -41,6 +42,7 @@ pub mod io;
 pub mod records;
 pub mod rng;
 pub mod testing;
+pub mod text;
 pub mod time;
 pub mod trec;
 

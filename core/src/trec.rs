@@ -3,21 +3,34 @@
 //! - qrels: `topic 0 doc relevance` (4 columns; the second is ignored, relevance an integer, ≥ 1
 //!   counts as relevant);
 //! - runs: `topic Q0 doc rank score tag` (6 columns; rank is checked to be an integer but, as in
-//!   trec_eval, ordering comes from the score: descending, ties broken by doc id descending).
+//!   trec_eval, ordering comes from the score: descending, ties broken by doc id descending, scores
+//!   compared as the 32-bit floats trec_eval stores them in — see [`trec_order`]).
 //!
 //! Readers reject, with file and line: a wrong number of columns, a non-numeric or non-finite score,
 //! a non-integer rank or relevance, the same document twice for a topic, a topic outside a declared set
-//! ([`ReadOptions::known_topics`]), and a file without records. Writers are atomic and deterministic
-//! (topics sorted, documents in ranking order).
+//! ([`ReadOptions::known_topics`]), bytes that are not UTF-8, a line longer than [`MAX_LINE_BYTES`]
+//! (found without reading the rest of it), a run tag longer than [`MAX_TAG_BYTES`], and a file
+//! without records. A leading byte-order mark is removed ([`crate::text`]). Writers are atomic and
+//! deterministic (topics sorted, documents in ranking order).
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, LineError, Result};
 use crate::ids::{DocId, TopicId};
-use crate::io::{open_reader, write_atomic};
+use crate::io::write_atomic;
+use crate::text::Lines;
+
+/// The longest line a qrels or run file may have, in bytes (terminator excluded). Real lines are
+/// well under 200 bytes (`q12/001-175180 Q0 001-175180:45 1 12.345678 bm25`); the cap keeps a
+/// corrupt or hostile file from being read into memory as one line.
+pub const MAX_LINE_BYTES: usize = 4096;
+
+/// The longest run tag (last column of a run), in bytes. The tag is copied into leaderboard entries.
+pub const MAX_TAG_BYTES: usize = 256;
+const _: () = assert!(MAX_TAG_BYTES == 256, "Run::write's message states the limit");
 
 /// Options shared by the qrels and run readers.
 #[derive(Debug, Clone, Default)]
@@ -97,12 +110,24 @@ pub struct Hit {
     pub score: f64,
 }
 
-/// The trec_eval ranking order: score descending, then doc id descending (trec_eval's
-/// `comp_sim_docno` compares `strcmp(docno2, docno1)` on equal scores).
+/// The trec_eval ranking order: score descending, then doc id descending.
+///
+/// trec_eval keeps a run's scores as `float sim` (`trec_format.h`: `atof`'s double rounded to 32
+/// bits) and `comp_sim_docno` compares those floats, then `strcmp(docno2, docno1)`. So do we: scores
+/// are rounded to `f32` for ordering, which makes `1.00000001` and `1.0` a tie, as are `-0` and `0`
+/// (equal floats), and the tie is broken by doc id. Rounding never reverses two scores, it can only
+/// make them equal. Bytes of the doc ids are compared, as `strcmp` does.
 pub fn trec_order(a: &Hit, b: &Hit) -> Ordering {
-    b.score
-        .total_cmp(&a.score)
+    trec_score(b.score)
+        .total_cmp(&trec_score(a.score))
         .then_with(|| b.doc.as_str().cmp(a.doc.as_str()))
+}
+
+/// A score as trec_eval compares it: rounded to the nearest `f32`, with `-0` taken as `0` (equal
+/// floats in C). Two scores tie in [`trec_order`] exactly when these values are equal.
+pub fn trec_score(score: f64) -> f32 {
+    let s = score as f32;
+    if s == 0.0 { 0.0 } else { s }
 }
 
 /// A run: ranked documents per topic and the run's tag.
@@ -159,6 +184,13 @@ impl Run {
                     value: cols[4].to_owned(),
                     expected: "finite number",
                 })?;
+            if cols[5].len() > MAX_TAG_BYTES {
+                return Err(LineError::TooLong {
+                    column: "tag",
+                    len: cols[5].len(),
+                    max: MAX_TAG_BYTES,
+                });
+            }
             if run.tag.is_empty() {
                 run.tag = cols[5].to_owned();
             }
@@ -197,6 +229,14 @@ impl Run {
                 kind: "run tag",
                 value: tag.to_owned(),
                 reason: "must not contain whitespace",
+            });
+        }
+        if tag.len() > MAX_TAG_BYTES {
+            // Written, it could not be read back.
+            return Err(Error::InvalidId {
+                kind: "run tag",
+                value: tag.chars().take(40).collect::<String>() + "…",
+                reason: "longer than 256 bytes (MAX_TAG_BYTES)",
             });
         }
         write_atomic(path, |w| {
@@ -249,25 +289,21 @@ fn topic_col(s: &str, opts: &ReadOptions) -> Result<TopicId, LineError> {
 }
 
 /// Calls `f(line_no, columns)` for every non-blank line with exactly `n` columns; wraps errors with the
-/// file and line; fails on a file without records.
+/// file and line; fails on a file without records. Lines are read through [`Lines`] (BOM removed, UTF-8
+/// checked, at most [`MAX_LINE_BYTES`]).
 fn for_each_record<F>(path: &Path, n: usize, format: &'static str, mut f: F) -> Result<()>
 where
     F: FnMut(usize, &[&str]) -> Result<(), LineError>,
 {
     let mut records = 0usize;
-    let mut reader = open_reader(path)?;
-    let mut line = String::new();
-    let mut line_no = 0usize;
-    loop {
-        line.clear();
-        let n_read = reader.read_line(&mut line).map_err(|source| Error::Io {
+    let mut lines = Lines::open(path, Some(MAX_LINE_BYTES))?;
+    while let Some((line_no, line)) = lines.next_line()? {
+        let at_line = |error| Error::Line {
             path: path.to_owned(),
-            source,
-        })?;
-        if n_read == 0 {
-            break;
-        }
-        line_no += 1;
+            line: line_no,
+            error,
+        };
+        let line = line.map_err(at_line)?;
         // Up to 8 columns are kept without allocating; the count is exact either way.
         let mut cols = [""; 8];
         let mut found = 0usize;
@@ -289,11 +325,7 @@ where
         } else {
             f(line_no, &cols[..n])
         };
-        res.map_err(|error| Error::Line {
-            path: path.to_owned(),
-            line: line_no,
-            error,
-        })?;
+        res.map_err(at_line)?;
         records += 1;
     }
     if records == 0 {

@@ -66,6 +66,36 @@ fn tied_scores_break_by_doc_id_descending() {
 }
 
 #[test]
+fn scores_compare_as_trec_eval_floats() {
+    // trec_eval keeps a run's scores in `float sim` (trec_format.h): `atof`'s double is rounded to
+    // 32 bits, and `comp_sim_docno` compares those floats, then `strcmp(docno2, docno1)`. So:
+    // - q1: 1.00000001 and 1.0 are both the float 1.0 (f32 spacing at 1 is 2^-23 ≈ 1.19e-7): a tie,
+    //   broken by doc id descending: b (relevant) ranks 1st, a 2nd. RR@10 = 1/1, AP = 1/1 = 1.
+    //   (Comparing the doubles would put a first: RR@10 = 1/2, AP = 1/2.)
+    // - q2: -0 and 0 are equal floats: a tie, d (relevant) before c. RR@10 = 1, AP = 1.
+    //   (`total_cmp` would order 0 above -0: c first, RR@10 = 1/2.)
+    // - q3: 1.0000003 is the float 1.00000035762787 ≠ 1.0, so the scores still decide: e (relevant,
+    //   the higher score) ranks 1st even though f > e as doc ids. RR@10 = 1, AP = 1.
+    // Means over the three topics: RR@10 = (1 + 1 + 1)/3 = 1, AP = 1.
+    let q = qrels("f32.qrels", "q1 0 b 1\nq2 0 d 1\nq3 0 e 1\n");
+    let r = run(
+        "f32.run",
+        "q1 Q0 a 1 1.00000001 t\nq1 Q0 b 2 1.0 t\n\
+         q2 Q0 c 1 0 t\nq2 Q0 d 2 -0 t\n\
+         q3 Q0 e 1 1.0000003 t\nq3 Q0 f 2 1.0 t\n",
+    );
+    let ev = evaluate(&r, &q, &measures("RR@10,AP"), None).unwrap();
+    assert_eq!(
+        ev.per_topic[&topic("q1")],
+        vec![1.0, 1.0],
+        "q1: 1.00000001 ties 1.0"
+    );
+    assert_eq!(ev.per_topic[&topic("q2")], vec![1.0, 1.0], "q2: -0 ties 0");
+    assert_eq!(ev.per_topic[&topic("q3")], vec![1.0, 1.0], "q3: distinct floats");
+    assert_eq!(ev.mean, vec![1.0, 1.0]);
+}
+
+#[test]
 fn topic_missing_from_run_scores_zero_and_counts() {
     let q = qrels("miss.qrels", "q1 0 d1 1\nq2 0 d5 1\n");
     let r = run("miss.run", "q1 Q0 d1 1 3.0 t\n");
@@ -307,10 +337,11 @@ fn written_runs_read_back_identically() {
     let out = scratch("rt.out.run");
     r.write(&out).unwrap();
     let text = std::fs::read_to_string(&out).unwrap();
-    // Topics sorted, ranks renumbered in trec order, scores round-trip exactly.
+    // Topics sorted, ranks renumbered in trec order, scores round-trip exactly. 0.30000000000000004
+    // and 0.3 are the same 32-bit float, so they tie for trec_eval and c ranks before a.
     assert_eq!(
         text,
-        "q1 Q0 a 1 0.30000000000000004 sys\nq1 Q0 c 2 0.3 sys\nq2 Q0 b 1 0.1 sys\n"
+        "q1 Q0 c 1 0.3 sys\nq1 Q0 a 2 0.30000000000000004 sys\nq2 Q0 b 1 0.1 sys\n"
     );
     let mut back = Run::read(&out, &ReadOptions::default()).unwrap();
     let mut orig = r.clone();

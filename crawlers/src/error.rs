@@ -5,8 +5,9 @@ use std::path::PathBuf;
 /// Errors of `lexbench-crawlers`. Each names what it was reading or fetching.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A file of the raw store could not be read or written.
-    #[error("{}: {source}", path.display())]
+    /// A file of the raw store could not be read or written (the cause is the error's `source`,
+    /// printed once by `{:#}`).
+    #[error("{}", path.display())]
     Io {
         /// The file.
         path: PathBuf,

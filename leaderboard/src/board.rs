@@ -5,10 +5,14 @@
 //! - **Which entry fills a cell**: of a system's entries on a dataset split, the latest on the dataset
 //!   version built now (its `manifest.json` hash); if it has none, its latest on any version, marked
 //!   as stale (†) because its scores come from different data.
-//! - **Significance**: against the entry of the system named [`BASELINE`] in the same split and on the
-//!   same dataset version (cells on another version are not tested). For each measure, the paired
-//!   randomization test over the split's qrels topics ([`crate::stats`]); the family corrected with
-//!   Holm is every (system, measure) test of one dataset split; α = [`ALPHA`].
+//! - **The baseline** is the entry [`is_baseline`] says is one: named exactly [`BASELINE`] and made by
+//!   lexbench's BM25 runner (its sidecar, copied into the entry, says `"system": "bm25"`). The name
+//!   is reserved at submission in any case ([`is_baseline_name`], [`crate::submit()`]), so a board
+//!   has at most one baseline row and no submission can become it by its name.
+//! - **Significance**: against the baseline's entry in the same split and on the same dataset version
+//!   (cells on another version are not tested). For each measure, the paired randomization test over
+//!   the split's qrels topics ([`crate::stats`]); the family corrected with Holm is every (system,
+//!   measure) test of one dataset split; α = [`ALPHA`].
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,12 +22,29 @@ use crate::dataset::task_measures;
 use crate::entry::Entry;
 use crate::stats::{holm, paired_randomization};
 
-/// The system significance is tested against (matched ignoring ASCII case: `BM25` is it too).
-pub const BASELINE: &str = "bm25";
+/// The baseline's name on the leaderboard, reserved for lexbench's BM25 run.
+pub const BASELINE: &str = "BM25";
 
-/// Is `system` the baseline ([`BASELINE`], any case)?
-pub fn is_baseline(system: &str) -> bool {
-    system.trim().eq_ignore_ascii_case(BASELINE)
+/// The `system` that the sidecar of a run written by `lexbench run bm25` names.
+pub const BASELINE_SIDECAR_SYSTEM: &str = "bm25";
+
+/// Is `name` the baseline's name in any case or padding (`bm25`, ` Bm25 `)? Such names are reserved:
+/// only [`BASELINE`] itself, for a BM25 run, is accepted.
+pub fn is_baseline_name(name: &str) -> bool {
+    name.trim().eq_ignore_ascii_case(BASELINE)
+}
+
+/// Is `entry` the baseline: named exactly [`BASELINE`], its run written by lexbench's BM25 runner
+/// (the sidecar says [`BASELINE_SIDECAR_SYSTEM`])?
+pub fn is_baseline(entry: &Entry) -> bool {
+    entry.system == BASELINE
+        && entry
+            .run
+            .sidecar
+            .as_ref()
+            .and_then(|s| s.get("system"))
+            .and_then(serde_json::Value::as_str)
+            == Some(BASELINE_SIDECAR_SYSTEM)
 }
 /// Significance level after Holm's correction.
 pub const ALPHA: f64 = 0.05;
@@ -66,6 +87,8 @@ pub struct Cell {
 pub struct Row {
     /// Its name.
     pub system: String,
+    /// True when its entries are the baseline's ([`is_baseline`]).
+    pub baseline: bool,
     /// Its description from the model card, if any.
     pub description: Option<String>,
     /// Cells by split.
@@ -138,6 +161,7 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
             .iter()
             .map(|sys| Row {
                 system: (*sys).to_owned(),
+                baseline: chosen.iter().any(|((s, _), e)| s == sys && is_baseline(e)),
                 description: chosen
                     .iter()
                     .filter(|((s, _), _)| s == sys)
@@ -148,7 +172,7 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
         for split in &splits {
             let base = chosen
                 .iter()
-                .find(|((sys, sp), _)| is_baseline(sys) && *sp == split.as_str())
+                .find(|((_, sp), e)| *sp == split.as_str() && is_baseline(e))
                 .map(|(_, e)| *e);
             // (row index, measure index, raw p)
             let mut tests: Vec<(usize, usize, f64)> = Vec::new();
@@ -158,7 +182,7 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
                 };
                 let scores: Vec<Option<f64>> = measures.iter().map(|m| e.score(m)).collect();
                 let mut sig = vec![Sig::Untested; measures.len()];
-                if is_baseline(&row.system) {
+                if is_baseline(e) {
                     sig = vec![Sig::Baseline; measures.len()];
                 } else if let Some(b) = base.filter(|b| b.dataset.hash == e.dataset.hash) {
                     for (mi, m) in measures.iter().enumerate() {

@@ -11,12 +11,20 @@
 //! parameters = 0
 //! dataset_hash = "…"   # optional: the dataset version the run was made on; checked
 //! ```
+//!
+//! A card is at most [`MAX_CARD_BYTES`] long and each text in it at most [`MAX_CARD_FIELD_CHARS`]
+//! characters ([`ModelCard::check`]): it ends up in the leaderboard entry.
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result, io_err};
+use crate::error::{Error, Problem, Result};
+
+/// The largest model card, in bytes. The card is copied into the leaderboard entry.
+pub const MAX_CARD_BYTES: usize = 16 * 1024;
+/// The longest text in a card field (each author counts alone), in characters.
+pub const MAX_CARD_FIELD_CHARS: usize = 1000;
 
 /// A model card. Every field is optional; unknown fields are rejected.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -52,9 +60,10 @@ pub struct ModelCard {
 }
 
 impl ModelCard {
-    /// Reads and parses a card; errors name the file and line.
+    /// Reads and parses a card (at most [`MAX_CARD_BYTES`]; a byte-order mark is ignored); errors
+    /// name the file and line.
     pub fn read(path: &Path) -> Result<(Self, String)> {
-        let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+        let text = lexbench_core::text::read_text_at_most(path, MAX_CARD_BYTES)?;
         let card = toml::from_str(&text).map_err(|e| Error::Format {
             path: path.to_owned(),
             message: match e.span() {
@@ -64,6 +73,48 @@ impl ModelCard {
         })?;
         Ok((card, text))
     }
+}
+
+impl ModelCard {
+    /// The card's problems, each with its line in `text` (the card as read from `path`): a text over
+    /// [`MAX_CARD_FIELD_CHARS`].
+    pub fn check(&self, path: &Path, text: &str) -> Vec<Problem> {
+        let fields: [(&str, Option<&String>); 7] = [
+            ("description", self.description.as_ref()),
+            ("url", self.url.as_ref()),
+            ("paper", self.paper.as_ref()),
+            ("code", self.code.as_ref()),
+            ("license", self.license.as_ref()),
+            ("training_data", self.training_data.as_ref()),
+            ("dataset_hash", self.dataset_hash.as_ref()),
+        ];
+        let authors = self.authors.iter().map(|a| ("authors", Some(a)));
+        fields
+            .into_iter()
+            .chain(authors)
+            .filter_map(|(key, value)| {
+                let len = value?.chars().count();
+                (len > MAX_CARD_FIELD_CHARS).then(|| Problem {
+                    path: path.to_owned(),
+                    line: line_of_key(text, key),
+                    message: format!(
+                        "{key} is {len} characters long; at most {MAX_CARD_FIELD_CHARS} are allowed"
+                    ),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The 1-based line where TOML key `key` is set (`key = …`), if one is.
+pub(crate) fn line_of_key(text: &str, key: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map(|i| i + 1)
 }
 
 /// The 1-based line of byte `offset` in `text`.

@@ -9,7 +9,7 @@ use lexbench_core::io::read_jsonl;
 use lexbench_core::{DocId, Measure, Pool, PoolSizes, Qrels, ReadOptions, Split, TopicId};
 use serde::Deserialize;
 
-use crate::error::{Error, Result, io_err};
+use crate::error::{Error, Result};
 
 /// The measures of a pooled task (ECtHR): recall within the top 2, 5 and 10 % of the topic's pool.
 pub const POOLED_MEASURES: &str = "R@2%,R@5%,R@10%";
@@ -64,13 +64,12 @@ impl DatasetView {
             )));
         }
         let split_path = dir.split(split);
-        let text = std::fs::read_to_string(&split_path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
+        let text = lexbench_core::text::read_text(&split_path).map_err(|e| match e {
+            lexbench_core::Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 let known = dir.split_names().unwrap_or_default().join(", ");
                 bad(format!("no split {split:?} (splits: {known})"))
-            } else {
-                io_err(&split_path)(e)
             }
+            e => e.into(),
         })?;
         let split_rec: Split = serde_json::from_str(&text).map_err(|e| Error::Format {
             path: split_path.clone(),

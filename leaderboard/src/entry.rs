@@ -211,7 +211,7 @@ pub fn read_all(dir: &Path) -> Result<(Vec<Entry>, Vec<String>)> {
         .collect();
     paths.sort();
     for p in paths {
-        let text = std::fs::read_to_string(&p).map_err(io_err(&p))?;
+        let text = lexbench_core::text::read_text(&p)?;
         let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Format {
             path: p.clone(),
             message: format!("line {}: {e}", e.line()),

@@ -33,8 +33,9 @@ pub enum Error {
         /// Every problem found (at most [`crate::validate::MAX_PROBLEMS`]).
         problems: Vec<Problem>,
     },
-    /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    /// Reading or writing a file failed. The message is the path; the cause is the error's `source`,
+    /// so the chain printed with `{:#}` names each once.
+    #[error("{}", path.display())]
     Io {
         /// The file.
         path: PathBuf,

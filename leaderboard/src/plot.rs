@@ -6,7 +6,7 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::board::{DatasetBoard, is_baseline};
+use crate::board::DatasetBoard;
 use crate::error::{Error, Result};
 
 /// Tableau 10 without its grey: distinct, readable on white.
@@ -76,7 +76,7 @@ fn draw(board: &DatasetBoard, split: &str) -> std::result::Result<String, String
             let Some(cell) = row.cells.get(split) else {
                 continue;
             };
-            let color = if is_baseline(&row.system) {
+            let color = if row.baseline {
                 BLACK.to_rgba()
             } else {
                 let (r, g, b) = PALETTE[k % PALETTE.len()];

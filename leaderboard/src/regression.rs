@@ -6,7 +6,7 @@
 //! source = "Louis & Spanakis (ACL 2022), Table 3"
 //! dataset = "bsard"
 //! split = "test"
-//! system = "bm25"
+//! system = "BM25"   # the baseline (any spelling checks the baseline's entry)
 //! ok = 0.01       # |got − expected| ≤ ok → OK (default tolerances for every measure)
 //! okish = 0.05    # ≤ okish → OKish; beyond → FAIL
 //!
@@ -27,9 +27,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::board::{is_baseline, is_baseline_name};
 use crate::card::line_of;
 use crate::entry::Entry;
-use crate::error::{Error, Result, io_err};
+use crate::error::{Error, Result};
 
 /// A regression file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,7 +97,7 @@ pub struct Expected {
 impl Expectations {
     /// Reads and validates a regression file; errors name the file and line.
     pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+        let text = lexbench_core::text::read_text(path)?;
         let e: Self = toml::from_str(&text).map_err(|e| Error::Format {
             path: path.to_owned(),
             message: match e.span() {
@@ -174,12 +175,18 @@ pub struct Outcome {
 }
 
 /// The entry a regression file checks: the latest of its system (name compared ignoring ASCII case) on
-/// its dataset and split, preferring `current_hash`.
+/// its dataset and split, preferring `current_hash`. A file about the baseline (`system = "bm25"`, any
+/// case) checks only the baseline's entries ([`is_baseline`]), never another run under a similar name.
 pub fn pick<'a>(exp: &Expectations, entries: &'a [Entry], current_hash: Option<&str>) -> Option<&'a Entry> {
+    let baseline = is_baseline_name(&exp.system);
     let matching = entries.iter().filter(|e| {
         e.dataset.name == exp.dataset
             && e.dataset.split == exp.split
-            && e.system.trim().eq_ignore_ascii_case(exp.system.trim())
+            && if baseline {
+                is_baseline(e)
+            } else {
+                e.system.trim().eq_ignore_ascii_case(exp.system.trim())
+            }
     });
     matching.max_by(|a, b| {
         let cur = |e: &Entry| Some(e.dataset.hash.as_str()) == current_hash;

@@ -1,10 +1,15 @@
 //! Markdown and static HTML renderings of the boards, and [`render_site`], which writes them (with
 //! the SVG plots) under `DATA/leaderboard/`.
+//!
+//! Names (systems, datasets, splits, measures) are text, never markup: the Markdown escapes them
+//! ([`md`]: Markdown passes raw HTML through, so `<script>` in a system name would reach the page),
+//! the HTML escapes them ([`esc`]) and isolates system names' direction (`<bdi>`), and the SVG
+//! backend escapes its text.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::board::{ALPHA, BASELINE, DatasetBoard, Sig, build, is_baseline};
+use crate::board::{ALPHA, BASELINE, DatasetBoard, Sig, build};
 use crate::dataset::current_hash;
 use crate::entry::{entries_dir, leaderboard_dir, read_all};
 use crate::error::Result;
@@ -27,6 +32,41 @@ fn short(hash: &str) -> &str {
     &hash[..hash.len().min(12)]
 }
 
+/// `s` as literal text inside a Markdown line (a table cell, a heading, a link's text). `<`, `>` and
+/// `&` become HTML entities, so no tag or entity of the name reaches the page whatever the renderer;
+/// the characters that open inline syntax (code spans, emphasis, links and images, strikethrough, math,
+/// footnotes) and `|` are backslash-escaped, which CommonMark allows for any ASCII punctuation.
+pub fn md(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '!' | '|' | '~' | '$' | '^' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `s` as one segment of a relative URL: bytes other than ASCII letters, digits, `-`, `_` and `.`
+/// percent-encoded.
+fn url_part(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.') {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
 /// The Markdown page (`index.md`).
 pub fn markdown(boards: &[DatasetBoard]) -> String {
     let mut s = String::from("# lexbench leaderboard\n\n");
@@ -40,7 +80,7 @@ pub fn markdown(boards: &[DatasetBoard]) -> String {
         s.push_str("No entries yet: `lexbench submit RUN --dataset D --split S --name NAME`.\n");
     }
     for b in boards {
-        let _ = writeln!(s, "## {}\n", b.name);
+        let _ = writeln!(s, "## {}\n", md(&b.name));
         if let Some(h) = &b.current_hash {
             let _ = writeln!(s, "Dataset version `{}`.\n", short(h));
         }
@@ -48,13 +88,13 @@ pub fn markdown(boards: &[DatasetBoard]) -> String {
         let mut rule = String::from("|---|");
         for split in &b.splits {
             for m in &b.measures {
-                let _ = write!(header, " {split} {m} |");
+                let _ = write!(header, " {} {} |", md(split), md(m));
                 rule.push_str("---:|");
             }
         }
         let _ = writeln!(s, "{header}\n{rule}");
         for r in &b.rows {
-            let _ = write!(s, "| {} |", r.system.replace('|', "\\|"));
+            let _ = write!(s, "| {} |", md(&r.system));
             for split in &b.splits {
                 match r.cells.get(split) {
                     Some(c) => {
@@ -71,14 +111,21 @@ pub fn markdown(boards: &[DatasetBoard]) -> String {
         let plots: Vec<String> = b
             .splits
             .iter()
-            .map(|sp| format!("[{sp}](site/plots/{}-{sp}.svg)", b.name))
+            .map(|sp| {
+                format!(
+                    "[{}](site/plots/{}.svg)",
+                    md(sp),
+                    url_part(&format!("{}-{sp}", b.name))
+                )
+            })
             .collect();
         let _ = writeln!(s, "\nPlots: {}\n", plots.join(" · "));
     }
     s
 }
 
-fn esc(s: &str) -> String {
+/// `s` as HTML text or a double-quoted attribute value.
+pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -164,11 +211,7 @@ pub fn html(boards: &[DatasetBoard]) -> String {
         }
         s.push_str("</tr></thead><tbody>\n");
         for r in &b.rows {
-            let class = if is_baseline(&r.system) {
-                " class=\"baseline\""
-            } else {
-                ""
-            };
+            let class = if r.baseline { " class=\"baseline\"" } else { "" };
             let desc = r
                 .description
                 .as_deref()
@@ -176,7 +219,7 @@ pub fn html(boards: &[DatasetBoard]) -> String {
                 .unwrap_or_default();
             let _ = write!(
                 s,
-                "<tr{class}><td class=\"sys\" data-v=\"{0}\">{0}{desc}</td>",
+                "<tr{class}><td class=\"sys\" data-v=\"{0}\"><bdi>{0}</bdi>{desc}</td>",
                 esc(&r.system)
             );
             for split in &b.splits {
@@ -219,9 +262,10 @@ pub fn html(boards: &[DatasetBoard]) -> String {
         for split in &b.splits {
             let _ = writeln!(
                 s,
-                "<figure><img src=\"plots/{0}-{1}.svg\" alt=\"{0} {1}\"><figcaption>{0} · {1}</figcaption></figure>",
+                "<figure><img src=\"plots/{2}.svg\" alt=\"{0} {1}\"><figcaption>{0} · {1}</figcaption></figure>",
                 esc(&b.name),
-                esc(split)
+                esc(split),
+                esc(&url_part(&format!("{}-{split}", b.name)))
             );
         }
     }

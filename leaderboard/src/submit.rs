@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 use lexbench_core::dataset::sha256_file;
 use lexbench_core::{ReadOptions, Run, evaluate};
 
-use crate::card::{ModelCard, line_containing};
+use crate::board::{BASELINE, BASELINE_SIDECAR_SYSTEM, is_baseline_name};
+use crate::card::{ModelCard, line_containing, line_of_key};
 use crate::dataset::DatasetView;
 use crate::entry::{DatasetRef, Entry, RunRef, SCHEMA_VERSION, entries_dir, now_rfc3339, write_new};
-use crate::error::{Error, Problem, Result, io_err};
+use crate::error::{Error, Problem, Result};
 use crate::validate::{Report, validate_run};
 
 /// What the evaluator is, recorded in every entry.
@@ -17,6 +18,12 @@ pub const EVALUATOR: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (trec_eval -c semantics; R@k% cut-off max(1, ceil(k*n/100)))"
 );
+
+/// The largest run sidecar (`RUN.json`), in bytes. The sidecar is copied into the entry.
+pub const MAX_SIDECAR_BYTES: usize = 64 * 1024;
+
+/// The longest system name, in characters.
+pub const MAX_NAME_CHARS: usize = 80;
 
 /// A submission.
 #[derive(Debug, Clone)]
@@ -46,14 +53,60 @@ pub struct Submitted {
     pub report: Report,
 }
 
-/// Checks a system name: 1-80 printable characters, not only spaces.
-fn check_name(name: &str) -> Result<()> {
-    if name.trim().is_empty() || name.chars().count() > 80 || name.chars().any(char::is_control) {
-        return Err(Error::Param(format!(
-            "system name {name:?}: 1 to 80 printable characters, not blank"
-        )));
+/// Checks a system name: 1 to [`MAX_NAME_CHARS`] characters, not blank, none of them hidden
+/// ([`is_hidden`]). Markup is allowed: every rendering escapes it.
+pub fn check_name(name: &str) -> Result<()> {
+    let bad = |why: String| Err(Error::Param(format!("system name {name:?}: {why}")));
+    if name.trim().is_empty() {
+        return bad("must not be blank".into());
+    }
+    let chars = name.chars().count();
+    if chars > MAX_NAME_CHARS {
+        return bad(format!(
+            "{chars} characters; at most {MAX_NAME_CHARS} are allowed"
+        ));
+    }
+    if let Some(c) = name.chars().find(|c| is_hidden(*c)) {
+        return bad(format!(
+            "U+{:04X} is a control, format or line-separator character; names hold visible text only",
+            u32::from(c)
+        ));
     }
     Ok(())
+}
+
+/// Is `c` a character that is not shown as itself: a control (general category Cc), a format
+/// character (Cf: the bidirectional overrides and isolates such as U+202E, zero-width spaces and
+/// joiners, the byte-order mark, the soft hyphen, …) or a line or paragraph separator (Zl, Zp)? Such
+/// characters can make one name look like another, or reorder what follows it on the page.
+pub fn is_hidden(c: char) -> bool {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    matches!(
+        c.general_category(),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+    )
+}
+
+/// A file the submission brings (sidecar, model card) that is too large or not UTF-8 is a problem of
+/// the submission, listed with the others; other errors stay errors.
+fn as_problem(e: Error) -> Result<Problem> {
+    use lexbench_core::Error as Core;
+    match e {
+        Error::Core(Core::TooLarge { path, max_bytes }) => Ok(Problem {
+            path,
+            line: None,
+            message: format!("the file is larger than {max_bytes} bytes; at most {max_bytes} are allowed"),
+        }),
+        Error::Core(Core::Line { path, line, error }) => Ok(Problem {
+            path,
+            line: Some(line),
+            message: error.to_string(),
+        }),
+        e => Err(e),
+    }
 }
 
 /// The sidecar path of a run: `RUN` with its extension replaced by `.json`.
@@ -63,6 +116,11 @@ pub fn sidecar_path(run: &Path) -> PathBuf {
 
 /// Validates, evaluates and records a submission. A run that does not fit the dataset is
 /// `Err(Error::Rejected)` with every problem named by file and line; nothing is written then.
+///
+/// The name [`BASELINE`] is reserved, in any case: it is accepted only, and exactly so spelt, for the
+/// run `lexbench run bm25` wrote, recognised by its sidecar ([`crate::board::is_baseline`]); any other submission
+/// under that name is `Err(Error::Param)`. So the board has one baseline, and no submission can pose
+/// as it.
 pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
     check_name(req.name)?;
     let view = DatasetView::load(req.data, req.dataset, req.split)?;
@@ -79,8 +137,18 @@ pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
 
     // Claims of the sidecar and the card must agree with the dataset.
     let sidecar_file = sidecar_path(req.run);
-    let sidecar = if sidecar_file.is_file() && sidecar_file != req.run {
-        let text = std::fs::read_to_string(&sidecar_file).map_err(io_err(&sidecar_file))?;
+    let sidecar_text = if sidecar_file.is_file() && sidecar_file != req.run {
+        match lexbench_core::text::read_text_at_most(&sidecar_file, MAX_SIDECAR_BYTES) {
+            Ok(text) => Some(text),
+            Err(e) => {
+                problems.push(as_problem(e.into())?);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let sidecar = if let Some(text) = sidecar_text {
         let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Format {
             path: sidecar_file.clone(),
             message: format!("line {}: {e}", e.line()),
@@ -105,15 +173,35 @@ pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
     } else {
         None
     };
-    let card = match req.card {
-        Some(path) => {
-            let (card, text) = ModelCard::read(path)?;
+    if is_baseline_name(req.name) {
+        let from_bm25 = sidecar
+            .as_ref()
+            .and_then(|v| v.get("system"))
+            .and_then(serde_json::Value::as_str)
+            == Some(BASELINE_SIDECAR_SYSTEM);
+        if req.name != BASELINE || !from_bm25 {
+            return Err(Error::Param(format!(
+                "system name {:?} is reserved for the {BASELINE} baseline: it is the run `lexbench run bm25` \
+                 wrote, submitted with its sidecar ({}) as {BASELINE}; name other runs otherwise",
+                req.name,
+                sidecar_file.display()
+            )));
+        }
+    }
+    let card = match req.card.map(|path| (path, ModelCard::read(path))) {
+        None => None,
+        Some((_, Err(e))) => {
+            problems.push(as_problem(e)?);
+            None
+        }
+        Some((path, Ok((card, text)))) => {
+            problems.extend(card.check(path, &text));
             if let Some(h) = &card.dataset_hash
                 && *h != hash
             {
                 problems.push(Problem {
                     path: path.to_owned(),
-                    line: line_containing(&text, "dataset_hash"),
+                    line: line_of_key(&text, "dataset_hash"),
                     message: format!(
                         "dataset_hash {h} does not match dataset {} as built now ({hash})",
                         req.dataset
@@ -122,7 +210,6 @@ pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
             }
             Some(card)
         }
-        None => None,
     };
     if !problems.is_empty() {
         return Err(Error::Rejected { problems });

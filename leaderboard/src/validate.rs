@@ -1,32 +1,40 @@
 //! Run validation against the dataset split a submission claims.
 //!
 //! Every line of the run is checked and each problem is reported with its line, up to
-//! [`MAX_PROBLEMS`]: the six TREC columns (`topic Q0 doc rank score tag`), an integer rank, a finite
-//! score, a topic of the split, a document among the topic's candidates (its pool for ECtHR, the
-//! corpus for BSARD), and no document twice for a topic (both lines named). Topics of the split the
-//! run leaves out are not an error: they are reported and score 0, as with `trec_eval -c`. Tied scores
-//! are warned about, because the ranking among them then comes from the doc ids (trec_eval's rule),
-//! not from the system.
+//! [`MAX_PROBLEMS`]: UTF-8 text, at most [`MAX_LINE_BYTES`] bytes (a longer line is skipped unread),
+//! the six TREC columns (`topic Q0 doc rank score tag`), an integer rank, a finite score, a tag of at
+//! most [`MAX_TAG_BYTES`] bytes, a topic of the split, a document among the topic's candidates (its
+//! pool for ECtHR, the corpus for BSARD), and no document twice for a topic (both lines named). A
+//! leading byte-order mark is not part of the first topic. Topics of the split the run leaves out are
+//! not an error: they are reported and score 0, as with `trec_eval -c`. Tied scores (equal as
+//! trec_eval compares them, [`trec_score`]) are warned about, because the ranking among them then
+//! comes from the doc ids (trec_eval's rule), not from the system.
 
 use std::collections::{BTreeSet, HashMap};
-use std::io::BufRead;
 use std::path::Path;
 
 use lexbench_core::TopicId;
+use lexbench_core::text::Lines;
+use lexbench_core::trec::{MAX_LINE_BYTES, MAX_TAG_BYTES, trec_score};
 
 use crate::dataset::DatasetView;
-use crate::error::{Error, Problem, Result, io_err};
+use crate::error::{Error, Problem, Result};
 
 /// At most this many problems are listed in a rejection.
 pub const MAX_PROBLEMS: usize = 50;
+
+/// At most this many distinct run tags are kept in a [`Report`] (a run normally has one).
+pub const MAX_TAGS: usize = 16;
 
 /// What validation found in an acceptable run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Report {
     /// Records (non-blank lines).
     pub lines: usize,
-    /// The run tags seen (normally one).
+    /// The run tags seen (normally one; at most [`MAX_TAGS`] are kept).
     pub tags: BTreeSet<String>,
+    /// True when the run has more than [`MAX_TAGS`] distinct tags.
+    pub more_tags: bool,
     /// Topics of the split with no line in the run (they score 0).
     pub missing_topics: Vec<TopicId>,
     /// Topics with at least two documents at the same score.
@@ -37,12 +45,11 @@ pub struct Report {
 
 /// Checks the run file at `path` against `view`; `Err(Error::Rejected)` lists every problem found.
 pub fn validate_run(path: &Path, view: &DatasetView) -> Result<Report> {
-    let file = std::fs::File::open(path).map_err(io_err(path))?;
-    let reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut lines = Lines::open(path, Some(MAX_LINE_BYTES))?;
     let mut problems = Vec::new();
     let mut report = Report::default();
     let mut first_line: HashMap<(String, String), usize> = HashMap::new();
-    let mut scores: HashMap<String, Vec<f64>> = HashMap::new();
+    let mut scores: HashMap<String, Vec<f32>> = HashMap::new();
     let problem = |line: usize, message: String, problems: &mut Vec<Problem>| {
         if problems.len() < MAX_PROBLEMS {
             problems.push(Problem {
@@ -52,9 +59,16 @@ pub fn validate_run(path: &Path, view: &DatasetView) -> Result<Report> {
             });
         }
     };
-    for (i, line) in reader.lines().enumerate() {
-        let line_no = i + 1;
-        let line = line.map_err(io_err(path))?;
+    while let Some((line_no, line)) = lines.next_line()? {
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => {
+                // Not UTF-8, or too long to read: a problem of that line, and on to the next.
+                report.lines += 1;
+                problem(line_no, e.to_string(), &mut problems);
+                continue;
+            }
+        };
         let cols: Vec<&str> = line.split_whitespace().collect();
         if cols.is_empty() {
             continue;
@@ -80,6 +94,16 @@ pub fn validate_run(path: &Path, view: &DatasetView) -> Result<Report> {
             problem(
                 line_no,
                 format!("score {score:?} is not a finite number"),
+                &mut problems,
+            );
+        }
+        if tag.len() > MAX_TAG_BYTES {
+            problem(
+                line_no,
+                format!(
+                    "tag is {} bytes long; at most {MAX_TAG_BYTES} are allowed",
+                    tag.len()
+                ),
                 &mut problems,
             );
         }
@@ -113,9 +137,15 @@ pub fn validate_run(path: &Path, view: &DatasetView) -> Result<Report> {
                 &mut problems,
             );
         }
-        report.tags.insert(tag.to_owned());
+        if tag.len() <= MAX_TAG_BYTES && !report.tags.contains(tag) {
+            if report.tags.len() < MAX_TAGS {
+                report.tags.insert(tag.to_owned());
+            } else {
+                report.more_tags = true;
+            }
+        }
         if let Some(s) = score_value {
-            scores.entry(topic.to_owned()).or_default().push(s);
+            scores.entry(topic.to_owned()).or_default().push(trec_score(s));
         }
     }
     if report.lines == 0 {
@@ -137,7 +167,7 @@ pub fn validate_run(path: &Path, view: &DatasetView) -> Result<Report> {
     report.topics_with_ties = scores
         .values_mut()
         .map(|s| {
-            s.sort_by(f64::total_cmp);
+            s.sort_by(f32::total_cmp);
             s.windows(2).any(|w| w[0] == w[1])
         })
         .filter(|tied| *tied)
@@ -167,7 +197,11 @@ pub fn validate_run(path: &Path, view: &DatasetView) -> Result<Report> {
             report.topics_with_ties
         ));
     }
-    if report.tags.len() > 1 {
+    if report.more_tags {
+        report
+            .warnings
+            .push(format!("the run has more than {MAX_TAGS} different tags"));
+    } else if report.tags.len() > 1 {
         report
             .warnings
             .push(format!("the run has {} different tags", report.tags.len()));

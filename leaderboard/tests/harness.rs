@@ -126,6 +126,19 @@ fn snapshot_dir(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
+/// The sidecar `lexbench run bm25` writes beside its run (the fields the harness reads).
+fn bm25_sidecar(run: &Path, hash: &str) {
+    let side = serde_json::json!({
+        "schema_version": 1,
+        "system": "bm25",
+        "dataset": "mini",
+        "split": "test",
+        "dataset_hash": hash,
+        "program": "lexbench-baselines 0.1.0",
+    });
+    std::fs::write(run.with_extension("json"), side.to_string()).unwrap();
+}
+
 fn req<'a>(data: &'a Path, run: &'a Path, name: &'a str) -> SubmitRequest<'a> {
     SubmitRequest {
         data,
@@ -401,6 +414,7 @@ fn board_significance_stale_marks_and_rendering() {
             (8..POOL).chain(0..8).collect()
         }
     });
+    bm25_sidecar(&bm25, &old_hash);
     submit(&req(&data, &bm25, "BM25")).unwrap();
     submit(&req(&data, &oracle, "oracle")).unwrap();
     submit(&req(&data, &coin, "coin")).unwrap();
@@ -410,6 +424,7 @@ fn board_significance_stale_marks_and_rendering() {
     submit(&req(&data, &legacy, "legacy")).unwrap();
     let new_hash = pooled_dataset(&data, "v2");
     assert_ne!(old_hash, new_hash);
+    bm25_sidecar(&bm25, &new_hash);
     submit(&req(&data, &bm25, "BM25")).unwrap();
     submit(&req(&data, &oracle, "oracle")).unwrap();
     submit(&req(&data, &coin, "coin")).unwrap();
@@ -423,7 +438,7 @@ fn board_significance_stale_marks_and_rendering() {
     assert_eq!(
         row("BM25").sig,
         vec![Sig::Baseline; 3],
-        "the baseline is matched ignoring case"
+        "the baseline is the BM25 run submitted as BM25"
     );
     assert!(row("legacy").stale && !row("oracle").stale);
     assert_eq!(
@@ -496,4 +511,288 @@ fn shipped_regression_files_parse() {
         }
     }
     assert!(n >= 1);
+}
+
+/// A hostile-input scene: the pooled dataset, an empty leaderboard, the run path and its first line.
+fn hostile(name: &str) -> (PathBuf, PathBuf, String, BTreeMap<PathBuf, Vec<u8>>) {
+    let data = scratch(name);
+    pooled_dataset(&data, "");
+    std::fs::create_dir_all(data.join("leaderboard")).unwrap();
+    let before = snapshot_dir(&data.join("leaderboard"));
+    let bad = data.join("bad.trec");
+    let line1 = format!("{} Q0 {} 1 9 t\n", topic(0), doc(0, 0));
+    (data, bad, line1, before)
+}
+
+#[test]
+fn a_run_that_is_not_utf8_is_rejected_naming_the_line() {
+    let (data, bad, line1, before) = hostile("latin1");
+    // Latin-1 é on line 2: a rejection naming file and line, like any other invalid run.
+    let mut bytes = line1.into_bytes();
+    bytes.extend(format!("{} Q0 {} 2 8 caf", topic(0), doc(0, 1)).bytes());
+    bytes.extend(b"\xe9\n");
+    std::fs::write(&bad, &bytes).unwrap();
+    let got = rejection(submit(&req(&data, &bad, "latin1")));
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        got[0].starts_with(&format!("{}:2: not valid UTF-8", bad.display())),
+        "{got:?}"
+    );
+    assert_eq!(snapshot_dir(&data.join("leaderboard")), before);
+}
+
+#[test]
+fn over_long_tags_lines_cards_and_sidecars_are_rejected() {
+    use lexbench_core::trec::{MAX_LINE_BYTES, MAX_TAG_BYTES};
+    use lexbench_leaderboard::card::{MAX_CARD_BYTES, MAX_CARD_FIELD_CHARS};
+    use lexbench_leaderboard::submit::MAX_SIDECAR_BYTES;
+    let (data, bad, line1, before) = hostile("long");
+    let path = bad.display().to_string();
+
+    // A tag over MAX_TAG_BYTES, on a later line.
+    let long_tag = "x".repeat(MAX_TAG_BYTES + 1);
+    std::fs::write(
+        &bad,
+        format!("{line1}{} Q0 {} 2 8 {long_tag}\n", topic(0), doc(0, 1)),
+    )
+    .unwrap();
+    assert_eq!(
+        rejection(submit(&req(&data, &bad, "tag"))),
+        vec![format!(
+            "{path}:2: tag is {} bytes long; at most {MAX_TAG_BYTES} are allowed",
+            MAX_TAG_BYTES + 1
+        )]
+    );
+
+    // A line over MAX_LINE_BYTES: named, not quoted, and the lines after it are still checked.
+    std::fs::write(
+        &bad,
+        format!(
+            "{line1}{} Q0 {} 2 8 {}\n{} Q0 nowhere 3 7 t\n",
+            topic(0),
+            doc(0, 1),
+            "y".repeat(8 * MAX_LINE_BYTES),
+            topic(0)
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        rejection(submit(&req(&data, &bad, "line"))),
+        vec![
+            format!("{path}:2: the line is longer than {MAX_LINE_BYTES} bytes"),
+            format!(
+                "{path}:3: document nowhere is not in the pool of topic {}",
+                topic(0)
+            ),
+        ]
+    );
+
+    // A sidecar over MAX_SIDECAR_BYTES is not read, let alone copied into the entry.
+    write_run(&bad, "t", TOPICS, |_| (0..POOL).collect());
+    let sidecar = data.join("bad.json");
+    let huge = format!("{{\"notes\": \"{}\"}}", "z".repeat(MAX_SIDECAR_BYTES));
+    std::fs::write(&sidecar, &huge).unwrap();
+    let got = rejection(submit(&req(&data, &bad, "sidecar")));
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(
+        got[0].starts_with(&format!("{}: ", sidecar.display())) && got[0].contains("at most"),
+        "{got:?}"
+    );
+    std::fs::remove_file(&sidecar).unwrap();
+
+    // A model card over MAX_CARD_BYTES, and a card field over MAX_CARD_FIELD_CHARS (its line named).
+    let card = data.join("card.toml");
+    std::fs::write(
+        &card,
+        format!("description = \"{}\"\n", "d".repeat(MAX_CARD_BYTES)),
+    )
+    .unwrap();
+    let mut r = req(&data, &bad, "card");
+    r.card = Some(&card);
+    let got = rejection(submit(&r));
+    assert!(
+        got.len() == 1 && got[0].starts_with(&format!("{}: ", card.display())),
+        "{got:?}"
+    );
+    std::fs::write(
+        &card,
+        format!(
+            "authors = [\"A\"]\nlicense = \"MIT\"\ncode = \"{}\"\n",
+            "c".repeat(MAX_CARD_FIELD_CHARS + 1)
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        rejection(submit(&r)),
+        vec![format!(
+            "{}:3: code is {} characters long; at most {MAX_CARD_FIELD_CHARS} are allowed",
+            card.display(),
+            MAX_CARD_FIELD_CHARS + 1
+        )]
+    );
+    assert_eq!(
+        snapshot_dir(&data.join("leaderboard")),
+        before,
+        "a rejection changes nothing"
+    );
+}
+
+#[test]
+fn a_bom_hides_neither_the_first_topic_nor_the_card_or_sidecar() {
+    let (data, bad, _, _) = hostile("bom");
+    write_run(&bad, "t", TOPICS, |_| (0..POOL).collect());
+    let mut text = String::from("\u{feff}");
+    text.push_str(&std::fs::read_to_string(&bad).unwrap());
+    std::fs::write(&bad, text).unwrap();
+    std::fs::write(data.join("bad.json"), "\u{feff}{\"system\": \"mine\"}\n").unwrap();
+    let card = data.join("card.toml");
+    std::fs::write(&card, "\u{feff}description = \"with a BOM\"\n").unwrap();
+    let mut r = req(&data, &bad, "bom");
+    r.card = Some(&card);
+    let e = submit(&r).unwrap().entry;
+    assert!(e.missing_topics.is_empty(), "{:?}", e.missing_topics);
+    assert_eq!(e.per_topic.len(), TOPICS);
+    assert_eq!(e.run.sidecar.unwrap()["system"], "mine");
+    assert_eq!(e.card.unwrap().description.as_deref(), Some("with a BOM"));
+}
+
+#[test]
+fn system_names_with_control_or_format_characters_are_refused() {
+    let data = scratch("names");
+    pooled_dataset(&data, "");
+    let run_path = data.join("r.trec");
+    write_run(&run_path, "t", TOPICS, |_| (0..POOL).collect());
+    // U+202E (right-to-left override) and the other format characters (Cf), controls (Cc) and line
+    // or paragraph separators are refused: they can make one name look like another.
+    for name in [
+        "good\u{202e}txt.exe",
+        "zero\u{200b}width",
+        "soft\u{ad}hyphen",
+        "bom\u{feff}",
+        "iso\u{2066}late",
+        "bell\u{7}",
+        "line\u{2028}sep",
+        "tab\tbed",
+    ] {
+        match submit(&req(&data, &run_path, name)) {
+            Err(Error::Param(m)) => assert!(m.contains("system name"), "{name:?}: {m}"),
+            other => panic!("{name:?} accepted: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn system_names_are_escaped_in_markdown_html_and_svg() {
+    let data = scratch("escape");
+    pooled_dataset(&data, "");
+    let run_path = data.join("r.trec");
+    write_run(&run_path, "t", TOPICS, |_| (0..POOL).collect());
+    // Markup is text: accepted, and escaped in every rendering.
+    let evil = "<script>alert(1)</script> *b* [x](javascript:y) <img src=x> &amp; | `c`";
+    submit(&req(&data, &run_path, evil)).unwrap();
+    submit(&req(&data, &run_path, "Ünïcödé name")).unwrap();
+    let out = render_site(&data).unwrap();
+    let md = std::fs::read_to_string(&out.markdown).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.contains("alert"))
+        .unwrap_or_else(|| panic!("no row in\n{md}"));
+    for raw in ["<script>", "<img", "](javascript", "*b*", "`c`"] {
+        assert!(!row.contains(raw), "{raw} unescaped in {row}");
+    }
+    assert!(
+        row.contains("&lt;script&gt;") && row.contains("&amp;amp"),
+        "{row}"
+    );
+    assert!(md.contains("| Ünïcödé name |"), "{md}");
+    let html = std::fs::read_to_string(&out.html).unwrap();
+    assert!(
+        !html.contains("<script>alert") && !html.contains("<img src=x"),
+        "html"
+    );
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    let svg = std::fs::read_to_string(&out.plots[0]).unwrap();
+    assert!(!svg.contains("<script>") && !svg.contains("<img"), "svg");
+}
+
+#[test]
+fn the_baseline_is_the_bm25_run_and_no_submission_can_pose_as_it() {
+    let data = scratch("baseline");
+    let hash = pooled_dataset(&data, "");
+    let bm25 = data.join("bm25.trec");
+    write_run(&bm25, "bm25", TOPICS, |_| (0..POOL).rev().collect());
+    bm25_sidecar(&bm25, &hash);
+    submit(&req(&data, &bm25, "BM25")).unwrap();
+
+    // A user's run under the baseline's name, in any case or spacing: refused, nothing written.
+    let mine = data.join("mine.trec");
+    write_run(&mine, "mine", TOPICS, |_| (0..POOL).collect());
+    let entries = || {
+        std::fs::read_dir(data.join("leaderboard/entries"))
+            .unwrap()
+            .count()
+    };
+    for name in ["bm25", "BM25", "Bm25", " bm25 ", "BM25\u{200b}"] {
+        assert!(
+            matches!(submit(&req(&data, &mine, name)), Err(Error::Param(_))),
+            "{name:?} accepted"
+        );
+    }
+    // Even lexbench's BM25 run is the baseline only under its exact name.
+    assert!(matches!(submit(&req(&data, &bm25, "bm25")), Err(Error::Param(_))));
+    assert_eq!(entries(), 1);
+    // Under another name the BM25 run is an ordinary system, tested against the baseline.
+    submit(&req(&data, &bm25, "bm25 again")).unwrap();
+    submit(&req(&data, &mine, "mine")).unwrap();
+
+    let out = render_site(&data).unwrap();
+    let b = &out.boards[0];
+    let baselines: Vec<&str> = b
+        .rows
+        .iter()
+        .filter(|r| r.baseline)
+        .map(|r| r.system.as_str())
+        .collect();
+    assert_eq!(baselines, vec!["BM25"]);
+    let cell = |s: &str| b.rows.iter().find(|r| r.system == s).unwrap().cells["test"].clone();
+    assert_eq!(cell("BM25").sig, vec![Sig::Baseline; 3]);
+    assert!(
+        cell("bm25 again").sig.iter().all(|s| *s == Sig::Same),
+        "tested, not a baseline"
+    );
+    assert!(
+        cell("mine").p_holm.iter().all(Option::is_some),
+        "tested against BM25"
+    );
+
+    // An entry named `bm25` from before the name was reserved (written here by hand, later than the
+    // baseline's) is an ordinary row, and a regression file about the baseline, whatever its spelling,
+    // checks the baseline's entry, not it.
+    let (entries, _) = lexbench_leaderboard::entry::read_all(&data.join("leaderboard/entries")).unwrap();
+    let mut legacy = entries.iter().find(|e| e.system == "mine").unwrap().clone();
+    legacy.system = "bm25".into();
+    legacy.submitted_at = "2999-01-01T00:00:00.000Z".into();
+    lexbench_leaderboard::entry::write_new(&data.join("leaderboard/entries"), &mut legacy).unwrap();
+    let out = render_site(&data).unwrap();
+    let rows: Vec<(&str, bool)> = out.boards[0]
+        .rows
+        .iter()
+        .map(|r| (r.system.as_str(), r.baseline))
+        .filter(|(s, _)| s.eq_ignore_ascii_case("bm25"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(
+        rows.contains(&("BM25", true)) && rows.contains(&("bm25", false)),
+        "{rows:?}"
+    );
+    let file = data.join("bm25.toml");
+    std::fs::write(
+        &file,
+        "dataset = \"mini\"\nsplit = \"test\"\nsystem = \"bm25\"\n[measures]\n\"R@10%\" = { expected = 0.0 }\n",
+    )
+    .unwrap();
+    let exp = Expectations::read(&file).unwrap();
+    let (entries, _) = lexbench_leaderboard::entry::read_all(&data.join("leaderboard/entries")).unwrap();
+    let picked = lexbench_leaderboard::regression::pick(&exp, &entries, Some(&hash)).unwrap();
+    assert_eq!(picked.system, "BM25");
 }

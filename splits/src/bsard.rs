@@ -115,7 +115,9 @@ pub struct LegalGraph {
 type Row = (usize, Vec<String>);
 
 /// A CSV file's header and its non-blank rows, every row checked to have the header's number of fields.
+/// A leading byte-order mark ("CSV UTF-8" exports) is not part of the first column's name.
 fn records(path: &Path, text: &str) -> Result<(Vec<String>, Vec<Row>)> {
+    let text = lexbench_core::text::strip_bom(text, path);
     let mut rows = parse_csv(text).into_iter();
     let Some((_, header)) = rows.next() else {
         return Err(Error::Input {
@@ -461,5 +463,18 @@ mod tests {
         assert!(err.to_string().starts_with("q.csv:2:"), "{err}");
         let err = read_articles(Path::new("a.csv"), "id,article\n1,x\n").unwrap_err();
         assert!(err.to_string().contains("no column \"code\""), "{err}");
+    }
+
+    #[test]
+    fn a_bom_is_not_part_of_the_first_column_name() {
+        // Excel's "CSV UTF-8" starts the file with U+FEFF: the first column is still `id`.
+        let text = "\u{feff}id,article,code,article_no,description,law_type\n\
+                    1,Art. 1. Texte,Code civil,1,Livre I,national\n";
+        let arts = read_articles(Path::new("a.csv"), text).unwrap();
+        assert_eq!(arts[0].id.as_str(), "1");
+        let known: BTreeSet<&ArticleId> = arts.iter().map(|a| &a.id).collect();
+        let q = "\u{feff}id,question,category,subcategory,extra_description,article_ids\n7,Quoi ?,F,x,,1\n";
+        let qs = read_questions(Path::new("q.csv"), q, &known).unwrap();
+        assert_eq!(qs.len(), 1);
     }
 }

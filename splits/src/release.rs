@@ -138,10 +138,7 @@ pub fn read_release(dir: &Path) -> Result<Release> {
     let mut merged_rows = 0;
     for (file, split) in RELEASE_FILES {
         let path = dir.join(file);
-        let text = std::fs::read_to_string(&path).map_err(|source| lexbench_core::Error::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let text = lexbench_core::text::read_text(&path)?;
         let bad = |line: usize, message: String| Error::Input {
             path: path.clone(),
             line,

@@ -387,9 +387,10 @@ pub struct TrainConfig {
 }
 
 impl TrainConfig {
-    /// Reads and validates a TOML file; errors name the file (and TOML's line and column).
+    /// Reads and validates a TOML file (a byte-order mark is ignored); errors name the file (and
+    /// TOML's line and column).
     pub fn from_file(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(crate::error::io_err(path))?;
+        let text = lexbench_core::text::read_text(path)?;
         let cfg: Self = toml::from_str(&text).map_err(|e| Error::Format {
             path: path.to_owned(),
             message: e.to_string(),

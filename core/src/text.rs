@@ -1,0 +1,252 @@
+//! Text input: how every reader of a user file turns bytes into text.
+//!
+//! Files come from editors, spreadsheets and other tools, so three things are settled once, here, for
+//! every format lexbench reads (TREC runs and qrels, JSON Lines, CSV, JSON, TOML, guide text):
+//! - **A leading byte-order mark** (U+FEFF, which Windows editors and "CSV UTF-8" exports write) is
+//!   not text: it is removed, with a warning naming the file, so it never becomes part of the first
+//!   topic id, column name or key (`\u{feff}t1` would silently be another topic). A U+FEFF anywhere
+//!   else is left alone.
+//! - **Bytes that are not UTF-8** are an error naming the file and the line
+//!   ([`LineError::NotUtf8`]), never a bare "stream did not contain valid UTF-8".
+//! - **Over-long lines**: a line reader may cap a line's length ([`Lines::open`]); a longer line is
+//!   reported at its line ([`LineError::LineTooLong`]) and skipped without being held in memory, so
+//!   a 200 MB "line" costs no more than a short one.
+//!
+//! [`read_text`] reads a whole file, [`read_text_at_most`] one whose size is bounded, and [`Lines`]
+//! reads line by line.
+//!
+//! ```
+//! # let dir = std::env::temp_dir().join(format!("lexbench-text-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! let p = dir.join("bom.txt");
+//! std::fs::write(&p, "\u{feff}t1 0 d1 1\n")?;
+//! assert_eq!(lexbench_core::text::read_text(&p)?, "t1 0 d1 1\n");
+//!
+//! std::fs::write(&p, b"ok\ncaf\xe9\n")?;
+//! let err = lexbench_core::text::read_text(&p).unwrap_err();
+//! assert_eq!(err.line_error().map(|(line, _)| line), Some(2));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, LineError, Result};
+use crate::io::open_reader;
+
+/// The byte-order mark, as a character.
+pub const BOM: char = '\u{feff}';
+const BOM_BYTES: &[u8] = "\u{feff}".as_bytes();
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+fn warn_bom(path: &Path) {
+    tracing::warn!(
+        "{}: ignoring the UTF-8 byte-order mark at the start of the file",
+        path.display()
+    );
+}
+
+/// Removes a leading byte-order mark from `text`, read from `path` (named in the warning).
+pub fn strip_bom<'a>(text: &'a str, path: &Path) -> &'a str {
+    match text.strip_prefix(BOM) {
+        Some(rest) => {
+            warn_bom(path);
+            rest
+        }
+        None => text,
+    }
+}
+
+/// The text of `bytes`, read from `path`: UTF-8 checked (the error names the line and the byte), a
+/// leading byte-order mark removed.
+pub fn text_from_bytes(bytes: Vec<u8>, path: &Path) -> Result<String> {
+    let mut text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let before = &e.as_bytes()[..at];
+        let line_start = before.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        Error::Line {
+            path: path.to_owned(),
+            line: before.iter().filter(|b| **b == b'\n').count() + 1,
+            error: LineError::NotUtf8 {
+                byte: at - line_start + 1,
+            },
+        }
+    })?;
+    if text.starts_with(BOM) {
+        warn_bom(path);
+        text.drain(..BOM.len_utf8());
+    }
+    Ok(text)
+}
+
+/// Reads a whole text file ([`text_from_bytes`]).
+pub fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(io_err(path))?;
+    text_from_bytes(bytes, path)
+}
+
+/// Reads a whole text file of at most `max_bytes` bytes ([`text_from_bytes`]); a larger file is
+/// [`Error::TooLarge`], found without reading more than `max_bytes + 1` bytes of it.
+pub fn read_text_at_most(path: &Path, max_bytes: usize) -> Result<String> {
+    let file = File::open(path).map_err(io_err(path))?;
+    let mut bytes = Vec::new();
+    file.take(max_bytes as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io_err(path))?;
+    if bytes.len() > max_bytes {
+        return Err(Error::TooLarge {
+            path: path.to_owned(),
+            max_bytes,
+        });
+    }
+    text_from_bytes(bytes, path)
+}
+
+/// A text file read line by line, for the line-oriented formats (TREC, JSON Lines).
+///
+/// Each line comes without its terminator (`\n` or `\r\n`), the first without a byte-order mark. A
+/// line that is not UTF-8 or is longer than the cap is handed back as a [`LineError`] for that line,
+/// and reading can go on with the next one: a reader that stops at the first problem turns it into
+/// [`Error::Line`], a validator collects them.
+#[derive(Debug)]
+pub struct Lines {
+    reader: BufReader<File>,
+    path: PathBuf,
+    buf: Vec<u8>,
+    line_no: usize,
+    max_len: Option<usize>,
+}
+
+impl Lines {
+    /// Opens `path`; `max_len` caps a line's length in bytes (terminator excluded).
+    pub fn open(path: &Path, max_len: Option<usize>) -> Result<Self> {
+        Ok(Self {
+            reader: open_reader(path)?,
+            path: path.to_owned(),
+            buf: Vec::new(),
+            line_no: 0,
+            max_len,
+        })
+    }
+
+    /// The file being read.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The next line: `None` at the end of the file, else its 1-based number and its text or what is
+    /// wrong with it. I/O errors are `Err`.
+    pub fn next_line(&mut self) -> Result<Option<(usize, Result<&str, LineError>)>> {
+        self.buf.clear();
+        // Two bytes beyond the cap: room for a "\r\n" after a line of exactly `max` bytes.
+        let limit = self.max_len.map_or(u64::MAX, |m| m as u64 + 2);
+        let n = (&mut self.reader)
+            .take(limit)
+            .read_until(b'\n', &mut self.buf)
+            .map_err(io_err(&self.path))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.line_no += 1;
+        let complete = self.buf.last() == Some(&b'\n');
+        if complete {
+            self.buf.pop();
+            if self.buf.last() == Some(&b'\r') {
+                self.buf.pop();
+            }
+        }
+        if let Some(max) = self.max_len
+            && self.buf.len() > max
+        {
+            if !complete {
+                // The rest of the line is skipped unread, so the next call starts on the next line.
+                self.reader.skip_until(b'\n').map_err(io_err(&self.path))?;
+            }
+            return Ok(Some((self.line_no, Err(LineError::LineTooLong { max }))));
+        }
+        let mut shift = 0;
+        if self.line_no == 1 && self.buf.starts_with(BOM_BYTES) {
+            warn_bom(&self.path);
+            shift = BOM_BYTES.len();
+        }
+        let line = match std::str::from_utf8(&self.buf[shift..]) {
+            Ok(s) => Ok(s),
+            Err(e) => Err(LineError::NotUtf8 {
+                byte: shift + e.valid_up_to() + 1,
+            }),
+        };
+        Ok(Some((self.line_no, line)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Properties: the cap counts the line's bytes without its terminator and skips exactly the
+    //! over-long line; invalid UTF-8 is located by line and byte; a BOM is removed from the first
+    //! line only.
+    use super::*;
+
+    fn lines(name: &str, bytes: &[u8], max: Option<usize>) -> Vec<(usize, Result<String, LineError>)> {
+        let dir = std::env::temp_dir().join(format!("lexbench-core-text-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let mut r = Lines::open(&p, max).unwrap();
+        let mut out = Vec::new();
+        while let Some((n, l)) = r.next_line().unwrap() {
+            out.push((n, l.map(str::to_owned)));
+        }
+        out
+    }
+
+    #[test]
+    fn the_cap_excludes_the_terminator_and_skips_only_the_long_line() {
+        let got = lines("cap", b"abcd\r\nabcde\nab\nabcdefghij\nz", Some(4));
+        assert_eq!(
+            got,
+            vec![
+                (1, Ok("abcd".into())),
+                (2, Err(LineError::LineTooLong { max: 4 })),
+                (3, Ok("ab".into())),
+                (4, Err(LineError::LineTooLong { max: 4 })),
+                (5, Ok("z".into())),
+            ]
+        );
+        // The last line, unterminated and too long.
+        assert_eq!(
+            lines("cap-end", b"ab\nabcdefgh", Some(4))[1],
+            (2, Err(LineError::LineTooLong { max: 4 }))
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_and_bom_are_located() {
+        let got = lines(
+            "utf8",
+            b"\xef\xbb\xbfa\xef\xbb\xbf\nb\xffc\n\xef\xbb\xbfd\n",
+            None,
+        );
+        assert_eq!(
+            got,
+            vec![
+                (1, Ok("a\u{feff}".into())),
+                (2, Err(LineError::NotUtf8 { byte: 2 })),
+                (3, Ok("\u{feff}d".into())),
+            ]
+        );
+        let dir = std::env::temp_dir();
+        let err = text_from_bytes(b"one\ntw\xc3".to_vec(), &dir.join("x.txt")).unwrap_err();
+        assert_eq!(
+            err.line_error(),
+            Some((2, &LineError::NotUtf8 { byte: 3 })),
+            "{err}"
+        );
+    }
+}
