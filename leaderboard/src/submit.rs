@@ -55,7 +55,7 @@ pub struct Submitted {
 
 /// Checks a system name: 1 to [`MAX_NAME_CHARS`] characters, not blank, none of them hidden
 /// ([`is_hidden`]). Markup is allowed: every rendering escapes it.
-pub fn check_name(name: &str) -> Result<()> {
+pub fn check_system_name(name: &str) -> Result<()> {
     let bad = |why: String| Err(Error::Param(format!("system name {name:?}: {why}")));
     if name.trim().is_empty() {
         return bad("must not be blank".into());
@@ -122,7 +122,7 @@ pub fn sidecar_path(run: &Path) -> PathBuf {
 /// under that name is `Err(Error::Param)`. So the board has one baseline, and no submission can pose
 /// as it.
 pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
-    check_name(req.name)?;
+    check_system_name(req.name)?;
     let view = DatasetView::load(req.data, req.dataset, req.split)?;
     let hash = view.hash();
     let mut problems = Vec::new();
