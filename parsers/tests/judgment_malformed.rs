@@ -206,3 +206,65 @@ fn mutated_documents_never_panic() {
         "the mutations should exercise both outcomes"
     );
 }
+
+/// Issue 21, item 4: a real judgment whose `word/document.xml` is cut (inside a valid zip) is an
+/// error naming the file, never a shorter judgment. Cuts fall in a paragraph's text, inside a tag,
+/// between paragraphs and just before the root's end tag.
+#[test]
+fn truncated_document_xml_is_an_error() {
+    let file = "001-175180.docx";
+    let bytes = std::fs::read(lexbench_core::testing::fixture(&format!("hudoc/docx/{file}"))).unwrap();
+    let mut xml = String::new();
+    zip::ZipArchive::new(std::io::Cursor::new(&bytes))
+        .unwrap()
+        .by_name("word/document.xml")
+        .unwrap()
+        .read_to_string(&mut xml)
+        .unwrap();
+    let half = xml.floor_char_boundary(xml.len() / 2);
+    let in_text = xml[half..]
+        .find("<w:t>")
+        .map(|i| half + i + "<w:t>".len() + 3)
+        .unwrap();
+    let in_tag = xml[half..].find("<w:p ").map(|i| half + i + 3).unwrap();
+    let between = xml[half..]
+        .find("</w:p>")
+        .map(|i| half + i + "</w:p>".len())
+        .unwrap();
+    let before_root_end = xml.rfind("</w:document>").unwrap();
+    for cut in [half, in_text, in_tag, between, before_root_end] {
+        let z = zip_with(&[("word/document.xml", &xml.as_bytes()[..cut])]);
+        let e = parse_docx(&z, file, None).map(|j| j.paragraphs.len());
+        let e = match e {
+            Ok(n) => panic!(
+                "cut at byte {cut} of {}: parsed {n} paragraphs, expected an error",
+                xml.len()
+            ),
+            Err(e) => e.to_string(),
+        };
+        // A cut inside a tag is quick-xml's own syntax error; every other cut is caught at the end.
+        let expected = if cut == in_tag {
+            "001-175180.docx: not a valid DOCX: broken XML in word/document.xml at byte"
+        } else {
+            "001-175180.docx: not a valid DOCX: word/document.xml is truncated: it ends at byte"
+        };
+        assert!(e.starts_with(expected), "cut at {cut}: {e}");
+    }
+    // The whole part still parses.
+    let z = zip_with(&[("word/document.xml", xml.as_bytes())]);
+    assert!(parse_docx(&z, file, None).is_ok());
+    // Content after the root element, or no root element at all, is malformed too.
+    let e = err(
+        &zip_with(&[("word/document.xml", format!("{xml}<w:p/>").as_bytes())]),
+        "h.docx",
+    );
+    assert!(e.starts_with("h.docx: not a valid DOCX:"), "{e}");
+    let e = err(
+        &zip_with(&[("word/document.xml", br#"<?xml version="1.0"?>"#)]),
+        "i.docx",
+    );
+    assert!(
+        e.starts_with("i.docx: not a valid DOCX: word/document.xml is truncated"),
+        "{e}"
+    );
+}

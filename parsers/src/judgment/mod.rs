@@ -56,7 +56,7 @@ pub fn item_from_file_name(name: &str) -> Option<ItemId> {
 ///
 /// # Errors
 /// [`crate::Error::Invalid`] when the bytes are not a zip, hold no `word/document.xml`, the XML is
-/// broken, or the body is empty.
+/// broken or truncated (an element left open at the end), or the body is empty.
 pub fn parse_docx(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgment> {
     let blocks = docx::blocks(bytes, source)?;
     let meta = Meta {
