@@ -253,6 +253,10 @@ fn truncated_document_xml_is_an_error() {
             "001-175180.docx: not a valid DOCX: word/document.xml is truncated: it ends at byte"
         };
         assert!(e.starts_with(expected), "cut at {cut}: {e}");
+        if cut == in_text {
+            let t = in_text - 3 - "<w:t>".len();
+            assert!(e.contains(&format!("inside <w:t> (opened at byte {t})")), "{e}");
+        }
     }
     // The whole part still parses.
     let z = zip_with(&[("word/document.xml", xml.as_bytes())]);

@@ -90,6 +90,17 @@ fn is_blank(t: &str) -> bool {
     t.trim_start_matches('\u{feff}').trim().is_empty()
 }
 
+/// The offset of the `<` of the markup the reader reached at `at`: after a text event quick-xml has
+/// already consumed the `<` of the next tag.
+fn tag_start(xml: &str, at: usize) -> usize {
+    let b = xml.as_bytes();
+    if b.get(at) != Some(&b'<') && at > 0 && b.get(at - 1) == Some(&b'<') {
+        at - 1
+    } else {
+        at
+    }
+}
+
 /// The name of the element whose start tag begins at `at` (for messages).
 fn tag_at(xml: &str, at: usize) -> &str {
     let rest = xml.get(at + 1..).unwrap_or_default();
@@ -108,7 +119,11 @@ fn tag_at(xml: &str, at: usize) -> &str {
 ///
 /// # Errors
 /// [`Error::Invalid`] on malformed or truncated XML (with the byte offset).
-pub fn blocks_from_xml(xml: &str, source: &str) -> Result<Vec<Block>> {
+pub fn blocks_from_xml(part: &str, source: &str) -> Result<Vec<Block>> {
+    // quick-xml skips a byte-order mark and counts offsets after it; strip it here so offsets into
+    // `xml` are the reader's, and add it back (`bom`) in messages, which give offsets in the part.
+    let xml = part.strip_prefix('\u{feff}').unwrap_or(part);
+    let bom = part.len() - xml.len();
     let mut reader = Reader::from_str(xml);
     let mut stack: Vec<Builder> = Vec::new();
     let mut blocks = Vec::new();
@@ -118,13 +133,13 @@ pub fn blocks_from_xml(xml: &str, source: &str) -> Result<Vec<Block>> {
     let mut open: Vec<usize> = Vec::new();
     let mut root_closed = false;
     loop {
-        let at = reader.buffer_position() as usize;
+        let at = tag_start(xml, reader.buffer_position() as usize);
         let event = reader.read_event().map_err(|e| {
             invalid(
                 source,
                 format!(
                     "broken XML in word/document.xml at byte {}: {e}",
-                    reader.error_position()
+                    reader.error_position() + bom as u64
                 ),
             )
         })?;
@@ -133,7 +148,8 @@ pub fn blocks_from_xml(xml: &str, source: &str) -> Result<Vec<Block>> {
                 return Err(invalid(
                     source,
                     format!(
-                        "broken XML in word/document.xml at byte {at}: element <{}> after the root element",
+                        "broken XML in word/document.xml at byte {}: element <{}> after the root element",
+                        at + bom,
                         tag_at(xml, at)
                     ),
                 ));
@@ -147,7 +163,10 @@ pub fn blocks_from_xml(xml: &str, source: &str) -> Result<Vec<Block>> {
             Event::Text(t) if open.is_empty() && !is_blank(&t[..]) => {
                 return Err(invalid(
                     source,
-                    format!("broken XML in word/document.xml at byte {at}: text outside the root element"),
+                    format!(
+                        "broken XML in word/document.xml at byte {}: text outside the root element",
+                        at + bom
+                    ),
                 ));
             }
             Event::Eof => {
@@ -155,10 +174,11 @@ pub fn blocks_from_xml(xml: &str, source: &str) -> Result<Vec<Block>> {
                     return Err(invalid(
                         source,
                         format!(
-                            "word/document.xml is truncated: it ends at byte {} inside <{}> (opened at byte {start}), \
+                            "word/document.xml is truncated: it ends at byte {} inside <{}> (opened at byte {}), \
                              {} element(s) left open",
-                            xml.len(),
+                            part.len(),
                             tag_at(xml, start),
+                            start + bom,
                             open.len()
                         ),
                     ));
@@ -168,7 +188,7 @@ pub fn blocks_from_xml(xml: &str, source: &str) -> Result<Vec<Block>> {
                         source,
                         format!(
                             "word/document.xml is truncated: no root element in its {} bytes",
-                            xml.len()
+                            part.len()
                         ),
                     ));
                 }
