@@ -1,11 +1,15 @@
 //! `lexbench crawl hudoc|guides|bsard`: fetch the public sources into `DATA/raw`.
+//!
+//! Arguments are validated before the raw store is opened or a request made (base URLs are http(s)
+//! URLs with a host, dates real calendar dates from 1959 to next year with `--since` ≤ `--until`,
+//! document types non-empty): a typo exits 2 at once instead of being retried as a network error.
 
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use lexbench_core::GuideId;
@@ -102,12 +106,9 @@ pub enum CrawlCommand {
     },
 }
 
+/// Opens the raw store and the client. Call it after the source's settings are validated, so bad
+/// arguments are refused before anything is written.
 fn fetcher(raw: &Path, common: &CommonArgs) -> Result<Fetcher> {
-    let store =
-        Arc::new(RawStore::open(raw).with_context(|| format!("opening the raw store {}", raw.display()))?);
-    if common.offline {
-        return Ok(Fetcher::offline(store));
-    }
     let cfg = HttpConfig {
         rate_per_sec: common.rate,
         concurrency: common.concurrency,
@@ -115,6 +116,12 @@ fn fetcher(raw: &Path, common: &CommonArgs) -> Result<Fetcher> {
         max_retries: common.retries,
         ..HttpConfig::default()
     };
+    cfg.validate()?;
+    let store =
+        Arc::new(RawStore::open(raw).with_context(|| format!("opening the raw store {}", raw.display()))?);
+    if common.offline {
+        return Ok(Fetcher::offline(store));
+    }
     Ok(Fetcher::online(store, PoliteClient::new(cfg)?).refreshing(common.refresh))
 }
 
@@ -157,7 +164,6 @@ async fn crawl(data: &Path, cmd: &CrawlCommand) -> Result<ExitCode> {
             metadata_only,
             common,
         } => {
-            let f = fetcher(&raw, common)?;
             let settings = HudocSettings {
                 base_url: base_url.clone(),
                 lang: lang.clone(),
@@ -172,6 +178,8 @@ async fn crawl(data: &Path, cmd: &CrawlCommand) -> Result<ExitCode> {
                 html: *html && !metadata_only,
                 ..HudocSettings::default()
             };
+            settings.validate()?;
+            let f = fetcher(&raw, common)?;
             let meta = hudoc::crawl_metadata(&f, &settings, &bar).await?;
             let path = index.join("hudoc_metadata.jsonl");
             hudoc::write_index(&path, &meta.records)?;
@@ -224,7 +232,6 @@ async fn crawl(data: &Path, cmd: &CrawlCommand) -> Result<ExitCode> {
             www_base,
             common,
         } => {
-            let f = fetcher(&raw, common)?;
             let mut settings = GuideSettings {
                 ks_base: ks_base.clone(),
                 www_base: www_base.clone(),
@@ -237,6 +244,8 @@ async fn crawl(data: &Path, cmd: &CrawlCommand) -> Result<ExitCode> {
                     .collect::<Result<_, _>>()
                     .context("--ids")?;
             }
+            settings.validate()?;
+            let f = fetcher(&raw, common)?;
             let r = guides::crawl_guides(&f, &settings, &bar).await?;
             let path = index.join("guides.jsonl");
             guides::write_index(&path, &r.found)?;
@@ -259,10 +268,6 @@ async fn crawl(data: &Path, cmd: &CrawlCommand) -> Result<ExitCode> {
             ejustice_base,
             common,
         } => {
-            if base_url.trim().is_empty() {
-                bail!("--base-url must name the mirror of BSARD's files");
-            }
-            let f = fetcher(&raw, common)?;
             let settings = BsardSettings {
                 base_url: base_url.clone(),
                 files: if files.is_empty() {
@@ -273,6 +278,8 @@ async fn crawl(data: &Path, cmd: &CrawlCommand) -> Result<ExitCode> {
                 ejustice_base: ejustice_base.clone(),
                 numacs: numac.clone(),
             };
+            settings.validate()?;
+            let f = fetcher(&raw, common)?;
             let r = bsard::crawl_bsard(&f, &settings, &bar).await?;
             let path = index.join("bsard.jsonl");
             bsard::write_index(&path, &r.found)?;

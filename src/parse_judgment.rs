@@ -1,9 +1,10 @@
 //! `lexbench parse judgment`: print the records the judgment parser makes of the given files.
 //!
 //! Each file is a HUDOC judgment as DOCX or HTML, told apart by content (a zip starts with `PK`), not
-//! by its name. The itemid comes from a file name such as `001-175180.docx`; other names give no
-//! itemid. Files that cannot be read or parsed are reported on stderr (`error: FILE: why`) and the
-//! others are still printed; the exit code is then 2.
+//! by its name; anything else (a PDF, plain text, binary data) is refused as what it looks like
+//! (`error: x.pdf: a PDF, not a judgment (expected DOCX or HTML)`). The itemid comes from a file name
+//! such as `001-175180.docx`; other names give no itemid. Files that cannot be read or parsed are
+//! reported on stderr (`error: FILE: why`) and the others are still printed; the exit code is then 2.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,9 @@
 //!   crawled HUDOC metadata (and, with `--meta DIR`, HUDOC's reference lists);
 //! - `parsed/ecthr/parse_report.json`: counts, failures and citation-resolution audits.
 //!
-//! A document that fails to parse is reported and skipped; the stage fails only when nothing parses.
+//! A document that fails to parse — or is no judgment: a PDF, binary data, a page without a single
+//! numbered paragraph — is reported with its itemid, sha256 and URL and skipped (exit code 1); the
+//! stage fails only when nothing parses.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -142,7 +144,14 @@ pub fn parse_store(data: &Path, meta_dir: Option<&Path>) -> Result<ParseSummary>
                     Some(item.clone()),
                 )?)
             });
+        // Where the body came from, so a failure can be found in the store and refetched.
+        let origin = format!("{item} ({}, sha256 {}, {})", body.format, body.sha256, body.url);
         match parsed {
+            // A body with text but no numbered paragraph (an error page, a challenge page stored as
+            // a body) would be an empty judgment: nothing to retrieve, and a silent hole in pools.
+            Ok(j) if j.paragraphs.is_empty() => summary.failures.push(format!(
+                "{origin}: no numbered paragraph in the main judgment: skipped"
+            )),
             Ok(mut j) => {
                 if let Some(m) = meta.get(item) {
                     if !m.docname.is_empty() {
@@ -159,7 +168,7 @@ pub fn parse_store(data: &Path, meta_dir: Option<&Path>) -> Result<ParseSummary>
                 };
                 judgments.push(j);
             }
-            Err(e) => summary.failures.push(format!("{item} ({}): {e:#}", body.format)),
+            Err(e) => summary.failures.push(format!("{origin}: {e:#}")),
         }
     }
     pb.finish_and_clear();

@@ -3,7 +3,9 @@
 //! Properties checked: the command crawls metadata and bodies into `DATA/raw` (objects, manifest,
 //! `index/hudoc_metadata.jsonl`), prints a summary, exits 0; a second run with `--offline` makes no
 //! request and writes the same index; a guide that does not exist makes the command exit 1 naming it;
-//! a bad date exits 2 naming the option.
+//! a bad date exits 2 naming the option; bad arguments of every source (a base URL that is no http(s)
+//! URL with a host, an empty document type, a year outside 1959..=next year, `--since` after
+//! `--until`) exit 2 at once, naming the option, before the raw store is touched.
 
 use std::path::PathBuf;
 use std::process::Output;
@@ -138,4 +140,116 @@ async fn crawl_reports_failures_and_bad_input() {
     .await;
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--since"));
+}
+
+/// Runs the binary with a deadline: a command that is still running after `secs` is killed, and the
+/// test fails instead of hanging (a bad base URL used to be retried for 52 s).
+fn lexbench_within(secs: u64, args: &[&str]) -> Output {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lexbench"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run lexbench");
+    let start = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed().as_secs() >= secs {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "lexbench {args:?} still running after {secs} s: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// Issue 21, item 10: crawl arguments are validated up front.
+#[test]
+fn bad_crawl_arguments_exit_2_at_once() {
+    let data = scratch("bad-args");
+    let d = data.to_string_lossy().into_owned();
+    let next_year = (Date::today().y + 1).to_string();
+    let too_late = format!("{}-01-01", Date::today().y + 2);
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["hudoc", "--base-url", "not-a-url"],
+            "--base-url \"not-a-url\"",
+        ),
+        (
+            vec!["hudoc", "--base-url", "ftp://hudoc.example"],
+            "--base-url \"ftp://hudoc.example\"",
+        ),
+        (vec!["hudoc", "--base-url", "http://"], "--base-url \"http://\""),
+        (vec!["hudoc", "--base-url", ""], "--base-url \"\""),
+        (vec!["hudoc", "--doctype", ""], "--doctype"),
+        (vec!["hudoc", "--doctype", "HEJUD,"], "--doctype"),
+        (vec!["hudoc", "--since", "99999-01-01"], "--since 99999-01-01"),
+        (vec!["hudoc", "--since", "1800-01-01"], "--since 1800-01-01"),
+        (vec!["hudoc", "--until", &too_late], "--until"),
+        (
+            vec!["hudoc", "--since", "2021-01-01", "--until", "2020-01-01"],
+            "--since 2021-01-01 is after --until 2020-01-01",
+        ),
+        (vec!["hudoc", "--since", "2020-02-30"], "--since"),
+        (
+            vec!["guides", "--ks-base", "not-a-url"],
+            "--ks-base \"not-a-url\"",
+        ),
+        (
+            vec!["guides", "--www-base", "mailto:x@example.org"],
+            "--www-base \"mailto:x@example.org\"",
+        ),
+        (
+            vec!["bsard", "--base-url", "not-a-url"],
+            "--base-url \"not-a-url\"",
+        ),
+        (
+            vec![
+                "bsard",
+                "--base-url",
+                "http://mirror.example",
+                "--ejustice-base",
+                "ejustice",
+            ],
+            "--ejustice-base \"ejustice\"",
+        ),
+    ];
+    for (rest, why) in cases {
+        let mut a = vec!["--data", &d, "crawl"];
+        a.extend(&rest);
+        let out = lexbench_within(10, &a);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{rest:?}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && stderr.contains(why) && stderr.lines().count() == 1,
+            "{rest:?}: {stderr}"
+        );
+        assert!(!data.join("raw").exists(), "{rest:?} touched the raw store");
+    }
+    // The bounds themselves are accepted: offline, with an empty store, the crawl runs and reports the
+    // search page it lacks (exit 1), rather than refusing the arguments (exit 2).
+    let until = format!("{next_year}-12-31");
+    let out = lexbench_within(
+        10,
+        &[
+            "--data",
+            &d,
+            "crawl",
+            "hudoc",
+            "--since",
+            "1959-01-01",
+            "--until",
+            &until,
+            "--offline",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("metadata: 0 documents"), "{stderr}");
+    assert!(stderr.contains("not in the store (offline)"), "{stderr}");
 }

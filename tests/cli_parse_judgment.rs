@@ -8,7 +8,9 @@
 //! - the format is detected by content: HTML is parsed as HTML and a DOCX renamed `.html` still as
 //!   DOCX;
 //! - bad input (missing file, not a zip, damaged zip, text without markup, an empty body) prints an
-//!   error naming the file and exits with code 2, while the good files given with it are still printed.
+//!   error naming the file and exits with code 2, while the good files given with it are still printed;
+//! - what is no judgment (a PDF, 50 MB of random bytes, plain text) is refused at once, by content,
+//!   with an error naming the file and what it looks like.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -103,7 +105,7 @@ fn bad_input_names_the_file_and_exits_2() {
     let cases = [
         (
             scratch("plain.docx", b"just some text"),
-            "not a valid HTML: no markup",
+            "plain text, not a judgment",
         ),
         (
             scratch("damaged.docx", b"PK\x03\x04damaged"),
@@ -135,4 +137,35 @@ fn bad_input_names_the_file_and_exits_2() {
     );
     let text = String::from_utf8(out.stdout).expect("UTF-8");
     assert_eq!(text.lines().count(), 1, "the good file is still printed");
+}
+
+/// Issue 21, item 7: a PDF and 50 MB of random bytes exit 2 at once with an error naming the file and
+/// what it looks like; they used to print an empty judgment and exit 0 (the random file after 10 s).
+#[test]
+fn pdf_and_random_bytes_are_refused_quickly() {
+    let pdf = path("guides/pdf/guide_art_1_ukr_2018.pdf");
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let random: Vec<u8> = (0..50 << 20)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 32) as u8
+        })
+        .collect();
+    let random = scratch("random.docx", &random);
+    let text = path("hudoc/text/001-100469.txt");
+    for (file, why) in [
+        (&pdf, "a PDF, not a judgment (expected DOCX or HTML)"),
+        (&random, "binary data of no known format, not a judgment"),
+        (&text, "plain text, not a judgment"),
+    ] {
+        let t = std::time::Instant::now();
+        let out = lexbench(&["parse", "judgment", file]);
+        assert_eq!(out.status.code(), Some(2), "{file}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(&format!("error: {file}: {why}")), "{err}");
+        assert!(out.stdout.is_empty());
+        assert!(t.elapsed().as_secs_f64() < 5.0, "{file}: took {:?}", t.elapsed());
+    }
 }

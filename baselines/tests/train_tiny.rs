@@ -691,3 +691,31 @@ fn hierarchical_resumed_run_continues_identically() -> TestResult {
     assert_same_ranking(&trained, &read, "hierarchical");
     Ok(())
 }
+
+/// Issue 21, item 11: a base whose `config.json` does not fit its weights is an error naming the
+/// weights file, the tensor and both shapes, with or without PEFT.
+#[test]
+fn a_base_whose_config_does_not_fit_its_weights_is_named() -> TestResult {
+    let base = common::tiny_folder("train-bad-config")?;
+    let cfg = BertConfig {
+        hidden_size: 16,
+        ..BertConfig::tiny()
+    };
+    std::fs::write(base.join("config.json"), serde_json::to_string(&cfg)?)?;
+    for p in [None, Some(peft(PeftMethod::Lora))] {
+        let mut cfg = config("bad-config", &base, ModelKind::Dpr);
+        cfg.peft = p;
+        let e = Trainable::build(&cfg, &Device::Cpu)
+            .err()
+            .ok_or("built")?
+            .to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}: tensor embeddings.word_embeddings.weight has shape [100, 32], config.json expects [100, 16]",
+                base.join("model.safetensors").display()
+            )
+        );
+    }
+    Ok(())
+}

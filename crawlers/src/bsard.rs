@@ -35,10 +35,36 @@ pub struct BsardSettings {
     pub numacs: Vec<String>,
 }
 
+impl BsardSettings {
+    /// Checks the settings: both base URLs are http(s) URLs with a host, file names are plain names
+    /// (no `/`), numacs have 10 digits.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the option (`--base-url`, `--ejustice-base`, `--files`, `--numac`)
+    /// and the value.
+    pub fn validate(&self) -> Result<()> {
+        crate::http::check_base_url("--base-url", &self.base_url)?;
+        crate::http::check_base_url("--ejustice-base", &self.ejustice_base)?;
+        if let Some(f) = self
+            .files
+            .iter()
+            .find(|f| f.trim().is_empty() || f.contains(['/', '\\', '?', '#']))
+        {
+            return Err(Error::Config(format!(
+                "--files {f:?}: a file name of the mirror, such as articles_fr.csv"
+            )));
+        }
+        for n in &self.numacs {
+            justel_url(&self.ejustice_base, n)?;
+        }
+        Ok(())
+    }
+}
+
 /// The Justel PDF URL of a numac.
 pub fn justel_url(base: &str, numac: &str) -> Result<String> {
     if numac.len() != 10 || !numac.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(Error::Config(format!("a numac has 10 digits, got {numac:?}")));
+        return Err(Error::Config(format!("--numac {numac:?}: a numac has 10 digits")));
     }
     Ok(format!(
         "{}/img_l/pdf/{}/{}/{}/{numac}_F.pdf",
@@ -78,6 +104,7 @@ pub async fn crawl_bsard(
     settings: &BsardSettings,
     progress: &ProgressBar,
 ) -> Result<BsardReport> {
+    settings.validate()?;
     let mut jobs = Vec::new();
     for f in &settings.files {
         jobs.push((

@@ -85,6 +85,17 @@ impl Default for GuideSettings {
     }
 }
 
+impl GuideSettings {
+    /// Checks the settings: both base URLs are http(s) URLs with a host.
+    ///
+    /// # Errors
+    /// [`crate::Error::Config`] naming the option (`--ks-base`, `--www-base`) and the value.
+    pub fn validate(&self) -> Result<()> {
+        crate::http::check_base_url("--ks-base", &self.ks_base)?;
+        crate::http::check_base_url("--www-base", &self.www_base)
+    }
+}
+
 /// The URLs tried for a guide, in order.
 pub fn guide_urls(s: &GuideSettings, id: &GuideId) -> [String; 2] {
     [
@@ -129,6 +140,7 @@ pub async fn crawl_guides(
     settings: &GuideSettings,
     progress: &ProgressBar,
 ) -> Result<GuidesReport> {
+    settings.validate()?;
     let mut report = GuidesReport::default();
     progress.set_message("guides");
     progress.inc_length(settings.ids.len() as u64);

@@ -16,6 +16,35 @@ use tokio::sync::{Mutex, Semaphore};
 
 use crate::error::{Error, Result};
 
+/// Checks a base URL setting: an absolute `http` or `https` URL with a host, and nothing after its
+/// path (request URLs are the base followed by a path, so a query or fragment would garble them).
+/// `option` names the setting in the message (`--base-url`). Called before anything is fetched, so a
+/// typo fails at once instead of being retried as a network error.
+///
+/// # Errors
+/// [`Error::Config`] naming the option, the value and what is wrong with it.
+pub fn check_base_url(option: &str, url: &str) -> Result<()> {
+    let bad = |why: &str| {
+        Error::Config(format!(
+            "{option} {url:?} is not an http(s) URL with a host: {why}"
+        ))
+    };
+    if url.trim() != url {
+        return Err(bad("it has leading or trailing spaces"));
+    }
+    let parsed = reqwest::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(bad(&format!("its scheme is {:?}", parsed.scheme())));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(bad("it has no host"));
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(bad("a base URL has no query or fragment"));
+    }
+    Ok(())
+}
+
 /// Settings of the polite client. Defaults follow what existing HUDOC clients do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -341,6 +370,33 @@ mod tests {
             assert!(cfg.validate().is_err(), "{cfg:?}");
         }
         assert!(HttpConfig::default().validate().is_ok());
+    }
+
+    #[test]
+    fn base_urls_are_checked() {
+        for ok in [
+            "https://hudoc.echr.coe.int",
+            "http://127.0.0.1:8080/",
+            "http://mirror.example/bsard",
+        ] {
+            assert!(check_base_url("--base-url", ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "not-a-url",
+            "hudoc.echr.coe.int",
+            "ftp://hudoc.example",
+            "file:///tmp/x",
+            "http://",
+            " http://x.example",
+            "http://x.example/?q=1",
+        ] {
+            let e = check_base_url("--base-url", bad).expect_err(bad).to_string();
+            assert!(
+                e.starts_with(&format!("invalid setting: --base-url {bad:?} is not")),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -23,6 +23,9 @@ use crate::fetch::{Fetched, Fetcher};
 
 /// HUDOC's production base URL.
 pub const HUDOC_BASE: &str = "https://hudoc.echr.coe.int";
+/// The first year a crawl may ask for: the Commission's and Court's first decisions are from 1959,
+/// the Court's first judgment (Lawless v. Ireland) from 1960.
+pub const FIRST_YEAR: i32 = 1959;
 /// The search endpoint's ranking model parameter.
 pub const RANKING_MODEL: &str = "11111111-0000-0000-0000-000000000000";
 /// The fields requested from the search endpoint.
@@ -69,8 +72,28 @@ impl Default for HudocSettings {
 }
 
 impl HudocSettings {
-    /// Checks the settings.
+    /// Checks the settings: the base URL is an http(s) URL with a host, the dates are real calendar
+    /// dates in [`FIRST_YEAR`]`..=` next year with `since <= until`, document types and language are
+    /// non-empty codes. [`crawl_metadata`] calls it; the command line calls it before it opens the
+    /// raw store.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the option (`--base-url`, `--since`, …) and the value.
     pub fn validate(&self) -> Result<()> {
+        crate::http::check_base_url("--base-url", &self.base_url)?;
+        let last = Date::today().y + 1;
+        for (option, date) in [("--since", self.since), ("--until", self.until)] {
+            // Date::parse_hudoc only builds real calendar dates; a struct literal may still hold 31/02.
+            let real = (1..=12).contains(&date.m) && date.d >= 1 && Date::from_days(date.days()) == date;
+            if !real {
+                return Err(Error::Config(format!("{option} {date} is not a calendar date")));
+            }
+            if !(FIRST_YEAR..=last).contains(&date.y) {
+                return Err(Error::Config(format!(
+                    "{option} {date}: the year must be within {FIRST_YEAR}..={last} (HUDOC's case law starts in {FIRST_YEAR})"
+                )));
+            }
+        }
         if self.page_size == 0 || self.page_size > 500 {
             return Err(Error::Config(format!(
                 "HUDOC page size must be 1..=500 (larger pages are refused), got {}",
@@ -87,15 +110,18 @@ impl HudocSettings {
             || self
                 .doctypes
                 .iter()
-                .any(|d| !d.chars().all(|c| c.is_ascii_alphanumeric()))
+                .any(|d| d.is_empty() || !d.chars().all(|c| c.is_ascii_alphanumeric()))
         {
             return Err(Error::Config(format!(
-                "invalid document types {:?}",
+                "--doctype {:?}: document types are non-empty codes of letters and digits (HEJUD)",
                 self.doctypes
             )));
         }
         if !self.lang.chars().all(|c| c.is_ascii_alphabetic()) || self.lang.is_empty() {
-            return Err(Error::Config(format!("invalid language code {:?}", self.lang)));
+            return Err(Error::Config(format!(
+                "--lang {:?}: a language code is letters only (ENG)",
+                self.lang
+            )));
         }
         Ok(())
     }

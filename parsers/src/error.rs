@@ -14,6 +14,16 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// The input is not a judgment in a supported format (told by content: a PDF, binary data, …).
+    #[error("{source_name}: {found}, not a judgment (expected DOCX or HTML{note})")]
+    NotAJudgment {
+        /// The document (file name or itemid).
+        source_name: String,
+        /// What it looks like ("a PDF", "binary data of no known format", "plain text").
+        found: &'static str,
+        /// More about why, starting with `; ` (or empty).
+        note: &'static str,
+    },
 }
 
 /// `Result` with [`Error`].

@@ -14,7 +14,7 @@ use super::dropout::Dropout;
 
 use super::config::{BertConfig, HiddenAct};
 use super::peft::{Adapter, AdapterConfig, LinearKind, Lora, LoraConfig, PeftLinear, Prefix, PrefixConfig};
-use crate::error::{Error, Result, io_err};
+use crate::error::{Error, Result, io_err, weights_err};
 
 /// Layer normalisation over the last dimension, `(x - μ) / sqrt(σ² + ε) · γ + β`.
 #[derive(Debug, Clone)]
@@ -409,7 +409,8 @@ impl BertModel {
         let cfg = BertConfig::from_file(&dir.join("config.json"))?;
         let weights = dir.join("model.safetensors");
         let bytes = std::fs::read(&weights).map_err(io_err(&weights))?;
-        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)?;
+        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
+            .map_err(weights_err(&weights, "config.json"))?;
         let vb = if vb.contains_tensor("bert.embeddings.word_embeddings.weight") {
             vb.pp("bert")
         } else {
@@ -422,7 +423,9 @@ impl BertModel {
             });
         }
         let with_pooler = vb.contains_tensor("pooler.dense.weight");
-        let mut model = Self::load(&cfg, vb, with_pooler)?;
+        // A config.json whose sizes do not fit the weights fails here: name the file and tensor.
+        let mut model =
+            Self::load(&cfg, vb, with_pooler).map_err(|e| e.in_weights(&weights, "config.json"))?;
         model.freeze()?;
         Ok(model)
     }
@@ -451,14 +454,17 @@ impl BertModel {
         let mut model = Self::from_dir(&a.base_model, device)?;
         let weights = dir.join(ADAPTER_WEIGHTS);
         let bytes = std::fs::read(&weights).map_err(io_err(&weights))?;
-        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)?.pp("peft");
+        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
+            .map_err(weights_err(&weights, ADAPTER_CONFIG))?
+            .pp("peft");
         match a.peft.method {
-            PeftMethod::Lora => {
-                model.add_lora(&a.peft.lora, vb)?;
-                model.merge_lora()?;
-            }
-            PeftMethod::Adapter => model.add_adapters(&a.peft.adapter, vb)?,
-            PeftMethod::Prefix => model.add_prefix(&a.peft.prefix, vb)?,
+            PeftMethod::Lora => model.add_lora(&a.peft.lora, vb),
+            PeftMethod::Adapter => model.add_adapters(&a.peft.adapter, vb),
+            PeftMethod::Prefix => model.add_prefix(&a.peft.prefix, vb),
+        }
+        .map_err(|e| e.in_weights(&weights, ADAPTER_CONFIG))?;
+        if a.peft.method == PeftMethod::Lora {
+            model.merge_lora()?;
         }
         Ok(model)
     }

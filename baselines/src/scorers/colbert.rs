@@ -174,9 +174,10 @@ impl ColBert {
         let tok = TextTokenizer::from_file(&dir.join("tokenizer.json"), cfg.doc_maxlen)?;
         let weights = crate::train::export::weights_file(dir);
         let bytes = std::fs::read(&weights).map_err(crate::error::io_err(&weights))?;
-        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)?;
+        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
+            .map_err(crate::error::weights_err(&weights, "config.json"))?;
         if vb.contains_tensor("linear.weight") {
-            Self::new(model, &tok, vb, cfg)
+            Self::new(model, &tok, vb, cfg).map_err(|e| e.in_weights(&weights, "the ColBERT settings"))
         } else {
             Self::new(model, &tok, new_linear, cfg)
         }

@@ -66,9 +66,10 @@ impl CrossEncoder {
         let tokenizer = TextTokenizer::from_file(&dir.join("tokenizer.json"), max_len)?;
         let weights = crate::train::export::weights_file(dir);
         let bytes = std::fs::read(&weights).map_err(crate::error::io_err(&weights))?;
-        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)?;
+        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
+            .map_err(crate::error::weights_err(&weights, "config.json"))?;
         if vb.contains_tensor("classifier.weight") {
-            Self::new(model, tokenizer, vb, 32)
+            Self::new(model, tokenizer, vb, 32).map_err(|e| e.in_weights(&weights, "config.json"))
         } else {
             Self::new(model, tokenizer, new_head, 32)
         }

@@ -122,6 +122,7 @@ impl Trainable {
     /// Builds the configured network from `cfg.base` (see the module documentation).
     pub fn build(cfg: &TrainConfig, device: &Device) -> Result<Self> {
         let bert = BertConfig::from_file(&cfg.base.join("config.json"))?;
+        let base_weights = cfg.base.join("model.safetensors");
         let mut tensors = base_tensors(&cfg.base, device)?;
         let h = bert.hidden_size;
         // Heads the checkpoint lacks start from the zero-shot runs' seeded values.
@@ -145,7 +146,8 @@ impl Trainable {
         let (model, store) = match &cfg.peft {
             None => {
                 let store = ParamStore::with_initial(cfg.seed, tensors);
-                let model = BertModel::load(&bert, store.var_builder(device), with_pooler)?;
+                let model = BertModel::load(&bert, store.var_builder(device), with_pooler)
+                    .map_err(|e| e.in_weights(&base_weights, "config.json"))?;
                 (model, store)
             }
             Some(p) => {
@@ -156,7 +158,8 @@ impl Trainable {
                     .collect();
                 let store = ParamStore::with_initial(cfg.seed, heads);
                 let vb = VarBuilder::from_tensors(tensors, DType::F32, device);
-                let mut model = BertModel::load(&bert, vb, with_pooler)?;
+                let mut model = BertModel::load(&bert, vb, with_pooler)
+                    .map_err(|e| e.in_weights(&base_weights, "config.json"))?;
                 model.freeze()?;
                 let pvb = store.var_builder(device).pp("peft");
                 match p.method {

@@ -21,7 +21,7 @@ use candle_nn::var_builder::SimpleBackend;
 use candle_nn::{VarBuilder, VarMap};
 use lexbench_core::rng::SplitMix64;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, candle_message, weights_err};
 
 /// FNV-1a of a name: the per-variable part of the seed.
 pub fn fnv1a(s: &str) -> u64 {
@@ -145,10 +145,7 @@ impl ParamStore {
             .first()
             .map(|(_, v)| v.device().clone())
             .unwrap_or(Device::Cpu);
-        let file = candle_core::safetensors::load(path, &device).map_err(|e| Error::Format {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })?;
+        let file = candle_core::safetensors::load(path, &device).map_err(weights_err(path, "the model"))?;
         for (name, var) in self.vars() {
             let t = file.get(&name).ok_or_else(|| Error::Format {
                 path: path.to_owned(),
@@ -184,17 +181,24 @@ pub fn save_tensors(path: &Path, tensors: &BTreeMap<String, Tensor>) -> Result<(
     let map: HashMap<String, Tensor> = tensors.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     candle_core::safetensors::save(&map, &tmp).map_err(|e| Error::Format {
         path: tmp.clone(),
-        message: e.to_string(),
+        message: candle_message(&e),
     })?;
     std::fs::rename(&tmp, path).map_err(crate::error::io_err(path))
 }
 
 /// Reads a safetensors file into a map.
 pub fn load_tensors(path: &Path, device: &Device) -> Result<HashMap<String, Tensor>> {
-    candle_core::safetensors::load(path, device).map_err(|e| Error::Format {
-        path: path.to_owned(),
-        message: e.to_string(),
-    })
+    candle_core::safetensors::load(path, device).map_err(weights_err(path, "the model"))
+}
+
+/// The error candle-nn's own var builders raise for a tensor of the wrong shape (without a captured
+/// backtrace), so `Error::in_weights` can name the tensor and the shapes.
+fn shape_mismatch(name: &str, expected: Shape, got: &Shape) -> candle_core::Error {
+    candle_core::Error::UnexpectedShape {
+        msg: format!("shape mismatch for {name}"),
+        expected,
+        got: got.clone(),
+    }
 }
 
 impl SimpleBackend for ParamStore {
@@ -202,17 +206,14 @@ impl SimpleBackend for ParamStore {
         let mut data = self.map.data().lock().unwrap_or_else(|e| e.into_inner());
         if let Some(v) = data.get(name) {
             if v.shape() != &s {
-                candle_core::bail!("shape mismatch on {name}: {s:?} <> {:?}", v.shape());
+                return Err(shape_mismatch(name, s, v.shape()));
             }
             return Ok(v.as_tensor().clone());
         }
         let value = match self.initial.get(name) {
             Some(t) => {
                 if t.shape() != &s {
-                    candle_core::bail!(
-                        "checkpoint tensor {name} has shape {:?}, the model wants {s:?}",
-                        t.shape()
-                    );
+                    return Err(shape_mismatch(name, s, t.shape()));
                 }
                 t.to_device(dev)?.to_dtype(dtype)?.copy()?
             }

@@ -85,26 +85,116 @@ fn is_seq(instr: &str) -> bool {
     instr.split_whitespace().next() == Some("SEQ")
 }
 
+/// Whitespace (or a byte-order mark) only: what may surround the root element.
+fn is_blank(t: &str) -> bool {
+    t.trim_start_matches('\u{feff}').trim().is_empty()
+}
+
+/// The offset of the `<` of the markup the reader reached at `at`: after a text event quick-xml has
+/// already consumed the `<` of the next tag.
+fn tag_start(xml: &str, at: usize) -> usize {
+    let b = xml.as_bytes();
+    if b.get(at) != Some(&b'<') && at > 0 && b.get(at - 1) == Some(&b'<') {
+        at - 1
+    } else {
+        at
+    }
+}
+
+/// The name of the element whose start tag begins at `at` (for messages).
+fn tag_at(xml: &str, at: usize) -> &str {
+    let rest = xml.get(at + 1..).unwrap_or_default();
+    let end = rest
+        .find(|c: char| c.is_whitespace() || c == '>' || c == '/')
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
 /// Parses WordprocessingML into blocks.
 ///
+/// The part must be well-formed to the end: quick-xml reports a broken tag but not a document that
+/// simply stops, so every element opened must be closed by the end of the input (a part cut in the
+/// middle would otherwise parse as a shorter judgment whose last paragraph stops mid-word), and
+/// nothing but whitespace may follow the root element.
+///
 /// # Errors
-/// [`Error::Invalid`] on malformed XML (with the byte offset).
-pub fn blocks_from_xml(xml: &str, source: &str) -> Result<Vec<Block>> {
+/// [`Error::Invalid`] on malformed or truncated XML (with the byte offset).
+pub fn blocks_from_xml(part: &str, source: &str) -> Result<Vec<Block>> {
+    // quick-xml skips a byte-order mark and counts offsets after it; strip it here so offsets into
+    // `xml` are the reader's, and add it back (`bom`) in messages, which give offsets in the part.
+    let xml = part.strip_prefix('\u{feff}').unwrap_or(part);
+    let bom = part.len() - xml.len();
     let mut reader = Reader::from_str(xml);
     let mut stack: Vec<Builder> = Vec::new();
     let mut blocks = Vec::new();
     let (mut tables, mut tabs, mut fallback) = (0usize, 0usize, 0usize);
     let (mut in_t, mut in_instr) = (false, false);
+    // Byte offsets of the start tags of the elements still open, outermost first.
+    let mut open: Vec<usize> = Vec::new();
+    let mut root_closed = false;
     loop {
+        let at = tag_start(xml, reader.buffer_position() as usize);
         let event = reader.read_event().map_err(|e| {
             invalid(
                 source,
                 format!(
                     "broken XML in word/document.xml at byte {}: {e}",
-                    reader.error_position()
+                    reader.error_position() + bom as u64
                 ),
             )
         })?;
+        match &event {
+            Event::Start(_) | Event::Empty(_) if root_closed => {
+                return Err(invalid(
+                    source,
+                    format!(
+                        "broken XML in word/document.xml at byte {}: element <{}> after the root element",
+                        at + bom,
+                        tag_at(xml, at)
+                    ),
+                ));
+            }
+            Event::Start(_) => open.push(at),
+            Event::Empty(_) if open.is_empty() => root_closed = true,
+            Event::End(_) => {
+                open.pop();
+                root_closed = open.is_empty();
+            }
+            Event::Text(t) if open.is_empty() && !is_blank(&t[..]) => {
+                return Err(invalid(
+                    source,
+                    format!(
+                        "broken XML in word/document.xml at byte {}: text outside the root element",
+                        at + bom
+                    ),
+                ));
+            }
+            Event::Eof => {
+                if let Some(&start) = open.last() {
+                    return Err(invalid(
+                        source,
+                        format!(
+                            "word/document.xml is truncated: it ends at byte {} inside <{}> (opened at byte {}), \
+                             {} element(s) left open",
+                            part.len(),
+                            tag_at(xml, start),
+                            start + bom,
+                            open.len()
+                        ),
+                    ));
+                }
+                if !root_closed {
+                    return Err(invalid(
+                        source,
+                        format!(
+                            "word/document.xml is truncated: no root element in its {} bytes",
+                            part.len()
+                        ),
+                    ));
+                }
+            }
+            _ => {}
+        }
         let text: Option<std::borrow::Cow<'_, str>> = match &event {
             Event::Start(e) | Event::Empty(e) => {
                 let empty = matches!(event, Event::Empty(_));
@@ -203,11 +293,6 @@ pub fn blocks_from_xml(xml: &str, source: &str) -> Result<Vec<Block>> {
                 b.instr.push_str(&text);
             }
         }
-    }
-    // Paragraphs left open by a truncated document still count.
-    while let Some(mut b) = stack.pop() {
-        b.block.seq |= is_seq(&b.instr);
-        blocks.push(b.block);
     }
     Ok(blocks)
 }

@@ -135,9 +135,13 @@ fn walk(e: ElementRef<'_>, in_table: bool, out: &mut Vec<Block>) {
 /// HTML bytes into blocks. Invalid UTF-8 is replaced (and reported by the caller through `lossy`).
 ///
 /// # Errors
-/// [`Error::Invalid`] when the bytes hold no markup at all (`<` never occurs) — e.g. a DOCX or a PDF
-/// handed to the HTML reader.
+/// [`Error::Invalid`] when the bytes hold no markup at all (`<` never occurs) or are binary data —
+/// e.g. a DOCX or a PDF handed to the HTML reader (refused before the HTML parser spends seconds and
+/// hundreds of megabytes on them).
 pub fn blocks(bytes: &[u8], source: &str) -> Result<(Vec<Block>, bool)> {
+    if super::looks_binary(bytes) {
+        return Err(invalid(source, "binary data, not an HTML document"));
+    }
     let text = String::from_utf8_lossy(bytes);
     let lossy = matches!(text, std::borrow::Cow::Owned(_));
     if !text.trim().is_empty() && !text.contains('<') {

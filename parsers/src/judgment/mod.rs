@@ -27,21 +27,107 @@ pub use segment::{Block, Meta};
 
 use crate::Result;
 
-/// The two formats HUDOC serves.
+/// What a file is, told by its content (never by its name): the two formats HUDOC serves, plain
+/// text, or something else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    /// A Word file (zip).
+    /// A Word file (a zip archive: `PK`).
     Docx,
-    /// HTML from the conversion endpoint.
+    /// HTML from the conversion endpoint: text with markup.
     Html,
+    /// Text without markup (a judgment as `N. text` per line, which no reader handles yet).
+    Text,
+    /// Anything else, described for the user ("a PDF", "binary data of no known format").
+    Other(&'static str),
 }
 
-/// Tells DOCX from HTML by content: a zip archive starts with `PK`.
+/// How much of the start of a file is searched for markup.
+const SNIFF_LEN: usize = 64 * 1024;
+
+/// Binary: a NUL byte, or more than 1 in 100 bytes a control character other than tab, line feed,
+/// carriage return and form feed. Text in any ASCII-compatible encoding passes; random bytes (an
+/// eighth of them are control characters) fail within their first few hundred bytes.
+pub(crate) fn looks_binary(bytes: &[u8]) -> bool {
+    let mut control = 0usize;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == 0 {
+            return true;
+        }
+        if (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c)) || b == 0x7f {
+            control += 1;
+            // Decide early on binary data: past 256 bytes, a running rate over 1% is enough.
+            if i >= 256 && control * 100 > i + 1 {
+                return true;
+            }
+        }
+    }
+    control * 100 > bytes.len()
+}
+
+/// Whether the start of a textual file holds markup: it begins with `<` (after a byte-order mark and
+/// whitespace), or a tag HUDOC's HTML is made of occurs early on.
+fn has_markup(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(SNIFF_LEN)];
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    if head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<') {
+        return true;
+    }
+    let lower = head.to_ascii_lowercase();
+    [
+        "<!doctype html",
+        "<html",
+        "<body",
+        "<div",
+        "<p>",
+        "<p ",
+        "<table",
+        "<span",
+    ]
+    .iter()
+    .any(|tag| lower.windows(tag.len()).any(|w| w == tag.as_bytes()))
+}
+
+/// Tells what `bytes` are by content: a zip archive (`PK`) is DOCX, text with markup HTML, text
+/// without it [`Format::Text`]; known non-judgment formats (PDF, legacy Word, RTF, compressed data,
+/// images, UTF-16) and binary data are [`Format::Other`]. Only the start of a file is searched for
+/// markup, and binary data is recognised within its first bytes, so a large file of garbage costs
+/// no more than a scan.
 pub fn detect(bytes: &[u8]) -> Format {
+    const MAGIC: &[(&[u8], &str)] = &[
+        (
+            b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1",
+            "a legacy Word document (OLE2 .doc)",
+        ),
+        (b"{\\rtf", "an RTF document"),
+        (b"\x1f\x8b", "gzip data"),
+        (b"\x89PNG", "a PNG image"),
+        (b"\xff\xd8\xff", "a JPEG image"),
+        (b"GIF8", "a GIF image"),
+        (b"7z\xbc\xaf\x27\x1c", "a 7z archive"),
+        (b"Rar!", "a RAR archive"),
+        (b"\xff\xfe", "UTF-16 text"),
+        (b"\xfe\xff", "UTF-16 text"),
+    ];
     if bytes.starts_with(b"PK") {
-        Format::Docx
-    } else {
+        return Format::Docx;
+    }
+    // PDF readers accept junk before the header within the first kilobyte.
+    if bytes[..bytes.len().min(1024)].windows(5).any(|w| w == b"%PDF-") {
+        return Format::Other("a PDF");
+    }
+    if let Some((_, what)) = MAGIC.iter().find(|(m, _)| bytes.starts_with(m)) {
+        return Format::Other(what);
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Format::Other("an empty file");
+    }
+    if looks_binary(bytes) {
+        return Format::Other("binary data of no known format");
+    }
+    if has_markup(bytes) {
         Format::Html
+    } else {
+        Format::Text
     }
 }
 
@@ -56,7 +142,7 @@ pub fn item_from_file_name(name: &str) -> Option<ItemId> {
 ///
 /// # Errors
 /// [`crate::Error::Invalid`] when the bytes are not a zip, hold no `word/document.xml`, the XML is
-/// broken, or the body is empty.
+/// broken or truncated (an element left open at the end), or the body is empty.
 pub fn parse_docx(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgment> {
     let blocks = docx::blocks(bytes, source)?;
     let meta = Meta {
@@ -92,10 +178,21 @@ pub fn parse_html(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Ju
 /// Parses either format, chosen by [`detect`].
 ///
 /// # Errors
-/// As [`parse_docx`] or [`parse_html`].
+/// As [`parse_docx`] or [`parse_html`]; [`crate::Error::NotAJudgment`] for plain text (no reader
+/// yet) and for anything that is neither (a PDF, binary data, an empty file).
 pub fn parse(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgment> {
+    let not_a_judgment = |found, note| crate::Error::NotAJudgment {
+        source_name: source.to_string(),
+        found,
+        note,
+    };
     match detect(bytes) {
         Format::Docx => parse_docx(bytes, source, item),
         Format::Html => parse_html(bytes, source, item),
+        Format::Text => Err(not_a_judgment(
+            "plain text",
+            "; plain-text judgments are not supported yet",
+        )),
+        Format::Other(what) => Err(not_a_judgment(what, "")),
     }
 }
