@@ -165,14 +165,14 @@ fn builds_are_byte_identical_and_every_qrel_has_provenance() {
     let one = write_dataset(&base.join("one"), &input).unwrap();
     let two = write_dataset(&base.join("two"), &input).unwrap();
     assert_eq!(one.manifest.files, two.manifest.files);
-    for f in [
-        "pairs.parquet",
-        "plots/query_tokens.svg",
-        "plots/relevant_share.svg",
-    ] {
-        assert!(one.manifest.files.contains_key(f), "{f} missing");
+    assert_eq!(one.manifest.extras, two.manifest.extras);
+    assert!(one.manifest.files.contains_key("pairs.parquet"));
+    // Plots are verified but not part of the dataset's identity.
+    for f in ["plots/query_tokens.svg", "plots/relevant_share.svg"] {
+        assert!(one.manifest.extras.contains_key(f), "{f} missing");
+        assert!(!one.manifest.files.contains_key(f), "{f} in the identity");
     }
-    for rel in one.manifest.files.keys() {
+    for rel in one.manifest.files.keys().chain(one.manifest.extras.keys()) {
         assert_eq!(
             std::fs::read(base.join("one").join(rel)).unwrap(),
             std::fs::read(base.join("two").join(rel)).unwrap(),
