@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference BM25 scores for baselines/src/bm25/tests.rs, from bm25s (method="lucene", float64).
+"""Reference BM25 scores for baselines/src/sparse/tests.rs, from bm25s (method="lucene", float64).
 
     python3 -m pip install bm25s==0.3.16
     python3 scripts/bm25_reference.py > baselines/tests/data/bm25_golden.json

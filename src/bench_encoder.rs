@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use lexbench_baselines::bench::{self, BenchSettings};
+use lexbench_baselines::encoder::bench::{self, BenchSettings};
 
 /// Arguments of `lexbench bench-encoder`.
 #[derive(Debug, Args)]

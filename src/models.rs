@@ -8,7 +8,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use lexbench_baselines::models::{self, MODELS, ModelSpec};
+use lexbench_baselines::encoder::models::{self, MODELS, ModelSpec};
 
 /// Pretrained encoders.
 #[derive(Debug, Subcommand)]
@@ -46,7 +46,7 @@ pub fn cmd_models(cmd: &ModelsCommand) -> Result<ExitCode> {
     match cmd {
         ModelsCommand::Fetch(args) => cmd_fetch(args),
         ModelsCommand::ConvertE5(args) => {
-            lexbench_baselines::e5s1::convert(&args.bin, &args.out)
+            lexbench_baselines::encoder::e5s1::convert(&args.bin, &args.out)
                 .with_context(|| format!("converting {}", args.bin.display()))?;
             eprintln!("wrote {}", args.out.display());
             Ok(ExitCode::SUCCESS)

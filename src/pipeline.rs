@@ -226,21 +226,21 @@ pub fn cmd_pipeline(data: &Path, args: &PipelineArgs) -> Result<ExitCode> {
             eprintln!("      {split}: no topics, skipped");
             continue;
         }
-        let out = lexbench_baselines::bm25::run_dataset(
+        let out = lexbench_baselines::rank::bm25::run_dataset(
             data,
             &args.name,
             split,
-            &lexbench_baselines::bm25::Bm25Params::default(),
+            &lexbench_baselines::sparse::Bm25Params::default(),
         )?;
         eprintln!("      {}/{split}: {}", args.name, out.run_path.display());
         runs.push((args.name.as_str(), split, out.run_path));
     }
     if with_bsard {
-        let out = lexbench_baselines::bm25::run_dataset(
+        let out = lexbench_baselines::rank::bm25::run_dataset(
             data,
             "bsard",
             "test",
-            &lexbench_baselines::bm25::Bm25Params::default(),
+            &lexbench_baselines::sparse::Bm25Params::default(),
         )?;
         eprintln!("      bsard/test: {}", out.run_path.display());
         runs.push(("bsard", "test", out.run_path));

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use lexbench_baselines::bm25::{self, Bm25Params, IdfScope, Language};
+use lexbench_baselines::rank::bm25;
+use lexbench_baselines::sparse::{Bm25Params, IdfScope, Language};
 
 /// The systems `lexbench run` knows.
 #[derive(Debug, Subcommand)]
@@ -223,8 +224,8 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         RunCommand::Dense(args) => {
-            use lexbench_baselines::dense::{DenseParams, run_dense};
             use lexbench_baselines::encoder::{EncodeOptions, Pooling};
+            use lexbench_baselines::rank::dense::{DenseParams, run_dense};
             use lexbench_baselines::scorers::biencoder::Similarity;
             let params = DenseParams {
                 system: args.system.clone(),
@@ -253,7 +254,7 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         RunCommand::Colbert(args) => {
-            use lexbench_baselines::dense::{ColBertParams, run_colbert};
+            use lexbench_baselines::rank::colbert::{ColBertParams, run_colbert};
             let params = ColBertParams {
                 system: args.system.clone(),
                 colbert: Default::default(),
@@ -267,7 +268,7 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         RunCommand::CrossEncoder(args) => {
-            use lexbench_baselines::dense::{CrossParams, run_cross_encoder};
+            use lexbench_baselines::rank::cross::{CrossParams, run_cross_encoder};
             let params = CrossParams {
                 system: args.system.clone(),
                 depth: args.depth,
@@ -283,7 +284,7 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
     }
 }
 
-fn print_neural(out: &lexbench_baselines::dense::DenseOutput) {
+fn print_neural(out: &lexbench_baselines::rank::neural::NeuralOutput) {
     let s = &out.sidecar;
     println!(
         "{} ({}) ranked {} topics of {}/{}: {} hits, {} documents encoded now",

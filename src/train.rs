@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use lexbench_baselines::train::config::{ArticleEncoder, ModelKind, PeftConfig, PeftMethod, TrainConfig};
+use lexbench_baselines::encoder::peft::{PeftConfig, PeftMethod};
+use lexbench_baselines::train::config::{ArticleEncoder, ModelKind, TrainConfig};
 use lexbench_baselines::train::{Summary, TrainOptions, train};
 
 /// Arguments of `lexbench train`.
@@ -203,10 +204,10 @@ pub fn cmd_train(data: &Path, args: &TrainArgs) -> Result<ExitCode> {
 
 /// Ranks `split` with a trained model folder, as `lexbench run` would.
 fn run_split(data: &Path, cfg: &TrainConfig, model: &Path, split: &str) -> Result<()> {
-    use lexbench_baselines::dense::{
-        ColBertParams, CrossParams, DenseParams, run_colbert, run_cross_encoder, run_dense,
-    };
     use lexbench_baselines::encoder::EncodeOptions;
+    use lexbench_baselines::rank::colbert::{ColBertParams, run_colbert};
+    use lexbench_baselines::rank::cross::{CrossParams, run_cross_encoder};
+    use lexbench_baselines::rank::dense::{DenseParams, run_dense};
     use lexbench_baselines::scorers::Similarity;
     let out = match cfg.model {
         ModelKind::Dpr | ModelKind::Ance => run_dense(

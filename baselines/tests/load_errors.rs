@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::{VarBuilder, VarMap};
+use lexbench_baselines::encoder::files::{ADAPTER_CONFIG, ADAPTER_WEIGHTS, AdapterFile};
+use lexbench_baselines::encoder::peft::{PeftConfig, PeftMethod};
 use lexbench_baselines::encoder::{BertConfig, BertModel, LinearKind, LoraConfig};
-use lexbench_baselines::train::config::{PeftConfig, PeftMethod};
-use lexbench_baselines::train::export::{ADAPTER_CONFIG, ADAPTER_WEIGHTS, AdapterFile};
 use lexbench_baselines::train::params::ParamStore;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;

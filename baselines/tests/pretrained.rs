@@ -24,8 +24,8 @@
 use std::path::PathBuf;
 
 use candle_core::Device;
+use lexbench_baselines::encoder::models;
 use lexbench_baselines::encoder::{EncodeOptions, Pooling, SentenceEncoder};
-use lexbench_baselines::models;
 use serde::Deserialize;
 
 #[derive(Deserialize)]

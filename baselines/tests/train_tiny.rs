@@ -26,11 +26,11 @@ use std::path::{Path, PathBuf};
 
 use candle_core::Device;
 use lexbench_baselines::curriculum::CurriculumConfig;
+use lexbench_baselines::encoder::hier::HierConfig;
+use lexbench_baselines::encoder::peft::{PeftConfig, PeftMethod};
 use lexbench_baselines::encoder::{BertConfig, LinearKind, LoraConfig};
-use lexbench_baselines::hier::HierConfig;
 use lexbench_baselines::train::config::{
-    ArticleEncoder, DataConfig, EvalConfig, ModelKind, NegativesConfig, PeftConfig, PeftMethod,
-    ScheduleConfig, TrainConfig,
+    ArticleEncoder, DataConfig, EvalConfig, ModelKind, NegativesConfig, ScheduleConfig, TrainConfig,
 };
 use lexbench_baselines::train::data::SplitData;
 use lexbench_baselines::train::model::{Batch, Trainable};
@@ -409,8 +409,8 @@ fn ance_negatives_change_between_refreshes() -> TestResult {
 
 #[test]
 fn exported_models_rank_as_in_training() -> TestResult {
-    use lexbench_baselines::dense::{DenseParams, run_dense};
     use lexbench_baselines::encoder::EncodeOptions;
+    use lexbench_baselines::rank::dense::{DenseParams, run_dense};
     use lexbench_baselines::scorers::Similarity;
     let base = common::tiny_folder("train-export")?;
     let data = scratch("export");
@@ -639,8 +639,9 @@ fn hierarchical_passages_are_segmented_in_training() -> TestResult {
 
 #[test]
 fn hierarchical_resumed_run_continues_identically() -> TestResult {
-    use lexbench_baselines::dense::{DenseParams, run_dense};
-    use lexbench_baselines::train::export::{has_hier_tensors, write_runs};
+    use lexbench_baselines::encoder::files::has_hier_tensors;
+    use lexbench_baselines::rank::dense::{DenseParams, run_dense};
+    use lexbench_baselines::train::export::write_runs;
     let base = common::tiny_folder("train-hier-resume")?;
     let data = scratch("hier-resume");
     tiny_dataset(&data)?;

@@ -403,7 +403,7 @@ impl BertModel {
     /// its base model (checked against the recorded sha256), then the PEFT weights; LoRA is merged
     /// into the base weights, adapters and prefixes stay as modules.
     pub fn from_dir(dir: &Path, device: &Device) -> Result<Self> {
-        if dir.join(crate::train::export::ADAPTER_CONFIG).is_file() {
+        if dir.join(crate::encoder::files::ADAPTER_CONFIG).is_file() {
             return Self::from_peft_dir(dir, device);
         }
         let cfg = BertConfig::from_file(&dir.join("config.json"))?;
@@ -431,8 +431,8 @@ impl BertModel {
     }
 
     fn from_peft_dir(dir: &Path, device: &Device) -> Result<Self> {
-        use crate::train::config::PeftMethod;
-        use crate::train::export::{ADAPTER_CONFIG, ADAPTER_WEIGHTS, AdapterFile};
+        use crate::encoder::files::{ADAPTER_CONFIG, ADAPTER_WEIGHTS, AdapterFile};
+        use crate::encoder::peft::PeftMethod;
         let cfg_path = dir.join(ADAPTER_CONFIG);
         let text = std::fs::read_to_string(&cfg_path).map_err(io_err(&cfg_path))?;
         let a: AdapterFile = serde_json::from_str(&text).map_err(|source| Error::Json {

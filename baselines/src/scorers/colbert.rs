@@ -172,7 +172,7 @@ impl ColBert {
     ) -> Result<Self> {
         let model = BertModel::from_dir(dir, device)?;
         let tok = TextTokenizer::from_file(&dir.join("tokenizer.json"), cfg.doc_maxlen)?;
-        let weights = crate::train::export::weights_file(dir);
+        let weights = crate::encoder::files::weights_file(dir);
         let bytes = std::fs::read(&weights).map_err(crate::error::io_err(&weights))?;
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
             .map_err(crate::error::weights_err(&weights, "config.json"))?;

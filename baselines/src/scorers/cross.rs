@@ -64,7 +64,7 @@ impl CrossEncoder {
     pub fn from_dir(dir: &Path, device: &Device, max_len: usize, new_head: VarBuilder<'_>) -> Result<Self> {
         let model = BertModel::from_dir(dir, device)?;
         let tokenizer = TextTokenizer::from_file(&dir.join("tokenizer.json"), max_len)?;
-        let weights = crate::train::export::weights_file(dir);
+        let weights = crate::encoder::files::weights_file(dir);
         let bytes = std::fs::read(&weights).map_err(crate::error::io_err(&weights))?;
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
             .map_err(crate::error::weights_err(&weights, "config.json"))?;

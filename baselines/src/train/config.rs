@@ -39,9 +39,10 @@ use super::dr_gnn::GnnConfig;
 use super::optim::AdamWConfig;
 use super::qabisar::QabisarConfig;
 use crate::curriculum::CurriculumConfig;
-use crate::encoder::{AdapterConfig, LoraConfig, Pooling, PrefixConfig};
+use crate::encoder::Pooling;
+use crate::encoder::hier::HierConfig;
+use crate::encoder::peft::{PeftConfig, PeftMethod};
 use crate::error::{Error, Result};
-use crate::hier::HierConfig;
 use crate::scorers::colbert::ColBertConfig;
 
 /// The model being trained.
@@ -193,7 +194,7 @@ pub enum ArticleEncoder {
     /// The shared BERT and pooling, passages truncated to `data.max_doc_len` (default).
     #[default]
     Flat,
-    /// [`crate::hier::HierarchicalEncoder`] over the shared BERT: the passage's content tokens (up
+    /// [`crate::encoder::hier::HierarchicalEncoder`] over the shared BERT: the passage's content tokens (up
     /// to `(hier.seg_len − 2) · hier.max_segments`, `data.max_doc_len` does not apply) cut into
     /// `[CLS] … [SEP]` segments, their `[CLS]` states through a small transformer, max-pooled.
     /// Queries stay with the plain BERT and pooling. Its parameters are trainable variables named
@@ -217,7 +218,7 @@ impl ArticleEncoder {
 /// scale = 20.0
 /// in_batch = true
 /// article_encoder = "hierarchical"   # default "flat"
-/// hier = { seg_len = 128, max_segments = 4, heads = 12 }   # crate::hier::HierConfig
+/// hier = { seg_len = 128, max_segments = 4, heads = 12 }   # crate::encoder::hier::HierConfig
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -273,35 +274,6 @@ impl Default for BiEncoderConfig {
             hier: None,
         }
     }
-}
-
-/// Parameter-efficient fine-tuning: exactly one method, with its settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PeftConfig {
-    /// `lora`, `adapter` or `prefix`.
-    pub method: PeftMethod,
-    /// LoRA settings (rank, alpha; query and value projections by default).
-    #[serde(default)]
-    pub lora: LoraConfig,
-    /// Adapter settings (reduction factor, ReLU).
-    #[serde(default)]
-    pub adapter: AdapterConfig,
-    /// Prefix settings (length).
-    #[serde(default)]
-    pub prefix: PrefixConfig,
-}
-
-/// A PEFT method.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PeftMethod {
-    /// LoRA (Hu et al. 2021).
-    Lora,
-    /// Bottleneck adapters (Houlsby et al. 2019).
-    Adapter,
-    /// Prefix tuning (Li & Liang 2021).
-    Prefix,
 }
 
 /// Model selection on the validation split.

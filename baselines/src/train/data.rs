@@ -8,8 +8,8 @@ use lexbench_core::dataset::{CorpusDoc, DatasetDir};
 use lexbench_core::trec::{Qrels, ReadOptions};
 use lexbench_core::{DocId, TopicId};
 
-use crate::bm25::runner::read_inputs;
 use crate::error::{Error, Result};
+use crate::rank::read_inputs;
 
 /// One topic of a split.
 #[derive(Debug, Clone, PartialEq)]

@@ -29,18 +29,18 @@ use lexbench_core::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 use super::config::TrainConfig;
-use super::curriculum::{CurriculumNegatives, GRAPH_FILE, LegalGraphFile};
 use super::data::SplitData;
 use super::export::write_trained_run;
 use super::model::{Trainable, run_from_corpus_scores};
+use super::negatives::curriculum::{CurriculumNegatives, GRAPH_FILE, LegalGraphFile};
 use super::negatives::{Example, batches, examples, examples_with};
 use super::optim::{AdamW, LinearSchedule, clip_grad_norm};
 use super::params::ParamStore;
 use super::trainer::{Summary, bm25_rankings, checkpoint_dir, derive_seed};
-use crate::dense::DenseOutput;
 use crate::encoder::{dropout, l2_normalize};
 use crate::error::{Error, Result, io_err};
-use crate::gnn::{EdgeList, Gat, GatConfig};
+use crate::graph::{EdgeList, Gat, GatConfig};
+use crate::rank::neural::NeuralOutput;
 
 const GNN_SHUFFLE: u64 = 11;
 const GNN_NEGATIVES: u64 = 12;
@@ -386,7 +386,7 @@ fn batch_loss(
         .index_select(&Tensor::new(idx.as_slice(), device)?, 0)?;
     let scores = (qb.matmul(&e.t()?)? * stage.scale)?;
     let mask = Tensor::from_vec(mask, (exs.len(), p), device)?;
-    crate::losses::contrastive_nll(&(scores + mask)?, &pos)
+    crate::train::losses::contrastive_nll(&(scores + mask)?, &pos)
 }
 
 /// Trains DR+GNN's second stage after [`super::trainer::train`] has trained the encoder into `out`,
@@ -397,7 +397,7 @@ pub fn train_dr_gnn(
     out: &Path,
     device: &Device,
     splits: &[String],
-) -> Result<(GnnSummary, Vec<DenseOutput>)> {
+) -> Result<(GnnSummary, Vec<NeuralOutput>)> {
     let gnn = cfg
         .gnn
         .as_ref()

@@ -12,39 +12,17 @@
 //!   `hier.…` tensors to either weights file. `lexbench run dense` cannot use them (it refuses such
 //!   folders); [`write_runs`] ranks with the network rebuilt from the folder instead.
 
-use std::path::{Path, PathBuf};
-
-use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 use candle_core::Device;
 
-use super::config::{PeftConfig, TrainConfig};
+use super::config::TrainConfig;
 use super::data::SplitData;
 use super::model::Trainable;
 use super::params::{ParamStore, save_tensors};
-use crate::dense::{DenseOutput, write_neural_run};
+use crate::encoder::files::{ADAPTER_CONFIG, ADAPTER_WEIGHTS, AdapterFile, weights_file};
 use crate::error::{Result, io_err};
-
-/// The PEFT folder's description (`adapter_config.json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AdapterFile {
-    /// The method and its settings.
-    pub peft: PeftConfig,
-    /// The base model's folder, absolute.
-    pub base_model: PathBuf,
-    /// sha256 of the base's `model.safetensors`: loading refuses another base.
-    pub base_sha256: String,
-    /// Trainable parameters and the whole model's.
-    pub trainable_params: usize,
-    /// Parameters of the whole model.
-    pub total_params: usize,
-}
-
-/// The file name of the PEFT description.
-pub const ADAPTER_CONFIG: &str = "adapter_config.json";
-/// The file name of the PEFT weights.
-pub const ADAPTER_WEIGHTS: &str = "adapter_model.safetensors";
+use crate::rank::neural::{NeuralOutput, write_neural_run};
 
 /// Copies the base's configuration and tokenizer files (every `*.json` and `*.txt` but weights).
 fn copy_base_files(base: &Path, dir: &Path) -> Result<()> {
@@ -55,7 +33,7 @@ fn copy_base_files(base: &Path, dir: &Path) -> Result<()> {
         let n = name.to_string_lossy();
         let wanted = (n.ends_with(".json") || n.ends_with(".txt"))
             && n != ADAPTER_CONFIG
-            && n != crate::models::RECORD_FILE
+            && n != crate::encoder::models::RECORD_FILE
             && n != "lexbench_model.json";
         if wanted && e.path().is_file() {
             let to = dir.join(&*n);
@@ -98,42 +76,6 @@ pub fn export(
     })
 }
 
-/// The weights file of a model folder: `model.safetensors`, or a PEFT folder's
-/// `adapter_model.safetensors` (which holds any trained head).
-pub fn weights_file(dir: &Path) -> PathBuf {
-    let full = dir.join("model.safetensors");
-    let peft = dir.join(ADAPTER_WEIGHTS);
-    if !full.is_file() && peft.is_file() {
-        peft
-    } else {
-        full
-    }
-}
-
-/// Whether a model folder's weights hold a hierarchical article encoder's `hier.…` tensors (reads
-/// the safetensors header only).
-pub fn has_hier_tensors(dir: &Path) -> Result<bool> {
-    use std::io::Read;
-    let path = weights_file(dir);
-    let Ok(mut f) = std::fs::File::open(&path) else {
-        return Ok(false);
-    };
-    let mut len = [0u8; 8];
-    if f.read_exact(&mut len).is_err() {
-        return Ok(false);
-    }
-    let n = u64::from_le_bytes(len);
-    if n > 100 << 20 {
-        return Ok(false);
-    }
-    let mut header = vec![0u8; n as usize];
-    f.read_exact(&mut header).map_err(io_err(&path))?;
-    let Ok(v) = serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&header) else {
-        return Ok(false);
-    };
-    Ok(v.keys().any(|k| k.starts_with("hier.")))
-}
-
 /// Ranks `splits` of `cfg`'s dataset with the network rebuilt from the exported folder `model_dir`
 /// (its weights file holds every trainable variable) and writes `DATA/runs/<dataset>/<split>/<name>.trec`
 /// with a dense-run sidecar: how runs of models `lexbench run dense` cannot load (a hierarchical
@@ -144,7 +86,7 @@ pub fn write_runs(
     model_dir: &Path,
     device: &Device,
     splits: &[String],
-) -> Result<Vec<DenseOutput>> {
+) -> Result<Vec<NeuralOutput>> {
     let net = Trainable::build(cfg, device)?;
     net.store.load_values(&weights_file(model_dir))?;
     let mut out = Vec::with_capacity(splits.len());
@@ -186,7 +128,7 @@ pub(crate) fn write_trained_run(
     run: lexbench_core::Run,
     docs: usize,
     t0: std::time::Instant,
-) -> Result<DenseOutput> {
+) -> Result<NeuralOutput> {
     let timings = [("rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
     write_neural_run(
         data,

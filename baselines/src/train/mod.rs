@@ -6,8 +6,9 @@
 //! - [`optim`]: AdamW with a saveable state, linear warm-up/decay, gradient clipping.
 //! - [`data::SplitData`], [`negatives`]: examples with BM25 / random / model-mined negatives and
 //!   duplicate-free batches.
-//! - [`curriculum`]: CuSINeS curriculum negatives (fused semantic / hierarchical / sequential
-//!   difficulty, easy → hard buckets).
+//!   [`negatives::curriculum`]: CuSINeS curriculum negatives in training (the views of
+//!   [`crate::curriculum`] computed for a dataset, refreshed per epoch).
+//! - [`losses`]: the contrastive NLL and score distillation (QABISAR).
 //! - [`dr_gnn`]: DR+GNN, a GAT over the legislative graph enriching the trained encoder's article
 //!   embeddings.
 //! - [`qabisar`]: QABISAR, a GAT over training queries, articles and the legislative hierarchy,
@@ -18,10 +19,10 @@
 //! - [`share`]: the trainable-parameter share of a configuration, computed from `config.json` alone.
 
 pub mod config;
-pub mod curriculum;
 pub mod data;
 pub mod dr_gnn;
 pub mod export;
+pub mod losses;
 pub mod model;
 pub mod negatives;
 pub mod optim;

@@ -25,13 +25,14 @@ use candle_nn::VarBuilder;
 use lexbench_core::Run;
 use lexbench_core::trec::{Hit, trec_order};
 
-use super::config::{ModelKind, PeftMethod, TrainConfig};
+use super::config::{ModelKind, TrainConfig};
 use super::data::SplitData;
 use super::params::{ParamStore, load_tensors};
-use crate::dense::{SEED, seeded_normal};
+use crate::encoder::hier::{HierarchicalEncoder, SpecialTokens};
+use crate::encoder::peft::PeftMethod;
+use crate::encoder::seeded::{SEED, seeded_normal};
 use crate::encoder::{BertConfig, BertModel, TextTokenizer, Tokens, l2_normalize, pad_batch, pool};
 use crate::error::{Error, Result};
-use crate::hier::{HierarchicalEncoder, SpecialTokens};
 use crate::scorers::colbert::ColBert;
 use crate::scorers::cross::CrossEncoder;
 

@@ -26,22 +26,22 @@ use lexbench_core::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 use super::config::TrainConfig;
-use super::curriculum::CurriculumNegatives;
 use super::data::SplitData;
 use super::dr_gnn::{
     GraphFeatures, default_dropout, default_edge_dim, default_heads, default_layers, default_lr, gat_config,
 };
 use super::export::write_trained_run;
 use super::model::{Trainable, run_from_corpus_scores};
+use super::negatives::curriculum::CurriculumNegatives;
 use super::negatives::{Example, batches, examples, examples_with};
 use super::optim::{AdamW, AdamWConfig, LinearSchedule, clip_grad_norm};
 use super::params::ParamStore;
 use super::trainer::{bm25_rankings, derive_seed};
-use crate::dense::DenseOutput;
 use crate::encoder::{dropout, l2_normalize};
 use crate::error::{Error, Result, io_err};
-use crate::gnn::{Adjacency, Direction, EdgeList, EdgeType, Gat, GatConfig};
-use crate::losses::{contrastive_nll, kl_distillation};
+use crate::graph::{Adjacency, Direction, EdgeList, EdgeType, Gat, GatConfig};
+use crate::rank::neural::NeuralOutput;
+use crate::train::losses::{contrastive_nll, kl_distillation};
 
 const Q_SHUFFLE: u64 = 21;
 const Q_NEGATIVES: u64 = 22;
@@ -382,7 +382,7 @@ pub fn train_qabisar(
     out: &Path,
     device: &Device,
     splits: &[String],
-) -> Result<(QabisarSummary, Vec<DenseOutput>)> {
+) -> Result<(QabisarSummary, Vec<NeuralOutput>)> {
     cfg.validate()?;
     let mut split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, true)?;
     if cfg.data.max_train_topics > 0 {

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::config::{PeftConfig, PeftMethod};
+use crate::encoder::peft::{PeftConfig, PeftMethod};
 use crate::encoder::{BertConfig, LinearKind};
 use crate::error::Result;
 

@@ -27,15 +27,15 @@ use lexbench_core::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 use super::config::TrainConfig;
-use super::curriculum::CurriculumNegatives;
 use super::data::SplitData;
 use super::model::{Batch, Trainable, rankings_of};
+use super::negatives::curriculum::CurriculumNegatives;
 use super::negatives::{Example, Rankings, batches, examples, examples_with};
 use super::optim::{AdamW, LinearSchedule, clip_grad_norm};
 use super::params::{load_tensors, save_tensors};
-use crate::bm25::{Analyzer, Bm25Index, Bm25Params};
 use crate::encoder::dropout;
 use crate::error::{Error, Result, io_err};
+use crate::sparse::{Analyzer, Bm25Index, Bm25Params};
 
 /// How to run (not part of the experiment's identity).
 #[derive(Debug, Clone, Default)]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference outputs of PyTorch Geometric's GATv2Conv for the cases of `baselines/src/gnn/conv.rs`'s tests.
+"""Reference outputs of PyTorch Geometric's GATv2Conv for the cases of `baselines/src/graph/conv.rs`'s tests.
 
     python3 gatv2_reference.py > gatv2_reference.json        # needs torch + torch_geometric
 

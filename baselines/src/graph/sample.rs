@@ -216,7 +216,7 @@ mod tests {
     //!   time (other seeds may differ);
     //! - bad seeds and a zero fanout are `Error::Param`.
     use super::*;
-    use crate::gnn::EdgeType;
+    use crate::graph::EdgeType;
 
     /// Node 0 (a code) → 1, 2 (chapters); 1 → 3, 4, 5; 2 → 6 (articles); sequence 3 → 4 → 5 → 6;
     /// a query node 7 → 3 and 7 → 6. Hierarchy edges only parent → child here.

@@ -14,12 +14,14 @@
 //! [`batches`] shuffles and packs examples so that no batch holds two examples of the same topic or the
 //! same positive twice: in-batch negatives then never contain a copy of the example's own positive.
 
+pub mod curriculum;
+
 use std::collections::HashSet;
 
 use lexbench_core::rng::SplitMix64;
 
-use super::config::NegativesConfig;
-use super::data::SplitData;
+use crate::train::config::NegativesConfig;
+use crate::train::data::SplitData;
 
 /// One training example.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,7 +69,7 @@ pub fn examples(
     examples_with(split, cfg, bm25, model, None, rng)
 }
 
-/// Curriculum negatives drawn beforehand (see [`super::curriculum`]): per topic, per positive (in the
+/// Curriculum negatives drawn beforehand (see [`curriculum`]): per topic, per positive (in the
 /// topic's order), the sampler's draws.
 pub type CurriculumDraws = Vec<Vec<Vec<usize>>>;
 

@@ -1,5 +1,6 @@
 //! Exact Okapi BM25: analyzers per language, an in-memory inverted index, statistics through a trait,
-//! ranking within per-topic pools or over the whole corpus, and the dataset runner.
+//! ranking within per-topic pools or over the whole corpus. Running it over a dataset split is
+//! [`crate::rank::bm25`]'s.
 //!
 //! - [`Analyzer`] / [`Language`]: English (stop words, Snowball English) and French (stop words,
 //!   Snowball French, accents folded) chains.
@@ -10,7 +11,6 @@
 //!   ([`PoolStats`]); [`idf`] and [`term_score`] are Lucene's (= bm25s `method="lucene"`) formulas.
 //! - [`Bm25Params`]: k1, b (0.9/0.4 by default, Anserini's; [`Bm25Params::robertson`] gives 1.2/0.75),
 //!   the pool statistics scope, top-k, the analyzer.
-//! - [`run_dataset`]: `DATA/datasets/<name>` → `DATA/runs/<name>/<split>/bm25.trec` + `bm25.json`.
 //!
 //! # Pool-local or corpus-wide statistics for ECtHR
 //! ECtHR topics rank the paragraphs of one judgment. We default to **pool-local** statistics
@@ -22,7 +22,7 @@
 //! judgments. `idf = "corpus"` is available for comparison. BSARD has no pools: corpus statistics.
 //!
 //! ```
-//! use lexbench_baselines::bm25::{Analyzer, Bm25Index, Bm25Params, Language};
+//! use lexbench_baselines::sparse::{Analyzer, Bm25Index, Bm25Params, Language};
 //! use lexbench_core::DocId;
 //!
 //! let docs = [(DocId::new("a")?, "The right to respect for private life"), (DocId::new("b")?, "Freedom of expression")];
@@ -36,16 +36,12 @@
 mod analyzer;
 mod index;
 mod params;
-pub(crate) mod runner;
 
 pub use analyzer::{Analyzer, ENGLISH_STOP_WORDS, FRENCH_STOP_WORDS, Language, fold_accents};
 pub use index::{
     Bm25Index, Bm25Statistics, CorpusStats, IdfScope, PoolStats, TermId, idf, length_norm, term_score,
 };
 pub use params::Bm25Params;
-pub use runner::{
-    IndexFacts, RunOutput, RunSidecar, SIDECAR_SCHEMA, SYSTEM, Timings, git_revision, run_dataset, run_path,
-};
 
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,7 @@
 //! schedule (progress = epoch / epochs).
 //!
 //! - Semantic view: the current model's scores of every candidate, recomputed at the start of each
-//!   epoch ([`SemanticSource::Dynamic`], via [`super::model::Trainable::candidate_scores`]), or BM25
+//!   epoch ([`SemanticSource::Dynamic`], via [`crate::train::model::Trainable::candidate_scores`]), or BM25
 //!   scores computed once ([`SemanticSource::StaticBm25`]; candidates BM25 does not match score 0).
 //! - Structural views: BSARD's legislative graph (`graph.json` in the dataset folder, see
 //!   [`LegalGraphFile`]) for a corpus-wide dataset; for a pooled dataset (ECtHR) one tree per topic
@@ -17,13 +17,13 @@ use std::path::Path;
 use lexbench_core::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
-use super::data::SplitData;
-use super::negatives::CurriculumDraws;
-use crate::bm25::{Analyzer, Bm25Index, Bm25Params};
+use super::CurriculumDraws;
 use crate::curriculum::{
     Buckets, CorpusStructure, CurriculumConfig, CurriculumSampler, Difficulty, QueryViews, SemanticSource,
 };
 use crate::error::{Error, Result, io_err};
+use crate::sparse::{Analyzer, Bm25Index, Bm25Params};
+use crate::train::data::SplitData;
 
 /// The file of the legislative graph in a dataset folder (BSARD).
 pub const GRAPH_FILE: &str = "graph.json";

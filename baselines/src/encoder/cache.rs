@@ -11,8 +11,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::encoder::SentenceEncoder;
+use crate::encoder::models::{model_hash, sha256_bytes};
 use crate::error::{Error, Result, io_err};
-use crate::models::{model_hash, sha256_bytes};
 
 const MAGIC: &[u8; 8] = b"LXEMB1\0\0";
 

@@ -1,19 +1,16 @@
-//! The edge: BM25 over a built dataset (`DATA/datasets/<name>`, see `lexbench_core::dataset`) into
+//! BM25 over a built dataset (`DATA/datasets/<name>`, see `lexbench_core::dataset`) into
 //! `DATA/runs/<name>/<split>/bm25.trec` and its JSON sidecar.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use lexbench_core::dataset::{CorpusDoc, DatasetDir, DatasetManifest, DatasetTopic};
-use lexbench_core::io::read_jsonl;
-use lexbench_core::{Pool, Run, Split, TopicId};
+use lexbench_core::Run;
+use lexbench_core::dataset::DatasetDir;
 use serde::{Deserialize, Serialize};
 
-use super::analyzer::Analyzer;
-use super::index::Bm25Index;
-use super::params::Bm25Params;
-use crate::error::{Error, Result, io_err};
+use super::{git_revision, read_inputs, run_path};
+use crate::error::{Error, Result};
+use crate::sparse::{Analyzer, Bm25Index, Bm25Params};
 
 /// The run tag and file stem of BM25 runs.
 pub const SYSTEM: &str = "bm25";
@@ -90,79 +87,6 @@ pub struct RunOutput {
     pub sidecar: RunSidecar,
 }
 
-/// `DATA/runs/<dataset>/<split>/<system>.trec`; each part must be a name, not a path
-/// ([`lexbench_core::check_name`]), so a run is never written outside `DATA/runs`.
-pub fn run_path(data: &Path, dataset: &str, split: &str, system: &str) -> Result<PathBuf> {
-    Ok(lexbench_core::datadir::DataDir::new(data).run_file(dataset, split, system)?)
-}
-
-/// The revision of the checkout: `LEXBENCH_GIT_REV` if set, else `git rev-parse HEAD` in the current
-/// directory, else `None`.
-pub fn git_revision() -> Option<String> {
-    if let Ok(v) = std::env::var("LEXBENCH_GIT_REV")
-        && !v.trim().is_empty()
-    {
-        return Some(v.trim().to_owned());
-    }
-    let out = std::process::Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    let rev = String::from_utf8(out.stdout).ok()?.trim().to_owned();
-    (out.status.success() && !rev.is_empty()).then_some(rev)
-}
-
-/// The topics of a split with their texts and pools, read and checked (shared with the neural runs).
-pub(crate) struct Inputs {
-    pub(crate) manifest: DatasetManifest,
-    pub(crate) topics: Vec<DatasetTopic>,
-    pub(crate) corpus: Vec<CorpusDoc>,
-    pub(crate) pools: Option<BTreeMap<TopicId, Pool>>,
-}
-
-pub(crate) fn read_inputs(dir: &DatasetDir, split: &str) -> Result<Inputs> {
-    lexbench_core::check_name("split name", split)?;
-    let manifest = DatasetManifest::read(&dir.0)?;
-    let changed = manifest.verify(&dir.0)?;
-    if !changed.is_empty() {
-        return Err(Error::Param(format!(
-            "{}: files differ from manifest.json ({}); rebuild the dataset",
-            dir.0.display(),
-            changed.join(", ")
-        )));
-    }
-    let split_path = dir.split(split);
-    let text = std::fs::read_to_string(&split_path).map_err(io_err(&split_path))?;
-    let split_rec: Split = serde_json::from_str(&text).map_err(|source| Error::Json {
-        path: split_path.clone(),
-        source,
-    })?;
-    let all: Vec<DatasetTopic> = read_jsonl(&dir.queries())?;
-    let by_topic: BTreeMap<&TopicId, &DatasetTopic> = all.iter().map(|t| (&t.topic, t)).collect();
-    let mut topics = Vec::with_capacity(split_rec.topics.len());
-    for t in &split_rec.topics {
-        let rec = by_topic.get(t).ok_or_else(|| Error::Format {
-            path: split_path.clone(),
-            message: format!("topic {t} is not in queries.jsonl"),
-        })?;
-        topics.push((*rec).clone());
-    }
-    let corpus: Vec<CorpusDoc> = read_jsonl(&dir.corpus())?;
-    let pools = if dir.pools().is_file() {
-        let list: Vec<Pool> = read_jsonl(&dir.pools())?;
-        Some(list.into_iter().map(|p| (p.topic.clone(), p)).collect())
-    } else {
-        None
-    };
-    Ok(Inputs {
-        manifest,
-        topics,
-        corpus,
-        pools,
-    })
-}
-
 /// Ranks every topic of `split` of the dataset `DATA/datasets/<dataset>` with BM25 and writes the run
 /// and its sidecar under `DATA/runs/<dataset>/<split>/`. Topics with a pool (ECtHR) rank their pool;
 /// without `pools.jsonl` (BSARD) every topic ranks the whole corpus.
@@ -236,4 +160,118 @@ pub fn run_dataset(data: &Path, dataset: &str, split: &str, params: &Bm25Params)
         sidecar_path,
         sidecar,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! Properties: the dataset runner writes a run over the split's topics (pools respected) and a
+    //! sidecar with the dataset hash and config.
+
+    use std::path::PathBuf;
+
+    use lexbench_core::dataset::{CorpusDoc, DatasetManifest, DatasetTopic};
+    use lexbench_core::{DocId, Pool, QueryId, ReadOptions, Run, Split, TopicId};
+
+    use super::*;
+    use crate::sparse::Language;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("lexbench-bm25-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn runner_ranks_pools_and_writes_sidecar() {
+        let data = scratch("runner");
+        let ds = data.join("datasets/mini");
+        std::fs::create_dir_all(ds.join("splits")).unwrap();
+        let d = |s: &str| DocId::new(s).unwrap();
+        let corpus = vec![
+            CorpusDoc {
+                doc: d("001-1:1"),
+                text: "The applicant complained of torture in prison".into(),
+                item: None,
+                num: None,
+                section: None,
+            },
+            CorpusDoc {
+                doc: d("001-1:2"),
+                text: "The Government contested the complaint".into(),
+                item: None,
+                num: None,
+                section: None,
+            },
+            CorpusDoc {
+                doc: d("001-2:1"),
+                text: "Prison conditions and torture were examined".into(),
+                item: None,
+                num: None,
+                section: None,
+            },
+        ];
+        let q = QueryId::new("q1").unwrap();
+        let topics = vec![
+            DatasetTopic {
+                topic: TopicId::new("q1/001-1").unwrap(),
+                query: q.clone(),
+                text: "torture in prison".into(),
+                item: None,
+                guide: None,
+            },
+            DatasetTopic {
+                topic: TopicId::new("q1/001-2").unwrap(),
+                query: q,
+                text: "torture in prison".into(),
+                item: None,
+                guide: None,
+            },
+        ];
+        let pools = vec![
+            Pool {
+                topic: topics[0].topic.clone(),
+                docs: vec![d("001-1:1"), d("001-1:2")],
+            },
+            Pool {
+                topic: topics[1].topic.clone(),
+                docs: vec![d("001-2:1")],
+            },
+        ];
+        lexbench_core::io::write_jsonl(&ds.join("corpus.jsonl"), &corpus).unwrap();
+        lexbench_core::io::write_jsonl(&ds.join("queries.jsonl"), &topics).unwrap();
+        lexbench_core::io::write_jsonl(&ds.join("pools.jsonl"), &pools).unwrap();
+        let split = Split {
+            dataset: "mini".into(),
+            name: "test".into(),
+            topics: vec![topics[0].topic.clone()],
+        };
+        std::fs::write(
+            ds.join("splits/test.json"),
+            serde_json::to_string(&split).unwrap(),
+        )
+        .unwrap();
+        let manifest = DatasetManifest::write_for(&ds, "mini", "test").unwrap();
+
+        let out = run_dataset(&data, "mini", "test", &Bm25Params::default()).unwrap();
+        assert_eq!(out.run_path, data.join("runs/mini/test/bm25.trec"));
+        let run = Run::read(&out.run_path, &ReadOptions::default()).unwrap();
+        assert_eq!(run.topics.len(), 1, "only the split's topics");
+        let hits = &run.topics[&topics[0].topic];
+        assert_eq!(
+            hits.iter().map(|h| h.doc.as_str()).collect::<Vec<_>>(),
+            vec!["001-1:1", "001-1:2"]
+        );
+        let side: RunSidecar =
+            serde_json::from_str(&std::fs::read_to_string(&out.sidecar_path).unwrap()).unwrap();
+        assert_eq!(side.dataset_hash, manifest.dataset_hash());
+        assert_eq!(side.config.language, Some(Language::English));
+        assert_eq!((side.topics, side.hits, side.index.documents), (1, 2, 3));
+        assert!(side.index.pooled);
+
+        // A dataset file changed after its manifest was written is refused.
+        std::fs::write(ds.join("corpus.jsonl"), "{}\n").unwrap();
+        let err = run_dataset(&data, "mini", "test", &Bm25Params::default()).unwrap_err();
+        assert!(err.to_string().contains("corpus.jsonl"), "{err}");
+    }
 }
