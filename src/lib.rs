@@ -9,6 +9,7 @@
 //! - [`build`]: the ECtHR and BSARD builds (BSARD's CSV files from a folder or the raw store), the
 //!   release import, re-splits, statistics and diffs;
 //! - [`train`]: the trainer dispatch and the learning-rate sweep ([`train::select_lr`]);
+//! - [`device`]: `--device cpu|cuda[:N]` and the default device;
 //! - [`pipeline`]: every stage on the embedded sample ([`sample`]) or a crawl.
 //!
 //! Stage crates never depend on each other; what needs two of them (crawl, then parse; build, then
@@ -23,6 +24,7 @@
 
 pub mod build;
 pub mod crawl;
+pub mod device;
 pub mod parse_store;
 pub mod pipeline;
 pub mod sample;

@@ -7,12 +7,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
 use lexbench_core::datadir::DataDir;
 
 /// One module per command: its arguments, the library call, the printing.
 mod cmd {
+    pub mod args;
     pub mod bench_encoder;
     pub mod build;
     pub mod crawl;
@@ -28,6 +29,7 @@ mod cmd {
     pub mod submit;
     pub mod train;
 }
+use cmd::args::OutputFormat;
 use cmd::{
     bench_encoder, build, crawl, encode, eval, leaderboard, models, parse_guide, parse_judgment, parse_store,
     pipeline, run, submit, train,
@@ -46,26 +48,13 @@ struct Cli {
     #[arg(long, global = true, env = "LEXBENCH_DATA", default_value = "data")]
     data: PathBuf,
 
+    /// Output format: human or json for reports (eval, submit; default human), json or jsonl for
+    /// parsed records (parse judgment, parse guide; default json).
+    #[arg(long, global = true, value_enum)]
+    format: Option<OutputFormat>,
+
     #[command(subcommand)]
     command: Command,
-}
-
-/// Output format of reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ReportFormat {
-    /// Aligned text for people.
-    Human,
-    /// One JSON document.
-    Json,
-}
-
-/// Output format of parsed records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum RecordFormat {
-    /// Pretty-printed JSON, one document per input file.
-    Json,
-    /// One JSON record per line.
-    Jsonl,
 }
 
 #[derive(Debug, Subcommand)]
@@ -177,7 +166,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         DataDir::new(&cli.data)
     };
     match cli.command {
-        Command::Eval(args) => eval::cmd_eval(&args),
+        Command::Eval(args) => eval::cmd_eval(&args, OutputFormat::report(cli.format, "eval")?),
         Command::Crawl(cmd) => crawl::cmd_crawl(&data, &cmd),
         Command::Pipeline(args) => pipeline::cmd_pipeline(&data, &args),
         Command::Build(cmd) => build::cmd_build(&data, &cmd),
@@ -185,12 +174,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Diff(args) => build::cmd_diff(&data, &args),
         Command::Split(args) => build::cmd_split(&data, &args),
         Command::Stats(args) => build::cmd_stats(&data, &args),
-        Command::Parse(ParseCommand::Judgment(args)) => parse_judgment::cmd_parse_judgment(&args),
-        Command::Parse(ParseCommand::Guide(args)) => parse_guide::cmd_parse_guide(&args),
+        Command::Parse(ParseCommand::Judgment(args)) => {
+            parse_judgment::cmd_parse_judgment(&args, OutputFormat::records(cli.format, "parse judgment")?)
+        }
+        Command::Parse(ParseCommand::Guide(args)) => {
+            parse_guide::cmd_parse_guide(&args, OutputFormat::records(cli.format, "parse guide")?)
+        }
         Command::Parse(ParseCommand::Store(args)) => parse_store::cmd_parse_store(&data, &args),
         Command::Models(cmd) => models::cmd_models(&cmd),
         Command::Run(cmd) => run::cmd_run(data.root(), &cmd),
-        Command::Submit(args) => submit::cmd_submit(data.root(), &args),
+        Command::Submit(args) => {
+            submit::cmd_submit(data.root(), &args, OutputFormat::report(cli.format, "submit")?)
+        }
         Command::Leaderboard(args) => leaderboard::cmd_leaderboard(data.root(), &args),
         Command::Encode(args) => encode::cmd_encode(&args),
         Command::BenchEncoder(args) => bench_encoder::cmd_bench_encoder(&args),

@@ -240,7 +240,6 @@ pub fn run_split(
     };
     use lexbench_baselines::encoder::EncodeOptions;
     use lexbench_baselines::scorers::Similarity;
-    let _ = device;
     let data = data.root();
     Ok(match cfg.model {
         ModelKind::Dpr | ModelKind::Ance => run_dense(
@@ -263,6 +262,7 @@ pub fn run_split(
                 },
                 top_k: cfg.eval.top_k,
             },
+            device,
         )?,
         ModelKind::Colbert => run_colbert(
             data,
@@ -274,6 +274,7 @@ pub fn run_split(
                 colbert: cfg.colbert.clone(),
                 top_k: cfg.eval.top_k,
             },
+            device,
         )?,
         ModelKind::CrossEncoder => run_cross_encoder(
             data,
@@ -285,6 +286,7 @@ pub fn run_split(
                 depth: 100,
                 max_len: cfg.data.max_query_len + cfg.data.max_doc_len,
             },
+            device,
         )?,
     })
 }

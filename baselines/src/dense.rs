@@ -99,13 +99,14 @@ pub fn run_colbert(
     split: &str,
     model_dir: &Path,
     params: &ColBertParams,
+    device: &candle_core::Device,
 ) -> Result<DenseOutput> {
     use crate::scorers::colbert::{ColBert, maxsim};
     params.colbert.validate()?;
     let t0 = Instant::now();
     let dir = DatasetDir::in_data(data, dataset)?;
     let inputs = read_inputs(&dir, split)?;
-    let device = candle_core::Device::Cpu;
+    let device = device.clone();
     let h = hidden_size(model_dir)?;
     let dim = params.colbert.dim;
     let w = candle_core::Tensor::from_vec(
@@ -187,6 +188,7 @@ pub fn run_cross_encoder(
     split: &str,
     model_dir: &Path,
     params: &CrossParams,
+    device: &candle_core::Device,
 ) -> Result<DenseOutput> {
     use crate::scorers::cross::CrossEncoder;
     if params.depth == 0 {
@@ -200,7 +202,7 @@ pub fn run_cross_encoder(
         "{} (the cross-encoder reranks BM25: run `lexbench run bm25 --dataset {dataset} --split {split}` first)",
         lexbench_core::error::chain(&e)
     )))?;
-    let device = candle_core::Device::Cpu;
+    let device = device.clone();
     let h = hidden_size(model_dir)?;
     let w = candle_core::Tensor::from_vec(seeded_normal(1, h, 0.02, SEED), (1, h), &device)?;
     let b = candle_core::Tensor::zeros(1, candle_core::DType::F32, &device)?;
@@ -364,6 +366,7 @@ pub fn run_dense(
     split: &str,
     model_dir: &Path,
     params: &DenseParams,
+    device: &candle_core::Device,
 ) -> Result<DenseOutput> {
     params.validate()?;
     if crate::train::export::has_hier_tensors(model_dir)? {
@@ -376,7 +379,7 @@ pub fn run_dense(
     let t0 = Instant::now();
     let dir = DatasetDir::in_data(data, dataset)?;
     let inputs = read_inputs(&dir, split)?;
-    let encoder = SentenceEncoder::from_dir(model_dir, &candle_core::Device::Cpu, params.encode.clone())?;
+    let encoder = SentenceEncoder::from_dir(model_dir, device, params.encode.clone())?;
     let mut cached = CachedEncoder::open(&encoder, model_dir, &data.join("cache/embeddings"))?;
     let before = cached.cache().len();
 

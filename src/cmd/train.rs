@@ -13,6 +13,8 @@ use lexbench_baselines::train::Summary;
 use lexbench_baselines::train::config::{PeftConfig, PeftMethod};
 use lexbench_core::datadir::DataDir;
 
+use crate::cmd::args::DeviceArg;
+
 /// Arguments of `lexbench train`.
 #[derive(Debug, Args)]
 pub struct TrainArgs {
@@ -43,6 +45,8 @@ pub struct TrainArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub device: DeviceArg,
 }
 
 fn print_summary(s: &Summary, out: &Path) {
@@ -86,7 +90,7 @@ pub fn cmd_train(data: &DataDir, args: &TrainArgs) -> Result<ExitCode> {
         run: args.run.clone(),
         quiet: args.quiet,
     };
-    let device = lexbench_baselines::default_device()?;
+    let device = args.device.device()?;
     match train_experiment(data, &request, &device)? {
         TrainReport::Qabisar {
             name,
