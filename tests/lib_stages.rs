@@ -7,9 +7,13 @@
 //! - the driver refuses bad settings before the raw store is created;
 //! - parse store turns a small raw store (the sample crawled by the driver) into every judgment and
 //!   guide, and an empty raw store is an error naming it;
+//! - parse store on a raw store built by hand parses the judgment and reports the body that is no
+//!   judgment by itemid and sha256, skipping it;
 //! - BSARD built from a folder of CSV files and from the crawled raw store holds the same articles
 //!   and questions;
 //! - the whole pipeline runs in process and reports its runs, entries and pages;
+//! - the trainer dispatch refuses a missing base model and a sweep without learning rates before
+//!   training or writing anything;
 //! - the learning-rate sweep keeps the best validation score, ties to the rate listed first.
 
 use std::path::PathBuf;
@@ -116,6 +120,39 @@ fn parse_store_of_a_small_raw_store() {
 }
 
 #[test]
+fn parse_store_skips_and_names_a_body_that_is_no_judgment() {
+    use lexbench_crawlers::hudoc::{BodyRecord, write_bodies_index};
+    use lexbench_crawlers::store::RawStore;
+    let data = temp_data("parse-bad");
+    let store = RawStore::open(data.raw()).unwrap();
+    let (good_id, docx) = lexbench::sample::JUDGMENTS[0];
+    let good = store.put(docx).unwrap();
+    let bad = store.put(b"<html><body>Access denied</body></html>").unwrap();
+    let body = |id: &str, sha: &str| BodyRecord {
+        itemid: id.parse().unwrap(),
+        format: "docx".into(),
+        url: format!("http://127.0.0.1/{id}.docx"),
+        sha256: sha.to_owned(),
+    };
+    let bodies = [body(good_id, &good), body("001-990199", &bad)];
+    write_bodies_index(&data.raw().join("index/hudoc_bodies.jsonl"), &bodies).unwrap();
+
+    let s = lexbench::parse_store::parse_store(&data, None).unwrap();
+    assert_eq!((s.judgments, s.guides), (1, 0), "{s:?}");
+    assert_eq!(s.failures.len(), 1, "{:?}", s.failures);
+    assert!(
+        s.failures[0].starts_with("001-990199 (docx, sha256 "),
+        "{}",
+        s.failures[0]
+    );
+    assert!(s.failures[0].contains(&bad), "{}", s.failures[0]);
+    let judgments = std::fs::read_to_string(data.parsed().join("ecthr/judgments.jsonl")).unwrap();
+    assert_eq!(judgments.lines().count(), 1);
+    assert!(judgments.contains(good_id));
+    let _ = std::fs::remove_dir_all(data.root());
+}
+
+#[test]
 fn pipeline_in_process() {
     let data = temp_data("pipeline");
     let mut log = Vec::new();
@@ -139,6 +176,32 @@ fn pipeline_in_process() {
     assert!(r.markdown.is_file() && r.html.is_file());
     assert_eq!(log[0], "[1/5] crawl");
     assert!(log.iter().any(|l| l == "[5/5] submit + leaderboard"), "{log:?}");
+    let _ = std::fs::remove_dir_all(data.root());
+}
+
+#[test]
+fn train_dispatch_checks_before_training() {
+    use lexbench::train::{TrainRequest, train_experiment};
+    let data = temp_data("train");
+    let config = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("baselines/configs/ecthr/cpu/dpr-lora.toml");
+    let cpu = lexbench_baselines::Device::Cpu;
+    let missing = TrainRequest {
+        config: config.clone(),
+        base: Some(data.root().join("no-model")),
+        ..TrainRequest::default()
+    };
+    let e = train_experiment(&data, &missing, &cpu).unwrap_err();
+    assert!(format!("{e:#}").contains("has no config.json"), "{e:#}");
+    // The CPU presets have no lr_sweep.
+    let sweep = TrainRequest {
+        config,
+        base: Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/minilm")),
+        sweep: true,
+        ..TrainRequest::default()
+    };
+    let e = train_experiment(&data, &sweep, &cpu).unwrap_err();
+    assert!(format!("{e:#}").contains("--sweep needs lr_sweep"), "{e:#}");
+    assert!(!data.models().exists(), "a model folder was written");
     let _ = std::fs::remove_dir_all(data.root());
 }
 
