@@ -438,14 +438,7 @@ fn exported_models_rank_as_in_training() -> TestResult {
             similarity: Similarity::Cosine,
             top_k: 100,
         };
-        let run = run_dense(
-            &data,
-            "tiny",
-            "val",
-            &out.join("model"),
-            &params,
-            &candle_core::Device::Cpu,
-        )?;
+        let run = run_dense(&data, "tiny", "val", &out.join("model"), &params, &Device::Cpu)?;
         let read = lexbench_core::Run::read(&run.run_path, &Default::default())?;
         assert_same_ranking(&trained, &read, name);
     }
@@ -685,7 +678,7 @@ fn hierarchical_resumed_run_continues_identically() -> TestResult {
         "val",
         &model,
         &DenseParams::default(),
-        &candle_core::Device::Cpu,
+        &Device::Cpu,
     )
     .expect_err("refused");
     assert!(err.to_string().contains("hierarchical article encoder"), "{err}");
