@@ -1,307 +1,278 @@
-//! `lexbench crawl hudoc|guides|bsard`: fetch the public sources into `DATA/raw`.
+//! The crawl driver shared by `lexbench crawl` and `lexbench pipeline`: one source's settings in, the
+//! raw store and its index files (`DATA/raw/index/*.jsonl`) written, a typed report out.
 //!
-//! Arguments are validated before the raw store is opened or a request made (base URLs are http(s)
-//! URLs with a host, dates real calendar dates from 1959 to next year with `--since` ≤ `--until`,
-//! document types non-empty): a typo exits 2 at once instead of being retried as a network error.
+//! [`crawl`] validates the source's settings and the HTTP settings before the raw store is opened or
+//! a request made, so a typo is refused at once instead of being retried as a network error;
+//! [`crawl_with`] runs one source with a [`Fetcher`] already open (the pipeline crawls the three
+//! sources of the embedded sample with one client); [`crawl_sample`] serves the embedded sample on a
+//! loopback port and crawls it.
 
-use std::path::Path;
-use std::process::ExitCode;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
-use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use lexbench_core::GuideId;
-use lexbench_crawlers::bsard::{self, BSARD_FILES, BsardSettings, EJUSTICE_BASE};
-use lexbench_crawlers::date::Date;
+use lexbench_core::datadir::DataDir;
+use lexbench_crawlers::bsard::{self, BSARD_FILES, BsardReport, BsardSettings};
+use lexbench_crawlers::fake_hudoc::FakeServer;
 use lexbench_crawlers::fetch::Fetcher;
-use lexbench_crawlers::guides::{self, GuideSettings};
+use lexbench_crawlers::guides::{self, GuideSettings, GuidesReport};
 use lexbench_crawlers::http::{HttpConfig, PoliteClient};
-use lexbench_crawlers::hudoc::{self, HudocSettings};
+use lexbench_crawlers::hudoc::{self, BodiesReport, HudocSettings, MetadataReport};
 use lexbench_crawlers::store::RawStore;
 
-/// Settings shared by every source.
-#[derive(Debug, Args)]
-pub struct CommonArgs {
-    /// Requests per second, across all concurrent downloads.
-    #[arg(long, default_value_t = 2.0)]
-    pub rate: f64,
-    /// Downloads in flight at once.
-    #[arg(long, default_value_t = 4)]
-    pub concurrency: usize,
-    /// Timeout of one attempt, in seconds.
-    #[arg(long, default_value_t = 75)]
-    pub timeout: u64,
-    /// Retries after a failed attempt (403, 429, 5xx, timeouts, cut bodies).
-    #[arg(long, default_value_t = 6)]
-    pub retries: u32,
+use crate::sample;
+
+/// How to fetch: the polite client's settings and the store's policy.
+#[derive(Debug, Clone, Default)]
+pub struct FetchOptions {
+    /// Rate, concurrency, timeout and retries of the client.
+    pub http: HttpConfig,
     /// Make no request: rebuild the indexes from what the raw store already holds.
-    #[arg(long)]
     pub offline: bool,
     /// Fetch again URLs the store already has.
-    #[arg(long, conflicts_with = "offline")]
     pub refresh: bool,
 }
 
-/// Which source to crawl.
-#[derive(Debug, Subcommand)]
-pub enum CrawlCommand {
-    /// HUDOC metadata (search) and judgment bodies.
-    Hudoc {
-        /// First kpdate (YYYY-MM-DD).
-        #[arg(long, default_value = "1959-01-01")]
-        since: String,
-        /// Last kpdate (YYYY-MM-DD); default today.
-        #[arg(long)]
-        until: Option<String>,
-        /// Language code.
-        #[arg(long, default_value = "ENG")]
-        lang: String,
-        /// Document types (comma-separated); HEJUD = judgments.
-        #[arg(long, value_delimiter = ',', default_value = "HEJUD")]
-        doctype: Vec<String>,
-        /// HUDOC's base URL.
-        #[arg(long, default_value = hudoc::HUDOC_BASE)]
-        base_url: String,
-        /// Also fetch the HTML bodies.
-        #[arg(long)]
-        html: bool,
-        /// Metadata only: fetch no bodies.
-        #[arg(long)]
-        metadata_only: bool,
-        #[command(flatten)]
-        common: CommonArgs,
-    },
+/// One public source and what to fetch from it.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// HUDOC metadata (search) and, as the settings say, judgment bodies.
+    Hudoc(HudocSettings),
     /// The case-law guide PDFs.
-    Guides {
-        /// Guide ids (comma-separated); default: the 37 English guides of 2023-2024.
-        #[arg(long, value_delimiter = ',')]
-        ids: Vec<String>,
-        /// Base URL of the Knowledge Sharing platform.
-        #[arg(long, default_value = guides::KS_BASE)]
-        ks_base: String,
-        /// Base URL of the Court's site.
-        #[arg(long, default_value = guides::WWW_BASE)]
-        www_base: String,
-        #[command(flatten)]
-        common: CommonArgs,
-    },
-    /// BSARD's published files (from a mirror) and Justel PDFs.
-    Bsard {
-        /// The mirror serving articles_fr.csv, questions_fr_train.csv, questions_fr_test.csv.
-        #[arg(long)]
-        base_url: String,
-        /// Files to fetch from the mirror (comma-separated).
-        #[arg(long, value_delimiter = ',')]
-        files: Vec<String>,
-        /// Justel numacs to fetch (comma-separated), e.g. 1804032150 (Code civil).
-        #[arg(long, value_delimiter = ',')]
-        numac: Vec<String>,
-        /// eJustice's base URL.
-        #[arg(long, default_value = EJUSTICE_BASE)]
-        ejustice_base: String,
-        #[command(flatten)]
-        common: CommonArgs,
-    },
+    Guides(GuideSettings),
+    /// BSARD's published files and Justel PDFs.
+    Bsard(BsardSettings),
 }
 
-/// Opens the raw store and the client. Call it after the source's settings are validated, so bad
-/// arguments are refused before anything is written.
-fn fetcher(raw: &Path, common: &CommonArgs) -> Result<Fetcher> {
-    let cfg = HttpConfig {
-        rate_per_sec: common.rate,
-        concurrency: common.concurrency,
-        timeout: Duration::from_secs(common.timeout),
-        max_retries: common.retries,
-        ..HttpConfig::default()
-    };
-    cfg.validate()?;
+impl Source {
+    /// Checks the source's settings.
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            Source::Hudoc(s) => s.validate()?,
+            Source::Guides(s) => s.validate()?,
+            Source::Bsard(s) => s.validate()?,
+        }
+        Ok(())
+    }
+}
+
+/// What a HUDOC crawl did.
+#[derive(Debug, Clone)]
+pub struct HudocCrawl {
+    /// The metadata crawl.
+    pub metadata: MetadataReport,
+    /// Where the metadata index was written (`raw/index/hudoc_metadata.jsonl`).
+    pub metadata_index: PathBuf,
+    /// The body crawl, unless only metadata was asked for.
+    pub bodies: Option<BodiesReport>,
+}
+
+/// What a crawl did, per source.
+#[derive(Debug, Clone)]
+pub enum CrawlReport {
+    /// HUDOC.
+    Hudoc(HudocCrawl),
+    /// The guides, and where their index was written (`raw/index/guides.jsonl`).
+    Guides(GuidesReport, PathBuf),
+    /// BSARD, and where its index was written (`raw/index/bsard.jsonl`).
+    Bsard(BsardReport, PathBuf),
+}
+
+impl CrawlReport {
+    /// Problems a rerun may fix: failed pages and bodies, days over HUDOC's cap, short windows,
+    /// bodies missing offline, guides not found, files not fetched.
+    pub fn problems(&self) -> usize {
+        match self {
+            CrawlReport::Hudoc(h) => {
+                let m = &h.metadata;
+                m.failed_pages.len()
+                    + m.over_cap_days.len()
+                    + m.short_windows.len()
+                    + h.bodies.as_ref().map_or(0, |b| b.failed.len() + b.missing)
+            }
+            CrawlReport::Guides(r, _) => r.missing.len(),
+            CrawlReport::Bsard(r, _) => r.failed.len(),
+        }
+    }
+}
+
+/// Opens the raw store `raw` and the client `options` describe (validated first).
+pub fn open_fetcher(raw: &Path, options: &FetchOptions) -> Result<Fetcher> {
+    options.http.validate()?;
     let store =
         Arc::new(RawStore::open(raw).with_context(|| format!("opening the raw store {}", raw.display()))?);
-    if common.offline {
+    if options.offline {
         return Ok(Fetcher::offline(store));
     }
-    Ok(Fetcher::online(store, PoliteClient::new(cfg)?).refreshing(common.refresh))
+    Ok(Fetcher::online(store, PoliteClient::new(options.http.clone())?).refreshing(options.refresh))
 }
 
-fn progress() -> ProgressBar {
-    let bar = ProgressBar::new(0);
-    if let Ok(style) =
-        ProgressStyle::with_template("{msg:>14} [{bar:40}] {pos}/{len} ({per_sec}, {eta} left)")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar
-}
-
-fn date(s: &str, what: &str) -> Result<Date> {
-    s.parse::<Date>().with_context(|| format!("--{what}"))
-}
-
-/// Runs `lexbench crawl`.
-pub fn cmd_crawl(data: &Path, cmd: &CrawlCommand) -> Result<ExitCode> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
+/// A multi-threaded async runtime for one command.
+pub fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .context("starting the async runtime")?;
-    rt.block_on(crawl(data, cmd))
+        .context("starting the async runtime")
 }
 
-async fn crawl(data: &Path, cmd: &CrawlCommand) -> Result<ExitCode> {
-    let raw = data.join("raw");
+/// Crawls `source` into `data`'s raw store: settings checked, then the store and client opened, then
+/// the source fetched and its index written. Blocks on its own runtime; `progress` shows the
+/// downloads.
+pub fn crawl(
+    data: &DataDir,
+    source: &Source,
+    options: &FetchOptions,
+    progress: &ProgressBar,
+) -> Result<CrawlReport> {
+    source.validate()?;
+    let raw = data.raw();
+    let fetcher = open_fetcher(&raw, options)?;
+    runtime()?.block_on(crawl_with(
+        &fetcher,
+        &raw,
+        source,
+        options.http.concurrency,
+        progress,
+    ))
+}
+
+/// Crawls `source` with `fetcher` into the raw store `raw`, HUDOC bodies `concurrency` at a time,
+/// and writes the source's index under `raw/index/`.
+pub async fn crawl_with(
+    fetcher: &Fetcher,
+    raw: &Path,
+    source: &Source,
+    concurrency: usize,
+    progress: &ProgressBar,
+) -> Result<CrawlReport> {
     let index = raw.join("index");
-    let bar = progress();
-    let mut problems = 0usize;
-    match cmd {
-        CrawlCommand::Hudoc {
-            since,
-            until,
-            lang,
-            doctype,
-            base_url,
-            html,
-            metadata_only,
-            common,
-        } => {
-            let settings = HudocSettings {
-                base_url: base_url.clone(),
-                lang: lang.clone(),
-                doctypes: doctype.clone(),
-                since: date(since, "since")?,
-                until: until
-                    .as_deref()
-                    .map(|u| date(u, "until"))
-                    .transpose()?
-                    .unwrap_or_else(Date::today),
-                docx: !metadata_only,
-                html: *html && !metadata_only,
-                ..HudocSettings::default()
+    Ok(match source {
+        Source::Hudoc(settings) => {
+            let metadata = hudoc::crawl_metadata(fetcher, settings, progress).await?;
+            let metadata_index = index.join("hudoc_metadata.jsonl");
+            hudoc::write_index(&metadata_index, &metadata.records)?;
+            let bodies = if settings.docx || settings.html {
+                let b =
+                    hudoc::crawl_bodies(fetcher, &metadata.records, settings, concurrency, progress).await?;
+                if !b.stored.is_empty() {
+                    hudoc::write_bodies_index(&index.join("hudoc_bodies.jsonl"), &b.stored)?;
+                }
+                Some(b)
+            } else {
+                None
             };
-            settings.validate()?;
-            let f = fetcher(&raw, common)?;
-            let meta = hudoc::crawl_metadata(&f, &settings, &bar).await?;
-            let path = index.join("hudoc_metadata.jsonl");
-            hudoc::write_index(&path, &meta.records)?;
-            eprintln!(
-                "metadata: {} documents in {} date windows, {} pages ({} from the store) → {}",
-                meta.records.len(),
-                meta.windows,
-                meta.pages,
-                meta.cached_pages,
-                path.display()
-            );
-            for (url, why) in &meta.failed_pages {
-                eprintln!("  failed page {url}: {why}");
-            }
-            for (day, n) in &meta.over_cap_days {
-                eprintln!("  {day} alone has {n} results, over the cap: rows past 10,000 are lost");
-            }
-            for (a, b, n, got) in &meta.short_windows {
-                eprintln!("  window {a}..{b}: {got} of {n} documents (paging was unstable)");
-            }
-            problems += meta.failed_pages.len() + meta.over_cap_days.len() + meta.short_windows.len();
-            if settings.docx || settings.html {
-                let bodies =
-                    hudoc::crawl_bodies(&f, &meta.records, &settings, common.concurrency, &bar).await?;
-                eprintln!(
-                    "bodies: {} fetched, {} already stored, {} without a body, {} placeholders skipped, {} failed{}",
-                    bodies.fetched,
-                    bodies.cached,
-                    bodies.no_body,
-                    bodies.placeholders,
-                    bodies.failed.len(),
-                    if bodies.missing > 0 {
-                        format!(", {} not in the store (offline)", bodies.missing)
-                    } else {
-                        String::new()
-                    }
-                );
-                for (url, why) in &bodies.failed {
-                    eprintln!("  failed {url}: {why}");
-                }
-                if !bodies.stored.is_empty() {
-                    hudoc::write_bodies_index(&index.join("hudoc_bodies.jsonl"), &bodies.stored)?;
-                }
-                problems += bodies.failed.len() + bodies.missing;
-            }
+            CrawlReport::Hudoc(HudocCrawl {
+                metadata,
+                metadata_index,
+                bodies,
+            })
         }
-        CrawlCommand::Guides {
-            ids,
-            ks_base,
-            www_base,
-            common,
-        } => {
-            let mut settings = GuideSettings {
-                ks_base: ks_base.clone(),
-                www_base: www_base.clone(),
-                ..GuideSettings::default()
-            };
-            if !ids.is_empty() {
-                settings.ids = ids
-                    .iter()
-                    .map(|i| GuideId::normalised(i))
-                    .collect::<Result<_, _>>()
-                    .context("--ids")?;
-            }
-            settings.validate()?;
-            let f = fetcher(&raw, common)?;
-            let r = guides::crawl_guides(&f, &settings, &bar).await?;
+        Source::Guides(settings) => {
+            let r = guides::crawl_guides(fetcher, settings, progress).await?;
             let path = index.join("guides.jsonl");
             guides::write_index(&path, &r.found)?;
-            eprintln!(
-                "guides: {} found ({} from the store), {} missing → {}",
-                r.found.len(),
-                r.cached,
-                r.missing.len(),
-                path.display()
-            );
-            for (id, tried) in &r.missing {
-                eprintln!("  {id}: {}", tried.join("; "));
-            }
-            problems += r.missing.len();
+            CrawlReport::Guides(r, path)
         }
-        CrawlCommand::Bsard {
-            base_url,
-            files,
-            numac,
-            ejustice_base,
-            common,
-        } => {
-            let settings = BsardSettings {
-                base_url: base_url.clone(),
-                files: if files.is_empty() {
-                    BSARD_FILES.iter().map(|s| (*s).to_owned()).collect()
-                } else {
-                    files.clone()
-                },
-                ejustice_base: ejustice_base.clone(),
-                numacs: numac.clone(),
-            };
-            settings.validate()?;
-            let f = fetcher(&raw, common)?;
-            let r = bsard::crawl_bsard(&f, &settings, &bar).await?;
+        Source::Bsard(settings) => {
+            let r = bsard::crawl_bsard(fetcher, settings, progress).await?;
             let path = index.join("bsard.jsonl");
             bsard::write_index(&path, &r.found)?;
-            eprintln!(
-                "bsard: {} files stored, {} failed → {}",
-                r.found.len(),
-                r.failed.len(),
-                path.display()
-            );
-            for (name, why) in &r.failed {
-                eprintln!("  {name}: {why}");
+            CrawlReport::Bsard(r, path)
+        }
+    })
+}
+
+/// What [`crawl_sample`] did.
+#[derive(Debug, Clone)]
+pub struct SampleCrawl {
+    /// The loopback address the sample was served on.
+    pub base_url: String,
+    /// Judgments found in the sample's HUDOC search.
+    pub judgments: usize,
+    /// Judgment bodies stored.
+    pub bodies: usize,
+    /// Guides stored.
+    pub guides: usize,
+    /// BSARD files stored.
+    pub bsard_files: usize,
+}
+
+/// Serves the embedded sample on a loopback port ([`lexbench_crawlers::fake_hudoc`]) and crawls it
+/// with the real crawler into `data`'s raw store: HUDOC metadata and DOCX bodies, the guide PDFs,
+/// the BSARD-format CSV files. A document lost on the way is an error.
+pub async fn crawl_sample(data: &DataDir) -> Result<SampleCrawl> {
+    let server = FakeServer::start(sample::fake_config()?)
+        .await
+        .context("starting the sample server")?;
+    let raw = data.raw();
+    let options = FetchOptions {
+        http: HttpConfig {
+            rate_per_sec: 200.0,
+            ..HttpConfig::default()
+        },
+        ..FetchOptions::default()
+    };
+    let fetcher = open_fetcher(&raw, &options)?;
+    let hidden = ProgressBar::hidden();
+    let base = server.base_url();
+    let sources = [
+        Source::Hudoc(HudocSettings {
+            base_url: base.clone(),
+            since: sample::SINCE,
+            until: sample::UNTIL,
+            ..HudocSettings::default()
+        }),
+        Source::Guides(GuideSettings {
+            ks_base: base.clone(),
+            www_base: base.clone(),
+            ids: sample::GUIDES
+                .iter()
+                .map(|(id, _)| GuideId::new(*id))
+                .collect::<Result<_, _>>()?,
+        }),
+        Source::Bsard(BsardSettings {
+            base_url: format!("{base}/bsard"),
+            files: BSARD_FILES.iter().map(|f| (*f).to_owned()).collect(),
+            ejustice_base: base.clone(),
+            numacs: Vec::new(),
+        }),
+    ];
+    let mut out = SampleCrawl {
+        base_url: base,
+        judgments: 0,
+        bodies: 0,
+        guides: 0,
+        bsard_files: 0,
+    };
+    let mut lost = Vec::new();
+    for source in &sources {
+        let report = crawl_with(&fetcher, &raw, source, options.http.concurrency, &hidden).await?;
+        match &report {
+            CrawlReport::Hudoc(h) => {
+                out.judgments = h.metadata.records.len();
+                out.bodies = h.bodies.as_ref().map_or(0, |b| b.stored.len());
+                lost.extend(h.metadata.failed_pages.iter().map(|(u, w)| format!("{u}: {w}")));
+                lost.extend(
+                    h.bodies
+                        .iter()
+                        .flat_map(|b| &b.failed)
+                        .map(|(u, w)| format!("{u}: {w}")),
+                );
             }
-            problems += r.failed.len();
+            CrawlReport::Guides(r, _) => {
+                out.guides = r.found.len();
+                lost.extend(r.missing.iter().map(|(id, t)| format!("{id}: {}", t.join("; "))));
+            }
+            CrawlReport::Bsard(r, _) => {
+                out.bsard_files = r.found.len();
+                lost.extend(r.failed.iter().map(|(n, w)| format!("{n}: {w}")));
+            }
         }
     }
-    bar.finish_and_clear();
-    Ok(if problems == 0 {
-        ExitCode::SUCCESS
-    } else {
-        eprintln!(
-            "{problems} problem(s): rerun the same command to retry what failed (stored answers are kept)"
-        );
-        ExitCode::from(1)
-    })
+    if !lost.is_empty() {
+        anyhow::bail!("the sample crawl lost documents: {}", lost.join("; "));
+    }
+    Ok(out)
 }

@@ -7,23 +7,33 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
-mod bench_encoder;
-mod build;
-mod crawl;
-mod encode;
-mod eval;
-mod leaderboard;
-mod models;
-mod parse_guide;
-mod parse_judgment;
-mod parse_store;
-mod pipeline;
-mod run;
-mod sample;
-mod submit;
-mod train;
+use lexbench_core::datadir::DataDir;
+
+/// One module per command: its arguments, the library call, the printing.
+mod cmd {
+    pub mod args;
+    pub mod bench_encoder;
+    pub mod build;
+    pub mod crawl;
+    pub mod encode;
+    pub mod eval;
+    pub mod leaderboard;
+    pub mod models;
+    pub mod parse_guide;
+    pub mod parse_judgment;
+    pub mod parse_store;
+    pub mod pipeline;
+    pub mod run;
+    pub mod submit;
+    pub mod train;
+}
+use cmd::args::OutputFormat;
+use cmd::{
+    bench_encoder, build, crawl, encode, eval, leaderboard, models, parse_guide, parse_judgment, parse_store,
+    pipeline, run, submit, train,
+};
 
 /// Rebuild legal-retrieval benchmarks (ECtHR paragraph retrieval, BSARD) from their public sources,
 /// run the baselines, evaluate and rank them.
@@ -38,26 +48,13 @@ struct Cli {
     #[arg(long, global = true, env = "LEXBENCH_DATA", default_value = "data")]
     data: PathBuf,
 
+    /// Output format: human or json for reports (eval, submit; default human), json or jsonl for
+    /// parsed records (parse judgment, parse guide; default json).
+    #[arg(long, global = true, value_enum)]
+    format: Option<OutputFormat>,
+
     #[command(subcommand)]
     command: Command,
-}
-
-/// Output format of reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ReportFormat {
-    /// Aligned text for people.
-    Human,
-    /// One JSON document.
-    Json,
-}
-
-/// Output format of parsed records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum RecordFormat {
-    /// Pretty-printed JSON, one document per input file.
-    Json,
-    /// One JSON record per line.
-    Jsonl,
 }
 
 #[derive(Debug, Subcommand)]
@@ -159,31 +156,40 @@ fn uses_data_dir(command: &Command) -> bool {
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
-    if uses_data_dir(&cli.command) {
-        let (_, recovered) = lexbench_core::datadir::DataDir::open(&cli.data)?;
+    let data = if uses_data_dir(&cli.command) {
+        let (data, recovered) = DataDir::open(&cli.data)?;
         for r in recovered {
             eprintln!("note: {r}");
         }
-    }
+        data
+    } else {
+        DataDir::new(&cli.data)
+    };
     match cli.command {
-        Command::Eval(args) => eval::cmd_eval(&args),
-        Command::Crawl(cmd) => crawl::cmd_crawl(&cli.data, &cmd),
-        Command::Pipeline(args) => pipeline::cmd_pipeline(&cli.data, &args),
-        Command::Build(cmd) => build::cmd_build(&cli.data, &cmd),
-        Command::Import(ImportCommand::Release(args)) => build::cmd_import_release(&cli.data, &args),
-        Command::Diff(args) => build::cmd_diff(&cli.data, &args),
-        Command::Split(args) => build::cmd_split(&cli.data, &args),
-        Command::Stats(args) => build::cmd_stats(&cli.data, &args),
-        Command::Parse(ParseCommand::Judgment(args)) => parse_judgment::cmd_parse_judgment(&args),
-        Command::Parse(ParseCommand::Guide(args)) => parse_guide::cmd_parse_guide(&args),
-        Command::Parse(ParseCommand::Store(args)) => parse_store::cmd_parse_store(&cli.data, &args),
+        Command::Eval(args) => eval::cmd_eval(&args, OutputFormat::report(cli.format, "eval")?),
+        Command::Crawl(cmd) => crawl::cmd_crawl(&data, &cmd),
+        Command::Pipeline(args) => pipeline::cmd_pipeline(&data, &args),
+        Command::Build(cmd) => build::cmd_build(&data, &cmd),
+        Command::Import(ImportCommand::Release(args)) => build::cmd_import_release(&data, &args),
+        Command::Diff(args) => build::cmd_diff(&data, &args),
+        Command::Split(args) => build::cmd_split(&data, &args),
+        Command::Stats(args) => build::cmd_stats(&data, &args),
+        Command::Parse(ParseCommand::Judgment(args)) => {
+            parse_judgment::cmd_parse_judgment(&args, OutputFormat::records(cli.format, "parse judgment")?)
+        }
+        Command::Parse(ParseCommand::Guide(args)) => {
+            parse_guide::cmd_parse_guide(&args, OutputFormat::records(cli.format, "parse guide")?)
+        }
+        Command::Parse(ParseCommand::Store(args)) => parse_store::cmd_parse_store(&data, &args),
         Command::Models(cmd) => models::cmd_models(&cmd),
-        Command::Run(cmd) => run::cmd_run(&cli.data, &cmd),
-        Command::Submit(args) => submit::cmd_submit(&cli.data, &args),
-        Command::Leaderboard(args) => leaderboard::cmd_leaderboard(&cli.data, &args),
+        Command::Run(cmd) => run::cmd_run(data.root(), &cmd),
+        Command::Submit(args) => {
+            submit::cmd_submit(data.root(), &args, OutputFormat::report(cli.format, "submit")?)
+        }
+        Command::Leaderboard(args) => leaderboard::cmd_leaderboard(data.root(), &args),
         Command::Encode(args) => encode::cmd_encode(&args),
         Command::BenchEncoder(args) => bench_encoder::cmd_bench_encoder(&args),
-        Command::Train(args) => train::cmd_train(&cli.data, &args),
+        Command::Train(args) => train::cmd_train(&data, &args),
         Command::Share(args) => train::cmd_share(&args),
     }
 }

@@ -1,4 +1,5 @@
-//! `lexbench parse store`: parse everything the raw store holds into `DATA/parsed/ecthr/`.
+//! Parse store: everything the raw store holds into `DATA/parsed/ecthr/` (`lexbench parse store`,
+//! the pipeline's second stage).
 //!
 //! Inputs are the crawl's indexes (`raw/index/hudoc_metadata.jsonl`, `hudoc_bodies.jsonl`,
 //! `guides.jsonl`) and the objects they name. Outputs:
@@ -13,12 +14,11 @@
 //! stage fails only when nothing parses.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use lexbench_core::datadir::DataDir;
 use lexbench_core::io::{read_jsonl, write_jsonl};
 use lexbench_core::{GuideFile, HudocMeta, ItemId, Judgment, Provenance};
 use lexbench_crawlers::guides::GuideSource;
@@ -26,15 +26,6 @@ use lexbench_crawlers::hudoc::BodyRecord;
 use lexbench_crawlers::store::RawStore;
 use lexbench_parsers::guide::{self, resolve};
 use serde_json::json;
-
-/// Arguments of `lexbench parse store`.
-#[derive(Debug, Args)]
-pub struct ParseStoreArgs {
-    /// A folder of HUDOC metadata files (case_law_references_eng.csv, …) to resolve citations
-    /// beyond the crawled metadata.
-    #[arg(long)]
-    pub meta: Option<PathBuf>,
-}
 
 /// What the stage did.
 #[derive(Debug, Clone, Default)]
@@ -109,9 +100,11 @@ fn extra_records(dir: &Path) -> Result<Vec<(String, String)>> {
     Ok(texts)
 }
 
-/// Parses the raw store of `data` into `data/parsed/ecthr`.
-pub fn parse_store(data: &Path, meta_dir: Option<&Path>) -> Result<ParseSummary> {
-    let raw = data.join("raw");
+/// Parses the raw store of `data` into `data/parsed/ecthr`; `meta_dir`, a folder of HUDOC metadata
+/// files, resolves citations beyond the crawled metadata. Documents that fail are listed in the
+/// summary and skipped; nothing parsing at all is an error.
+pub fn parse_store(data: &DataDir, meta_dir: Option<&Path>) -> Result<ParseSummary> {
+    let raw = data.raw();
     let store = RawStore::open(&raw).with_context(|| format!("opening the raw store {}", raw.display()))?;
     let index = raw.join("index");
     let metas: Vec<HudocMeta> = read_index(&index.join("hudoc_metadata.jsonl"))?;
@@ -246,7 +239,7 @@ pub fn parse_store(data: &Path, meta_dir: Option<&Path>) -> Result<ParseSummary>
             }
         );
     }
-    let out = data.join("parsed/ecthr");
+    let out = data.parsed().join("ecthr");
     write_jsonl(&out.join("judgments.jsonl"), &judgments)?;
     write_jsonl(&out.join("guides.jsonl"), &files)?;
     let report = json!({
@@ -263,26 +256,4 @@ pub fn parse_store(data: &Path, meta_dir: Option<&Path>) -> Result<ParseSummary>
         std::io::Write::write_all(w, text.as_bytes())
     })?;
     Ok(summary)
-}
-
-/// Runs `lexbench parse store`.
-pub fn cmd_parse_store(data: &Path, args: &ParseStoreArgs) -> Result<ExitCode> {
-    let s = parse_store(data, args.meta.as_deref())?;
-    eprintln!(
-        "parsed {} judgments and {} guides ({} queries, {}/{} citations resolved) → {}",
-        s.judgments,
-        s.guides,
-        s.queries,
-        s.citations_resolved,
-        s.citations,
-        data.join("parsed/ecthr").display()
-    );
-    for f in &s.failures {
-        eprintln!("  failed: {f}");
-    }
-    Ok(if s.failures.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
 }

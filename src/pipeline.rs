@@ -1,218 +1,163 @@
-//! `lexbench pipeline`: every stage, in order, on the embedded sample or on a data directory.
+//! The pipeline: every stage, in order, on the embedded sample or on a data directory.
 //!
 //! 1. **crawl** — when `DATA/raw` is empty: the embedded sample is served on a loopback port by the
-//!    local HUDOC stand-in and crawled with the real crawler (metadata, DOCX bodies, guide PDFs,
-//!    BSARD-format CSV files);
+//!    local HUDOC stand-in and crawled with the real crawler ([`crate::crawl::crawl_sample`]);
 //!    when `DATA/raw` holds a crawl, it is used as it is.
-//! 2. **parse** — `lexbench parse store`: judgments and guides into `DATA/parsed/ecthr`.
-//! 3. **build + split** — `lexbench build ecthr`: pairs, pools, qrels, the settings, the certificate;
-//!    `lexbench build bsard` when BSARD's files were crawled (the sample has a fictional statute book).
+//! 2. **parse** — [`crate::parse_store::parse_store`]: judgments and guides into `DATA/parsed/ecthr`.
+//! 3. **build + split** — [`crate::build::build_ecthr`]: pairs, pools, qrels, the settings, the
+//!    certificate; [`crate::build::build_bsard`] when BSARD's files were crawled (the sample has a
+//!    fictional statute book).
 //! 4. **bm25** — a run per evaluated split.
 //! 5. **submit** and **leaderboard** — each run validated, evaluated and ranked.
 //!
-//! Each stage prints what it wrote; every stage is also a command of its own.
+//! Each stage reports what it wrote, line by line, to the `log` the caller gives.
 
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
-use std::sync::Arc;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use clap::Args;
-use indicatif::ProgressBar;
-use lexbench_core::GuideId;
-use lexbench_crawlers::bsard::{self, BSARD_FILES, BsardSettings};
-use lexbench_crawlers::fake_hudoc::FakeServer;
-use lexbench_crawlers::fetch::Fetcher;
-use lexbench_crawlers::guides::{self, GuideSettings};
-use lexbench_crawlers::http::{HttpConfig, PoliteClient};
-use lexbench_crawlers::hudoc::{self, HudocSettings};
-use lexbench_crawlers::store::RawStore;
+use lexbench_core::datadir::DataDir;
 
-use crate::build::{BuildBsardArgs, BuildEcthrArgs, build_bsard, build_ecthr};
+use crate::build::{BsardSource, EcthrOptions, build_bsard, build_ecthr};
 use crate::sample;
-
-/// Arguments of `lexbench pipeline`.
-#[derive(Debug, Args)]
-pub struct PipelineArgs {
-    /// The dataset's name.
-    #[arg(long, default_value = "ecthr", value_parser = crate::name_arg)]
-    pub name: String,
-    /// A split configuration (JSON); default: the sample's when running on the sample, else the paper's.
-    #[arg(long)]
-    pub split_config: Option<PathBuf>,
-}
 
 /// The splits a baseline is run and ranked on.
 pub const EVALUATED_SPLITS: [&str; 3] = ["test", "unseen_query", "unseen_guide"];
 
-fn stage(n: usize, name: &str) -> Instant {
-    eprintln!("[{n}/5] {name}");
-    Instant::now()
+/// Options of the pipeline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PipelineOptions {
+    /// The ECtHR dataset's name.
+    pub name: String,
+    /// A split configuration (JSON); `None`: the sample's when running on the sample, else the
+    /// paper's.
+    pub split_config: Option<PathBuf>,
 }
 
-fn done(t: Instant) {
-    eprintln!("      ({:.1} s)", t.elapsed().as_secs_f64());
+/// What the pipeline made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PipelineReport {
+    /// Whether the embedded sample was crawled (the raw store was empty).
+    pub on_sample: bool,
+    /// The BM25 runs: (dataset, split, run file).
+    pub runs: Vec<(String, String, PathBuf)>,
+    /// The leaderboard entries written.
+    pub entries: Vec<PathBuf>,
+    /// The leaderboard's Markdown page.
+    pub markdown: PathBuf,
+    /// The leaderboard's HTML page.
+    pub html: PathBuf,
+    /// Seconds the whole pipeline took.
+    pub seconds: f64,
 }
 
-/// Crawls the embedded sample from a loopback server into `data/raw`.
-async fn crawl_sample(data: &Path) -> Result<()> {
-    let server = FakeServer::start(sample::fake_config()?)
-        .await
-        .context("starting the sample server")?;
-    let raw = data.join("raw");
-    let store = Arc::new(RawStore::open(&raw)?);
-    let client = PoliteClient::new(HttpConfig {
-        rate_per_sec: 200.0,
-        ..HttpConfig::default()
-    })?;
-    let fetcher = Fetcher::online(store, client);
-    let settings = HudocSettings {
-        base_url: server.base_url(),
-        since: sample::SINCE,
-        until: sample::UNTIL,
-        ..HudocSettings::default()
-    };
-    let hidden = ProgressBar::hidden();
-    let meta = hudoc::crawl_metadata(&fetcher, &settings, &hidden).await?;
-    hudoc::write_index(&raw.join("index/hudoc_metadata.jsonl"), &meta.records)?;
-    let bodies = hudoc::crawl_bodies(&fetcher, &meta.records, &settings, 4, &hidden).await?;
-    hudoc::write_bodies_index(&raw.join("index/hudoc_bodies.jsonl"), &bodies.stored)?;
-    let gs = GuideSettings {
-        ks_base: server.base_url(),
-        www_base: server.base_url(),
-        ids: sample::GUIDES
-            .iter()
-            .map(|(id, _)| GuideId::new(*id))
-            .collect::<Result<_, _>>()?,
-    };
-    let g = guides::crawl_guides(&fetcher, &gs, &hidden).await?;
-    guides::write_index(&raw.join("index/guides.jsonl"), &g.found)?;
-    let bs = BsardSettings {
-        base_url: format!("{}/bsard", server.base_url()),
-        files: BSARD_FILES.iter().map(|f| (*f).to_owned()).collect(),
-        ejustice_base: server.base_url(),
-        numacs: Vec::new(),
-    };
-    let b = bsard::crawl_bsard(&fetcher, &bs, &hidden).await?;
-    bsard::write_index(&raw.join("index/bsard.jsonl"), &b.found)?;
-    eprintln!(
-        "      served the embedded sample on {} and crawled {} judgments ({} bodies), {} guides and {} BSARD files → {}",
-        server.base_url(),
-        meta.records.len(),
-        bodies.stored.len(),
-        g.found.len(),
-        b.found.len(),
-        raw.display()
-    );
-    if !bodies.failed.is_empty()
-        || !g.missing.is_empty()
-        || !meta.failed_pages.is_empty()
-        || !b.failed.is_empty()
-    {
-        anyhow::bail!(
-            "the sample crawl lost documents: {:?} {:?} {:?}",
-            bodies.failed,
-            g.missing,
-            b.failed
-        );
-    }
-    Ok(())
-}
-
-/// Runs `lexbench pipeline`.
-pub fn cmd_pipeline(data: &Path, args: &PipelineArgs) -> Result<ExitCode> {
+/// Runs every stage on `data`; `log` receives the progress lines (`[1/5] crawl`, what each stage
+/// wrote, timings).
+pub fn run_pipeline(
+    data: &DataDir,
+    options: &PipelineOptions,
+    log: &mut dyn FnMut(String),
+) -> Result<PipelineReport> {
     let started = Instant::now();
-    let raw_manifest = data.join("raw/manifest.jsonl");
-    let on_sample = !raw_manifest.exists();
+    let stage = |log: &mut dyn FnMut(String), n: usize, name: &str| {
+        log(format!("[{n}/5] {name}"));
+        Instant::now()
+    };
+    let done = |log: &mut dyn FnMut(String), t: Instant| {
+        log(format!("      ({:.1} s)", t.elapsed().as_secs_f64()));
+    };
+    let on_sample = !data.raw().join("manifest.jsonl").exists();
 
-    let t = stage(1, "crawl");
+    let t = stage(log, 1, "crawl");
     if on_sample {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .context("starting the async runtime")?;
-        rt.block_on(crawl_sample(data))?;
+        let c = crate::crawl::runtime()?.block_on(crate::crawl::crawl_sample(data))?;
+        log(format!(
+            "      served the embedded sample on {} and crawled {} judgments ({} bodies), {} guides and {} BSARD files → {}",
+            c.base_url,
+            c.judgments,
+            c.bodies,
+            c.guides,
+            c.bsard_files,
+            data.raw().display()
+        ));
     } else {
-        eprintln!("      using the crawl already in {}", data.join("raw").display());
+        log(format!(
+            "      using the crawl already in {}",
+            data.raw().display()
+        ));
     }
-    done(t);
+    done(log, t);
 
-    let t = stage(2, "parse");
+    let t = stage(log, 2, "parse");
     let parsed = crate::parse_store::parse_store(data, None)?;
-    eprintln!(
+    log(format!(
         "      {} judgments, {} guides, {} queries, {}/{} citations resolved → {}",
         parsed.judgments,
         parsed.guides,
         parsed.queries,
         parsed.citations_resolved,
         parsed.citations,
-        data.join("parsed/ecthr").display()
-    );
+        data.parsed().join("ecthr").display()
+    ));
     for f in &parsed.failures {
-        eprintln!("      failed: {f}");
+        log(format!("      failed: {f}"));
     }
-    done(t);
+    done(log, t);
 
-    let t = stage(3, "build + split");
+    let t = stage(log, 3, "build + split");
     // A data directory seeded from the sample keeps the sample's split configuration on later runs.
-    let sample_config = data.join("sample_split_config.json");
+    let sample_config = data.root().join("sample_split_config.json");
     if on_sample {
         std::fs::write(&sample_config, sample::SPLIT_CONFIG)
             .with_context(|| format!("writing {}", sample_config.display()))?;
     }
-    let split_config = match &args.split_config {
+    let split_config = match &options.split_config {
         Some(p) => Some(p.clone()),
         None => sample_config.exists().then_some(sample_config),
     };
-    let (written, assembly, dir) = build_ecthr(
+    let ecthr = build_ecthr(
         data,
-        &BuildEcthrArgs {
-            name: args.name.clone(),
+        &EcthrOptions {
+            name: options.name.clone(),
             split_config,
             seed: None,
             plots: true,
         },
     )?;
-    eprintln!(
+    let written = &ecthr.built.written;
+    log(format!(
         "      {} pairs from {} citations; certificate {}; dataset {} → {}",
-        assembly.pairs,
-        assembly.citations,
+        ecthr.assembly.pairs,
+        ecthr.assembly.citations,
         if written.certificate.passed {
             "passed"
         } else {
             "FAILED"
         },
         &written.manifest.dataset_hash()[..16],
-        dir.display()
-    );
+        ecthr.built.dir.display()
+    ));
     for (split, sizes) in &written.stats.splits {
-        eprintln!(
+        log(format!(
             "        {split:<13} {:>4} pairs",
             sizes.get("pairs").unwrap_or(&0)
-        );
+        ));
     }
-    let with_bsard = data.join("raw/index/bsard.jsonl").exists();
+    let with_bsard = data.raw().join("index/bsard.jsonl").exists();
     if with_bsard {
-        let (w, dir) = build_bsard(
-            data,
-            &BuildBsardArgs {
-                name: "bsard".into(),
-                from: None,
-            },
-        )?;
-        eprintln!(
+        let b = build_bsard(data, "bsard", &BsardSource::RawStore)?;
+        log(format!(
             "      bsard: {} articles, questions {:?}, legislative graph of {} nodes → {}",
-            w.articles,
-            w.questions,
-            w.graph.0,
-            dir.display()
-        );
+            b.written.articles,
+            b.written.questions,
+            b.written.graph.0,
+            b.dir.display()
+        ));
     }
-    done(t);
+    done(log, t);
 
-    let t = stage(4, "bm25");
-    let mut runs: Vec<(&str, &str, PathBuf)> = Vec::new();
+    let t = stage(log, 4, "bm25");
+    let mut runs: Vec<(String, String, PathBuf)> = Vec::new();
     for split in EVALUATED_SPLITS {
         if written
             .stats
@@ -223,44 +168,61 @@ pub fn cmd_pipeline(data: &Path, args: &PipelineArgs) -> Result<ExitCode> {
             .unwrap_or(0)
             == 0
         {
-            eprintln!("      {split}: no topics, skipped");
+            log(format!("      {split}: no topics, skipped"));
             continue;
         }
         let out = lexbench_baselines::rank::bm25::run_dataset(
-            data,
-            &args.name,
+            data.root(),
+            &options.name,
             split,
             &lexbench_baselines::sparse::Bm25Params::default(),
         )?;
-        eprintln!("      {}/{split}: {}", args.name, out.run_path.display());
-        runs.push((args.name.as_str(), split, out.run_path));
+        log(format!(
+            "      {}/{split}: {}",
+            options.name,
+            out.run_path.display()
+        ));
+        runs.push((options.name.clone(), split.to_owned(), out.run_path));
     }
     if with_bsard {
         let out = lexbench_baselines::rank::bm25::run_dataset(
-            data,
+            data.root(),
             "bsard",
             "test",
             &lexbench_baselines::sparse::Bm25Params::default(),
         )?;
-        eprintln!("      bsard/test: {}", out.run_path.display());
-        runs.push(("bsard", "test", out.run_path));
+        log(format!("      bsard/test: {}", out.run_path.display()));
+        runs.push(("bsard".into(), "test".into(), out.run_path));
     }
-    done(t);
+    done(log, t);
 
-    let t = stage(5, "submit + leaderboard");
-    leaderboard_stage(data, &runs)?;
-    done(t);
+    let t = stage(log, 5, "submit + leaderboard");
+    let (entries, site) = leaderboard_stage(data, &runs, log)?;
+    done(log, t);
 
-    eprintln!("pipeline finished in {:.1} s", started.elapsed().as_secs_f64());
-    Ok(ExitCode::SUCCESS)
+    let seconds = started.elapsed().as_secs_f64();
+    log(format!("pipeline finished in {seconds:.1} s"));
+    Ok(PipelineReport {
+        on_sample,
+        runs,
+        entries,
+        markdown: site.markdown,
+        html: site.html,
+        seconds,
+    })
 }
 
 /// Submits each run as "BM25" and renders the leaderboard.
-fn leaderboard_stage(data: &Path, runs: &[(&str, &str, PathBuf)]) -> Result<()> {
+fn leaderboard_stage(
+    data: &DataDir,
+    runs: &[(String, String, PathBuf)],
+    log: &mut dyn FnMut(String),
+) -> Result<(Vec<PathBuf>, lexbench_leaderboard::render::Rendered)> {
     use lexbench_leaderboard::submit::{SubmitRequest, submit};
+    let mut entries = Vec::new();
     for (dataset, split, run) in runs {
         let s = submit(&SubmitRequest {
-            data,
+            data: data.root(),
             run,
             dataset,
             split,
@@ -268,13 +230,14 @@ fn leaderboard_stage(data: &Path, runs: &[(&str, &str, PathBuf)]) -> Result<()> 
             card: None,
         })
         .with_context(|| format!("submitting {}", run.display()))?;
-        eprintln!("      {dataset}/{split}: entry {}", s.path.display());
+        log(format!("      {dataset}/{split}: entry {}", s.path.display()));
+        entries.push(s.path);
     }
-    let r = lexbench_leaderboard::render::render_site(data)?;
-    eprintln!("      {}", r.markdown.display());
-    eprintln!("      {}", r.html.display());
+    let r = lexbench_leaderboard::render::render_site(data.root())?;
+    log(format!("      {}", r.markdown.display()));
+    log(format!("      {}", r.html.display()));
     for p in &r.plots {
-        eprintln!("      {}", p.display());
+        log(format!("      {}", p.display()));
     }
-    Ok(())
+    Ok((entries, r))
 }

@@ -4,8 +4,8 @@
 use lexbench_crawlers::date::Date;
 use lexbench_crawlers::fake_hudoc::{FakeConfig, FakeItem};
 
-/// (itemid, DOCX bytes).
-const JUDGMENTS: [(&str, &[u8]); 6] = [
+/// (itemid, DOCX bytes) of the fictional judgments.
+pub const JUDGMENTS: [(&str, &[u8]); 6] = [
     ("001-990101", include_bytes!("../sample/hudoc/001-990101.docx")),
     ("001-990102", include_bytes!("../sample/hudoc/001-990102.docx")),
     ("001-990103", include_bytes!("../sample/hudoc/001-990103.docx")),

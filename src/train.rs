@@ -1,215 +1,247 @@
-//! `lexbench train CONFIG`: fine-tune a model as a TOML experiment describes (see
-//! `baselines/configs/`), optionally sweeping learning rates and ranking splits with the selected
-//! model afterwards; `lexbench share`: the trainable-parameter share of PEFT settings from a
-//! `config.json` alone.
+//! Fine-tuning as a TOML experiment describes (`baselines/configs/`): the trainer dispatch (encoder
+//! trainer, DR+GNN, QABISAR, the hierarchical article encoder), the learning-rate sweep and ranking
+//! splits with the selected model (`lexbench train`).
+//!
+//! The sweep and the dispatch stay here rather than in `lexbench_baselines::train`: ranking splits
+//! after training goes through `lexbench run`'s code paths (dense, ColBERT, cross-encoder) with
+//! `lexbench run`'s file layout, and the selection itself ([`select_lr`]) is a pure function tested
+//! here.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use clap::Args;
-use lexbench_baselines::encoder::peft::{PeftConfig, PeftMethod};
+use lexbench_baselines::Device;
+use lexbench_baselines::rank::neural::NeuralOutput;
 use lexbench_baselines::train::config::{ArticleEncoder, ModelKind, TrainConfig};
+use lexbench_baselines::train::dr_gnn::GnnSummary;
+use lexbench_baselines::train::qabisar::QabisarSummary;
 use lexbench_baselines::train::{Summary, TrainOptions, train};
+use lexbench_core::datadir::DataDir;
 
-/// Arguments of `lexbench train`.
-#[derive(Debug, Args)]
-pub struct TrainArgs {
-    /// The experiment (TOML), e.g. baselines/configs/ecthr/dpr-minilm.toml.
+/// What to train, and what to do afterwards.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrainRequest {
+    /// The experiment (TOML).
     pub config: PathBuf,
-    /// Output folder [default: DATA/models/<name>].
-    #[arg(long)]
+    /// Output folder; `None`: `DATA/models/<name>`.
     pub out: Option<PathBuf>,
-    /// Replace the config's base model folder.
-    #[arg(long)]
+    /// Replaces the config's base model folder.
     pub base: Option<PathBuf>,
-    /// Replace the config's learning rate.
-    #[arg(long)]
+    /// Replaces the config's learning rate.
     pub lr: Option<f64>,
-    /// Replace the config's number of epochs.
-    #[arg(long)]
+    /// Replaces the config's number of epochs.
     pub epochs: Option<usize>,
-    /// Train once per learning rate of the config's `lr_sweep` and keep the best on validation.
-    #[arg(long)]
+    /// Trains once per learning rate of the config's `lr_sweep` and keeps the best on validation.
     pub sweep: bool,
-    /// Discard existing checkpoints instead of resuming from them.
-    #[arg(long)]
+    /// Discards existing checkpoints instead of resuming from them.
     pub restart: bool,
-    /// After training, rank these splits with the selected model (comma-separated), writing
-    /// DATA/runs/<dataset>/<split>/<name>.trec.
-    #[arg(long, value_delimiter = ',')]
+    /// Splits to rank with the selected model afterwards.
     pub run: Vec<String>,
     /// No progress bar.
-    #[arg(long)]
     pub quiet: bool,
 }
 
-fn print_summary(s: &Summary, out: &Path) {
-    println!(
-        "{}: {} trainable of {} parameters ({:.3}%)",
-        s.name, s.trainable_params, s.total_params, s.trainable_pct
-    );
-    let fmt = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.4}"));
-    println!("  epoch 0 (zero-shot): {} {}", s.measure, fmt(s.zero_shot_val));
-    for e in &s.epochs {
-        println!(
-            "  epoch {}: loss {:.4}, {} {}, {:.1} s training ({:.2} examples/s), {:.1} s validation",
-            e.epoch,
-            e.loss,
-            s.measure,
-            fmt(e.val),
-            e.train_s,
-            e.examples_per_s,
-            e.val_s
-        );
-    }
-    println!(
-        "  selected epoch {} ({} {})",
-        s.best_epoch,
-        s.measure,
-        fmt(s.best_val)
-    );
-    println!("  model: {}", out.join("model").display());
-}
-
-/// Runs `lexbench train`.
-pub fn cmd_train(data: &Path, args: &TrainArgs) -> Result<ExitCode> {
-    let mut cfg = TrainConfig::from_file(&args.config)?;
-    if let Some(b) = &args.base {
+/// The experiment of `request`: the TOML file with the request's overrides, validated, its base
+/// model folder present.
+pub fn load_config(request: &TrainRequest) -> Result<TrainConfig> {
+    let mut cfg = TrainConfig::from_file(&request.config)?;
+    if let Some(b) = &request.base {
         cfg.base = b.clone();
     }
-    if let Some(lr) = args.lr {
+    if let Some(lr) = request.lr {
         cfg.optim.lr = lr;
     }
-    if let Some(e) = args.epochs {
+    if let Some(e) = request.epochs {
         cfg.schedule.epochs = e;
     }
     cfg.validate()
-        .with_context(|| args.config.display().to_string())?;
+        .with_context(|| request.config.display().to_string())?;
     if !cfg.base.join("config.json").is_file() {
         bail!(
             "{}: base model folder {} has no config.json (run scripts/fetch-models for models/minilm)",
-            args.config.display(),
+            request.config.display(),
             cfg.base.display()
         );
     }
-    let device = lexbench_baselines::default_device()?;
+    Ok(cfg)
+}
+
+/// One training run: its folder and summary.
+#[derive(Debug, Clone)]
+pub struct Trained {
+    /// The learning rate it used.
+    pub lr: f64,
+    /// Its folder (`model/` inside is the selected epoch).
+    pub dir: PathBuf,
+    /// Losses, validation per epoch, the selected epoch.
+    pub summary: Summary,
+}
+
+/// What [`train_experiment`] did.
+#[derive(Debug, Clone)]
+pub enum TrainReport {
+    /// QABISAR (query encoder + GAT over the query–article–structure graph) and the runs it wrote.
+    Qabisar {
+        /// The experiment's name.
+        name: String,
+        /// Losses and sizes.
+        summary: QabisarSummary,
+        /// Runs written.
+        runs: Vec<NeuralOutput>,
+    },
+    /// An encoder trained (once, or once per learning rate of a sweep), then the GNN stage when
+    /// configured, then the splits ranked.
+    Encoder {
+        /// Every training run, in the order of the sweep (one without a sweep).
+        trained: Vec<Trained>,
+        /// The run the sweep selected (index into `trained`), when sweeping.
+        selected: Option<usize>,
+        /// The DR+GNN stage, when configured.
+        gnn: Option<GnnSummary>,
+        /// Runs written.
+        runs: Vec<PathBuf>,
+    },
+}
+
+/// The sweep's choice among (learning rate, best validation score) in the order of the sweep: the
+/// highest score; a run without one counts as the lowest; ties keep the smaller index (the learning
+/// rate listed first). `None` for an empty sweep.
+pub fn select_lr(results: &[(f64, Option<f64>)]) -> Option<usize> {
+    results
+        .iter()
+        .enumerate()
+        .max_by(|a, b| {
+            let (x, y) = (a.1.1.unwrap_or(f64::MIN), b.1.1.unwrap_or(f64::MIN));
+            x.total_cmp(&y).then(b.0.cmp(&a.0))
+        })
+        .map(|(i, _)| i)
+}
+
+/// Trains `cfg` once per learning rate of its `lr_sweep` under `root/lr-<lr>`, writes
+/// `root/sweep.json` and returns the runs and the index of the selected one.
+pub fn sweep(
+    cfg: &TrainConfig,
+    data: &DataDir,
+    root: &Path,
+    device: &Device,
+    opts: &TrainOptions,
+) -> Result<(Vec<Trained>, usize)> {
+    let mut results = Vec::new();
+    for &lr in &cfg.lr_sweep {
+        let mut c = cfg.clone();
+        c.optim.lr = lr;
+        let dir = root.join(format!("lr-{lr:e}"));
+        let summary = train(&c, data.root(), &dir, device, opts)
+            .with_context(|| format!("{} at lr {lr:e}", cfg.name))?;
+        results.push(Trained { lr, dir, summary });
+    }
+    let scores: Vec<(f64, Option<f64>)> = results.iter().map(|t| (t.lr, t.summary.best_val)).collect();
+    let best = select_lr(&scores).context("empty sweep")?;
+    let table: Vec<serde_json::Value> = results
+        .iter()
+        .map(|t| serde_json::json!({"lr": t.lr, "dir": t.dir, "best_epoch": t.summary.best_epoch, "val": t.summary.best_val}))
+        .collect();
+    lexbench_core::io::write_json_pretty(
+        &root.join("sweep.json"),
+        &serde_json::json!({"measure": cfg.eval.measure, "selected_lr": results[best].lr, "runs": table}),
+    )?;
+    Ok((results, best))
+}
+
+/// Trains the experiment `request` names on `device` and ranks the requested splits with the
+/// selected model.
+pub fn train_experiment(data: &DataDir, request: &TrainRequest, device: &Device) -> Result<TrainReport> {
+    let mut cfg = load_config(request)?;
     let opts = TrainOptions {
-        progress: !args.quiet,
-        restart: args.restart,
+        progress: !request.quiet,
+        restart: request.restart,
         ..TrainOptions::default()
     };
-    let root = args
+    let root = request
         .out
         .clone()
-        .unwrap_or_else(|| data.join("models").join(&cfg.name));
+        .unwrap_or_else(|| data.models().join(&cfg.name));
     if cfg.qabisar.is_some() {
         // QABISAR replaces the trainer: query encoder + GAT over the query–article–structure graph.
-        let root = args
-            .out
-            .clone()
-            .unwrap_or_else(|| data.join("models").join(&cfg.name));
-        let (s, outs) =
-            lexbench_baselines::train::qabisar::train_qabisar(&cfg, data, &root, &device, &args.run)
+        let (summary, runs) =
+            lexbench_baselines::train::qabisar::train_qabisar(&cfg, data.root(), &root, device, &request.run)
                 .with_context(|| cfg.name.clone())?;
-        println!(
-            "{}: QABISAR, {} graph nodes, {} trainable parameters",
-            cfg.name, s.nodes, s.trainable_params
-        );
-        for (i, (l, t)) in s.losses.iter().zip(&s.epoch_s).enumerate() {
-            println!("  epoch {}: loss {l:.4}, {t:.1} s", i + 1);
-        }
-        for o in outs {
-            println!("run:     {}", o.run_path.display());
-        }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(TrainReport::Qabisar {
+            name: cfg.name.clone(),
+            summary,
+            runs,
+        });
     }
-    let out = if args.sweep {
+    let (trained, selected) = if request.sweep {
         if cfg.lr_sweep.is_empty() {
-            bail!("{}: --sweep needs lr_sweep in the config", args.config.display());
+            bail!(
+                "{}: --sweep needs lr_sweep in the config",
+                request.config.display()
+            );
         }
-        let mut results = Vec::new();
-        for &lr in &cfg.lr_sweep {
-            let mut c = cfg.clone();
-            c.optim.lr = lr;
-            let dir = root.join(format!("lr-{lr:e}"));
-            let s = train(&c, data, &dir, &device, &opts)
-                .with_context(|| format!("{} at lr {lr:e}", cfg.name))?;
-            print_summary(&s, &dir);
-            results.push((lr, dir, s));
-        }
-        let best = results
-            .iter()
-            .enumerate()
-            .max_by(|a, b| {
-                let (x, y) = (
-                    a.1.2.best_val.unwrap_or(f64::MIN),
-                    b.1.2.best_val.unwrap_or(f64::MIN),
-                );
-                // Ties keep the smaller learning rate (listed first).
-                x.total_cmp(&y).then(b.0.cmp(&a.0))
-            })
-            .map(|(i, _)| i)
-            .context("empty sweep")?;
-        let table: Vec<serde_json::Value> = results
-            .iter()
-            .map(|(lr, dir, s)| serde_json::json!({"lr": lr, "dir": dir, "best_epoch": s.best_epoch, "val": s.best_val}))
-            .collect();
-        lexbench_core::io::write_json_pretty(
-            &root.join("sweep.json"),
-            &serde_json::json!({"measure": cfg.eval.measure, "selected_lr": results[best].0, "runs": table}),
-        )?;
-        let (lr, dir, _) = results.swap_remove(best);
-        println!("sweep: selected lr {lr:e} ({})", dir.display());
-        cfg.optim.lr = lr;
-        dir
+        let (trained, best) = sweep(&cfg, data, &root, device, &opts)?;
+        cfg.optim.lr = trained[best].lr;
+        (trained, Some(best))
     } else {
-        let s = train(&cfg, data, &root, &device, &opts).with_context(|| cfg.name.clone())?;
-        print_summary(&s, &root);
-        root
+        let summary = train(&cfg, data.root(), &root, device, &opts).with_context(|| cfg.name.clone())?;
+        let t = Trained {
+            lr: cfg.optim.lr,
+            dir: root.clone(),
+            summary,
+        };
+        (vec![t], None)
+    };
+    let out = trained[selected.unwrap_or(0)].dir.clone();
+    let report = |gnn, runs| TrainReport::Encoder {
+        trained: trained.clone(),
+        selected,
+        gnn,
+        runs,
     };
     if cfg.gnn.is_some() {
         // DR+GNN: the GAT over the legislative graph on top of the trained encoder; it writes the runs.
-        let (g, outs) = lexbench_baselines::train::dr_gnn::train_dr_gnn(&cfg, data, &out, &device, &args.run)
-            .with_context(|| format!("{}: GNN stage", cfg.name))?;
-        println!(
-            "  gnn: {} nodes, {} trainable parameters",
-            g.nodes, g.trainable_params
-        );
-        for (i, (l, t)) in g.losses.iter().zip(&g.epoch_s).enumerate() {
-            println!("  gnn epoch {}: loss {l:.4}, {t:.1} s", i + 1);
-        }
-        for o in outs {
-            println!("run:     {}", o.run_path.display());
-        }
-        return Ok(ExitCode::SUCCESS);
+        let (g, outs) =
+            lexbench_baselines::train::dr_gnn::train_dr_gnn(&cfg, data.root(), &out, device, &request.run)
+                .with_context(|| format!("{}: GNN stage", cfg.name))?;
+        return Ok(report(Some(g), outs.into_iter().map(|o| o.run_path).collect()));
     }
     if cfg.biencoder.article_encoder == ArticleEncoder::Hierarchical {
         // `lexbench run dense` cannot load the hierarchical encoder: rank with the network rebuilt
         // from the selected model folder.
-        let outs =
-            lexbench_baselines::train::export::write_runs(&cfg, data, &out.join("model"), &device, &args.run)
-                .with_context(|| format!("{} on {}", cfg.name, cfg.data.dataset))?;
-        for o in outs {
-            println!("run:     {}", o.run_path.display());
-        }
-        return Ok(ExitCode::SUCCESS);
+        let outs = lexbench_baselines::train::export::write_runs(
+            &cfg,
+            data.root(),
+            &out.join("model"),
+            device,
+            &request.run,
+        )
+        .with_context(|| format!("{} on {}", cfg.name, cfg.data.dataset))?;
+        return Ok(report(None, outs.into_iter().map(|o| o.run_path).collect()));
     }
-    for split in &args.run {
-        run_split(data, &cfg, &out.join("model"), split)
+    let mut runs = Vec::new();
+    for split in &request.run {
+        let o = run_split(data, &cfg, &out.join("model"), split, device)
             .with_context(|| format!("{} on {}/{split}", cfg.name, cfg.data.dataset))?;
+        runs.push(o.run_path);
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(report(None, runs))
 }
 
 /// Ranks `split` with a trained model folder, as `lexbench run` would.
-fn run_split(data: &Path, cfg: &TrainConfig, model: &Path, split: &str) -> Result<()> {
+pub fn run_split(
+    data: &DataDir,
+    cfg: &TrainConfig,
+    model: &Path,
+    split: &str,
+    device: &Device,
+) -> Result<NeuralOutput> {
     use lexbench_baselines::encoder::EncodeOptions;
     use lexbench_baselines::rank::colbert::{ColBertParams, run_colbert};
     use lexbench_baselines::rank::cross::{CrossParams, run_cross_encoder};
     use lexbench_baselines::rank::dense::{DenseParams, run_dense};
     use lexbench_baselines::scorers::Similarity;
-    let out = match cfg.model {
+    let data = data.root();
+    Ok(match cfg.model {
         ModelKind::Dpr | ModelKind::Ance => run_dense(
             data,
             &cfg.data.dataset,
@@ -230,6 +262,7 @@ fn run_split(data: &Path, cfg: &TrainConfig, model: &Path, split: &str) -> Resul
                 },
                 top_k: cfg.eval.top_k,
             },
+            device,
         )?,
         ModelKind::Colbert => run_colbert(
             data,
@@ -241,6 +274,7 @@ fn run_split(data: &Path, cfg: &TrainConfig, model: &Path, split: &str) -> Resul
                 colbert: cfg.colbert.clone(),
                 top_k: cfg.eval.top_k,
             },
+            device,
         )?,
         ModelKind::CrossEncoder => run_cross_encoder(
             data,
@@ -252,64 +286,7 @@ fn run_split(data: &Path, cfg: &TrainConfig, model: &Path, split: &str) -> Resul
                 depth: 100,
                 max_len: cfg.data.max_query_len + cfg.data.max_doc_len,
             },
+            device,
         )?,
-    };
-    println!("run:     {}", out.run_path.display());
-    Ok(())
-}
-
-/// Arguments of `lexbench share`.
-#[derive(Debug, Args)]
-pub struct ShareArgs {
-    /// A model's config.json (e.g. models/minilm/config.json); several give one table each.
-    #[arg(required = true)]
-    pub configs: Vec<PathBuf>,
-}
-
-/// Runs `lexbench share`: the ECtHR paper's PEFT settings and their "% train".
-pub fn cmd_share(args: &ShareArgs) -> Result<ExitCode> {
-    use lexbench_baselines::encoder::BertConfig;
-    use lexbench_baselines::train::share::share;
-    let mut rows: Vec<(String, Option<PeftConfig>)> = vec![("full fine-tuning".into(), None)];
-    let base = PeftConfig {
-        method: PeftMethod::Lora,
-        lora: Default::default(),
-        adapter: Default::default(),
-        prefix: Default::default(),
-    };
-    for r in [8usize, 16] {
-        let mut p = base.clone();
-        p.lora.rank = r;
-        p.lora.alpha = r as f64;
-        rows.push((format!("LoRA r = {r} (query, value)"), Some(p)));
-    }
-    for f in [8usize, 16, 32] {
-        let mut p = base.clone();
-        p.method = PeftMethod::Adapter;
-        p.adapter.reduction_factor = Some(f);
-        rows.push((format!("adapter, reduction factor {f}"), Some(p)));
-    }
-    for n in [10usize, 15, 30] {
-        let mut p = base.clone();
-        p.method = PeftMethod::Prefix;
-        p.prefix.length = n;
-        rows.push((format!("prefix, length {n}"), Some(p)));
-    }
-    for path in &args.configs {
-        let cfg = BertConfig::from_file(path)?;
-        println!(
-            "{} (hidden {}, {} layers, vocabulary {}):",
-            path.display(),
-            cfg.hidden_size,
-            cfg.num_hidden_layers,
-            cfg.vocab_size
-        );
-        println!("| setting | trainable | total | % train |");
-        println!("|---|---:|---:|---:|");
-        for (label, p) in &rows {
-            let s = share(&cfg, true, p.as_ref())?;
-            println!("| {label} | {} | {} | {:.2} |", s.trainable, s.total, s.percent);
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    })
 }

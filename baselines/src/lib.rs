@@ -45,6 +45,7 @@ pub mod scorers;
 pub mod sparse;
 pub mod train;
 
+pub use candle_core::Device;
 pub use error::{Error, Result};
 
 /// The device encoders run on: the first CUDA GPU when built with `--features cuda` and one is

@@ -438,7 +438,7 @@ fn exported_models_rank_as_in_training() -> TestResult {
             similarity: Similarity::Cosine,
             top_k: 100,
         };
-        let run = run_dense(&data, "tiny", "val", &out.join("model"), &params)?;
+        let run = run_dense(&data, "tiny", "val", &out.join("model"), &params, &Device::Cpu)?;
         let read = lexbench_core::Run::read(&run.run_path, &Default::default())?;
         assert_same_ranking(&trained, &read, name);
     }
@@ -673,7 +673,15 @@ fn hierarchical_resumed_run_continues_identically() -> TestResult {
     // The exported folder keeps the hier tensors; `lexbench run dense` refuses it with a hint…
     let model = whole.join("model");
     assert!(has_hier_tensors(&model)?);
-    let err = run_dense(&data, "tiny", "val", &model, &DenseParams::default()).expect_err("refused");
+    let err = run_dense(
+        &data,
+        "tiny",
+        "val",
+        &model,
+        &DenseParams::default(),
+        &Device::Cpu,
+    )
+    .expect_err("refused");
     assert!(err.to_string().contains("hierarchical article encoder"), "{err}");
     // …and `write_runs` ranks as the network of the last checkpoint does.
     let outs = write_runs(&cfg, &data, &model, &Device::Cpu, &["val".to_owned()])?;

@@ -38,13 +38,14 @@ pub fn run_colbert(
     split: &str,
     model_dir: &Path,
     params: &ColBertParams,
+    device: &candle_core::Device,
 ) -> Result<NeuralOutput> {
     use crate::scorers::colbert::{ColBert, maxsim};
     params.colbert.validate()?;
     let t0 = Instant::now();
     let dir = DatasetDir::in_data(data, dataset)?;
     let inputs = read_inputs(&dir, split)?;
-    let device = candle_core::Device::Cpu;
+    let device = device.clone();
     let h = hidden_size(model_dir)?;
     let dim = params.colbert.dim;
     let w = candle_core::Tensor::from_vec(

@@ -36,6 +36,7 @@ pub fn run_cross_encoder(
     split: &str,
     model_dir: &Path,
     params: &CrossParams,
+    device: &candle_core::Device,
 ) -> Result<NeuralOutput> {
     use crate::scorers::cross::CrossEncoder;
     if params.depth == 0 {
@@ -49,7 +50,7 @@ pub fn run_cross_encoder(
         "{} (the cross-encoder reranks BM25: run `lexbench run bm25 --dataset {dataset} --split {split}` first)",
         lexbench_core::error::chain(&e)
     )))?;
-    let device = candle_core::Device::Cpu;
+    let device = device.clone();
     let h = hidden_size(model_dir)?;
     let w = candle_core::Tensor::from_vec(seeded_normal(1, h, 0.02, SEED), (1, h), &device)?;
     let b = candle_core::Tensor::zeros(1, candle_core::DType::F32, &device)?;

@@ -75,6 +75,7 @@ pub fn run_dense(
     split: &str,
     model_dir: &Path,
     params: &DenseParams,
+    device: &candle_core::Device,
 ) -> Result<NeuralOutput> {
     params.validate()?;
     if crate::encoder::files::has_hier_tensors(model_dir)? {
@@ -87,7 +88,7 @@ pub fn run_dense(
     let t0 = Instant::now();
     let dir = DatasetDir::in_data(data, dataset)?;
     let inputs = read_inputs(&dir, split)?;
-    let encoder = SentenceEncoder::from_dir(model_dir, &candle_core::Device::Cpu, params.encode.clone())?;
+    let encoder = SentenceEncoder::from_dir(model_dir, device, params.encode.clone())?;
     let mut cached = CachedEncoder::open(&encoder, model_dir, &data.join("cache/embeddings"))?;
     let before = cached.cache().len();
 

@@ -16,7 +16,7 @@ use lexbench_core::ids::GuideId;
 use lexbench_parsers::guide::{self, ParsedGuide, resolve};
 use serde_json::json;
 
-use crate::RecordFormat;
+use crate::cmd::args::RecordFormat;
 
 /// Arguments of `lexbench parse guide`.
 #[derive(Debug, Args)]
@@ -24,10 +24,6 @@ pub struct ParseGuideArgs {
     /// The files to parse: guide PDFs or extracted text (form feeds between pages).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Output format: `json` prints one document per file (guide, hierarchy, queries, citations,
-    /// audit); `jsonl` prints one record per line (`{"guide":…}`, `{"query":…,"detail":…}`, `{"audit":…}`).
-    #[arg(long, value_enum, default_value = "json")]
-    pub format: RecordFormat,
     /// A folder with HUDOC metadata files (case_law_references_eng.csv,
     /// itemid_to_docname_known_citations.json, …) to resolve citations to itemids.
     #[arg(long)]
@@ -78,7 +74,7 @@ fn parse_file(path: &Path) -> Result<ParsedGuide> {
 }
 
 /// Runs `lexbench parse guide`.
-pub fn cmd_parse_guide(args: &ParseGuideArgs) -> Result<ExitCode> {
+pub fn cmd_parse_guide(args: &ParseGuideArgs, format: RecordFormat) -> Result<ExitCode> {
     let meta = args.meta.as_deref().map(load_meta).transpose()?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -96,7 +92,7 @@ pub fn cmd_parse_guide(args: &ParseGuideArgs) -> Result<ExitCode> {
                 a.unresolved
             );
         }
-        match args.format {
+        match format {
             RecordFormat::Json => {
                 let doc = json!({ "file": path.display().to_string(), "parsed": parsed, "audit": audit });
                 serde_json::to_writer_pretty(&mut out, &doc)?;

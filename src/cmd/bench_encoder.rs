@@ -1,6 +1,6 @@
 //! `lexbench bench-encoder`: passages per second of the candle encoder and, in the same run, of
 //! PyTorch on the same model folder, passages, batch size, truncation and thread count
-//! (`lexbench_baselines::bench`). Built in the dev profile the figures are those of the dev build
+//! (`lexbench_baselines::encoder::bench`). Built in the dev profile the figures are those of the dev build
 //! (candle and gemm at opt-level 3, the rest not); `cargo bench -p lexbench-baselines --bench
 //! encoder` runs the same measurement in a release build.
 

@@ -9,6 +9,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use lexbench_baselines::rank::bm25;
 use lexbench_baselines::sparse::{Bm25Params, IdfScope, Language};
 
+use crate::cmd::args::{DatasetSplit, ModelDevice};
+
 /// The systems `lexbench run` knows.
 #[derive(Debug, Subcommand)]
 pub enum RunCommand {
@@ -25,15 +27,10 @@ pub enum RunCommand {
 /// Arguments shared by the neural runs.
 #[derive(Debug, Args)]
 pub struct NeuralArgs {
-    /// The model folder (config.json, model.safetensors, tokenizer.json).
-    #[arg(long)]
-    pub model: PathBuf,
-    /// The dataset (a folder under DATA/datasets).
-    #[arg(long, value_parser = crate::name_arg)]
-    pub dataset: String,
-    /// The split to rank.
-    #[arg(long, value_parser = crate::name_arg)]
-    pub split: String,
+    #[command(flatten)]
+    pub encoder: ModelDevice,
+    #[command(flatten)]
+    pub at: DatasetSplit,
     /// The system's name: the run's file name and tag.
     #[arg(long, default_value = "colbert", value_parser = crate::name_arg)]
     pub system: String,
@@ -45,15 +42,10 @@ pub struct NeuralArgs {
 /// Arguments of `lexbench run cross-encoder`.
 #[derive(Debug, Args)]
 pub struct CrossArgs {
-    /// The model folder.
-    #[arg(long)]
-    pub model: PathBuf,
-    /// The dataset.
-    #[arg(long, value_parser = crate::name_arg)]
-    pub dataset: String,
-    /// The split to rank.
-    #[arg(long, value_parser = crate::name_arg)]
-    pub split: String,
+    #[command(flatten)]
+    pub encoder: ModelDevice,
+    #[command(flatten)]
+    pub at: DatasetSplit,
     /// The system's name.
     #[arg(long, default_value = "cross-encoder", value_parser = crate::name_arg)]
     pub system: String,
@@ -68,15 +60,10 @@ pub struct CrossArgs {
 /// Arguments of `lexbench run dense`.
 #[derive(Debug, Args)]
 pub struct DenseArgs {
-    /// The model folder (config.json, model.safetensors, tokenizer.json).
-    #[arg(long)]
-    pub model: PathBuf,
-    /// The dataset (a folder under DATA/datasets).
-    #[arg(long, value_parser = crate::name_arg)]
-    pub dataset: String,
-    /// The split to rank.
-    #[arg(long, value_parser = crate::name_arg)]
-    pub split: String,
+    #[command(flatten)]
+    pub encoder: ModelDevice,
+    #[command(flatten)]
+    pub at: DatasetSplit,
     /// The system's name: the run's file name and tag.
     #[arg(long, default_value = "dense", value_parser = crate::name_arg)]
     pub system: String,
@@ -112,7 +99,7 @@ pub enum SimilarityArg {
     Dot,
 }
 
-/// Statistics scope for pooled datasets (see `lexbench_baselines::bm25`).
+/// Statistics scope for pooled datasets (see `lexbench_baselines::sparse`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IdfArg {
     /// N, df and avgdl of the topic's pool (default).
@@ -133,12 +120,8 @@ pub enum LanguageArg {
 /// Arguments of `lexbench run bm25`.
 #[derive(Debug, Args)]
 pub struct Bm25Args {
-    /// The dataset (a folder under DATA/datasets).
-    #[arg(long, value_parser = crate::name_arg)]
-    pub dataset: String,
-    /// The split to rank (DATA/datasets/<dataset>/splits/<split>.json).
-    #[arg(long, value_parser = crate::name_arg)]
-    pub split: String,
+    #[command(flatten)]
+    pub at: DatasetSplit,
     /// A TOML file of parameters (k1, b, idf, top_k, language); flags override it.
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -200,8 +183,8 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
     match cmd {
         RunCommand::Bm25(args) => {
             let params = args.params()?;
-            let out = bm25::run_dataset(data, &args.dataset, &args.split, &params)
-                .with_context(|| format!("BM25 on dataset {} split {}", args.dataset, args.split))?;
+            let out = bm25::run_dataset(data, &args.at.dataset, &args.at.split, &params)
+                .with_context(|| format!("BM25 on dataset {} split {}", args.at.dataset, args.at.split))?;
             let s = &out.sidecar;
             println!(
                 "bm25 (k1 = {}, b = {}, {}, {} statistics) ranked {} topics of {}/{} over {} documents: {} hits",
@@ -246,10 +229,20 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                 },
                 top_k: args.top_k,
             };
-            let out =
-                run_dense(data, &args.dataset, &args.split, &args.model, &params).with_context(|| {
-                    format!("{} on dataset {} split {}", args.system, args.dataset, args.split)
-                })?;
+            let out = run_dense(
+                data,
+                &args.at.dataset,
+                &args.at.split,
+                &args.encoder.model,
+                &params,
+                &args.encoder.device.device()?,
+            )
+            .with_context(|| {
+                format!(
+                    "{} on dataset {} split {}",
+                    args.system, args.at.dataset, args.at.split
+                )
+            })?;
             print_neural(&out);
             Ok(ExitCode::SUCCESS)
         }
@@ -260,10 +253,20 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                 colbert: Default::default(),
                 top_k: args.top_k,
             };
-            let out =
-                run_colbert(data, &args.dataset, &args.split, &args.model, &params).with_context(|| {
-                    format!("{} on dataset {} split {}", args.system, args.dataset, args.split)
-                })?;
+            let out = run_colbert(
+                data,
+                &args.at.dataset,
+                &args.at.split,
+                &args.encoder.model,
+                &params,
+                &args.encoder.device.device()?,
+            )
+            .with_context(|| {
+                format!(
+                    "{} on dataset {} split {}",
+                    args.system, args.at.dataset, args.at.split
+                )
+            })?;
             print_neural(&out);
             Ok(ExitCode::SUCCESS)
         }
@@ -274,10 +277,20 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                 depth: args.depth,
                 max_len: args.max_len,
             };
-            let out = run_cross_encoder(data, &args.dataset, &args.split, &args.model, &params)
-                .with_context(|| {
-                    format!("{} on dataset {} split {}", args.system, args.dataset, args.split)
-                })?;
+            let out = run_cross_encoder(
+                data,
+                &args.at.dataset,
+                &args.at.split,
+                &args.encoder.model,
+                &params,
+                &args.encoder.device.device()?,
+            )
+            .with_context(|| {
+                format!(
+                    "{} on dataset {} split {}",
+                    args.system, args.at.dataset, args.at.split
+                )
+            })?;
             print_neural(&out);
             Ok(ExitCode::SUCCESS)
         }

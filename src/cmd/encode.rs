@@ -1,12 +1,13 @@
 //! `lexbench encode`: embeddings of the given texts as one JSON array (one array of floats per text),
 //! for checking the encoder against other implementations.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use lexbench_baselines::encoder::{EncodeOptions, Pooling, SentenceEncoder};
+
+use crate::cmd::args::ModelDevice;
 
 /// Pooling of token states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -20,9 +21,8 @@ pub enum PoolingArg {
 /// Arguments of `lexbench encode`.
 #[derive(Debug, Args)]
 pub struct EncodeArgs {
-    /// A HuggingFace BERT folder (config.json, model.safetensors, tokenizer.json).
-    #[arg(long)]
-    pub model: PathBuf,
+    #[command(flatten)]
+    pub encoder: ModelDevice,
     /// Pooling.
     #[arg(long, value_enum, default_value = "mean")]
     pub pooling: PoolingArg,
@@ -48,9 +48,9 @@ pub fn cmd_encode(args: &EncodeArgs) -> Result<ExitCode> {
         normalize: args.normalize,
         batch_size: 32,
     };
-    let device = lexbench_baselines::default_device()?;
-    let enc = SentenceEncoder::from_dir(&args.model, &device, options)
-        .with_context(|| format!("loading the model in {}", args.model.display()))?;
+    let device = args.encoder.device.device()?;
+    let enc = SentenceEncoder::from_dir(&args.encoder.model, &device, options)
+        .with_context(|| format!("loading the model in {}", args.encoder.model.display()))?;
     let texts: Vec<&str> = args.texts.iter().map(String::as_str).collect();
     let vecs = enc.embed(&texts)?;
     println!("{}", serde_json::to_string(&vecs)?);

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use lexbench_core::{Evaluation, Measure, PoolSizes, Qrels, ReadOptions, Run, evaluate};
 
-use crate::ReportFormat;
+use crate::cmd::args::ReportFormat;
 
 /// The measures `lexbench eval` reports when none are asked for: those `trec_eval -c -m map -m Rprec
 /// -m recall.100 -m ndcg_cut.10` prints, plus the ECtHR task's R@k% when pool sizes are given.
@@ -32,13 +32,10 @@ pub struct EvalArgs {
     /// Pool sizes for R@k%: the dataset's pools.jsonl (`{"topic": …, "docs": [...]}` per line).
     #[arg(long)]
     pub pools: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "human")]
-    pub format: ReportFormat,
 }
 
 /// Runs `lexbench eval`.
-pub fn cmd_eval(args: &EvalArgs) -> Result<ExitCode> {
+pub fn cmd_eval(args: &EvalArgs, format: ReportFormat) -> Result<ExitCode> {
     let measures: Vec<Measure> = if args.measures.is_empty() {
         let mut m = Measure::parse_list(DEFAULT_MEASURES)?;
         if args.pools.is_some() {
@@ -63,7 +60,7 @@ pub fn cmd_eval(args: &EvalArgs) -> Result<ExitCode> {
         .context("reading the pools")?;
     let ev = evaluate(&run, &qrels, &measures, pools.as_ref())?;
     report_notes(&ev);
-    let out = match args.format {
+    let out = match format {
         ReportFormat::Human => render_human(&ev, args.per_topic),
         ReportFormat::Json => render_json(&ev, args.per_topic)?,
     };

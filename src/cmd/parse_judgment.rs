@@ -15,7 +15,7 @@ use clap::Args;
 use lexbench_core::Judgment;
 use lexbench_parsers::judgment;
 
-use crate::RecordFormat;
+use crate::cmd::args::RecordFormat;
 
 /// Arguments of `lexbench parse judgment`.
 #[derive(Debug, Args)]
@@ -24,9 +24,6 @@ pub struct ParseJudgmentArgs {
     /// from a file name like `001-175180.docx`.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Output format: `json` prints one pretty document per file, `jsonl` one record per line.
-    #[arg(long, value_enum, default_value = "json")]
-    pub format: RecordFormat,
 }
 
 fn parse_file(path: &Path) -> Result<Judgment> {
@@ -41,7 +38,7 @@ fn parse_file(path: &Path) -> Result<Judgment> {
 }
 
 /// Runs `lexbench parse judgment`.
-pub fn cmd_parse_judgment(args: &ParseJudgmentArgs) -> Result<ExitCode> {
+pub fn cmd_parse_judgment(args: &ParseJudgmentArgs, format: RecordFormat) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut failed = 0usize;
@@ -63,7 +60,7 @@ pub fn cmd_parse_judgment(args: &ParseJudgmentArgs) -> Result<ExitCode> {
             warnings = j.warnings.len(),
             "parsed"
         );
-        match args.format {
+        match format {
             RecordFormat::Json => {
                 serde_json::to_writer_pretty(&mut out, &j)?;
                 writeln!(out)?;

@@ -1,0 +1,97 @@
+//! Argument groups shared by several commands (`#[command(flatten)]`), and the global output format.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use clap::{Args, ValueEnum};
+use lexbench::device::DeviceChoice;
+use lexbench_baselines::Device;
+
+/// `--dataset NAME --split NAME`: a split of a built dataset, both checked as names
+/// ([`crate::name_arg`]) before anything is read.
+#[derive(Debug, Clone, Args)]
+pub struct DatasetSplit {
+    /// The dataset (a folder under DATA/datasets).
+    #[arg(long, value_parser = crate::name_arg)]
+    pub dataset: String,
+    /// The split (DATA/datasets/<dataset>/splits/<split>.json).
+    #[arg(long, value_parser = crate::name_arg)]
+    pub split: String,
+}
+
+/// `--device cpu|cuda|cuda:N`.
+#[derive(Debug, Clone, Args)]
+pub struct DeviceArg {
+    /// Where the encoder runs: cpu, cuda or cuda:N [default: cuda when built with the `cuda`
+    /// feature and a GPU is present, else cpu].
+    #[arg(long, value_name = "cpu|cuda[:N]", value_parser = clap::value_parser!(DeviceChoice))]
+    pub device: Option<DeviceChoice>,
+}
+
+impl DeviceArg {
+    /// The device asked for, or the default.
+    pub fn device(&self) -> Result<Device> {
+        lexbench::device::resolve(self.device)
+    }
+}
+
+/// `--model DIR --device …`: an encoder and where it runs.
+#[derive(Debug, Clone, Args)]
+pub struct ModelDevice {
+    /// The model folder (config.json, model.safetensors, tokenizer.json; or one `lexbench train`
+    /// wrote).
+    #[arg(long)]
+    pub model: PathBuf,
+    #[command(flatten)]
+    pub device: DeviceArg,
+}
+
+/// Output format (global `--format`): reports are `human` or `json`; parsed records `json` or
+/// `jsonl`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Aligned text for people (reports; their default).
+    Human,
+    /// One JSON document (parsed records: one pretty document per file, their default).
+    Json,
+    /// One JSON record per line (parsed records).
+    Jsonl,
+}
+
+/// Output format of reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// Aligned text for people.
+    Human,
+    /// One JSON document.
+    Json,
+}
+
+/// Output format of parsed records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordFormat {
+    /// Pretty-printed JSON, one document per input file.
+    Json,
+    /// One JSON record per line.
+    Jsonl,
+}
+
+impl OutputFormat {
+    /// The format of a report `command` prints (default human); `jsonl` is refused.
+    pub fn report(format: Option<Self>, command: &str) -> Result<ReportFormat> {
+        Ok(match format {
+            None | Some(OutputFormat::Human) => ReportFormat::Human,
+            Some(OutputFormat::Json) => ReportFormat::Json,
+            Some(OutputFormat::Jsonl) => bail!("--format jsonl: `{command}` prints human or json"),
+        })
+    }
+
+    /// The format of records `command` prints (default json); `human` is refused.
+    pub fn records(format: Option<Self>, command: &str) -> Result<RecordFormat> {
+        Ok(match format {
+            None | Some(OutputFormat::Json) => RecordFormat::Json,
+            Some(OutputFormat::Jsonl) => RecordFormat::Jsonl,
+            Some(OutputFormat::Human) => bail!("--format human: `{command}` prints json or jsonl"),
+        })
+    }
+}

@@ -1,0 +1,291 @@
+//! `lexbench crawl hudoc|guides|bsard`: fetch the public sources into `DATA/raw` with the crawl
+//! driver [`lexbench::crawl`].
+//!
+//! Arguments are validated before the raw store is opened or a request made (base URLs are http(s)
+//! URLs with a host, dates real calendar dates from 1959 to next year with `--since` ≤ `--until`,
+//! document types non-empty): a typo exits 2 at once instead of being retried as a network error.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use lexbench::crawl::{CrawlReport, FetchOptions, Source, crawl};
+use lexbench_core::GuideId;
+use lexbench_core::datadir::DataDir;
+use lexbench_crawlers::bsard::{BSARD_FILES, BsardSettings, EJUSTICE_BASE};
+use lexbench_crawlers::date::Date;
+use lexbench_crawlers::guides::{self, GuideSettings};
+use lexbench_crawlers::http::HttpConfig;
+use lexbench_crawlers::hudoc::{self, HudocSettings};
+
+/// Settings shared by every source.
+#[derive(Debug, Args)]
+pub struct CommonArgs {
+    /// Requests per second, across all concurrent downloads.
+    #[arg(long, default_value_t = 2.0)]
+    pub rate: f64,
+    /// Downloads in flight at once.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+    /// Timeout of one attempt, in seconds.
+    #[arg(long, default_value_t = 75)]
+    pub timeout: u64,
+    /// Retries after a failed attempt (403, 429, 5xx, timeouts, cut bodies).
+    #[arg(long, default_value_t = 6)]
+    pub retries: u32,
+    /// Make no request: rebuild the indexes from what the raw store already holds.
+    #[arg(long)]
+    pub offline: bool,
+    /// Fetch again URLs the store already has.
+    #[arg(long, conflicts_with = "offline")]
+    pub refresh: bool,
+}
+
+/// Which source to crawl.
+#[derive(Debug, Subcommand)]
+pub enum CrawlCommand {
+    /// HUDOC metadata (search) and judgment bodies.
+    Hudoc {
+        /// First kpdate (YYYY-MM-DD).
+        #[arg(long, default_value = "1959-01-01")]
+        since: String,
+        /// Last kpdate (YYYY-MM-DD); default today.
+        #[arg(long)]
+        until: Option<String>,
+        /// Language code.
+        #[arg(long, default_value = "ENG")]
+        lang: String,
+        /// Document types (comma-separated); HEJUD = judgments.
+        #[arg(long, value_delimiter = ',', default_value = "HEJUD")]
+        doctype: Vec<String>,
+        /// HUDOC's base URL.
+        #[arg(long, default_value = hudoc::HUDOC_BASE)]
+        base_url: String,
+        /// Also fetch the HTML bodies.
+        #[arg(long)]
+        html: bool,
+        /// Metadata only: fetch no bodies.
+        #[arg(long)]
+        metadata_only: bool,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// The case-law guide PDFs.
+    Guides {
+        /// Guide ids (comma-separated); default: the 37 English guides of 2023-2024.
+        #[arg(long, value_delimiter = ',')]
+        ids: Vec<String>,
+        /// Base URL of the Knowledge Sharing platform.
+        #[arg(long, default_value = guides::KS_BASE)]
+        ks_base: String,
+        /// Base URL of the Court's site.
+        #[arg(long, default_value = guides::WWW_BASE)]
+        www_base: String,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// BSARD's published files (from a mirror) and Justel PDFs.
+    Bsard {
+        /// The mirror serving articles_fr.csv, questions_fr_train.csv, questions_fr_test.csv.
+        #[arg(long)]
+        base_url: String,
+        /// Files to fetch from the mirror (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        files: Vec<String>,
+        /// Justel numacs to fetch (comma-separated), e.g. 1804032150 (Code civil).
+        #[arg(long, value_delimiter = ',')]
+        numac: Vec<String>,
+        /// eJustice's base URL.
+        #[arg(long, default_value = EJUSTICE_BASE)]
+        ejustice_base: String,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+}
+
+impl CommonArgs {
+    fn fetch_options(&self) -> FetchOptions {
+        FetchOptions {
+            http: HttpConfig {
+                rate_per_sec: self.rate,
+                concurrency: self.concurrency,
+                timeout: Duration::from_secs(self.timeout),
+                max_retries: self.retries,
+                ..HttpConfig::default()
+            },
+            offline: self.offline,
+            refresh: self.refresh,
+        }
+    }
+}
+
+fn progress() -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg:>14} [{bar:40}] {pos}/{len} ({per_sec}, {eta} left)")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+fn date(s: &str, what: &str) -> Result<Date> {
+    s.parse::<Date>().with_context(|| format!("--{what}"))
+}
+
+/// The source and fetch options the arguments describe.
+fn source(cmd: &CrawlCommand) -> Result<(Source, &CommonArgs)> {
+    Ok(match cmd {
+        CrawlCommand::Hudoc {
+            since,
+            until,
+            lang,
+            doctype,
+            base_url,
+            html,
+            metadata_only,
+            common,
+        } => (
+            Source::Hudoc(HudocSettings {
+                base_url: base_url.clone(),
+                lang: lang.clone(),
+                doctypes: doctype.clone(),
+                since: date(since, "since")?,
+                until: until
+                    .as_deref()
+                    .map(|u| date(u, "until"))
+                    .transpose()?
+                    .unwrap_or_else(Date::today),
+                docx: !metadata_only,
+                html: *html && !metadata_only,
+                ..HudocSettings::default()
+            }),
+            common,
+        ),
+        CrawlCommand::Guides {
+            ids,
+            ks_base,
+            www_base,
+            common,
+        } => {
+            let mut settings = GuideSettings {
+                ks_base: ks_base.clone(),
+                www_base: www_base.clone(),
+                ..GuideSettings::default()
+            };
+            if !ids.is_empty() {
+                settings.ids = ids
+                    .iter()
+                    .map(|i| GuideId::normalised(i))
+                    .collect::<Result<_, _>>()
+                    .context("--ids")?;
+            }
+            (Source::Guides(settings), common)
+        }
+        CrawlCommand::Bsard {
+            base_url,
+            files,
+            numac,
+            ejustice_base,
+            common,
+        } => (
+            Source::Bsard(BsardSettings {
+                base_url: base_url.clone(),
+                files: if files.is_empty() {
+                    BSARD_FILES.iter().map(|s| (*s).to_owned()).collect()
+                } else {
+                    files.clone()
+                },
+                ejustice_base: ejustice_base.clone(),
+                numacs: numac.clone(),
+            }),
+            common,
+        ),
+    })
+}
+
+/// Runs `lexbench crawl`: exit 1 when something failed (a rerun retries it).
+pub fn cmd_crawl(data: &DataDir, cmd: &CrawlCommand) -> Result<ExitCode> {
+    let (source, common) = source(cmd)?;
+    let bar = progress();
+    let report = crawl(data, &source, &common.fetch_options(), &bar)?;
+    bar.finish_and_clear();
+    print_report(&report);
+    let problems = report.problems();
+    Ok(if problems == 0 {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "{problems} problem(s): rerun the same command to retry what failed (stored answers are kept)"
+        );
+        ExitCode::from(1)
+    })
+}
+
+fn print_report(report: &CrawlReport) {
+    match report {
+        CrawlReport::Hudoc(h) => {
+            let meta = &h.metadata;
+            eprintln!(
+                "metadata: {} documents in {} date windows, {} pages ({} from the store) → {}",
+                meta.records.len(),
+                meta.windows,
+                meta.pages,
+                meta.cached_pages,
+                h.metadata_index.display()
+            );
+            for (url, why) in &meta.failed_pages {
+                eprintln!("  failed page {url}: {why}");
+            }
+            for (day, n) in &meta.over_cap_days {
+                eprintln!("  {day} alone has {n} results, over the cap: rows past 10,000 are lost");
+            }
+            for (a, b, n, got) in &meta.short_windows {
+                eprintln!("  window {a}..{b}: {got} of {n} documents (paging was unstable)");
+            }
+            if let Some(bodies) = &h.bodies {
+                eprintln!(
+                    "bodies: {} fetched, {} already stored, {} without a body, {} placeholders skipped, {} failed{}",
+                    bodies.fetched,
+                    bodies.cached,
+                    bodies.no_body,
+                    bodies.placeholders,
+                    bodies.failed.len(),
+                    if bodies.missing > 0 {
+                        format!(", {} not in the store (offline)", bodies.missing)
+                    } else {
+                        String::new()
+                    }
+                );
+                for (url, why) in &bodies.failed {
+                    eprintln!("  failed {url}: {why}");
+                }
+            }
+        }
+        CrawlReport::Guides(r, path) => {
+            eprintln!(
+                "guides: {} found ({} from the store), {} missing → {}",
+                r.found.len(),
+                r.cached,
+                r.missing.len(),
+                path.display()
+            );
+            for (id, tried) in &r.missing {
+                eprintln!("  {id}: {}", tried.join("; "));
+            }
+        }
+        CrawlReport::Bsard(r, path) => {
+            eprintln!(
+                "bsard: {} files stored, {} failed → {}",
+                r.found.len(),
+                r.failed.len(),
+                path.display()
+            );
+            for (name, why) in &r.failed {
+                eprintln!("  {name}: {why}");
+            }
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! `lexbench train CONFIG`: fine-tune a model as a TOML experiment describes (see
+//! `baselines/configs/`), optionally sweeping learning rates and ranking splits with the selected
+//! model afterwards ([`lexbench::train`]); `lexbench share`: the trainable-parameter share of PEFT
+//! settings from a `config.json` alone.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Args;
+use lexbench::train::{TrainReport, TrainRequest, train_experiment};
+use lexbench_baselines::encoder::peft::{PeftConfig, PeftMethod};
+use lexbench_baselines::train::Summary;
+use lexbench_core::datadir::DataDir;
+
+use crate::cmd::args::DeviceArg;
+
+/// Arguments of `lexbench train`.
+#[derive(Debug, Args)]
+pub struct TrainArgs {
+    /// The experiment (TOML), e.g. baselines/configs/ecthr/dpr-minilm.toml.
+    pub config: PathBuf,
+    /// Output folder [default: DATA/models/<name>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Replace the config's base model folder.
+    #[arg(long)]
+    pub base: Option<PathBuf>,
+    /// Replace the config's learning rate.
+    #[arg(long)]
+    pub lr: Option<f64>,
+    /// Replace the config's number of epochs.
+    #[arg(long)]
+    pub epochs: Option<usize>,
+    /// Train once per learning rate of the config's `lr_sweep` and keep the best on validation.
+    #[arg(long)]
+    pub sweep: bool,
+    /// Discard existing checkpoints instead of resuming from them.
+    #[arg(long)]
+    pub restart: bool,
+    /// After training, rank these splits with the selected model (comma-separated), writing
+    /// DATA/runs/<dataset>/<split>/<name>.trec.
+    #[arg(long, value_delimiter = ',')]
+    pub run: Vec<String>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub device: DeviceArg,
+}
+
+fn print_summary(s: &Summary, out: &Path) {
+    println!(
+        "{}: {} trainable of {} parameters ({:.3}%)",
+        s.name, s.trainable_params, s.total_params, s.trainable_pct
+    );
+    let fmt = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.4}"));
+    println!("  epoch 0 (zero-shot): {} {}", s.measure, fmt(s.zero_shot_val));
+    for e in &s.epochs {
+        println!(
+            "  epoch {}: loss {:.4}, {} {}, {:.1} s training ({:.2} examples/s), {:.1} s validation",
+            e.epoch,
+            e.loss,
+            s.measure,
+            fmt(e.val),
+            e.train_s,
+            e.examples_per_s,
+            e.val_s
+        );
+    }
+    println!(
+        "  selected epoch {} ({} {})",
+        s.best_epoch,
+        s.measure,
+        fmt(s.best_val)
+    );
+    println!("  model: {}", out.join("model").display());
+}
+
+/// Runs `lexbench train`.
+pub fn cmd_train(data: &DataDir, args: &TrainArgs) -> Result<ExitCode> {
+    let request = TrainRequest {
+        config: args.config.clone(),
+        out: args.out.clone(),
+        base: args.base.clone(),
+        lr: args.lr,
+        epochs: args.epochs,
+        sweep: args.sweep,
+        restart: args.restart,
+        run: args.run.clone(),
+        quiet: args.quiet,
+    };
+    let device = args.device.device()?;
+    match train_experiment(data, &request, &device)? {
+        TrainReport::Qabisar {
+            name,
+            summary: s,
+            runs,
+        } => {
+            println!(
+                "{}: QABISAR, {} graph nodes, {} trainable parameters",
+                name, s.nodes, s.trainable_params
+            );
+            for (i, (l, t)) in s.losses.iter().zip(&s.epoch_s).enumerate() {
+                println!("  epoch {}: loss {l:.4}, {t:.1} s", i + 1);
+            }
+            for o in runs {
+                println!("run:     {}", o.run_path.display());
+            }
+        }
+        TrainReport::Encoder {
+            trained,
+            selected,
+            gnn,
+            runs,
+        } => {
+            for t in &trained {
+                print_summary(&t.summary, &t.dir);
+            }
+            if let Some(best) = selected {
+                let t = &trained[best];
+                println!("sweep: selected lr {:e} ({})", t.lr, t.dir.display());
+            }
+            if let Some(g) = gnn {
+                println!(
+                    "  gnn: {} nodes, {} trainable parameters",
+                    g.nodes, g.trainable_params
+                );
+                for (i, (l, t)) in g.losses.iter().zip(&g.epoch_s).enumerate() {
+                    println!("  gnn epoch {}: loss {l:.4}, {t:.1} s", i + 1);
+                }
+            }
+            for r in runs {
+                println!("run:     {}", r.display());
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `lexbench share`.
+#[derive(Debug, Args)]
+pub struct ShareArgs {
+    /// A model's config.json (e.g. models/minilm/config.json); several give one table each.
+    #[arg(required = true)]
+    pub configs: Vec<PathBuf>,
+}
+
+/// Runs `lexbench share`: the ECtHR paper's PEFT settings and their "% train".
+pub fn cmd_share(args: &ShareArgs) -> Result<ExitCode> {
+    use lexbench_baselines::encoder::BertConfig;
+    use lexbench_baselines::train::share::share;
+    let mut rows: Vec<(String, Option<PeftConfig>)> = vec![("full fine-tuning".into(), None)];
+    let base = PeftConfig {
+        method: PeftMethod::Lora,
+        lora: Default::default(),
+        adapter: Default::default(),
+        prefix: Default::default(),
+    };
+    for r in [8usize, 16] {
+        let mut p = base.clone();
+        p.lora.rank = r;
+        p.lora.alpha = r as f64;
+        rows.push((format!("LoRA r = {r} (query, value)"), Some(p)));
+    }
+    for f in [8usize, 16, 32] {
+        let mut p = base.clone();
+        p.method = PeftMethod::Adapter;
+        p.adapter.reduction_factor = Some(f);
+        rows.push((format!("adapter, reduction factor {f}"), Some(p)));
+    }
+    for n in [10usize, 15, 30] {
+        let mut p = base.clone();
+        p.method = PeftMethod::Prefix;
+        p.prefix.length = n;
+        rows.push((format!("prefix, length {n}"), Some(p)));
+    }
+    for path in &args.configs {
+        let cfg = BertConfig::from_file(path)?;
+        println!(
+            "{} (hidden {}, {} layers, vocabulary {}):",
+            path.display(),
+            cfg.hidden_size,
+            cfg.num_hidden_layers,
+            cfg.vocab_size
+        );
+        println!("| setting | trainable | total | % train |");
+        println!("|---|---:|---:|---:|");
+        for (label, p) in &rows {
+            let s = share(&cfg, true, p.as_ref())?;
+            println!("| {label} | {} | {} | {:.2} |", s.trainable, s.total, s.percent);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,31 @@
+//! The `lexbench` application library: the stage orchestration behind the command line, callable
+//! without spawning the binary. Each function takes the data directory
+//! ([`lexbench_core::datadir::DataDir`]) and typed options, and returns a typed report; the binary
+//! (`src/main.rs`, `src/cmd/`) only parses arguments, calls these and prints.
+//!
+//! - [`crawl`]: the crawl driver of `lexbench crawl` and `lexbench pipeline` ([`crawl::crawl`],
+//!   [`crawl::crawl_sample`]);
+//! - [`parse_store`]: the raw store into `parsed/ecthr/*.jsonl`;
+//! - [`build`]: the ECtHR and BSARD builds (BSARD's CSV files from a folder or the raw store), the
+//!   release import, re-splits, statistics and diffs;
+//! - [`train`]: the trainer dispatch and the learning-rate sweep ([`train::select_lr`]);
+//! - [`device`]: `--device cpu|cuda[:N]` and the default device;
+//! - [`pipeline`]: every stage on the embedded sample ([`sample`]) or a crawl.
+//!
+//! Stage crates never depend on each other; what needs two of them (crawl, then parse; build, then
+//! rank) meets here. This is the application layer: errors are [`anyhow`] chains naming what was
+//! read.
+//!
+//! ```
+//! // The sweep keeps the best validation score; ties go to the learning rate listed first.
+//! let pick = lexbench::train::select_lr(&[(1e-5, Some(0.4)), (2e-5, Some(0.5)), (3e-5, Some(0.5))]);
+//! assert_eq!(pick, Some(1));
+//! ```
+
+pub mod build;
+pub mod crawl;
+pub mod device;
+pub mod parse_store;
+pub mod pipeline;
+pub mod sample;
+pub mod train;
