@@ -10,20 +10,9 @@
 //!   objects of the guide and the judgment (provenance is complete);
 //! - a second run on the same directory reuses the crawl and rebuilds the identical dataset.
 
+use crate::common::lexbench;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn lexbench(data: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_lexbench"))
-        .arg("--data")
-        .arg(data)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .env_remove("LEXBENCH_DATA")
-        .output()
-        .expect("run lexbench")
-}
 
 fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))

@@ -8,18 +8,8 @@
 //! the trainable share of BERT-base settings computed from a config alone; `--sweep` trains once per
 //! learning rate and records the one selected on validation.
 
+use crate::common::lexbench;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn lexbench(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexbench"))
-        .arg("--data")
-        .arg(data)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run lexbench")
-}
 
 #[test]
 fn train_a_preset_then_submit() {

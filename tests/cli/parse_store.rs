@@ -5,22 +5,10 @@
 //! skipped and reported on stderr and in `parse_report.json` with its itemid, sha256 and URL, the
 //! good judgments are still written, and the exit code is 1.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
+use crate::common::lexbench;
 use lexbench_core::Judgment;
 use lexbench_crawlers::hudoc::{BodyRecord, write_bodies_index};
 use lexbench_crawlers::store::RawStore;
-
-fn lexbench(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexbench"))
-        .arg("--data")
-        .arg(data)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run lexbench")
-}
 
 #[test]
 fn bodies_that_are_no_judgment_are_skipped_and_named() {

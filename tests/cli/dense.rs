@@ -7,19 +7,9 @@
 //! seeded) are deterministic, and the cross-encoder asks for the BM25 run it reranks; a missing model
 //! folder is an error naming it.
 
+use crate::common::lexbench;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn lexbench(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexbench"))
-        .arg("--data")
-        .arg(data)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run lexbench")
-}
 
 fn model() -> String {
     let m = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/minilm");

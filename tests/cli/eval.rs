@@ -7,16 +7,8 @@
 //! - R@k% is reported when pools are given and refused without them;
 //! - bad input exits with code 2 and prints the error chain once, naming file and line.
 
+use crate::common::lexbench_no_data;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn lexbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexbench"))
-        .args(args)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run lexbench")
-}
 
 fn case(file: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -40,7 +32,7 @@ fn scratch(name: &str, text: &str) -> PathBuf {
 
 #[test]
 fn human_report_matches_trec_eval_to_four_decimals() {
-    let out = lexbench(&["eval", &case("run.trec"), &case("qrels.txt")]);
+    let out = lexbench_no_data(&["eval", &case("run.trec"), &case("qrels.txt")]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8(out.stdout).unwrap();
     let exp = expected();
@@ -63,7 +55,7 @@ fn human_report_matches_trec_eval_to_four_decimals() {
 
 #[test]
 fn json_report_has_full_precision_and_per_topic_values() {
-    let out = lexbench(&[
+    let out = lexbench_no_data(&[
         "eval",
         &case("run.trec"),
         &case("qrels.txt"),
@@ -99,7 +91,7 @@ fn pool_relative_recall_needs_pools() {
         &format!("{}\n", serde_json::json!({"topic": "a", "docs": docs})),
     );
     let p = |x: &PathBuf| x.to_string_lossy().into_owned();
-    let out = lexbench(&[
+    let out = lexbench_no_data(&[
         "eval",
         &p(&run),
         &p(&qrels),
@@ -114,7 +106,7 @@ fn pool_relative_recall_needs_pools() {
     assert_eq!(doc["measures"]["R@5%"], 1.0);
     assert_eq!(doc["measures"]["R@10%"], 1.0);
 
-    let out = lexbench(&["eval", &p(&run), &p(&qrels), "-m", "R@5%"]);
+    let out = lexbench_no_data(&["eval", &p(&run), &p(&qrels), "-m", "R@5%"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("pools.jsonl"));
 }
@@ -123,7 +115,7 @@ fn pool_relative_recall_needs_pools() {
 fn bad_input_exits_2_naming_file_and_line() {
     let qrels = scratch("b.qrels", "a 0 p2 1\n");
     let run = scratch("b.run", "a Q0 p1 1 3 t\na Q0 p2 2 two t\n");
-    let out = lexbench(&["eval", &run.to_string_lossy(), &qrels.to_string_lossy()]);
+    let out = lexbench_no_data(&["eval", &run.to_string_lossy(), &qrels.to_string_lossy()]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains(&format!("{}:2:", run.display())), "{stderr}");
@@ -131,7 +123,7 @@ fn bad_input_exits_2_naming_file_and_line() {
     assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
     assert!(out.stdout.is_empty());
 
-    let out = lexbench(&[
+    let out = lexbench_no_data(&[
         "eval",
         &run.to_string_lossy(),
         &qrels.to_string_lossy(),
@@ -149,7 +141,7 @@ fn input_that_is_not_utf8_names_file_and_line() {
     // Line 2 ends in Latin-1 "é" (0xE9), as a run saved by a legacy editor would.
     let run = dir.join("u.run");
     std::fs::write(&run, b"a Q0 p1 1 3 t\na Q0 p2 2 2 caf\xe9\n").unwrap();
-    let out = lexbench(&["eval", &run.to_string_lossy(), &qrels.to_string_lossy()]);
+    let out = lexbench_no_data(&["eval", &run.to_string_lossy(), &qrels.to_string_lossy()]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -161,7 +153,7 @@ fn input_that_is_not_utf8_names_file_and_line() {
     let bad_qrels = dir.join("u2.qrels");
     std::fs::write(&bad_qrels, b"a 0 p1 1\na 0 p\xff 1\n").unwrap();
     let good_run = scratch("u2.run", "a Q0 p1 1 3 t\n");
-    let out = lexbench(&["eval", &good_run.to_string_lossy(), &bad_qrels.to_string_lossy()]);
+    let out = lexbench_no_data(&["eval", &good_run.to_string_lossy(), &bad_qrels.to_string_lossy()]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -174,7 +166,7 @@ fn input_that_is_not_utf8_names_file_and_line() {
 fn io_errors_print_the_path_and_the_cause_once() {
     let qrels = scratch("io.qrels", "a 0 p2 1\n");
     let missing = qrels.with_file_name("no-such-run.trec");
-    let out = lexbench(&["eval", &missing.to_string_lossy(), &qrels.to_string_lossy()]);
+    let out = lexbench_no_data(&["eval", &missing.to_string_lossy(), &qrels.to_string_lossy()]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
@@ -190,7 +182,7 @@ fn io_errors_print_the_path_and_the_cause_once() {
     );
     // A directory where the qrels should be: a read error, also printed once.
     let dir = qrels.parent().unwrap().to_string_lossy().into_owned();
-    let out = lexbench(&["eval", &qrels.to_string_lossy(), &dir]);
+    let out = lexbench_no_data(&["eval", &qrels.to_string_lossy(), &dir]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(

@@ -15,22 +15,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::lexbench;
 use lexbench_core::dataset::DatasetManifest;
 use lexbench_core::rng::SplitMix64;
-
-fn lexbench(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexbench"))
-        .arg("--data")
-        .arg(data)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .env_remove("LEXBENCH_DATA")
-        .output()
-        .expect("run lexbench")
-}
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("lexbench-safety-{}-{name}", std::process::id()));

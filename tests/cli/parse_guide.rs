@@ -11,18 +11,11 @@
 //!   error naming the file.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
+use crate::common::lexbench_no_data;
 use lexbench_core::testing::{fixture, fixtures_dir};
 use serde_json::Value;
-
-fn lexbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexbench"))
-        .args(args)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run lexbench")
-}
 
 fn path(rel: &str) -> String {
     fixture(rel).to_string_lossy().into_owned()
@@ -53,7 +46,7 @@ fn json_of(out: &Output) -> Value {
 
 #[test]
 fn text_guide_to_json() {
-    let v = json_of(&lexbench(&[
+    let v = json_of(&lexbench_no_data(&[
         "parse",
         "guide",
         &path("guides/text/guide_art_1_eng.txt"),
@@ -76,12 +69,12 @@ fn text_guide_to_json() {
 
 #[test]
 fn pdf_gives_the_same_queries_as_text() {
-    let t = json_of(&lexbench(&[
+    let t = json_of(&lexbench_no_data(&[
         "parse",
         "guide",
         &path("guides/text/guide_terrorism_eng.txt"),
     ]));
-    let p = json_of(&lexbench(&[
+    let p = json_of(&lexbench_no_data(&[
         "parse",
         "guide",
         &path("guides/pdf/guide_terrorism_eng.rendered.pdf"),
@@ -101,7 +94,7 @@ fn pdf_gives_the_same_queries_as_text() {
 #[test]
 fn meta_resolves_and_audits() {
     let meta = fixtures_dir().join("hudoc/meta").to_string_lossy().into_owned();
-    let out = lexbench(&[
+    let out = lexbench_no_data(&[
         "parse",
         "guide",
         "--meta",
@@ -130,7 +123,7 @@ fn meta_resolves_and_audits() {
 
 #[test]
 fn jsonl_is_one_record_per_line() {
-    let out = lexbench(&[
+    let out = lexbench_no_data(&[
         "parse",
         "guide",
         "--format",
@@ -150,19 +143,19 @@ fn jsonl_is_one_record_per_line() {
 
 #[test]
 fn bad_input_names_the_file() {
-    let out = lexbench(&["parse", "guide", "/nonexistent/guide_x_eng.txt"]);
+    let out = lexbench_no_data(&["parse", "guide", "/nonexistent/guide_x_eng.txt"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/guide_x_eng.txt"));
 
     let broken = scratch("guide_broken_eng.pdf", b"%PDF-1.7\nnot really a pdf");
-    let out = lexbench(&["parse", "guide", broken.to_str().unwrap()]);
+    let out = lexbench_no_data(&["parse", "guide", broken.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("guide_broken_eng.pdf"), "{stderr}");
     assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
 
     let odd = scratch("Guide Ä.txt", b"Introduction\n");
-    let out = lexbench(&["parse", "guide", odd.to_str().unwrap()]);
+    let out = lexbench_no_data(&["parse", "guide", odd.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("Guide Ä.txt"));
 }

@@ -13,18 +13,11 @@
 //!   with an error naming the file and what it looks like.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
+use crate::common::lexbench_no_data;
 use lexbench_core::Judgment;
 use lexbench_core::testing::fixture;
-
-fn lexbench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexbench"))
-        .args(args)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run lexbench")
-}
 
 fn path(rel: &str) -> String {
     fixture(rel).to_string_lossy().into_owned()
@@ -44,7 +37,7 @@ fn stderr(out: &Output) -> String {
 
 #[test]
 fn docx_to_json() {
-    let out = lexbench(&["parse", "judgment", &path("hudoc/docx/001-175180.docx")]);
+    let out = lexbench_no_data(&["parse", "judgment", &path("hudoc/docx/001-175180.docx")]);
     assert!(out.status.success(), "{}", stderr(&out));
     let j: Judgment = serde_json::from_slice(&out.stdout).expect("one Judgment document");
     assert_eq!(j.item.as_ref().map(|i| i.as_str()), Some("001-175180"));
@@ -57,7 +50,7 @@ fn docx_to_json() {
 
 #[test]
 fn jsonl_one_record_per_line() {
-    let out = lexbench(&[
+    let out = lexbench_no_data(&[
         "parse",
         "judgment",
         "--format",
@@ -86,14 +79,14 @@ fn format_is_detected_by_content() {
         "<html><body><p>CASE OF A v. B</p><p>PROCEDURE</p><p>1.&nbsp;&nbsp;The case.</p></body></html>"
             .as_bytes(),
     );
-    let out = lexbench(&["parse", "judgment", &html]);
+    let out = lexbench_no_data(&["parse", "judgment", &html]);
     assert!(out.status.success(), "{}", stderr(&out));
     let j: Judgment = serde_json::from_slice(&out.stdout).expect("JSON");
     assert!(j.provenance.producer.ends_with(" html"));
     assert_eq!(j.item.as_ref().map(|i| i.as_str()), Some("001-000001"));
     let docx = std::fs::read(fixture("hudoc/docx/001-83979.docx")).expect("fixture");
     let renamed = scratch("renamed.html", &docx);
-    let out = lexbench(&["parse", "judgment", &renamed]);
+    let out = lexbench_no_data(&["parse", "judgment", &renamed]);
     assert!(out.status.success(), "{}", stderr(&out));
     let j: Judgment = serde_json::from_slice(&out.stdout).expect("JSON");
     assert!(j.provenance.producer.ends_with(" docx"));
@@ -117,7 +110,7 @@ fn bad_input_names_the_file_and_exits_2() {
         ),
     ];
     for (file, why) in &cases {
-        let out = lexbench(&["parse", "judgment", file]);
+        let out = lexbench_no_data(&["parse", "judgment", file]);
         assert_eq!(out.status.code(), Some(2), "{file}");
         let err = stderr(&out);
         assert!(
@@ -128,7 +121,7 @@ fn bad_input_names_the_file_and_exits_2() {
     }
     let missing = "/nonexistent/001-1.docx";
     let good = path("hudoc/docx/001-83979.docx");
-    let out = lexbench(&["parse", "judgment", "--format", "jsonl", missing, &good]);
+    let out = lexbench_no_data(&["parse", "judgment", "--format", "jsonl", missing, &good]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains(&format!("error: reading {missing}")),
@@ -161,7 +154,7 @@ fn pdf_and_random_bytes_are_refused_quickly() {
         (&text, "plain text, not a judgment"),
     ] {
         let t = std::time::Instant::now();
-        let out = lexbench(&["parse", "judgment", file]);
+        let out = lexbench_no_data(&["parse", "judgment", file]);
         assert_eq!(out.status.code(), Some(2), "{file}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(err.contains(&format!("error: {file}: {why}")), "{err}");

@@ -9,19 +9,9 @@
 //! - `--format` is global (before or after the subcommand), and a format a command does not print is
 //!   refused with exit 2.
 
+use crate::common::lexbench;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn lexbench(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexbench"))
-        .arg("--data")
-        .arg(data)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .env_remove("LEXBENCH_DATA")
-        .output()
-        .expect("run lexbench")
-}
+use std::process::Output;
 
 fn temp_data(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lexbench-cli-args-{test}-{}", std::process::id()));

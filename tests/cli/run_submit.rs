@@ -15,20 +15,11 @@
 //!   prints OK / OKish / FAIL and exits 1 on a FAIL.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use crate::common::lexbench;
 use lexbench_core::dataset::{CorpusDoc, DatasetManifest, DatasetTopic};
 use lexbench_core::{DocId, Pool, Qrels, QueryId, Split, TopicId};
-
-fn lexbench(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexbench"))
-        .args(args)
-        .env("LEXBENCH_DATA", data)
-        .env("LEXBENCH_GIT_REV", "test-revision")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run lexbench")
-}
 
 fn ok(out: &Output) -> String {
     assert!(

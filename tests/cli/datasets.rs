@@ -6,18 +6,7 @@
 //! unseen-guide pairs the same) and exits 1 because other splits changed; `stats` prints the version
 //! and statistics; a stats request for a missing dataset exits 2 naming the file.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn lexbench(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexbench"))
-        .arg("--data")
-        .arg(data)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run lexbench")
-}
+use crate::common::lexbench;
 
 #[test]
 fn import_split_diff_stats() {

@@ -1,0 +1,20 @@
+//! The end-to-end tests of the `lexbench` command line and of the root library's stages, in one test
+//! binary (one link instead of one per file). Each module opens with the properties it checks;
+//! [`common`] runs the binary.
+
+mod common;
+
+mod args;
+mod crawl;
+mod data_safety;
+mod datasets;
+mod dense;
+mod eval;
+mod lib_stages;
+mod model_errors;
+mod parse_guide;
+mod parse_judgment;
+mod parse_store;
+mod pipeline;
+mod run_submit;
+mod train;
