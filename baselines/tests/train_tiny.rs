@@ -381,6 +381,15 @@ fn peft_trains_only_peft_parameters() -> TestResult {
             a["base_sha256"].as_str(),
             Some(lexbench_core::dataset::sha256_file(&base.join("model.safetensors"))?.as_str())
         );
+        // How it was trained, under its own name: never the install record of a fetched model.
+        let record = model.join(lexbench_baselines::train::export::TRAINING_RECORD);
+        assert!(record.is_file(), "{} missing", record.display());
+        assert!(
+            !model
+                .join(lexbench_baselines::encoder::models::RECORD_FILE)
+                .exists()
+        );
+        assert!(!model.join("lexbench_model.json").exists());
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //!
 //! - Full fine-tuning: a complete HF BERT folder — `model.safetensors` (every tensor, HF names;
 //!   `linear.weight` for ColBERT, `classifier.*` for a cross-encoder), the base's `config.json`,
-//!   tokenizer files, and `lexbench_model.json` (how it was trained).
+//!   tokenizer files, and `lexbench-training.json` ([`TRAINING_RECORD`]: how it was trained).
 //! - PEFT: only the trained weights — `adapter_model.safetensors` (`peft.…` tensors and any new head)
 //!   — with `adapter_config.json` naming the method, its settings, the base model's folder and the
 //!   sha256 of its `model.safetensors`, plus the base's `config.json` and tokenizer files so the folder
@@ -34,7 +34,8 @@ fn copy_base_files(base: &Path, dir: &Path) -> Result<()> {
         let wanted = (n.ends_with(".json") || n.ends_with(".txt"))
             && n != ADAPTER_CONFIG
             && n != crate::encoder::models::RECORD_FILE
-            && n != "lexbench_model.json";
+            && n != TRAINING_RECORD
+            && n != LEGACY_TRAINING_RECORD;
         if wanted && e.path().is_file() {
             let to = dir.join(&*n);
             std::fs::copy(e.path(), &to).map_err(io_err(&to))?;
@@ -43,8 +44,16 @@ fn copy_base_files(base: &Path, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// How a trained folder was trained (configuration, epochs, scores), beside HF's files. Distinct
+/// from [`crate::encoder::models::RECORD_FILE`], the install record of a fetched checkpoint.
+pub const TRAINING_RECORD: &str = "lexbench-training.json";
+
+/// The training record's name before it was told apart from the install record; never written,
+/// never copied from a base folder.
+const LEGACY_TRAINING_RECORD: &str = "lexbench_model.json";
+
 /// Writes the model folder `dir` atomically (see the module documentation); `meta` goes into
-/// `lexbench_model.json`.
+/// [`TRAINING_RECORD`].
 pub fn export(
     cfg: &TrainConfig,
     store: &ParamStore,
@@ -71,7 +80,7 @@ pub fn export(
                 lexbench_core::io::write_json_pretty(&tmp.join(ADAPTER_CONFIG), &file)?;
             }
         }
-        lexbench_core::io::write_json_pretty(&tmp.join("lexbench_model.json"), meta)?;
+        lexbench_core::io::write_json_pretty(&tmp.join(TRAINING_RECORD), meta)?;
         Ok(())
     })
 }

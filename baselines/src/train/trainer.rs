@@ -375,7 +375,7 @@ pub fn train(
             &meta(st, epoch),
         )
     };
-    if resume_from.is_none() && !out.join("model").join("lexbench_model.json").is_file() {
+    if resume_from.is_none() && !out.join("model").join(super::export::TRAINING_RECORD).is_file() {
         // The zero-shot model is the best so far: a run that never improves still leaves a model.
         export_model(&state, 0)?;
     }
