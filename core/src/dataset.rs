@@ -17,7 +17,6 @@
 //! two datasets with the same hash have byte-identical files. Runs and leaderboard entries record it.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -100,7 +99,7 @@ impl DatasetManifest {
             h.update(sha.as_bytes());
             h.update(b"\n");
         }
-        hex(&h.finalize())
+        crate::hash::to_hex(&h.finalize())
     }
 
     /// Reads `DIR/manifest.json`.
@@ -220,28 +219,7 @@ impl DatasetDir {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// sha256 of a file, streamed.
-pub fn sha256_file(path: &Path) -> Result<String> {
-    let io = |source| Error::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let mut f = std::fs::File::open(path).map_err(io)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = f.read(&mut buf).map_err(io)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex(&h.finalize()))
-}
+pub use crate::hash::sha256_file;
 
 /// Every regular, non-hidden file under `dir`, sorted.
 fn walk(dir: &Path) -> Result<Vec<PathBuf>> {

@@ -12,6 +12,8 @@
 //! - [`io`]: [`write_atomic`](io::write_atomic), whole-folder swaps and their crash recovery, JSON
 //!   Lines; [`datadir`]: the data directory's layout, where names never become paths; [`text`]: how
 //!   user files become text (byte-order mark removed, UTF-8 checked by line, over-long lines refused).
+//! - [`hash`]: sha256 as lower-case hex, of bytes ([`sha256_hex`]) and of a file, streamed
+//!   ([`sha256_file`]).
 //! - [`rng`], [`time`]: a seeded SplitMix64 and calendar dates / RFC 3339 timestamps, shared so every
 //!   stage draws and stamps the same way without a dependency.
 //! - [`eval`]: trec_eval-exact measures (`R@k`, `P@k`, `AP`, `RPrec`, `nDCG@k`, `RR@k`) and the
@@ -37,6 +39,7 @@ pub mod datadir;
 pub mod dataset;
 pub mod error;
 pub mod eval;
+pub mod hash;
 pub mod ids;
 pub mod io;
 pub mod records;
@@ -48,6 +51,7 @@ pub mod trec;
 
 pub use error::{Error, LineError, Result};
 pub use eval::{Evaluation, Measure, PoolSizes, evaluate};
+pub use hash::{sha256_file, sha256_hex};
 pub use ids::{ArticleId, DocId, GuideId, ItemId, ParagraphId, QueryId, TopicId, check_name};
 pub use records::{
     Article, Citation, CitationFlags, Guide, GuideFile, GuideQuery, GuideSection, HudocMeta, Judgment,
