@@ -204,7 +204,7 @@ fn report(w: &Written, dir: &Path) {
 
 fn split_config(path: Option<&Path>, seed: Option<u64>) -> Result<SplitConfig> {
     let mut cfg: SplitConfig = match path {
-        Some(p) => serde_json::from_str(&lexbench_core::text::read_text(p)?)
+        Some(p) => lexbench_core::io::read_json(p)
             .with_context(|| format!("{}: not a split configuration", p.display()))?,
         None => SplitConfig::default(),
     };
@@ -256,7 +256,7 @@ pub fn cmd_stats(data: &Path, args: &StatsArgs) -> Result<ExitCode> {
     let dir = dataset_path(data, &args.dataset);
     let read = |f: &str| -> Result<serde_json::Value> {
         let p = dir.join(f);
-        Ok(serde_json::from_str(&lexbench_core::text::read_text(&p)?)?)
+        Ok(lexbench_core::io::read_json(&p)?)
     };
     let manifest = lexbench_core::dataset::DatasetManifest::read(&dir)?;
     let mut out = serde_json::json!({
@@ -280,7 +280,7 @@ pub fn build_ecthr(data: &Path, args: &BuildEcthrArgs) -> Result<(Written, Assem
         read_jsonl(&guides_path).context("the parsed guides (run `lexbench parse store` first)")?;
     let judgments = load_judgments(data, true)?;
     let mut cfg: SplitConfig = match &args.split_config {
-        Some(p) => serde_json::from_str(&lexbench_core::text::read_text(p)?)
+        Some(p) => lexbench_core::io::read_json(p)
             .with_context(|| format!("{}: not a split configuration", p.display()))?,
         None => SplitConfig::default(),
     };

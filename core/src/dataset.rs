@@ -104,13 +104,7 @@ impl DatasetManifest {
 
     /// Reads `DIR/manifest.json`.
     pub fn read(dir: &Path) -> Result<Self> {
-        let path = dir.join("manifest.json");
-        let text = crate::text::read_text(&path)?;
-        serde_json::from_str(&text).map_err(|e| Error::Line {
-            path,
-            line: e.line(),
-            error: crate::error::LineError::Json(e.to_string()),
-        })
+        crate::io::read_json(&dir.join("manifest.json"))
     }
 
     /// Hashes every file under `dir` (except `manifest.json` and hidden files) into a manifest and

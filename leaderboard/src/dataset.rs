@@ -64,16 +64,12 @@ impl DatasetView {
             )));
         }
         let split_path = dir.split(split);
-        let text = lexbench_core::text::read_text(&split_path).map_err(|e| match e {
+        let split_rec: Split = lexbench_core::io::read_json(&split_path).map_err(|e| match e {
             lexbench_core::Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
                 let known = dir.split_names().unwrap_or_default().join(", ");
                 bad(format!("no split {split:?} (splits: {known})"))
             }
             e => e.into(),
-        })?;
-        let split_rec: Split = serde_json::from_str(&text).map_err(|e| Error::Format {
-            path: split_path.clone(),
-            message: format!("line {}: {e}", e.line()),
         })?;
         let topics: BTreeSet<TopicId> = split_rec.topics.into_iter().collect();
         let qrels = Qrels::read(

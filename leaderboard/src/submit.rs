@@ -149,10 +149,7 @@ pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
         None
     };
     let sidecar = if let Some(text) = sidecar_text {
-        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Format {
-            path: sidecar_file.clone(),
-            message: format!("line {}: {e}", e.line()),
-        })?;
+        let v: serde_json::Value = lexbench_core::io::json_from_str(&text, &sidecar_file)?;
         let claims = [
             ("dataset_hash", hash.as_str()),
             ("dataset", req.dataset),

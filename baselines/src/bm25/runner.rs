@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::analyzer::Analyzer;
 use super::index::Bm25Index;
 use super::params::Bm25Params;
-use crate::error::{Error, Result, io_err};
+use crate::error::{Error, Result};
 
 /// The run tag and file stem of BM25 runs.
 pub const SYSTEM: &str = "bm25";
@@ -133,11 +133,7 @@ pub(crate) fn read_inputs(dir: &DatasetDir, split: &str) -> Result<Inputs> {
         )));
     }
     let split_path = dir.split(split);
-    let text = std::fs::read_to_string(&split_path).map_err(io_err(&split_path))?;
-    let split_rec: Split = serde_json::from_str(&text).map_err(|source| Error::Json {
-        path: split_path.clone(),
-        source,
-    })?;
+    let split_rec: Split = lexbench_core::io::read_json(&split_path)?;
     let all: Vec<DatasetTopic> = read_jsonl(&dir.queries())?;
     let by_topic: BTreeMap<&TopicId, &DatasetTopic> = all.iter().map(|t| (&t.topic, t)).collect();
     let mut topics = Vec::with_capacity(split_rec.topics.len());

@@ -272,11 +272,8 @@ impl Stage {
         let split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, false)?;
         let net = Trainable::build(cfg, device)?;
         let summary_path = out.join("summary.json");
-        if let Ok(text) = std::fs::read_to_string(&summary_path) {
-            let s: Summary = serde_json::from_str(&text).map_err(|source| Error::Json {
-                path: summary_path.clone(),
-                source,
-            })?;
+        if summary_path.is_file() {
+            let s: Summary = lexbench_core::io::read_json(&summary_path)?;
             if s.best_epoch > 0 {
                 net.store
                     .load_values(&checkpoint_dir(out, s.best_epoch).join("params.safetensors"))?;
