@@ -60,6 +60,9 @@ pub enum LineError {
         /// The most a line may hold, in bytes.
         max: usize,
     },
+    /// A quoted CSV field is never closed (the line is where it opens).
+    #[error("a quoted field opens here and is never closed (a missing `\"`?)")]
+    UnterminatedQuote,
     /// A column is longer than the format allows.
     #[error("{column} is {len} bytes long; at most {max} are allowed")]
     TooLong {

@@ -9,6 +9,8 @@
 //! - [`trec`]: TREC [`Qrels`] and [`Run`] files, read with file-and-line errors, written atomically.
 //! - [`dataset`]: the layout of a built dataset (`queries.jsonl`, `corpus.jsonl`, `pools.jsonl`,
 //!   `qrels/`, `splits/`, `manifest.json`) and its identity hash.
+//! - [`csv`]: the one RFC 4180 CSV reader (quotes, line breaks in fields, CRLF, byte-order mark),
+//!   each record with the line it starts on.
 //! - [`io`]: [`write_atomic`](io::write_atomic), whole-folder swaps and their crash recovery, JSON
 //!   Lines; [`datadir`]: the data directory's layout, where names never become paths; [`text`]: how
 //!   user files become text (byte-order mark removed, UTF-8 checked by line, over-long lines refused).
@@ -35,6 +37,7 @@
 //! # Ok::<(), lexbench_core::Error>(())
 //! ```
 
+pub mod csv;
 pub mod datadir;
 pub mod dataset;
 pub mod error;

@@ -24,55 +24,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// Parses RFC 4180 CSV: quoted fields may hold commas, quotes (doubled) and newlines. Returns rows with
-/// the 1-based line each starts on.
-pub fn parse_csv(text: &str) -> Vec<(usize, Vec<String>)> {
-    let mut rows = Vec::new();
-    let mut row = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut line = 1;
-    let mut row_line = 1;
-    let mut chars = text.chars().peekable();
-    let mut any = false;
-    while let Some(c) = chars.next() {
-        any = true;
-        if quoted {
-            match c {
-                '"' if chars.peek() == Some(&'"') => {
-                    field.push('"');
-                    chars.next();
-                }
-                '"' => quoted = false,
-                '\n' => {
-                    line += 1;
-                    field.push(c);
-                }
-                _ => field.push(c),
-            }
-            continue;
-        }
-        match c {
-            '"' if field.is_empty() => quoted = true,
-            ',' => row.push(std::mem::take(&mut field)),
-            '\r' => {}
-            '\n' => {
-                row.push(std::mem::take(&mut field));
-                rows.push((row_line, std::mem::take(&mut row)));
-                line += 1;
-                row_line = line;
-                any = false;
-            }
-            _ => field.push(c),
-        }
-    }
-    if any {
-        row.push(field);
-        rows.push((row_line, row));
-    }
-    rows
-}
-
 /// A question: one line of `questions.jsonl` of the parsed BSARD.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,8 +68,9 @@ type Row = (usize, Vec<String>);
 /// A CSV file's header and its non-blank rows, every row checked to have the header's number of fields.
 /// A leading byte-order mark ("CSV UTF-8" exports) is not part of the first column's name.
 fn records(path: &Path, text: &str) -> Result<(Vec<String>, Vec<Row>)> {
-    let text = lexbench_core::text::strip_bom(text, path);
-    let mut rows = parse_csv(text).into_iter();
+    let mut rows = lexbench_core::csv::parse(text, path)?
+        .into_iter()
+        .map(|r| (r.line, r.fields));
     let Some((_, header)) = rows.next() else {
         return Err(Error::Input {
             path: path.to_owned(),
@@ -432,10 +384,14 @@ mod tests {
 
     #[test]
     fn csv_quoting_and_lines() {
-        let rows = parse_csv("a,b\n\"x, y\",\"he said \"\"hi\"\"\"\n\"multi\nline\",z\n");
-        assert_eq!(rows.len(), 3);
-        assert_eq!(rows[1].1, vec!["x, y", "he said \"hi\""]);
-        assert_eq!(rows[2], (3, vec!["multi\nline".to_owned(), "z".to_owned()]));
+        let arts = read_articles(
+            Path::new("a.csv"),
+            "id,article,code\n\"1\",\"multi\nline, \"\"quoted\"\"\",C\n2,x\n",
+        )
+        .unwrap_err();
+        assert!(arts.to_string().starts_with("a.csv:4: "), "{arts}");
+        let err = read_articles(Path::new("a.csv"), "id,article,code\n1,\"open,C\n").unwrap_err();
+        assert!(err.to_string().starts_with("a.csv:2: "), "{err}");
     }
 
     #[test]
