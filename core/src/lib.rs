@@ -11,6 +11,8 @@
 //!   `qrels/`, `splits/`, `manifest.json`) and its identity hash.
 //! - [`csv`]: the one RFC 4180 CSV reader (quotes, line breaks in fields, CRLF, byte-order mark),
 //!   each record with the line it starts on.
+//! - [`graph`]: BSARD's legislative graph, [`LegalGraph`] (`graph.json`), written by `splits` and
+//!   read by `baselines`.
 //! - [`io`]: [`write_atomic`](io::write_atomic), whole-folder swaps and their crash recovery, JSON
 //!   Lines; [`datadir`]: the data directory's layout, where names never become paths; [`text`]: how
 //!   user files become text (byte-order mark removed, UTF-8 checked by line, over-long lines refused).
@@ -42,6 +44,7 @@ pub mod datadir;
 pub mod dataset;
 pub mod error;
 pub mod eval;
+pub mod graph;
 pub mod hash;
 pub mod ids;
 pub mod io;
@@ -54,6 +57,7 @@ pub mod trec;
 
 pub use error::{Error, LineError, Result};
 pub use eval::{Evaluation, Measure, PoolSizes, evaluate};
+pub use graph::LegalGraph;
 pub use hash::{sha256_file, sha256_hex};
 pub use ids::{ArticleId, DocId, GuideId, ItemId, ParagraphId, QueryId, TopicId, check_name};
 pub use records::{

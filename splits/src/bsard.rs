@@ -40,27 +40,7 @@ pub struct Question {
     pub articles: Vec<ArticleId>,
 }
 
-/// A node of the legislative graph.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Node {
-    /// `code`, `book`, `part`, `act`, `chapter`, `section`, `subsection` or `article`.
-    pub kind: String,
-    /// The heading, or the article id.
-    pub label: String,
-}
-
-/// The legislative graph and the sequential view.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LegalGraph {
-    /// Nodes; articles' nodes are listed in `article_nodes`.
-    pub nodes: Vec<Node>,
-    /// Parent → child edges (node indices).
-    pub hierarchy: Vec<(usize, usize)>,
-    /// Article → next article of the same code (node indices).
-    pub sequence: Vec<(usize, usize)>,
-    /// Article id → node index.
-    pub article_nodes: BTreeMap<ArticleId, usize>,
-}
+use lexbench_core::graph::{GraphNode, LegalGraph};
 
 /// A CSV row with the line it starts on.
 type Row = (usize, Vec<String>);
@@ -222,7 +202,7 @@ pub fn graph(articles: &[Article]) -> LegalGraph {
     for a in articles {
         let mut key = vec![a.code.clone()];
         let mut parent = *index.entry(key.clone()).or_insert_with(|| {
-            g.nodes.push(Node {
+            g.nodes.push(GraphNode {
                 kind: "code".into(),
                 label: a.code.clone(),
             });
@@ -234,7 +214,7 @@ pub fn graph(articles: &[Article]) -> LegalGraph {
             let node = match index.get(&key) {
                 Some(&n) => n,
                 None => {
-                    g.nodes.push(Node {
+                    g.nodes.push(GraphNode {
                         kind: kind.into(),
                         label: level.clone(),
                     });
@@ -246,7 +226,7 @@ pub fn graph(articles: &[Article]) -> LegalGraph {
             };
             parent = node;
         }
-        g.nodes.push(Node {
+        g.nodes.push(GraphNode {
             kind: "article".into(),
             label: a.id.to_string(),
         });
@@ -304,7 +284,7 @@ fn write_bsard_into(
         .collect();
     write_jsonl(&tmp.join("corpus.jsonl"), &corpus)?;
     write_jsonl(&tmp.join("articles.jsonl"), articles)?;
-    write_json_pretty(&tmp.join("graph.json"), &g)?;
+    g.write(&tmp.join(lexbench_core::graph::GRAPH_FILE))?;
     let mut topics: Vec<DatasetTopic> = Vec::new();
     let mut counts = BTreeMap::new();
     let mut per_question = Vec::new();

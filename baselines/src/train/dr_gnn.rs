@@ -29,7 +29,7 @@ use lexbench_core::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 use super::config::TrainConfig;
-use super::curriculum::{CurriculumNegatives, GRAPH_FILE, LegalGraphFile};
+use super::curriculum::{CurriculumNegatives, GRAPH_FILE, LegalGraph};
 use super::data::SplitData;
 use super::export::write_trained_run;
 use super::model::{Trainable, run_from_corpus_scores};
@@ -185,7 +185,7 @@ pub(crate) fn gat_config(
 /// become isolated nodes appended at the end.
 pub(crate) struct GraphFeatures {
     /// The graph as `graph.json` holds it.
-    pub graph: LegalGraphFile,
+    pub graph: LegalGraph,
     /// Node features `(nodes, dim)`, computed without gradient.
     pub x: Tensor,
     /// Corpus index → node index.
@@ -202,8 +202,8 @@ impl GraphFeatures {
         device: &Device,
     ) -> Result<Self> {
         let dir = lexbench_core::dataset::DatasetDir::in_data(data, dataset)?;
-        let graph = LegalGraphFile::read(&dir.0.join(GRAPH_FILE))?;
-        let nodes = graph.doc_nodes(split);
+        let graph = LegalGraph::read(&dir.0.join(GRAPH_FILE))?;
+        let nodes = super::curriculum::doc_nodes(&graph, split);
         let mut texts: Vec<&str> = graph.nodes.iter().map(|n| n.label.as_str()).collect();
         let mut doc_node = Vec::with_capacity(nodes.len());
         for (d, node) in nodes.iter().enumerate() {
