@@ -66,6 +66,17 @@ pub struct CorpusDoc {
     pub section: Option<Section>,
 }
 
+/// The language of a dataset's texts (queries and corpus), as its manifest declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Language {
+    /// English (ECtHR).
+    #[serde(rename = "en")]
+    English,
+    /// French (BSARD).
+    #[serde(rename = "fr")]
+    French,
+}
+
 /// `manifest.json`: what the dataset is and the sha256 of each of its files.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -76,6 +87,10 @@ pub struct DatasetManifest {
     pub layout_version: u32,
     /// The program that built it (`lexbench 0.1.0`).
     pub built_by: String,
+    /// The language of its texts (`"en"`, `"fr"`); absent in manifests written before it was
+    /// recorded. Not part of the identity hash, which covers [`DatasetManifest::files`] only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<Language>,
     /// Relative path (with `/`) → sha256, for every file that defines the dataset (all but the
     /// manifest itself and the [`DatasetManifest::extras`]).
     pub files: BTreeMap<String, String>,
@@ -108,8 +123,19 @@ impl DatasetManifest {
     }
 
     /// Hashes every file under `dir` (except `manifest.json` and hidden files) into a manifest and
-    /// writes it atomically as `dir/manifest.json`.
+    /// writes it atomically as `dir/manifest.json`, without a language
+    /// ([`DatasetManifest::write_with_language`]).
     pub fn write_for(dir: &Path, name: &str, built_by: &str) -> Result<Self> {
+        Self::write_with_language(dir, name, built_by, None)
+    }
+
+    /// [`DatasetManifest::write_for`], declaring the dataset's `language`.
+    pub fn write_with_language(
+        dir: &Path,
+        name: &str,
+        built_by: &str,
+        language: Option<Language>,
+    ) -> Result<Self> {
         let mut files = BTreeMap::new();
         let mut extras = BTreeMap::new();
         for path in walk(dir)? {
@@ -134,6 +160,7 @@ impl DatasetManifest {
             name: name.to_owned(),
             layout_version: LAYOUT_VERSION,
             built_by: built_by.to_owned(),
+            language,
             files,
             extras,
         };
@@ -287,6 +314,15 @@ mod tests {
         assert!(with.verify(&dir).unwrap().is_empty());
         std::fs::write(dir.join("plots/a.svg"), "<svg></svg>").unwrap();
         assert_eq!(with.verify(&dir).unwrap(), vec!["plots/a.svg"]);
+        // The language is declared, read back, and left out of the identity.
+        let fr = DatasetManifest::write_with_language(&dir, "t", "test", Some(Language::French)).unwrap();
+        assert_eq!(fr.dataset_hash(), with.dataset_hash());
+        let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+        assert!(text.contains("\"language\": \"fr\""), "{text}");
+        assert_eq!(
+            DatasetManifest::read(&dir).unwrap().language,
+            Some(Language::French)
+        );
         // A manifest without plots serialises without the field: old manifests stay byte-identical.
         let text = serde_json::to_string(&without).unwrap();
         assert!(!text.contains("extras"), "{text}");

@@ -347,7 +347,12 @@ fn write_bsard_into(
         g.sequence.len()
     );
     write_atomic(&tmp.join("card.md"), |w| w.write_all(card.as_bytes()))?;
-    let manifest = DatasetManifest::write_for(tmp, name, concat!("lexbench ", env!("CARGO_PKG_VERSION")))?;
+    let manifest = DatasetManifest::write_with_language(
+        tmp,
+        name,
+        concat!("lexbench ", env!("CARGO_PKG_VERSION")),
+        Some(lexbench_core::dataset::Language::French),
+    )?;
     Ok(BsardWritten {
         manifest,
         articles: articles.len(),

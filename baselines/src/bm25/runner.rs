@@ -165,12 +165,12 @@ pub(crate) fn read_inputs(dir: &DatasetDir, split: &str) -> Result<Inputs> {
 pub fn run_dataset(data: &Path, dataset: &str, split: &str, params: &Bm25Params) -> Result<RunOutput> {
     params.validate()?;
     let mut params = params.clone();
-    params.language = Some(params.language_for(dataset));
     let t0 = Instant::now();
     let dir = DatasetDir::in_data(data, dataset)?;
     let inputs = read_inputs(&dir, split)?;
+    params.language = Some(params.language_of(dataset, inputs.manifest.language));
     let t1 = Instant::now();
-    let analyzer = Analyzer::new(params.language_for(dataset));
+    let analyzer = Analyzer::new(params.language_of(dataset, inputs.manifest.language));
     let index = Bm25Index::build(analyzer, inputs.corpus.iter().map(|d| (&d.doc, d.text.as_str())));
     let t2 = Instant::now();
     let mut run = Run::new(SYSTEM);
