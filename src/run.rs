@@ -213,8 +213,8 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                     "corpus".into()
                 },
                 s.topics,
-                s.dataset,
-                s.split,
+                s.header.dataset,
+                s.header.split,
                 s.index.documents,
                 s.hits,
             );
@@ -287,7 +287,7 @@ fn print_neural(out: &lexbench_baselines::dense::DenseOutput) {
     let s = &out.sidecar;
     println!(
         "{} ({}) ranked {} topics of {}/{}: {} hits, {} documents encoded now",
-        s.system, s.model, s.topics, s.dataset, s.split, s.hits, s.encoded_now
+        s.header.system, s.model, s.topics, s.header.dataset, s.header.split, s.hits, s.encoded_now
     );
     if s.config.get("head").and_then(|h| h.as_str()) == Some("new, seeded, untrained") {
         println!("note: the checkpoint has no classifier head; this run uses a seeded untrained one");

@@ -18,6 +18,8 @@
 //!   user files become text (byte-order mark removed, UTF-8 checked by line, over-long lines refused).
 //! - [`hash`]: sha256 as lower-case hex, of bytes ([`sha256_hex`]) and of a file, streamed
 //!   ([`sha256_file`]).
+//! - [`run`]: the [`SidecarHeader`](run::SidecarHeader) every run sidecar starts with, and the
+//!   claims the harness checks in a submitted one.
 //! - [`rng`], [`time`]: a seeded SplitMix64 and calendar dates / RFC 3339 timestamps, shared so every
 //!   stage draws and stamps the same way without a dependency.
 //! - [`eval`]: trec_eval-exact measures (`R@k`, `P@k`, `AP`, `RPrec`, `nDCG@k`, `RR@k`) and the
@@ -50,6 +52,7 @@ pub mod ids;
 pub mod io;
 pub mod records;
 pub mod rng;
+pub mod run;
 pub mod testing;
 pub mod text;
 pub mod time;

@@ -292,7 +292,7 @@ fn runner_ranks_pools_and_writes_sidecar() {
     );
     let side: RunSidecar =
         serde_json::from_str(&std::fs::read_to_string(&out.sidecar_path).unwrap()).unwrap();
-    assert_eq!(side.dataset_hash, manifest.dataset_hash());
+    assert_eq!(side.header.dataset_hash, manifest.dataset_hash());
     assert_eq!(side.config.language, Some(Language::English));
     assert_eq!((side.topics, side.hits, side.index.documents), (1, 2, 3));
     assert!(side.index.pooled);
