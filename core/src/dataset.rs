@@ -25,6 +25,9 @@ use sha2::{Digest, Sha256};
 use crate::error::{Error, Result};
 use crate::ids::{DocId, GuideId, ItemId, QueryId, TopicId};
 use crate::records::Section;
+use crate::records::{Pool, Split};
+use crate::trec::{Qrels, ReadOptions};
+use serde::de::DeserializeOwned;
 
 /// Version of the dataset layout; bumped when a file's schema changes.
 pub const LAYOUT_VERSION: u32 = 1;
@@ -241,6 +244,131 @@ impl DatasetDir {
 }
 
 pub use crate::hash::sha256_file;
+
+/// A built dataset, opened: the one reader of `datasets/<name>/` for every stage. Opening reads
+/// `manifest.json` and verifies every file against it, so whatever is read afterwards is the
+/// version [`Dataset::hash`] names; a changed or missing file is [`Error::Changed`], naming them.
+///
+/// ```
+/// # use lexbench_core::dataset::{Dataset, DatasetDir, DatasetManifest};
+/// # let dir = std::env::temp_dir().join(format!("lexbench-dataset-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(dir.join("splits"))?;
+/// std::fs::write(dir.join("queries.jsonl"), "{\"topic\":\"t1\",\"query\":\"q1\",\"text\":\"x\"}\n")?;
+/// std::fs::write(dir.join("splits/test.json"), "{\"dataset\":\"d\",\"name\":\"test\",\"topics\":[\"t1\"]}")?;
+/// DatasetManifest::write_for(&dir, "d", "doc")?;
+/// let ds = Dataset::open(DatasetDir(dir.clone()))?;
+/// assert_eq!(ds.split_topics("test")?[0].text, "x");
+/// std::fs::write(dir.join("queries.jsonl"), "")?;
+/// assert!(Dataset::open(DatasetDir(dir.clone())).unwrap_err().to_string().contains("queries.jsonl"));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    dir: DatasetDir,
+    manifest: DatasetManifest,
+}
+
+impl Dataset {
+    /// Opens the dataset in `dir`: reads its manifest and verifies every file against it.
+    pub fn open(dir: DatasetDir) -> Result<Self> {
+        if !dir.0.join("manifest.json").is_file() {
+            return Err(Error::NotBuilt { dir: dir.0 });
+        }
+        let manifest = DatasetManifest::read(&dir.0)?;
+        let files = manifest.verify(&dir.0)?;
+        if !files.is_empty() {
+            return Err(Error::Changed { dir: dir.0, files });
+        }
+        Ok(Self { dir, manifest })
+    }
+
+    /// Opens `DATA/datasets/<name>` ([`DatasetDir::in_data`]: `name` is a name, never a path).
+    pub fn open_in(data: &Path, name: &str) -> Result<Self> {
+        Self::open(DatasetDir::in_data(data, name)?)
+    }
+
+    /// Its folder and the paths of its files.
+    pub fn dir(&self) -> &DatasetDir {
+        &self.dir
+    }
+
+    /// Its manifest.
+    pub fn manifest(&self) -> &DatasetManifest {
+        &self.manifest
+    }
+
+    /// Its identity ([`DatasetManifest::dataset_hash`]).
+    pub fn hash(&self) -> String {
+        self.manifest.dataset_hash()
+    }
+
+    /// Every topic (`queries.jsonl`).
+    pub fn topics(&self) -> Result<Vec<DatasetTopic>> {
+        crate::io::read_jsonl(&self.dir.queries())
+    }
+
+    /// The corpus (`corpus.jsonl`), each line read as `T` (a [`CorpusDoc`], or a narrower view).
+    pub fn corpus<T: DeserializeOwned>(&self) -> Result<Vec<T>> {
+        crate::io::read_jsonl(&self.dir.corpus())
+    }
+
+    /// The pools (`pools.jsonl`), `None` when every topic ranks the whole corpus.
+    pub fn pools(&self) -> Result<Option<Vec<Pool>>> {
+        let path = self.dir.pools();
+        if path.is_file() {
+            crate::io::read_jsonl(&path).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// The split names present, sorted.
+    pub fn split_names(&self) -> Result<Vec<String>> {
+        self.dir.split_names()
+    }
+
+    /// Split `name` (`splits/<name>.json`); `name` must be a name
+    /// ([`check_name`](crate::ids::check_name)); an absent split is [`Error::NoSplit`].
+    pub fn split(&self, name: &str) -> Result<Split> {
+        crate::ids::check_name("split name", name)?;
+        let path = self.dir.split(name);
+        if !path.is_file() {
+            return Err(Error::NoSplit {
+                path,
+                split: name.to_owned(),
+                known: self.split_names().unwrap_or_default(),
+            });
+        }
+        crate::io::read_json(&path)
+    }
+
+    /// The topics of split `name`, in the split's order; a topic the split names that is not in
+    /// `queries.jsonl` is an error naming the split file.
+    pub fn split_topics(&self, name: &str) -> Result<Vec<DatasetTopic>> {
+        let split = self.split(name)?;
+        let mut all: BTreeMap<TopicId, DatasetTopic> =
+            self.topics()?.into_iter().map(|t| (t.topic.clone(), t)).collect();
+        split
+            .topics
+            .iter()
+            .map(|t| {
+                all.remove(t).ok_or_else(|| {
+                    Error::MissingInput(format!(
+                        "{}: topic {t} is not in queries.jsonl",
+                        self.dir.split(name).display()
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// The qrels of split `name` (`qrels/<name>.tsv`), read with `options`.
+    pub fn qrels(&self, name: &str, options: &ReadOptions) -> Result<Qrels> {
+        crate::ids::check_name("split name", name)?;
+        Qrels::read(&self.dir.qrels(name), options)
+    }
+}
 
 /// Every regular, non-hidden file under `dir`, sorted.
 fn walk(dir: &Path) -> Result<Vec<PathBuf>> {

@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use lexbench_core::dataset::{CorpusDoc, DatasetDir, DatasetManifest, DatasetTopic};
-use lexbench_core::io::read_jsonl;
+use lexbench_core::dataset::{CorpusDoc, Dataset, DatasetDir, DatasetManifest, DatasetTopic};
 use lexbench_core::run::SidecarHeader;
 use lexbench_core::{Pool, Run, Split, TopicId};
 use serde::{Deserialize, Serialize};
@@ -108,19 +107,10 @@ pub(crate) struct Inputs {
 }
 
 pub(crate) fn read_inputs(dir: &DatasetDir, split: &str) -> Result<Inputs> {
-    lexbench_core::check_name("split name", split)?;
-    let manifest = DatasetManifest::read(&dir.0)?;
-    let changed = manifest.verify(&dir.0)?;
-    if !changed.is_empty() {
-        return Err(Error::Param(format!(
-            "{}: files differ from manifest.json ({}); rebuild the dataset",
-            dir.0.display(),
-            changed.join(", ")
-        )));
-    }
+    let ds = Dataset::open(dir.clone())?;
+    let split_rec: Split = ds.split(split)?;
     let split_path = dir.split(split);
-    let split_rec: Split = lexbench_core::io::read_json(&split_path)?;
-    let all: Vec<DatasetTopic> = read_jsonl(&dir.queries())?;
+    let all: Vec<DatasetTopic> = ds.topics()?;
     let by_topic: BTreeMap<&TopicId, &DatasetTopic> = all.iter().map(|t| (&t.topic, t)).collect();
     let mut topics = Vec::with_capacity(split_rec.topics.len());
     for t in &split_rec.topics {
@@ -130,15 +120,12 @@ pub(crate) fn read_inputs(dir: &DatasetDir, split: &str) -> Result<Inputs> {
         })?;
         topics.push((*rec).clone());
     }
-    let corpus: Vec<CorpusDoc> = read_jsonl(&dir.corpus())?;
-    let pools = if dir.pools().is_file() {
-        let list: Vec<Pool> = read_jsonl(&dir.pools())?;
-        Some(list.into_iter().map(|p| (p.topic.clone(), p)).collect())
-    } else {
-        None
-    };
+    let corpus: Vec<CorpusDoc> = ds.corpus()?;
+    let pools = ds
+        .pools()?
+        .map(|list| list.into_iter().map(|p| (p.topic.clone(), p)).collect());
     Ok(Inputs {
-        manifest,
+        manifest: ds.manifest().clone(),
         topics,
         corpus,
         pools,
