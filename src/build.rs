@@ -121,7 +121,7 @@ pub fn build_ecthr(data: &DataDir, options: &EcthrOptions) -> Result<EcthrBuild>
         read_jsonl(&guides_path).context("the parsed guides (run `lexbench parse store` first)")?;
     let judgments = load_judgments(data, true)?;
     let mut cfg: SplitConfig = match &options.split_config {
-        Some(p) => serde_json::from_str(&lexbench_core::text::read_text(p)?)
+        Some(p) => lexbench_core::io::read_json(p)
             .with_context(|| format!("{}: not a split configuration", p.display()))?,
         None => SplitConfig::default(),
     };
@@ -242,7 +242,7 @@ pub fn split_dataset(data: &DataDir, options: &SplitOptions) -> Result<Relabelle
 /// A split configuration from `path` (or the default), `seed` overriding its seed; validated.
 pub fn split_config(path: Option<&Path>, seed: Option<u64>) -> Result<SplitConfig> {
     let mut cfg: SplitConfig = match path {
-        Some(p) => serde_json::from_str(&lexbench_core::text::read_text(p)?)
+        Some(p) => lexbench_core::io::read_json(p)
             .with_context(|| format!("{}: not a split configuration", p.display()))?,
         None => SplitConfig::default(),
     };
@@ -289,7 +289,7 @@ pub fn dataset_stats(data: &DataDir, dataset: &str) -> Result<serde_json::Value>
     let dir = dataset_path(data, dataset);
     let read = |f: &str| -> Result<serde_json::Value> {
         let p = dir.join(f);
-        Ok(serde_json::from_str(&lexbench_core::text::read_text(&p)?)?)
+        Ok(lexbench_core::io::read_json(&p)?)
     };
     let manifest = lexbench_core::dataset::DatasetManifest::read(&dir)?;
     let mut out = serde_json::json!({

@@ -174,12 +174,12 @@ pub fn parse_store(data: &DataDir, meta_dir: Option<&Path>) -> Result<ParseSumma
         for (name, text) in &texts {
             let bad = |e: serde_json::Error| anyhow::anyhow!("{}: {e}", dir.join(name).display());
             match name.as_str() {
-                "case_law_references_eng.csv" => records.extend(resolve::Metadata::references_csv(text)),
+                "case_law_references_eng.csv" => records.extend(resolve::Metadata::references_csv(text)?),
                 "itemid_to_docname_known_citations.json" => {
                     records.extend(resolve::Metadata::docnames_json(text).map_err(bad)?)
                 }
                 "french_to_english_itemids.csv" => {
-                    records.extend(resolve::Metadata::french_english_csv(text))
+                    records.extend(resolve::Metadata::french_english_csv(text)?)
                 }
                 "historical_citation_catalog.json" => {
                     records.extend(resolve::Metadata::historical_catalog(text).map_err(bad)?)

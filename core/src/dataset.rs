@@ -17,7 +17,6 @@
 //! two datasets with the same hash have byte-identical files. Runs and leaderboard entries record it.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -26,6 +25,9 @@ use sha2::{Digest, Sha256};
 use crate::error::{Error, Result};
 use crate::ids::{DocId, GuideId, ItemId, QueryId, TopicId};
 use crate::records::Section;
+use crate::records::{Pool, Split};
+use crate::trec::{Qrels, ReadOptions};
+use serde::de::DeserializeOwned;
 
 /// Version of the dataset layout; bumped when a file's schema changes.
 pub const LAYOUT_VERSION: u32 = 1;
@@ -67,6 +69,17 @@ pub struct CorpusDoc {
     pub section: Option<Section>,
 }
 
+/// The language of a dataset's texts (queries and corpus), as its manifest declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Language {
+    /// English (ECtHR).
+    #[serde(rename = "en")]
+    English,
+    /// French (BSARD).
+    #[serde(rename = "fr")]
+    French,
+}
+
 /// `manifest.json`: what the dataset is and the sha256 of each of its files.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -77,6 +90,10 @@ pub struct DatasetManifest {
     pub layout_version: u32,
     /// The program that built it (`lexbench 0.1.0`).
     pub built_by: String,
+    /// The language of its texts (`"en"`, `"fr"`); absent in manifests written before it was
+    /// recorded. Not part of the identity hash, which covers [`DatasetManifest::files`] only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<Language>,
     /// Relative path (with `/`) → sha256, for every file that defines the dataset (all but the
     /// manifest itself and the [`DatasetManifest::extras`]).
     pub files: BTreeMap<String, String>,
@@ -100,23 +117,28 @@ impl DatasetManifest {
             h.update(sha.as_bytes());
             h.update(b"\n");
         }
-        hex(&h.finalize())
+        crate::hash::to_hex(&h.finalize())
     }
 
     /// Reads `DIR/manifest.json`.
     pub fn read(dir: &Path) -> Result<Self> {
-        let path = dir.join("manifest.json");
-        let text = crate::text::read_text(&path)?;
-        serde_json::from_str(&text).map_err(|e| Error::Line {
-            path,
-            line: e.line(),
-            error: crate::error::LineError::Json(e.to_string()),
-        })
+        crate::io::read_json(&dir.join("manifest.json"))
     }
 
     /// Hashes every file under `dir` (except `manifest.json` and hidden files) into a manifest and
-    /// writes it atomically as `dir/manifest.json`.
+    /// writes it atomically as `dir/manifest.json`, without a language
+    /// ([`DatasetManifest::write_with_language`]).
     pub fn write_for(dir: &Path, name: &str, built_by: &str) -> Result<Self> {
+        Self::write_with_language(dir, name, built_by, None)
+    }
+
+    /// [`DatasetManifest::write_for`], declaring the dataset's `language`.
+    pub fn write_with_language(
+        dir: &Path,
+        name: &str,
+        built_by: &str,
+        language: Option<Language>,
+    ) -> Result<Self> {
         let mut files = BTreeMap::new();
         let mut extras = BTreeMap::new();
         for path in walk(dir)? {
@@ -141,6 +163,7 @@ impl DatasetManifest {
             name: name.to_owned(),
             layout_version: LAYOUT_VERSION,
             built_by: built_by.to_owned(),
+            language,
             files,
             extras,
         };
@@ -220,27 +243,131 @@ impl DatasetDir {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+pub use crate::hash::sha256_file;
+
+/// A built dataset, opened: the one reader of `datasets/<name>/` for every stage. Opening reads
+/// `manifest.json` and verifies every file against it, so whatever is read afterwards is the
+/// version [`Dataset::hash`] names; a changed or missing file is [`Error::Changed`], naming them.
+///
+/// ```
+/// # use lexbench_core::dataset::{Dataset, DatasetDir, DatasetManifest};
+/// # let dir = std::env::temp_dir().join(format!("lexbench-dataset-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(dir.join("splits"))?;
+/// std::fs::write(dir.join("queries.jsonl"), "{\"topic\":\"t1\",\"query\":\"q1\",\"text\":\"x\"}\n")?;
+/// std::fs::write(dir.join("splits/test.json"), "{\"dataset\":\"d\",\"name\":\"test\",\"topics\":[\"t1\"]}")?;
+/// DatasetManifest::write_for(&dir, "d", "doc")?;
+/// let ds = Dataset::open(DatasetDir(dir.clone()))?;
+/// assert_eq!(ds.split_topics("test")?[0].text, "x");
+/// std::fs::write(dir.join("queries.jsonl"), "")?;
+/// assert!(Dataset::open(DatasetDir(dir.clone())).unwrap_err().to_string().contains("queries.jsonl"));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    dir: DatasetDir,
+    manifest: DatasetManifest,
 }
 
-/// sha256 of a file, streamed.
-pub fn sha256_file(path: &Path) -> Result<String> {
-    let io = |source| Error::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let mut f = std::fs::File::open(path).map_err(io)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = f.read(&mut buf).map_err(io)?;
-        if n == 0 {
-            break;
+impl Dataset {
+    /// Opens the dataset in `dir`: reads its manifest and verifies every file against it.
+    pub fn open(dir: DatasetDir) -> Result<Self> {
+        if !dir.0.join("manifest.json").is_file() {
+            return Err(Error::NotBuilt { dir: dir.0 });
         }
-        h.update(&buf[..n]);
+        let manifest = DatasetManifest::read(&dir.0)?;
+        let files = manifest.verify(&dir.0)?;
+        if !files.is_empty() {
+            return Err(Error::Changed { dir: dir.0, files });
+        }
+        Ok(Self { dir, manifest })
     }
-    Ok(hex(&h.finalize()))
+
+    /// Opens `DATA/datasets/<name>` ([`DatasetDir::in_data`]: `name` is a name, never a path).
+    pub fn open_in(data: &Path, name: &str) -> Result<Self> {
+        Self::open(DatasetDir::in_data(data, name)?)
+    }
+
+    /// Its folder and the paths of its files.
+    pub fn dir(&self) -> &DatasetDir {
+        &self.dir
+    }
+
+    /// Its manifest.
+    pub fn manifest(&self) -> &DatasetManifest {
+        &self.manifest
+    }
+
+    /// Its identity ([`DatasetManifest::dataset_hash`]).
+    pub fn hash(&self) -> String {
+        self.manifest.dataset_hash()
+    }
+
+    /// Every topic (`queries.jsonl`).
+    pub fn topics(&self) -> Result<Vec<DatasetTopic>> {
+        crate::io::read_jsonl(&self.dir.queries())
+    }
+
+    /// The corpus (`corpus.jsonl`), each line read as `T` (a [`CorpusDoc`], or a narrower view).
+    pub fn corpus<T: DeserializeOwned>(&self) -> Result<Vec<T>> {
+        crate::io::read_jsonl(&self.dir.corpus())
+    }
+
+    /// The pools (`pools.jsonl`), `None` when every topic ranks the whole corpus.
+    pub fn pools(&self) -> Result<Option<Vec<Pool>>> {
+        let path = self.dir.pools();
+        if path.is_file() {
+            crate::io::read_jsonl(&path).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// The split names present, sorted.
+    pub fn split_names(&self) -> Result<Vec<String>> {
+        self.dir.split_names()
+    }
+
+    /// Split `name` (`splits/<name>.json`); `name` must be a name
+    /// ([`check_name`](crate::ids::check_name)); an absent split is [`Error::NoSplit`].
+    pub fn split(&self, name: &str) -> Result<Split> {
+        crate::ids::check_name("split name", name)?;
+        let path = self.dir.split(name);
+        if !path.is_file() {
+            return Err(Error::NoSplit {
+                path,
+                split: name.to_owned(),
+                known: self.split_names().unwrap_or_default(),
+            });
+        }
+        crate::io::read_json(&path)
+    }
+
+    /// The topics of split `name`, in the split's order; a topic the split names that is not in
+    /// `queries.jsonl` is an error naming the split file.
+    pub fn split_topics(&self, name: &str) -> Result<Vec<DatasetTopic>> {
+        let split = self.split(name)?;
+        let mut all: BTreeMap<TopicId, DatasetTopic> =
+            self.topics()?.into_iter().map(|t| (t.topic.clone(), t)).collect();
+        split
+            .topics
+            .iter()
+            .map(|t| {
+                all.remove(t).ok_or_else(|| {
+                    Error::MissingInput(format!(
+                        "{}: topic {t} is not in queries.jsonl",
+                        self.dir.split(name).display()
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// The qrels of split `name` (`qrels/<name>.tsv`), read with `options`.
+    pub fn qrels(&self, name: &str, options: &ReadOptions) -> Result<Qrels> {
+        crate::ids::check_name("split name", name)?;
+        Qrels::read(&self.dir.qrels(name), options)
+    }
 }
 
 /// Every regular, non-hidden file under `dir`, sorted.
@@ -315,6 +442,15 @@ mod tests {
         assert!(with.verify(&dir).unwrap().is_empty());
         std::fs::write(dir.join("plots/a.svg"), "<svg></svg>").unwrap();
         assert_eq!(with.verify(&dir).unwrap(), vec!["plots/a.svg"]);
+        // The language is declared, read back, and left out of the identity.
+        let fr = DatasetManifest::write_with_language(&dir, "t", "test", Some(Language::French)).unwrap();
+        assert_eq!(fr.dataset_hash(), with.dataset_hash());
+        let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+        assert!(text.contains("\"language\": \"fr\""), "{text}");
+        assert_eq!(
+            DatasetManifest::read(&dir).unwrap().language,
+            Some(Language::French)
+        );
         // A manifest without plots serialises without the field: old manifests stay byte-identical.
         let text = serde_json::to_string(&without).unwrap();
         assert!(!text.contains("extras"), "{text}");

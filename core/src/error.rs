@@ -60,6 +60,9 @@ pub enum LineError {
         /// The most a line may hold, in bytes.
         max: usize,
     },
+    /// A quoted CSV field is never closed (the line is where it opens).
+    #[error("a quoted field opens here and is never closed (a missing `\"`?)")]
+    UnterminatedQuote,
     /// A column is longer than the format allows.
     #[error("{column} is {len} bytes long; at most {max} are allowed")]
     TooLong {
@@ -129,6 +132,30 @@ pub enum Error {
     /// A measure needs information that was not supplied (e.g. `R@5%` without pool sizes).
     #[error("{0}")]
     MissingInput(String),
+    /// A folder that should hold a built dataset has no `manifest.json`.
+    #[error("no manifest.json in {} (is the dataset built?)", dir.display())]
+    NotBuilt {
+        /// The dataset folder.
+        dir: PathBuf,
+    },
+    /// Files of a built dataset differ from its manifest (changed, missing).
+    #[error("{}: files differ from manifest.json ({}); rebuild the dataset", dir.display(), files.join(", "))]
+    Changed {
+        /// The dataset folder.
+        dir: PathBuf,
+        /// The files that differ, relative to it.
+        files: Vec<String>,
+    },
+    /// A dataset has no split of that name.
+    #[error("{}: no split {split:?} (splits: {})", path.display(), known.join(", "))]
+    NoSplit {
+        /// The split's file, absent.
+        path: PathBuf,
+        /// The split asked for.
+        split: String,
+        /// The splits it has.
+        known: Vec<String>,
+    },
     /// Serialising a record failed (the cause is the error's `source`).
     #[error("cannot serialise a record for {}", path.display())]
     Serialise {

@@ -367,6 +367,23 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     Ok(out)
 }
 
+/// Reads a JSON file of the project (a manifest, a split, a graph, a sidecar) into `T`: the text is
+/// read with [`crate::text::read_text`] (byte-order mark removed, UTF-8 checked by line), and a
+/// syntax or shape error is [`Error::Line`] naming the file and the line serde_json stopped at.
+pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
+    let text = crate::text::read_text(path)?;
+    json_from_str(&text, path)
+}
+
+/// Parses `text`, read from `path`, as JSON; errors as in [`read_json`].
+pub fn json_from_str<T: DeserializeOwned>(text: &str, path: &Path) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| Error::Line {
+        path: path.to_owned(),
+        line: e.line().max(1),
+        error: LineError::Json(e.to_string()),
+    })
+}
+
 /// Writes records as JSON Lines, atomically.
 pub fn write_jsonl<'a, T, I>(path: &Path, records: I) -> Result<()>
 where
@@ -595,5 +612,27 @@ mod tests {
             read_jsonl::<serde_json::Value>(&p),
             Err(Error::Empty { .. })
         ));
+    }
+
+    #[test]
+    fn read_json_strips_a_bom_and_names_file_and_line() {
+        let dir = scratch("json");
+        let p = dir.join("a.json");
+        fs::write(&p, "\u{feff}{\"a\": 1}\n").unwrap();
+        let v: serde_json::Value = read_json(&p).unwrap();
+        assert_eq!(v["a"], 1);
+        fs::write(&p, "{\n  \"a\": 1,\n  \"b\": oops\n}\n").unwrap();
+        let err = read_json::<serde_json::Value>(&p).unwrap_err();
+        assert_eq!(err.line_error().map(|(l, _)| l), Some(3), "{err}");
+        assert!(
+            err.to_string().starts_with(&format!("{}:3: ", p.display())),
+            "{err}"
+        );
+        fs::write(&p, b"{\"a\": \"caf\xe9\"}").unwrap();
+        let err = read_json::<serde_json::Value>(&p).unwrap_err();
+        assert!(
+            matches!(err.line_error(), Some((1, LineError::NotUtf8 { .. }))),
+            "{err}"
+        );
     }
 }

@@ -9,9 +9,17 @@
 //! - [`trec`]: TREC [`Qrels`] and [`Run`] files, read with file-and-line errors, written atomically.
 //! - [`dataset`]: the layout of a built dataset (`queries.jsonl`, `corpus.jsonl`, `pools.jsonl`,
 //!   `qrels/`, `splits/`, `manifest.json`) and its identity hash.
+//! - [`csv`]: the one RFC 4180 CSV reader (quotes, line breaks in fields, CRLF, byte-order mark),
+//!   each record with the line it starts on.
+//! - [`graph`]: BSARD's legislative graph, [`LegalGraph`] (`graph.json`), written by `splits` and
+//!   read by `baselines`.
 //! - [`io`]: [`write_atomic`](io::write_atomic), whole-folder swaps and their crash recovery, JSON
 //!   Lines; [`datadir`]: the data directory's layout, where names never become paths; [`text`]: how
 //!   user files become text (byte-order mark removed, UTF-8 checked by line, over-long lines refused).
+//! - [`hash`]: sha256 as lower-case hex, of bytes ([`sha256_hex`]) and of a file, streamed
+//!   ([`sha256_file`]).
+//! - [`run`]: the [`SidecarHeader`](run::SidecarHeader) every run sidecar starts with, and the
+//!   claims the harness checks in a submitted one.
 //! - [`rng`], [`time`]: a seeded SplitMix64 and calendar dates / RFC 3339 timestamps, shared so every
 //!   stage draws and stamps the same way without a dependency.
 //! - [`eval`]: trec_eval-exact measures (`R@k`, `P@k`, `AP`, `RPrec`, `nDCG@k`, `RR@k`) and the
@@ -33,14 +41,18 @@
 //! # Ok::<(), lexbench_core::Error>(())
 //! ```
 
+pub mod csv;
 pub mod datadir;
 pub mod dataset;
 pub mod error;
 pub mod eval;
+pub mod graph;
+pub mod hash;
 pub mod ids;
 pub mod io;
 pub mod records;
 pub mod rng;
+pub mod run;
 pub mod testing;
 pub mod text;
 pub mod time;
@@ -48,6 +60,8 @@ pub mod trec;
 
 pub use error::{Error, LineError, Result};
 pub use eval::{Evaluation, Measure, PoolSizes, evaluate};
+pub use graph::LegalGraph;
+pub use hash::{sha256_file, sha256_hex};
 pub use ids::{ArticleId, DocId, GuideId, ItemId, ParagraphId, QueryId, TopicId, check_name};
 pub use records::{
     Article, Citation, CitationFlags, Guide, GuideFile, GuideQuery, GuideSection, HudocMeta, Judgment,

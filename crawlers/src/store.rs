@@ -18,19 +18,9 @@ use std::sync::Mutex;
 
 use lexbench_core::ManifestEntry;
 use lexbench_core::io::write_atomic;
-use sha2::{Digest, Sha256};
+use lexbench_core::sha256_hex;
 
 use crate::error::{Error, Result};
-
-/// Lower-case hex sha256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut s = String::with_capacity(64);
-    for b in digest {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
-}
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error::Io {

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use indicatif::ProgressBar;
 use lexbench_core::GuideId;
+use lexbench_core::sha256_hex;
 use lexbench_crawlers::bsard::{BsardSettings, crawl_bsard};
 use lexbench_crawlers::date::Date;
 use lexbench_crawlers::fake_hudoc::{FakeConfig, FakeItem, FakeServer, Faults};
@@ -32,7 +33,7 @@ use lexbench_crawlers::fetch::Fetcher;
 use lexbench_crawlers::guides::{GuideSettings, crawl_guides};
 use lexbench_crawlers::http::{HttpConfig, PoliteClient};
 use lexbench_crawlers::hudoc::{self, HudocSettings, crawl_bodies, crawl_metadata, docx_url};
-use lexbench_crawlers::store::{RawStore, sha256_hex};
+use lexbench_crawlers::store::RawStore;
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("lexbench-crawl-{}-{name}", std::process::id()));

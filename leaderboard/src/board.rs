@@ -42,8 +42,9 @@ pub fn is_baseline(entry: &Entry) -> bool {
             .run
             .sidecar
             .as_ref()
-            .and_then(|s| s.get("system"))
-            .and_then(serde_json::Value::as_str)
+            .map(lexbench_core::run::SidecarClaims::of)
+            .and_then(|c| c.system)
+            .as_deref()
             == Some(BASELINE_SIDECAR_SYSTEM)
 }
 /// Significance level after Holm's correction.

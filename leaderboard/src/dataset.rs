@@ -4,9 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
-use lexbench_core::dataset::{DatasetDir, DatasetManifest};
-use lexbench_core::io::read_jsonl;
-use lexbench_core::{DocId, Measure, Pool, PoolSizes, Qrels, ReadOptions, Split, TopicId};
+use lexbench_core::dataset::{Dataset, DatasetDir, DatasetManifest};
+use lexbench_core::{DocId, Measure, PoolSizes, Qrels, ReadOptions, Split, TopicId};
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
@@ -44,63 +43,48 @@ impl DatasetView {
     /// Loads `DATA/datasets/<name>` for `split`, checking its files against the manifest.
     pub fn load(data: &Path, name: &str, split: &str) -> Result<Self> {
         lexbench_core::check_name("split name", split)?;
-        let dir = DatasetDir::in_data(data, name)?;
-        let bad = |message: String| Error::Dataset {
-            name: name.to_owned(),
-            message,
-        };
-        if !dir.0.join("manifest.json").is_file() {
-            return Err(bad(format!(
-                "no manifest.json in {} (is the dataset built?)",
-                dir.0.display()
-            )));
-        }
-        let manifest = DatasetManifest::read(&dir.0)?;
-        let changed = manifest.verify(&dir.0)?;
-        if !changed.is_empty() {
-            return Err(bad(format!(
-                "files differ from its manifest.json ({}); rebuild it",
-                changed.join(", ")
-            )));
-        }
-        let split_path = dir.split(split);
-        let text = lexbench_core::text::read_text(&split_path).map_err(|e| match e {
-            lexbench_core::Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-                let known = dir.split_names().unwrap_or_default().join(", ");
-                bad(format!("no split {split:?} (splits: {known})"))
+        // The dataset's own problems, said as the harness says them: "dataset NAME: …".
+        let bad = |e: lexbench_core::Error| {
+            let message = match &e {
+                lexbench_core::Error::NotBuilt { dir } => {
+                    format!("no manifest.json in {} (is the dataset built?)", dir.display())
+                }
+                lexbench_core::Error::Changed { files, .. } => {
+                    format!(
+                        "files differ from its manifest.json ({}); rebuild it",
+                        files.join(", ")
+                    )
+                }
+                lexbench_core::Error::NoSplit { split, known, .. } => {
+                    format!("no split {split:?} (splits: {})", known.join(", "))
+                }
+                _ => return Error::from(e),
+            };
+            Error::Dataset {
+                name: name.to_owned(),
+                message,
             }
-            e => e.into(),
-        })?;
-        let split_rec: Split = serde_json::from_str(&text).map_err(|e| Error::Format {
-            path: split_path.clone(),
-            message: format!("line {}: {e}", e.line()),
-        })?;
+        };
+        let ds = Dataset::open_in(data, name).map_err(bad)?;
+        let split_rec: Split = ds.split(split).map_err(bad)?;
         let topics: BTreeSet<TopicId> = split_rec.topics.into_iter().collect();
-        let qrels = Qrels::read(
-            &dir.qrels(split),
+        let qrels = ds.qrels(
+            split,
             &ReadOptions {
                 known_topics: Some(topics.clone()),
             },
         )?;
-        let corpus: HashSet<DocId> = read_jsonl::<DocOnly>(&dir.corpus())?
-            .into_iter()
-            .map(|d| d.doc)
-            .collect();
-        let pools = if dir.pools().is_file() {
-            let list: Vec<Pool> = read_jsonl(&dir.pools())?;
-            Some(
-                list.into_iter()
-                    .filter(|p| topics.contains(&p.topic))
-                    .map(|p| (p.topic, p.docs.into_iter().collect()))
-                    .collect(),
-            )
-        } else {
-            None
-        };
+        let corpus: HashSet<DocId> = ds.corpus::<DocOnly>()?.into_iter().map(|d| d.doc).collect();
+        let pools = ds.pools()?.map(|list| {
+            list.into_iter()
+                .filter(|p| topics.contains(&p.topic))
+                .map(|p| (p.topic, p.docs.into_iter().collect()))
+                .collect()
+        });
         Ok(Self {
             name: name.to_owned(),
             split: split.to_owned(),
-            manifest,
+            manifest: ds.manifest().clone(),
             topics,
             qrels,
             pools,

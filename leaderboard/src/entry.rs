@@ -211,11 +211,7 @@ pub fn read_all(dir: &Path) -> Result<(Vec<Entry>, Vec<String>)> {
         .collect();
     paths.sort();
     for p in paths {
-        let text = lexbench_core::text::read_text(&p)?;
-        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Format {
-            path: p.clone(),
-            message: format!("line {}: {e}", e.line()),
-        })?;
+        let v: serde_json::Value = lexbench_core::io::read_json(&p)?;
         let version = v
             .get("schema_version")
             .and_then(serde_json::Value::as_u64)

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use lexbench_core::dataset::sha256_file;
+use lexbench_core::run::SidecarClaims;
 use lexbench_core::{ReadOptions, Run, evaluate};
 
 use crate::board::{BASELINE, BASELINE_SIDECAR_SYSTEM, is_baseline_name};
@@ -149,17 +150,15 @@ pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
         None
     };
     let sidecar = if let Some(text) = sidecar_text {
-        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Format {
-            path: sidecar_file.clone(),
-            message: format!("line {}: {e}", e.line()),
-        })?;
+        let v: serde_json::Value = lexbench_core::io::json_from_str(&text, &sidecar_file)?;
+        let said = SidecarClaims::of(&v);
         let claims = [
-            ("dataset_hash", hash.as_str()),
-            ("dataset", req.dataset),
-            ("split", req.split),
+            ("dataset_hash", &said.dataset_hash, hash.as_str()),
+            ("dataset", &said.dataset, req.dataset),
+            ("split", &said.split, req.split),
         ];
-        for (key, want) in claims {
-            if let Some(got) = v.get(key).and_then(serde_json::Value::as_str)
+        for (key, got, want) in claims {
+            if let Some(got) = got
                 && got != want
             {
                 problems.push(Problem {
@@ -176,8 +175,9 @@ pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
     if is_baseline_name(req.name) {
         let from_bm25 = sidecar
             .as_ref()
-            .and_then(|v| v.get("system"))
-            .and_then(serde_json::Value::as_str)
+            .map(SidecarClaims::of)
+            .and_then(|c| c.system)
+            .as_deref()
             == Some(BASELINE_SIDECAR_SYSTEM);
         if req.name != BASELINE || !from_bm25 {
             return Err(Error::Param(format!(

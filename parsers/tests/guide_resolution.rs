@@ -76,9 +76,12 @@ fn art_2_resolution_agrees_with_the_guide_links() {
     let meta = metadata();
     let mut g = guide_common::art2_pages();
     let audit = resolve::resolve_guide(&mut g, &meta);
-    let csv = std::fs::read_to_string(fixture("guides/text/guide_art_2_eng_pages_with_citations.csv"))
-        .expect("csv");
-    let rows = resolve::parse_csv(&csv);
+    let rows: Vec<Vec<String>> =
+        lexbench_core::csv::read(&fixture("guides/text/guide_art_2_eng_pages_with_citations.csv"))
+            .expect("csv")
+            .into_iter()
+            .map(|r| r.fields)
+            .collect();
     let mut linked = std::collections::BTreeSet::new();
     for r in &rows[1..] {
         let m: std::collections::BTreeMap<String, String> =
@@ -87,13 +90,15 @@ fn art_2_resolution_agrees_with_the_guide_links() {
     }
     // The guide links some cases to their French original (`AFFAIRE SOARE ET AUTRES c. ROUMANIE`);
     // resolution gives the English item. Count those through the French/English itemid table.
-    let fr_en = std::fs::read_to_string(fixture("hudoc/meta/french_to_english_itemids.csv")).expect("csv");
-    let english_of: std::collections::BTreeMap<String, String> = resolve::parse_csv(&fr_en)
-        .into_iter()
-        .skip(1)
-        .filter(|r| r.len() >= 2)
-        .map(|r| (r[0].clone(), r[1].clone()))
-        .collect();
+    let english_of: std::collections::BTreeMap<String, String> =
+        lexbench_core::csv::read(&fixture("hudoc/meta/french_to_english_itemids.csv"))
+            .expect("csv")
+            .into_iter()
+            .map(|r| r.fields)
+            .skip(1)
+            .filter(|r| r.len() >= 2)
+            .map(|r| (r[0].clone(), r[1].clone()))
+            .collect();
     let via_french: std::collections::BTreeSet<String> =
         linked.iter().filter_map(|i| english_of.get(i).cloned()).collect();
     let resolved: Vec<String> = g

@@ -24,55 +24,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// Parses RFC 4180 CSV: quoted fields may hold commas, quotes (doubled) and newlines. Returns rows with
-/// the 1-based line each starts on.
-pub fn parse_csv(text: &str) -> Vec<(usize, Vec<String>)> {
-    let mut rows = Vec::new();
-    let mut row = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut line = 1;
-    let mut row_line = 1;
-    let mut chars = text.chars().peekable();
-    let mut any = false;
-    while let Some(c) = chars.next() {
-        any = true;
-        if quoted {
-            match c {
-                '"' if chars.peek() == Some(&'"') => {
-                    field.push('"');
-                    chars.next();
-                }
-                '"' => quoted = false,
-                '\n' => {
-                    line += 1;
-                    field.push(c);
-                }
-                _ => field.push(c),
-            }
-            continue;
-        }
-        match c {
-            '"' if field.is_empty() => quoted = true,
-            ',' => row.push(std::mem::take(&mut field)),
-            '\r' => {}
-            '\n' => {
-                row.push(std::mem::take(&mut field));
-                rows.push((row_line, std::mem::take(&mut row)));
-                line += 1;
-                row_line = line;
-                any = false;
-            }
-            _ => field.push(c),
-        }
-    }
-    if any {
-        row.push(field);
-        rows.push((row_line, row));
-    }
-    rows
-}
-
 /// A question: one line of `questions.jsonl` of the parsed BSARD.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -89,27 +40,7 @@ pub struct Question {
     pub articles: Vec<ArticleId>,
 }
 
-/// A node of the legislative graph.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Node {
-    /// `code`, `book`, `part`, `act`, `chapter`, `section`, `subsection` or `article`.
-    pub kind: String,
-    /// The heading, or the article id.
-    pub label: String,
-}
-
-/// The legislative graph and the sequential view.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LegalGraph {
-    /// Nodes; articles' nodes are listed in `article_nodes`.
-    pub nodes: Vec<Node>,
-    /// Parent → child edges (node indices).
-    pub hierarchy: Vec<(usize, usize)>,
-    /// Article → next article of the same code (node indices).
-    pub sequence: Vec<(usize, usize)>,
-    /// Article id → node index.
-    pub article_nodes: BTreeMap<ArticleId, usize>,
-}
+use lexbench_core::graph::{GraphNode, LegalGraph};
 
 /// A CSV row with the line it starts on.
 type Row = (usize, Vec<String>);
@@ -117,8 +48,9 @@ type Row = (usize, Vec<String>);
 /// A CSV file's header and its non-blank rows, every row checked to have the header's number of fields.
 /// A leading byte-order mark ("CSV UTF-8" exports) is not part of the first column's name.
 fn records(path: &Path, text: &str) -> Result<(Vec<String>, Vec<Row>)> {
-    let text = lexbench_core::text::strip_bom(text, path);
-    let mut rows = parse_csv(text).into_iter();
+    let mut rows = lexbench_core::csv::parse(text, path)?
+        .into_iter()
+        .map(|r| (r.line, r.fields));
     let Some((_, header)) = rows.next() else {
         return Err(Error::Input {
             path: path.to_owned(),
@@ -270,7 +202,7 @@ pub fn graph(articles: &[Article]) -> LegalGraph {
     for a in articles {
         let mut key = vec![a.code.clone()];
         let mut parent = *index.entry(key.clone()).or_insert_with(|| {
-            g.nodes.push(Node {
+            g.nodes.push(GraphNode {
                 kind: "code".into(),
                 label: a.code.clone(),
             });
@@ -282,7 +214,7 @@ pub fn graph(articles: &[Article]) -> LegalGraph {
             let node = match index.get(&key) {
                 Some(&n) => n,
                 None => {
-                    g.nodes.push(Node {
+                    g.nodes.push(GraphNode {
                         kind: kind.into(),
                         label: level.clone(),
                     });
@@ -294,7 +226,7 @@ pub fn graph(articles: &[Article]) -> LegalGraph {
             };
             parent = node;
         }
-        g.nodes.push(Node {
+        g.nodes.push(GraphNode {
             kind: "article".into(),
             label: a.id.to_string(),
         });
@@ -352,7 +284,7 @@ fn write_bsard_into(
         .collect();
     write_jsonl(&tmp.join("corpus.jsonl"), &corpus)?;
     write_jsonl(&tmp.join("articles.jsonl"), articles)?;
-    write_json_pretty(&tmp.join("graph.json"), &g)?;
+    g.write(&tmp.join(lexbench_core::graph::GRAPH_FILE))?;
     let mut topics: Vec<DatasetTopic> = Vec::new();
     let mut counts = BTreeMap::new();
     let mut per_question = Vec::new();
@@ -415,7 +347,12 @@ fn write_bsard_into(
         g.sequence.len()
     );
     write_atomic(&tmp.join("card.md"), |w| w.write_all(card.as_bytes()))?;
-    let manifest = DatasetManifest::write_for(tmp, name, concat!("lexbench ", env!("CARGO_PKG_VERSION")))?;
+    let manifest = DatasetManifest::write_with_language(
+        tmp,
+        name,
+        concat!("lexbench ", env!("CARGO_PKG_VERSION")),
+        Some(lexbench_core::dataset::Language::French),
+    )?;
     Ok(BsardWritten {
         manifest,
         articles: articles.len(),
@@ -432,10 +369,14 @@ mod tests {
 
     #[test]
     fn csv_quoting_and_lines() {
-        let rows = parse_csv("a,b\n\"x, y\",\"he said \"\"hi\"\"\"\n\"multi\nline\",z\n");
-        assert_eq!(rows.len(), 3);
-        assert_eq!(rows[1].1, vec!["x, y", "he said \"hi\""]);
-        assert_eq!(rows[2], (3, vec!["multi\nline".to_owned(), "z".to_owned()]));
+        let arts = read_articles(
+            Path::new("a.csv"),
+            "id,article,code\n\"1\",\"multi\nline, \"\"quoted\"\"\",C\n2,x\n",
+        )
+        .unwrap_err();
+        assert!(arts.to_string().starts_with("a.csv:4: "), "{arts}");
+        let err = read_articles(Path::new("a.csv"), "id,article,code\n1,\"open,C\n").unwrap_err();
+        assert!(err.to_string().starts_with("a.csv:2: "), "{err}");
     }
 
     #[test]

@@ -7,9 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use lexbench_core::dataset::{DatasetDir, DatasetTopic};
-use lexbench_core::io::read_jsonl;
-use lexbench_core::{ParagraphId, Qrels, ReadOptions, TopicId};
+use lexbench_core::dataset::{Dataset, DatasetDir, DatasetTopic};
+use lexbench_core::{ParagraphId, ReadOptions, TopicId};
 use serde::Serialize;
 
 use crate::error::Result;
@@ -39,15 +38,13 @@ pub type DiffReport = BTreeMap<String, SplitDiff>;
 
 type Key = (String, String);
 
-fn load(dir: &DatasetDir, split: &str) -> Result<BTreeMap<Key, BTreeSet<u32>>> {
-    let topics: Vec<DatasetTopic> = read_jsonl(&dir.queries())?;
+fn load(ds: &Dataset, topics: &[DatasetTopic], split: &str) -> Result<BTreeMap<Key, BTreeSet<u32>>> {
     let by_topic: BTreeMap<&TopicId, &DatasetTopic> = topics.iter().map(|t| (&t.topic, t)).collect();
-    let path = dir.qrels(split);
     let mut out: BTreeMap<Key, BTreeSet<u32>> = BTreeMap::new();
-    if !path.exists() {
+    if !ds.dir().qrels(split).exists() {
         return Ok(out);
     }
-    let qrels = match Qrels::read(&path, &ReadOptions::default()) {
+    let qrels = match ds.qrels(split, &ReadOptions::default()) {
         Ok(q) => q,
         Err(lexbench_core::Error::Empty { .. }) => return Ok(out),
         Err(e) => return Err(e.into()),
@@ -65,14 +62,17 @@ fn load(dir: &DatasetDir, split: &str) -> Result<BTreeMap<Key, BTreeSet<u32>>> {
     Ok(out)
 }
 
-/// Compares `new` against `old`.
+/// Compares `new` against `old`; both are opened with [`Dataset::open`] (verified against their
+/// manifests).
 pub fn diff(new: &Path, old: &Path) -> Result<DiffReport> {
-    let (a, b) = (DatasetDir(new.to_owned()), DatasetDir(old.to_owned()));
+    let a = Dataset::open(DatasetDir(new.to_owned()))?;
+    let b = Dataset::open(DatasetDir(old.to_owned()))?;
+    let (ta, tb) = (a.topics()?, b.topics()?);
     let mut names: BTreeSet<String> = a.split_names()?.into_iter().collect();
     names.extend(b.split_names()?);
     let mut report = DiffReport::new();
     for split in names {
-        let (na, nb) = (load(&a, &split)?, load(&b, &split)?);
+        let (na, nb) = (load(&a, &ta, &split)?, load(&b, &tb, &split)?);
         let qa: BTreeSet<&String> = na.keys().map(|k| &k.0).collect();
         let qb: BTreeSet<&String> = nb.keys().map(|k| &k.0).collect();
         let mut d = SplitDiff {

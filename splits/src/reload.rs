@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use lexbench_core::dataset::{DatasetDir, DatasetTopic};
+use lexbench_core::dataset::{Dataset, DatasetDir, DatasetTopic};
 use lexbench_core::io::read_jsonl;
 use lexbench_core::{ParagraphId, Qrels, ReadOptions, TopicId};
 
@@ -11,9 +11,11 @@ use crate::pairs::{Pair, QrelSource};
 use crate::settings::Assignment;
 
 /// The pairs of a dataset (ECtHR layout: every topic has an item and a guide) with their current
-/// assignment to splits, and the provenance from `audit.jsonl`.
+/// assignment to splits, and the provenance from `audit.jsonl`. The dataset is opened with
+/// [`Dataset::open`] (verified against its manifest).
 pub fn load_pairs(dir: &DatasetDir) -> Result<(Vec<Pair>, Assignment)> {
-    let topics: Vec<DatasetTopic> = read_jsonl(&dir.queries())?;
+    let ds = Dataset::open(dir.clone())?;
+    let topics: Vec<DatasetTopic> = ds.topics()?;
     let audit_path = dir.0.join("audit.jsonl");
     let audit: Vec<QrelSource> = if audit_path.exists() {
         match read_jsonl(&audit_path) {
@@ -49,9 +51,9 @@ pub fn load_pairs(dir: &DatasetDir) -> Result<(Vec<Pair>, Assignment)> {
         });
     }
     let mut assignment = Assignment::new();
-    for split in dir.split_names()? {
+    for split in ds.split_names()? {
         let path = dir.qrels(&split);
-        let qrels = match Qrels::read(&path, &ReadOptions::default()) {
+        let qrels = match ds.qrels(&split, &ReadOptions::default()) {
             Ok(q) => q,
             Err(lexbench_core::Error::Empty { .. }) => Qrels::default(),
             Err(e) => return Err(e.into()),

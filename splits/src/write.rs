@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::Path;
 
-use lexbench_core::dataset::{CorpusDoc, DatasetManifest, DatasetTopic, sha256_file};
+use lexbench_core::dataset::{CorpusDoc, DatasetManifest, DatasetTopic, Language, sha256_file};
 use lexbench_core::io::{write_atomic, write_jsonl};
 use lexbench_core::{DocId, GuideId, ItemId, Judgment, ParagraphId, Pool, Qrels, Split, TopicId};
 use serde::Serialize;
@@ -301,8 +301,13 @@ fn write_into(
     json_file(&tmp.join("certificate.json"), certificate)?;
     let card = card(input, &stats, certificate);
     write_atomic(&tmp.join("card.md"), |w| w.write_all(card.as_bytes()))?;
-    let manifest =
-        DatasetManifest::write_for(tmp, input.name, concat!("lexbench ", env!("CARGO_PKG_VERSION")))?;
+    // Every dataset this writer builds is ECtHR's (built, imported or re-split): English.
+    let manifest = DatasetManifest::write_with_language(
+        tmp,
+        input.name,
+        concat!("lexbench ", env!("CARGO_PKG_VERSION")),
+        Some(Language::English),
+    )?;
     Ok((manifest, stats))
 }
 

@@ -197,8 +197,8 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                     "corpus".into()
                 },
                 s.topics,
-                s.dataset,
-                s.split,
+                s.header.dataset,
+                s.header.split,
                 s.index.documents,
                 s.hits,
             );
@@ -301,7 +301,7 @@ fn print_neural(out: &lexbench_baselines::rank::neural::NeuralOutput) {
     let s = &out.sidecar;
     println!(
         "{} ({}) ranked {} topics of {}/{}: {} hits, {} documents encoded now",
-        s.system, s.model, s.topics, s.dataset, s.split, s.hits, s.encoded_now
+        s.header.system, s.model, s.topics, s.header.dataset, s.header.split, s.hits, s.encoded_now
     );
     if s.config.get("head").and_then(|h| h.as_str()) == Some("new, seeded, untrained") {
         println!("note: the checkpoint has no classifier head; this run uses a seeded untrained one");

@@ -11,8 +11,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::encoder::SentenceEncoder;
-use crate::encoder::models::{model_hash, sha256_bytes};
+use crate::encoder::models::model_hash;
 use crate::error::{Error, Result, io_err};
+use lexbench_core::sha256_hex;
 
 const MAGIC: &[u8; 8] = b"LXEMB1\0\0";
 
@@ -35,7 +36,7 @@ impl EmbeddingCache {
     /// would: pooling, normalisation, truncation).
     pub fn file_for(dir: &Path, model_hash: &str, options_tag: &str) -> PathBuf {
         let m: String = model_hash.chars().take(16).collect();
-        let o: String = sha256_bytes(options_tag.as_bytes()).chars().take(16).collect();
+        let o: String = sha256_hex(options_tag.as_bytes()).chars().take(16).collect();
         dir.join(format!("{m}-{o}.lxemb"))
     }
 

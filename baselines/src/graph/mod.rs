@@ -116,7 +116,7 @@ impl EdgeList {
     /// The legislative graph's edges in both directions: for every `(parent, child)` of `hierarchy`
     /// a [`EdgeType::ParentChild`] and a [`EdgeType::ChildParent`] edge, for every `(article, next)` of
     /// `sequence` a [`EdgeType::NextArticle`] and a [`EdgeType::PreviousArticle`] edge (node indices as
-    /// in `lexbench_splits::bsard::LegalGraph`).
+    /// in `lexbench_core::graph::LegalGraph`).
     pub fn from_legal_graph(hierarchy: &[(usize, usize)], sequence: &[(usize, usize)]) -> Result<Self> {
         let mut edges = Self::new();
         for &(parent, child) in hierarchy {

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use lexbench_core::Run;
 use lexbench_core::dataset::DatasetDir;
+use lexbench_core::run::SidecarHeader;
 use serde::{Deserialize, Serialize};
 
 use super::{git_revision, read_inputs, run_path};
@@ -15,31 +16,16 @@ use crate::sparse::{Analyzer, Bm25Index, Bm25Params};
 /// The run tag and file stem of BM25 runs.
 pub const SYSTEM: &str = "bm25";
 
-/// Version of the sidecar's schema.
-pub const SIDECAR_SCHEMA: u32 = 1;
+pub use lexbench_core::run::SIDECAR_SCHEMA;
 
 /// `bm25.json`, written beside the run: what produced it, on which data, how long it took.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct RunSidecar {
-    /// [`SIDECAR_SCHEMA`].
-    pub schema_version: u32,
-    /// `bm25`.
-    pub system: String,
-    /// The dataset's name.
-    pub dataset: String,
-    /// The split ranked.
-    pub split: String,
-    /// The dataset's identity ([`DatasetManifest::dataset_hash`]).
-    pub dataset_hash: String,
+    /// System `bm25`, dataset, split, its version, seed 0 (BM25 is deterministic), revision, program.
+    #[serde(flatten)]
+    pub header: SidecarHeader,
     /// The parameters, the analyzer resolved.
     pub config: Bm25Params,
-    /// The seed (BM25 is deterministic: always 0, recorded so every sidecar has one).
-    pub seed: u64,
-    /// `git rev-parse HEAD` of the checkout that produced the run, or `LEXBENCH_GIT_REV`, if known.
-    pub git_revision: Option<String>,
-    /// The program (`lexbench-baselines 0.1.0`).
-    pub program: String,
     /// Index facts.
     pub index: IndexFacts,
     /// Topics ranked and hits written.
@@ -93,12 +79,12 @@ pub struct RunOutput {
 pub fn run_dataset(data: &Path, dataset: &str, split: &str, params: &Bm25Params) -> Result<RunOutput> {
     params.validate()?;
     let mut params = params.clone();
-    params.language = Some(params.language_for(dataset));
     let t0 = Instant::now();
     let dir = DatasetDir::in_data(data, dataset)?;
     let inputs = read_inputs(&dir, split)?;
+    params.language = Some(params.language_of(dataset, inputs.manifest.language));
     let t1 = Instant::now();
-    let analyzer = Analyzer::new(params.language_for(dataset));
+    let analyzer = Analyzer::new(params.language_of(dataset, inputs.manifest.language));
     let index = Bm25Index::build(analyzer, inputs.corpus.iter().map(|d| (&d.doc, d.text.as_str())));
     let t2 = Instant::now();
     let mut run = Run::new(SYSTEM);
@@ -130,15 +116,17 @@ pub fn run_dataset(data: &Path, dataset: &str, split: &str, params: &Bm25Params)
     run.write(&run_path)?;
     let t4 = Instant::now();
     let sidecar = RunSidecar {
-        schema_version: SIDECAR_SCHEMA,
-        system: SYSTEM.to_owned(),
-        dataset: dataset.to_owned(),
-        split: split.to_owned(),
-        dataset_hash: inputs.manifest.dataset_hash(),
+        header: SidecarHeader {
+            schema_version: SIDECAR_SCHEMA,
+            system: SYSTEM.to_owned(),
+            dataset: dataset.to_owned(),
+            split: split.to_owned(),
+            dataset_hash: inputs.manifest.dataset_hash(),
+            seed: 0,
+            git_revision: git_revision(),
+            program: Some(format!("lexbench-baselines {}", env!("CARGO_PKG_VERSION"))),
+        },
         config: params,
-        seed: 0,
-        git_revision: git_revision(),
-        program: format!("lexbench-baselines {}", env!("CARGO_PKG_VERSION")),
         index: IndexFacts {
             documents: index.len(),
             vocabulary: index.vocabulary_len(),
@@ -264,7 +252,7 @@ mod tests {
         );
         let side: RunSidecar =
             serde_json::from_str(&std::fs::read_to_string(&out.sidecar_path).unwrap()).unwrap();
-        assert_eq!(side.dataset_hash, manifest.dataset_hash());
+        assert_eq!(side.header.dataset_hash, manifest.dataset_hash());
         assert_eq!(side.config.language, Some(Language::English));
         assert_eq!((side.topics, side.hits, side.index.documents), (1, 2, 3));
         assert!(side.index.pooled);

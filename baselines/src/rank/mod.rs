@@ -12,11 +12,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use lexbench_core::dataset::{CorpusDoc, DatasetDir, DatasetManifest, DatasetTopic};
-use lexbench_core::io::read_jsonl;
+use lexbench_core::dataset::{CorpusDoc, Dataset, DatasetDir, DatasetManifest, DatasetTopic};
 use lexbench_core::{Pool, Split, TopicId};
 
-use crate::error::{Error, Result, io_err};
+use crate::error::{Error, Result};
 
 pub mod bm25;
 pub mod colbert;
@@ -57,22 +56,10 @@ pub(crate) struct Inputs {
 
 pub(crate) fn read_inputs(dir: &DatasetDir, split: &str) -> Result<Inputs> {
     lexbench_core::check_name("split name", split)?;
-    let manifest = DatasetManifest::read(&dir.0)?;
-    let changed = manifest.verify(&dir.0)?;
-    if !changed.is_empty() {
-        return Err(Error::Param(format!(
-            "{}: files differ from manifest.json ({}); rebuild the dataset",
-            dir.0.display(),
-            changed.join(", ")
-        )));
-    }
+    let ds = Dataset::open(dir.clone())?;
+    let split_rec: Split = ds.split(split)?;
     let split_path = dir.split(split);
-    let text = std::fs::read_to_string(&split_path).map_err(io_err(&split_path))?;
-    let split_rec: Split = serde_json::from_str(&text).map_err(|source| Error::Json {
-        path: split_path.clone(),
-        source,
-    })?;
-    let all: Vec<DatasetTopic> = read_jsonl(&dir.queries())?;
+    let all: Vec<DatasetTopic> = ds.topics()?;
     let by_topic: BTreeMap<&TopicId, &DatasetTopic> = all.iter().map(|t| (&t.topic, t)).collect();
     let mut topics = Vec::with_capacity(split_rec.topics.len());
     for t in &split_rec.topics {
@@ -82,15 +69,12 @@ pub(crate) fn read_inputs(dir: &DatasetDir, split: &str) -> Result<Inputs> {
         })?;
         topics.push((*rec).clone());
     }
-    let corpus: Vec<CorpusDoc> = read_jsonl(&dir.corpus())?;
-    let pools = if dir.pools().is_file() {
-        let list: Vec<Pool> = read_jsonl(&dir.pools())?;
-        Some(list.into_iter().map(|p| (p.topic.clone(), p)).collect())
-    } else {
-        None
-    };
+    let corpus: Vec<CorpusDoc> = ds.corpus()?;
+    let pools = ds
+        .pools()?
+        .map(|list| list.into_iter().map(|p| (p.topic.clone(), p)).collect());
     Ok(Inputs {
-        manifest,
+        manifest: ds.manifest().clone(),
         topics,
         corpus,
         pools,

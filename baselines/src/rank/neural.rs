@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use lexbench_core::dataset::DatasetDir;
+use lexbench_core::run::{SIDECAR_SCHEMA, SidecarHeader};
 use lexbench_core::{DocId, Run};
 use serde::{Deserialize, Serialize};
 
@@ -49,29 +50,20 @@ pub(crate) fn candidates<'a>(inputs: &'a super::Inputs, topic: &lexbench_core::T
     }
 }
 
-/// The sidecar of a dense run.
+/// The sidecar of a neural run (zero-shot dense, ColBERT, cross-encoder; trained models, DR+GNN,
+/// QABISAR).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct NeuralSidecar {
-    /// The system's name.
-    pub system: String,
-    /// The dataset's name.
-    pub dataset: String,
-    /// The split ranked.
-    pub split: String,
-    /// The dataset's identity.
-    pub dataset_hash: String,
+    /// The system's name, dataset, split, its version, the seed of any weight the checkpoint lacks
+    /// (ColBERT's projection, a cross-encoder head; inference itself is deterministic), revision.
+    #[serde(flatten)]
+    pub header: SidecarHeader,
     /// The model folder.
     pub model: String,
     /// sha256 of the model's weights and configuration.
     pub model_hash: String,
     /// The settings (of the dense, ColBERT or cross-encoder run).
     pub config: serde_json::Value,
-    /// The seed of any weight the checkpoint lacks (ColBERT's projection, a cross-encoder head);
-    /// inference itself is deterministic.
-    pub seed: u64,
-    /// The checkout's revision, if known.
-    pub git_revision: Option<String>,
     /// Whether topics ranked their pools or the whole corpus.
     pub pooled: bool,
     /// Topics ranked.
@@ -142,15 +134,19 @@ pub(crate) fn write_output(
     let run_path = run_path(data, dataset, split, system)?;
     run.write(&run_path)?;
     let sidecar = NeuralSidecar {
-        system: system.to_owned(),
-        dataset: dataset.to_owned(),
-        split: split.to_owned(),
-        dataset_hash: inputs.manifest.dataset_hash(),
+        header: SidecarHeader {
+            schema_version: SIDECAR_SCHEMA,
+            system: system.to_owned(),
+            dataset: dataset.to_owned(),
+            split: split.to_owned(),
+            dataset_hash: inputs.manifest.dataset_hash(),
+            seed: SEED,
+            git_revision: git_revision(),
+            program: None,
+        },
         model: model_dir.display().to_string(),
         model_hash: model_hash(model_dir)?,
         config,
-        seed: SEED,
-        git_revision: git_revision(),
         pooled: inputs.pools.is_some(),
         topics: run.topics.len(),
         hits: run.len(),

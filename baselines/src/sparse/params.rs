@@ -83,6 +83,18 @@ impl Bm25Params {
         Ok(p)
     }
 
+    /// The analyzer for dataset `dataset` whose manifest declares `declared`: the configured one,
+    /// else the declared one, else the guess from the name ([`Bm25Params::language_for`]).
+    pub fn language_of(&self, dataset: &str, declared: Option<lexbench_core::dataset::Language>) -> Language {
+        use lexbench_core::dataset::Language as Declared;
+        match (self.language, declared) {
+            (Some(l), _) => l,
+            (None, Some(Declared::English)) => Language::English,
+            (None, Some(Declared::French)) => Language::French,
+            (None, None) => self.language_for(dataset),
+        }
+    }
+
     /// The analyzer for dataset `name`: the configured one, else French for `bsard…`, English otherwise.
     pub fn language_for(&self, dataset: &str) -> Language {
         self.language.unwrap_or(if dataset.starts_with("bsard") {

@@ -183,4 +183,17 @@ fn params_defaults_ranges_and_unknown_keys() {
     }
     assert_eq!(p.language_for("bsard"), Language::French);
     assert_eq!(p.language_for("ecthr"), Language::English);
+    // The manifest's language wins over the name; the configured one over both.
+    use lexbench_core::dataset::Language as Declared;
+    assert_eq!(p.language_of("mini", Some(Declared::French)), Language::French);
+    assert_eq!(
+        p.language_of("bsard-en", Some(Declared::English)),
+        Language::English
+    );
+    assert_eq!(p.language_of("bsard-x", None), Language::French);
+    let en = Bm25Params {
+        language: Some(Language::English),
+        ..Bm25Params::default()
+    };
+    assert_eq!(en.language_of("bsard", Some(Declared::French)), Language::English);
 }

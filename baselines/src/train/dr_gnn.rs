@@ -32,7 +32,7 @@ use super::config::TrainConfig;
 use super::data::SplitData;
 use super::export::write_trained_run;
 use super::model::{Trainable, run_from_corpus_scores};
-use super::negatives::curriculum::{CurriculumNegatives, GRAPH_FILE, LegalGraphFile};
+use super::negatives::curriculum::{CurriculumNegatives, GRAPH_FILE, LegalGraph};
 use super::negatives::{Example, batches, examples, examples_with};
 use super::optim::{AdamW, LinearSchedule, clip_grad_norm};
 use super::params::ParamStore;
@@ -185,7 +185,7 @@ pub(crate) fn gat_config(
 /// become isolated nodes appended at the end.
 pub(crate) struct GraphFeatures {
     /// The graph as `graph.json` holds it.
-    pub graph: LegalGraphFile,
+    pub graph: LegalGraph,
     /// Node features `(nodes, dim)`, computed without gradient.
     pub x: Tensor,
     /// Corpus index → node index.
@@ -202,8 +202,8 @@ impl GraphFeatures {
         device: &Device,
     ) -> Result<Self> {
         let dir = lexbench_core::dataset::DatasetDir::in_data(data, dataset)?;
-        let graph = LegalGraphFile::read(&dir.0.join(GRAPH_FILE))?;
-        let nodes = graph.doc_nodes(split);
+        let graph = LegalGraph::read(&dir.0.join(GRAPH_FILE))?;
+        let nodes = super::negatives::curriculum::doc_nodes(&graph, split);
         let mut texts: Vec<&str> = graph.nodes.iter().map(|n| n.label.as_str()).collect();
         let mut doc_node = Vec::with_capacity(nodes.len());
         for (d, node) in nodes.iter().enumerate() {
@@ -272,11 +272,8 @@ impl Stage {
         let split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, false)?;
         let net = Trainable::build(cfg, device)?;
         let summary_path = out.join("summary.json");
-        if let Ok(text) = std::fs::read_to_string(&summary_path) {
-            let s: Summary = serde_json::from_str(&text).map_err(|source| Error::Json {
-                path: summary_path.clone(),
-                source,
-            })?;
+        if summary_path.is_file() {
+            let s: Summary = lexbench_core::io::read_json(&summary_path)?;
             if s.best_epoch > 0 {
                 net.store
                     .load_values(&checkpoint_dir(out, s.best_epoch).join("params.safetensors"))?;

@@ -299,8 +299,7 @@ pub fn train(
         Some(e) => {
             let dir = checkpoint_dir(out, e);
             let p = dir.join("state.json");
-            let text = std::fs::read_to_string(&p).map_err(io_err(&p))?;
-            let st: State = serde_json::from_str(&text).map_err(|source| Error::Json { path: p, source })?;
+            let st: State = lexbench_core::io::read_json(&p)?;
             net.store.load_values(&dir.join("params.safetensors"))?;
             opt.load_state(
                 &load_tensors(&dir.join("optimizer.safetensors"), device)?,

@@ -258,11 +258,11 @@ impl Metadata {
                 message: e.to_string(),
             };
             match *name {
-                "case_law_references_eng.csv" => records.extend(Self::references_csv(text)),
+                "case_law_references_eng.csv" => records.extend(Self::references_csv(text)?),
                 "itemid_to_docname_known_citations.json" => {
                     records.extend(Self::docnames_json(text).map_err(bad)?)
                 }
-                "french_to_english_itemids.csv" => records.extend(Self::french_english_csv(text)),
+                "french_to_english_itemids.csv" => records.extend(Self::french_english_csv(text)?),
                 "historical_citation_catalog.json" => {
                     records.extend(Self::historical_catalog(text).map_err(bad)?)
                 }
@@ -283,18 +283,20 @@ impl Metadata {
         self.records.is_empty()
     }
 
-    /// `case_law_references_eng.csv`: `citation,title,appnos,date,document_kind,…` (no itemids).
-    pub fn references_csv(text: &str) -> Vec<CaseRecord> {
-        let rows = parse_csv(text);
+    /// `case_law_references_eng.csv`: `citation,title,appnos,date,document_kind,…` (no itemids). A
+    /// quote that is never closed is an error naming the file and line.
+    pub fn references_csv(text: &str) -> crate::Result<Vec<CaseRecord>> {
+        let rows = csv_rows("case_law_references_eng.csv", text)?;
         let Some(header) = rows.first() else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
         let col = |n: &str| header.iter().position(|h| h == n);
         let (Some(t), Some(a), Some(d)) = (col("title"), col("appnos"), col("date")) else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
         let kind = col("document_kind");
-        rows.iter()
+        Ok(rows
+            .iter()
             .skip(1)
             .filter(|r| r.len() > t.max(a).max(d))
             .map(|r| CaseRecord {
@@ -308,7 +310,7 @@ impl Metadata {
                     _ => None,
                 }),
             })
-            .collect()
+            .collect())
     }
 
     /// `itemid_to_docname…json`: `{itemid: docname}`.
@@ -320,14 +322,15 @@ impl Metadata {
             .collect())
     }
 
-    /// `french_to_english_itemids.csv`: `fre_id,eng_id,fre_docname,eng_docname`.
-    pub fn french_english_csv(text: &str) -> Vec<CaseRecord> {
-        parse_csv(text)
+    /// `french_to_english_itemids.csv`: `fre_id,eng_id,fre_docname,eng_docname`. A quote that is
+    /// never closed is an error naming the file and line.
+    pub fn french_english_csv(text: &str) -> crate::Result<Vec<CaseRecord>> {
+        Ok(csv_rows("french_to_english_itemids.csv", text)?
             .into_iter()
             .skip(1)
             .filter(|r| r.len() >= 4)
             .filter_map(|r| Some(docname_record(item(&r[1])?, r[3].clone())))
-            .collect()
+            .collect())
     }
 
     /// `historical_citation_catalog.json`: entries with `target_itemid`, `title`, `appnos`, `date`.
@@ -722,46 +725,19 @@ pub fn resolve_guide(parsed: &mut ParsedGuide, meta: &Metadata) -> Audit {
     audit
 }
 
-/// Reads RFC 4180 CSV (quoted fields with `""` escapes and embedded newlines) into records.
-pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
-    let mut records = Vec::new();
-    let mut record = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = text.chars().peekable();
-    let mut any = false;
-    while let Some(c) = chars.next() {
-        any = true;
-        if quoted {
-            if c == '"' {
-                if chars.peek() == Some(&'"') {
-                    field.push('"');
-                    chars.next();
-                } else {
-                    quoted = false;
-                }
-            } else {
-                field.push(c);
-            }
-            continue;
-        }
-        match c {
-            '"' => quoted = true,
-            ',' => record.push(std::mem::take(&mut field)),
-            '\r' => {}
-            '\n' => {
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-                any = false;
-            }
-            _ => field.push(c),
-        }
-    }
-    if any {
-        record.push(field);
-        records.push(record);
-    }
-    records
+/// The fields of each record of the CSV text of file `name` ([`lexbench_core::csv`], the one CSV
+/// reader of the project).
+fn csv_rows(name: &str, text: &str) -> crate::Result<Vec<Vec<String>>> {
+    let records =
+        lexbench_core::csv::parse(text, std::path::Path::new(name)).map_err(|e| crate::Error::Invalid {
+            source_name: name.to_owned(),
+            format: "CSV",
+            message: match e.line_error() {
+                Some((line, error)) => format!("line {line}: {error}"),
+                None => lexbench_core::error::chain(&e),
+            },
+        })?;
+    Ok(records.into_iter().map(|r| r.fields).collect())
 }
 
 #[cfg(test)]
@@ -893,13 +869,19 @@ mod tests {
 
     #[test]
     fn csv_quoting() {
-        let rows = parse_csv("a,b\n\"x, \"\"y\"\"\",\"multi\nline\"\n");
+        let rows = csv_rows("t.csv", "a,b\r\n\"x, \"\"y\"\"\",\"multi\nline\"\r\n").unwrap();
         assert_eq!(
             rows,
             vec![
                 vec!["a".to_owned(), "b".into()],
                 vec!["x, \"y\"".into(), "multi\nline".into()]
             ]
+        );
+        let err = Metadata::french_english_csv("fre_id,eng_id\n\"001-1,001-2\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("french_to_english_itemids.csv: not a valid CSV: line 2: a quoted field"),
+            "{err}"
         );
     }
 }

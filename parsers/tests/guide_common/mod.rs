@@ -6,9 +6,12 @@ use lexbench_parsers::guide::{self, ParsedGuide};
 
 /// The Art 2 partial pages (page texts in the CSV's `page_text` column), parsed.
 pub fn art2_pages() -> ParsedGuide {
-    let csv = std::fs::read_to_string(fixture("guides/text/guide_art_2_eng_pages_with_citations.csv"))
-        .expect("csv");
-    let rows = guide::resolve::parse_csv(&csv);
+    let rows: Vec<Vec<String>> =
+        lexbench_core::csv::read(&fixture("guides/text/guide_art_2_eng_pages_with_citations.csv"))
+            .expect("csv")
+            .into_iter()
+            .map(|r| r.fields)
+            .collect();
     assert_eq!(rows[0][3], "page_text");
     let pages: Vec<(Option<u32>, &str)> = rows[1..].iter().map(|r| (None, r[3].as_str())).collect();
     guide::parse_pages(

@@ -6,68 +6,29 @@
 //!   epoch ([`SemanticSource::Dynamic`], via [`crate::train::model::Trainable::candidate_scores`]), or BM25
 //!   scores computed once ([`SemanticSource::StaticBm25`]; candidates BM25 does not match score 0).
 //! - Structural views: BSARD's legislative graph (`graph.json` in the dataset folder, see
-//!   [`LegalGraphFile`]) for a corpus-wide dataset; for a pooled dataset (ECtHR) one tree per topic
+//!   [`LegalGraph`]) for a corpus-wide dataset; for a pooled dataset (ECtHR) one tree per topic
 //!   from its pool's paragraph numbers and sections (`num`, `section` in `corpus.jsonl`).
 //! - Ablations from the config: `views` (e.g. structure only), `enabled = false` (uniform draw over
 //!   all candidates), `semantic = "static_bm25"`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
 
 use lexbench_core::rng::SplitMix64;
-use serde::{Deserialize, Serialize};
 
 use super::CurriculumDraws;
 use crate::curriculum::{
     Buckets, CorpusStructure, CurriculumConfig, CurriculumSampler, Difficulty, QueryViews, SemanticSource,
 };
-use crate::error::{Error, Result, io_err};
+use crate::error::{Error, Result};
 use crate::sparse::{Analyzer, Bm25Index, Bm25Params};
 use crate::train::data::SplitData;
 
-/// The file of the legislative graph in a dataset folder (BSARD).
-pub const GRAPH_FILE: &str = "graph.json";
+pub use lexbench_core::graph::{GRAPH_FILE, GraphNode, LegalGraph};
 
-/// A node of `graph.json`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GraphNode {
-    /// `code`, `book`, `part`, `act`, `chapter`, `section`, `subsection` or `article`.
-    pub kind: String,
-    /// The heading, or the article id.
-    pub label: String,
-}
-
-/// BSARD's `graph.json` as written by the dataset builder (`LegalGraph` in the splits crate).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LegalGraphFile {
-    /// Nodes.
-    pub nodes: Vec<GraphNode>,
-    /// Parent → child edges (node indices).
-    pub hierarchy: Vec<(usize, usize)>,
-    /// Article → next article of the same code (node indices).
-    pub sequence: Vec<(usize, usize)>,
-    /// Article id (= corpus doc id) → node index.
-    pub article_nodes: BTreeMap<String, usize>,
-}
-
-impl LegalGraphFile {
-    /// Reads `graph.json`.
-    pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(io_err(path))?;
-        serde_json::from_str(&text).map_err(|source| Error::Json {
-            path: path.to_owned(),
-            source,
-        })
-    }
-
-    /// The graph node of each corpus document of `split` (`None`: not in the graph).
-    pub fn doc_nodes(&self, split: &SplitData) -> Vec<Option<usize>> {
-        split
-            .docs
-            .iter()
-            .map(|d| self.article_nodes.get(&d.doc.to_string()).copied())
-            .collect()
-    }
+/// The graph node of each corpus document of `split` (`None`: not in the graph).
+pub fn doc_nodes(g: &LegalGraph, split: &SplitData) -> Vec<Option<usize>> {
+    split.docs.iter().map(|d| g.node_of(&d.doc)).collect()
 }
 
 /// One pooled topic's structure: the judgment tree over its pool, indexed locally.
@@ -151,12 +112,12 @@ impl CurriculumNegatives {
                     graph.display()
                 )));
             }
-            let g = LegalGraphFile::read(graph)?;
+            let g = LegalGraph::read(graph)?;
             return Ok(Structures::Corpus(CorpusStructure::from_legal_graph(
                 g.nodes.len(),
                 &g.hierarchy,
                 &g.sequence,
-                g.doc_nodes(split),
+                doc_nodes(&g, split),
             )?));
         }
         let mut per = Vec::with_capacity(split.topics.len());
