@@ -29,6 +29,8 @@ pub struct Topic {
 pub struct SplitData {
     /// The dataset's identity hash (from its manifest; recorded with trained models).
     pub dataset_hash: String,
+    /// The language its manifest declares (BM25 negatives and curriculum views analyse with it).
+    pub language: Option<lexbench_core::dataset::Language>,
     /// The corpus.
     pub docs: Vec<CorpusDoc>,
     /// Doc id → corpus index.
@@ -130,6 +132,7 @@ impl SplitData {
         }
         Ok(Self {
             dataset_hash: inputs.manifest.dataset_hash(),
+            language: inputs.manifest.language,
             docs: inputs.corpus,
             index,
             topics,

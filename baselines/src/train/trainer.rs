@@ -139,7 +139,7 @@ fn latest_checkpoint(out: &Path) -> Option<usize> {
 /// BM25 rankings of every topic's candidates (pool or corpus), `depth` deep.
 pub fn bm25_rankings(split: &SplitData, dataset: &str, depth: usize) -> Rankings {
     let params = Bm25Params::default();
-    let analyzer = Analyzer::new(params.language_for(dataset));
+    let analyzer = Analyzer::new(params.language_of(dataset, split.language));
     let index = Bm25Index::build(analyzer, split.docs.iter().map(|d| (&d.doc, d.text.as_str())));
     split
         .topics

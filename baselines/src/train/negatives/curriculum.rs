@@ -57,7 +57,7 @@ pub struct CurriculumNegatives {
 /// BM25 does not match).
 pub fn bm25_scores(split: &SplitData, dataset: &str) -> Vec<Vec<f64>> {
     let params = Bm25Params::default();
-    let analyzer = Analyzer::new(params.language_for(dataset));
+    let analyzer = Analyzer::new(params.language_of(dataset, split.language));
     let index = Bm25Index::build(analyzer, split.docs.iter().map(|d| (&d.doc, d.text.as_str())));
     (0..split.topics.len())
         .map(|t| {
@@ -254,6 +254,7 @@ mod tests {
             .collect();
         SplitData {
             dataset_hash: String::new(),
+            language: None,
             index: docs.iter().enumerate().map(|(i, d)| (d.doc.clone(), i)).collect(),
             docs,
             topics: (0..3)
@@ -266,6 +267,22 @@ mod tests {
                 .collect(),
             qrels: Default::default(),
         }
+    }
+
+    #[test]
+    fn bm25_views_analyse_in_the_declared_language() {
+        // "etat" matches "État" only once accents are folded, which the French analyzer does and
+        // the English one (the guess for a dataset named "law") does not.
+        let mut s = split(2, false);
+        s.docs[0].text = "Responsabilité de l'État".into();
+        s.docs[1].text = "the applicant".into();
+        s.topics.truncate(1);
+        s.topics[0].text = "etat".into();
+        let guessed = bm25_scores(&s, "law");
+        s.language = Some(lexbench_core::dataset::Language::French);
+        let declared = bm25_scores(&s, "law");
+        assert_eq!(guessed[0][0], 0.0, "{guessed:?}");
+        assert!(declared[0][0] > 0.0, "{declared:?}");
     }
 
     #[test]

@@ -175,6 +175,7 @@ mod tests {
             .collect();
         SplitData {
             dataset_hash: String::new(),
+            language: None,
             index: docs.iter().enumerate().map(|(i, d)| (d.doc.clone(), i)).collect(),
             docs,
             topics: pools
