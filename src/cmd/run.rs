@@ -236,15 +236,8 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                 &args.encoder.model,
                 &params,
                 &args.encoder.device.device()?,
-            )
-            .with_context(|| {
-                format!(
-                    "{} on dataset {} split {}",
-                    args.system, args.at.dataset, args.at.split
-                )
-            })?;
-            print_neural(&out);
-            Ok(ExitCode::SUCCESS)
+            );
+            report_neural(out, &args.system, &args.at)
         }
         RunCommand::Colbert(args) => {
             use lexbench_baselines::rank::colbert::{ColBertParams, run_colbert};
@@ -260,15 +253,8 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                 &args.encoder.model,
                 &params,
                 &args.encoder.device.device()?,
-            )
-            .with_context(|| {
-                format!(
-                    "{} on dataset {} split {}",
-                    args.system, args.at.dataset, args.at.split
-                )
-            })?;
-            print_neural(&out);
-            Ok(ExitCode::SUCCESS)
+            );
+            report_neural(out, &args.system, &args.at)
         }
         RunCommand::CrossEncoder(args) => {
             use lexbench_baselines::rank::cross::{CrossParams, run_cross_encoder};
@@ -284,17 +270,21 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                 &args.encoder.model,
                 &params,
                 &args.encoder.device.device()?,
-            )
-            .with_context(|| {
-                format!(
-                    "{} on dataset {} split {}",
-                    args.system, args.at.dataset, args.at.split
-                )
-            })?;
-            print_neural(&out);
-            Ok(ExitCode::SUCCESS)
+            );
+            report_neural(out, &args.system, &args.at)
         }
     }
+}
+
+/// Names the system, dataset and split in a failed neural run's error; prints a finished one.
+fn report_neural(
+    out: lexbench_baselines::Result<lexbench_baselines::rank::neural::NeuralOutput>,
+    system: &str,
+    at: &DatasetSplit,
+) -> Result<ExitCode> {
+    let out = out.with_context(|| format!("{system} on dataset {} split {}", at.dataset, at.split))?;
+    print_neural(&out);
+    Ok(ExitCode::SUCCESS)
 }
 
 fn print_neural(out: &lexbench_baselines::rank::neural::NeuralOutput) {
