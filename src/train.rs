@@ -163,9 +163,15 @@ pub fn train_experiment(data: &DataDir, request: &TrainRequest, device: &Device)
         .unwrap_or_else(|| data.models().join(&cfg.name));
     if cfg.qabisar.is_some() {
         // QABISAR replaces the trainer: query encoder + GAT over the query–article–structure graph.
-        let (summary, runs) =
-            lexbench_baselines::train::qabisar::train_qabisar(&cfg, data.root(), &root, device, &request.run)
-                .with_context(|| cfg.name.clone())?;
+        let (summary, runs) = lexbench_baselines::train::qabisar::train_qabisar(
+            &cfg,
+            data.root(),
+            &root,
+            device,
+            &request.run,
+            &opts,
+        )
+        .with_context(|| cfg.name.clone())?;
         return Ok(TrainReport::Qabisar {
             name: cfg.name.clone(),
             summary,
@@ -200,9 +206,15 @@ pub fn train_experiment(data: &DataDir, request: &TrainRequest, device: &Device)
     };
     if cfg.gnn.is_some() {
         // DR+GNN: the GAT over the legislative graph on top of the trained encoder; it writes the runs.
-        let (g, outs) =
-            lexbench_baselines::train::dr_gnn::train_dr_gnn(&cfg, data.root(), &out, device, &request.run)
-                .with_context(|| format!("{}: GNN stage", cfg.name))?;
+        let (g, outs) = lexbench_baselines::train::dr_gnn::train_dr_gnn(
+            &cfg,
+            data.root(),
+            &out,
+            device,
+            &request.run,
+            &opts,
+        )
+        .with_context(|| format!("{}: GNN stage", cfg.name))?;
         return Ok(report(Some(g), outs.into_iter().map(|o| o.run_path).collect()));
     }
     if cfg.biencoder.article_encoder == ArticleEncoder::Hierarchical {

@@ -143,7 +143,14 @@ fn dr_gnn_trains_and_ranks_the_corpus() -> TestResult {
     for out in ["a", "b"] {
         let out = data.join("models").join(out);
         train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
-        let (summary, outputs) = train_dr_gnn(&cfg, &data, &out, &Device::Cpu, &["test".into()])?;
+        let (summary, outputs) = train_dr_gnn(
+            &cfg,
+            &data,
+            &out,
+            &Device::Cpu,
+            &["test".into()],
+            &TrainOptions::default(),
+        )?;
         assert_eq!(summary.losses.len(), 2);
         assert!(summary.losses.iter().all(|l| l.is_finite()));
         // 3 structure nodes + 12 articles.
@@ -253,10 +260,77 @@ fn qabisar_distills_into_the_query_encoder_only() -> TestResult {
     );
     // End to end: a run over the whole corpus for the test questions.
     let out = data.join("models").join("qabisar");
-    let (summary, outputs) = train_qabisar(&cfg, &data, &out, &Device::Cpu, &["test".into()])?;
+    let (summary, outputs) = train_qabisar(
+        &cfg,
+        &data,
+        &out,
+        &Device::Cpu,
+        &["test".into()],
+        &TrainOptions::default(),
+    )?;
     assert_eq!(summary.losses.len(), 2);
     assert!(summary.losses.iter().all(|l| l.is_finite()));
     assert_eq!(outputs[0].sidecar.topics, 2);
     assert_eq!(outputs[0].sidecar.hits, 24);
+    Ok(())
+}
+
+/// QABISAR and DR+GNN train through the one training loop: stopped after an epoch and resumed,
+/// they end exactly where an uninterrupted run ends (same weights, same run).
+#[test]
+fn graph_objectives_resume_exactly() -> TestResult {
+    let base = common::tiny_folder("resume")?;
+    let data = scratch("resume");
+    tiny_law(&data)?;
+    let stop = TrainOptions {
+        stop_after_epoch: Some(1),
+        ..TrainOptions::default()
+    };
+    let all = TrainOptions::default();
+    let test = ["test".to_owned()];
+    let qcfg = qabisar_config(&base)?;
+    let (whole, interrupted) = (data.join("models/q-whole"), data.join("models/q-stopped"));
+    let (_, o1) = train_qabisar(&qcfg, &data, &whole, &Device::Cpu, &test, &all)?;
+    let run1 = std::fs::read_to_string(&o1[0].run_path)?;
+    let (s, _) = train_qabisar(&qcfg, &data, &interrupted, &Device::Cpu, &test, &stop)?;
+    assert_eq!(s.losses.len(), 1, "stopped after one epoch");
+    assert!(interrupted.join("checkpoints/epoch-1/gnn.safetensors").is_file());
+    let (s, o2) = train_qabisar(&qcfg, &data, &interrupted, &Device::Cpu, &test, &all)?;
+    assert_eq!(s.losses.len(), 2, "the resumed run reports every epoch");
+    assert_eq!(run1, std::fs::read_to_string(&o2[0].run_path)?);
+    let bytes = |d: &Path, f: &str| std::fs::read(d.join("qabisar").join(f)).expect("model file");
+    assert!(bytes(&whole, "model.safetensors") == bytes(&interrupted, "model.safetensors"));
+    assert!(bytes(&whole, "encoder.safetensors") == bytes(&interrupted, "encoder.safetensors"));
+
+    let cfg = config(&base, "gnn")?;
+    let out = data.join("models/gnn");
+    train(&cfg, &data, &out, &Device::Cpu, &all)?;
+    let (_, o1) = train_dr_gnn(&cfg, &data, &out, &Device::Cpu, &test, &all)?;
+    let run1 = std::fs::read_to_string(&o1[0].run_path)?;
+    let gnn1 = std::fs::read(out.join("gnn/model.safetensors"))?;
+    let restart = TrainOptions {
+        restart: true,
+        stop_after_epoch: Some(1),
+        ..TrainOptions::default()
+    };
+    train_dr_gnn(&cfg, &data, &out, &Device::Cpu, &test, &restart)?;
+    let (_, o2) = train_dr_gnn(&cfg, &data, &out, &Device::Cpu, &test, &all)?;
+    assert_eq!(run1, std::fs::read_to_string(&o2[0].run_path)?);
+    assert!(gnn1 == std::fs::read(out.join("gnn/model.safetensors"))?);
+    // Resuming over another encoder is refused: the stage's identity names the encoder.
+    let other = TrainOptions {
+        restart: true,
+        ..TrainOptions::default()
+    };
+    let mut cfg2 = cfg.clone();
+    cfg2.seed += 1;
+    train(&cfg2, &data, &data.join("models/gnn2"), &Device::Cpu, &other)?;
+    std::fs::remove_dir_all(out.join("gnn/checkpoints/epoch-2"))?;
+    std::fs::copy(
+        data.join("models/gnn2/checkpoints/epoch-1/params.safetensors"),
+        out.join("checkpoints/epoch-1/params.safetensors"),
+    )?;
+    let err = train_dr_gnn(&cfg, &data, &out, &Device::Cpu, &test, &all).expect_err("stale GNN checkpoint");
+    assert!(err.to_string().contains("different configuration"), "{err}");
     Ok(())
 }

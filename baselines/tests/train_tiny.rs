@@ -199,7 +199,7 @@ fn one_step_lowers_the_loss() -> TestResult {
         c.optim.lr = 1e-2;
         cases.push((format!("dpr+{m:?}"), c));
     }
-    let bm25 = lexbench_baselines::train::trainer::bm25_rankings(&split, "tiny", 8);
+    let bm25 = lexbench_baselines::train::negatives::bm25_rankings(&split, "tiny", 8);
     for (label, cfg) in cases {
         let net = Trainable::build(&cfg, &Device::Cpu)?;
         let exs = examples(&split, &cfg.negatives, Some(&bm25), None, &mut SplitMix64::new(1));
@@ -530,7 +530,7 @@ fn hierarchical_one_step_lowers_the_loss() -> TestResult {
     let data = scratch("hier-step");
     tiny_dataset(&data)?;
     let split = SplitData::load(&data, "tiny", "train", true)?;
-    let bm25 = lexbench_baselines::train::trainer::bm25_rankings(&split, "tiny", 8);
+    let bm25 = lexbench_baselines::train::negatives::bm25_rankings(&split, "tiny", 8);
     let mut lora = hier_config("s", &base);
     lora.peft = Some(peft(PeftMethod::Lora));
     lora.optim.lr = 1e-2;

@@ -23,29 +23,24 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Instant;
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{Device, Tensor};
 use candle_nn::Init;
-use lexbench_core::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 use super::config::TrainConfig;
 use super::data::SplitData;
 use super::export::write_trained_run;
+use super::finetune::{Summary, config_text, negative_sources};
 use super::model::{Trainable, run_from_corpus_scores};
-use super::negatives::curriculum::{CurriculumNegatives, GRAPH_FILE, LegalGraph};
-use super::negatives::{Example, batches, examples, examples_with};
-use super::optim::{AdamW, LinearSchedule, clip_grad_norm};
+use super::negatives::Example;
+use super::negatives::curriculum::{GRAPH_FILE, LegalGraph};
 use super::params::ParamStore;
-use super::trainer::{Summary, bm25_rankings, checkpoint_dir, derive_seed};
-use crate::encoder::{dropout, l2_normalize};
-use crate::error::{Error, Result, io_err};
+use super::seeds::{LoopSeeds, SeedPurpose, derive_seed};
+use super::trainer::{LoopSpec, Objective, ParamGroup, State, TrainOptions, Trainer, checkpoint_dir};
+use crate::encoder::l2_normalize;
+use crate::error::{Error, Result};
 use crate::graph::{EdgeList, Gat, GatConfig};
 use crate::rank::neural::NeuralOutput;
-
-const GNN_SHUFFLE: u64 = 11;
-const GNN_NEGATIVES: u64 = 12;
-const GNN_DROPOUT: u64 = 13;
-const GNN_CURRICULUM: u64 = 14;
 
 /// The `[gnn]` section of a training config: DR+GNN's second stage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -265,25 +260,37 @@ struct Stage {
     /// Graph node of each corpus doc.
     doc_node: Tensor,
     scale: f64,
+    /// The GAT's optimiser (`gnn.lr`, the rest of `[optim]`).
+    optim: super::optim::AdamWConfig,
 }
 
 impl Stage {
-    fn build(cfg: &TrainConfig, gnn: &GnnConfig, data: &Path, out: &Path, device: &Device) -> Result<Self> {
+    /// The stage over the encoder `out` selected, and that encoder's identity (the sha256 of its
+    /// selected weights, or `untrained`).
+    fn build(
+        cfg: &TrainConfig,
+        gnn: &GnnConfig,
+        data: &Path,
+        out: &Path,
+        device: &Device,
+    ) -> Result<(Self, String)> {
         let split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, false)?;
         let net = Trainable::build(cfg, device)?;
         let summary_path = out.join("summary.json");
+        let mut encoder = "untrained".to_owned();
         if summary_path.is_file() {
             let s: Summary = lexbench_core::io::read_json(&summary_path)?;
             if s.best_epoch > 0 {
-                net.store
-                    .load_values(&checkpoint_dir(out, s.best_epoch).join("params.safetensors"))?;
+                let weights = checkpoint_dir(out, s.best_epoch).join("params.safetensors");
+                net.store.load_values(&weights)?;
+                encoder = lexbench_core::hash::sha256_file(&weights)?;
             }
         }
         let feats = GraphFeatures::build(&net, &split, data, &cfg.data.dataset, device)?;
         let dim = feats.dim();
         let edges = EdgeList::from_legal_graph(&feats.graph.hierarchy, &feats.graph.sequence)?;
         edges.validate(feats.nodes())?;
-        let store = ParamStore::new(derive_seed(cfg.seed, GNN_SHUFFLE, u64::MAX));
+        let store = ParamStore::new(derive_seed(cfg.seed, SeedPurpose::GnnShuffle, u64::MAX));
         let vb = store.var_builder(device);
         let gat = Gat::load(&gnn.gat(dim)?, vb.pp("gat"))?;
         let mix = if gnn.residual_mix {
@@ -293,7 +300,11 @@ impl Stage {
         };
         let idx: Vec<u32> = feats.doc_node.iter().map(|&n| n as u32).collect();
         let doc_node = Tensor::new(idx.as_slice(), device)?;
-        Ok(Self {
+        let optim = super::optim::AdamWConfig {
+            lr: gnn.lr,
+            ..cfg.optim.clone()
+        };
+        let stage = Self {
             net,
             store,
             gat,
@@ -302,7 +313,9 @@ impl Stage {
             edges,
             doc_node,
             scale: gnn.scale,
-        })
+            optim,
+        };
+        Ok((stage, encoder))
     }
 
     /// Enriched, normalised vectors of every corpus doc `(docs, dim)`.
@@ -386,14 +399,69 @@ fn batch_loss(
     crate::train::losses::contrastive_nll(&(scores + mask)?, &pos)
 }
 
-/// Trains DR+GNN's second stage after [`super::trainer::train`] has trained the encoder into `out`,
-/// then ranks `splits` (writing `DATA/runs/<dataset>/<split>/<name>.trec` and its sidecar).
+/// DR+GNN's second stage as an objective of the training loop: the GAT (and gate) over the frozen
+/// encoder's features, trained against the frozen query embeddings of the training topics.
+struct GnnObjective {
+    stage: Stage,
+    /// Frozen query embeddings of the training topics.
+    q: Tensor,
+    in_batch: bool,
+    /// `OUT/gnn`.
+    dir: std::path::PathBuf,
+}
+
+impl Objective for GnnObjective {
+    fn loss_name(&self) -> (&'static str, &'static str) {
+        ("gnn loss", "gnn.lr")
+    }
+
+    fn param_groups(&self) -> Vec<ParamGroup> {
+        vec![ParamGroup {
+            vars: self.stage.store.vars(),
+            optim: self.stage.optim.clone(),
+        }]
+    }
+
+    fn save(&self, dir: &Path) -> Result<()> {
+        self.stage.store.save(&dir.join("params.safetensors"))
+    }
+
+    fn load(&mut self, dir: &Path) -> Result<()> {
+        self.stage.store.load_values(&dir.join("params.safetensors"))
+    }
+
+    fn candidate_scores(&self, split: &SplitData) -> Result<Vec<Vec<f64>>> {
+        let all = self.stage.score_all(&self.q)?;
+        Ok((0..split.topics.len())
+            .map(|t| {
+                split
+                    .candidates(t)
+                    .iter()
+                    .map(|&d| f64::from(all[t][d]))
+                    .collect()
+            })
+            .collect())
+    }
+
+    fn loss(&self, split: &SplitData, batch: &[&Example], _step: u64) -> Result<Tensor> {
+        batch_loss(&self.stage, &self.q, split, batch, self.in_batch)
+    }
+
+    fn export(&self, _state: &State) -> Result<()> {
+        self.stage.store.save(&self.dir.join("model.safetensors"))
+    }
+}
+
+/// Trains DR+GNN's second stage after [`super::finetune::train`] has trained the encoder into `out`
+/// (in `OUT/gnn`, through the training loop: checkpoints, resumption), then ranks `splits` (writing
+/// `DATA/runs/<dataset>/<split>/<name>.trec` and its sidecar).
 pub fn train_dr_gnn(
     cfg: &TrainConfig,
     data: &Path,
     out: &Path,
     device: &Device,
     splits: &[String],
+    opts: &TrainOptions,
 ) -> Result<(GnnSummary, Vec<NeuralOutput>)> {
     let gnn = cfg
         .gnn
@@ -404,105 +472,46 @@ pub fn train_dr_gnn(
     if cfg.data.max_train_topics > 0 {
         split.topics.truncate(cfg.data.max_train_topics);
     }
-    let stage = Stage::build(cfg, gnn, data, out, device)?;
-    let q = stage.queries(&split)?;
-    let vars = stage.store.vars();
-    let trainable_params = stage.store.num_params();
-    let optim = super::optim::AdamWConfig {
-        lr: gnn.lr,
-        ..cfg.optim.clone()
+    let (stage, encoder) = Stage::build(cfg, gnn, data, out, device)?;
+    let dir = out.join("gnn");
+    let objective = GnnObjective {
+        q: stage.queries(&split)?,
+        stage,
+        in_batch: cfg.biencoder.in_batch,
+        dir: dir.clone(),
     };
-    let mut opt = AdamW::new(vars.clone(), optim)?;
-    let template = examples(&split, &Default::default(), None, None, &mut SplitMix64::new(0));
-    let plans: Vec<Vec<Vec<usize>>> = (0..gnn.epochs)
-        .map(|e| {
-            batches(
-                &template,
-                gnn.batch_size,
-                &mut SplitMix64::new(derive_seed(cfg.seed, GNN_SHUFFLE, e as u64)),
-            )
-        })
-        .collect();
-    let total: u64 = plans.iter().map(|p| p.len() as u64).sum();
-    let sched = LinearSchedule {
-        peak: gnn.lr,
-        warmup: (0.1 * total as f64).round() as u64,
-        total,
+    let nodes = objective.stage.x.dims2()?.0;
+    let trainable_params = objective.stage.store.num_params();
+    let negatives = negative_sources(cfg, &split, data)?;
+    // The stage's identity: the configuration and the encoder it starts from.
+    let identity = format!("{}\n# encoder: {encoder}\n", config_text(cfg)?);
+    let spec = LoopSpec {
+        out: &dir,
+        identity,
+        seed: cfg.seed,
+        seeds: LoopSeeds::GNN,
+        split: &split,
+        what: format!("split {} of {}", cfg.data.train_split, cfg.data.dataset),
+        epochs: gnn.epochs,
+        batch_size: gnn.batch_size,
+        warmup_ratio: 0.1,
+        max_steps: 0,
+        max_grad_norm: cfg.schedule.max_grad_norm,
+        measure: String::new(),
+        negatives: &negatives,
+        device,
     };
-    let bm25 = (cfg.negatives.bm25 > 0)
-        .then(|| bm25_rankings(&split, &cfg.data.dataset, cfg.negatives.bm25_depth.max(1) * 4));
-    let curriculum = match &cfg.curriculum {
-        Some(c) => Some(CurriculumNegatives::new(c, &split, data, &cfg.data.dataset)?),
-        None => None,
-    };
+    let mut trainer = Trainer::new(spec, objective)?;
+    let outcome = trainer.run(opts)?;
+    let stage = trainer.into_objective().stage;
+    let epochs = &outcome.state.epochs;
     let mut summary = GnnSummary {
-        losses: Vec::new(),
-        epoch_s: Vec::new(),
-        nodes: stage.x.dims2()?.0,
+        losses: epochs.iter().map(|e| e.loss).collect(),
+        epoch_s: epochs.iter().map(|e| e.train_s + e.val_s).collect(),
+        nodes,
         trainable_params,
         runs: Vec::new(),
     };
-    let mut step = 0u64;
-    for (epoch, plan) in plans.iter().enumerate() {
-        let t0 = Instant::now();
-        let draws = match &curriculum {
-            Some(c) => {
-                let scores = if c.needs_model_scores() {
-                    let all = stage.score_all(&q)?;
-                    Some(
-                        (0..split.topics.len())
-                            .map(|t| {
-                                split
-                                    .candidates(t)
-                                    .iter()
-                                    .map(|&d| f64::from(all[t][d]))
-                                    .collect()
-                            })
-                            .collect::<Vec<Vec<f64>>>(),
-                    )
-                } else {
-                    None
-                };
-                let buckets = c.buckets(&split, scores.as_deref())?;
-                let mut rng = SplitMix64::new(derive_seed(cfg.seed, GNN_CURRICULUM, epoch as u64));
-                let progress = epoch as f64 / gnn.epochs as f64;
-                Some(c.draw(&split, &buckets, progress, cfg.negatives.curriculum, &mut rng)?)
-            }
-            None => None,
-        };
-        let mut rng = SplitMix64::new(derive_seed(cfg.seed, GNN_NEGATIVES, epoch as u64));
-        let exs = examples_with(
-            &split,
-            &cfg.negatives,
-            bm25.as_ref(),
-            None,
-            draws.as_ref(),
-            &mut rng,
-        );
-        let mut loss_sum = 0.0;
-        for ids in plan {
-            dropout::reseed(derive_seed(cfg.seed, GNN_DROPOUT, step));
-            let refs: Vec<&Example> = ids.iter().map(|&i| &exs[i]).collect();
-            let loss = batch_loss(&stage, &q, &split, &refs, cfg.biencoder.in_batch)?;
-            let v = f64::from(loss.to_dtype(DType::F32)?.to_scalar::<f32>()?);
-            if !v.is_finite() {
-                return Err(Error::Param(format!(
-                    "gnn loss is {v} at step {step}: lower gnn.lr"
-                )));
-            }
-            let mut grads = loss.backward()?;
-            clip_grad_norm(&mut grads, &vars, cfg.schedule.max_grad_norm)?;
-            opt.step(&grads, sched.lr(step))?;
-            step += 1;
-            loss_sum += v;
-        }
-        summary.losses.push(loss_sum / plan.len().max(1) as f64);
-        summary.epoch_s.push(t0.elapsed().as_secs_f64());
-        tracing::info!("gnn epoch {}: loss {:.4}", epoch + 1, summary.losses[epoch]);
-    }
-    let dir = out.join("gnn");
-    std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-    stage.store.save(&dir.join("model.safetensors"))?;
     lexbench_core::io::write_json_pretty(
         &dir.join("gnn.json"),
         &serde_json::json!({"name": cfg.name, "gnn": gnn, "nodes": summary.nodes, "trainable_params": trainable_params, "losses": summary.losses, "epoch_s": summary.epoch_s}),

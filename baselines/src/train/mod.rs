@@ -14,22 +14,26 @@
 //! - [`qabisar`]: QABISAR, a GAT over training queries, articles and the legislative hierarchy,
 //!   distilled into the query encoder.
 //! - [`model::Trainable`]: the networks and their losses; ranking for validation and ANCE.
-//! - [`trainer::train`]: the loop, checkpoints, resumption, model selection; [`export`]: HF folders
-//!   and PEFT-only folders.
+//! - [`trainer`]: the one training loop (checkpoints, exact resumption, the step, model selection)
+//!   and the [`trainer::Objective`] each kind of training plugs into it; [`seeds`]: its named random
+//!   streams; [`finetune::train`]: fine-tuning an encoder; [`export`]: HF folders and PEFT-only folders.
 //! - [`share`]: the trainable-parameter share of a configuration, computed from `config.json` alone.
 
 pub mod config;
 pub mod data;
 pub mod dr_gnn;
 pub mod export;
+pub mod finetune;
 pub mod losses;
 pub mod model;
 pub mod negatives;
 pub mod optim;
 pub mod params;
 pub mod qabisar;
+pub mod seeds;
 pub mod share;
 pub mod trainer;
 
 pub use config::TrainConfig;
-pub use trainer::{Summary, TrainOptions, train};
+pub use finetune::{Summary, train};
+pub use trainer::TrainOptions;

@@ -22,7 +22,6 @@ use std::path::Path;
 use std::time::Instant;
 
 use candle_core::{DType, Device, Tensor};
-use lexbench_core::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 use super::config::TrainConfig;
@@ -31,24 +30,18 @@ use super::dr_gnn::{
     GraphFeatures, default_dropout, default_edge_dim, default_heads, default_layers, default_lr, gat_config,
 };
 use super::export::write_trained_run;
+use super::finetune::{config_text, negative_sources};
 use super::model::{Trainable, run_from_corpus_scores};
-use super::negatives::curriculum::CurriculumNegatives;
-use super::negatives::{Example, batches, examples, examples_with};
-use super::optim::{AdamW, AdamWConfig, LinearSchedule, clip_grad_norm};
+use super::negatives::{Example, Rankings};
+use super::optim::AdamWConfig;
 use super::params::ParamStore;
-use super::trainer::{bm25_rankings, derive_seed};
-use crate::encoder::{dropout, l2_normalize};
+use super::seeds::{LoopSeeds, SeedPurpose, derive_seed};
+use super::trainer::{LoopSpec, Objective, ParamGroup, State, TrainOptions, Trainer};
+use crate::encoder::l2_normalize;
 use crate::error::{Error, Result, io_err};
 use crate::graph::{Adjacency, Direction, EdgeList, EdgeType, Gat, GatConfig};
 use crate::rank::neural::NeuralOutput;
 use crate::train::losses::{contrastive_nll, kl_distillation};
-
-const Q_SHUFFLE: u64 = 21;
-const Q_NEGATIVES: u64 = 22;
-const Q_DROPOUT: u64 = 23;
-const Q_SAMPLE: u64 = 24;
-const Q_CURRICULUM: u64 = 25;
-const Q_INIT: u64 = 26;
 
 /// The `[qabisar]` section of a training config.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -225,7 +218,7 @@ impl Qabisar {
         }
         let nodes = nq + base_nodes;
         let adjacency = Adjacency::new(nodes, &edges, Direction::Incoming)?;
-        let gnn_store = ParamStore::new(derive_seed(cfg.seed, Q_INIT, 0));
+        let gnn_store = ParamStore::new(derive_seed(cfg.seed, SeedPurpose::QabisarInit, 0));
         let gat = Gat::load(&q.gat(dim)?, gnn_store.var_builder(device).pp("gat"))?;
         let query_x = Tensor::zeros((nq, dim), DType::F32, device)?;
         let mut me = Self {
@@ -322,7 +315,7 @@ impl Qabisar {
             &seeds,
             self.cfg.hops,
             Some(self.cfg.fanout),
-            derive_seed(self.seed, Q_SAMPLE, step),
+            derive_seed(self.seed, SeedPurpose::QabisarSample, step),
         )?;
         let x = self
             .features()?
@@ -374,113 +367,127 @@ pub struct QabisarSummary {
     pub runs: Vec<String>,
 }
 
+/// QABISAR as an objective of the training loop: two parameter groups (the query encoder with
+/// `[optim]`, the GAT with `qabisar.gnn_lr`), query features refreshed at each epoch's start.
+struct QabisarObjective {
+    model: Qabisar,
+    optim: AdamWConfig,
+    /// `OUT/qabisar`.
+    dir: std::path::PathBuf,
+}
+
+impl Objective for QabisarObjective {
+    fn loss_name(&self) -> (&'static str, &'static str) {
+        ("qabisar loss", "the learning rates")
+    }
+
+    fn param_groups(&self) -> Vec<ParamGroup> {
+        let gnn = AdamWConfig {
+            lr: self.model.cfg.gnn_lr,
+            ..self.optim.clone()
+        };
+        vec![
+            ParamGroup {
+                vars: self.model.net.store.vars(),
+                optim: self.optim.clone(),
+            },
+            ParamGroup {
+                vars: self.model.gnn_store.vars(),
+                optim: gnn,
+            },
+        ]
+    }
+
+    fn save(&self, dir: &Path) -> Result<()> {
+        self.model.net.store.save(&dir.join("params.safetensors"))?;
+        self.model.gnn_store.save(&dir.join("gnn.safetensors"))
+    }
+
+    fn load(&mut self, dir: &Path) -> Result<()> {
+        self.model
+            .net
+            .store
+            .load_values(&dir.join("params.safetensors"))?;
+        self.model.gnn_store.load_values(&dir.join("gnn.safetensors"))
+    }
+
+    /// Query nodes are re-embedded by the query encoder as it is at the epoch's start.
+    fn start_epoch(&mut self, split: &SplitData, epoch: usize) -> Result<Option<Rankings>> {
+        if epoch > 0 {
+            self.model.refresh_queries(split)?;
+        }
+        Ok(None)
+    }
+
+    fn candidate_scores(&self, split: &SplitData) -> Result<Vec<Vec<f64>>> {
+        self.model.net.candidate_scores(split, 32)
+    }
+
+    fn loss(&self, split: &SplitData, batch: &[&Example], step: u64) -> Result<Tensor> {
+        self.model.loss(split, batch, step)
+    }
+
+    fn export(&self, _state: &State) -> Result<()> {
+        std::fs::create_dir_all(&self.dir).map_err(io_err(&self.dir))?;
+        self.model.gnn_store.save(&self.dir.join("model.safetensors"))?;
+        self.model.net.store.save(&self.dir.join("encoder.safetensors"))
+    }
+}
+
 /// Trains QABISAR (`cfg.schedule` epochs and batches, `cfg.optim` for the query encoder,
-/// `qabisar.gnn_lr` for the GAT) into `out`, then ranks `splits`.
+/// `qabisar.gnn_lr` for the GAT) into `out` through the training loop (checkpoints, resumption;
+/// the model in `OUT/qabisar`), then ranks `splits`.
 pub fn train_qabisar(
     cfg: &TrainConfig,
     data: &Path,
     out: &Path,
     device: &Device,
     splits: &[String],
+    opts: &TrainOptions,
 ) -> Result<(QabisarSummary, Vec<NeuralOutput>)> {
     cfg.validate()?;
     let mut split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, true)?;
     if cfg.data.max_train_topics > 0 {
         split.topics.truncate(cfg.data.max_train_topics);
     }
-    let mut model = Qabisar::build(cfg, &split, data, device)?;
-    let enc_vars = model.net.store.vars();
-    let gnn_vars = model.gnn_store.vars();
-    let mut all_vars = enc_vars.clone();
-    all_vars.extend(gnn_vars.iter().cloned());
-    let mut opt_enc = AdamW::new(enc_vars, cfg.optim.clone())?;
-    let gnn_lr = model.cfg.gnn_lr;
-    let mut opt_gnn = AdamW::new(
-        gnn_vars,
-        AdamWConfig {
-            lr: gnn_lr,
-            ..cfg.optim.clone()
-        },
-    )?;
-    let template = examples(&split, &Default::default(), None, None, &mut SplitMix64::new(0));
-    let plans: Vec<Vec<Vec<usize>>> = (0..cfg.schedule.epochs)
-        .map(|e| {
-            let mut rng = SplitMix64::new(derive_seed(cfg.seed, Q_SHUFFLE, e as u64));
-            batches(&template, cfg.schedule.batch_size, &mut rng)
-        })
-        .collect();
-    let total: u64 = plans.iter().map(|p| p.len() as u64).sum();
-    let warmup = (cfg.schedule.warmup_ratio * total as f64).round() as u64;
-    let sched = |peak: f64| LinearSchedule { peak, warmup, total };
-    let (s_enc, s_gnn) = (sched(cfg.optim.lr), sched(gnn_lr));
-    let bm25 = (cfg.negatives.bm25 > 0)
-        .then(|| bm25_rankings(&split, &cfg.data.dataset, cfg.negatives.bm25_depth.max(1) * 4));
-    let curriculum = match &cfg.curriculum {
-        Some(c) => Some(CurriculumNegatives::new(c, &split, data, &cfg.data.dataset)?),
-        None => None,
+    let model = Qabisar::build(cfg, &split, data, device)?;
+    let nodes = model.nodes();
+    let trainable_params = model.net.trainable_params() + model.gnn_store.num_params();
+    let dir = out.join("qabisar");
+    let objective = QabisarObjective {
+        model,
+        optim: cfg.optim.clone(),
+        dir: dir.clone(),
     };
+    let negatives = negative_sources(cfg, &split, data)?;
+    let spec = LoopSpec {
+        out,
+        identity: config_text(cfg)?,
+        seed: cfg.seed,
+        seeds: LoopSeeds::QABISAR,
+        split: &split,
+        what: format!("split {} of {}", cfg.data.train_split, cfg.data.dataset),
+        epochs: cfg.schedule.epochs,
+        batch_size: cfg.schedule.batch_size,
+        warmup_ratio: cfg.schedule.warmup_ratio,
+        max_steps: cfg.schedule.max_steps,
+        max_grad_norm: cfg.schedule.max_grad_norm,
+        measure: String::new(),
+        negatives: &negatives,
+        device,
+    };
+    let mut trainer = Trainer::new(spec, objective)?;
+    let outcome = trainer.run(opts)?;
+    let mut model = trainer.into_objective().model;
+    let epochs = &outcome.state.epochs;
     let mut summary = QabisarSummary {
-        losses: Vec::new(),
-        epoch_s: Vec::new(),
-        nodes: model.nodes(),
-        trainable_params: model.net.trainable_params() + model.gnn_store.num_params(),
+        losses: epochs.iter().map(|e| e.loss).collect(),
+        epoch_s: epochs.iter().map(|e| e.train_s + e.val_s).collect(),
+        nodes,
+        trainable_params,
         runs: Vec::new(),
     };
-    let mut step = 0u64;
-    for (epoch, plan) in plans.iter().enumerate() {
-        let t0 = Instant::now();
-        if epoch > 0 {
-            model.refresh_queries(&split)?;
-        }
-        let draws = match &curriculum {
-            Some(c) => {
-                let scores = if c.needs_model_scores() {
-                    Some(model.net.candidate_scores(&split, 32)?)
-                } else {
-                    None
-                };
-                let buckets = c.buckets(&split, scores.as_deref())?;
-                let mut rng = SplitMix64::new(derive_seed(cfg.seed, Q_CURRICULUM, epoch as u64));
-                let progress = epoch as f64 / cfg.schedule.epochs as f64;
-                Some(c.draw(&split, &buckets, progress, cfg.negatives.curriculum, &mut rng)?)
-            }
-            None => None,
-        };
-        let mut rng = SplitMix64::new(derive_seed(cfg.seed, Q_NEGATIVES, epoch as u64));
-        let exs = examples_with(
-            &split,
-            &cfg.negatives,
-            bm25.as_ref(),
-            None,
-            draws.as_ref(),
-            &mut rng,
-        );
-        let mut loss_sum = 0.0;
-        for ids in plan {
-            dropout::reseed(derive_seed(cfg.seed, Q_DROPOUT, step));
-            let refs: Vec<&Example> = ids.iter().map(|&i| &exs[i]).collect();
-            let loss = model.loss(&split, &refs, step)?;
-            let v = f64::from(loss.to_dtype(DType::F32)?.to_scalar::<f32>()?);
-            if !v.is_finite() {
-                return Err(Error::Param(format!(
-                    "qabisar loss is {v} at step {step}: lower the learning rates"
-                )));
-            }
-            let mut grads = loss.backward()?;
-            clip_grad_norm(&mut grads, &all_vars, cfg.schedule.max_grad_norm)?;
-            opt_enc.step(&grads, s_enc.lr(step))?;
-            opt_gnn.step(&grads, s_gnn.lr(step))?;
-            step += 1;
-            loss_sum += v;
-        }
-        summary.losses.push(loss_sum / plan.len().max(1) as f64);
-        summary.epoch_s.push(t0.elapsed().as_secs_f64());
-    }
     model.refresh_queries(&split)?;
-    let dir = out.join("qabisar");
-    std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-    model.gnn_store.save(&dir.join("model.safetensors"))?;
-    model.net.store.save(&dir.join("encoder.safetensors"))?;
     let articles = model.article_reps()?;
     let mut outputs = Vec::new();
     for s in splits {

@@ -1,41 +1,43 @@
-//! The training loop: epochs of shuffled duplicate-free batches, AdamW with warm-up and linear decay,
-//! gradient clipping, a checkpoint per epoch, model selection on the validation split, resumption.
+//! The one training loop: epochs of shuffled duplicate-free batches, AdamW per parameter group with
+//! warm-up and linear decay, gradient clipping, a checkpoint per epoch, model selection on
+//! validation, exact resumption. What is trained and how its loss is computed is an [`Objective`]:
+//! fine-tuning an encoder ([`super::finetune`]: DPR, ANCE, ColBERT, cross-encoder, hierarchical),
+//! DR+GNN's graph stage ([`super::dr_gnn`]) and QABISAR ([`super::qabisar`]).
 //!
-//! Determinism: every random choice is drawn from a generator derived from `(seed, purpose, epoch or
-//! step)` — initial weights (by name), the epoch's example order and negatives, each step's dropout
-//! masks — so nothing but the parameters and the optimiser's moments has to be saved for a resumed
-//! run to continue exactly as an uninterrupted one would (CuSINeS's curriculum draws have their own
-//! purpose, and its dynamic scores come from the model at the epoch's start). ANCE's model negatives at epoch `e` come
-//! from the model as it was at the start of epoch `e`, i.e. the checkpoint of epoch `e − 1`.
+//! Determinism: every random choice is drawn from a stream named by a [`SeedPurpose`] and derived from
+//! `(seed, purpose, epoch or step)` — the epoch's example order and negatives, each step's dropout
+//! masks, CuSINeS's draws — so nothing but the parameters and the optimisers' moments has to be saved
+//! for a resumed run to continue exactly as an uninterrupted one would. Whatever an objective computes
+//! from the model at an epoch's start (ANCE's negatives, CuSINeS's dynamic scores, QABISAR's query
+//! features) comes from the model as it was at the end of the previous epoch, i.e. its checkpoint.
 //!
-//! Output folder (`DATA/models/<name>/` by default):
+//! Output folder (`out`):
 //! ```text
-//! config.toml                     the configuration, as run
+//! config.toml                     the configuration, as run (a resumed run must match it)
 //! train_log.jsonl                 one line per update (loss, lr, gradient norm, examples/s) and per evaluation
-//! checkpoints/epoch-N/            params.safetensors, optimizer.safetensors, state.json
-//! model/                          the best epoch on the validation split (see `export`)
-//! summary.json                    per-epoch validation scores and times, the trainable share
+//! checkpoints/epoch-N/            params (the objective's files), optimizer[-G].safetensors, state.json
+//! checkpoints/ance-negatives-epoch-N.json   model-mined negatives used in epoch N (ANCE)
 //! ```
+//! and what the objective exports for the selected epoch.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use candle_core::Device;
-use lexbench_core::eval::{Measure, PoolSizes, evaluate};
+use candle_core::{Device, Tensor, Var};
 use lexbench_core::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
-use super::config::TrainConfig;
+pub use super::seeds::{LoopSeeds, SeedPurpose, derive_seed};
+
+use super::config::NegativesConfig;
 use super::data::SplitData;
-use super::model::{Batch, Trainable, rankings_of};
 use super::negatives::curriculum::CurriculumNegatives;
 use super::negatives::{Example, Rankings, batches, examples, examples_with};
-use super::optim::{AdamW, LinearSchedule, clip_grad_norm};
+use super::optim::{AdamW, AdamWConfig, LinearSchedule, clip_grad_norm};
 use super::params::{load_tensors, save_tensors};
 use crate::encoder::dropout;
 use crate::error::{Error, Result, io_err};
-use crate::sparse::{Analyzer, Bm25Index, Bm25Params};
 
 /// How to run (not part of the experiment's identity).
 #[derive(Debug, Clone, Default)]
@@ -67,54 +69,22 @@ pub struct EpochStats {
     pub examples_per_s: f64,
 }
 
-/// What `summary.json` holds.
+/// The loop's state, saved with every checkpoint.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    /// The run's name.
-    pub name: String,
-    /// The validation measure.
-    pub measure: String,
-    /// The validation score before training (epoch 0: the zero-shot model).
-    pub zero_shot_val: Option<f64>,
-    /// Per epoch.
-    pub epochs: Vec<EpochStats>,
-    /// The selected epoch.
+pub struct State {
+    /// Epochs done.
+    pub epoch: usize,
+    /// Updates done.
+    pub step: u64,
+    /// The selected epoch (0: the untrained model).
     pub best_epoch: usize,
     /// Its validation score.
     pub best_val: Option<f64>,
-    /// Trainable parameters.
-    pub trainable_params: usize,
-    /// All parameters.
-    pub total_params: usize,
-    /// `100 · trainable / total`.
-    pub trainable_pct: f64,
-    /// The dataset's identity hash.
-    pub dataset_hash: String,
-    /// Whether training ran to its end (all epochs, or `max_steps`), rather than stopping early
-    /// (`TrainOptions::stop_after_epoch`) to be resumed.
-    pub finished: bool,
+    /// The validation score before training.
+    pub zero_shot_val: Option<f64>,
+    /// Per epoch.
+    pub epochs: Vec<EpochStats>,
 }
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct State {
-    epoch: usize,
-    step: u64,
-    best_epoch: usize,
-    best_val: Option<f64>,
-    zero_shot_val: Option<f64>,
-    epochs: Vec<EpochStats>,
-}
-
-/// A derived seed for `(purpose, n)`.
-pub fn derive_seed(seed: u64, purpose: u64, n: u64) -> u64 {
-    let mut r = SplitMix64::new(seed ^ purpose.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ n.rotate_left(32));
-    r.next_u64()
-}
-
-const SHUFFLE: u64 = 1;
-const NEGATIVES: u64 = 2;
-const DROPOUT: u64 = 3;
-const CURRICULUM: u64 = 4;
 
 /// The checkpoint folder of `epoch`.
 pub fn checkpoint_dir(out: &Path, epoch: usize) -> PathBuf {
@@ -136,420 +106,449 @@ fn latest_checkpoint(out: &Path) -> Option<usize> {
         .max()
 }
 
-/// BM25 rankings of every topic's candidates (pool or corpus), `depth` deep.
-pub fn bm25_rankings(split: &SplitData, dataset: &str, depth: usize) -> Rankings {
-    let params = Bm25Params::default();
-    let analyzer = Analyzer::new(params.language_of(dataset, split.language));
-    let index = Bm25Index::build(analyzer, split.docs.iter().map(|d| (&d.doc, d.text.as_str())));
-    split
-        .topics
-        .iter()
-        .map(|t| {
-            let hits = match &t.pool {
-                Some(p) => {
-                    let nums: Vec<u32> = p.iter().map(|&d| d as u32).collect();
-                    index.search_pool(&t.text, &nums, &params, params.idf, depth)
-                }
-                None => index.search(&t.text, &params, depth),
-            };
-            hits.iter()
-                .filter_map(|h| split.index.get(&h.doc).copied())
-                .collect()
-        })
-        .collect()
+/// Trainable variables with their own optimiser (its learning rate is the schedule's peak).
+pub struct ParamGroup {
+    /// The variables, by name.
+    pub vars: Vec<(String, Var)>,
+    /// The optimiser's settings.
+    pub optim: AdamWConfig,
 }
 
-struct Log(std::fs::File);
+/// What the loop trains: the networks, their loss, what is saved and exported.
+pub trait Objective {
+    /// How a diverging loss is named and what to lower, for the error (`"loss"`, `"the learning
+    /// rate"`).
+    fn loss_name(&self) -> (&'static str, &'static str);
+    /// The parameter groups. Clipping is over all of them, in this order.
+    fn param_groups(&self) -> Vec<ParamGroup>;
+    /// Writes the trainable values into a checkpoint folder.
+    fn save(&self, dir: &Path) -> Result<()>;
+    /// Reads them back from a checkpoint folder.
+    fn load(&mut self, dir: &Path) -> Result<()>;
+    /// Called at the start of epoch `epoch` (0-based), before its negatives are drawn: returns the
+    /// model's own rankings of the training topics when they are negatives (ANCE), and refreshes
+    /// whatever the objective recomputes per epoch.
+    fn start_epoch(&mut self, _split: &SplitData, _epoch: usize) -> Result<Option<Rankings>> {
+        Ok(None)
+    }
+    /// The model's scores of each training topic's candidates (CuSINeS's dynamic semantic view).
+    fn candidate_scores(&self, split: &SplitData) -> Result<Vec<Vec<f64>>>;
+    /// The training loss of one batch (`step`: the global update number).
+    fn loss(&self, split: &SplitData, batch: &[&Example], step: u64) -> Result<Tensor>;
+    /// The validation score of the current weights (`None`: no validation; the last epoch is kept).
+    fn validate(&self) -> Result<Option<f64>> {
+        Ok(None)
+    }
+    /// Exports the current weights as the selected model of `state.best_epoch` (0: untrained).
+    fn export(&self, state: &State) -> Result<()>;
+    /// Whether an exported model is already there (the untrained one is exported only if not).
+    fn has_export(&self) -> bool {
+        false
+    }
+}
+
+/// The negatives every objective draws from: static BM25 rankings and CuSINeS's curriculum.
+pub struct NegativeSources {
+    /// The configuration of the mix.
+    pub cfg: NegativesConfig,
+    /// BM25's rankings of the training topics (when BM25 negatives are used).
+    pub bm25: Option<Rankings>,
+    /// CuSINeS's curriculum (when configured).
+    pub curriculum: Option<CurriculumNegatives>,
+}
+
+/// What the loop needs besides the objective.
+pub struct LoopSpec<'a> {
+    /// Where config, log and checkpoints go.
+    pub out: &'a Path,
+    /// The text `config.toml` holds: a resumed run must have written the same.
+    pub identity: String,
+    /// The base seed and the streams.
+    pub seed: u64,
+    /// The streams of this kind of training.
+    pub seeds: LoopSeeds,
+    /// The training split.
+    pub split: &'a SplitData,
+    /// The split's name and dataset, for errors.
+    pub what: String,
+    /// Epochs.
+    pub epochs: usize,
+    /// Examples per batch.
+    pub batch_size: usize,
+    /// Share of the updates spent warming up.
+    pub warmup_ratio: f64,
+    /// Stop after this many updates (0: no limit).
+    pub max_steps: usize,
+    /// Gradient-norm clip (0: off).
+    pub max_grad_norm: f64,
+    /// The validation measure's name (in the log).
+    pub measure: String,
+    /// Negatives.
+    pub negatives: &'a NegativeSources,
+    /// Where the optimisers' moments live.
+    pub device: &'a Device,
+}
+
+/// What the loop did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The final state (epochs, selection).
+    pub state: State,
+    /// Whether training ran to its end rather than stopping to be resumed.
+    pub finished: bool,
+}
+
+struct Log {
+    path: PathBuf,
+    file: std::fs::File,
+}
 
 impl Log {
-    fn line(&mut self, path: &Path, v: &serde_json::Value) -> Result<()> {
-        writeln!(self.0, "{v}").map_err(io_err(path))?;
-        self.0.flush().map_err(io_err(path))
+    /// Opens `out/train_log.jsonl` for appending; when resuming after `epoch`, drops the lines of
+    /// later (interrupted) epochs first, which the resumed run redoes.
+    fn open(out: &Path, resumed_after: Option<usize>) -> Result<Self> {
+        let path = out.join("train_log.jsonl");
+        if let Some(epoch) = resumed_after
+            && let Ok(text) = std::fs::read_to_string(&path)
+        {
+            let kept: String = text
+                .lines()
+                .filter(|l| {
+                    serde_json::from_str::<serde_json::Value>(l)
+                        .ok()
+                        .and_then(|v| v["epoch"].as_u64())
+                        .is_some_and(|ep| ep as usize <= epoch)
+                })
+                .map(|l| format!("{l}\n"))
+                .collect();
+            lexbench_core::io::write_atomic(&path, |w| w.write_all(kept.as_bytes()))?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        Ok(Self { path, file })
+    }
+
+    fn line(&mut self, v: &serde_json::Value) -> Result<()> {
+        writeln!(self.file, "{v}").map_err(io_err(&self.path))?;
+        self.file.flush().map_err(io_err(&self.path))
     }
 }
 
-/// Trains `cfg` on `DATA/datasets/<cfg.data.dataset>` into `out` (see the module documentation).
-pub fn train(
-    cfg: &TrainConfig,
-    data: &Path,
-    out: &Path,
-    device: &Device,
-    opts: &TrainOptions,
-) -> Result<Summary> {
-    cfg.validate()?;
-    std::fs::create_dir_all(out).map_err(io_err(out))?;
-    let cfg_text = toml::to_string_pretty(cfg).map_err(|e| Error::Param(format!("config to TOML: {e}")))?;
-    let cfg_path = out.join("config.toml");
-    let log_path = out.join("train_log.jsonl");
-    if opts.restart {
-        for p in [out.join("checkpoints"), out.join("model")] {
-            if p.exists() {
-                std::fs::remove_dir_all(&p).map_err(io_err(&p))?;
-            }
-        }
-        std::fs::remove_file(&log_path).ok();
+fn progress_bar(show: bool, total: u64, at: u64) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
     }
-    let resume_from = latest_checkpoint(out);
-    if resume_from.is_some() {
-        let old = std::fs::read_to_string(&cfg_path).map_err(io_err(&cfg_path))?;
-        if old != cfg_text {
-            return Err(Error::Param(format!(
-                "{} holds checkpoints of a different configuration ({}); use another name or --restart",
-                out.display(),
-                cfg_path.display()
-            )));
-        }
-    } else {
-        lexbench_core::io::write_atomic(&cfg_path, |w| w.write_all(cfg_text.as_bytes()))?;
-    }
-
-    let skip = cfg.data.skip_topics_without_text;
-    let mut train_split = SplitData::load_with(data, &cfg.data.dataset, &cfg.data.train_split, true, skip)?;
-    if cfg.data.max_train_topics > 0 {
-        train_split.topics.truncate(cfg.data.max_train_topics);
-    }
-    let val = if cfg.data.val_split.is_empty() {
-        None
-    } else {
-        Some(SplitData::load(
-            data,
-            &cfg.data.dataset,
-            &cfg.data.val_split,
-            false,
-        )?)
-    };
-    let measure: Measure = cfg
-        .eval
-        .measure
-        .parse()
-        .map_err(|e: lexbench_core::Error| Error::Param(e.to_string()))?;
-    let pools = match &val {
-        Some(v) if v.pooled() => {
-            let p = lexbench_core::dataset::DatasetDir::in_data(data, &cfg.data.dataset)?.pools();
-            Some(PoolSizes::read(&p)?)
-        }
-        _ => None,
-    };
-    let bm25 = (cfg.negatives.bm25 > 0).then(|| {
-        bm25_rankings(
-            &train_split,
-            &cfg.data.dataset,
-            cfg.negatives.bm25_depth.max(1) * 4,
+    let b = indicatif::ProgressBar::new(total);
+    b.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} epoch {prefix} [{bar:30}] {pos}/{len} {msg} ({elapsed} / {eta})",
         )
-    });
-    let curriculum = match &cfg.curriculum {
-        Some(c) => Some(CurriculumNegatives::new(
-            c,
-            &train_split,
-            data,
-            &cfg.data.dataset,
-        )?),
-        None => None,
-    };
-    // A cross-encoder over a whole corpus reranks BM25's top 100 at validation.
-    let val_rerank = match &val {
-        Some(v) if !v.pooled() && cfg.model == super::config::ModelKind::CrossEncoder => {
-            Some(bm25_rankings(v, &cfg.data.dataset, 100))
-        }
-        _ => None,
-    };
-
-    let net = Trainable::build(cfg, device)?;
-    let vars = net.store.vars();
-    let mut opt = AdamW::new(vars.clone(), cfg.optim.clone())?;
-
-    // Every epoch's batch plan depends on the seed alone (topics and positives, not negatives).
-    let template = examples(
-        &train_split,
-        &Default::default(),
-        None,
-        None,
-        &mut SplitMix64::new(0),
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
     );
-    if template.is_empty() {
-        return Err(Error::Param(format!(
-            "split {} of {} has no training examples",
-            cfg.data.train_split, cfg.data.dataset
-        )));
-    }
-    let plans: Vec<Vec<Vec<usize>>> = (0..cfg.schedule.epochs)
-        .map(|e| {
-            let mut rng = SplitMix64::new(derive_seed(cfg.seed, SHUFFLE, e as u64));
-            batches(&template, cfg.schedule.batch_size, &mut rng)
-        })
-        .collect();
-    let mut total_steps: u64 = plans.iter().map(|p| p.len() as u64).sum();
-    if cfg.schedule.max_steps > 0 {
-        total_steps = total_steps.min(cfg.schedule.max_steps as u64);
-    }
-    let sched = LinearSchedule {
-        peak: cfg.optim.lr,
-        warmup: (cfg.schedule.warmup_ratio * total_steps as f64).round() as u64,
-        total: total_steps,
-    };
+    b.set_position(at);
+    b
+}
 
-    let evaluate_val = |net: &Trainable| -> Result<Option<f64>> {
-        let Some(v) = &val else { return Ok(None) };
-        let run = net.rank(v, cfg.eval.top_k, val_rerank.as_deref(), 32)?;
-        let ev = evaluate(&run, &v.qrels, &[measure], pools.as_ref())?;
-        Ok(ev.get(measure))
-    };
+/// One optimiser and its schedule.
+struct Optimiser {
+    opt: AdamW,
+    sched: LinearSchedule,
+    file: &'static str,
+}
 
-    let mut state = match resume_from {
-        Some(e) => {
-            let dir = checkpoint_dir(out, e);
-            let p = dir.join("state.json");
-            let st: State = lexbench_core::io::read_json(&p)?;
-            net.store.load_values(&dir.join("params.safetensors"))?;
-            opt.load_state(
-                &load_tensors(&dir.join("optimizer.safetensors"), device)?,
-                st.step,
-            )?;
-            // Keep the log lines up to the checkpoint: the interrupted epoch is redone.
-            if let Ok(text) = std::fs::read_to_string(&log_path) {
-                let kept: String = text
-                    .lines()
-                    .filter(|l| {
-                        serde_json::from_str::<serde_json::Value>(l)
-                            .ok()
-                            .and_then(|v| v["epoch"].as_u64())
-                            .is_some_and(|ep| ep as usize <= st.epoch)
-                    })
-                    .map(|l| format!("{l}\n"))
-                    .collect();
-                lexbench_core::io::write_atomic(&log_path, |w| w.write_all(kept.as_bytes()))?;
-            }
-            tracing::info!("resuming {} after epoch {}", cfg.name, st.epoch);
-            st
+/// The checkpoint file of parameter group `g`'s optimiser state.
+fn optimizer_file(g: usize) -> &'static str {
+    const FILES: [&str; 4] = [
+        "optimizer.safetensors",
+        "optimizer-1.safetensors",
+        "optimizer-2.safetensors",
+        "optimizer-3.safetensors",
+    ];
+    FILES[g.min(FILES.len() - 1)]
+}
+
+/// The training loop (see the module documentation).
+pub struct Trainer<'a, O: Objective> {
+    spec: LoopSpec<'a>,
+    objective: O,
+    vars: Vec<(String, Var)>,
+    optimisers: Vec<Optimiser>,
+    plans: Vec<Vec<Vec<usize>>>,
+    total_steps: u64,
+}
+
+impl<'a, O: Objective> Trainer<'a, O> {
+    /// Plans every epoch's batches (they depend on the seed alone: topics and positives, not
+    /// negatives) and the optimisers.
+    pub fn new(spec: LoopSpec<'a>, objective: O) -> Result<Self> {
+        if objective.param_groups().len() > 4 {
+            return Err(Error::Param("at most 4 parameter groups".into()));
         }
-        None => {
-            let zero = evaluate_val(&net)?;
-            State {
-                epoch: 0,
-                step: 0,
-                best_epoch: 0,
-                best_val: zero,
-                zero_shot_val: zero,
-                epochs: Vec::new(),
-            }
-        }
-    };
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log_path)
-        .map_err(io_err(&log_path))?;
-    let mut log = Log(file);
-    if resume_from.is_none() {
-        log.line(
-            &log_path,
-            &serde_json::json!({"epoch": 0, "event": "eval", "measure": cfg.eval.measure, "val": state.zero_shot_val}),
-        )?;
-    }
-    let meta = |st: &State, epoch: usize| {
-        serde_json::json!({
-            "name": cfg.name,
-            "description": cfg.description,
-            "model": cfg.model,
-            "base": cfg.base,
-            "dataset": cfg.data.dataset,
-            "dataset_hash": train_split.dataset_hash,
-            "epoch": epoch,
-            "measure": cfg.eval.measure,
-            "val": st.best_val,
-            "seed": cfg.seed,
-            "trainable_params": net.trainable_params(),
-            "total_params": net.total_params,
-            "config": cfg,
-        })
-    };
-    // The selected model, exported to OUT/model with its training metadata.
-    let export_model = |st: &State, epoch: usize| {
-        super::export::export(
-            cfg,
-            &net.store,
-            net.trainable_params(),
-            net.total_params,
-            &out.join("model"),
-            &meta(st, epoch),
-        )
-    };
-    if resume_from.is_none() && !out.join("model").join(super::export::TRAINING_RECORD).is_file() {
-        // The zero-shot model is the best so far: a run that never improves still leaves a model.
-        export_model(&state, 0)?;
-    }
-
-    let bar = if opts.progress {
-        let b = indicatif::ProgressBar::new(total_steps);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} epoch {prefix} [{bar:30}] {pos}/{len} {msg} ({elapsed} / {eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
+        let template = examples(
+            spec.split,
+            &Default::default(),
+            None,
+            None,
+            &mut SplitMix64::new(0),
         );
-        b.set_position(state.step);
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+        if template.is_empty() {
+            return Err(Error::Param(format!("{} has no training examples", spec.what)));
+        }
+        let plans: Vec<Vec<Vec<usize>>> = (0..spec.epochs)
+            .map(|e| {
+                let mut rng = SplitMix64::new(derive_seed(spec.seed, spec.seeds.shuffle, e as u64));
+                batches(&template, spec.batch_size, &mut rng)
+            })
+            .collect();
+        let mut total_steps: u64 = plans.iter().map(|p| p.len() as u64).sum();
+        if spec.max_steps > 0 {
+            total_steps = total_steps.min(spec.max_steps as u64);
+        }
+        let warmup = (spec.warmup_ratio * total_steps as f64).round() as u64;
+        let mut vars = Vec::new();
+        let mut optimisers = Vec::new();
+        for (g, group) in objective.param_groups().into_iter().enumerate() {
+            vars.extend(group.vars.iter().cloned());
+            optimisers.push(Optimiser {
+                sched: LinearSchedule {
+                    peak: group.optim.lr,
+                    warmup,
+                    total: total_steps,
+                },
+                opt: AdamW::new(group.vars, group.optim)?,
+                file: optimizer_file(g),
+            });
+        }
+        Ok(Self {
+            spec,
+            objective,
+            vars,
+            optimisers,
+            plans,
+            total_steps,
+        })
+    }
 
-    let mut finished = true;
-    for (epoch, plan) in plans.iter().enumerate().skip(state.epoch) {
-        if opts.stop_after_epoch.is_some_and(|s| epoch >= s) {
-            finished = false;
-            break;
+    /// The objective (to rank or report after training).
+    pub fn objective(&self) -> &O {
+        &self.objective
+    }
+
+    /// Gives the objective back.
+    pub fn into_objective(self) -> O {
+        self.objective
+    }
+
+    /// Prepares `out` (restart, identity check) and returns the checkpoint to resume from.
+    fn prepare(&self, opts: &TrainOptions) -> Result<Option<usize>> {
+        let out = self.spec.out;
+        std::fs::create_dir_all(out).map_err(io_err(out))?;
+        let cfg_path = out.join("config.toml");
+        if opts.restart {
+            for p in [out.join("checkpoints"), out.join("model")] {
+                if p.exists() {
+                    std::fs::remove_dir_all(&p).map_err(io_err(&p))?;
+                }
+            }
+            std::fs::remove_file(out.join("train_log.jsonl")).ok();
         }
-        if cfg.schedule.max_steps > 0 && state.step >= cfg.schedule.max_steps as u64 {
-            break;
-        }
-        bar.set_prefix(format!("{}/{}", epoch + 1, cfg.schedule.epochs));
-        let t0 = Instant::now();
-        let model_rank = if cfg.negatives.model > 0 {
-            let depth = cfg.negatives.model_depth
-                + train_split
-                    .topics
-                    .iter()
-                    .map(|t| t.positives.len())
-                    .max()
-                    .unwrap_or(0);
-            let run = net.rank(&train_split, depth, None, 32)?;
-            Some(rankings_of(&train_split, &run))
+        let resume_from = latest_checkpoint(out);
+        if resume_from.is_some() {
+            let old = std::fs::read_to_string(&cfg_path).map_err(io_err(&cfg_path))?;
+            if old != self.spec.identity {
+                return Err(Error::Param(format!(
+                    "{} holds checkpoints of a different configuration ({}); use another name or --restart",
+                    out.display(),
+                    cfg_path.display()
+                )));
+            }
         } else {
-            None
-        };
-        if let Some(r) = &model_rank {
-            let p = out
-                .join("checkpoints")
-                .join(format!("ance-negatives-epoch-{}.json", epoch + 1));
-            std::fs::create_dir_all(out.join("checkpoints")).map_err(io_err(out))?;
-            lexbench_core::io::write_json_pretty(&p, r)?;
+            let text = self.spec.identity.as_bytes();
+            lexbench_core::io::write_atomic(&cfg_path, |w| w.write_all(text))?;
         }
-        // CuSINeS: difficulty from the model as it is at the start of the epoch (or static scores).
-        let draws = match &curriculum {
+        Ok(resume_from)
+    }
+
+    /// Loads checkpoint `epoch`: parameters, optimiser moments and the loop's state.
+    fn resume(&mut self, epoch: usize) -> Result<State> {
+        let dir = checkpoint_dir(self.spec.out, epoch);
+        let st: State = lexbench_core::io::read_json(&dir.join("state.json"))?;
+        self.objective.load(&dir)?;
+        for o in &mut self.optimisers {
+            o.opt
+                .load_state(&load_tensors(&dir.join(o.file), self.spec.device)?, st.step)?;
+        }
+        tracing::info!("resuming {} after epoch {}", self.spec.out.display(), st.epoch);
+        Ok(st)
+    }
+
+    /// Writes checkpoint `state.epoch` atomically.
+    fn checkpoint(&self, state: &State) -> Result<()> {
+        let dir = checkpoint_dir(self.spec.out, state.epoch);
+        lexbench_core::io::write_dir_atomic(&dir, |tmp| -> Result<()> {
+            self.objective.save(tmp)?;
+            for o in &self.optimisers {
+                let (moments, step) = o.opt.state();
+                debug_assert_eq!(step, state.step);
+                save_tensors(&tmp.join(o.file), &moments)?;
+            }
+            lexbench_core::io::write_json_pretty(&tmp.join("state.json"), state)?;
+            Ok(())
+        })
+    }
+
+    /// Draws epoch `epoch`'s examples: curriculum draws (scored by the model as it is now when the
+    /// semantic view is dynamic), model-mined, BM25 and random negatives.
+    fn epoch_examples(&self, epoch: usize, model_rank: Option<&Rankings>) -> Result<Vec<Example>> {
+        let (spec, split) = (&self.spec, self.spec.split);
+        let neg = spec.negatives;
+        let draws = match &neg.curriculum {
             Some(c) => {
                 let scores = if c.needs_model_scores() {
-                    Some(net.candidate_scores(&train_split, 32)?)
+                    Some(self.objective.candidate_scores(split)?)
                 } else {
                     None
                 };
-                let buckets = c.buckets(&train_split, scores.as_deref())?;
-                let progress = epoch as f64 / cfg.schedule.epochs as f64;
-                let mut rng = SplitMix64::new(derive_seed(cfg.seed, CURRICULUM, epoch as u64));
-                Some(c.draw(
-                    &train_split,
-                    &buckets,
-                    progress,
-                    cfg.negatives.curriculum,
-                    &mut rng,
-                )?)
+                let buckets = c.buckets(split, scores.as_deref())?;
+                let progress = epoch as f64 / spec.epochs as f64;
+                let mut rng = SplitMix64::new(derive_seed(spec.seed, spec.seeds.curriculum, epoch as u64));
+                Some(c.draw(split, &buckets, progress, neg.cfg.curriculum, &mut rng)?)
             }
             None => None,
         };
-        let mut rng = SplitMix64::new(derive_seed(cfg.seed, NEGATIVES, epoch as u64));
-        let exs: Vec<Example> = examples_with(
-            &train_split,
-            &cfg.negatives,
-            bm25.as_ref(),
-            model_rank.as_ref(),
+        let mut rng = SplitMix64::new(derive_seed(spec.seed, spec.seeds.negatives, epoch as u64));
+        Ok(examples_with(
+            split,
+            &neg.cfg,
+            neg.bm25.as_ref(),
+            model_rank,
             draws.as_ref(),
             &mut rng,
-        );
-        let (mut loss_sum, mut steps, mut seen) = (0f64, 0usize, 0usize);
-        for batch_ids in plan {
-            if cfg.schedule.max_steps > 0 && state.step >= cfg.schedule.max_steps as u64 {
+        ))
+    }
+
+    /// One update: reseeded dropout, the loss, a finiteness check, backward, clipping, every
+    /// optimiser. Returns the loss, the learning rate of the first group and the gradient norm.
+    fn step(&mut self, batch: &[&Example], step: u64, epoch: usize) -> Result<(f64, f64, f64)> {
+        dropout::reseed(derive_seed(self.spec.seed, self.spec.seeds.dropout, step));
+        let loss = self.objective.loss(self.spec.split, batch, step)?;
+        let loss_v = f64::from(loss.to_dtype(candle_core::DType::F32)?.to_scalar::<f32>()?);
+        if !loss_v.is_finite() {
+            let (name, lower) = self.objective.loss_name();
+            return Err(Error::Param(format!(
+                "{name} is {loss_v} at step {step} (epoch {}): lower {lower}",
+                epoch + 1
+            )));
+        }
+        let mut grads = loss.backward()?;
+        let norm = clip_grad_norm(&mut grads, &self.vars, self.spec.max_grad_norm)?;
+        let mut first_lr = None;
+        for o in &mut self.optimisers {
+            let lr = o.sched.lr(step);
+            o.opt.step(&grads, lr)?;
+            first_lr.get_or_insert(lr);
+        }
+        Ok((loss_v, first_lr.unwrap_or(0.0), norm))
+    }
+
+    /// Trains (or resumes) to the end, or to `opts.stop_after_epoch`.
+    pub fn run(&mut self, opts: &TrainOptions) -> Result<Outcome> {
+        let resume_from = self.prepare(opts)?;
+        let mut state = match resume_from {
+            Some(e) => self.resume(e)?,
+            None => {
+                let zero = self.objective.validate()?;
+                State {
+                    epoch: 0,
+                    step: 0,
+                    best_epoch: 0,
+                    best_val: zero,
+                    zero_shot_val: zero,
+                    epochs: Vec::new(),
+                }
+            }
+        };
+        let mut log = Log::open(self.spec.out, resume_from)?;
+        if resume_from.is_none() {
+            log.line(&serde_json::json!({"epoch": 0, "event": "eval", "measure": self.spec.measure, "val": state.zero_shot_val}))?;
+            if !self.objective.has_export() {
+                // The untrained model is the best so far: a run that never improves still leaves one.
+                self.objective.export(&state)?;
+            }
+        }
+        let bar = progress_bar(opts.progress, self.total_steps, state.step);
+        let max_steps = self.spec.max_steps as u64;
+        let mut finished = true;
+        for epoch in state.epoch..self.plans.len() {
+            if opts.stop_after_epoch.is_some_and(|s| epoch >= s) {
+                finished = false;
                 break;
             }
-            let ts = Instant::now();
-            dropout::reseed(derive_seed(cfg.seed, DROPOUT, state.step));
-            let refs: Vec<&Example> = batch_ids.iter().map(|&i| &exs[i]).collect();
-            let batch = Batch::of(&train_split, &refs);
-            let loss = net.loss(&batch, true)?;
-            let loss_v = f64::from(loss.to_dtype(candle_core::DType::F32)?.to_scalar::<f32>()?);
-            if !loss_v.is_finite() {
-                return Err(Error::Param(format!(
-                    "loss is {loss_v} at step {} (epoch {}): lower the learning rate",
-                    state.step,
-                    epoch + 1
-                )));
+            if max_steps > 0 && state.step >= max_steps {
+                break;
             }
-            let mut grads = loss.backward()?;
-            let norm = clip_grad_norm(&mut grads, &vars, cfg.schedule.max_grad_norm)?;
-            let lr = sched.lr(state.step);
-            opt.step(&grads, lr)?;
-            state.step += 1;
-            steps += 1;
-            seen += refs.len();
-            loss_sum += loss_v;
-            let dt = ts.elapsed().as_secs_f64();
-            log.line(
-                &log_path,
-                &serde_json::json!({
+            bar.set_prefix(format!("{}/{}", epoch + 1, self.spec.epochs));
+            let t0 = Instant::now();
+            let model_rank = self.objective.start_epoch(self.spec.split, epoch)?;
+            if let Some(r) = &model_rank {
+                let dir = self.spec.out.join("checkpoints");
+                std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+                let p = dir.join(format!("ance-negatives-epoch-{}.json", epoch + 1));
+                lexbench_core::io::write_json_pretty(&p, r)?;
+            }
+            let exs = self.epoch_examples(epoch, model_rank.as_ref())?;
+            let (mut loss_sum, mut steps, mut seen) = (0f64, 0usize, 0usize);
+            for b in 0..self.plans[epoch].len() {
+                if max_steps > 0 && state.step >= max_steps {
+                    break;
+                }
+                let ts = Instant::now();
+                let refs: Vec<&Example> = self.plans[epoch][b].iter().map(|&i| &exs[i]).collect();
+                let (loss_v, lr, norm) = self.step(&refs, state.step, epoch)?;
+                state.step += 1;
+                steps += 1;
+                seen += refs.len();
+                loss_sum += loss_v;
+                let rate = refs.len() as f64 / ts.elapsed().as_secs_f64().max(1e-9);
+                log.line(&serde_json::json!({
                     "epoch": epoch + 1, "step": state.step, "loss": loss_v, "lr": lr,
-                    "grad_norm": norm, "examples": refs.len(), "examples_per_s": refs.len() as f64 / dt.max(1e-9),
-                }),
-            )?;
-            bar.set_message(format!(
-                "loss {loss_v:.4}, {:.1} ex/s",
-                refs.len() as f64 / dt.max(1e-9)
-            ));
-            bar.inc(1);
+                    "grad_norm": norm, "examples": refs.len(), "examples_per_s": rate,
+                }))?;
+                bar.set_message(format!("loss {loss_v:.4}, {rate:.1} ex/s"));
+                bar.inc(1);
+            }
+            let train_s = t0.elapsed().as_secs_f64();
+            let t1 = Instant::now();
+            let val = self.objective.validate()?;
+            let val_s = t1.elapsed().as_secs_f64();
+            log.line(&serde_json::json!({"epoch": epoch + 1, "event": "eval", "measure": self.spec.measure, "val": val, "train_s": train_s}))?;
+            state.epochs.push(EpochStats {
+                epoch: epoch + 1,
+                steps,
+                loss: loss_sum / steps.max(1) as f64,
+                val,
+                train_s,
+                val_s,
+                examples_per_s: seen as f64 / train_s.max(1e-9),
+            });
+            state.epoch = epoch + 1;
+            // Select on validation; without one, the last epoch is kept. Ties keep the earlier epoch.
+            let better = match (val, state.best_val) {
+                (Some(v), Some(b)) => v > b,
+                (Some(_), None) | (None, _) => true,
+            };
+            if better {
+                state.best_val = val;
+                state.best_epoch = epoch + 1;
+                self.objective.export(&state)?;
+            }
+            self.checkpoint(&state)?;
         }
-        let train_s = t0.elapsed().as_secs_f64();
-        let t1 = Instant::now();
-        let val_score = evaluate_val(&net)?;
-        let val_s = t1.elapsed().as_secs_f64();
-        let stats = EpochStats {
-            epoch: epoch + 1,
-            steps,
-            loss: loss_sum / steps.max(1) as f64,
-            val: val_score,
-            train_s,
-            val_s,
-            examples_per_s: seen as f64 / train_s.max(1e-9),
-        };
-        log.line(
-            &log_path,
-            &serde_json::json!({"epoch": epoch + 1, "event": "eval", "measure": cfg.eval.measure, "val": val_score, "train_s": train_s}),
-        )?;
-        state.epochs.push(stats);
-        state.epoch = epoch + 1;
-        // Select on validation; without one, the last epoch is kept. Ties keep the earlier epoch.
-        let better = match (val_score, state.best_val) {
-            (Some(v), Some(b)) => v > b,
-            (Some(_), None) => true,
-            (None, _) => true,
-        };
-        if better {
-            state.best_val = val_score;
-            state.best_epoch = epoch + 1;
-            export_model(&state, epoch + 1)?;
-        }
-        let dir = checkpoint_dir(out, epoch + 1);
-        let (opt_state, step) = opt.state();
-        let st = state.clone();
-        lexbench_core::io::write_dir_atomic(&dir, |tmp| -> Result<()> {
-            net.store.save(&tmp.join("params.safetensors"))?;
-            save_tensors(&tmp.join("optimizer.safetensors"), &opt_state)?;
-            debug_assert_eq!(step, st.step);
-            lexbench_core::io::write_json_pretty(&tmp.join("state.json"), &st)?;
-            Ok(())
-        })?;
+        bar.finish_and_clear();
+        Ok(Outcome { state, finished })
     }
-    bar.finish_and_clear();
-    let summary = Summary {
-        name: cfg.name.clone(),
-        measure: cfg.eval.measure.clone(),
-        zero_shot_val: state.zero_shot_val,
-        epochs: state.epochs.clone(),
-        best_epoch: state.best_epoch,
-        best_val: state.best_val,
-        trainable_params: net.trainable_params(),
-        total_params: net.total_params,
-        trainable_pct: 100.0 * net.trainable_params() as f64 / net.total_params.max(1) as f64,
-        dataset_hash: train_split.dataset_hash.clone(),
-        finished,
-    };
-    lexbench_core::io::write_json_pretty(&out.join("summary.json"), &summary)?;
-    Ok(summary)
 }

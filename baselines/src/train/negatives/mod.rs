@@ -20,6 +20,7 @@ use std::collections::HashSet;
 
 use lexbench_core::rng::SplitMix64;
 
+use crate::sparse::{Analyzer, Bm25Index, Bm25Params};
 use crate::train::config::NegativesConfig;
 use crate::train::data::SplitData;
 
@@ -36,6 +37,30 @@ pub struct Example {
 
 /// Per-topic rankings of candidates (corpus indices, best first), indexed like the split's topics.
 pub type Rankings = Vec<Vec<usize>>;
+
+/// BM25 rankings of every topic's candidates (pool or corpus), `depth` deep, analysed in the split's
+/// declared language.
+pub fn bm25_rankings(split: &SplitData, dataset: &str, depth: usize) -> Rankings {
+    let params = Bm25Params::default();
+    let analyzer = Analyzer::new(params.language_of(dataset, split.language));
+    let index = Bm25Index::build(analyzer, split.docs.iter().map(|d| (&d.doc, d.text.as_str())));
+    split
+        .topics
+        .iter()
+        .map(|t| {
+            let hits = match &t.pool {
+                Some(p) => {
+                    let nums: Vec<u32> = p.iter().map(|&d| d as u32).collect();
+                    index.search_pool(&t.text, &nums, &params, params.idf, depth)
+                }
+                None => index.search(&t.text, &params, depth),
+            };
+            hits.iter()
+                .filter_map(|h| split.index.get(&h.doc).copied())
+                .collect()
+        })
+        .collect()
+}
 
 fn take_from(
     ranked: &[usize],
