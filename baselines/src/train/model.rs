@@ -67,6 +67,38 @@ pub struct HierArticles {
 }
 
 impl HierArticles {
+    /// The hierarchical article encoder over `model` (the same BERT: same variables, PEFT included);
+    /// its segment-level parameters are new trainable variables under `hier.` in `store`.
+    fn build(
+        model: &BertModel,
+        h: &crate::encoder::hier::HierConfig,
+        doc_tok: &TextTokenizer,
+        tok_path: &Path,
+        store: &ParamStore,
+        device: &Device,
+    ) -> Result<Self> {
+        let token = |t: &str| {
+            doc_tok.token_id(t).ok_or_else(|| {
+                Error::Param(format!(
+                    "hierarchical encoder: {} has no {t} token",
+                    tok_path.display()
+                ))
+            })
+        };
+        let special = SpecialTokens {
+            cls: token("[CLS]")?,
+            sep: token("[SEP]")?,
+            pad: doc_tok.pad_id(),
+        };
+        let content_len = (h.seg_len.saturating_sub(2) * h.max_segments).max(4);
+        let encoder =
+            HierarchicalEncoder::new(model.clone(), h, special, store.var_builder(device).pp("hier"))?;
+        Ok(Self {
+            encoder,
+            tokenizer: TextTokenizer::from_file(tok_path, content_len)?,
+        })
+    }
+
     /// Content token ids of `texts`.
     pub fn content_ids(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>> {
         self.tokenizer.encode_content(texts)
@@ -176,34 +208,9 @@ impl Trainable {
             ModelKind::Dpr | ModelKind::Ance => {
                 let doc_tok = TextTokenizer::from_file(&tok_path, cfg.data.max_doc_len)?;
                 let articles = match cfg.biencoder.hierarchical() {
-                    Some(h) => {
-                        let token = |t: &str| {
-                            doc_tok.token_id(t).ok_or_else(|| {
-                                Error::Param(format!(
-                                    "hierarchical encoder: {} has no {t} token",
-                                    tok_path.display()
-                                ))
-                            })
-                        };
-                        let special = SpecialTokens {
-                            cls: token("[CLS]")?,
-                            sep: token("[SEP]")?,
-                            pad: doc_tok.pad_id(),
-                        };
-                        let content_len = (h.seg_len.saturating_sub(2) * h.max_segments).max(4);
-                        // The same BERT (same variables, PEFT included); the segment-level
-                        // parameters are new trainable variables under `hier.`.
-                        let encoder = HierarchicalEncoder::new(
-                            model.clone(),
-                            &h,
-                            special,
-                            store.var_builder(device).pp("hier"),
-                        )?;
-                        Some(Box::new(HierArticles {
-                            encoder,
-                            tokenizer: TextTokenizer::from_file(&tok_path, content_len)?,
-                        }))
-                    }
+                    Some(h) => Some(Box::new(HierArticles::build(
+                        &model, &h, &doc_tok, &tok_path, &store, device,
+                    )?)),
                     None => None,
                 };
                 Net::Bi {
