@@ -44,9 +44,39 @@ pub enum Error {
         /// What is wrong, with the byte offset or field where known.
         message: String,
     },
-    /// A parameter is out of range.
+    /// A value the user chose is out of range: a hyper-parameter, a PEFT, BM25, ColBERT, GAT or
+    /// curriculum setting, a schedule, a model name. Use it only for settings; the message names the
+    /// setting, the value and what is allowed (`bm25 k1 must be finite and ≥ 0, got -1`). A malformed
+    /// config file whose path is known is [`Error::Format`] instead.
     #[error("invalid parameter: {0}")]
     Param(String),
+    /// The input data contradict themselves or each other: a graph edge naming an unknown node, a
+    /// document id with no text, an empty corpus, qrels or a pool naming unknown docs, a candidate
+    /// listed twice, a cache holding vectors of another width. Nothing the user can fix by changing
+    /// a setting; the data (or the step that produced them) must be fixed. Build it with
+    /// [`Error::data`].
+    #[error("inconsistent data in {context}: {message}")]
+    Data {
+        /// What was being read: `graph edges`, `curriculum candidates`, a cache file.
+        context: String,
+        /// What is wrong, naming the offending id or index.
+        message: String,
+    },
+    /// Training produced a non-finite value (loss, gradient norm): the optimisation diverged. The
+    /// usual cure is a lower learning rate, which `what` suggests.
+    #[error("training diverged at step {step}: {what}")]
+    Diverged {
+        /// The optimisation step (as counted by the trainer) at which the value was seen.
+        step: u64,
+        /// The value and how to avoid it: `loss is NaN (epoch 2): lower the learning rate`.
+        what: String,
+    },
+    /// An invariant of this crate's own code broke: tensors built here disagree in shape, a value
+    /// checked earlier is gone, a caller inside the workspace broke a documented precondition. Never
+    /// the user's fault: the message says what broke, and the display says it is a bug. Build it with
+    /// [`Error::internal`].
+    #[error("internal error (a bug in lexbench, please report it): {0}")]
+    Internal(String),
     /// An error from `lexbench-core` (atomic writes).
     #[error(transparent)]
     Core(#[from] lexbench_core::Error),
@@ -59,6 +89,19 @@ impl From<candle_core::Error> for Error {
 }
 
 impl Error {
+    /// [`Error::Data`]: `context` names what was being read, `message` what is wrong in it.
+    pub(crate) fn data(context: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Data {
+            context: context.into(),
+            message: message.into(),
+        }
+    }
+
+    /// [`Error::Internal`], saying which invariant broke.
+    pub(crate) fn internal(message: impl Into<String>) -> Self {
+        Self::Internal(message.into())
+    }
+
     /// Names the weights file a loading error came from: a candle error raised while reading
     /// `weights` becomes [`Error::Format`] with one line naming the tensor and the shapes (`config`
     /// names the file the expected shapes come from, `config.json`); other errors pass unchanged.
@@ -133,5 +176,45 @@ pub(crate) fn io_err(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> E
     move |source| Error::Io {
         path: path.to_owned(),
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Properties checked: each kind of failure displays as one line saying which kind it is (what
+    //! the CLI prints after `error: `). That sites produce the right variant is checked beside them:
+    //! `Param` in `sparse::tests` (BM25 k1) and `curriculum::tests`, `Data` in `graph::tests` and
+    //! `curriculum::tests` (edges naming unknown nodes), `Internal` in `graph::tests` and
+    //! `encoder::hier::tests` (lists of unequal length, an empty batch). `Diverged` has no site
+    //! outside `train/` yet.
+    use super::*;
+
+    #[test]
+    fn displays_name_the_kind_of_failure() {
+        let cases = [
+            (
+                Error::Param("bm25 b must be in [0, 1], got 2".into()),
+                "invalid parameter: bm25 b must be in [0, 1], got 2",
+            ),
+            (
+                Error::data("graph edges", "node 9 is out of range for 8 nodes"),
+                "inconsistent data in graph edges: node 9 is out of range for 8 nodes",
+            ),
+            (
+                Error::Diverged {
+                    step: 12,
+                    what: "loss is NaN (epoch 2): lower the learning rate".into(),
+                },
+                "training diverged at step 12: loss is NaN (epoch 2): lower the learning rate",
+            ),
+            (
+                Error::internal("segment softmax: 3 scores but 2 destinations"),
+                "internal error (a bug in lexbench, please report it): segment softmax: 3 scores but 2 \
+                 destinations",
+            ),
+        ];
+        for (e, want) in cases {
+            assert_eq!(e.to_string(), want);
+        }
     }
 }

@@ -184,10 +184,14 @@ pub fn write_new(dir: &Path, entry: &mut Entry) -> Result<PathBuf> {
             Err(e) => return Err(io_err(&path)(e)),
         }
     }
-    Err(Error::Param(format!(
-        "no free entry name for {base} in {}",
-        dir.display()
-    )))
+    // Not a parameter the user chose: the folder already holds every name this scheme can give.
+    Err(Error::Io {
+        path: dir.to_owned(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            format!("no free entry name for {base}: {base} to {base}-9999 all exist"),
+        ),
+    })
 }
 
 /// Reads every `*.json` entry in `dir` (none if it does not exist), sorted by submission time then

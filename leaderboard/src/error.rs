@@ -58,7 +58,10 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
-    /// A parameter or argument is out of range.
+    /// An argument the user gave is not allowed: a system name that is blank, too long, holds hidden
+    /// characters or claims the reserved baseline name. The message names the argument and what is
+    /// allowed. Inconsistent data is [`Error::Dataset`] or [`Error::Rejected`], a file problem
+    /// [`Error::Io`] or [`Error::Format`].
     #[error("invalid parameter: {0}")]
     Param(String),
     /// Drawing a plot failed.

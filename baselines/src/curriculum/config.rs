@@ -143,15 +143,20 @@ impl CurriculumConfig {
             )));
         }
         if self.views.count() == 0 {
-            return Err(Error::Param("curriculum: at least one view must be on".into()));
+            return Err(Error::Param(
+                "curriculum views: at least one of semantic, hierarchical and sequential must be on, got none"
+                    .into(),
+            ));
         }
         if self.buckets == 0 {
-            return Err(Error::Param("curriculum buckets must be at least 1".into()));
+            return Err(Error::Param(
+                "curriculum buckets must be at least 1, got 0".into(),
+            ));
         }
         if let Some(rows) = &self.schedule {
             if !self.enabled {
                 return Err(Error::Param(
-                    "curriculum: a schedule is given but enabled = false (it would be ignored)".into(),
+                    "curriculum schedule must not be given with enabled = false (it would be ignored)".into(),
                 ));
             }
             validate_schedule(rows, self.buckets)?;
@@ -188,7 +193,7 @@ impl CurriculumConfig {
 pub fn validate_schedule(rows: &[Vec<f64>], buckets: usize) -> Result<()> {
     if buckets == 0 {
         return Err(Error::Param(
-            "curriculum schedule: at least one bucket is needed".into(),
+            "curriculum buckets must be at least 1, got 0".into(),
         ));
     }
     if rows.len() != buckets {

@@ -15,7 +15,10 @@ use crate::error::{Error, Result};
 /// Errors on NaN.
 pub fn ranks_with_ties(scores: &[f64]) -> Result<Vec<usize>> {
     if let Some(i) = scores.iter().position(|s| s.is_nan()) {
-        return Err(Error::Param(format!("curriculum: difficulty score {i} is NaN")));
+        return Err(Error::data(
+            "curriculum difficulty scores",
+            format!("score {i} is NaN"),
+        ));
     }
     let mut order: Vec<usize> = (0..scores.len()).collect();
     // Descending; no NaN left, so `partial_cmp` is total here.
@@ -38,18 +41,18 @@ pub fn ranks_with_ties(scores: &[f64]) -> Result<Vec<usize>> {
 pub fn rrf<V: AsRef<[f64]>>(views: &[V], k: f64) -> Result<Vec<f64>> {
     if !k.is_finite() || k < 0.0 {
         return Err(Error::Param(format!(
-            "curriculum rrf k must be finite and ≥ 0, got {k}"
+            "curriculum rrf_k must be a finite number ≥ 0, got {k}"
         )));
     }
     let Some(first) = views.first() else {
-        return Err(Error::Param("curriculum rrf: no view to fuse".into()));
+        return Err(Error::internal("curriculum rrf: no view to fuse"));
     };
     let n = first.as_ref().len();
     let mut fused = vec![0.0; n];
     for (v, view) in views.iter().enumerate() {
         let view = view.as_ref();
         if view.len() != n {
-            return Err(Error::Param(format!(
+            return Err(Error::internal(format!(
                 "curriculum rrf: view {v} has {} scores, view 0 has {n}",
                 view.len()
             )));
@@ -98,7 +101,7 @@ impl Difficulty {
     /// number of candidates.
     pub fn fuse<V: AsRef<[f64]>>(candidates: &[usize], views: &[V], k: f64) -> Result<Self> {
         if let Some(v) = views.iter().position(|v| v.as_ref().len() != candidates.len()) {
-            return Err(Error::Param(format!(
+            return Err(Error::internal(format!(
                 "curriculum: view {v} has {} scores for {} candidates",
                 views[v].as_ref().len(),
                 candidates.len()
@@ -128,7 +131,10 @@ impl Difficulty {
         let positives: HashSet<usize> = query.positives.iter().copied().collect();
         let mut seen = HashSet::with_capacity(query.candidates.len());
         if let Some(d) = query.candidates.iter().find(|d| !seen.insert(**d)) {
-            return Err(Error::Param(format!("curriculum: candidate {d} is listed twice")));
+            return Err(Error::data(
+                "curriculum candidates",
+                format!("doc {d} is listed twice"),
+            ));
         }
         let keep: Vec<usize> = (0..query.candidates.len())
             .filter(|&i| !positives.contains(&query.candidates[i]))
@@ -137,10 +143,10 @@ impl Difficulty {
         let mut views: Vec<Vec<f64>> = Vec::with_capacity(config.views.count());
         if config.views.semantic {
             let scores = query.semantic.ok_or_else(|| {
-                Error::Param("curriculum: the semantic view is on but no scores were given".into())
+                Error::internal("curriculum: the semantic view is on but no scores were given")
             })?;
             if scores.len() != query.candidates.len() {
-                return Err(Error::Param(format!(
+                return Err(Error::internal(format!(
                     "curriculum: {} semantic scores for {} candidates",
                     scores.len(),
                     query.candidates.len()
@@ -150,7 +156,7 @@ impl Difficulty {
         }
         if config.views.hierarchical || config.views.sequential {
             let structure = query.structure.ok_or_else(|| {
-                Error::Param("curriculum: a structural view is on but no corpus structure was given".into())
+                Error::internal("curriculum: a structural view is on but no corpus structure was given")
             })?;
             if config.views.hierarchical {
                 views.push(structure.hierarchical_view(query.positives, &candidates)?);

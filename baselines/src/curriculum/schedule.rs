@@ -25,7 +25,9 @@ impl Buckets {
     /// the empty ones). Errors when `b` is 0.
     pub fn split(order: &[usize], b: usize) -> Result<Self> {
         if b == 0 {
-            return Err(Error::Param("curriculum buckets must be at least 1".into()));
+            return Err(Error::Param(
+                "curriculum buckets must be at least 1, got 0".into(),
+            ));
         }
         let (base, extra) = (order.len() / b, order.len() % b);
         let mut buckets = vec![Vec::new(); b];
@@ -95,7 +97,9 @@ impl Schedule {
     /// [`Schedule::uniform`]; B = 2 gives 0.7/0.3 then 0.3/0.7. Errors when `b` is 0.
     pub fn for_buckets(b: usize) -> Result<Self> {
         match b {
-            0 => Err(Error::Param("curriculum buckets must be at least 1".into())),
+            0 => Err(Error::Param(
+                "curriculum buckets must be at least 1, got 0".into(),
+            )),
             1 => Ok(Self::uniform()),
             3 => Ok(Self::paper_default()),
             _ => Ok(Self::inverse_distance(b)),
@@ -204,7 +208,7 @@ impl CurriculumSampler {
         rng: &mut SplitMix64,
     ) -> Result<Vec<usize>> {
         if buckets.len() != self.schedule.buckets() {
-            return Err(Error::Param(format!(
+            return Err(Error::internal(format!(
                 "curriculum: {} buckets for a schedule of {}",
                 buckets.len(),
                 self.schedule.buckets()

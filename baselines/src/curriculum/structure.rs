@@ -13,9 +13,10 @@ pub fn undirected_adjacency(nodes: usize, edges: &[(usize, usize)]) -> Result<Ve
     let mut adj = vec![Vec::new(); nodes];
     for &(a, b) in edges {
         if a >= nodes || b >= nodes {
-            return Err(Error::Param(format!(
-                "curriculum graph: edge ({a}, {b}) outside the {nodes} nodes"
-            )));
+            return Err(Error::data(
+                "curriculum graph",
+                format!("edge ({a}, {b}) names a node outside the {nodes} nodes"),
+            ));
         }
         adj[a].push(b);
         adj[b].push(a);
@@ -32,10 +33,10 @@ pub fn hierarchical_distances(adj: &[Vec<usize>], sources: &[usize]) -> Result<V
     let mut queue = VecDeque::new();
     for &s in sources {
         if s >= adj.len() {
-            return Err(Error::Param(format!(
-                "curriculum graph: source node {s} outside the {} nodes",
-                adj.len()
-            )));
+            return Err(Error::data(
+                "curriculum graph",
+                format!("source node {s} outside the {} nodes", adj.len()),
+            ));
         }
         if dist[s].is_none() {
             dist[s] = Some(0);
@@ -47,10 +48,10 @@ pub fn hierarchical_distances(adj: &[Vec<usize>], sources: &[usize]) -> Result<V
         for &v in &adj[u] {
             match dist.get(v) {
                 None => {
-                    return Err(Error::Param(format!(
-                        "curriculum graph: node {u} has neighbour {v} outside the {} nodes",
-                        adj.len()
-                    )));
+                    return Err(Error::data(
+                        "curriculum graph",
+                        format!("node {u} has neighbour {v} outside the {} nodes", adj.len()),
+                    ));
                 }
                 Some(Some(_)) => {}
                 Some(None) => {
@@ -73,19 +74,22 @@ pub fn sequence_positions(nodes: usize, sequence: &[(usize, usize)]) -> Result<V
     let mut has_prev = vec![false; nodes];
     for &(a, b) in sequence {
         if a >= nodes || b >= nodes || a == b {
-            return Err(Error::Param(format!(
-                "curriculum sequence: bad edge ({a}, {b}) for {nodes} nodes"
-            )));
+            return Err(Error::data(
+                "curriculum sequence",
+                format!("bad edge ({a}, {b}) for {nodes} nodes (outside, or a self-loop)"),
+            ));
         }
         if next[a].replace(b).is_some() {
-            return Err(Error::Param(format!(
-                "curriculum sequence: node {a} has two successors"
-            )));
+            return Err(Error::data(
+                "curriculum sequence",
+                format!("node {a} has two successors"),
+            ));
         }
         if std::mem::replace(&mut has_prev[b], true) {
-            return Err(Error::Param(format!(
-                "curriculum sequence: node {b} has two predecessors"
-            )));
+            return Err(Error::data(
+                "curriculum sequence",
+                format!("node {b} has two predecessors"),
+            ));
         }
     }
     let mut pos = vec![None; nodes];
@@ -103,9 +107,10 @@ pub fn sequence_positions(nodes: usize, sequence: &[(usize, usize)]) -> Result<V
         group += 1;
     }
     if let Some(n) = (0..nodes).find(|&n| pos[n].is_none() && (has_prev[n] || next[n].is_some())) {
-        return Err(Error::Param(format!(
-            "curriculum sequence: node {n} lies on a cycle"
-        )));
+        return Err(Error::data(
+            "curriculum sequence",
+            format!("node {n} lies on a cycle"),
+        ));
     }
     Ok(pos)
 }
@@ -120,10 +125,10 @@ pub fn sequential_distances(
 ) -> Result<Vec<Option<usize>>> {
     let at = |i: usize| {
         positions.get(i).copied().ok_or_else(|| {
-            Error::Param(format!(
-                "curriculum sequence: index {i} outside the {} positions",
-                positions.len()
-            ))
+            Error::data(
+                "curriculum sequence",
+                format!("index {i} outside the {} positions", positions.len()),
+            )
         })
     };
     let mut by_group: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
@@ -173,20 +178,22 @@ impl CorpusStructure {
     ) -> Result<Self> {
         let nodes = adjacency.len();
         if positions.len() != nodes {
-            return Err(Error::Param(format!(
-                "curriculum structure: {} positions for {nodes} nodes",
-                positions.len()
-            )));
+            return Err(Error::data(
+                "curriculum structure",
+                format!("{} positions for {nodes} nodes", positions.len()),
+            ));
         }
         if let Some(v) = adjacency.iter().flatten().find(|&&v| v >= nodes) {
-            return Err(Error::Param(format!(
-                "curriculum structure: neighbour {v} outside the {nodes} nodes"
-            )));
+            return Err(Error::data(
+                "curriculum structure",
+                format!("neighbour {v} outside the {nodes} nodes"),
+            ));
         }
         if let Some(n) = doc_node.iter().flatten().find(|&&n| n >= nodes) {
-            return Err(Error::Param(format!(
-                "curriculum structure: doc node {n} outside the {nodes} nodes"
-            )));
+            return Err(Error::data(
+                "curriculum structure",
+                format!("doc node {n} outside the {nodes} nodes"),
+            ));
         }
         Ok(Self {
             adjacency,
@@ -246,10 +253,10 @@ impl CorpusStructure {
 
     fn node_of(&self, doc: usize) -> Result<Option<usize>> {
         self.doc_node.get(doc).copied().ok_or_else(|| {
-            Error::Param(format!(
-                "curriculum structure: doc index {doc} outside the {} docs",
-                self.doc_node.len()
-            ))
+            Error::data(
+                "curriculum structure",
+                format!("doc index {doc} outside the {} docs", self.doc_node.len()),
+            )
         })
     }
 

@@ -8,7 +8,8 @@
 //!    one bucket; B = 5 rows sum to 1 and peak on their own bucket; explicit schedules and configs are
 //!    validated.
 //! 3. Graph distances (multi-source BFS) on a small hand-drawn hierarchy; sequential distances with
-//!    two codes; sequence edges → (group, position), with malformed chains rejected.
+//!    two codes; sequence edges → (group, position), with malformed chains rejected; an edge naming an
+//!    unknown node is `Error::Data`, a bad config value `Error::Param`.
 //! 4. Sampler: bucket shares over many draws match the schedule within 4 standard errors; positives
 //!    never drawn; no duplicates within a query; deterministic per seed; n > candidates returns all;
 //!    empty and zero-probability buckets are handled.
@@ -41,7 +42,7 @@ fn ranks_are_competition_ranks() {
     assert!(ranks_with_ties(&[]).unwrap().is_empty());
     assert!(matches!(
         ranks_with_ties(&[1.0, f64::NAN]),
-        Err(crate::Error::Param(_))
+        Err(crate::Error::Data { .. })
     ));
 }
 
@@ -430,6 +431,23 @@ fn sequential_distances_two_codes() {
     assert!(sequence_positions(3, &[(0, 1), (1, 0)]).is_err()); // cycle
     assert!(sequence_positions(3, &[(1, 1)]).is_err()); // self-loop
     assert!(sequence_positions(3, &[(0, 3)]).is_err()); // out of range
+    // A legislative graph whose edges name an article that is not one of its nodes is inconsistent
+    // data, not a bad setting.
+    let unknown = CorpusStructure::from_legal_graph(3, &[(0, 1), (1, 7)], &[], vec![Some(1)]).unwrap_err();
+    assert!(matches!(unknown, crate::Error::Data { .. }), "{unknown:?}");
+    assert_eq!(
+        unknown.to_string(),
+        "inconsistent data in curriculum graph: edge (1, 7) names a node outside the 3 nodes"
+    );
+    // A config value out of range is a parameter error naming it.
+    let no_buckets = CurriculumConfig {
+        buckets: 0,
+        ..CurriculumConfig::default()
+    };
+    assert_eq!(
+        no_buckets.validate().unwrap_err().to_string(),
+        "invalid parameter: curriculum buckets must be at least 1, got 0"
+    );
 }
 
 // ---------------------------------------------------------------- 4. sampler

@@ -63,9 +63,10 @@ pub fn time_candle(
     repeats: usize,
 ) -> Result<Throughput> {
     if batch == 0 || texts.is_empty() {
-        return Err(Error::Param(
-            "need at least one passage and a batch of at least 1".into(),
-        ));
+        return Err(Error::Param(format!(
+            "bench passages and batch must be at least 1, got {} and {batch}",
+            texts.len()
+        )));
     }
     let toks = enc.tokenizer().encode(texts)?;
     let mean_tokens = toks.iter().map(|t| t.ids.len()).sum::<usize>() as f64 / toks.len() as f64;
@@ -149,16 +150,26 @@ pub fn time_pytorch(
         .map_err(io_err(Path::new(python)));
     std::fs::remove_dir_all(&dir).ok();
     let out = out?;
-    let fail = |m: String| Error::Param(format!("{python} {}: {m}", script.display()));
+    // The reference script failed (an IO-level failure of the run) or printed something else than
+    // its one JSON line (its output is not in the expected format).
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = err.lines().rev().take(3).collect();
-        return Err(fail(format!("{} ({})", out.status, tail.join(" | "))));
+        return Err(Error::Io {
+            path: script.to_owned(),
+            source: std::io::Error::other(format!(
+                "{python} exited with {} ({})",
+                out.status,
+                tail.join(" | ")
+            )),
+        });
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout.lines().last().unwrap_or("");
-    let v: serde_json::Value =
-        serde_json::from_str(line).map_err(|e| fail(format!("unreadable output {line:?}: {e}")))?;
+    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| Error::Format {
+        path: script.to_owned(),
+        message: format!("{python} printed {line:?}, not the expected JSON line: {e}"),
+    })?;
     let num = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     Ok(Throughput {
         passages_per_s: num("passages_per_s"),

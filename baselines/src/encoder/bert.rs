@@ -105,7 +105,7 @@ impl Embeddings {
         let max_pos = self.position.embeddings().dim(0)?;
         if s > max_pos {
             return Err(Error::Param(format!(
-                "sequence of {s} tokens is longer than the model's {max_pos} positions"
+                "max_len must be at most the model's {max_pos} positions, got a sequence of {s} tokens"
             )));
         }
         let pos = Tensor::arange(0u32, s as u32, input_ids.device())?;

@@ -104,11 +104,13 @@ impl EmbeddingCache {
     pub fn insert(&mut self, text: &str, vector: Vec<f32>) -> Result<()> {
         match self.dim {
             Some(d) if d != vector.len() => {
-                return Err(Error::Param(format!(
-                    "cache {} holds {d}-dimensional vectors, got {}",
-                    self.path.display(),
-                    vector.len()
-                )));
+                return Err(Error::data(
+                    format!("embedding cache {}", self.path.display()),
+                    format!(
+                        "it holds {d}-dimensional vectors, got one of {} (another model's cache?)",
+                        vector.len()
+                    ),
+                ));
             }
             _ => self.dim = Some(vector.len()),
         }
@@ -192,7 +194,7 @@ impl<'a> CachedEncoder<'a> {
                 self.cache
                     .get(t)
                     .map(<[f32]>::to_vec)
-                    .ok_or_else(|| Error::Param("cache lost a vector".into()))
+                    .ok_or_else(|| Error::internal("embedding cache: a vector just inserted is missing"))
             })
             .collect()
     }

@@ -97,21 +97,24 @@ impl HierConfig {
         let bad = |m: String| Err(Error::Param(m));
         if self.seg_len < 3 {
             return bad(format!(
-                "seg_len {} leaves no room for a token between [CLS] and [SEP] (at least 3)",
+                "hier seg_len must be at least 3 (room for a token between [CLS] and [SEP]), got {}",
                 self.seg_len
             ));
         }
         if self.max_segments == 0 || self.num_layers == 0 || self.heads == 0 || self.ffn_multiplier == 0 {
             return bad(format!(
-                "max_segments ({}), num_layers ({}), heads ({}) and ffn_multiplier ({}) must be at least 1",
+                "hier max_segments, num_layers, heads and ffn_multiplier must be at least 1, got {}, {}, {}, {}",
                 self.max_segments, self.num_layers, self.heads, self.ffn_multiplier
             ));
         }
         if !(0.0..1.0).contains(&self.dropout) {
-            return bad(format!("dropout {} is not in [0, 1)", self.dropout));
+            return bad(format!("hier dropout must be in [0, 1), got {}", self.dropout));
         }
         if !(self.layer_norm_eps.is_finite() && self.layer_norm_eps > 0.0) {
-            return bad(format!("layer_norm_eps {} must be positive", self.layer_norm_eps));
+            return bad(format!(
+                "hier layer_norm_eps must be finite and > 0, got {}",
+                self.layer_norm_eps
+            ));
         }
         Ok(())
     }
@@ -122,13 +125,13 @@ impl HierConfig {
         self.validate()?;
         if !bert.hidden_size.is_multiple_of(self.heads) {
             return Err(Error::Param(format!(
-                "hierarchical encoder: {} heads do not divide the hidden size {}",
+                "hier heads must divide the encoder's hidden size {1}, got {0}",
                 self.heads, bert.hidden_size
             )));
         }
         if self.seg_len > bert.max_position_embeddings {
             return Err(Error::Param(format!(
-                "seg_len {} exceeds the encoder's {} positions",
+                "hier seg_len must be at most the encoder's {1} positions, got {0}",
                 self.seg_len, bert.max_position_embeddings
             )));
         }
@@ -158,7 +161,7 @@ pub fn segment_tokens(
 ) -> Result<Vec<Vec<u32>>> {
     if seg_len < 3 || max_segments == 0 {
         return Err(Error::Param(format!(
-            "segmenting needs seg_len ≥ 3 and max_segments ≥ 1 (got {seg_len}, {max_segments})"
+            "hier seg_len must be at least 3 and max_segments at least 1, got {seg_len} and {max_segments}"
         )));
     }
     if content.is_empty() {
@@ -336,7 +339,9 @@ impl HierarchicalEncoder {
     /// Articles' token ids (without special tokens) → `(b, hidden)`.
     pub fn forward_t(&self, articles: &[&[u32]], train: bool) -> Result<Tensor> {
         if articles.is_empty() {
-            return Err(Error::Param("hierarchical encoder: no articles".into()));
+            return Err(Error::internal(
+                "hierarchical encoder: called on an empty batch of articles",
+            ));
         }
         let segs = articles
             .iter()
@@ -402,7 +407,8 @@ mod tests {
     //!   same vector as encoded alone, to 1e-5 with `train = false`; so does the longer one;
     //! - gradients reach the segment-level parameters and the BERT variables in training mode;
     //! - validation: heads must divide the hidden size (the default 12 does not divide 32), `seg_len`
-    //!   within the positions, serde defaults and `deny_unknown_fields`; bad input is `Error::Param`.
+    //!   within the positions, serde defaults and `deny_unknown_fields`; bad settings are
+    //!   `Error::Param`, an empty batch `Error::Internal`.
     use candle_core::{DType, Device, Tensor};
     use candle_nn::{VarBuilder, VarMap};
 
@@ -488,7 +494,7 @@ mod tests {
         // Deterministic in evaluation, different articles give different vectors.
         assert_eq!(max_abs_diff(&enc.forward_t(&[&short, &long], false)?, &both), 0.0);
         assert!(max_abs_diff(&both.narrow(0, 0, 1)?, &both.narrow(0, 1, 1)?) > 1e-3);
-        assert!(matches!(enc.forward_t(&[], false), Err(Error::Param(_))));
+        assert!(matches!(enc.forward_t(&[], false), Err(Error::Internal(_))));
         Ok(())
     }
 

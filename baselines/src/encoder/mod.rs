@@ -144,7 +144,7 @@ impl SentenceEncoder {
         options: EncodeOptions,
     ) -> Result<Self> {
         if options.batch_size == 0 {
-            return Err(crate::Error::Param("batch_size must be at least 1".into()));
+            return Err(crate::Error::Param("batch_size must be at least 1, got 0".into()));
         }
         let model = BertModel::from_dir(dir, device)?;
         let max_len = options.max_len.min(model.config().max_position_embeddings);

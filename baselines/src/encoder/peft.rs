@@ -91,11 +91,11 @@ impl LoraConfig {
     /// Checks the parameters.
     pub fn validate(&self) -> Result<()> {
         if self.rank == 0 {
-            return Err(Error::Param("LoRA rank must be at least 1".into()));
+            return Err(Error::Param("lora rank must be at least 1, got 0".into()));
         }
         if !(0.0..1.0).contains(&self.dropout) {
             return Err(Error::Param(format!(
-                "LoRA dropout {} is not in [0, 1)",
+                "lora dropout must be in [0, 1), got {}",
                 self.dropout
             )));
         }
@@ -284,13 +284,17 @@ impl AdapterConfig {
     /// The bottleneck width for a model of width `hidden`.
     pub fn width(&self, hidden: usize) -> Result<usize> {
         let w = match self.reduction_factor {
-            Some(0) => return Err(Error::Param("adapter reduction_factor must be at least 1".into())),
+            Some(0) => {
+                return Err(Error::Param(
+                    "adapter reduction_factor must be at least 1, got 0".into(),
+                ));
+            }
             Some(r) => hidden / r,
             None => self.bottleneck,
         };
         if w == 0 {
             return Err(Error::Param(format!(
-                "adapter bottleneck is 0 (hidden {hidden}, reduction factor {:?})",
+                "adapter bottleneck must be at least 1, got 0 (hidden {hidden}, reduction_factor {:?})",
                 self.reduction_factor
             )));
         }
@@ -400,7 +404,7 @@ impl Prefix {
     /// Creates `key` and `value` under `vb`.
     pub fn new(cfg: &PrefixConfig, hidden: usize, vb: VarBuilder<'_>) -> Result<Self> {
         if cfg.length == 0 {
-            return Err(Error::Param("prefix length must be at least 1".into()));
+            return Err(Error::Param("prefix length must be at least 1, got 0".into()));
         }
         let init = Init::Randn {
             mean: 0.0,

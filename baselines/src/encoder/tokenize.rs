@@ -51,7 +51,7 @@ impl TextTokenizer {
     /// Wraps a tokenizer, resetting its padding and truncation.
     pub fn new(mut inner: Tokenizer, max_len: usize) -> Result<Self> {
         if max_len < 4 {
-            return Err(Error::Param(format!("max_len {max_len} is below 4")));
+            return Err(Error::Param(format!("max_len must be at least 4, got {max_len}")));
         }
         let pad_id = inner
             .get_padding()

@@ -55,19 +55,19 @@ impl GatV2Config {
     pub fn validate(&self) -> Result<()> {
         if self.in_dim == 0 || self.out_dim == 0 || self.heads == 0 || self.edge_dim == Some(0) {
             return Err(Error::Param(format!(
-                "GATv2 sizes must be at least 1 (in {}, out {}, heads {}, edge_dim {:?})",
+                "gatv2 in_dim, out_dim, heads and edge_dim must be at least 1, got {}, {}, {}, {:?}",
                 self.in_dim, self.out_dim, self.heads, self.edge_dim
             )));
         }
         if !(0.0..1.0).contains(&self.dropout) {
             return Err(Error::Param(format!(
-                "GATv2 attention dropout {} is not in [0, 1)",
+                "gatv2 attention dropout must be in [0, 1), got {}",
                 self.dropout
             )));
         }
         if !self.negative_slope.is_finite() {
             return Err(Error::Param(format!(
-                "GATv2 negative_slope {} is not finite",
+                "gatv2 negative_slope must be finite, got {}",
                 self.negative_slope
             )));
         }
@@ -96,16 +96,17 @@ pub(crate) fn glorot(fan_in: usize, fan_out: usize) -> Init {
 /// Checks that `src` and `dst` have the same length and index nodes below `n`.
 pub(crate) fn check_edges(n: usize, src: &[u32], dst: &[u32]) -> Result<()> {
     if src.len() != dst.len() {
-        return Err(Error::Param(format!(
+        return Err(Error::internal(format!(
             "edge index: {} sources but {} destinations",
             src.len(),
             dst.len()
         )));
     }
     if let Some(&bad) = src.iter().chain(dst).find(|&&v| v as usize >= n) {
-        return Err(Error::Param(format!(
-            "edge index: node {bad} is out of range for {n} nodes"
-        )));
+        return Err(Error::data(
+            "graph edges",
+            format!("node {bad} is out of range for {n} nodes"),
+        ));
     }
     Ok(())
 }
@@ -213,13 +214,13 @@ impl GatV2Conv {
         train: bool,
     ) -> Result<(Tensor, AttentionWeights)> {
         let (n, in_dim) = x.dims2().map_err(|_| {
-            Error::Param(format!(
+            Error::internal(format!(
                 "GATv2 input must be (nodes, features), got {:?}",
                 x.dims()
             ))
         })?;
         if in_dim != self.cfg.in_dim {
-            return Err(Error::Param(format!(
+            return Err(Error::internal(format!(
                 "GATv2 input has {in_dim} features, the layer expects {}",
                 self.cfg.in_dim
             )));
@@ -277,12 +278,12 @@ impl GatV2Conv {
             return Ok(None);
         };
         let Some(d) = self.cfg.edge_dim else {
-            return Err(Error::Param(
-                "GATv2: edge attributes given to a layer built without edge_dim".into(),
+            return Err(Error::internal(
+                "GATv2: edge attributes given to a layer built without edge_dim",
             ));
         };
         if attr.dims() != [e, d] {
-            return Err(Error::Param(format!(
+            return Err(Error::internal(format!(
                 "GATv2 edge attributes must be ({e}, {d}) for {e} edges, got {:?}",
                 attr.dims()
             )));
@@ -340,7 +341,7 @@ impl GatV2Conv {
 pub fn segment_softmax(scores: &Tensor, dst: &[u32], dst_t: &Tensor, n: usize) -> Result<Tensor> {
     let (e, h) = scores.dims2()?;
     if e != dst.len() {
-        return Err(Error::Param(format!(
+        return Err(Error::internal(format!(
             "segment softmax: {e} scores but {} destinations",
             dst.len()
         )));
@@ -470,7 +471,8 @@ mod tests {
     //! - attention weights sum to 1 over the incoming edges of every node; a node without incoming
     //!   edges gets the bias alone, with self-loops it attends to itself;
     //! - gradients reach every parameter (`lin_l`, `lin_r`, `lin_edge`, `att`, `bias`);
-    //! - the residual layer projects when widths differ; bad shapes and indices are `Error::Param`.
+    //! - the residual layer projects when widths differ; a node index out of range is `Error::Data`, a
+    //!   tensor of the wrong shape `Error::Internal`, a bad config value `Error::Param`.
     use std::collections::HashMap;
 
     use candle_core::{DType, Device, Tensor};
@@ -829,14 +831,15 @@ mod tests {
                 None,
                 false,
             ),
-            conv.forward_t(&x, &[0, 9], &[1, 2], None, false),
             conv.forward_t(&x, &[0, 1], &[1], None, false),
             conv.forward_t(&x, &[0], &[1], Some(&attr), false),
             same.conv().forward_t(&y, &[0, 1], &[1, 2], Some(&attr), false),
         ];
         for r in bad {
-            assert!(matches!(r, Err(Error::Param(_))), "{r:?}");
+            assert!(matches!(r, Err(Error::Internal(_))), "{r:?}");
         }
+        let r = conv.forward_t(&x, &[0, 9], &[1, 2], None, false);
+        assert!(matches!(r, Err(Error::Data { .. })), "{r:?}");
         let mut cfg = GatV2Config::new(3, 2, 0, None);
         assert!(matches!(cfg.validate(), Err(Error::Param(_))));
         cfg.heads = 1;

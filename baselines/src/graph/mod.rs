@@ -75,7 +75,8 @@ pub struct EdgeList {
 }
 
 fn node_id(v: usize) -> Result<u32> {
-    u32::try_from(v).map_err(|_| Error::Param(format!("node index {v} does not fit in u32")))
+    u32::try_from(v)
+        .map_err(|_| Error::data("legislative graph", format!("node index {v} does not fit in u32")))
 }
 
 impl EdgeList {
@@ -104,7 +105,7 @@ impl EdgeList {
     /// Checks that the three lists have the same length and every node is below `num_nodes`.
     pub fn validate(&self, num_nodes: usize) -> Result<()> {
         if self.types.len() != self.src.len() {
-            return Err(Error::Param(format!(
+            return Err(Error::internal(format!(
                 "edge list: {} edges but {} types",
                 self.src.len(),
                 self.types.len()
@@ -227,14 +228,16 @@ impl GatConfig {
     /// Checks sizes and rates.
     pub fn validate(&self) -> Result<()> {
         if self.num_layers == 0 {
-            return Err(Error::Param("GAT num_layers must be at least 1".into()));
+            return Err(Error::Param("gat num_layers must be at least 1, got 0".into()));
         }
         if self.num_edge_types == 0 {
-            return Err(Error::Param("GAT num_edge_types must be at least 1".into()));
+            return Err(Error::Param(
+                "gat num_edge_types must be at least 1, got 0".into(),
+            ));
         }
         if self.self_loops && self.num_edge_types <= EdgeType::SelfLoop.index() as usize {
             return Err(Error::Param(format!(
-                "GAT self_loops needs the self-loop edge type (id {}), but num_edge_types is {}",
+                "gat self_loops needs the self-loop edge type (id {}), so num_edge_types must be above it, got {}",
                 EdgeType::SelfLoop.index(),
                 self.num_edge_types
             )));
@@ -317,11 +320,11 @@ impl Gat {
     ) -> Result<Tensor> {
         let n = x
             .dims2()
-            .map_err(|_| Error::Param(format!("GAT input must be (nodes, features), got {:?}", x.dims())))?
+            .map_err(|_| Error::internal(format!("GAT input must be (nodes, features), got {:?}", x.dims())))?
             .0;
         let (src, dst) = edge_index;
         if edge_types.len() != src.len() {
-            return Err(Error::Param(format!(
+            return Err(Error::internal(format!(
                 "GAT: {} edges but {} edge types",
                 src.len(),
                 edge_types.len()
@@ -332,10 +335,13 @@ impl Gat {
             .iter()
             .find(|&&t| t as usize >= self.cfg.num_edge_types)
         {
-            return Err(Error::Param(format!(
-                "GAT: edge type {bad} is out of range ({} types)",
-                self.cfg.num_edge_types
-            )));
+            return Err(Error::data(
+                "graph edges",
+                format!(
+                    "edge type {bad} is out of range: the GAT knows {} types (num_edge_types)",
+                    self.cfg.num_edge_types
+                ),
+            ));
         }
         let (src, dst, types) = if self.cfg.self_loops {
             let mut edges = EdgeList::new();
@@ -373,8 +379,9 @@ mod tests {
     //! - a [`Gat`] stack maps `(n, in)` to `(n, heads · head_dim)`, creates PyG-named parameters per
     //!   layer and the edge-type embedding, and every node gets a finite vector (self-loops);
     //! - gradients reach the edge-type embedding rows of the types used;
-    //! - bad edge types / lengths are `Error::Param`; the config's serde defaults and
-    //!   `deny_unknown_fields`.
+    //! - an edge naming an unknown node or edge type is `Error::Data`, edge lists of unequal
+    //!   lengths are `Error::Internal`, a bad config value is `Error::Param`; the config's serde
+    //!   defaults and `deny_unknown_fields`.
     use candle_core::{DType, Device, Tensor};
     use candle_nn::{VarBuilder, VarMap};
 
@@ -410,7 +417,16 @@ mod tests {
             ]
         );
         e.validate(4)?;
-        assert!(matches!(e.validate(3), Err(Error::Param(_))));
+        // Node 3 is named by an edge but the graph has 3 nodes (0..3): the data are inconsistent.
+        let err = e.validate(3).unwrap_err();
+        assert!(matches!(err, Error::Data { .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "inconsistent data in graph edges: node 3 is out of range for 3 nodes"
+        );
+        let mut short = e.clone();
+        short.types.pop();
+        assert!(matches!(short.validate(4), Err(Error::Internal(_))));
         Ok(())
     }
 
@@ -453,15 +469,15 @@ mod tests {
 
         assert!(matches!(
             gat.forward_t(&x, (&[0], &[1]), &[99], false),
-            Err(Error::Param(_))
+            Err(Error::Data { .. })
         ));
         assert!(matches!(
             gat.forward_t(&x, (&[0], &[1]), &[], false),
-            Err(Error::Param(_))
+            Err(Error::Internal(_))
         ));
         assert!(matches!(
             gat.forward_t(&x, (&[0], &[7]), &[0], false),
-            Err(Error::Param(_))
+            Err(Error::Data { .. })
         ));
         Ok(())
     }

@@ -118,7 +118,7 @@ impl Adjacency {
     pub fn sample(&self, seeds: &[u32], hops: usize, fanout: Option<usize>, seed: u64) -> Result<Subgraph> {
         if fanout == Some(0) {
             return Err(Error::Param(
-                "fanout must be at least 1 (or none for no limit)".into(),
+                "fanout must be at least 1 (or none for no limit), got 0".into(),
             ));
         }
         let n = self.num_nodes();
@@ -126,12 +126,16 @@ impl Adjacency {
         let mut nodes = Vec::with_capacity(seeds.len());
         for &s in seeds {
             if s as usize >= n {
-                return Err(Error::Param(format!(
-                    "seed node {s} is out of range for {n} nodes"
-                )));
+                return Err(Error::data(
+                    "subgraph seeds",
+                    format!("seed node {s} is out of range for {n} nodes"),
+                ));
             }
             if index.insert(s, nodes.len() as u32).is_some() {
-                return Err(Error::Param(format!("seed node {s} is given twice")));
+                return Err(Error::data(
+                    "subgraph seeds",
+                    format!("seed node {s} is given twice"),
+                ));
             }
             nodes.push(s);
         }
@@ -214,7 +218,8 @@ mod tests {
     //! - undirected (`Both`) traversal reaches the other side too;
     //! - a fanout limit caps the edges drawn per node per hop, and a seed gives the same subgraph every
     //!   time (other seeds may differ);
-    //! - bad seeds and a zero fanout are `Error::Param`.
+    //! - seeds out of range or given twice and edges outside the graph are `Error::Data`; a zero
+    //!   fanout is `Error::Param`.
     use super::*;
     use crate::graph::EdgeType;
 
@@ -316,12 +321,18 @@ mod tests {
     fn bad_inputs() {
         let g = graph();
         let o = opts(1, None, Direction::Incoming, 0);
-        assert!(matches!(sample_subgraph(8, &g, &[8], &o), Err(Error::Param(_))));
+        assert!(matches!(
+            sample_subgraph(8, &g, &[8], &o),
+            Err(Error::Data { .. })
+        ));
         assert!(matches!(
             sample_subgraph(8, &g, &[1, 1], &o),
-            Err(Error::Param(_))
+            Err(Error::Data { .. })
         ));
-        assert!(matches!(sample_subgraph(5, &g, &[1], &o), Err(Error::Param(_))));
+        assert!(matches!(
+            sample_subgraph(5, &g, &[1], &o),
+            Err(Error::Data { .. })
+        ));
         let z = opts(1, Some(0), Direction::Incoming, 0);
         assert!(matches!(sample_subgraph(8, &g, &[1], &z), Err(Error::Param(_))));
     }

@@ -88,10 +88,17 @@ impl Default for ColBertConfig {
 impl ColBertConfig {
     /// Checks the parameters.
     pub fn validate(&self) -> Result<()> {
-        if self.dim == 0 || self.batch_size == 0 || self.query_maxlen < 5 || self.doc_maxlen < 5 {
-            return Err(Error::Param(format!(
-                "ColBERT: dim and batch_size ≥ 1, query_maxlen and doc_maxlen ≥ 5 (got {self:?})"
-            )));
+        for (name, value, min) in [
+            ("dim", self.dim, 1),
+            ("batch_size", self.batch_size, 1),
+            ("query_maxlen", self.query_maxlen, 5),
+            ("doc_maxlen", self.doc_maxlen, 5),
+        ] {
+            if value < min {
+                return Err(Error::Param(format!(
+                    "colbert {name} must be at least {min}, got {value}"
+                )));
+            }
         }
         Ok(())
     }
@@ -127,9 +134,12 @@ impl ColBert {
     ) -> Result<Self> {
         cfg.validate()?;
         let id = |t: &str| {
-            tokenizer
-                .token_id(t)
-                .ok_or_else(|| Error::Param(format!("ColBERT: token {t:?} not in the vocabulary")))
+            tokenizer.token_id(t).ok_or_else(|| {
+                Error::Param(format!(
+                    "ColBERT: token {t:?} is not in the model's vocabulary (query_marker and doc_marker \
+                         must be single tokens of it, and the model must have [MASK])"
+                ))
+            })
         };
         let (q_marker, d_marker, mask_id) = (id(&cfg.query_marker)?, id(&cfg.doc_marker)?, id("[MASK]")?);
         // ColBERT's skiplist: every string.punctuation symbol that is a token of its own.

@@ -33,11 +33,14 @@ impl CrossEncoder {
     ) -> Result<Self> {
         if model.pooler().is_none() {
             return Err(Error::Param(
-                "a cross-encoder needs a checkpoint with a pooler (pooler.dense.*)".into(),
+                "model: a cross-encoder needs a checkpoint with a pooler (pooler.dense.*); this one has none"
+                    .into(),
             ));
         }
         if batch_size == 0 {
-            return Err(Error::Param("batch_size must be at least 1".into()));
+            return Err(Error::Param(
+                "cross-encoder batch_size must be at least 1, got 0".into(),
+            ));
         }
         let h = model.config().hidden_size;
         let c = head.pp("classifier");
@@ -87,7 +90,7 @@ impl CrossEncoder {
         let pooled = self
             .model
             .pooler()
-            .ok_or_else(|| Error::Param("no pooler".into()))?
+            .ok_or_else(|| Error::internal("cross-encoder: the pooler checked by CrossEncoder::new is gone"))?
             .forward_t(&hidden, train)?;
         let logits = pooled.matmul(&self.head_w.t()?)?.broadcast_add(&self.head_b)?;
         Ok(logits.squeeze(1)?)

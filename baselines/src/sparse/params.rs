@@ -71,7 +71,7 @@ impl Bm25Params {
             return Err(Error::Param(format!("bm25 b must be in [0, 1], got {}", self.b)));
         }
         if self.top_k == 0 {
-            return Err(Error::Param("bm25 top_k must be at least 1".into()));
+            return Err(Error::Param("bm25 top_k must be at least 1, got 0".into()));
         }
         Ok(())
     }

@@ -6,7 +6,7 @@
 //!   the same as sorting everything;
 //! - pool ranking with pool statistics equals indexing the pool alone; with corpus statistics it
 //!   equals the corpus scores of those documents; every pool document is ranked;
-//! - parameters: defaults 0.9/0.4, ranges checked, unknown TOML keys rejected.
+//! - parameters: defaults 0.9/0.4, ranges checked (`Error::Param`), unknown TOML keys rejected.
 
 use lexbench_core::trec::trec_order;
 use lexbench_core::{DocId, Hit};
@@ -181,6 +181,17 @@ fn params_defaults_ranges_and_unknown_keys() {
     ] {
         assert!(Bm25Params::from_toml(bad).is_err(), "{bad} accepted");
     }
+    // A setting out of range is `Error::Param`, naming the setting, its range and the value.
+    let k1 = Bm25Params {
+        k1: -1.0,
+        ..Bm25Params::default()
+    };
+    let err = k1.validate().unwrap_err();
+    assert!(matches!(err, crate::Error::Param(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "invalid parameter: bm25 k1 must be a finite number ≥ 0, got -1"
+    );
     assert_eq!(p.language_for("bsard"), Language::French);
     assert_eq!(p.language_for("ecthr"), Language::English);
     // The manifest's language wins over the name; the configured one over both.
