@@ -737,3 +737,26 @@ fn a_base_whose_config_does_not_fit_its_weights_is_named() -> TestResult {
     }
     Ok(())
 }
+
+/// A learning rate that blows the weights up stops training with `Error::Diverged`, naming the step
+/// and the cure, instead of writing NaN checkpoints.
+#[test]
+fn a_diverging_run_stops_with_the_step_and_the_cure() -> TestResult {
+    let base = common::tiny_folder("train-diverge")?;
+    let data = scratch("diverge");
+    tiny_dataset(&data)?;
+    let mut cfg = config("diverge", &base, ModelKind::Dpr);
+    cfg.optim.lr = 1e30;
+    cfg.schedule.warmup_ratio = 0.0;
+    cfg.schedule.max_grad_norm = 0.0;
+    let out = data.join("models").join("diverge");
+    let err = train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default()).expect_err("diverges");
+    match &err {
+        lexbench_baselines::Error::Diverged { step, what } => {
+            assert!(*step >= 1, "the first update cannot see a non-finite loss: {err}");
+            assert!(what.contains("lower the learning rate"), "{err}");
+        }
+        other => panic!("expected Diverged, got {other:?}"),
+    }
+    Ok(())
+}

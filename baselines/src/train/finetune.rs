@@ -169,7 +169,7 @@ pub(crate) fn negative_sources(cfg: &TrainConfig, split: &SplitData, data: &Path
 
 /// The configuration as TOML: what `config.toml` holds and a resumed run must match.
 pub(crate) fn config_text(cfg: &TrainConfig) -> Result<String> {
-    toml::to_string_pretty(cfg).map_err(|e| Error::Param(format!("config to TOML: {e}")))
+    toml::to_string_pretty(cfg).map_err(|e| Error::internal(format!("config to TOML: {e}")))
 }
 
 fn validation(cfg: &TrainConfig, data: &Path) -> Result<Option<Validation>> {
@@ -177,7 +177,7 @@ fn validation(cfg: &TrainConfig, data: &Path) -> Result<Option<Validation>> {
         .eval
         .measure
         .parse()
-        .map_err(|e: lexbench_core::Error| Error::Param(e.to_string()))?;
+        .map_err(|e: lexbench_core::Error| Error::Param(format!("eval.measure: {e}")))?;
     if cfg.data.val_split.is_empty() {
         return Ok(None);
     }

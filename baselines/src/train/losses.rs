@@ -10,13 +10,13 @@ use crate::error::{Error, Result};
 
 fn check_scores(name: &str, scores: &Tensor) -> Result<(usize, usize)> {
     let dims = scores.dims2().map_err(|_| {
-        Error::Param(format!(
+        Error::internal(format!(
             "{name} must be (batch, candidates), got {:?}",
             scores.dims()
         ))
     })?;
     if dims.0 == 0 || dims.1 == 0 {
-        return Err(Error::Param(format!("{name} is empty: {:?}", scores.dims())));
+        return Err(Error::internal(format!("{name} is empty: {:?}", scores.dims())));
     }
     Ok(dims)
 }
@@ -34,7 +34,7 @@ pub fn kl_distillation(student: &Tensor, teacher: &Tensor, temperature: f64) -> 
     let sd = check_scores("student scores", student)?;
     let td = check_scores("teacher scores", teacher)?;
     if sd != td {
-        return Err(Error::Param(format!(
+        return Err(Error::internal(format!(
             "student scores {sd:?} and teacher scores {td:?} differ in shape"
         )));
     }
@@ -50,13 +50,13 @@ pub fn kl_distillation(student: &Tensor, teacher: &Tensor, temperature: f64) -> 
 pub fn contrastive_nll(scores: &Tensor, positives: &[u32]) -> Result<Tensor> {
     let (b, n) = check_scores("scores", scores)?;
     if positives.len() != b {
-        return Err(Error::Param(format!(
+        return Err(Error::internal(format!(
             "{} positive indices for {b} rows of scores",
             positives.len()
         )));
     }
     if let Some(&bad) = positives.iter().find(|&&p| p as usize >= n) {
-        return Err(Error::Param(format!(
+        return Err(Error::internal(format!(
             "positive index {bad} is out of range for {n} candidates"
         )));
     }
@@ -75,7 +75,8 @@ mod tests {
     //!   `VarMap`s, `loss.backward()` gives non-zero gradients to the student's variables and none to
     //!   the teacher's;
     //! - the contrastive NLL on a hand example and its gradient `softmax − one-hot`;
-    //! - bad shapes, temperatures and positive indices are `Error::Param`.
+    //! - a bad temperature is `Error::Param`; bad shapes and positive indices (our own tensors) are
+    //!   `Error::Internal`.
     use candle_core::{DType, Device, Tensor};
     use candle_nn::{Init, VarBuilder, VarMap};
 
@@ -182,14 +183,16 @@ mod tests {
         let s = Tensor::zeros((2, 3), DType::F32, &dev)?;
         let bad = [
             kl_distillation(&s, &Tensor::zeros((2, 4), DType::F32, &dev)?, 1.0),
-            kl_distillation(&s, &s, 0.0),
-            kl_distillation(&s, &s, f64::NAN),
             kl_distillation(&Tensor::zeros(3, DType::F32, &dev)?, &s, 1.0),
             contrastive_nll(&s, &[0]),
             contrastive_nll(&s, &[0, 3]),
             contrastive_nll(&Tensor::zeros((0, 3), DType::F32, &dev)?, &[]),
         ];
         for r in bad {
+            assert!(matches!(r, Err(Error::Internal(_))), "{r:?}");
+        }
+        for t in [0.0, f64::NAN] {
+            let r = kl_distillation(&s, &s, t);
             assert!(matches!(r, Err(Error::Param(_))), "{r:?}");
         }
         Ok(())

@@ -78,11 +78,9 @@ impl HierArticles {
         device: &Device,
     ) -> Result<Self> {
         let token = |t: &str| {
-            doc_tok.token_id(t).ok_or_else(|| {
-                Error::Param(format!(
-                    "hierarchical encoder: {} has no {t} token",
-                    tok_path.display()
-                ))
+            doc_tok.token_id(t).ok_or_else(|| Error::Format {
+                path: tok_path.to_owned(),
+                message: format!("no {t} token, which the hierarchical encoder needs"),
             })
         };
         let special = SpecialTokens {
@@ -266,7 +264,7 @@ impl Trainable {
 
     fn bi_encode(&self, seqs: &[&Tokens], train: bool) -> Result<Tensor> {
         let Net::Bi { model, doc_tok, .. } = &self.net else {
-            return Err(Error::Param("not a bi-encoder".into()));
+            return Err(Error::internal("not a bi-encoder"));
         };
         let inputs = pad_batch(seqs, doc_tok.pad_id(), model.device())?;
         let hidden = model.forward_t(&inputs, train)?;
@@ -281,7 +279,7 @@ impl Trainable {
             doc_tok, articles, ..
         } = &self.net
         else {
-            return Err(Error::Param("not a bi-encoder".into()));
+            return Err(Error::internal("not a bi-encoder"));
         };
         match articles {
             Some(a) => {
@@ -341,7 +339,7 @@ impl Trainable {
                     .broadcast_add(&mask)?;
                 Ok(sim.max(D::Minus1)?.sum(1)?)
             }
-            Net::Cross(_) => Err(Error::Param("a cross-encoder scores pairs, not matrices".into())),
+            Net::Cross(_) => Err(Error::internal("a cross-encoder scores pairs, not matrices")),
         }
     }
 
@@ -433,7 +431,7 @@ impl Trainable {
             ..
         } = &self.net
         else {
-            return Err(Error::Param("only a bi-encoder embeds texts".into()));
+            return Err(Error::internal("only a bi-encoder embeds texts"));
         };
         if let (Some(a), false) = (articles, query) {
             let ids = a.content_ids(texts)?;
@@ -469,7 +467,7 @@ impl Trainable {
     /// `train`), normalised when scores are cosine: the student side of QABISAR's distillation.
     pub fn encode_queries_t(&self, queries: &[&str], train: bool) -> Result<Tensor> {
         let Net::Bi { query_tok, .. } = &self.net else {
-            return Err(Error::Param("only a bi-encoder encodes queries alone".into()));
+            return Err(Error::internal("only a bi-encoder encodes queries alone"));
         };
         let toks = query_tok.encode(queries)?;
         self.bi_encode(&toks.iter().collect::<Vec<_>>(), train)

@@ -187,9 +187,9 @@ impl AdamW {
             ] {
                 let t = tensors
                     .get(&key)
-                    .ok_or_else(|| Error::Param(format!("optimizer state has no {key}")))?;
+                    .ok_or_else(|| Error::internal(format!("optimizer state has no {key}")))?;
                 if t.shape() != slot.shape() {
-                    return Err(Error::Param(format!(
+                    return Err(Error::internal(format!(
                         "optimizer state {key}: shape {:?}",
                         t.shape()
                     )));
@@ -228,7 +228,12 @@ impl LinearSchedule {
 
 /// Scales the gradients of `vars` so their global L2 norm is at most `max_norm`; returns the norm
 /// before clipping.
-pub fn clip_grad_norm(grads: &mut GradStore, vars: &[(String, Var)], max_norm: f64) -> Result<f64> {
+pub fn clip_grad_norm(
+    grads: &mut GradStore,
+    vars: &[(String, Var)],
+    max_norm: f64,
+    step: u64,
+) -> Result<f64> {
     let mut sq = 0f64;
     for (_, v) in vars {
         if let Some(g) = grads.get(v.as_tensor()) {
@@ -242,9 +247,10 @@ pub fn clip_grad_norm(grads: &mut GradStore, vars: &[(String, Var)], max_norm: f
     }
     let norm = sq.sqrt();
     if !norm.is_finite() {
-        return Err(Error::Param(format!(
-            "gradient norm is {norm}: the loss diverged"
-        )));
+        return Err(Error::Diverged {
+            step,
+            what: format!("the gradient norm is {norm}: lower the learning rate"),
+        });
     }
     if max_norm > 0.0 && norm > max_norm {
         let scale = max_norm / (norm + 1e-6);
@@ -299,7 +305,7 @@ mod tests {
         let loss = (p.as_tensor().sqr()? * 0.5)?.sum_all()?; // grad = p, norm 5
         let mut grads = loss.backward()?;
         let vars = vec![("p".to_owned(), p.clone())];
-        let n = clip_grad_norm(&mut grads, &vars, 1.0)?;
+        let n = clip_grad_norm(&mut grads, &vars, 1.0, 0)?;
         assert!((n - 5.0).abs() < 1e-6);
         let g = grads.get(p.as_tensor()).expect("grad").to_vec1::<f32>()?;
         assert!((g[0] - 0.6).abs() < 1e-5 && (g[1] - 0.8).abs() < 1e-5, "{g:?}");

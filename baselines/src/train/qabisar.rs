@@ -197,7 +197,7 @@ impl Qabisar {
         let base_x = feats.x;
         let nq = split.topics.len();
         let shift = |n: usize| -> Result<u32> {
-            u32::try_from(n + nq).map_err(|_| Error::Param("qabisar: graph too large".into()))
+            u32::try_from(n + nq).map_err(|_| Error::data("qabisar graph", "more than 2^32 nodes"))
         };
         let doc_node: Vec<u32> = feats.doc_node.iter().map(|&n| shift(n)).collect::<Result<_>>()?;
         let structural = EdgeList::from_legal_graph(&feats.graph.hierarchy, &feats.graph.sequence)?;

@@ -286,7 +286,7 @@ impl<'a, O: Objective> Trainer<'a, O> {
     /// negatives) and the optimisers.
     pub fn new(spec: LoopSpec<'a>, objective: O) -> Result<Self> {
         if objective.param_groups().len() > 4 {
-            return Err(Error::Param("at most 4 parameter groups".into()));
+            return Err(Error::internal("at most 4 parameter groups"));
         }
         let template = examples(
             spec.split,
@@ -296,7 +296,10 @@ impl<'a, O: Objective> Trainer<'a, O> {
             &mut SplitMix64::new(0),
         );
         if template.is_empty() {
-            return Err(Error::Param(format!("{} has no training examples", spec.what)));
+            return Err(Error::data(
+                spec.what.clone(),
+                "no training examples (no topic with a relevant document)",
+            ));
         }
         let plans: Vec<Vec<Vec<usize>>> = (0..spec.epochs)
             .map(|e| {
@@ -439,13 +442,13 @@ impl<'a, O: Objective> Trainer<'a, O> {
         let loss_v = f64::from(loss.to_dtype(candle_core::DType::F32)?.to_scalar::<f32>()?);
         if !loss_v.is_finite() {
             let (name, lower) = self.objective.loss_name();
-            return Err(Error::Param(format!(
-                "{name} is {loss_v} at step {step} (epoch {}): lower {lower}",
-                epoch + 1
-            )));
+            return Err(Error::Diverged {
+                step,
+                what: format!("the {name} is {loss_v} (epoch {}): lower {lower}", epoch + 1),
+            });
         }
         let mut grads = loss.backward()?;
-        let norm = clip_grad_norm(&mut grads, &self.vars, self.spec.max_grad_norm)?;
+        let norm = clip_grad_norm(&mut grads, &self.vars, self.spec.max_grad_norm, step)?;
         let mut first_lr = None;
         for o in &mut self.optimisers {
             let lr = o.sched.lr(step);

@@ -107,10 +107,13 @@ impl CurriculumNegatives {
     fn structures(split: &SplitData, graph: &Path) -> Result<Structures> {
         if !split.pooled() {
             if !graph.is_file() {
-                return Err(Error::Param(format!(
-                    "curriculum: the structural views need {} (or turn them off in [curriculum.views])",
-                    graph.display()
-                )));
+                return Err(Error::data(
+                    "curriculum",
+                    format!(
+                        "the structural views need {} (or turn them off in [curriculum.views])",
+                        graph.display()
+                    ),
+                ));
             }
             let g = LegalGraph::read(graph)?;
             return Ok(Structures::Corpus(CorpusStructure::from_legal_graph(
@@ -127,11 +130,14 @@ impl CurriculumNegatives {
             for &d in &cands {
                 let doc = &split.docs[d];
                 let (Some(num), Some(section)) = (doc.num, doc.section) else {
-                    return Err(Error::Param(format!(
-                        "curriculum: document {} has no paragraph number or section (needed by the \
-                         structural views; turn them off in [curriculum.views])",
-                        doc.doc
-                    )));
+                    return Err(Error::data(
+                        "curriculum",
+                        format!(
+                            "document {} has no paragraph number or section (needed by the \
+                             structural views; turn them off in [curriculum.views])",
+                            doc.doc
+                        ),
+                    ));
                 };
                 paras.push((num as usize, format!("{section:?}")));
             }
@@ -160,7 +166,7 @@ impl CurriculumNegatives {
             None
         } else if self.needs_model_scores() {
             Some(model.ok_or_else(|| {
-                Error::Param("curriculum: the dynamic semantic view needs the model's scores".into())
+                Error::internal("curriculum: the dynamic semantic view needs the model's scores")
             })?)
         } else {
             self.bm25.as_deref()
