@@ -23,6 +23,21 @@ pub enum RunCommand {
     Colbert(NeuralArgs),
     /// A cross-encoder reranking BM25's top candidates (run `lexbench run bm25` first).
     CrossEncoder(CrossArgs),
+    /// A seeded random ranking of each topic's candidates: the floor of a leaderboard.
+    Random(RandomArgs),
+}
+
+/// Arguments of `lexbench run random`.
+#[derive(Debug, Args)]
+pub struct RandomArgs {
+    #[command(flatten)]
+    pub at: DatasetSplit,
+    /// The generator's seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The system's name: the run's file name and tag.
+    #[arg(long, default_value = "random", value_parser = crate::name_arg)]
+    pub system: String,
 }
 
 /// Arguments shared by the neural runs.
@@ -260,6 +275,25 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
             let out = CrossEncoderRanker::new(&args.encoder.model, params, &device)
                 .and_then(|mut ranker| write_run(&mut ranker, &target(data, &args.at, &args.system)?));
             report_neural(out, &args.system, &args.at)
+        }
+        RunCommand::Random(args) => {
+            use lexbench_baselines::rank::random::RandomRanker;
+            let out = target(data, &args.at, &args.system)
+                .and_then(|target| write_run(&mut RandomRanker::new(args.seed), &target))
+                .with_context(|| {
+                    format!(
+                        "{} on dataset {} split {}",
+                        args.system, args.at.dataset, args.at.split
+                    )
+                })?;
+            let s = &out.sidecar;
+            println!(
+                "{} (random, seed {}) ranked {} topics of {}/{}: {} hits",
+                s.header.system, s.header.seed, s.topics, s.header.dataset, s.header.split, s.hits
+            );
+            println!("run:     {}", out.run_path.display());
+            println!("sidecar: {}", out.sidecar_path.display());
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

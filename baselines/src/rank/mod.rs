@@ -10,6 +10,7 @@
 //! - [`dense`]: a zero-shot bi-encoder; [`colbert`]: late interaction (MaxSim); [`cross`]: a
 //!   cross-encoder reranking BM25's top candidates; [`neural`]: the details every neural run records
 //!   (also written for runs of trained graph models).
+//! - [`random`]: a seeded random ranking of each topic's candidates, the floor of a leaderboard.
 //!
 //! Below it: `encoder`, `scorers`, `sparse`; above it: `train`, whose trained models are rankers too.
 
@@ -29,6 +30,7 @@ pub mod colbert;
 pub mod cross;
 pub mod dense;
 pub mod neural;
+pub mod random;
 
 /// `DATA/runs/<dataset>/<split>/<system>.trec`; each part must be a name, not a path
 /// ([`lexbench_core::check_name`]), so a run is never written outside `DATA/runs`.
