@@ -171,12 +171,7 @@ pub fn run_pipeline(
             log(format!("      {split}: no topics, skipped"));
             continue;
         }
-        let out = lexbench_baselines::rank::bm25::run_dataset(
-            data.root(),
-            &options.name,
-            split,
-            &lexbench_baselines::sparse::Bm25Params::default(),
-        )?;
+        let out = bm25_run(data, &options.name, split)?;
         log(format!(
             "      {}/{split}: {}",
             options.name,
@@ -185,12 +180,7 @@ pub fn run_pipeline(
         runs.push((options.name.clone(), split.to_owned(), out.run_path));
     }
     if with_bsard {
-        let out = lexbench_baselines::rank::bm25::run_dataset(
-            data.root(),
-            "bsard",
-            "test",
-            &lexbench_baselines::sparse::Bm25Params::default(),
-        )?;
+        let out = bm25_run(data, "bsard", "test")?;
         log(format!("      bsard/test: {}", out.run_path.display()));
         runs.push(("bsard".into(), "test".into(), out.run_path));
     }
@@ -240,4 +230,19 @@ fn leaderboard_stage(
         log(format!("      {}", p.display()));
     }
     Ok((entries, r))
+}
+
+/// BM25 with default parameters over `split` of `dataset`, written as `lexbench run bm25` does.
+fn bm25_run(
+    data: &DataDir,
+    dataset: &str,
+    split: &str,
+) -> lexbench_baselines::Result<lexbench_baselines::rank::bm25::Bm25Output> {
+    use lexbench_baselines::rank::bm25::{Bm25Ranker, SYSTEM};
+    use lexbench_baselines::rank::{RunTarget, write_run};
+    let target = RunTarget::new(data.root(), dataset, split, SYSTEM)?;
+    write_run(
+        &mut Bm25Ranker::new(lexbench_baselines::sparse::Bm25Params::default())?,
+        &target,
+    )
 }

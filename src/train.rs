@@ -12,8 +12,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use lexbench_baselines::Device;
 use lexbench_baselines::rank::neural::NeuralOutput;
+use lexbench_baselines::rank::{RunTarget, write_run};
 use lexbench_baselines::train::config::{ArticleEncoder, ModelKind, TrainConfig};
 use lexbench_baselines::train::dr_gnn::GnnSummary;
+use lexbench_baselines::train::export::TrainedRanker;
 use lexbench_baselines::train::qabisar::QabisarSummary;
 use lexbench_baselines::train::{Summary, TrainOptions, train};
 use lexbench_core::datadir::DataDir;
@@ -220,15 +222,17 @@ pub fn train_experiment(data: &DataDir, request: &TrainRequest, device: &Device)
     if cfg.biencoder.article_encoder == ArticleEncoder::Hierarchical {
         // `lexbench run dense` cannot load the hierarchical encoder: rank with the network rebuilt
         // from the selected model folder.
-        let outs = lexbench_baselines::train::export::write_runs(
-            &cfg,
-            data.root(),
-            &out.join("model"),
-            device,
-            &request.run,
-        )
-        .with_context(|| format!("{} on {}", cfg.name, cfg.data.dataset))?;
-        return Ok(report(None, outs.into_iter().map(|o| o.run_path).collect()));
+        let write = || -> lexbench_baselines::Result<Vec<PathBuf>> {
+            let mut ranker = TrainedRanker::from_folder(&cfg, &out.join("model"), device)?;
+            let mut runs = Vec::with_capacity(request.run.len());
+            for split in &request.run {
+                let target = ranker.target(data.root(), split)?;
+                runs.push(write_run(&mut ranker, &target)?.run_path);
+            }
+            Ok(runs)
+        };
+        let runs = write().with_context(|| format!("{} on {}", cfg.name, cfg.data.dataset))?;
+        return Ok(report(None, runs));
     }
     let mut runs = Vec::new();
     for split in &request.run {
@@ -248,18 +252,14 @@ pub fn run_split(
     device: &Device,
 ) -> Result<NeuralOutput> {
     use lexbench_baselines::encoder::EncodeOptions;
-    use lexbench_baselines::rank::colbert::{ColBertParams, run_colbert};
-    use lexbench_baselines::rank::cross::{CrossParams, run_cross_encoder};
-    use lexbench_baselines::rank::dense::{DenseParams, run_dense};
+    use lexbench_baselines::rank::colbert::{ColBertParams, ColBertRanker};
+    use lexbench_baselines::rank::cross::{CrossEncoderRanker, CrossParams};
+    use lexbench_baselines::rank::dense::{DenseParams, DenseRanker};
     use lexbench_baselines::scorers::Similarity;
-    let data = data.root();
+    let target = RunTarget::new(data.root(), &cfg.data.dataset, split, &cfg.name)?;
     Ok(match cfg.model {
-        ModelKind::Dpr | ModelKind::Ance => run_dense(
-            data,
-            &cfg.data.dataset,
-            split,
-            model,
-            &DenseParams {
+        ModelKind::Dpr | ModelKind::Ance => {
+            let params = DenseParams {
                 system: cfg.name.clone(),
                 encode: EncodeOptions {
                     max_len: cfg.data.max_doc_len,
@@ -273,32 +273,24 @@ pub fn run_split(
                     Similarity::Dot
                 },
                 top_k: cfg.eval.top_k,
-            },
-            device,
-        )?,
-        ModelKind::Colbert => run_colbert(
-            data,
-            &cfg.data.dataset,
-            split,
-            model,
-            &ColBertParams {
+            };
+            write_run(&mut DenseRanker::new(model, params, device)?, &target)?
+        }
+        ModelKind::Colbert => {
+            let params = ColBertParams {
                 system: cfg.name.clone(),
                 colbert: cfg.colbert.clone(),
                 top_k: cfg.eval.top_k,
-            },
-            device,
-        )?,
-        ModelKind::CrossEncoder => run_cross_encoder(
-            data,
-            &cfg.data.dataset,
-            split,
-            model,
-            &CrossParams {
+            };
+            write_run(&mut ColBertRanker::new(model, params, device)?, &target)?
+        }
+        ModelKind::CrossEncoder => {
+            let params = CrossParams {
                 system: cfg.name.clone(),
                 depth: 100,
                 max_len: cfg.data.max_query_len + cfg.data.max_doc_len,
-            },
-            device,
-        )?,
+            };
+            write_run(&mut CrossEncoderRanker::new(model, params, device)?, &target)?
+        }
     })
 }

@@ -18,7 +18,7 @@
 //!   resumed run ends with exactly the parameters of an uninterrupted one; the tiny passages (10
 //!   tokens) are cut into 2 segments during training (gradient on segment positions 0 and 1 only) and
 //!   a change in a later segment changes the article vector; the exported folder is refused by
-//!   `lexbench run dense`'s code path and ranked by `export::write_runs` as the network ranks.
+//!   `lexbench run dense`'s code path and ranked by `export::TrainedRanker` as the network ranks.
 
 mod common;
 
@@ -419,7 +419,8 @@ fn ance_negatives_change_between_refreshes() -> TestResult {
 #[test]
 fn exported_models_rank_as_in_training() -> TestResult {
     use lexbench_baselines::encoder::EncodeOptions;
-    use lexbench_baselines::rank::dense::{DenseParams, run_dense};
+    use lexbench_baselines::rank::dense::{DenseParams, DenseRanker};
+    use lexbench_baselines::rank::{RunTarget, write_run};
     use lexbench_baselines::scorers::Similarity;
     let base = common::tiny_folder("train-export")?;
     let data = scratch("export");
@@ -447,7 +448,8 @@ fn exported_models_rank_as_in_training() -> TestResult {
             similarity: Similarity::Cosine,
             top_k: 100,
         };
-        let run = run_dense(&data, "tiny", "val", &out.join("model"), &params, &Device::Cpu)?;
+        let mut dense = DenseRanker::new(&out.join("model"), params, &Device::Cpu)?;
+        let run = write_run(&mut dense, &RunTarget::new(&data, "tiny", "val", name)?)?;
         let read = lexbench_core::Run::read(&run.run_path, &Default::default())?;
         assert_same_ranking(&trained, &read, name);
     }
@@ -649,8 +651,9 @@ fn hierarchical_passages_are_segmented_in_training() -> TestResult {
 #[test]
 fn hierarchical_resumed_run_continues_identically() -> TestResult {
     use lexbench_baselines::encoder::files::has_hier_tensors;
-    use lexbench_baselines::rank::dense::{DenseParams, run_dense};
-    use lexbench_baselines::train::export::write_runs;
+    use lexbench_baselines::rank::dense::{DenseParams, DenseRanker};
+    use lexbench_baselines::rank::write_run;
+    use lexbench_baselines::train::export::TrainedRanker;
     let base = common::tiny_folder("train-hier-resume")?;
     let data = scratch("hier-resume");
     tiny_dataset(&data)?;
@@ -682,19 +685,15 @@ fn hierarchical_resumed_run_continues_identically() -> TestResult {
     // The exported folder keeps the hier tensors; `lexbench run dense` refuses it with a hint…
     let model = whole.join("model");
     assert!(has_hier_tensors(&model)?);
-    let err = run_dense(
-        &data,
-        "tiny",
-        "val",
-        &model,
-        &DenseParams::default(),
-        &Device::Cpu,
-    )
-    .expect_err("refused");
+    let err = DenseRanker::new(&model, DenseParams::default(), &Device::Cpu)
+        .err()
+        .ok_or("refused")?;
     assert!(err.to_string().contains("hierarchical article encoder"), "{err}");
-    // …and `write_runs` ranks as the network of the last checkpoint does.
-    let outs = write_runs(&cfg, &data, &model, &Device::Cpu, &["val".to_owned()])?;
-    let read = lexbench_core::Run::read(&outs[0].run_path, &Default::default())?;
+    // …and the network rebuilt from the folder ranks as the network of the last checkpoint does.
+    let mut ranker = TrainedRanker::from_folder(&cfg, &model, &Device::Cpu)?;
+    let target = ranker.target(&data, "val")?;
+    let out = write_run(&mut ranker, &target)?;
+    let read = lexbench_core::Run::read(&out.run_path, &Default::default())?;
     assert_eq!(read.tag, "hier");
     let net = Trainable::build(&cfg, &Device::Cpu)?;
     net.store.load_values(

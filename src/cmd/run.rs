@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
-use lexbench_baselines::rank::bm25;
+use lexbench_baselines::rank::bm25::{self, Bm25Ranker};
+use lexbench_baselines::rank::{RunTarget, write_run};
 use lexbench_baselines::sparse::{Bm25Params, IdfScope, Language};
 
 use crate::cmd::args::{DatasetSplit, ModelDevice};
@@ -22,6 +23,21 @@ pub enum RunCommand {
     Colbert(NeuralArgs),
     /// A cross-encoder reranking BM25's top candidates (run `lexbench run bm25` first).
     CrossEncoder(CrossArgs),
+    /// A seeded random ranking of each topic's candidates: the floor of a leaderboard.
+    Random(RandomArgs),
+}
+
+/// Arguments of `lexbench run random`.
+#[derive(Debug, Args)]
+pub struct RandomArgs {
+    #[command(flatten)]
+    pub at: DatasetSplit,
+    /// The generator's seed.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The system's name: the run's file name and tag.
+    #[arg(long, default_value = "random", value_parser = crate::name_arg)]
+    pub system: String,
 }
 
 /// Arguments shared by the neural runs.
@@ -183,23 +199,25 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
     match cmd {
         RunCommand::Bm25(args) => {
             let params = args.params()?;
-            let out = bm25::run_dataset(data, &args.at.dataset, &args.at.split, &params)
+            let out = RunTarget::new(data, &args.at.dataset, &args.at.split, bm25::SYSTEM)
+                .and_then(|target| write_run(&mut Bm25Ranker::new(params)?, &target))
                 .with_context(|| format!("BM25 on dataset {} split {}", args.at.dataset, args.at.split))?;
             let s = &out.sidecar;
+            let d = &s.details;
             println!(
                 "bm25 (k1 = {}, b = {}, {}, {} statistics) ranked {} topics of {}/{} over {} documents: {} hits",
-                s.config.k1,
-                s.config.b,
-                s.config.language.map_or("auto".into(), |l| l.to_string()),
-                if s.index.pooled {
-                    format!("{:?}", s.config.idf).to_lowercase()
+                d.config.k1,
+                d.config.b,
+                d.config.language.map_or("auto".into(), |l| l.to_string()),
+                if s.pooled {
+                    format!("{:?}", d.config.idf).to_lowercase()
                 } else {
                     "corpus".into()
                 },
                 s.topics,
                 s.header.dataset,
                 s.header.split,
-                s.index.documents,
+                d.index.documents,
                 s.hits,
             );
             println!("run:     {}", out.run_path.display());
@@ -208,7 +226,7 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
         }
         RunCommand::Dense(args) => {
             use lexbench_baselines::encoder::{EncodeOptions, Pooling};
-            use lexbench_baselines::rank::dense::{DenseParams, run_dense};
+            use lexbench_baselines::rank::dense::{DenseParams, DenseRanker};
             use lexbench_baselines::scorers::biencoder::Similarity;
             let params = DenseParams {
                 system: args.system.clone(),
@@ -229,51 +247,60 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                 },
                 top_k: args.top_k,
             };
-            let out = run_dense(
-                data,
-                &args.at.dataset,
-                &args.at.split,
-                &args.encoder.model,
-                &params,
-                &args.encoder.device.device()?,
-            );
+            let device = args.encoder.device.device()?;
+            let out = DenseRanker::new(&args.encoder.model, params, &device)
+                .and_then(|mut ranker| write_run(&mut ranker, &target(data, &args.at, &args.system)?));
             report_neural(out, &args.system, &args.at)
         }
         RunCommand::Colbert(args) => {
-            use lexbench_baselines::rank::colbert::{ColBertParams, run_colbert};
+            use lexbench_baselines::rank::colbert::{ColBertParams, ColBertRanker};
             let params = ColBertParams {
                 system: args.system.clone(),
                 colbert: Default::default(),
                 top_k: args.top_k,
             };
-            let out = run_colbert(
-                data,
-                &args.at.dataset,
-                &args.at.split,
-                &args.encoder.model,
-                &params,
-                &args.encoder.device.device()?,
-            );
+            let device = args.encoder.device.device()?;
+            let out = ColBertRanker::new(&args.encoder.model, params, &device)
+                .and_then(|mut ranker| write_run(&mut ranker, &target(data, &args.at, &args.system)?));
             report_neural(out, &args.system, &args.at)
         }
         RunCommand::CrossEncoder(args) => {
-            use lexbench_baselines::rank::cross::{CrossParams, run_cross_encoder};
+            use lexbench_baselines::rank::cross::{CrossEncoderRanker, CrossParams};
             let params = CrossParams {
                 system: args.system.clone(),
                 depth: args.depth,
                 max_len: args.max_len,
             };
-            let out = run_cross_encoder(
-                data,
-                &args.at.dataset,
-                &args.at.split,
-                &args.encoder.model,
-                &params,
-                &args.encoder.device.device()?,
-            );
+            let device = args.encoder.device.device()?;
+            let out = CrossEncoderRanker::new(&args.encoder.model, params, &device)
+                .and_then(|mut ranker| write_run(&mut ranker, &target(data, &args.at, &args.system)?));
             report_neural(out, &args.system, &args.at)
         }
+        RunCommand::Random(args) => {
+            use lexbench_baselines::rank::random::RandomRanker;
+            let out = target(data, &args.at, &args.system)
+                .and_then(|target| write_run(&mut RandomRanker::new(args.seed), &target))
+                .with_context(|| {
+                    format!(
+                        "{} on dataset {} split {}",
+                        args.system, args.at.dataset, args.at.split
+                    )
+                })?;
+            let s = &out.sidecar;
+            println!(
+                "{} (random, seed {}) ranked {} topics of {}/{}: {} hits",
+                s.header.system, s.header.seed, s.topics, s.header.dataset, s.header.split, s.hits
+            );
+            println!("run:     {}", out.run_path.display());
+            println!("sidecar: {}", out.sidecar_path.display());
+            Ok(ExitCode::SUCCESS)
+        }
     }
+}
+
+/// The run of `system` over the dataset and split of the arguments.
+fn target(data: &Path, at: &DatasetSplit, system: &str) -> lexbench_baselines::Result<RunTarget> {
+    RunTarget::new(data, &at.dataset, &at.split, system)
 }
 
 /// Names the system, dataset and split in a failed neural run's error; prints a finished one.
@@ -291,9 +318,15 @@ fn print_neural(out: &lexbench_baselines::rank::neural::NeuralOutput) {
     let s = &out.sidecar;
     println!(
         "{} ({}) ranked {} topics of {}/{}: {} hits, {} documents encoded now",
-        s.header.system, s.model, s.topics, s.header.dataset, s.header.split, s.hits, s.encoded_now
+        s.header.system,
+        s.details.model,
+        s.topics,
+        s.header.dataset,
+        s.header.split,
+        s.hits,
+        s.details.encoded_now
     );
-    if s.config.get("head").and_then(|h| h.as_str()) == Some("new, seeded, untrained") {
+    if s.details.config.get("head").and_then(|h| h.as_str()) == Some("new, seeded, untrained") {
         println!("note: the checkpoint has no classifier head; this run uses a seeded untrained one");
     }
     println!("run:     {}", out.run_path.display());

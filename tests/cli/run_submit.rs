@@ -397,7 +397,7 @@ fn run_bm25_french_over_the_whole_corpus_and_parameters() {
         (Some(1.2), Some(0.75))
     );
     assert_eq!(side["config"]["language"], "french");
-    assert_eq!(side["index"]["pooled"], false);
+    assert_eq!(side["pooled"], false);
     let out = lexbench(
         &data,
         &[

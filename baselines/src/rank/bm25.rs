@@ -1,15 +1,12 @@
-//! BM25 over a built dataset (`DATA/datasets/<name>`, see `lexbench_core::dataset`) into
-//! `DATA/runs/<name>/<split>/bm25.trec` and its JSON sidecar.
+//! BM25 over a built dataset (`DATA/datasets/<name>`, see `lexbench_core::dataset`): the
+//! [`Bm25Ranker`] behind `DATA/runs/<name>/<split>/bm25.trec` and its JSON sidecar.
 
-use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use lexbench_core::Run;
-use lexbench_core::dataset::DatasetDir;
-use lexbench_core::run::SidecarHeader;
 use serde::{Deserialize, Serialize};
 
-use super::{git_revision, read_inputs, run_path};
+use super::{Ranked, Ranker, RunOutput, RunSidecar, SplitInputs};
 use crate::error::{Error, Result};
 use crate::sparse::{Analyzer, Bm25Index, Bm25Params};
 
@@ -18,23 +15,20 @@ pub const SYSTEM: &str = "bm25";
 
 pub use lexbench_core::run::SIDECAR_SCHEMA;
 
-/// `bm25.json`, written beside the run: what produced it, on which data, how long it took.
+/// What a BM25 sidecar records besides the common fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunSidecar {
-    /// System `bm25`, dataset, split, its version, seed 0 (BM25 is deterministic), revision, program.
-    #[serde(flatten)]
-    pub header: SidecarHeader,
-    /// The parameters, the analyzer resolved.
+pub struct Bm25Details {
+    /// The parameters, the analyzer resolved (from the dataset's manifest when not given).
     pub config: Bm25Params,
     /// Index facts.
     pub index: IndexFacts,
-    /// Topics ranked and hits written.
-    pub topics: usize,
-    /// Total hits written.
-    pub hits: usize,
-    /// Wall-clock seconds per phase.
-    pub timings: Timings,
 }
+
+/// `bm25.json`, written beside the run.
+pub type Bm25Sidecar = RunSidecar<Bm25Details>;
+
+/// What writing a BM25 run wrote.
+pub type Bm25Output = RunOutput<Bm25Details>;
 
 /// Facts about the index a run used.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,110 +38,77 @@ pub struct IndexFacts {
     pub documents: usize,
     /// Distinct terms.
     pub vocabulary: usize,
-    /// Whether topics were ranked within pools (`pools.jsonl`) or over the whole corpus.
-    pub pooled: bool,
 }
 
-/// Wall-clock seconds per phase.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Timings {
-    /// Reading and checking the dataset.
-    pub read_s: f64,
-    /// Analysing and indexing the corpus.
-    pub index_s: f64,
-    /// Ranking every topic.
-    pub retrieve_s: f64,
-    /// Writing the run.
-    pub write_s: f64,
-}
-
-/// What [`run_dataset`] wrote.
+/// BM25: topics with a pool (ECtHR) rank their pool; without `pools.jsonl` (BSARD) every topic ranks
+/// the whole corpus. Deterministic (seed 0).
 #[derive(Debug, Clone)]
-pub struct RunOutput {
-    /// `DATA/runs/<dataset>/<split>/bm25.trec`.
-    pub run_path: PathBuf,
-    /// `DATA/runs/<dataset>/<split>/bm25.json`.
-    pub sidecar_path: PathBuf,
-    /// The sidecar's content.
-    pub sidecar: RunSidecar,
+pub struct Bm25Ranker {
+    params: Bm25Params,
 }
 
-/// Ranks every topic of `split` of the dataset `DATA/datasets/<dataset>` with BM25 and writes the run
-/// and its sidecar under `DATA/runs/<dataset>/<split>/`. Topics with a pool (ECtHR) rank their pool;
-/// without `pools.jsonl` (BSARD) every topic ranks the whole corpus.
-pub fn run_dataset(data: &Path, dataset: &str, split: &str, params: &Bm25Params) -> Result<RunOutput> {
-    params.validate()?;
-    let mut params = params.clone();
-    let t0 = Instant::now();
-    let dir = DatasetDir::in_data(data, dataset)?;
-    let inputs = read_inputs(&dir, split)?;
-    params.language = Some(params.language_of(dataset, inputs.manifest.language));
-    let t1 = Instant::now();
-    let analyzer = Analyzer::new(params.language_of(dataset, inputs.manifest.language));
-    let index = Bm25Index::build(analyzer, inputs.corpus.iter().map(|d| (&d.doc, d.text.as_str())));
-    let t2 = Instant::now();
-    let mut run = Run::new(SYSTEM);
-    for topic in &inputs.topics {
-        let hits = match &inputs.pools {
-            Some(pools) => {
-                let pool = pools.get(&topic.topic).ok_or_else(|| Error::Format {
-                    path: dir.pools(),
-                    message: format!("topic {} has no pool", topic.topic),
-                })?;
-                let mut numbers = Vec::with_capacity(pool.docs.len());
-                for d in &pool.docs {
-                    numbers.push(index.doc_number(d).ok_or_else(|| Error::Format {
-                        path: dir.pools(),
-                        message: format!(
-                            "pool of topic {} lists {d}, which is not in corpus.jsonl",
-                            topic.topic
-                        ),
-                    })?);
-                }
-                index.search_pool(&topic.text, &numbers, &params, params.idf, params.top_k)
-            }
-            None => index.search(&topic.text, &params, params.top_k),
-        };
-        run.topics.insert(topic.topic.clone(), hits);
+impl Bm25Ranker {
+    /// A ranker with `params` (validated).
+    pub fn new(params: Bm25Params) -> Result<Self> {
+        params.validate()?;
+        Ok(Self { params })
     }
-    let t3 = Instant::now();
-    let run_path = run_path(data, dataset, split, SYSTEM)?;
-    run.write(&run_path)?;
-    let t4 = Instant::now();
-    let sidecar = RunSidecar {
-        header: SidecarHeader {
-            schema_version: SIDECAR_SCHEMA,
-            system: SYSTEM.to_owned(),
-            dataset: dataset.to_owned(),
-            split: split.to_owned(),
-            dataset_hash: inputs.manifest.dataset_hash(),
-            seed: 0,
-            git_revision: git_revision(),
-            program: Some(format!("lexbench-baselines {}", env!("CARGO_PKG_VERSION"))),
-        },
-        config: params,
-        index: IndexFacts {
-            documents: index.len(),
-            vocabulary: index.vocabulary_len(),
-            pooled: inputs.pools.is_some(),
-        },
-        topics: run.topics.len(),
-        hits: run.len(),
-        timings: Timings {
-            read_s: (t1 - t0).as_secs_f64(),
-            index_s: (t2 - t1).as_secs_f64(),
-            retrieve_s: (t3 - t2).as_secs_f64(),
-            write_s: (t4 - t3).as_secs_f64(),
-        },
-    };
-    let sidecar_path = run_path.with_extension("json");
-    lexbench_core::io::write_json_pretty(&sidecar_path, &sidecar)?;
-    Ok(RunOutput {
-        run_path,
-        sidecar_path,
-        sidecar,
-    })
+}
+
+impl Ranker for Bm25Ranker {
+    type Details = Bm25Details;
+
+    fn seed(&self) -> u64 {
+        0
+    }
+
+    fn rank(&mut self, inputs: &SplitInputs) -> Result<Ranked<Bm25Details>> {
+        let t1 = Instant::now();
+        let mut params = self.params.clone();
+        let language = params.language_of(&inputs.dataset, inputs.manifest.language);
+        params.language = Some(language);
+        let index = Bm25Index::build(
+            Analyzer::new(language),
+            inputs.corpus.iter().map(|d| (&d.doc, d.text.as_str())),
+        );
+        let t2 = Instant::now();
+        let mut run = Run::new(SYSTEM);
+        for topic in &inputs.topics {
+            let hits = match inputs.pool(&topic.topic)? {
+                Some(pool) => {
+                    let mut numbers = Vec::with_capacity(pool.docs.len());
+                    for d in &pool.docs {
+                        numbers.push(index.doc_number(d).ok_or_else(|| Error::Format {
+                            path: inputs.dir.pools(),
+                            message: format!(
+                                "pool of topic {} lists {d}, which is not in corpus.jsonl",
+                                topic.topic
+                            ),
+                        })?);
+                    }
+                    index.search_pool(&topic.text, &numbers, &params, params.idf, params.top_k)
+                }
+                None => index.search(&topic.text, &params, params.top_k),
+            };
+            run.topics.insert(topic.topic.clone(), hits);
+        }
+        let t3 = Instant::now();
+        Ok(Ranked {
+            run,
+            details: Bm25Details {
+                index: IndexFacts {
+                    documents: index.len(),
+                    vocabulary: index.vocabulary_len(),
+                },
+                config: params,
+            },
+            timings: [
+                ("index_s".to_owned(), (t2 - t1).as_secs_f64()),
+                ("retrieve_s".to_owned(), (t3 - t2).as_secs_f64()),
+            ]
+            .into(),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -161,6 +122,7 @@ mod tests {
     use lexbench_core::{DocId, Pool, QueryId, ReadOptions, Run, Split, TopicId};
 
     use super::*;
+    use crate::rank::{RunTarget, write_run};
     use crate::sparse::Language;
 
     fn scratch(name: &str) -> PathBuf {
@@ -241,7 +203,9 @@ mod tests {
         .unwrap();
         let manifest = DatasetManifest::write_for(&ds, "mini", "test").unwrap();
 
-        let out = run_dataset(&data, "mini", "test", &Bm25Params::default()).unwrap();
+        let target = RunTarget::new(&data, "mini", "test", SYSTEM).unwrap();
+        let mut bm25 = Bm25Ranker::new(Bm25Params::default()).unwrap();
+        let out = write_run(&mut bm25, &target).unwrap();
         assert_eq!(out.run_path, data.join("runs/mini/test/bm25.trec"));
         let run = Run::read(&out.run_path, &ReadOptions::default()).unwrap();
         assert_eq!(run.topics.len(), 1, "only the split's topics");
@@ -250,16 +214,25 @@ mod tests {
             hits.iter().map(|h| h.doc.as_str()).collect::<Vec<_>>(),
             vec!["001-1:1", "001-1:2"]
         );
-        let side: RunSidecar =
+        let side: Bm25Sidecar =
             serde_json::from_str(&std::fs::read_to_string(&out.sidecar_path).unwrap()).unwrap();
         assert_eq!(side.header.dataset_hash, manifest.dataset_hash());
-        assert_eq!(side.config.language, Some(Language::English));
-        assert_eq!((side.topics, side.hits, side.index.documents), (1, 2, 3));
-        assert!(side.index.pooled);
+        assert_eq!(side.details.config.language, Some(Language::English));
+        assert_eq!((side.topics, side.hits, side.details.index.documents), (1, 2, 3));
+        assert!(side.pooled);
+        assert_eq!(side.header.system, "bm25");
+        assert_eq!(side.header.seed, 0);
+        assert_eq!(
+            side.header.program.as_deref(),
+            Some(concat!("lexbench-baselines ", env!("CARGO_PKG_VERSION")))
+        );
+        for phase in ["read_s", "index_s", "retrieve_s", "write_s"] {
+            assert!(side.timings.contains_key(phase), "{phase}");
+        }
 
         // A dataset file changed after its manifest was written is refused.
         std::fs::write(ds.join("corpus.jsonl"), "{}\n").unwrap();
-        let err = run_dataset(&data, "mini", "test", &Bm25Params::default()).unwrap_err();
+        let err = write_run(&mut bm25, &target).unwrap_err();
         assert!(err.to_string().contains("corpus.jsonl"), "{err}");
     }
 }

@@ -2,18 +2,18 @@
 //! topic's candidates (its pool, or the whole corpus).
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use lexbench_core::dataset::DatasetDir;
 use lexbench_core::trec::{Hit, trec_order};
 use lexbench_core::{DocId, Run};
 use serde::{Deserialize, Serialize};
 
-use super::neural::{NeuralOutput, candidates, hidden_size, to_json, write_output};
-use super::read_inputs;
+use super::neural::{NeuralDetails, hidden_size, to_json};
+use super::{Ranked, Ranker, SplitInputs};
 use crate::encoder::seeded::{SEED, seeded_normal};
 use crate::error::Result;
+use crate::scorers::colbert::{ColBert, maxsim};
 
 /// Settings of a ColBERT run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,75 +32,81 @@ pub struct ColBertParams {
 /// projection preserves inner products approximately (Johnson–Lindenstrauss), so MaxSim stays
 /// meaningful before any training. Topics sharing a candidate set (one judgment) are scored against
 /// its documents encoded once.
-pub fn run_colbert(
-    data: &Path,
-    dataset: &str,
-    split: &str,
-    model_dir: &Path,
-    params: &ColBertParams,
-    device: &candle_core::Device,
-) -> Result<NeuralOutput> {
-    use crate::scorers::colbert::{ColBert, maxsim};
-    params.colbert.validate()?;
-    let t0 = Instant::now();
-    let dir = DatasetDir::in_data(data, dataset)?;
-    let inputs = read_inputs(&dir, split)?;
-    let device = device.clone();
-    let h = hidden_size(model_dir)?;
-    let dim = params.colbert.dim;
-    let w = candle_core::Tensor::from_vec(
-        seeded_normal(dim, h, 1.0 / (h as f64).sqrt(), SEED),
-        (dim, h),
-        &device,
-    )?;
-    let vb = candle_nn::VarBuilder::from_tensors(
-        [("linear.weight".to_owned(), w)].into(),
-        candle_core::DType::F32,
-        &device,
-    );
-    let colbert = ColBert::from_dir(model_dir, &device, params.colbert.clone(), vb)?;
-    let text_of: BTreeMap<&DocId, &str> = inputs.corpus.iter().map(|d| (&d.doc, d.text.as_str())).collect();
-    // Group topics by candidate set.
-    let mut groups: BTreeMap<Vec<&DocId>, Vec<usize>> = BTreeMap::new();
-    for (i, t) in inputs.topics.iter().enumerate() {
-        groups.entry(candidates(&inputs, &t.topic)).or_default().push(i);
+pub struct ColBertRanker {
+    model_dir: PathBuf,
+    params: ColBertParams,
+    colbert: ColBert,
+}
+
+impl ColBertRanker {
+    /// Loads the checkpoint in `model_dir` on `device` (a seeded projection where it has none).
+    pub fn new(model_dir: &Path, params: ColBertParams, device: &candle_core::Device) -> Result<Self> {
+        params.colbert.validate()?;
+        let h = hidden_size(model_dir)?;
+        let dim = params.colbert.dim;
+        let w = candle_core::Tensor::from_vec(
+            seeded_normal(dim, h, 1.0 / (h as f64).sqrt(), SEED),
+            (dim, h),
+            device,
+        )?;
+        let vb = candle_nn::VarBuilder::from_tensors(
+            [("linear.weight".to_owned(), w)].into(),
+            candle_core::DType::F32,
+            device,
+        );
+        let colbert = ColBert::from_dir(model_dir, device, params.colbert.clone(), vb)?;
+        Ok(Self {
+            model_dir: model_dir.to_owned(),
+            params,
+            colbert,
+        })
     }
-    let mut run = Run::new(params.system.clone());
-    let mut encoded = 0;
-    for (docs, topics) in &groups {
-        let texts: Vec<&str> = docs
-            .iter()
-            .map(|d| text_of.get(d).copied().unwrap_or(""))
-            .collect();
-        let dvecs = colbert.encode_docs(&texts)?;
-        encoded += texts.len();
-        let qs: Vec<&str> = topics.iter().map(|&i| inputs.topics[i].text.as_str()).collect();
-        let qvecs = colbert.encode_queries(&qs)?;
-        for (&i, q) in topics.iter().zip(&qvecs) {
-            let mut hits = Vec::with_capacity(docs.len());
-            for (d, dv) in docs.iter().zip(&dvecs) {
-                hits.push(Hit {
-                    doc: (*d).clone(),
-                    score: f64::from(maxsim(q, dv)?),
-                });
-            }
-            hits.sort_by(trec_order);
-            hits.truncate(params.top_k);
-            run.topics.insert(inputs.topics[i].topic.clone(), hits);
+}
+
+impl Ranker for ColBertRanker {
+    type Details = NeuralDetails;
+
+    fn seed(&self) -> u64 {
+        SEED
+    }
+
+    fn rank(&mut self, inputs: &SplitInputs) -> Result<Ranked<NeuralDetails>> {
+        let t0 = Instant::now();
+        // Group topics by candidate set.
+        let mut groups: BTreeMap<Vec<&DocId>, Vec<usize>> = BTreeMap::new();
+        for (i, t) in inputs.topics.iter().enumerate() {
+            groups.entry(inputs.candidates(&t.topic)?).or_default().push(i);
         }
+        let mut run = Run::new(self.params.system.clone());
+        let mut encoded = 0;
+        for (docs, topics) in &groups {
+            let texts = docs
+                .iter()
+                .map(|d| inputs.text(d))
+                .collect::<Result<Vec<&str>>>()?;
+            let dvecs = self.colbert.encode_docs(&texts)?;
+            encoded += texts.len();
+            let qs: Vec<&str> = topics.iter().map(|&i| inputs.topics[i].text.as_str()).collect();
+            let qvecs = self.colbert.encode_queries(&qs)?;
+            for (&i, q) in topics.iter().zip(&qvecs) {
+                let mut hits = Vec::with_capacity(docs.len());
+                for (d, dv) in docs.iter().zip(&dvecs) {
+                    hits.push(Hit {
+                        doc: (*d).clone(),
+                        score: f64::from(maxsim(q, dv)?),
+                    });
+                }
+                hits.sort_by(trec_order);
+                hits.truncate(self.params.top_k);
+                run.topics.insert(inputs.topics[i].topic.clone(), hits);
+            }
+        }
+        let timings = [("encode_and_rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
+        let config = to_json(&self.params, &self.model_dir)?;
+        Ok(Ranked {
+            run,
+            details: NeuralDetails::new(&self.model_dir, config, encoded)?,
+            timings,
+        })
     }
-    let timings = [("encode_and_rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
-    let config = to_json(params, model_dir)?;
-    write_output(
-        data,
-        dataset,
-        split,
-        model_dir,
-        &params.system,
-        config,
-        &inputs,
-        run,
-        encoded,
-        timings,
-    )
 }

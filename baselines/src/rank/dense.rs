@@ -7,16 +7,15 @@
 //! the queries.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use lexbench_core::dataset::DatasetDir;
 use lexbench_core::trec::{Hit, trec_order};
 use lexbench_core::{DocId, Run};
 use serde::{Deserialize, Serialize};
 
-use super::neural::{NeuralOutput, to_json, write_output};
-use super::read_inputs;
+use super::neural::{NeuralDetails, SEED, to_json};
+use super::{Ranked, Ranker, SplitInputs};
 use crate::encoder::cache::CachedEncoder;
 use crate::encoder::{EncodeOptions, SentenceEncoder};
 use crate::error::{Error, Result};
@@ -68,98 +67,99 @@ impl DenseParams {
     }
 }
 
-/// Ranks every topic of `split` of `DATA/datasets/<dataset>` with the encoder in `model_dir`.
-pub fn run_dense(
-    data: &Path,
-    dataset: &str,
-    split: &str,
-    model_dir: &Path,
-    params: &DenseParams,
-    device: &candle_core::Device,
-) -> Result<NeuralOutput> {
-    params.validate()?;
-    if crate::encoder::files::has_hier_tensors(model_dir)? {
-        return Err(Error::Param(format!(
-            "{} was trained with a hierarchical article encoder (hier.… tensors): rank with \
-             `lexbench train CONFIG --run SPLIT`, which rebuilds it",
-            model_dir.display()
-        )));
-    }
-    let t0 = Instant::now();
-    let dir = DatasetDir::in_data(data, dataset)?;
-    let inputs = read_inputs(&dir, split)?;
-    let encoder = SentenceEncoder::from_dir(model_dir, device, params.encode.clone())?;
-    let mut cached = CachedEncoder::open(&encoder, model_dir, &data.join("cache/embeddings"))?;
-    let before = cached.cache().len();
+/// A zero-shot bi-encoder: the encoder loaded from a HuggingFace BERT folder on a device, and its
+/// settings. Refuses folders holding a hierarchical article encoder.
+pub struct DenseRanker {
+    model_dir: PathBuf,
+    params: DenseParams,
+    encoder: SentenceEncoder,
+}
 
-    // The documents any topic of the split can rank.
-    let text_of: BTreeMap<&DocId, &str> = inputs.corpus.iter().map(|d| (&d.doc, d.text.as_str())).collect();
-    let mut needed: Vec<&DocId> = match &inputs.pools {
-        Some(pools) => {
-            let mut v = Vec::new();
-            for t in &inputs.topics {
-                let pool = pools.get(&t.topic).ok_or_else(|| Error::Format {
-                    path: dir.pools(),
-                    message: format!("topic {} has no pool", t.topic),
-                })?;
-                v.extend(pool.docs.iter());
-            }
-            v
+impl DenseRanker {
+    /// Loads the encoder in `model_dir` on `device`.
+    pub fn new(model_dir: &Path, params: DenseParams, device: &candle_core::Device) -> Result<Self> {
+        params.validate()?;
+        if crate::encoder::files::has_hier_tensors(model_dir)? {
+            return Err(Error::Format {
+                path: model_dir.to_owned(),
+                message: "trained with a hierarchical article encoder (hier.… tensors), which \
+                          `lexbench run dense` cannot rebuild: rank with `lexbench train CONFIG --run SPLIT`"
+                    .into(),
+            });
         }
-        None => inputs.corpus.iter().map(|d| &d.doc).collect(),
-    };
-    needed.sort();
-    needed.dedup();
-    let mut texts = Vec::with_capacity(needed.len());
-    for d in &needed {
-        texts.push(*text_of.get(d).ok_or_else(|| Error::Format {
-            path: dir.pools(),
-            message: format!("{d} is in a pool but not in corpus.jsonl"),
-        })?);
+        let encoder = SentenceEncoder::from_dir(model_dir, device, params.encode.clone())?;
+        Ok(Self {
+            model_dir: model_dir.to_owned(),
+            params,
+            encoder,
+        })
     }
-    let doc_vecs: BTreeMap<&DocId, Vec<f32>> = needed.iter().copied().zip(cached.embed(&texts)?).collect();
-    let encoded_now = cached.cache().len() - before;
-    let t1 = Instant::now();
-    let queries: Vec<&str> = inputs.topics.iter().map(|t| t.text.as_str()).collect();
-    let query_vecs = encoder.embed(&queries)?;
-    let t2 = Instant::now();
+}
 
-    let mut run = Run::new(params.system.clone());
-    let all: Vec<&DocId> = inputs.corpus.iter().map(|d| &d.doc).collect();
-    for (topic, q) in inputs.topics.iter().zip(&query_vecs) {
-        let candidates: Vec<&DocId> = match &inputs.pools {
-            Some(pools) => pools[&topic.topic].docs.iter().collect(),
-            None => all.clone(),
-        };
-        let mut hits: Vec<Hit> = candidates
-            .into_iter()
-            .map(|d| Hit {
-                doc: d.clone(),
-                score: f64::from(similarity(q, &doc_vecs[d], params.similarity)),
-            })
-            .collect();
-        hits.sort_by(trec_order);
-        hits.truncate(params.top_k);
-        run.topics.insert(topic.topic.clone(), hits);
+impl Ranker for DenseRanker {
+    type Details = NeuralDetails;
+
+    fn seed(&self) -> u64 {
+        SEED
     }
-    let t3 = Instant::now();
-    let timings = [
-        ("encode_documents_s".to_owned(), (t1 - t0).as_secs_f64()),
-        ("encode_queries_s".to_owned(), (t2 - t1).as_secs_f64()),
-        ("rank_s".to_owned(), (t3 - t2).as_secs_f64()),
-    ]
-    .into();
-    let head = to_json(params, model_dir)?;
-    write_output(
-        data,
-        dataset,
-        split,
-        model_dir,
-        &params.system,
-        head,
-        &inputs,
-        run,
-        encoded_now,
-        timings,
-    )
+
+    fn rank(&mut self, inputs: &SplitInputs) -> Result<Ranked<NeuralDetails>> {
+        let t0 = Instant::now();
+        let cache_dir = inputs.data.join("cache/embeddings");
+        let mut cached = CachedEncoder::open(&self.encoder, &self.model_dir, &cache_dir)?;
+        let before = cached.cache().len();
+
+        // The documents any topic of the split can rank.
+        let mut candidates = Vec::with_capacity(inputs.topics.len());
+        for t in &inputs.topics {
+            candidates.push(inputs.candidates(&t.topic)?);
+        }
+        let mut needed: Vec<&DocId> = if inputs.pooled() {
+            candidates.iter().flatten().copied().collect()
+        } else {
+            inputs.corpus.iter().map(|d| &d.doc).collect()
+        };
+        needed.sort();
+        needed.dedup();
+        let texts = needed
+            .iter()
+            .map(|d| inputs.text(d))
+            .collect::<Result<Vec<&str>>>()?;
+        let doc_vecs: BTreeMap<&DocId, Vec<f32>> =
+            needed.iter().copied().zip(cached.embed(&texts)?).collect();
+        let encoded_now = cached.cache().len() - before;
+        let t1 = Instant::now();
+        let queries: Vec<&str> = inputs.topics.iter().map(|t| t.text.as_str()).collect();
+        let query_vecs = self.encoder.embed(&queries)?;
+        let t2 = Instant::now();
+
+        let mut run = Run::new(self.params.system.clone());
+        for ((topic, q), candidates) in inputs.topics.iter().zip(&query_vecs).zip(candidates) {
+            let mut hits: Vec<Hit> = candidates
+                .into_iter()
+                .map(|d| Hit {
+                    doc: d.clone(),
+                    score: f64::from(similarity(q, &doc_vecs[d], self.params.similarity)),
+                })
+                .collect();
+            hits.sort_by(trec_order);
+            hits.truncate(self.params.top_k);
+            run.topics.insert(topic.topic.clone(), hits);
+        }
+        let t3 = Instant::now();
+        Ok(Ranked {
+            run,
+            details: NeuralDetails::new(
+                &self.model_dir,
+                to_json(&self.params, &self.model_dir)?,
+                encoded_now,
+            )?,
+            timings: [
+                ("encode_documents_s".to_owned(), (t1 - t0).as_secs_f64()),
+                ("encode_queries_s".to_owned(), (t2 - t1).as_secs_f64()),
+                ("rank_s".to_owned(), (t3 - t2).as_secs_f64()),
+            ]
+            .into(),
+        })
+    }
 }

@@ -4,12 +4,12 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use lexbench_core::dataset::{CorpusDoc, DatasetDir};
+use lexbench_core::dataset::CorpusDoc;
 use lexbench_core::trec::{Qrels, ReadOptions};
 use lexbench_core::{DocId, TopicId};
 
 use crate::error::{Error, Result};
-use crate::rank::read_inputs;
+use crate::rank::SplitInputs;
 
 /// One topic of a split.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,9 +58,18 @@ impl SplitData {
         need_positives: bool,
         skip_without_text: bool,
     ) -> Result<Self> {
-        let dir = DatasetDir::in_data(data, dataset)?;
-        let inputs = read_inputs(&dir, split)?;
-        let qrels_path = dir.qrels(split);
+        Self::from_inputs(
+            &SplitInputs::read(data, dataset, split)?,
+            need_positives,
+            skip_without_text,
+        )
+    }
+
+    /// [`SplitData::load_with`] over a split already read (the ranking layer's [`SplitInputs`]); the
+    /// split's qrels are read here.
+    pub fn from_inputs(inputs: &SplitInputs, need_positives: bool, skip_without_text: bool) -> Result<Self> {
+        let dir = &inputs.dir;
+        let qrels_path = dir.qrels(&inputs.split);
         let qrels = Qrels::read(&qrels_path, &ReadOptions::default())?;
         let index: HashMap<DocId, usize> = inputs
             .corpus
@@ -133,7 +142,7 @@ impl SplitData {
         Ok(Self {
             dataset_hash: inputs.manifest.dataset_hash(),
             language: inputs.manifest.language,
-            docs: inputs.corpus,
+            docs: inputs.corpus.clone(),
             index,
             topics,
             qrels,

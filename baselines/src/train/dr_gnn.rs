@@ -29,7 +29,6 @@ use serde::{Deserialize, Serialize};
 
 use super::config::TrainConfig;
 use super::data::SplitData;
-use super::export::write_trained_run;
 use super::finetune::{Summary, config_text, negative_sources};
 use super::model::{Trainable, run_from_corpus_scores};
 use super::negatives::Example;
@@ -517,17 +516,49 @@ pub fn train_dr_gnn(
         &serde_json::json!({"name": cfg.name, "gnn": gnn, "nodes": summary.nodes, "trainable_params": trainable_params, "losses": summary.losses, "epoch_s": summary.epoch_s}),
     )?;
     let mut outputs = Vec::new();
+    let mut ranker = DrGnnRanker {
+        cfg,
+        stage: &stage,
+        model_dir: &dir,
+    };
     for s in splits {
-        let t0 = Instant::now();
-        let target = SplitData::load(data, &cfg.data.dataset, s, false)?;
-        let qs = stage.queries(&target)?;
-        let scores = stage.score_all(&qs)?;
-        let run = run_from_corpus_scores(&target, &cfg.name, &scores, cfg.eval.top_k);
-        let config = serde_json::json!({"model": "dr_gnn", "train_config": cfg, "top_k": cfg.eval.top_k});
-        let o = write_trained_run(cfg, data, s, &dir, config, run, target.docs.len(), t0)?;
+        let target = crate::rank::RunTarget::new(data, &cfg.data.dataset, s, &cfg.name)?;
+        let o = crate::rank::write_run(&mut ranker, &target)?;
         summary.runs.push(o.run_path.display().to_string());
         outputs.push(o);
     }
     lexbench_core::io::write_json_pretty(&dir.join("summary.json"), &summary)?;
     Ok((summary, outputs))
+}
+
+/// DR+GNN's trained stage as a ranker: the frozen encoder's question embeddings against the enriched
+/// vectors of the whole corpus ([`run_from_corpus_scores`]).
+struct DrGnnRanker<'a> {
+    cfg: &'a TrainConfig,
+    stage: &'a Stage,
+    /// `OUT/gnn`, recorded and hashed in the sidecar.
+    model_dir: &'a Path,
+}
+
+impl crate::rank::Ranker for DrGnnRanker<'_> {
+    type Details = crate::rank::neural::NeuralDetails;
+
+    fn seed(&self) -> u64 {
+        crate::rank::neural::SEED
+    }
+
+    fn rank(&mut self, inputs: &crate::rank::SplitInputs) -> Result<crate::rank::Ranked<Self::Details>> {
+        let t0 = Instant::now();
+        let target = SplitData::from_inputs(inputs, false, false)?;
+        let qs = self.stage.queries(&target)?;
+        let scores = self.stage.score_all(&qs)?;
+        let (cfg, top_k) = (self.cfg, self.cfg.eval.top_k);
+        let run = run_from_corpus_scores(&target, &cfg.name, &scores, top_k);
+        let config = serde_json::json!({"model": "dr_gnn", "train_config": cfg, "top_k": top_k});
+        Ok(crate::rank::Ranked {
+            run,
+            details: crate::rank::neural::NeuralDetails::new(self.model_dir, config, target.docs.len())?,
+            timings: [("rank_s".to_owned(), t0.elapsed().as_secs_f64())].into(),
+        })
+    }
 }

@@ -10,9 +10,9 @@
 //!   PEFT weights, LoRA merged into the base weights for inference.
 //! - A hierarchical article encoder (`biencoder.article_encoder = "hierarchical"`) adds its
 //!   `hier.…` tensors to either weights file. `lexbench run dense` cannot use them (it refuses such
-//!   folders); [`write_runs`] ranks with the network rebuilt from the folder instead.
+//!   folders); [`TrainedRanker`] ranks with the network rebuilt from the folder instead.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use candle_core::Device;
 
@@ -22,7 +22,8 @@ use super::model::Trainable;
 use super::params::{ParamStore, save_tensors};
 use crate::encoder::files::{ADAPTER_CONFIG, ADAPTER_WEIGHTS, AdapterFile, weights_file};
 use crate::error::{Result, io_err};
-use crate::rank::neural::{NeuralOutput, write_neural_run};
+use crate::rank::neural::{NeuralDetails, SEED};
+use crate::rank::{Ranked, Ranker, RunTarget, SplitInputs};
 
 /// Copies the base's configuration and tokenizer files (every `*.json` and `*.txt` but weights).
 fn copy_base_files(base: &Path, dir: &Path) -> Result<()> {
@@ -85,69 +86,54 @@ pub fn export(
     })
 }
 
-/// Ranks `splits` of `cfg`'s dataset with the network rebuilt from the exported folder `model_dir`
-/// (its weights file holds every trainable variable) and writes `DATA/runs/<dataset>/<split>/<name>.trec`
-/// with a dense-run sidecar: how runs of models `lexbench run dense` cannot load (a hierarchical
-/// article encoder) are made.
-pub fn write_runs(
-    cfg: &TrainConfig,
-    data: &Path,
-    model_dir: &Path,
-    device: &Device,
-    splits: &[String],
-) -> Result<Vec<NeuralOutput>> {
-    let net = Trainable::build(cfg, device)?;
-    net.store.load_values(&weights_file(model_dir))?;
-    let mut out = Vec::with_capacity(splits.len());
-    for split in splits {
-        let t0 = std::time::Instant::now();
-        let target = SplitData::load(data, &cfg.data.dataset, split, false)?;
-        let mut run = net.rank(&target, cfg.eval.top_k, None, 32)?;
-        run.tag = cfg.name.clone();
-        let config = serde_json::json!({
-            "model": cfg.model,
-            "article_encoder": cfg.biencoder.article_encoder,
-            "train_config": cfg,
-            "top_k": cfg.eval.top_k,
-        });
-        out.push(write_trained_run(
-            cfg,
-            data,
-            split,
-            model_dir,
-            config,
-            run,
-            target.docs.len(),
-            t0,
-        )?);
-    }
-    Ok(out)
+/// The network of a trained configuration rebuilt from its exported folder (its weights file holds
+/// every trainable variable), as a [`Ranker`]: how runs of models `lexbench run dense` cannot load (a
+/// hierarchical article encoder) are made, with the sidecar of other neural runs.
+pub struct TrainedRanker {
+    cfg: TrainConfig,
+    model_dir: PathBuf,
+    net: Trainable,
 }
 
-/// Writes `run` of `split` as `DATA/runs/<dataset>/<split>/<cfg.name>.trec` with a dense-run sidecar
-/// (`model_dir`, `config`, the documents ranked, the time since `t0`): the runs of trained models that
-/// `lexbench run dense` cannot load (hierarchical encoder, DR+GNN, QABISAR).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn write_trained_run(
-    cfg: &TrainConfig,
-    data: &Path,
-    split: &str,
-    model_dir: &Path,
-    config: serde_json::Value,
-    run: lexbench_core::Run,
-    docs: usize,
-    t0: std::time::Instant,
-) -> Result<NeuralOutput> {
-    let timings = [("rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
-    write_neural_run(
-        data,
-        &cfg.data.dataset,
-        split,
-        model_dir,
-        &cfg.name,
-        config,
-        run,
-        docs,
-        timings,
-    )
+impl TrainedRanker {
+    /// Rebuilds `cfg`'s network on `device` with the weights exported in `model_dir`.
+    pub fn from_folder(cfg: &TrainConfig, model_dir: &Path, device: &Device) -> Result<Self> {
+        let net = Trainable::build(cfg, device)?;
+        net.store.load_values(&weights_file(model_dir))?;
+        Ok(Self {
+            cfg: cfg.clone(),
+            model_dir: model_dir.to_owned(),
+            net,
+        })
+    }
+
+    /// The run of `split` of the configuration's dataset: `DATA/runs/<dataset>/<split>/<cfg.name>`.
+    pub fn target(&self, data: &Path, split: &str) -> Result<RunTarget> {
+        RunTarget::new(data, &self.cfg.data.dataset, split, &self.cfg.name)
+    }
+}
+
+impl Ranker for TrainedRanker {
+    type Details = NeuralDetails;
+
+    fn seed(&self) -> u64 {
+        SEED
+    }
+
+    fn rank(&mut self, inputs: &SplitInputs) -> Result<Ranked<NeuralDetails>> {
+        let t0 = std::time::Instant::now();
+        let target = SplitData::from_inputs(inputs, false, false)?;
+        let run = self.net.rank(&target, self.cfg.eval.top_k, None, 32)?;
+        let config = serde_json::json!({
+            "model": self.cfg.model,
+            "article_encoder": self.cfg.biencoder.article_encoder,
+            "train_config": self.cfg,
+            "top_k": self.cfg.eval.top_k,
+        });
+        Ok(Ranked {
+            run,
+            details: NeuralDetails::new(&self.model_dir, config, target.docs.len())?,
+            timings: [("rank_s".to_owned(), t0.elapsed().as_secs_f64())].into(),
+        })
+    }
 }

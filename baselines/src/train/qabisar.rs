@@ -29,7 +29,6 @@ use super::data::SplitData;
 use super::dr_gnn::{
     GraphFeatures, default_dropout, default_edge_dim, default_heads, default_layers, default_lr, gat_config,
 };
-use super::export::write_trained_run;
 use super::finetune::{config_text, negative_sources};
 use super::model::{Trainable, run_from_corpus_scores};
 use super::negatives::{Example, Rankings};
@@ -490,24 +489,60 @@ pub fn train_qabisar(
     model.refresh_queries(&split)?;
     let articles = model.article_reps()?;
     let mut outputs = Vec::new();
+    let mut ranker = QabisarRanker {
+        cfg,
+        model: &model,
+        articles: &articles,
+        model_dir: &dir,
+    };
     for s in splits {
-        let t0 = Instant::now();
-        let target = SplitData::load(data, &cfg.data.dataset, s, false)?;
-        let texts: Vec<&str> = target.topics.iter().map(|t| t.text.as_str()).collect();
-        let rows = model.net.embed_texts(&texts, true, 32)?;
-        let dim = articles.dims2()?.1;
-        let q = Tensor::from_vec(
-            rows.into_iter().flatten().collect::<Vec<f32>>(),
-            (texts.len(), dim),
-            device,
-        )?;
-        let scores = q.matmul(&articles.t()?)?.to_vec2::<f32>()?;
-        let run = run_from_corpus_scores(&target, &cfg.name, &scores, cfg.eval.top_k);
-        let config = serde_json::json!({"model": "qabisar", "train_config": cfg, "top_k": cfg.eval.top_k});
-        let o = write_trained_run(cfg, data, s, &dir, config, run, target.docs.len(), t0)?;
+        let target = crate::rank::RunTarget::new(data, &cfg.data.dataset, s, &cfg.name)?;
+        let o = crate::rank::write_run(&mut ranker, &target)?;
         summary.runs.push(o.run_path.display().to_string());
         outputs.push(o);
     }
     lexbench_core::io::write_json_pretty(&dir.join("summary.json"), &summary)?;
     Ok((summary, outputs))
+}
+
+/// Trained QABISAR as a ranker: the distilled query encoder's embedding of each question (test
+/// questions are not in the graph) against the graph article representations of the whole corpus
+/// ([`run_from_corpus_scores`]).
+struct QabisarRanker<'a> {
+    cfg: &'a TrainConfig,
+    model: &'a Qabisar,
+    /// [`Qabisar::article_reps`], `(docs, dim)`.
+    articles: &'a Tensor,
+    /// `OUT/qabisar`, recorded and hashed in the sidecar.
+    model_dir: &'a Path,
+}
+
+impl crate::rank::Ranker for QabisarRanker<'_> {
+    type Details = crate::rank::neural::NeuralDetails;
+
+    fn seed(&self) -> u64 {
+        crate::rank::neural::SEED
+    }
+
+    fn rank(&mut self, inputs: &crate::rank::SplitInputs) -> Result<crate::rank::Ranked<Self::Details>> {
+        let t0 = Instant::now();
+        let target = SplitData::from_inputs(inputs, false, false)?;
+        let texts: Vec<&str> = target.topics.iter().map(|t| t.text.as_str()).collect();
+        let rows = self.model.net.embed_texts(&texts, true, 32)?;
+        let dim = self.articles.dims2()?.1;
+        let q = Tensor::from_vec(
+            rows.into_iter().flatten().collect::<Vec<f32>>(),
+            (texts.len(), dim),
+            self.articles.device(),
+        )?;
+        let scores = q.matmul(&self.articles.t()?)?.to_vec2::<f32>()?;
+        let (cfg, top_k) = (self.cfg, self.cfg.eval.top_k);
+        let run = run_from_corpus_scores(&target, &cfg.name, &scores, top_k);
+        let config = serde_json::json!({"model": "qabisar", "train_config": cfg, "top_k": top_k});
+        Ok(crate::rank::Ranked {
+            run,
+            details: crate::rank::neural::NeuralDetails::new(self.model_dir, config, target.docs.len())?,
+            timings: [("rank_s".to_owned(), t0.elapsed().as_secs_f64())].into(),
+        })
+    }
 }
