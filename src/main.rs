@@ -48,7 +48,7 @@ struct Cli {
     #[arg(long, global = true, env = "LEXBENCH_DATA", default_value = "data")]
     data: PathBuf,
 
-    /// Output format: human or json for reports (eval, submit; default human), json or jsonl for
+    /// Output format: human or json for reports (eval, submit, stats, diff; default human), json or jsonl for
     /// parsed records (parse judgment, parse guide; default json).
     #[arg(long, global = true, value_enum)]
     format: Option<OutputFormat>,
@@ -171,9 +171,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Pipeline(args) => pipeline::cmd_pipeline(&data, &args),
         Command::Build(cmd) => build::cmd_build(&data, &cmd),
         Command::Import(ImportCommand::Release(args)) => build::cmd_import_release(&data, &args),
-        Command::Diff(args) => build::cmd_diff(&data, &args),
+        Command::Diff(args) => build::cmd_diff(&data, &args, OutputFormat::report(cli.format, "diff")?),
         Command::Split(args) => build::cmd_split(&data, &args),
-        Command::Stats(args) => build::cmd_stats(&data, &args),
+        Command::Stats(args) => build::cmd_stats(&data, &args, OutputFormat::report(cli.format, "stats")?),
         Command::Parse(ParseCommand::Judgment(args)) => {
             parse_judgment::cmd_parse_judgment(&args, OutputFormat::records(cli.format, "parse judgment")?)
         }

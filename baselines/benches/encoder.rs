@@ -15,8 +15,16 @@ fn main() {
     let models = std::env::var_os("LEXBENCH_MODELS").map_or_else(|| root.join("models"), PathBuf::from);
     let python = std::env::var("LEXBENCH_PYTHON").unwrap_or_else(|_| "python3".to_owned());
     let script = root.join("scripts/bench_encoder.py");
+    let device = match lexbench_baselines::default_device() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("encoder bench: {}", lexbench_core::error::chain(&e));
+            std::process::exit(2);
+        }
+    };
     match bench::run(
         &models.join("minilm"),
+        &device,
         Some(&python),
         &script,
         &BenchSettings::default(),

@@ -20,7 +20,10 @@ use lexbench_baselines::train::dr_gnn::train_dr_gnn;
 use lexbench_baselines::train::negatives::examples;
 use lexbench_baselines::train::qabisar::{Qabisar, train_qabisar};
 use lexbench_baselines::train::{TrainOptions, train};
+use lexbench_core::ArticleId;
+use lexbench_core::graph::{GraphNode, LegalGraph};
 use lexbench_core::rng::SplitMix64;
+use lexbench_core::testing::TinyDataset;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -46,53 +49,50 @@ fn scratch(name: &str) -> PathBuf {
 /// `DATA/datasets/law`: 12 articles under one code with two books, article order 1 → … → 12; 8
 /// questions (6 train, 2 test), each relevant to two neighbouring articles.
 fn tiny_law(data: &Path) -> TestResult {
-    let dir = data.join("datasets").join("law");
-    std::fs::create_dir_all(&dir)?;
-    let mut corpus = String::new();
     let text = |i: usize| -> String {
         (0..6)
             .map(|k| WORDS[(i * 5 + k * 7) % WORDS.len()])
             .collect::<Vec<_>>()
             .join(" ")
     };
+    let mut ds = TinyDataset::new("law");
     for i in 1..=12 {
-        corpus.push_str(&serde_json::json!({"doc": i.to_string(), "text": text(i)}).to_string());
-        corpus.push('\n');
+        ds = ds.doc(&i.to_string(), &text(i));
     }
-    std::fs::write(dir.join("corpus.jsonl"), corpus)?;
-    let mut nodes = vec![
-        serde_json::json!({"kind": "code", "label": "code of law"}),
-        serde_json::json!({"kind": "book", "label": "the court"}),
-        serde_json::json!({"kind": "book", "label": "privacy"}),
-    ];
-    let mut hierarchy = vec![(0, 1), (0, 2)];
-    let mut sequence = Vec::new();
-    let mut article_nodes = serde_json::Map::new();
+    let node = |kind: &str, label: &str| GraphNode {
+        kind: kind.into(),
+        label: label.into(),
+    };
+    let mut graph = LegalGraph {
+        nodes: vec![
+            node("code", "code of law"),
+            node("book", "the court"),
+            node("book", "privacy"),
+        ],
+        hierarchy: vec![(0, 1), (0, 2)],
+        ..LegalGraph::default()
+    };
     for i in 1..=12usize {
-        nodes.push(serde_json::json!({"kind": "article", "label": i.to_string()}));
-        let node = 2 + i;
-        hierarchy.push((if i <= 6 { 1 } else { 2 }, node));
+        graph.nodes.push(node("article", &i.to_string()));
+        let n = 2 + i;
+        graph.hierarchy.push((if i <= 6 { 1 } else { 2 }, n));
         if i < 12 {
-            sequence.push((node, node + 1));
+            graph.sequence.push((n, n + 1));
         }
-        article_nodes.insert(i.to_string(), node.into());
+        graph.article_nodes.insert(ArticleId::new(i.to_string())?, n);
     }
-    let graph = serde_json::json!({"nodes": nodes, "hierarchy": hierarchy, "sequence": sequence, "article_nodes": article_nodes});
-    std::fs::write(dir.join("graph.json"), graph.to_string())?;
-    let topics: Vec<common::TopicSpec> = (0..8usize)
-        .map(|t| {
-            let pos = [1 + (t * 3) % 11, 2 + (t * 3) % 11];
-            let words: Vec<String> = text(pos[0]).split(' ').take(3).map(str::to_owned).collect();
-            common::TopicSpec {
-                topic: format!("q{t}"),
-                query: format!("q{t}"),
-                text: words.join(" "),
-                positives: pos.iter().map(|p| p.to_string()).collect(),
-                split: if t < 6 { "train" } else { "test" },
-            }
-        })
-        .collect();
-    common::write_topics(&dir, "law", &topics, "dr_gnn_tiny test")?;
+    ds = ds.graph(graph);
+    for t in 0..8usize {
+        let pos = [1 + (t * 3) % 11, 2 + (t * 3) % 11];
+        let first = text(pos[0]);
+        let words: Vec<&str> = first.split(' ').take(3).collect();
+        let pos: Vec<String> = pos.iter().map(|p| p.to_string()).collect();
+        let pos: Vec<&str> = pos.iter().map(String::as_str).collect();
+        let topic = format!("q{t}");
+        let split = if t < 6 { "train" } else { "test" };
+        ds = ds.topic(&topic, &topic, &words.join(" "), &pos, split);
+    }
+    ds.write_in(data)?;
     Ok(())
 }
 

@@ -38,7 +38,11 @@ use lexbench_baselines::train::negatives::examples;
 use lexbench_baselines::train::optim::{AdamW, AdamWConfig};
 use lexbench_baselines::train::share::{bert_params, share};
 use lexbench_baselines::train::{TrainOptions, train};
+use lexbench_core::DocId;
+use lexbench_core::dataset::CorpusDoc;
+use lexbench_core::records::Section;
 use lexbench_core::rng::SplitMix64;
+use lexbench_core::testing::TinyDataset;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -74,42 +78,38 @@ fn scratch(name: &str) -> PathBuf {
 /// Writes `DATA/datasets/tiny`: 4 judgments × 8 paragraphs, 8 topics (one per query–judgment pair),
 /// train = 6 topics, val = 2; paragraphs are random word strings, queries reuse words of a positive.
 fn tiny_dataset(data: &Path) -> TestResult {
-    let dir = data.join("datasets").join("tiny");
-    std::fs::create_dir_all(&dir)?;
     let mut rng = SplitMix64::new(11);
-    let mut corpus = String::new();
+    let mut ds = TinyDataset::new("tiny");
     let mut texts = Vec::new();
     for j in 0..4 {
         for p in 1..=8 {
             let text: Vec<&str> = (0..10).map(|_| WORDS[rng.below(WORDS.len())]).collect();
             let text = text.join(" ");
-            let section = if p <= 4 { "facts" } else { "law" };
-            let row = serde_json::json!({"doc": format!("001-99000{j}:{p}"), "text": text, "num": p, "section": section});
-            corpus.push_str(&row.to_string());
-            corpus.push('\n');
+            ds = ds.corpus_doc(CorpusDoc {
+                doc: DocId::new(format!("001-99000{j}:{p}"))?,
+                text: text.clone(),
+                item: None,
+                num: Some(p),
+                section: Some(if p <= 4 { Section::Facts } else { Section::Law }),
+            });
             texts.push(text);
         }
     }
-    std::fs::write(dir.join("corpus.jsonl"), corpus)?;
-    let (mut pools, mut topics) = (String::new(), Vec::new());
     for t in 0..8usize {
         let j = t % 4;
         let topic = format!("q{t}/001-99000{j}");
         let pos = [1 + (t % 8), 1 + ((t + 3) % 8)];
         let words: Vec<&str> = texts[j * 8 + pos[0] - 1].split(' ').take(4).collect();
         let docs: Vec<String> = (1..=8).map(|p| format!("001-99000{j}:{p}")).collect();
-        pools.push_str(&serde_json::json!({"topic": topic, "docs": docs}).to_string());
-        pools.push('\n');
-        topics.push(common::TopicSpec {
-            topic,
-            query: format!("q{t}"),
-            text: words.join(" "),
-            positives: pos.iter().map(|p| format!("001-99000{j}:{p}")).collect(),
-            split: if t < 6 { "train" } else { "val" },
-        });
+        let docs: Vec<&str> = docs.iter().map(String::as_str).collect();
+        let pos: Vec<String> = pos.iter().map(|p| format!("001-99000{j}:{p}")).collect();
+        let pos: Vec<&str> = pos.iter().map(String::as_str).collect();
+        let split = if t < 6 { "train" } else { "val" };
+        ds = ds
+            .topic(&topic, &format!("q{t}"), &words.join(" "), &pos, split)
+            .pool(&topic, &docs);
     }
-    std::fs::write(dir.join("pools.jsonl"), pools)?;
-    common::write_topics(&dir, "tiny", &topics, "train_tiny test")?;
+    ds.write_in(data)?;
     Ok(())
 }
 

@@ -6,7 +6,13 @@
 //! accepted as empty). What is not: other 4xx (a 404 is an answer), 204 ("no body" is an answer).
 //! Every attempt, retries included, passes the rate limiter; only requests in flight count against the
 //! concurrency limit (a request waiting out a backoff does not hold a slot).
+//!
+//! The waits between attempts (backoff, `Retry-After`) go through a [`Sleeper`], `tokio::time::sleep`
+//! unless [`PoliteClient::with_sleeper`] says otherwise, so tests observe the waits asked for instead of
+//! timing them.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -135,6 +141,22 @@ pub struct Failure {
     pub attempts: u32,
 }
 
+/// How the client waits out a backoff or a `Retry-After` before the next attempt.
+pub trait Sleeper: Send + Sync + std::fmt::Debug {
+    /// Waits `wait`.
+    fn sleep(&self, wait: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+}
+
+/// The [`Sleeper`] of every client unless told otherwise: `tokio::time::sleep`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TokioSleeper;
+
+impl Sleeper for TokioSleeper {
+    fn sleep(&self, wait: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + 'static>> {
+        Box::pin(tokio::time::sleep(wait))
+    }
+}
+
 /// The polite client. Cheap to clone; clones share the rate limiter and concurrency slots.
 #[derive(Debug, Clone)]
 pub struct PoliteClient {
@@ -143,6 +165,7 @@ pub struct PoliteClient {
     next_slot: Arc<Mutex<Instant>>,
     slots: Arc<Semaphore>,
     jitter: Arc<AtomicU64>,
+    sleeper: Arc<dyn Sleeper>,
 }
 
 /// Installs rustls' ring crypto provider once (reqwest is built without a default provider so that no
@@ -186,7 +209,15 @@ impl PoliteClient {
             cfg: Arc::new(cfg),
             next_slot: Arc::new(Mutex::new(Instant::now())),
             jitter: Arc::new(AtomicU64::new(seed)),
+            sleeper: Arc::new(TokioSleeper),
         })
+    }
+
+    /// The same client, waiting between attempts through `sleeper` (the rate limiter's pacing is
+    /// not affected).
+    pub fn with_sleeper(mut self, sleeper: Arc<dyn Sleeper>) -> Self {
+        self.sleeper = sleeper;
+        self
     }
 
     /// The settings.
@@ -259,7 +290,7 @@ impl PoliteClient {
                 .map(|w| w.min(self.cfg.backoff_max))
                 .unwrap_or_else(|| self.backoff(attempts - 1));
             tracing::debug!(url, attempt = attempts, ?wait, %reason, "retrying");
-            tokio::time::sleep(wait).await;
+            self.sleeper.sleep(wait).await;
         }
     }
 

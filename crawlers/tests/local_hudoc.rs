@@ -13,13 +13,16 @@
 //!   nothing already stored;
 //! - `offline` rebuilds the same index with zero requests;
 //! - politeness: the measured request rate and concurrency never exceed the configured limits, and a
-//!   client without a User-Agent is refused as HUDOC's Cloudflare layer does;
+//!   client without a User-Agent is refused as HUDOC's Cloudflare layer does; after a 429 the wait the
+//!   client asks for is the server's `Retry-After` (recorded through its `Sleeper`, not timed);
 //! - guides: PDF answers are kept, HTML "not found" pages are misses, the second URL pattern is tried;
 //! - BSARD: files and a Justel PDF are stored with their checksums;
 //! - after every test, the store's invariant holds: each manifest line's object exists with its sha256.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,7 +34,7 @@ use lexbench_crawlers::date::Date;
 use lexbench_crawlers::fake_hudoc::{FakeConfig, FakeItem, FakeServer, Faults};
 use lexbench_crawlers::fetch::Fetcher;
 use lexbench_crawlers::guides::{GuideSettings, crawl_guides};
-use lexbench_crawlers::http::{HttpConfig, PoliteClient};
+use lexbench_crawlers::http::{HttpConfig, PoliteClient, Sleeper};
 use lexbench_crawlers::hudoc::{self, HudocSettings, crawl_bodies, crawl_metadata, docx_url};
 use lexbench_crawlers::store::RawStore;
 
@@ -594,6 +597,17 @@ async fn bsard_files_are_stored_with_checksums() {
     assert_store_invariant(&store);
 }
 
+/// A [`Sleeper`] that records the waits asked for and returns at once.
+#[derive(Debug, Default)]
+struct RecordedWaits(std::sync::Mutex<Vec<Duration>>);
+
+impl Sleeper for RecordedWaits {
+    fn sleep(&self, wait: Duration) -> Pin<Box<dyn Future<Output = ()> + Send + 'static>> {
+        self.0.lock().unwrap().push(wait);
+        Box::pin(std::future::ready(()))
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retry_after_is_honoured() {
     let server = FakeServer::start(FakeConfig {
@@ -607,15 +621,17 @@ async fn retry_after_is_honoured() {
     })
     .await
     .unwrap();
-    // Backoff alone would wait a few milliseconds; only Retry-After explains a wait of a second.
+    // Backoff alone would wait a few milliseconds (with jitter); the wait asked for is exactly the
+    // server's Retry-After, under backoff_max. No clock is read: the waits are recorded.
+    let waits = Arc::new(RecordedWaits::default());
     let client = PoliteClient::new(HttpConfig {
         backoff_max: Duration::from_secs(5),
         ..fast()
     })
-    .unwrap();
-    let t0 = std::time::Instant::now();
+    .unwrap()
+    .with_sleeper(waits.clone());
     let r = client.get(&format!("{}/f.csv", server.base_url())).await.unwrap();
     assert_eq!((r.status, r.attempts), (200, 2));
-    assert!(t0.elapsed() >= Duration::from_millis(950), "{:?}", t0.elapsed());
+    assert_eq!(*waits.0.lock().unwrap(), vec![Duration::from_secs(1)]);
     assert_eq!(server.log()[0].status, 429);
 }

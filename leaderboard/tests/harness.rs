@@ -16,8 +16,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use lexbench_core::dataset::{CorpusDoc, DatasetManifest, DatasetTopic};
-use lexbench_core::{DocId, Pool, PoolSizes, Qrels, QueryId, ReadOptions, Run, Split, TopicId, evaluate};
+use lexbench_core::testing::TinyDataset;
+use lexbench_core::{PoolSizes, Qrels, ReadOptions, Run, TopicId, evaluate};
 use lexbench_leaderboard::board::Sig;
 use lexbench_leaderboard::regression::{Expectations, Status, check};
 use lexbench_leaderboard::{Error, SubmitRequest, render_site, submit};
@@ -41,54 +41,32 @@ fn doc(i: usize, j: usize) -> String {
 
 /// A pooled dataset (ECtHR-like): TOPICS topics, each ranking its own judgment's POOL paragraphs, the
 /// relevant ones being paragraphs 3 and 7. `salt` changes one corpus text (a new dataset version).
-fn pooled_dataset(data: &Path, salt: &str) -> String {
-    let ds = data.join("datasets/mini");
-    std::fs::create_dir_all(ds.join("splits")).unwrap();
-    std::fs::create_dir_all(ds.join("qrels")).unwrap();
-    let mut corpus = Vec::new();
-    let mut topics = Vec::new();
-    let mut pools = Vec::new();
-    let mut qrels = Qrels::default();
+/// Without `pools`, every topic ranks the whole corpus (BSARD-like). Returns the dataset hash.
+fn mini_dataset(data: &Path, salt: &str, pools: bool) -> String {
+    let mut ds = TinyDataset::new("mini");
     for i in 0..TOPICS {
-        let t = TopicId::new(topic(i)).unwrap();
-        topics.push(DatasetTopic {
-            topic: t.clone(),
-            query: QueryId::new(format!("q{i}")).unwrap(),
-            text: format!("query {i}"),
-            item: None,
-            guide: None,
-        });
-        let docs: Vec<DocId> = (0..POOL).map(|j| DocId::new(doc(i, j)).unwrap()).collect();
+        let docs: Vec<String> = (0..POOL).map(|j| doc(i, j)).collect();
+        let docs: Vec<&str> = docs.iter().map(String::as_str).collect();
         for d in &docs {
-            corpus.push(CorpusDoc {
-                doc: d.clone(),
-                text: format!("text of {d} {salt}"),
-                item: None,
-                num: None,
-                section: None,
-            });
+            ds = ds.doc(d, &format!("text of {d} {salt}"));
         }
-        qrels.insert(t.clone(), docs[2].clone(), 1);
-        qrels.insert(t.clone(), docs[6].clone(), 1);
-        pools.push(Pool { topic: t, docs });
+        ds = ds.topic(
+            &topic(i),
+            &format!("q{i}"),
+            &format!("query {i}"),
+            &[docs[2], docs[6]],
+            "test",
+        );
+        if pools {
+            ds = ds.pool(&topic(i), &docs);
+        }
     }
-    lexbench_core::io::write_jsonl(&ds.join("corpus.jsonl"), &corpus).unwrap();
-    lexbench_core::io::write_jsonl(&ds.join("queries.jsonl"), &topics).unwrap();
-    lexbench_core::io::write_jsonl(&ds.join("pools.jsonl"), &pools).unwrap();
-    qrels.write(&ds.join("qrels/test.tsv")).unwrap();
-    let split = Split {
-        dataset: "mini".into(),
-        name: "test".into(),
-        topics: topics.iter().map(|t| t.topic.clone()).collect(),
-    };
-    std::fs::write(
-        ds.join("splits/test.json"),
-        serde_json::to_string(&split).unwrap(),
-    )
-    .unwrap();
-    DatasetManifest::write_for(&ds, "mini", "test")
-        .unwrap()
-        .dataset_hash()
+    ds.open_in(data).unwrap().hash()
+}
+
+/// [`mini_dataset`] with pools.
+fn pooled_dataset(data: &Path, salt: &str) -> String {
+    mini_dataset(data, salt, true)
 }
 
 /// A run file: for each topic, the pool in the order given by `order(i)` (paragraph indices).
@@ -329,9 +307,7 @@ fn entry_scores_are_the_evaluator_scores() {
 #[test]
 fn corpus_tasks_use_the_bsard_measures_and_the_corpus_as_candidates() {
     let data = scratch("corpus");
-    pooled_dataset(&data, "");
-    std::fs::remove_file(data.join("datasets/mini/pools.jsonl")).unwrap();
-    DatasetManifest::write_for(&data.join("datasets/mini"), "mini", "test").unwrap();
+    mini_dataset(&data, "", false);
     let run_path = data.join("r.trec");
     // Any corpus document is a candidate now, even another judgment's paragraph.
     std::fs::write(

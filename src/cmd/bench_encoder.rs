@@ -11,6 +11,8 @@ use anyhow::{Context, Result};
 use clap::Args;
 use lexbench_baselines::encoder::bench::{self, BenchSettings};
 
+use crate::cmd::args::DeviceArg;
+
 /// Arguments of `lexbench bench-encoder`.
 #[derive(Debug, Args)]
 pub struct BenchEncoderArgs {
@@ -35,6 +37,9 @@ pub struct BenchEncoderArgs {
     /// Skip the PyTorch measurement.
     #[arg(long)]
     pub no_python: bool,
+    // Where candle runs; the PyTorch side always runs on the CPU (scripts/bench_encoder.py).
+    #[command(flatten)]
+    pub device: DeviceArg,
 }
 
 /// Runs the benchmark and prints the figures.
@@ -48,7 +53,8 @@ pub fn cmd_bench_encoder(args: &BenchEncoderArgs) -> Result<ExitCode> {
     };
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_encoder.py");
     let python = (!args.no_python).then_some(args.python.as_str());
-    let lines = bench::run(&args.model, python, &script, &settings)
+    let device = args.device.device()?;
+    let lines = bench::run(&args.model, &device, python, &script, &settings)
         .with_context(|| format!("benchmarking {}", args.model.display()))?;
     for l in lines {
         println!("{l}");

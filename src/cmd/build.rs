@@ -10,6 +10,8 @@ use lexbench::build::{self as lib, BsardSource, EcthrOptions, SplitOptions};
 use lexbench_core::datadir::DataDir;
 use lexbench_splits::write::Written;
 
+use crate::cmd::args::ReportFormat;
+
 /// Which dataset to build.
 #[derive(Debug, Subcommand)]
 pub enum BuildCommand {
@@ -129,11 +131,76 @@ pub fn cmd_split(data: &DataDir, args: &SplitArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs `lexbench stats`: prints the dataset's statistics and certificate summary as JSON.
-pub fn cmd_stats(data: &DataDir, args: &StatsArgs) -> Result<ExitCode> {
+/// Runs `lexbench stats`: prints the dataset's version, statistics and certificate summary, as text
+/// (`--format human`, the default) or as one JSON document (`--format json`).
+pub fn cmd_stats(data: &DataDir, args: &StatsArgs, format: ReportFormat) -> Result<ExitCode> {
     let out = lib::dataset_stats(data, &args.dataset)?;
-    println!("{}", serde_json::to_string_pretty(&out)?);
+    match format {
+        ReportFormat::Human => print!("{}", render_stats_human(&out)),
+        ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&out)?),
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `stats` for people: the dataset and version, the certificate, then one line per statistic (nested
+/// keys joined with `.`; a distribution `{n, min, median, mean, max}` on one line).
+fn render_stats_human(out: &serde_json::Value) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let text = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+    let _ = writeln!(s, "dataset  {}", text(&out["dataset"]));
+    let _ = writeln!(s, "version  {}", text(&out["version"]));
+    if let Some(c) = out.get("certificate") {
+        let passed = c["passed"].as_bool() == Some(true);
+        let _ = writeln!(s, "certificate  {}", if passed { "passed" } else { "FAILED" });
+        if let Some(shared) = c["shared_judgments"].as_object() {
+            for (pair, n) in shared.iter().filter(|(_, n)| n.as_u64() != Some(0)) {
+                let _ = writeln!(s, "  shared judgments {pair}: {n}");
+            }
+        }
+    }
+    let mut lines = Vec::new();
+    flatten_stats("", &out["stats"], &mut lines);
+    let width = lines.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+    for (key, value) in lines {
+        let pad = width - key.chars().count();
+        let _ = writeln!(s, "  {key}{:pad$}  {value}", "");
+    }
+    s
+}
+
+/// `path → value` lines of a statistics object, in key order.
+fn flatten_stats(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    let num = |v: &serde_json::Value| match v.as_f64() {
+        Some(x) if x.fract() == 0.0 => format!("{x:.0}"),
+        Some(x) => format!("{x:.2}"),
+        None => v.to_string(),
+    };
+    match v {
+        serde_json::Value::Object(m)
+            if ["n", "min", "median", "mean", "max"]
+                .iter()
+                .all(|k| m.contains_key(*k)) =>
+        {
+            let parts: Vec<String> = ["n", "min", "median", "mean", "max"]
+                .iter()
+                .map(|k| format!("{k} {}", num(&m[*k])))
+                .collect();
+            out.push((prefix.to_owned(), parts.join("  ")));
+        }
+        serde_json::Value::Object(m) => {
+            for (k, v) in m {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten_stats(&key, v, out);
+            }
+        }
+        serde_json::Value::String(t) => out.push((prefix.to_owned(), t.clone())),
+        other => out.push((prefix.to_owned(), num(other))),
+    }
 }
 
 /// Runs `lexbench build`.
@@ -188,13 +255,45 @@ pub fn cmd_import_release(data: &DataDir, args: &ImportReleaseArgs) -> Result<Ex
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs `lexbench diff`: exit 1 when the datasets differ.
-pub fn cmd_diff(data: &DataDir, args: &DiffArgs) -> Result<ExitCode> {
+/// Runs `lexbench diff`: prints what differs per split, as a table (`--format human`, the default)
+/// or as one JSON document (`--format json`); exit 1 when the datasets differ.
+pub fn cmd_diff(data: &DataDir, args: &DiffArgs, format: ReportFormat) -> Result<ExitCode> {
     let (d, same) = lib::diff_datasets(data, &args.dataset, &args.against)?;
-    println!("{}", serde_json::to_string_pretty(&d)?);
+    match format {
+        ReportFormat::Human => print!("{}", render_diff_human(&d, &args.dataset, &args.against, same)),
+        ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&d)?),
+    }
     Ok(if same {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `diff` for people: one row per split (queries and pairs added / removed, pairs changed / the
+/// same), its samples under it, then the verdict.
+fn render_diff_human(
+    d: &lexbench_splits::diff::DiffReport,
+    dataset: &str,
+    against: &str,
+    same: bool,
+) -> String {
+    use std::fmt::Write;
+    let mut s = format!(
+        "{:<13} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}\n",
+        "split", "queries+", "queries-", "pairs+", "pairs-", "changed", "same"
+    );
+    for (split, x) in d {
+        let _ = writeln!(
+            s,
+            "{split:<13} {:>9} {:>9} {:>8} {:>8} {:>8} {:>8}",
+            x.queries_added, x.queries_removed, x.pairs_added, x.pairs_removed, x.pairs_changed, x.pairs_same
+        );
+        for sample in &x.samples {
+            let _ = writeln!(s, "  {sample}");
+        }
+    }
+    let verdict = if same { "the same" } else { "different" };
+    let _ = writeln!(s, "{dataset} and {against} are {verdict}");
+    s
 }

@@ -7,7 +7,8 @@
 //! - `--device cpu` gives the same embeddings as the default device of a CPU-only build;
 //! - dataset and split names are checked by every command that takes them (exit 2, nothing written);
 //! - `--format` is global (before or after the subcommand), and a format a command does not print is
-//!   refused with exit 2.
+//!   refused with exit 2 (`stats` and `diff` print human or json, like `eval`);
+//! - `bench-encoder` takes the shared `--device` group.
 
 use crate::common::lexbench;
 use std::path::{Path, PathBuf};
@@ -48,6 +49,9 @@ fn cuda_on_a_cpu_only_build_is_an_error() {
         assert!(err.contains("built without CUDA"), "{err}");
         assert!(err.contains("--device"), "{err}");
         assert!(out.stdout.is_empty());
+        let out = lexbench(&data, &["bench-encoder", "--device", device, "--no-python"]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("built without CUDA"), "{}", stderr(&out));
     }
     let out = lexbench(
         &data,
@@ -137,4 +141,16 @@ fn format_is_global_and_checked_per_command() {
     let out = lexbench(&data, &["parse", "judgment", "--format", "human", run]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("prints json or jsonl"), "{}", stderr(&out));
+    for (command, args) in [
+        ("stats", &["stats", "ecthr"][..]),
+        ("diff", &["diff", "a", "--against", "b"][..]),
+    ] {
+        let out = lexbench(&data, &[args, &["--format", "jsonl"]].concat());
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!("`{command}` prints human or json")),
+            "{}",
+            stderr(&out)
+        );
+    }
 }

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::lexbench;
+use crate::common::{lexbench, sample_data};
 use lexbench_core::dataset::DatasetManifest;
 use lexbench_core::rng::SplitMix64;
 
@@ -148,10 +148,8 @@ fn runs_and_submissions_stay_in_their_data_directory() {
     let root = scratch("paths");
     let data = root.join("data");
     let other = root.join("other");
-    let out = lexbench(&data, &["pipeline"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let out = lexbench(&other, &["pipeline"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    sample_data(&data);
+    sample_data(&other);
     let other_before = tree(&other);
 
     // `run bm25 --dataset ../../other/datasets/ecthr` would write into the other directory's dataset.
@@ -309,8 +307,7 @@ fn killed_imports_and_builds_leave_the_old_or_the_new_dataset() {
         30,
         21,
     );
-    let out = lexbench(&data, &["pipeline"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    sample_data(&data);
     kill_loop(
         &data,
         "ecthr",
@@ -335,8 +332,7 @@ fn dead_pid() -> u32 {
 fn interrupted_replacements_and_temporary_files_are_settled_by_the_next_command() {
     let root = scratch("recover");
     let data = root.join("data");
-    let out = lexbench(&data, &["pipeline"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    sample_data(&data);
     let ds = data.join("datasets/ecthr");
     let version = complete_version(&ds);
     let pid = dead_pid();
@@ -373,8 +369,7 @@ fn interrupted_replacements_and_temporary_files_are_settled_by_the_next_command(
 fn killed_submissions_and_renders_leave_no_temporary_files() {
     let root = scratch("kill-submit");
     let data = root.join("data");
-    let out = lexbench(&data, &["pipeline"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    sample_data(&data);
     let run = data.join("runs/ecthr/test/bm25.trec");
     let run = run.to_str().unwrap();
     let submit = [
@@ -426,8 +421,7 @@ fn killed_submissions_and_renders_leave_no_temporary_files() {
 fn building_without_parsed_judgments_names_the_file() {
     let root = scratch("no-judgments");
     let data = root.join("data");
-    let out = lexbench(&data, &["pipeline"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    sample_data(&data);
     std::fs::remove_file(data.join("parsed/ecthr/judgments.jsonl")).unwrap();
     let out = lexbench(&data, &["build", "ecthr"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -441,8 +435,7 @@ fn plots_do_not_change_the_dataset_version() {
     let root = scratch("plots");
     let data = root.join("data");
     // The pipeline draws the card's plots and submits BM25 on that version.
-    let out = lexbench(&data, &["pipeline"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    sample_data(&data);
     let ds = data.join("datasets/ecthr");
     assert!(ds.join("plots").is_dir(), "the pipeline draws plots");
     let with = complete_version(&ds);

@@ -4,7 +4,8 @@
 //! `split` re-splits its pairs with a seed, keeping the unseen-guide setting identical (the release's
 //! four held-out guides) and putting no test judgment in training; `diff` reports exactly that (404
 //! unseen-guide pairs the same) and exits 1 because other splits changed; `stats` prints the version
-//! and statistics; a stats request for a missing dataset exits 2 naming the file.
+//! and statistics; a stats request for a missing dataset exits 2 naming the file. Both print a report
+//! for people by default and one JSON document with the global `--format json`, the same numbers.
 
 use crate::common::lexbench;
 
@@ -44,6 +45,32 @@ fn import_split_diff_stats() {
 
     let out = lexbench(&data, &["diff", "resplit", "--against", "ecthr-release"]);
     assert_eq!(out.status.code(), Some(1), "the seen splits differ");
+    let human = String::from_utf8_lossy(&out.stdout);
+    let row = human
+        .lines()
+        .find(|l| l.starts_with("unseen_guide "))
+        .unwrap_or_else(|| panic!("{human}"));
+    assert_eq!(
+        row.split_whitespace().skip(1).collect::<Vec<_>>(),
+        ["0", "0", "0", "0", "0", "404"],
+        "{human}"
+    );
+    assert!(
+        human.contains("resplit and ecthr-release are different"),
+        "{human}"
+    );
+    let out = lexbench(
+        &data,
+        &[
+            "--format",
+            "json",
+            "diff",
+            "resplit",
+            "--against",
+            "ecthr-release",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "the seen splits differ");
     let d: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(d["unseen_guide"]["pairs_same"], 404);
     assert_eq!(d["unseen_guide"]["pairs_added"], 0);
@@ -57,11 +84,22 @@ fn import_split_diff_stats() {
         "every pair is in exactly one split of the new dataset"
     );
 
-    let out = lexbench(&data, &["stats", "resplit"]);
+    let out = lexbench(&data, &["--format", "json", "stats", "resplit"]);
     assert!(out.status.success());
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(s["version"].as_str().unwrap().len(), 64);
+    let version = s["version"].as_str().unwrap();
+    assert_eq!(version.len(), 64);
     assert_eq!(s["stats"]["splits"]["unseen_guide"]["pairs"], 404);
+    let out = lexbench(&data, &["stats", "resplit"]);
+    assert!(out.status.success());
+    let human = String::from_utf8_lossy(&out.stdout);
+    assert!(human.contains(&format!("version  {version}\n")), "{human}");
+    assert!(human.contains("certificate  passed"), "{human}");
+    let line = human
+        .lines()
+        .find(|l| l.trim_start().starts_with("splits.unseen_guide.pairs "))
+        .unwrap_or_else(|| panic!("{human}"));
+    assert!(line.ends_with(" 404"), "{line}");
 
     let out = lexbench(&data, &["stats", "nope"]);
     assert_eq!(out.status.code(), Some(2));

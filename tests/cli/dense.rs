@@ -7,7 +7,7 @@
 //! seeded) are deterministic, and the cross-encoder asks for the BM25 run it reranks; a missing model
 //! folder is an error naming it.
 
-use crate::common::lexbench;
+use crate::common::{lexbench, sample_data};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -25,8 +25,7 @@ fn model() -> String {
 fn dense_runs_on_the_sample() {
     let model = model();
     let data = std::env::temp_dir().join(format!("lexbench-dense-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&data);
-    assert!(lexbench(&data, &["pipeline"]).status.success());
+    sample_data(&data);
 
     for (dataset, split) in [("ecthr", "test"), ("bsard", "test")] {
         let args = [

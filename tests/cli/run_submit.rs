@@ -18,8 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::common::lexbench;
-use lexbench_core::dataset::{CorpusDoc, DatasetManifest, DatasetTopic};
-use lexbench_core::{DocId, Pool, Qrels, QueryId, Split, TopicId};
+use lexbench_core::testing::TinyDataset;
 
 fn ok(out: &Output) -> String {
     assert!(
@@ -39,14 +38,8 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-fn d(s: &str) -> DocId {
-    DocId::new(s).unwrap()
-}
-
 /// ECtHR-like: two judgments of four paragraphs; two queries, each paired with both judgments.
 fn ecthr_like(data: &Path) -> String {
-    let ds = data.join("datasets/mini-ecthr");
-    std::fs::create_dir_all(ds.join("splits")).unwrap();
     let paras = [
         (
             "001-100001:1",
@@ -78,16 +71,10 @@ fn ecthr_like(data: &Path) -> String {
             "The applicant was ill-treated in police custody, which amounts to torture.",
         ),
     ];
-    let corpus: Vec<CorpusDoc> = paras
-        .iter()
-        .map(|(id, t)| CorpusDoc {
-            doc: d(id),
-            text: (*t).into(),
-            item: None,
-            num: None,
-            section: None,
-        })
-        .collect();
+    let mut ds = TinyDataset::new("mini-ecthr");
+    for (id, text) in paras {
+        ds = ds.doc(id, text);
+    }
     let queries = [
         (
             "torture",
@@ -95,55 +82,25 @@ fn ecthr_like(data: &Path) -> String {
         ),
         ("expression", "Freedom of expression of journalists and the press"),
     ];
-    let mut topics = Vec::new();
-    let mut pools = Vec::new();
-    let mut qrels = Qrels::default();
     for (q, text) in queries {
         for item in ["001-100001", "001-100002"] {
-            let t = TopicId::new(format!("{q}/{item}")).unwrap();
-            topics.push(DatasetTopic {
-                topic: t.clone(),
-                query: QueryId::new(q).unwrap(),
-                text: text.into(),
-                item: None,
-                guide: None,
-            });
-            pools.push(Pool {
-                topic: t.clone(),
-                docs: (1..=4).map(|n| d(&format!("{item}:{n}"))).collect(),
-            });
+            let t = format!("{q}/{item}");
             let rel = match (q, item) {
                 ("torture", "001-100001") => "001-100001:2",
                 ("torture", _) => "001-100002:4",
                 (_, "001-100001") => "001-100001:4",
                 _ => "001-100002:3",
             };
-            qrels.insert(t, d(rel), 1);
+            let pool: Vec<String> = (1..=4).map(|n| format!("{item}:{n}")).collect();
+            let pool: Vec<&str> = pool.iter().map(String::as_str).collect();
+            ds = ds.topic(&t, q, text, &[rel], "test").pool(&t, &pool);
         }
     }
-    lexbench_core::io::write_jsonl(&ds.join("corpus.jsonl"), &corpus).unwrap();
-    lexbench_core::io::write_jsonl(&ds.join("queries.jsonl"), &topics).unwrap();
-    lexbench_core::io::write_jsonl(&ds.join("pools.jsonl"), &pools).unwrap();
-    qrels.write(&ds.join("qrels/test.tsv")).unwrap();
-    let split = Split {
-        dataset: "mini-ecthr".into(),
-        name: "test".into(),
-        topics: topics.iter().map(|t| t.topic.clone()).collect(),
-    };
-    std::fs::write(
-        ds.join("splits/test.json"),
-        serde_json::to_string(&split).unwrap(),
-    )
-    .unwrap();
-    DatasetManifest::write_for(&ds, "mini-ecthr", "test")
-        .unwrap()
-        .dataset_hash()
+    ds.open_in(data).unwrap().hash()
 }
 
 /// BSARD-like: French articles, no pools.
 fn bsard_like(data: &Path) {
-    let ds = data.join("datasets/bsard-mini");
-    std::fs::create_dir_all(ds.join("splits")).unwrap();
     let arts = [
         (
             "1",
@@ -162,48 +119,18 @@ fn bsard_like(data: &Path) {
             "L'étranger qui séjourne illégalement sur le territoire peut être éloigné.",
         ),
     ];
-    let corpus: Vec<CorpusDoc> = arts
-        .iter()
-        .map(|(id, t)| CorpusDoc {
-            doc: d(id),
-            text: (*t).into(),
-            item: None,
-            num: None,
-            section: None,
-        })
-        .collect();
+    let mut ds = TinyDataset::new("bsard-mini");
+    for (id, text) in arts {
+        ds = ds.doc(id, text);
+    }
     let qs = [
         ("q1", "Mon employeur peut-il me licencier sans preavis ?", "3"),
         ("q2", "Qui herite des biens quand un parent decede ?", "2"),
     ];
-    let mut qrels = Qrels::default();
-    let topics: Vec<DatasetTopic> = qs
-        .iter()
-        .map(|(q, text, rel)| {
-            qrels.insert(TopicId::new(*q).unwrap(), d(rel), 1);
-            DatasetTopic {
-                topic: TopicId::new(*q).unwrap(),
-                query: QueryId::new(*q).unwrap(),
-                text: (*text).into(),
-                item: None,
-                guide: None,
-            }
-        })
-        .collect();
-    lexbench_core::io::write_jsonl(&ds.join("corpus.jsonl"), &corpus).unwrap();
-    lexbench_core::io::write_jsonl(&ds.join("queries.jsonl"), &topics).unwrap();
-    qrels.write(&ds.join("qrels/test.tsv")).unwrap();
-    let split = Split {
-        dataset: "bsard-mini".into(),
-        name: "test".into(),
-        topics: topics.iter().map(|t| t.topic.clone()).collect(),
-    };
-    std::fs::write(
-        ds.join("splits/test.json"),
-        serde_json::to_string(&split).unwrap(),
-    )
-    .unwrap();
-    DatasetManifest::write_for(&ds, "bsard-mini", "test").unwrap();
+    for (q, text, rel) in qs {
+        ds = ds.topic(q, q, text, &[rel], "test");
+    }
+    ds.write_in(data).unwrap();
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //! the trainable share of BERT-base settings computed from a config alone; `--sweep` trains once per
 //! learning rate and records the one selected on validation.
 
-use crate::common::lexbench;
+use crate::common::{lexbench, sample_data};
 use std::path::Path;
 
 #[test]
@@ -20,8 +20,7 @@ fn train_a_preset_then_submit() {
         m.display()
     );
     let data = std::env::temp_dir().join(format!("lexbench-train-cli-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&data);
-    assert!(lexbench(&data, &["pipeline"]).status.success());
+    sample_data(&data);
     let args = [
         "train",
         "baselines/configs/ecthr/cpu/dpr-lora.toml",
@@ -122,8 +121,7 @@ fn share_of_bert_base_settings() {
 #[test]
 fn sweep_selects_a_learning_rate() {
     let data = std::env::temp_dir().join(format!("lexbench-sweep-cli-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&data);
-    assert!(lexbench(&data, &["pipeline"]).status.success());
+    sample_data(&data);
     let cfg = data.join("sweep.toml");
     let text = std::fs::read_to_string("baselines/configs/ecthr/cpu/dpr-lora.toml")
         .unwrap()

@@ -184,16 +184,22 @@ pub fn time_pytorch(
     })
 }
 
-/// Measures candle and (when `python` is given) PyTorch on `model` and returns the report lines.
-pub fn run(model: &Path, python: Option<&str>, script: &Path, s: &BenchSettings) -> Result<Vec<String>> {
+/// Measures candle on `device` and (when `python` is given) PyTorch, always on the CPU, on `model`
+/// and returns the report lines.
+pub fn run(
+    model: &Path,
+    device: &crate::Device,
+    python: Option<&str>,
+    script: &Path,
+    s: &BenchSettings,
+) -> Result<Vec<String>> {
     let options = crate::encoder::EncodeOptions {
         max_len: s.max_len,
         pooling: crate::encoder::Pooling::Mean,
         normalize: true,
         batch_size: s.batch,
     };
-    let device = crate::default_device()?;
-    let mut enc = SentenceEncoder::from_dir(model, &device, options)?;
+    let mut enc = SentenceEncoder::from_dir(model, device, options)?;
     let texts = passages(s.passages);
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let mut lines = vec![format!(

@@ -1,6 +1,8 @@
 //! An on-disk embedding cache keyed by model hash + text hash.
 //!
-//! One file per (model, encoding options): `<dir>/<model hash>-<options hash>.lxemb`, holding
+//! One file per (model, encoding options, device): `<dir>/<model hash>-<options hash>.lxemb`, the
+//! options hash covering the device ([`cache_tag`]): vectors computed on CUDA and on the CPU differ in
+//! their last bits, so a run on one never reads the other's. Each file holds
 //! `sha256(text) → vector` entries. The file is read whole on open and rewritten atomically
 //! ([`lexbench_core::io::write_atomic`]) on [`EmbeddingCache::flush`], entries sorted by hash so the
 //! bytes are deterministic. Format: magic `LXEMB1\0\0`, u32 dim, u64 count, then per entry 32 hash
@@ -10,8 +12,10 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::encoder::SentenceEncoder;
+use candle_core::DeviceLocation;
+
 use crate::encoder::models::model_hash;
+use crate::encoder::{Pooling, SentenceEncoder};
 use crate::error::{Error, Result, io_err};
 use lexbench_core::sha256_hex;
 
@@ -31,9 +35,27 @@ fn text_key(text: &str) -> [u8; 32] {
     Sha256::digest(text.as_bytes()).into()
 }
 
+/// The device as the cache key names it: `cpu`, `cuda:N`, `metal:N`.
+pub fn device_label(location: DeviceLocation) -> String {
+    match location {
+        DeviceLocation::Cpu => "cpu".to_owned(),
+        DeviceLocation::Cuda { gpu_id } => format!("cuda:{gpu_id}"),
+        DeviceLocation::Metal { gpu_id } => format!("metal:{gpu_id}"),
+    }
+}
+
+/// The options tag of [`EmbeddingCache::file_for`] for vectors computed with these options on
+/// `device`: everything that changes the vectors' bits.
+pub fn cache_tag(max_len: usize, pooling: Pooling, normalize: bool, device: DeviceLocation) -> String {
+    format!(
+        "max_len={max_len} pooling={pooling:?} normalize={normalize} device={}",
+        device_label(device)
+    )
+}
+
 impl EmbeddingCache {
     /// The cache file for `model_hash` and an options tag (any string that changes when the vectors
-    /// would: pooling, normalisation, truncation).
+    /// would: pooling, normalisation, truncation, device; [`cache_tag`]).
     pub fn file_for(dir: &Path, model_hash: &str, options_tag: &str) -> PathBuf {
         let m: String = model_hash.chars().take(16).collect();
         let o: String = sha256_hex(options_tag.as_bytes()).chars().take(16).collect();
@@ -150,15 +172,15 @@ pub struct CachedEncoder<'a> {
 }
 
 impl<'a> CachedEncoder<'a> {
-    /// Opens the cache for the model in `model_dir` (its hash, [`model_hash`]) and the encoder's
-    /// options, under `cache_dir`.
+    /// Opens the cache for the model in `model_dir` (its hash, [`model_hash`]), the encoder's
+    /// options and its device, under `cache_dir`.
     pub fn open(encoder: &'a SentenceEncoder, model_dir: &Path, cache_dir: &Path) -> Result<Self> {
         let o = encoder.options();
-        let tag = format!(
-            "max_len={} pooling={:?} normalize={}",
+        let tag = cache_tag(
             encoder.tokenizer().max_len(),
             o.pooling,
-            o.normalize
+            o.normalize,
+            encoder.model().device().location(),
         );
         let path = EmbeddingCache::file_for(cache_dir, &model_hash(model_dir)?, &tag);
         Ok(Self {
@@ -197,5 +219,40 @@ impl<'a> CachedEncoder<'a> {
                     .ok_or_else(|| Error::internal("embedding cache: a vector just inserted is missing"))
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Properties: the cache key names the device, so vectors cached on one device are a miss on
+    //! another and a hit on the same one.
+    use super::*;
+
+    #[test]
+    fn the_device_is_part_of_the_key() {
+        let dir = std::env::temp_dir().join(format!("lexbench-cache-device-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let tag = |device| cache_tag(128, Pooling::Mean, true, device);
+        let cpu = tag(DeviceLocation::Cpu);
+        let cuda = tag(DeviceLocation::Cuda { gpu_id: 0 });
+        assert!(cpu.ends_with("device=cpu"), "{cpu}");
+        assert!(cuda.ends_with("device=cuda:0"), "{cuda}");
+        assert_ne!(cuda, tag(DeviceLocation::Cuda { gpu_id: 1 }));
+        let file = |tag: &str| EmbeddingCache::file_for(&dir, "ab12", tag);
+        assert_ne!(file(&cpu), file(&cuda));
+        assert_eq!(file(&cpu), file(&tag(DeviceLocation::Cpu)));
+
+        let mut on_cpu = EmbeddingCache::open(file(&cpu)).unwrap();
+        on_cpu.insert("a text", vec![0.25, 0.5]).unwrap();
+        on_cpu.flush().unwrap();
+        let again = EmbeddingCache::open(file(&tag(DeviceLocation::Cpu))).unwrap();
+        assert_eq!(
+            again.get("a text"),
+            Some(&[0.25f32, 0.5][..]),
+            "same device: a hit"
+        );
+        let on_cuda = EmbeddingCache::open(file(&cuda)).unwrap();
+        assert_eq!(on_cuda.get("a text"), None, "another device: a miss");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

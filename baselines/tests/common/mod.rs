@@ -3,8 +3,7 @@
 
 #![allow(dead_code)]
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use candle_core::{DType, Device};
 use candle_nn::{VarBuilder, VarMap};
@@ -98,55 +97,4 @@ pub fn scratch(prefix: &str, name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("scratch dir");
     d
-}
-
-/// One topic of a test dataset.
-pub struct TopicSpec {
-    /// Its id.
-    pub topic: String,
-    /// Its query id.
-    pub query: String,
-    /// The query text.
-    pub text: String,
-    /// Relevant documents.
-    pub positives: Vec<String>,
-    /// The split it belongs to.
-    pub split: &'static str,
-}
-
-/// Writes a dataset's topics into `dir` (which already holds `corpus.jsonl` and any `pools.jsonl` /
-/// `graph.json`): `queries.jsonl`, `qrels/<split>.tsv`, `splits/<split>.json` (sorted), then the
-/// manifest.
-pub fn write_topics(
-    dir: &Path,
-    dataset: &str,
-    topics: &[TopicSpec],
-    built_by: &str,
-) -> Result<(), Box<dyn std::error::Error>> {
-    std::fs::create_dir_all(dir.join("qrels"))?;
-    std::fs::create_dir_all(dir.join("splits"))?;
-    let mut queries = String::new();
-    let mut qrels: BTreeMap<&str, String> = BTreeMap::new();
-    let mut splits: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for t in topics {
-        let row = serde_json::json!({"topic": t.topic, "query": t.query, "text": t.text});
-        queries.push_str(&row.to_string());
-        queries.push('\n');
-        let q = qrels.entry(t.split).or_default();
-        for p in &t.positives {
-            q.push_str(&format!("{} 0 {p} 1\n", t.topic));
-        }
-        splits.entry(t.split).or_default().push(&t.topic);
-    }
-    std::fs::write(dir.join("queries.jsonl"), queries)?;
-    for (name, q) in &qrels {
-        std::fs::write(dir.join("qrels").join(format!("{name}.tsv")), q)?;
-    }
-    for (name, list) in &mut splits {
-        list.sort();
-        let split = serde_json::json!({"dataset": dataset, "name": name, "topics": list});
-        std::fs::write(dir.join("splits").join(format!("{name}.json")), split.to_string())?;
-    }
-    lexbench_core::dataset::DatasetManifest::write_for(dir, dataset, built_by)?;
-    Ok(())
 }
