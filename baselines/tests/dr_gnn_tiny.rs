@@ -49,6 +49,11 @@ fn scratch(name: &str) -> PathBuf {
 /// `DATA/datasets/law`: 12 articles under one code with two books, article order 1 → … → 12; 8
 /// questions (6 train, 2 test), each relevant to two neighbouring articles.
 fn tiny_law(data: &Path) -> TestResult {
+    law(data, true)
+}
+
+/// [`tiny_law`], with or without `graph.json`.
+fn law(data: &Path, with_graph: bool) -> TestResult {
     let text = |i: usize| -> String {
         (0..6)
             .map(|k| WORDS[(i * 5 + k * 7) % WORDS.len()])
@@ -81,7 +86,9 @@ fn tiny_law(data: &Path) -> TestResult {
         }
         graph.article_nodes.insert(ArticleId::new(i.to_string())?, n);
     }
-    ds = ds.graph(graph);
+    if with_graph {
+        ds = ds.graph(graph);
+    }
     for t in 0..8usize {
         let pos = [1 + (t * 3) % 11, 2 + (t * 3) % 11];
         let first = text(pos[0]);
@@ -173,9 +180,10 @@ fn dr_gnn_trains_and_ranks_the_corpus() -> TestResult {
     );
     assert_eq!(runs[0], runs[1]);
     // Without graph.json, neither the GNN nor the structural curriculum views can run.
-    std::fs::remove_file(data.join("datasets").join("law").join("graph.json"))?;
+    law(&data, false)?;
     let out = data.join("models").join("c");
-    assert!(train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default()).is_err());
+    let err = train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default()).expect_err("no graph");
+    assert!(err.to_string().contains("structural views need"), "{err}");
     Ok(())
 }
 

@@ -17,31 +17,27 @@ use lexbench_baselines::rank::cross::{CrossEncoderRanker, CrossParams};
 use lexbench_baselines::rank::dense::{DenseParams, DenseRanker};
 use lexbench_baselines::rank::neural::SEED;
 use lexbench_baselines::rank::{RunTarget, write_run};
+use lexbench_core::testing::TinyDataset;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 /// `DATA/datasets/tiny`: three paragraphs, one topic (split `test`) whose pool lists the first two and
 /// `extra`.
 fn dataset(data: &Path, extra: &str) -> TestResult {
-    let dir = data.join("datasets/tiny");
-    std::fs::create_dir_all(&dir)?;
-    let corpus = [
-        ("001-1:1", "the applicant complained of a violation"),
-        ("001-1:2", "the court and the state"),
-        ("001-1:3", "the margin of appreciation"),
-    ]
-    .map(|(d, t)| serde_json::json!({"doc": d, "text": t}).to_string());
-    std::fs::write(dir.join("corpus.jsonl"), corpus.join("\n") + "\n")?;
-    let pool = serde_json::json!({"topic": "q1/001-1", "docs": ["001-1:1", "001-1:2", extra]});
-    std::fs::write(dir.join("pools.jsonl"), format!("{pool}\n"))?;
-    let topic = common::TopicSpec {
-        topic: "q1/001-1".into(),
-        query: "q1".into(),
-        text: "violation of the right to a fair trial".into(),
-        positives: vec!["001-1:1".into()],
-        split: "test",
-    };
-    common::write_topics(&dir, "tiny", &[topic], "rank_seam test")
+    TinyDataset::new("tiny")
+        .doc("001-1:1", "the applicant complained of a violation")
+        .doc("001-1:2", "the court and the state")
+        .doc("001-1:3", "the margin of appreciation")
+        .topic(
+            "q1/001-1",
+            "q1",
+            "violation of the right to a fair trial",
+            &["001-1:1"],
+            "test",
+        )
+        .pool("q1/001-1", &["001-1:1", "001-1:2", extra])
+        .write_in(data)?;
+    Ok(())
 }
 
 fn dense_params() -> DenseParams {

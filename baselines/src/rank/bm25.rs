@@ -118,8 +118,8 @@ mod tests {
 
     use std::path::PathBuf;
 
-    use lexbench_core::dataset::{CorpusDoc, DatasetManifest, DatasetTopic};
-    use lexbench_core::{DocId, Pool, QueryId, ReadOptions, Run, Split, TopicId};
+    use lexbench_core::testing::TinyDataset;
+    use lexbench_core::{ReadOptions, Run, TopicId};
 
     use super::*;
     use crate::rank::{RunTarget, write_run};
@@ -135,73 +135,17 @@ mod tests {
     #[test]
     fn runner_ranks_pools_and_writes_sidecar() {
         let data = scratch("runner");
-        let ds = data.join("datasets/mini");
-        std::fs::create_dir_all(ds.join("splits")).unwrap();
-        let d = |s: &str| DocId::new(s).unwrap();
-        let corpus = vec![
-            CorpusDoc {
-                doc: d("001-1:1"),
-                text: "The applicant complained of torture in prison".into(),
-                item: None,
-                num: None,
-                section: None,
-            },
-            CorpusDoc {
-                doc: d("001-1:2"),
-                text: "The Government contested the complaint".into(),
-                item: None,
-                num: None,
-                section: None,
-            },
-            CorpusDoc {
-                doc: d("001-2:1"),
-                text: "Prison conditions and torture were examined".into(),
-                item: None,
-                num: None,
-                section: None,
-            },
-        ];
-        let q = QueryId::new("q1").unwrap();
-        let topics = vec![
-            DatasetTopic {
-                topic: TopicId::new("q1/001-1").unwrap(),
-                query: q.clone(),
-                text: "torture in prison".into(),
-                item: None,
-                guide: None,
-            },
-            DatasetTopic {
-                topic: TopicId::new("q1/001-2").unwrap(),
-                query: q,
-                text: "torture in prison".into(),
-                item: None,
-                guide: None,
-            },
-        ];
-        let pools = vec![
-            Pool {
-                topic: topics[0].topic.clone(),
-                docs: vec![d("001-1:1"), d("001-1:2")],
-            },
-            Pool {
-                topic: topics[1].topic.clone(),
-                docs: vec![d("001-2:1")],
-            },
-        ];
-        lexbench_core::io::write_jsonl(&ds.join("corpus.jsonl"), &corpus).unwrap();
-        lexbench_core::io::write_jsonl(&ds.join("queries.jsonl"), &topics).unwrap();
-        lexbench_core::io::write_jsonl(&ds.join("pools.jsonl"), &pools).unwrap();
-        let split = Split {
-            dataset: "mini".into(),
-            name: "test".into(),
-            topics: vec![topics[0].topic.clone()],
-        };
-        std::fs::write(
-            ds.join("splits/test.json"),
-            serde_json::to_string(&split).unwrap(),
-        )
-        .unwrap();
-        let manifest = DatasetManifest::write_for(&ds, "mini", "test").unwrap();
+        let ds = TinyDataset::new("mini")
+            .doc("001-1:1", "The applicant complained of torture in prison")
+            .doc("001-1:2", "The Government contested the complaint")
+            .doc("001-2:1", "Prison conditions and torture were examined")
+            .topic("q1/001-1", "q1", "torture in prison", &[], "test")
+            .unsplit_topic("q1/001-2", "q1", "torture in prison")
+            .pool("q1/001-1", &["001-1:1", "001-1:2"])
+            .pool("q1/001-2", &["001-2:1"])
+            .open_in(&data)
+            .unwrap();
+        let first = TopicId::new("q1/001-1").unwrap();
 
         let target = RunTarget::new(&data, "mini", "test", SYSTEM).unwrap();
         let mut bm25 = Bm25Ranker::new(Bm25Params::default()).unwrap();
@@ -209,14 +153,14 @@ mod tests {
         assert_eq!(out.run_path, data.join("runs/mini/test/bm25.trec"));
         let run = Run::read(&out.run_path, &ReadOptions::default()).unwrap();
         assert_eq!(run.topics.len(), 1, "only the split's topics");
-        let hits = &run.topics[&topics[0].topic];
+        let hits = &run.topics[&first];
         assert_eq!(
             hits.iter().map(|h| h.doc.as_str()).collect::<Vec<_>>(),
             vec!["001-1:1", "001-1:2"]
         );
         let side: Bm25Sidecar =
             serde_json::from_str(&std::fs::read_to_string(&out.sidecar_path).unwrap()).unwrap();
-        assert_eq!(side.header.dataset_hash, manifest.dataset_hash());
+        assert_eq!(side.header.dataset_hash, ds.hash());
         assert_eq!(side.details.config.language, Some(Language::English));
         assert_eq!((side.topics, side.hits, side.details.index.documents), (1, 2, 3));
         assert!(side.pooled);
@@ -231,7 +175,7 @@ mod tests {
         }
 
         // A dataset file changed after its manifest was written is refused.
-        std::fs::write(ds.join("corpus.jsonl"), "{}\n").unwrap();
+        std::fs::write(ds.dir().corpus(), "{}\n").unwrap();
         let err = write_run(&mut bm25, &target).unwrap_err();
         assert!(err.to_string().contains("corpus.jsonl"), "{err}");
     }
