@@ -399,3 +399,62 @@ fn submit_rejects_a_run_that_is_not_utf8_and_reports_io_errors_once() {
         "the cause once: {err}"
     );
 }
+
+/// `run random` (the seeded floor of a leaderboard, added through the ranking seam in one file) ranks
+/// every pool once, repeats itself for a seed, differs for another, and `submit` takes its run.
+#[test]
+fn run_random_is_seeded_and_submittable() {
+    let data = scratch("random");
+    ecthr_like(&data);
+    let run = data.join("runs/mini-ecthr/test/random.trec");
+    let args = |seed: &'static str| {
+        [
+            "run",
+            "random",
+            "--dataset",
+            "mini-ecthr",
+            "--split",
+            "test",
+            "--seed",
+            seed,
+        ]
+    };
+    ok(&lexbench(&data, &args("3")));
+    let first = std::fs::read_to_string(&run).unwrap();
+    assert_eq!(
+        first.lines().count(),
+        16,
+        "4 topics × their 4-paragraph pools\n{first}"
+    );
+    let side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.with_extension("json")).unwrap()).unwrap();
+    assert_eq!(side["system"], "random");
+    assert_eq!(side["seed"], 3);
+    ok(&lexbench(&data, &args("3")));
+    assert_eq!(
+        first,
+        std::fs::read_to_string(&run).unwrap(),
+        "same seed, same run"
+    );
+    ok(&lexbench(&data, &args("4")));
+    assert_ne!(
+        first,
+        std::fs::read_to_string(&run).unwrap(),
+        "another seed, another run"
+    );
+    let run_arg = run.to_str().unwrap();
+    let out = ok(&lexbench(
+        &data,
+        &[
+            "submit",
+            run_arg,
+            "--dataset",
+            "mini-ecthr",
+            "--split",
+            "test",
+            "--name",
+            "random",
+        ],
+    ));
+    assert!(out.contains("random"), "{out}");
+}

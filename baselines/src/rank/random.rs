@@ -1,7 +1,8 @@
 //! A seeded random ranking of each topic's candidates (its pool, or the whole corpus): the floor a
-//! leaderboard shows. Scores are uniform in [0, 1) from [`SplitMix64`], drawn topic by topic in the
-//! split's order and candidate by candidate in the candidates' order; ties (equal as `f32`) are
-//! broken by doc id ([`trec_order`]).
+//! leaderboard shows. Scores are uniform in [0, 1) from [`SplitMix64`], one stream per topic seeded by
+//! the seed and the topic's id (a topic ranks the same whatever split it is in, wherever it sits),
+//! candidate by candidate in the candidates' order; ties (equal as `f32`) are broken by doc id
+//! ([`trec_order`]).
 
 use lexbench_core::Run;
 use lexbench_core::rng::SplitMix64;
@@ -50,9 +51,9 @@ impl Ranker for RandomRanker {
 
     fn rank(&mut self, inputs: &SplitInputs) -> Result<Ranked<RandomDetails>> {
         let t0 = std::time::Instant::now();
-        let mut rng = SplitMix64::new(self.params.seed);
         let mut run = Run::new("random");
         for t in &inputs.topics {
+            let mut rng = SplitMix64::new(self.params.seed ^ fnv1a(t.topic.as_str()));
             let mut hits: Vec<Hit> = inputs
                 .candidates(&t.topic)?
                 .into_iter()
@@ -72,6 +73,13 @@ impl Ranker for RandomRanker {
             timings: [("rank_s".to_owned(), t0.elapsed().as_secs_f64())].into(),
         })
     }
+}
+
+/// FNV-1a of a topic id: its stream's offset from the seed.
+fn fnv1a(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]
