@@ -147,6 +147,7 @@ pub fn build_ecthr(data: &DataDir, options: &EcthrOptions) -> Result<EcthrBuild>
             assembly: Some(&assembly),
             sources: &sources,
             plots: options.plots,
+            notes: &[],
         },
     )?;
     Ok(EcthrBuild {
@@ -167,28 +168,168 @@ pub struct Relabelled {
 }
 
 /// Imports the published release in `release` (training.jsonl, validation.jsonl, testing.jsonl,
-/// unseen_article.jsonl, unseen.jsonl) as dataset `name`.
+/// unseen_article.jsonl, unseen.jsonl) as dataset `name`, with the judgments of the parsed store
+/// (`DATA/parsed/ecthr/judgments.jsonl`, when present).
 pub fn import_release(data: &DataDir, release: &Path, name: &str) -> Result<Relabelled> {
     let r = read_release(release)?;
     let judgments = load_judgments(data, false)?;
-    let dir = data.dataset(name)?.0;
     let sources = format!("the published release in {}", release.display());
+    write_relabelled(data, name, &r.pairs, &r.assignment, &judgments, &sources, &[])
+}
+
+/// What [`import_release_texts`] left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dropped {
+    /// Release pairs whose judgment has no `<itemid>.txt` in the text folder.
+    pub no_text: usize,
+    /// Release pairs whose judgment's text did not parse, with the first judgments and why.
+    pub unparsed: usize,
+    /// `(itemid, reason)` of every judgment left out, in itemid order.
+    pub judgments: Vec<(ItemId, String)>,
+}
+
+/// Imports the published release with judgment texts from `texts` (`<itemid>.txt`, one printed
+/// paragraph per line, or any format `lexbench parse judgment` reads under `<itemid>.docx|html`):
+/// pairs whose judgment has no readable text are left out (counted in [`Dropped`] and on the card);
+/// every relevant paragraph of a kept pair must be in its judgment's parsed paragraphs, or the
+/// import fails naming the pair, the paragraph and the file.
+pub fn import_release_texts(
+    data: &DataDir,
+    release: &Path,
+    texts: &Path,
+    name: &str,
+) -> Result<(Relabelled, Dropped)> {
+    let r = read_release(release)?;
+    if !texts.is_dir() {
+        anyhow::bail!(
+            "{}: no such folder (the judgment texts, <itemid>.txt)",
+            texts.display()
+        );
+    }
+    let items: std::collections::BTreeSet<&ItemId> = r.pairs.iter().map(|p| &p.item).collect();
+    let mut judgments = BTreeMap::new();
+    let mut missing: BTreeMap<ItemId, (bool, String)> = BTreeMap::new();
+    let mut files: BTreeMap<ItemId, PathBuf> = BTreeMap::new();
+    for item in items {
+        let Some(path) = ["txt", "docx", "html"]
+            .iter()
+            .map(|ext| texts.join(format!("{item}.{ext}")))
+            .find(|p| p.is_file())
+        else {
+            missing.insert(item.clone(), (true, "no text file".into()));
+            continue;
+        };
+        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        let source = path.display().to_string();
+        match lexbench_parsers::judgment::parse(&bytes, &source, Some(item.clone())) {
+            Ok(j) => {
+                judgments.insert(item.clone(), j);
+                files.insert(item.clone(), path);
+            }
+            Err(e) => {
+                missing.insert(item.clone(), (false, format!("{}: {e}", path.display())));
+            }
+        }
+    }
+    // Keep the pairs with a judgment; every relevant paragraph must be one of its paragraphs.
+    let mut kept = Vec::new();
+    let mut new_index = vec![None; r.pairs.len()];
+    let mut dropped = Dropped::default();
+    for (i, pair) in r.pairs.iter().enumerate() {
+        let Some(j) = judgments.get(&pair.item) else {
+            match missing.get(&pair.item) {
+                Some((true, _)) => dropped.no_text += 1,
+                _ => dropped.unparsed += 1,
+            }
+            continue;
+        };
+        let nums: std::collections::BTreeSet<u32> = j.paragraphs.iter().map(|p| p.num).collect();
+        if let Some(bad) = pair.relevant.iter().find(|n| !nums.contains(n)) {
+            anyhow::bail!(
+                "{}: the release marks paragraph {bad} of {} relevant to {:?} (topic {}), but the parsed \
+                 text has no paragraph {bad} (it has {} paragraphs)",
+                files[&pair.item].display(),
+                pair.item,
+                pair.text,
+                pair.topic(),
+                nums.len()
+            );
+        }
+        new_index[i] = Some(kept.len());
+        kept.push(pair.clone());
+    }
+    if kept.is_empty() {
+        let why = missing
+            .values()
+            .next()
+            .map_or(String::new(), |(_, w)| format!(" (first: {w})"));
+        anyhow::bail!(
+            "{}: no judgment of the release's {} pairs has a readable text there{why}",
+            texts.display(),
+            r.pairs.len()
+        );
+    }
+    dropped.judgments = missing.into_iter().map(|(i, (_, why))| (i, why)).collect();
+    let assignment = r
+        .assignment
+        .iter()
+        .map(|(split, idx)| (split.clone(), idx.iter().filter_map(|&i| new_index[i]).collect()))
+        .collect();
+    let mut notes = vec![format!(
+        "{} of the release's {} pairs have their judgment's text in {} ({} judgments parsed); {} \
+         pairs left out: {} with no text file, {} whose text did not parse.",
+        kept.len(),
+        r.pairs.len(),
+        texts.display(),
+        judgments.len(),
+        dropped.no_text + dropped.unparsed,
+        dropped.no_text,
+        dropped.unparsed
+    )];
+    notes.extend(
+        dropped
+            .judgments
+            .iter()
+            .filter(|(_, why)| why != "no text file")
+            .map(|(item, why)| format!("left out {item}: {why}")),
+    );
+    let sources = format!(
+        "the published release in {}, judgment texts from {}",
+        release.display(),
+        texts.display()
+    );
+    let out = write_relabelled(data, name, &kept, &assignment, &judgments, &sources, &notes)?;
+    Ok((out, dropped))
+}
+
+/// Writes a dataset of pairs already labelled and assigned to splits.
+fn write_relabelled(
+    data: &DataDir,
+    name: &str,
+    pairs: &[lexbench_splits::pairs::Pair],
+    assignment: &lexbench_splits::settings::Assignment,
+    judgments: &BTreeMap<ItemId, Judgment>,
+    sources: &str,
+    notes: &[String],
+) -> Result<Relabelled> {
+    let dir = data.dataset(name)?.0;
     let written = write_dataset(
         &dir,
         &BuildInput {
             name,
-            pairs: &r.pairs,
-            assignment: &r.assignment,
-            judgments: &judgments,
+            pairs,
+            assignment,
+            judgments,
             config: None,
             assembly: None,
-            sources: &sources,
+            sources,
             plots: false,
+            notes,
         },
     )?;
     Ok(Relabelled {
         built: Built { written, dir },
-        pairs: r.pairs.len(),
+        pairs: pairs.len(),
         seed: None,
     })
 }
@@ -230,6 +371,7 @@ pub fn split_dataset(data: &DataDir, options: &SplitOptions) -> Result<Relabelle
             assembly: None,
             sources: &sources,
             plots: false,
+            notes: &[],
         },
     )?;
     Ok(Relabelled {

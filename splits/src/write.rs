@@ -38,6 +38,8 @@ pub struct BuildInput<'a> {
     pub sources: &'a str,
     /// Also draw SVG histograms (`plots/`) for the card.
     pub plots: bool,
+    /// Lines the card adds under the sources (what was left out of the inputs, and why).
+    pub notes: &'a [String],
 }
 
 /// Five-number-ish summary of a distribution.
@@ -376,6 +378,12 @@ fn card(input: &BuildInput<'_>, stats: &Stats, cert: &Certificate) -> String {
         "that judgment's paragraphs; relevant paragraphs are those the guide cites under the heading.\n\n",
     );
     s.push_str(&format!("Sources: {}\n\n", input.sources));
+    for note in input.notes {
+        s.push_str(&format!("- {note}\n"));
+    }
+    if !input.notes.is_empty() {
+        s.push('\n');
+    }
     s.push_str("| split | pairs | queries | judgments | guides |\n|---|---|---|---|---|\n");
     for (split, m) in &stats.splits {
         s.push_str(&format!(

@@ -138,6 +138,7 @@ fn a_leaked_split_fails_the_certificate_and_is_not_written() {
         assembly: None,
         sources: "test",
         plots: false,
+        notes: &[],
     };
     let err = write_dataset(&dir, &input).unwrap_err();
     assert!(err.to_string().contains("certificate failed"), "{err}");
@@ -159,6 +160,7 @@ fn builds_are_byte_identical_and_every_qrel_has_provenance() {
         assembly: None,
         sources: "the published release (tum_release/*.jsonl)",
         plots: true,
+        notes: &[],
     };
     let base = std::env::temp_dir().join(format!("lexbench-twice-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);

@@ -78,9 +78,14 @@ pub struct StatsArgs {
 pub struct ImportReleaseArgs {
     /// The release folder (training.jsonl, validation.jsonl, testing.jsonl, unseen_article.jsonl, unseen.jsonl).
     pub dir: PathBuf,
-    /// The dataset's name.
-    #[arg(long, default_value = "ecthr-release", value_parser = crate::name_arg)]
-    pub name: String,
+    /// Judgment texts (`<itemid>.txt`, one printed paragraph per line; or `.docx` / `.html`): the
+    /// pairs whose judgment is there are imported with its parsed paragraphs, the others left out
+    /// (counted on the card). Without it, judgments come from the parsed store.
+    #[arg(long)]
+    pub texts: Option<PathBuf>,
+    /// The dataset's name (default `ecthr-release`, or `ecthr-release-text` with `--texts`).
+    #[arg(long, value_parser = crate::name_arg)]
+    pub name: Option<String>,
 }
 
 /// Arguments of `lexbench diff`.
@@ -249,7 +254,20 @@ pub fn cmd_build(data: &DataDir, cmd: &BuildCommand) -> Result<ExitCode> {
 
 /// Runs `lexbench import release`.
 pub fn cmd_import_release(data: &DataDir, args: &ImportReleaseArgs) -> Result<ExitCode> {
-    let r = lib::import_release(data, &args.dir, &args.name)?;
+    let r = match &args.texts {
+        None => lib::import_release(data, &args.dir, args.name.as_deref().unwrap_or("ecthr-release"))?,
+        Some(texts) => {
+            let name = args.name.as_deref().unwrap_or("ecthr-release-text");
+            let (r, dropped) = lib::import_release_texts(data, &args.dir, texts, name)?;
+            eprintln!(
+                "left out {} pairs: {} whose judgment has no text file, {} whose text did not parse",
+                dropped.no_text + dropped.unparsed,
+                dropped.no_text,
+                dropped.unparsed
+            );
+            r
+        }
+    };
     eprintln!("imported {} pairs", r.pairs);
     report(&r.built.written, &r.built.dir);
     Ok(ExitCode::SUCCESS)

@@ -106,3 +106,56 @@ fn import_split_diff_stats() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("manifest.json"));
     let _ = std::fs::remove_dir_all(&data);
 }
+
+/// `import release --texts` builds `ecthr-release-text` from the release's pairs whose judgment text
+/// is in the shared folder: 298 pairs in the release's own splits, every relevant paragraph in its
+/// judgment's pool, and a card saying how many pairs were left out and why.
+#[test]
+fn import_release_with_judgment_texts() {
+    let data = std::env::temp_dir().join(format!("lexbench-cli-release-text-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&data);
+    let fixtures = lexbench_core::testing::fixtures_dir();
+    let (release, texts) = (fixtures.join("tum_release"), fixtures.join("hudoc/text"));
+    let args = [
+        "import",
+        "release",
+        release.to_str().unwrap(),
+        "--texts",
+        texts.to_str().unwrap(),
+    ];
+    let out = lexbench(&data, &args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("imported 298 pairs"), "{stderr}");
+    let out = lexbench(&data, &["--format", "json", "stats", "ecthr-release-text"]);
+    let stats: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (split, n) in [
+        ("train", 166),
+        ("val", 22),
+        ("test", 48),
+        ("unseen_query", 12),
+        ("unseen_guide", 50),
+    ] {
+        assert_eq!(stats["stats"]["splits"][split]["pairs"], n, "{split}: {stats}");
+    }
+    let dir = data.join("datasets/ecthr-release-text");
+    let card = std::fs::read_to_string(dir.join("card.md")).unwrap();
+    assert!(card.contains("298 of the release's"), "{card}");
+    assert!(card.contains("pairs left out"), "{card}");
+    // Every qrel paragraph is in its topic's pool.
+    let ds = lexbench_core::dataset::Dataset::open(lexbench_core::dataset::DatasetDir(dir)).unwrap();
+    let pools: std::collections::BTreeMap<_, _> = ds
+        .pools()
+        .unwrap()
+        .expect("pooled")
+        .into_iter()
+        .map(|p| (p.topic, p.docs))
+        .collect();
+    for split in ["train", "val", "test", "unseen_query", "unseen_guide"] {
+        for (topic, docs) in ds.qrels(split, &Default::default()).unwrap().topics {
+            for doc in docs.keys() {
+                assert!(pools[&topic].contains(doc), "{split}: {topic} {doc}");
+            }
+        }
+    }
+}
