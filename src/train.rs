@@ -273,6 +273,7 @@ pub fn run_split(
                     Similarity::Dot
                 },
                 top_k: cfg.eval.top_k,
+                ..DenseParams::default()
             };
             write_run(&mut DenseRanker::new(model, params, device)?, &target)?
         }

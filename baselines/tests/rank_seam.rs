@@ -82,6 +82,25 @@ fn a_dense_run_writes_the_neural_sidecar() -> TestResult {
     // A second run finds the documents in the cache.
     let again = write_run(&mut dense, &RunTarget::new(&data, "tiny", "test", "dense-tiny")?)?;
     assert_eq!(again.sidecar.details.encoded_now, 0);
+    assert!(
+        again.sidecar.details.config.get("query_prefix").is_none(),
+        "none by default"
+    );
+    // E5-style prefixes reach the encoder (documents are encoded again: other texts) and the sidecar.
+    let params = DenseParams {
+        query_prefix: "query: ".into(),
+        passage_prefix: "passage: ".into(),
+        ..dense_params()
+    };
+    let mut e5 = DenseRanker::new(&model, params, &Device::Cpu)?;
+    let with = write_run(&mut e5, &RunTarget::new(&data, "tiny", "test", "dense-e5")?)?;
+    assert_eq!(with.sidecar.details.encoded_now, 3);
+    assert_eq!(with.sidecar.details.config["passage_prefix"], "passage: ");
+    let scores = |p: &Path| -> Result<Vec<f64>, Box<dyn std::error::Error>> {
+        let r = lexbench_core::Run::read(p, &Default::default())?;
+        Ok(r.topics.values().flatten().map(|h| h.score).collect())
+    };
+    assert_ne!(scores(&with.run_path)?, scores(&again.run_path)?);
     Ok(())
 }
 

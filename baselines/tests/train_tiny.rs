@@ -447,6 +447,7 @@ fn exported_models_rank_as_in_training() -> TestResult {
             },
             similarity: Similarity::Cosine,
             top_k: 100,
+            ..DenseParams::default()
         };
         let mut dense = DenseRanker::new(&out.join("model"), params, &Device::Cpu)?;
         let run = write_run(&mut dense, &RunTarget::new(&data, "tiny", "val", name)?)?;

@@ -95,6 +95,12 @@ pub struct DenseArgs {
     /// Documents kept per topic.
     #[arg(long, default_value_t = 1000)]
     pub top_k: usize,
+    /// Put before every query (E5 models want `--query-prefix "query: "`).
+    #[arg(long, default_value = "")]
+    pub query_prefix: String,
+    /// Put before every document (E5 models want `--passage-prefix "passage: "`).
+    #[arg(long, default_value = "")]
+    pub passage_prefix: String,
 }
 
 /// Pooling of the token states.
@@ -246,6 +252,8 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                     SimilarityArg::Dot => Similarity::Dot,
                 },
                 top_k: args.top_k,
+                query_prefix: args.query_prefix.clone(),
+                passage_prefix: args.passage_prefix.clone(),
             };
             let device = args.encoder.device.device()?;
             let out = DenseRanker::new(&args.encoder.model, params, &device)

@@ -33,6 +33,12 @@ pub struct DenseParams {
     pub similarity: Similarity,
     /// Documents kept per topic.
     pub top_k: usize,
+    /// Put before every query text (E5 models: `"query: "`; default none).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub query_prefix: String,
+    /// Put before every document text (E5 models: `"passage: "`; default none).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub passage_prefix: String,
 }
 
 impl Default for DenseParams {
@@ -42,6 +48,8 @@ impl Default for DenseParams {
             encode: EncodeOptions::default(),
             similarity: Similarity::Cosine,
             top_k: 1000,
+            query_prefix: String::new(),
+            passage_prefix: String::new(),
         }
     }
 }
@@ -123,13 +131,19 @@ impl Ranker for DenseRanker {
         needed.dedup();
         let texts = needed
             .iter()
-            .map(|d| inputs.text(d))
-            .collect::<Result<Vec<&str>>>()?;
+            .map(|d| Ok(format!("{}{}", self.params.passage_prefix, inputs.text(d)?)))
+            .collect::<Result<Vec<String>>>()?;
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
         let doc_vecs: BTreeMap<&DocId, Vec<f32>> =
             needed.iter().copied().zip(cached.embed(&texts)?).collect();
         let encoded_now = cached.cache().len() - before;
         let t1 = Instant::now();
-        let queries: Vec<&str> = inputs.topics.iter().map(|t| t.text.as_str()).collect();
+        let queries: Vec<String> = inputs
+            .topics
+            .iter()
+            .map(|t| format!("{}{}", self.params.query_prefix, t.text))
+            .collect();
+        let queries: Vec<&str> = queries.iter().map(String::as_str).collect();
         let query_vecs = self.encoder.embed(&queries)?;
         let t2 = Instant::now();
 
