@@ -91,6 +91,47 @@ pub fn build_bsard(data: &DataDir, name: &str, from: &BsardSource) -> Result<Bui
     Ok(Built { written, dir })
 }
 
+/// The counts of BSARD question files alone (`lexbench stats --bsard-questions`): what a build would
+/// need an articles file for, reported without one. Each path is a questions CSV (its split is the name
+/// after `questions_fr_`, else the file stem) or a folder holding `questions_fr_train.csv` and/or
+/// `questions_fr_test.csv`.
+pub fn bsard_questions_report(paths: &[PathBuf]) -> Result<lexbench_splits::bsard::QuestionsReport> {
+    use lexbench_splits::bsard::{parse_questions, questions_report};
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let found: Vec<PathBuf> = ["questions_fr_train.csv", "questions_fr_test.csv"]
+                .iter()
+                .map(|f| p.join(f))
+                .filter(|f| f.is_file())
+                .collect();
+            if found.is_empty() {
+                anyhow::bail!(
+                    "{}: no questions_fr_train.csv or questions_fr_test.csv in this folder",
+                    p.display()
+                );
+            }
+            files.extend(found);
+        } else {
+            files.push(p.clone());
+        }
+    }
+    let mut by_split = BTreeMap::new();
+    for f in files {
+        let stem = f
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let split = stem.strip_prefix("questions_fr_").unwrap_or(&stem).to_owned();
+        let text = lexbench_core::text::read_text(&f)?;
+        let parsed = parse_questions(&f, &text)?;
+        if let Some((other, _)) = by_split.insert(split.clone(), (f.clone(), parsed)) {
+            anyhow::bail!("{} and {} are both split {split:?}", other.display(), f.display());
+        }
+    }
+    Ok(questions_report(&by_split))
+}
+
 /// Options of the ECtHR build.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EcthrOptions {

@@ -84,7 +84,8 @@ enum Command {
     Diff(build::DiffArgs),
     /// Split the pairs of a built ECtHR dataset again (seed, held-out guides, shares) into a new dataset.
     Split(build::SplitArgs),
-    /// Print a dataset's statistics and certificate summary.
+    /// Print a dataset's statistics and certificate summary (or, with --bsard-questions, the counts of
+    /// BSARD question files alone).
     Stats(build::StatsArgs),
     /// Fetch public sources (HUDOC, the case-law guides, BSARD) into DATA/raw, politely and resumably.
     #[command(subcommand)]
@@ -152,6 +153,7 @@ fn uses_data_dir(command: &Command) -> bool {
             | Command::Encode(_)
             | Command::BenchEncoder(_)
             | Command::Share(_)
+            | Command::Stats(build::StatsArgs { dataset: None, .. })
     )
 }
 

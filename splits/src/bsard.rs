@@ -6,7 +6,12 @@
 //! - the later layout: `id, reference, article, law_type, code, book, part, act, chapter, section,
 //!   subsection, description` — the hierarchy has columns.
 //!
-//! Questions: `id, question, category, subcategory, extra_description, article_ids` (comma-separated).
+//! Questions: `id, question, category, subcategory, extra_description, article_ids` (the sample) or
+//! `id, category, subcategory, question, extra_description, article_ids` (the published files): columns
+//! are found by name; `article_ids` is a comma-separated list inside one quoted field. The published
+//! test file lists one article twice for one question (its 1,060 pairs are 1,059 distinct ones):
+//! [`parse_questions`] keeps it once and records the repeat ([`QuestionsFile::repeated`]).
+//! [`questions_report`] counts question files alone, without the articles they cite.
 //!
 //! The **legislative graph** has a node per code, per hierarchy level below it (book → part/title → act
 //! → chapter → section → subsection) and per article, with parent→child edges; the **sequential view**
@@ -15,7 +20,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use lexbench_core::dataset::{CorpusDoc, DatasetManifest, DatasetTopic};
 use lexbench_core::io::{write_atomic, write_json_pretty, write_jsonl};
@@ -154,43 +159,249 @@ pub fn read_articles(path: &Path, text: &str) -> Result<Vec<Article>> {
     Ok(out)
 }
 
-/// Reads a questions file; every article id must exist in `known`.
-pub fn read_questions(path: &Path, text: &str, known: &BTreeSet<&ArticleId>) -> Result<Vec<Question>> {
+/// A questions file as read, before its article ids are checked against an articles file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuestionsFile {
+    /// The questions, in file order; each lists its articles once, in the order first given.
+    pub questions: Vec<Question>,
+    /// The line each question starts on (one per question).
+    pub lines: Vec<usize>,
+    /// Article ids as listed, repeats included (the published BSARD counts pairs this way).
+    pub listed: usize,
+    /// Article ids a question lists more than once (the published test file has one).
+    pub repeated: Vec<Repeated>,
+}
+
+/// An article id listed more than once by one question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Repeated {
+    /// The line the question starts on.
+    pub line: usize,
+    /// The question.
+    pub question: QueryId,
+    /// The article.
+    pub article: ArticleId,
+    /// How often the question lists it.
+    pub times: usize,
+}
+
+/// Reads a questions file in either layout (the sample's `id, question, category, …` or the published
+/// files' `id, category, subcategory, question, extra_description, article_ids`: columns are found by
+/// name). Each row needs an id (unique in the file), a question and at least one article id;
+/// `article_ids` is split at commas and each id trimmed, so `"12, 15"` is `12` and `15`. Errors name
+/// the file and the line the row starts on.
+pub fn parse_questions(path: &Path, text: &str) -> Result<QuestionsFile> {
     let (header, rows) = records(path, text)?;
     let header = &header;
     let col = header_index(path, header);
     let (id, q, ids) = (col("id")?, col("question")?, col("article_ids")?);
     let (cat, sub) = (col("category").ok(), col("subcategory").ok());
-    let mut out = Vec::new();
+    let mut out = QuestionsFile {
+        questions: Vec::with_capacity(rows.len()),
+        lines: Vec::with_capacity(rows.len()),
+        listed: 0,
+        repeated: Vec::new(),
+    };
+    let mut first_line: BTreeMap<QueryId, usize> = BTreeMap::new();
     for (line, r) in &rows {
         let bad = |message: String| Error::Input {
             path: path.to_owned(),
             line: *line,
             message,
         };
-        let qid = QueryId::new(format!("q{}", r[id].trim())).map_err(|e| bad(e.to_string()))?;
-        let mut articles = Vec::new();
+        let raw_id = r[id].trim();
+        if raw_id.is_empty() {
+            return Err(bad("a question without an id".into()));
+        }
+        let qid = QueryId::new(format!("q{raw_id}")).map_err(|e| bad(e.to_string()))?;
+        if let Some(first) = first_line.insert(qid.clone(), *line) {
+            return Err(bad(format!(
+                "question id {raw_id} appears twice (first on line {first})"
+            )));
+        }
+        let text = r[q].trim();
+        if text.is_empty() {
+            return Err(bad(format!("question {raw_id} has no text")));
+        }
+        let mut articles: Vec<ArticleId> = Vec::new();
         for a in r[ids].split(',').map(str::trim).filter(|a| !a.is_empty()) {
-            let a = ArticleId::new(a).map_err(|e| bad(e.to_string()))?;
-            if !known.contains(&a) {
-                return Err(bad(format!(
-                    "question {qid} cites article {a}, which is not in the articles file"
-                )));
+            let a = ArticleId::new(a).map_err(|e| bad(format!("question {raw_id}: {e}")))?;
+            out.listed += 1;
+            if articles.contains(&a) {
+                match out
+                    .repeated
+                    .iter_mut()
+                    .find(|x| x.question == qid && x.article == a)
+                {
+                    Some(x) => x.times += 1,
+                    None => out.repeated.push(Repeated {
+                        line: *line,
+                        question: qid.clone(),
+                        article: a,
+                        times: 2,
+                    }),
+                }
+            } else {
+                articles.push(a);
             }
-            articles.push(a);
         }
         if articles.is_empty() {
-            return Err(bad(format!("question {qid} has no relevant article")));
+            return Err(bad(format!("question {raw_id} has no relevant article")));
         }
-        out.push(Question {
+        out.questions.push(Question {
             id: qid,
-            text: r[q].trim().to_owned(),
+            text: text.to_owned(),
             category: cat.map(|c| r[c].trim().to_owned()).unwrap_or_default(),
             subcategory: sub.map(|c| r[c].trim().to_owned()).unwrap_or_default(),
             articles,
         });
+        out.lines.push(*line);
+    }
+    if out.questions.is_empty() {
+        return Err(Error::Input {
+            path: path.to_owned(),
+            line: 0,
+            message: "no questions".into(),
+        });
     }
     Ok(out)
+}
+
+impl QuestionsFile {
+    /// Checks that every cited article is in `known` (the articles file read with it); the error names
+    /// the file, the question's line and the article.
+    pub fn check_cited(&self, path: &Path, known: &BTreeSet<&ArticleId>) -> Result<()> {
+        for (q, line) in self.questions.iter().zip(&self.lines) {
+            if let Some(a) = q.articles.iter().find(|a| !known.contains(a)) {
+                return Err(Error::Input {
+                    path: path.to_owned(),
+                    line: *line,
+                    message: format!(
+                        "question {} cites article {a}, which is not in the articles file",
+                        q.id
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads a questions file ([`parse_questions`]); every article id must exist in `known`.
+pub fn read_questions(path: &Path, text: &str, known: &BTreeSet<&ArticleId>) -> Result<Vec<Question>> {
+    let file = parse_questions(path, text)?;
+    file.check_cited(path, known)?;
+    Ok(file.questions)
+}
+
+/// The counts of one or more question files ([`questions_report`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QuestionsStats {
+    /// Questions.
+    pub questions: usize,
+    /// Question–article pairs as listed (an article a question lists twice counts twice, as in the
+    /// published counts).
+    pub pairs_listed: usize,
+    /// Distinct question–article pairs (what the qrels hold).
+    pub pairs: usize,
+    /// Distinct articles cited.
+    pub articles: usize,
+    /// Questions per category.
+    pub categories: BTreeMap<String, usize>,
+    /// Distinct sub-categories.
+    pub subcategories: usize,
+    /// Relevant articles per question.
+    pub relevant_per_question: Option<crate::write::Summary>,
+}
+
+impl QuestionsStats {
+    /// The counts over `files` together.
+    pub fn of<'a>(files: impl IntoIterator<Item = &'a QuestionsFile>) -> Self {
+        let mut s = Self {
+            questions: 0,
+            pairs_listed: 0,
+            pairs: 0,
+            articles: 0,
+            categories: BTreeMap::new(),
+            subcategories: 0,
+            relevant_per_question: None,
+        };
+        let mut articles = BTreeSet::new();
+        let mut subcategories = BTreeSet::new();
+        let mut per_question = Vec::new();
+        for f in files {
+            s.pairs_listed += f.listed;
+            for q in &f.questions {
+                s.questions += 1;
+                s.pairs += q.articles.len();
+                articles.extend(&q.articles);
+                *s.categories.entry(q.category.clone()).or_default() += 1;
+                subcategories.insert((&q.category, &q.subcategory));
+                per_question.push(q.articles.len() as f64);
+            }
+        }
+        s.articles = articles.len();
+        s.subcategories = subcategories.len();
+        s.relevant_per_question = crate::write::Summary::of(per_question);
+        s
+    }
+}
+
+/// One question file in a [`QuestionsReport`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QuestionsFileReport {
+    /// Where it was read from.
+    pub file: String,
+    /// Its counts.
+    #[serde(flatten)]
+    pub stats: QuestionsStats,
+    /// Article ids a question lists more than once.
+    pub repeated: Vec<Repeated>,
+}
+
+/// The counts of BSARD question files without their articles (`lexbench stats --bsard-questions`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QuestionsReport {
+    /// Per split (`train`, `test`, …).
+    pub files: BTreeMap<String, QuestionsFileReport>,
+    /// All files together.
+    pub all: QuestionsStats,
+    /// Question ids found in more than one file.
+    pub questions_in_several_files: usize,
+    /// Articles cited by questions of more than one file.
+    pub articles_in_several_files: usize,
+}
+
+/// The report over question files, by split name.
+pub fn questions_report(files: &BTreeMap<String, (PathBuf, QuestionsFile)>) -> QuestionsReport {
+    let mut question_files: BTreeMap<&QueryId, usize> = BTreeMap::new();
+    let mut article_files: BTreeMap<&ArticleId, BTreeSet<&str>> = BTreeMap::new();
+    for (split, (_, f)) in files {
+        for q in &f.questions {
+            *question_files.entry(&q.id).or_default() += 1;
+            for a in &q.articles {
+                article_files.entry(a).or_default().insert(split);
+            }
+        }
+    }
+    QuestionsReport {
+        files: files
+            .iter()
+            .map(|(split, (path, f))| {
+                (
+                    split.clone(),
+                    QuestionsFileReport {
+                        file: path.display().to_string(),
+                        stats: QuestionsStats::of([f]),
+                        repeated: f.repeated.clone(),
+                    },
+                )
+            })
+            .collect(),
+        all: QuestionsStats::of(files.values().map(|(_, f)| f)),
+        questions_in_several_files: question_files.values().filter(|n| **n > 1).count(),
+        articles_in_several_files: article_files.values().filter(|s| s.len() > 1).count(),
+    }
 }
 
 /// Builds the legislative graph and the sequential view.
@@ -364,7 +575,9 @@ fn write_bsard_into(
 #[cfg(test)]
 mod tests {
     //! Properties: CSV quoting (commas, doubled quotes, newlines) and line numbers; both article layouts;
-    //! the graph's shape; bad input names the file and line.
+    //! both question layouts (BOM, CRLF, multi-line quoted questions, spaces in id lists, an article
+    //! listed twice kept once and counted as listed); the graph's shape; bad input (unknown article,
+    //! repeated question id, no article, no text, a bad id, a missing column) names the file and line.
     use super::*;
 
     #[test]
@@ -417,5 +630,89 @@ mod tests {
         let q = "\u{feff}id,question,category,subcategory,extra_description,article_ids\n7,Quoi ?,F,x,,1\n";
         let qs = read_questions(Path::new("q.csv"), q, &known).unwrap();
         assert_eq!(qs.len(), 1);
+    }
+
+    const BOM: char = '\u{feff}';
+    const PUBLISHED_HEADER: &str = "id,category,subcategory,question,extra_description,article_ids";
+
+    #[test]
+    fn the_published_question_layout() {
+        // The published column order, a BOM, CRLF, a quoted question over two lines with commas and
+        // doubled quotes, an id list with spaces, an article listed twice.
+        let text = format!(
+            "{BOM}{PUBLISHED_HEADER}\r\n\
+             775,Logement,Insalubrité,Quels sont les critères d'insalubrité ?,,11822\r\n\
+             634,Justice,Infractions,\"Si j’ai commis une infraction,\r\npeut-on dire \"\"non\"\" ?\",\"Amendes, transaction\",\" 13310 , 12,13310\"\r\n\
+             9,Famille,Couple,Quoi ?,,\"1,2\"\r\n"
+        );
+        let f = parse_questions(Path::new("q.csv"), &text).unwrap();
+        assert_eq!(f.questions.len(), 3);
+        assert_eq!(f.lines, [2, 3, 5]);
+        let q = &f.questions[1];
+        assert_eq!(q.id.as_str(), "q634");
+        assert_eq!(q.text, "Si j’ai commis une infraction,\r\npeut-on dire \"non\" ?");
+        assert_eq!(
+            (q.category.as_str(), q.subcategory.as_str()),
+            ("Justice", "Infractions")
+        );
+        let ids: Vec<&str> = q.articles.iter().map(ArticleId::as_str).collect();
+        assert_eq!(ids, ["13310", "12"]);
+        assert_eq!(f.listed, 6, "the repeat counts as listed");
+        assert_eq!(f.repeated.len(), 1);
+        assert_eq!(
+            (
+                f.repeated[0].line,
+                f.repeated[0].article.as_str(),
+                f.repeated[0].times
+            ),
+            (3, "13310", 2)
+        );
+        let s = QuestionsStats::of([&f]);
+        assert_eq!(
+            (s.questions, s.pairs_listed, s.pairs, s.articles, s.subcategories),
+            (3, 6, 5, 5, 3)
+        );
+        assert_eq!(s.categories["Logement"], 1);
+        // Checked against an articles file: the unknown article is named with its question's line.
+        let known_ids: Vec<ArticleId> = ["11822", "13310", "12", "1"]
+            .iter()
+            .map(|a| ArticleId::new(*a).unwrap())
+            .collect();
+        let known: BTreeSet<&ArticleId> = known_ids.iter().collect();
+        let err = read_questions(Path::new("q.csv"), &text, &known).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "q.csv:5: question q9 cites article 2, which is not in the articles file"
+        );
+    }
+
+    #[test]
+    fn bad_question_rows_name_file_and_line() {
+        let err = |rows: &str| {
+            parse_questions(Path::new("q.csv"), &format!("{PUBLISHED_HEADER}\n{rows}"))
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err("1,F,x,Quoi ?,,1\n2,F,x,\"Deux\nlignes\",,2\n1,F,x,Encore ?,,3\n"),
+            "q.csv:5: question id 1 appears twice (first on line 2)"
+        );
+        assert_eq!(
+            err("1,F,x,Quoi ?,,\" , \"\n"),
+            "q.csv:2: question 1 has no relevant article"
+        );
+        assert_eq!(err("1,F,x,  ,,1\n"), "q.csv:2: question 1 has no text");
+        assert_eq!(err(",F,x,Quoi ?,,1\n"), "q.csv:2: a question without an id");
+        assert!(
+            err("1,F,x,Quoi ?,,\"1 2\"\n").starts_with("q.csv:2: question 1: "),
+            "an id with a space inside"
+        );
+        assert_eq!(err("1,F,x,Quoi ?,1\n"), "q.csv:2: 5 fields, the header has 6");
+        assert_eq!(err(""), "q.csv:0: no questions");
+        let e = parse_questions(Path::new("q.csv"), "id,question\n1,x\n").unwrap_err();
+        assert!(
+            e.to_string().starts_with("q.csv:1: no column \"article_ids\""),
+            "{e}"
+        );
     }
 }

@@ -70,7 +70,16 @@ pub struct SplitArgs {
 #[derive(Debug, Args)]
 pub struct StatsArgs {
     /// The dataset (a name under DATA/datasets, or a path).
-    pub dataset: String,
+    #[arg(
+        required_unless_present = "bsard_questions",
+        conflicts_with = "bsard_questions"
+    )]
+    pub dataset: Option<String>,
+    /// Instead of a dataset: count BSARD question files alone (questions, question–article pairs,
+    /// articles cited, categories), without the articles file a build needs. Each is a questions CSV
+    /// or a folder holding questions_fr_train.csv / questions_fr_test.csv.
+    #[arg(long, num_args = 1.., value_name = "FILE_OR_DIR")]
+    pub bsard_questions: Vec<PathBuf>,
 }
 
 /// Arguments of `lexbench import release`.
@@ -139,12 +148,67 @@ pub fn cmd_split(data: &DataDir, args: &SplitArgs) -> Result<ExitCode> {
 /// Runs `lexbench stats`: prints the dataset's version, statistics and certificate summary, as text
 /// (`--format human`, the default) or as one JSON document (`--format json`).
 pub fn cmd_stats(data: &DataDir, args: &StatsArgs, format: ReportFormat) -> Result<ExitCode> {
-    let out = lib::dataset_stats(data, &args.dataset)?;
+    let Some(dataset) = &args.dataset else {
+        let report = serde_json::to_value(lib::bsard_questions_report(&args.bsard_questions)?)?;
+        match format {
+            ReportFormat::Human => print!("{}", render_questions_human(&report)),
+            ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    let out = lib::dataset_stats(data, dataset)?;
     match format {
         ReportFormat::Human => print!("{}", render_stats_human(&out)),
         ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&out)?),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `stats --bsard-questions` for people: per file its path, one line per count (as `stats` prints
+/// them), each repeated article as a note; then the files together.
+fn render_questions_human(report: &serde_json::Value) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    if let Some(files) = report["files"].as_object() {
+        for (split, f) in files {
+            let mut counts = f.clone();
+            if let Some(m) = counts.as_object_mut() {
+                m.remove("file");
+                m.remove("repeated");
+            }
+            let title = format!("{split}  {}", f["file"].as_str().unwrap_or_default());
+            render_block(&mut s, &title, &counts);
+            for r in f["repeated"].as_array().into_iter().flatten() {
+                let _ = writeln!(
+                    s,
+                    "  note: line {}: question {} lists article {} {} times",
+                    r["line"],
+                    r["question"].as_str().unwrap_or_default(),
+                    r["article"].as_str().unwrap_or_default(),
+                    r["times"]
+                );
+            }
+        }
+    }
+    let mut all = report["all"].clone();
+    for key in ["questions_in_several_files", "articles_in_several_files"] {
+        all[key] = report[key].clone();
+    }
+    render_block(&mut s, "all files", &all);
+    s
+}
+
+/// A title, then one indented `key  value` line per statistic of `v` ([`flatten_stats`]).
+fn render_block(s: &mut String, title: &str, v: &serde_json::Value) {
+    use std::fmt::Write;
+    let _ = writeln!(s, "{title}");
+    let mut lines = Vec::new();
+    flatten_stats("", v, &mut lines);
+    let width = lines.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+    for (key, value) in lines {
+        let pad = width - key.chars().count();
+        let _ = writeln!(s, "  {key}{:pad$}  {value}", "");
+    }
 }
 
 /// `stats` for people: the dataset and version, the certificate, then one line per statistic (nested

@@ -6,6 +6,9 @@
 //! unseen-guide pairs the same) and exits 1 because other splits changed; `stats` prints the version
 //! and statistics; a stats request for a missing dataset exits 2 naming the file. Both print a report
 //! for people by default and one JSON document with the global `--format json`, the same numbers.
+//! `stats --bsard-questions` counts the real BSARD question files alone (a folder or the files, no data
+//! directory needed): 222 / 886 questions, 1,060 test pairs as listed, the repeated article noted; a
+//! broken file exits 2 naming file and line; a dataset and `--bsard-questions` together are refused.
 
 use crate::common::lexbench;
 
@@ -158,4 +161,80 @@ fn import_release_with_judgment_texts() {
             }
         }
     }
+
+#[test]
+fn stats_of_the_real_bsard_question_files() {
+    use crate::common::lexbench_no_data;
+    let dir = lexbench_core::testing::fixtures_dir().join("bsard");
+    let out = lexbench_no_data(&[
+        "stats",
+        "--bsard-questions",
+        dir.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (test, train) = (&j["files"]["test"], &j["files"]["train"]);
+    assert_eq!(test["questions"], 222);
+    assert_eq!(train["questions"], 886);
+    assert_eq!(
+        (&test["pairs_listed"], &test["pairs"]),
+        (&1060.into(), &1059.into())
+    );
+    assert_eq!(
+        (&train["pairs_listed"], &train["pairs"]),
+        (&5784.into(), &5784.into())
+    );
+    assert_eq!(
+        (&test["articles"], &train["articles"], &j["all"]["articles"]),
+        (&491.into(), &1534.into(), &1611.into())
+    );
+    assert_eq!(j["all"]["categories"].as_object().unwrap().len(), 7);
+    assert_eq!(j["all"]["categories"]["Famille"], 67 + 272);
+    assert_eq!(test["repeated"][0]["article"], "1102");
+
+    // The same files named one by one, printed for people.
+    let files: Vec<String> = ["questions_fr_test.csv", "questions_fr_train.csv"]
+        .iter()
+        .map(|f| dir.join(f).to_string_lossy().into_owned())
+        .collect();
+    let out = lexbench_no_data(&["stats", "--bsard-questions", &files[0], &files[1]]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // Lines with their padding collapsed.
+    let lines: Vec<String> = stdout
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    for want in [
+        "questions 222",
+        "questions 886",
+        "pairs_listed 1060",
+        "note: line 183: question q274 lists article 1102 2 times",
+        "questions 1108",
+        "categories.Logement 304",
+    ] {
+        assert!(lines.iter().any(|l| l == want), "{want:?} not in\n{stdout}");
+    }
+
+    // A broken copy: exit 2, the file and line named.
+    let tmp = std::env::temp_dir().join(format!("lexbench-cli-bsard-q-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let broken = tmp.join("questions_fr_test.csv");
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[3] = "775,Logement,x,Encore ?,,1";
+    std::fs::write(&broken, lines.join("\n")).unwrap();
+    let out = lexbench_no_data(&["stats", "--bsard-questions", broken.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("questions_fr_test.csv:4: question id 775 appears twice (first on line 2)"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+
+    let out = lexbench_no_data(&["stats", "bsard", "--bsard-questions", &files[0]]);
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -44,4 +44,6 @@ pub use index::{
 pub use params::Bm25Params;
 
 #[cfg(test)]
+mod french_articles;
+#[cfg(test)]
 mod tests;
