@@ -161,6 +161,7 @@ fn import_release_with_judgment_texts() {
             }
         }
     }
+}
 
 #[test]
 fn stats_of_the_real_bsard_question_files() {
