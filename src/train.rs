@@ -288,7 +288,7 @@ pub fn run_split(
         ModelKind::CrossEncoder => {
             let params = CrossParams {
                 system: cfg.name.clone(),
-                depth: 100,
+                depth: None,
                 max_len: cfg.data.max_query_len + cfg.data.max_doc_len,
             };
             write_run(&mut CrossEncoderRanker::new(model, params, device)?, &target)?

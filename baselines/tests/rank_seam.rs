@@ -141,7 +141,7 @@ fn a_candidate_without_text_is_an_error_for_every_neural_ranker() -> TestResult 
     )?;
     let params = CrossParams {
         system: "cross-tiny".into(),
-        depth: 10,
+        depth: Some(10),
         max_len: 32,
     };
     let mut cross = CrossEncoderRanker::new(&model, params, &Device::Cpu)?;

@@ -65,9 +65,10 @@ pub struct CrossArgs {
     /// The system's name.
     #[arg(long, default_value = "cross-encoder", value_parser = crate::name_arg)]
     pub system: String,
-    /// BM25 candidates rescored per topic.
-    #[arg(long, default_value_t = 100)]
-    pub depth: usize,
+    /// Rerank BM25's top N candidates per topic (needs `lexbench run bm25` first). Default: every
+    /// paragraph of the topic's pool (the paper's protocol), or BM25's top 100 on a corpus-wide dataset.
+    #[arg(long)]
+    pub depth: Option<usize>,
     /// Truncation length of the query–passage pair.
     #[arg(long, default_value_t = 256)]
     pub max_len: usize,

@@ -126,9 +126,8 @@ fn dense_runs_on_the_sample() {
             assert!(first.lines().count() <= 4 * 10);
         }
     }
-    let out = lexbench(
-        &data,
-        &[
+    let cross_val = |extra: &[&str]| {
+        let mut args = vec![
             "run",
             "cross-encoder",
             "--model",
@@ -137,10 +136,28 @@ fn dense_runs_on_the_sample() {
             "ecthr",
             "--split",
             "val",
-        ],
-    );
+        ];
+        args.extend_from_slice(extra);
+        lexbench(&data, &args)
+    };
+    let out = cross_val(&["--depth", "10"]);
     assert_eq!(out.status.code(), Some(2), "no BM25 run for val yet");
     assert!(String::from_utf8_lossy(&out.stderr).contains("lexbench run bm25"));
+    // Without a depth, the cross-encoder scores every paragraph of each pool (the paper's protocol):
+    // no BM25 run needed, 20 paragraphs per judgment of the sample.
+    let out = cross_val(&[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = std::fs::read_to_string(data.join("runs/ecthr/val/cross-encoder.trec")).unwrap();
+    let side: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(data.join("runs/ecthr/val/cross-encoder.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(side["config"]["first_stage"], "the pool");
+    assert_eq!(
+        run.lines().count() as u64,
+        side["topics"].as_u64().unwrap() * 20,
+        "{run}"
+    );
 
     let board = lexbench(&data, &["leaderboard"]);
     assert!(board.status.success());

@@ -1,4 +1,6 @@
-//! A cross-encoder reranking BM25's top candidates of each topic.
+//! A cross-encoder scoring every candidate of a topic's pool (the paper's protocol: every paragraph of
+//! the judgment), or reranking BM25's top candidates when a depth is given or the dataset ranks a
+//! whole corpus.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -19,15 +21,22 @@ use crate::scorers::cross::CrossEncoder;
 pub struct CrossParams {
     /// The system's name.
     pub system: String,
-    /// How many of BM25's top candidates per topic are rescored.
-    pub depth: usize,
+    /// Rerank BM25's top `depth` candidates per topic (from `runs/<dataset>/<split>/bm25.trec`);
+    /// `None`: every candidate of the topic's pool, or BM25's top [`CORPUS_DEPTH`] when the dataset
+    /// ranks a whole corpus (scoring every article of a corpus per question is not a baseline anyone
+    /// runs).
+    #[serde(default)]
+    pub depth: Option<usize>,
     /// Truncation length of `[CLS] q [SEP] p [SEP]`.
     pub max_len: usize,
 }
 
-/// A cross-encoder reranking BM25's top `depth` candidates of each topic (within its pool), from
-/// `runs/<dataset>/<split>/bm25.trec` (run `lexbench run bm25` first). The run holds the reranked
-/// candidates only. A checkpoint without a `classifier` head gets a seeded new one: such a run is a
+/// BM25 candidates a cross-encoder reranks on a corpus-wide dataset when no depth is given.
+pub const CORPUS_DEPTH: usize = 100;
+
+/// A cross-encoder scoring each topic's pool, or reranking BM25's top `depth` candidates (within the
+/// pool) from `runs/<dataset>/<split>/bm25.trec` (run `lexbench run bm25` first); the run holds the
+/// scored candidates only, and the sidecar's `first_stage` says which. A checkpoint without a `classifier` head gets a seeded new one: such a run is a
 /// sanity check of the plumbing, not a baseline, until the head is fine-tuned — the sidecar says which.
 pub struct CrossEncoderRanker {
     model_dir: PathBuf,
@@ -39,8 +48,10 @@ pub struct CrossEncoderRanker {
 impl CrossEncoderRanker {
     /// Loads the checkpoint in `model_dir` on `device` (a seeded head where it has none).
     pub fn new(model_dir: &Path, params: CrossParams, device: &candle_core::Device) -> Result<Self> {
-        if params.depth == 0 {
-            return Err(Error::Param("depth must be at least 1".into()));
+        if params.depth == Some(0) {
+            return Err(Error::Param(
+                "cross-encoder depth must be at least 1, got 0".into(),
+            ));
         }
         let h = hidden_size(model_dir)?;
         let w = candle_core::Tensor::from_vec(seeded_normal(1, h, 0.02, SEED), (1, h), device)?;
@@ -79,34 +90,42 @@ impl Ranker for CrossEncoderRanker {
 
     fn rank(&mut self, inputs: &SplitInputs) -> Result<Ranked<NeuralDetails>> {
         let t0 = Instant::now();
-        let (dataset, split) = (&inputs.dataset, &inputs.split);
-        let bm25_path = run_path(&inputs.data, dataset, split, "bm25")?;
-        let bm25 = Run::read(&bm25_path, &lexbench_core::ReadOptions::default()).map_err(|e| {
-            Error::data(
-                "the cross-encoder's first stage",
-                format!(
-                    "{} (the cross-encoder reranks BM25: run `lexbench run bm25 --dataset {dataset} --split {split}` first)",
-                    lexbench_core::error::chain(&e)
-                ),
-            )
-        })?;
+        let depth = match (self.params.depth, inputs.pooled()) {
+            (Some(d), _) => Some(d),
+            (None, true) => None,
+            (None, false) => Some(CORPUS_DEPTH),
+        };
+        let bm25 = match depth {
+            Some(d) => Some((read_bm25(inputs)?, d)),
+            None => None,
+        };
         let mut run = Run::new(self.params.system.clone());
         let mut scored = 0;
         for t in &inputs.topics {
-            let mut first = bm25.topics.get(&t.topic).cloned().unwrap_or_default();
-            first.sort_by(trec_order);
-            first.truncate(self.params.depth);
-            let mut pairs: Vec<(&str, &str)> = Vec::with_capacity(first.len());
-            for hit in &first {
-                pairs.push((t.text.as_str(), inputs.text_listed_in(&hit.doc, &bm25_path)?));
+            let candidates: Vec<lexbench_core::DocId> = match &bm25 {
+                Some(((first_stage, _), d)) => {
+                    let mut first = first_stage.topics.get(&t.topic).cloned().unwrap_or_default();
+                    first.sort_by(trec_order);
+                    first.truncate(*d);
+                    first.into_iter().map(|h| h.doc).collect()
+                }
+                None => inputs.candidates(&t.topic)?.into_iter().cloned().collect(),
+            };
+            let mut pairs: Vec<(&str, &str)> = Vec::with_capacity(candidates.len());
+            for doc in &candidates {
+                let text = match &bm25 {
+                    Some(((_, path), _)) => inputs.text_listed_in(doc, path)?,
+                    None => inputs.text(doc)?,
+                };
+                pairs.push((t.text.as_str(), text));
             }
             let scores = self.model.score(&pairs)?;
             scored += pairs.len();
-            let mut hits: Vec<Hit> = first
+            let mut hits: Vec<Hit> = candidates
                 .into_iter()
                 .zip(scores)
-                .map(|(hit, s)| Hit {
-                    doc: hit.doc,
+                .map(|(doc, s)| Hit {
+                    doc,
                     score: f64::from(s),
                 })
                 .collect();
@@ -114,6 +133,10 @@ impl Ranker for CrossEncoderRanker {
             run.topics.insert(t.topic.clone(), hits);
         }
         let mut config = to_json(&self.params, &self.model_dir)?;
+        config["first_stage"] = serde_json::Value::from(match depth {
+            Some(d) => format!("bm25 top {d}"),
+            None => "the pool".to_owned(),
+        });
         config["head"] = serde_json::Value::from(if self.head_from_checkpoint {
             "checkpoint"
         } else {
@@ -126,4 +149,20 @@ impl Ranker for CrossEncoderRanker {
             timings,
         })
     }
+}
+
+/// The split's BM25 run and its path: the cross-encoder's first stage.
+fn read_bm25(inputs: &SplitInputs) -> Result<(Run, PathBuf)> {
+    let (dataset, split) = (&inputs.dataset, &inputs.split);
+    let path = run_path(&inputs.data, dataset, split, "bm25")?;
+    let run = Run::read(&path, &lexbench_core::ReadOptions::default()).map_err(|e| {
+        Error::data(
+            "the cross-encoder's first stage",
+            format!(
+                "{} (the cross-encoder reranks BM25: run `lexbench run bm25 --dataset {dataset} --split {split}` first)",
+                lexbench_core::error::chain(&e)
+            ),
+        )
+    })?;
+    Ok((run, path))
 }
