@@ -15,7 +15,7 @@ pub enum Error {
         message: String,
     },
     /// The input is not a judgment in a supported format (told by content: a PDF, binary data, …).
-    #[error("{source_name}: {found}, not a judgment (expected DOCX or HTML{note})")]
+    #[error("{source_name}: {found}, not a judgment (expected DOCX, HTML or text{note})")]
     NotAJudgment {
         /// The document (file name or itemid).
         source_name: String,

@@ -2,9 +2,10 @@
 //!
 //! Pure functions from raw bytes to records plus structured warnings:
 //!
-//! - [`judgment`]: HUDOC DOCX (WordprocessingML, `SEQ` fields or typed numbers) and HUDOC HTML into the
-//!   main judgment's numbered paragraphs ([`lexbench_core::Judgment`]) with section labels, separate
-//!   opinions kept apart, and warnings for gaps, duplicates, quoted numbering, tables of contents;
+//! - [`judgment`]: HUDOC DOCX (WordprocessingML, `SEQ` fields or typed numbers), HUDOC HTML and plain
+//!   text (a printed paragraph per line) into the main judgment's numbered paragraphs
+//!   ([`lexbench_core::Judgment`]) with section labels, separate opinions kept apart, and warnings for
+//!   gaps, duplicates, quoted numbering, tables of contents;
 //! - [`guide`]: case-law guides (PDF with or without an outline, or extracted text) → table of contents
 //!   → heading paths (queries, in structured and release form) → pinpoint citations → itemids
 //!   ([`guide::resolve`], against HUDOC metadata and the guide's own list of cited cases).

@@ -6,9 +6,10 @@
 //!   problem;
 //! - a real `word/document.xml` cut short (in text, in a tag, between paragraphs, before the root's
 //!   end tag) is an error, never a shorter judgment;
-//! - [`parse`] tells DOCX from HTML by content (`PK`), whatever the file is called, and refuses what
-//!   is neither (a PDF, plain text, random bytes — quickly —, legacy Word, RTF, gzip, UTF-16, an empty
-//!   file) with an error naming the file and what it looks like;
+//! - [`parse`] tells DOCX, HTML and plain text apart by content (`PK`, markup), whatever the file is
+//!   called, parses a text judgment, refuses text without a numbered paragraph as plain text, and
+//!   refuses what is none of them (a PDF, random bytes — quickly —, legacy Word, RTF, gzip, UTF-16,
+//!   an empty file) with an error naming the file and what it looks like;
 //! - a mutation smoke test (a stand-in for the fuzz target, deterministic so it runs in CI): for every
 //!   DOCX fixture, `word/document.xml` truncated, with byte ranges deleted, duplicated or overwritten,
 //!   and the zip bytes themselves damaged, never make either parser panic; the same for HTML.
@@ -287,7 +288,7 @@ fn what_is_not_a_judgment_is_refused_by_content() {
     ))
     .unwrap();
     let e = parse(&pdf, "x.pdf", None).unwrap_err().to_string();
-    assert_eq!(e, "x.pdf: a PDF, not a judgment (expected DOCX or HTML)");
+    assert_eq!(e, "x.pdf: a PDF, not a judgment (expected DOCX, HTML or text)");
     // The name does not matter: a PDF called .docx or .html is still a PDF.
     let e = parse(&pdf, "001-175180.html", None).unwrap_err().to_string();
     assert!(e.starts_with("001-175180.html: a PDF, not a judgment"), "{e}");
@@ -298,16 +299,30 @@ fn what_is_not_a_judgment_is_refused_by_content() {
     let e = parse(&random, "random.bin", None).unwrap_err().to_string();
     assert_eq!(
         e,
-        "random.bin: binary data of no known format, not a judgment (expected DOCX or HTML)"
+        "random.bin: binary data of no known format, not a judgment (expected DOCX, HTML or text)"
     );
     assert!(t.elapsed().as_secs_f64() < 1.0, "took {:?}", t.elapsed());
 
+    // Plain text is a judgment when it has numbered paragraphs, and refused as plain text otherwise.
     let text = std::fs::read(lexbench_core::testing::fixture("hudoc/text/001-100469.txt")).unwrap();
-    let e = parse(&text, "001-100469.txt", None).unwrap_err().to_string();
-    assert_eq!(
-        e,
-        "001-100469.txt: plain text, not a judgment (expected DOCX or HTML; plain-text judgments are not supported yet)"
+    let j = parse(&text, "001-100469.txt", None).unwrap();
+    assert!(
+        j.provenance.producer.ends_with(" text"),
+        "{}",
+        j.provenance.producer
     );
+    assert_eq!(j.paragraphs.len(), 81);
+    for prose in [
+        &b"Minutes of the meeting.\nNothing was decided.\n"[..],
+        b"PROCEDURE\nThe case originated in an application.\n",
+        b"\xef\xbb\xbfTHE FACTS\r\n(a) a list\r\n(b) without numbers\r\n",
+    ] {
+        let e = parse(prose, "notes.txt", None).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "notes.txt: plain text, not a judgment (expected DOCX, HTML or text; no numbered paragraph `N. …` starts a line of the main judgment)"
+        );
+    }
     for (bytes, what) in [
         (&b""[..], "an empty file"),
         (b" \n\t ", "an empty file"),
@@ -320,7 +335,10 @@ fn what_is_not_a_judgment_is_refused_by_content() {
         (b"\xff\xfe<\0p\0>\0", "UTF-16 text"),
     ] {
         let e = parse(bytes, "f", None).unwrap_err().to_string();
-        assert_eq!(e, format!("f: {what}, not a judgment (expected DOCX or HTML)"));
+        assert_eq!(
+            e,
+            format!("f: {what}, not a judgment (expected DOCX, HTML or text)")
+        );
     }
     // Markup is HTML, whatever comes first.
     for html in [

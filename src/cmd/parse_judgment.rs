@@ -1,9 +1,10 @@
 //! `lexbench parse judgment`: print the records the judgment parser makes of the given files.
 //!
-//! Each file is a HUDOC judgment as DOCX or HTML, told apart by content (a zip starts with `PK`), not
-//! by its name; anything else (a PDF, plain text, binary data) is refused as what it looks like
-//! (`error: x.pdf: a PDF, not a judgment (expected DOCX or HTML)`). The itemid comes from a file name
-//! such as `001-175180.docx`; other names give no itemid. Files that cannot be read or parsed are
+//! Each file is a HUDOC judgment as DOCX, HTML or plain text (one printed paragraph `N. text` per
+//! line), told apart by content (a zip starts with `PK`, HTML has markup), not by its name; anything
+//! else (a PDF, binary data, text without a numbered paragraph) is refused as what it looks like
+//! (`error: x.pdf: a PDF, not a judgment (expected DOCX, HTML or text)`). The itemid comes from a file
+//! name such as `001-175180.docx` or `001-100469.txt`; other names give no itemid. Files that cannot be read or parsed are
 //! reported on stderr (`error: FILE: why`) and the others are still printed; the exit code is then 2.
 
 use std::io::Write;
@@ -20,8 +21,8 @@ use crate::cmd::args::RecordFormat;
 /// Arguments of `lexbench parse judgment`.
 #[derive(Debug, Args)]
 pub struct ParseJudgmentArgs {
-    /// The files to parse: HUDOC judgments, DOCX or HTML (detected by content). The itemid is taken
-    /// from a file name like `001-175180.docx`.
+    /// The files to parse: HUDOC judgments, DOCX, HTML or plain text (detected by content). The
+    /// itemid is taken from a file name like `001-175180.docx`.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
 }

@@ -9,8 +9,10 @@
 //!   DOCX;
 //! - bad input (missing file, not a zip, damaged zip, text without markup, an empty body) prints an
 //!   error naming the file and exits with code 2, while the good files given with it are still printed;
-//! - what is no judgment (a PDF, 50 MB of random bytes, plain text) is refused at once, by content,
-//!   with an error naming the file and what it looks like.
+//! - a plain-text judgment (one paragraph per line) is parsed like the others, its itemid taken from
+//!   the file name; text without a numbered paragraph is refused as plain text;
+//! - what is no judgment (a PDF, 50 MB of random bytes) is refused at once, by content, with an error
+//!   naming the file and what it looks like.
 
 use std::path::PathBuf;
 use std::process::Output;
@@ -94,11 +96,47 @@ fn format_is_detected_by_content() {
 }
 
 #[test]
+fn plain_text_judgment_to_json() {
+    let out = lexbench_no_data(&["parse", "judgment", &path("hudoc/text/001-100469.txt")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j: Judgment = serde_json::from_slice(&out.stdout).expect("one Judgment document");
+    assert!(
+        j.provenance.producer.ends_with(" text"),
+        "{}",
+        j.provenance.producer
+    );
+    assert_eq!(j.item.as_ref().map(|i| i.as_str()), Some("001-100469"));
+    assert_eq!(j.title, "CASE OF SCHÜTH v. GERMANY");
+    assert_eq!(j.date.as_deref(), Some("2010-09-23"));
+    assert_eq!(j.paragraphs.len(), 81);
+    assert_eq!(j.paragraphs.last().map(|p| p.num), Some(81));
+    assert!(j.paragraphs[0].text.starts_with("The case originated"));
+    // A text file given with a DOCX: both printed.
+    let out = lexbench_no_data(&[
+        "parse",
+        "judgment",
+        "--format",
+        "jsonl",
+        &path("hudoc/text/001-57422.txt"),
+        &path("hudoc/docx/001-83979.docx"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    let records: Vec<Judgment> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a Judgment per line"))
+        .collect();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0].paragraphs.len(), 46);
+    assert_eq!(records[0].opinions.len(), 6);
+}
+
+#[test]
 fn bad_input_names_the_file_and_exits_2() {
     let cases = [
         (
             scratch("plain.docx", b"just some text"),
-            "plain text, not a judgment",
+            "plain text, not a judgment (expected DOCX, HTML or text; no numbered paragraph `N. …` starts a line of the main judgment)",
         ),
         (
             scratch("damaged.docx", b"PK\x03\x04damaged"),
@@ -147,11 +185,9 @@ fn pdf_and_random_bytes_are_refused_quickly() {
         })
         .collect();
     let random = scratch("random.docx", &random);
-    let text = path("hudoc/text/001-100469.txt");
     for (file, why) in [
-        (&pdf, "a PDF, not a judgment (expected DOCX or HTML)"),
+        (&pdf, "a PDF, not a judgment (expected DOCX, HTML or text)"),
         (&random, "binary data of no known format, not a judgment"),
-        (&text, "plain text, not a judgment"),
     ] {
         let t = std::time::Instant::now();
         let out = lexbench_no_data(&["parse", "judgment", file]);

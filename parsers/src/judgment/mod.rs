@@ -1,8 +1,9 @@
-//! HUDOC judgments (DOCX, HTML) into numbered paragraphs.
+//! HUDOC judgments (DOCX, HTML, plain text) into numbered paragraphs.
 //!
-//! Two readers reduce their format to a list of [`Block`]s (text in document order with the evidence
-//! the format keeps): [`docx`] (zip + WordprocessingML: style ids, `SEQ` fields) and [`html`] (HUDOC's
-//! conversion endpoint: text and opaque class names). One segmenter, [`segment`], turns blocks into a
+//! Three readers reduce their format to a list of [`Block`]s (text in document order with the evidence
+//! the format keeps): [`docx`] (zip + WordprocessingML: style ids, `SEQ` fields), [`html`] (HUDOC's
+//! conversion endpoint: text and opaque class names) and [`text`] (one line per printed paragraph or
+//! heading: the text alone). One segmenter, [`segment`], turns blocks into a
 //! [`Judgment`]: the main judgment's paragraphs `1..N` with a [`Section`](lexbench_core::Section) each,
 //! the separate opinions with their own numbering, and structured warnings (gaps, duplicates, numbers
 //! out of order, quoted numbering, tables of contents, extracts) instead of silent guesses. Its module
@@ -20,6 +21,7 @@
 pub mod docx;
 pub mod html;
 pub mod segment;
+pub mod text;
 
 use lexbench_core::{ItemId, Judgment, Warning};
 
@@ -35,7 +37,7 @@ pub enum Format {
     Docx,
     /// HTML from the conversion endpoint: text with markup.
     Html,
-    /// Text without markup (a judgment as `N. text` per line, which no reader handles yet).
+    /// Text without markup (a judgment as `N. text` per line: [`parse_text`]).
     Text,
     /// Anything else, described for the user ("a PDF", "binary data of no known format").
     Other(&'static str),
@@ -175,24 +177,65 @@ pub fn parse_html(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Ju
     segment::segment(&blocks, meta, warnings)
 }
 
-/// Parses either format, chosen by [`detect`].
+/// Parses a plain-text judgment: one printed paragraph (`N. text`) or heading per line ([`text`]).
+/// Invalid UTF-8 is replaced, with an `invalid_utf8` warning naming the first line concerned; a
+/// hard-wrapped text is joined back into paragraphs, with a `hard_wrapped` warning.
 ///
 /// # Errors
-/// As [`parse_docx`] or [`parse_html`]; [`crate::Error::NotAJudgment`] for plain text (no reader
-/// yet) and for anything that is neither (a PDF, binary data, an empty file).
-pub fn parse(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgment> {
-    let not_a_judgment = |found, note| crate::Error::NotAJudgment {
-        source_name: source.to_string(),
-        found,
-        note,
+/// [`crate::Error::NotAJudgment`] when the text holds no numbered paragraph in its main judgment
+/// (prose, a list, an error page saved as text): a judgment without paragraphs is nothing to
+/// retrieve. [`crate::Error::Invalid`] when it has no text at all.
+pub fn parse_text(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgment> {
+    let read = text::blocks(bytes, source);
+    let mut warnings = Vec::new();
+    if let Some(line) = read.invalid_utf8_line {
+        warnings.push(Warning {
+            code: "invalid_utf8".into(),
+            message: format!(
+                "the text is not valid UTF-8 (first at line {line}); invalid bytes were replaced"
+            ),
+            at: None,
+        });
+    }
+    if let Some(width) = read.wrapped_at {
+        warnings.push(Warning {
+            code: "hard_wrapped".into(),
+            message: format!(
+                "the text is wrapped at {width} characters: its lines were joined back into paragraphs"
+            ),
+            at: None,
+        });
+    }
+    let meta = Meta {
+        source,
+        item,
+        format: "TEXT",
     };
+    let j = segment::segment(&read.blocks, meta, warnings)?;
+    if j.paragraphs.is_empty() {
+        return Err(crate::Error::NotAJudgment {
+            source_name: source.to_string(),
+            found: "plain text",
+            note: "; no numbered paragraph `N. …` starts a line of the main judgment",
+        });
+    }
+    Ok(j)
+}
+
+/// Parses any of the three formats, chosen by [`detect`].
+///
+/// # Errors
+/// As [`parse_docx`], [`parse_html`] or [`parse_text`]; [`crate::Error::NotAJudgment`] for anything
+/// that is none of them (a PDF, binary data, an empty file).
+pub fn parse(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgment> {
     match detect(bytes) {
         Format::Docx => parse_docx(bytes, source, item),
         Format::Html => parse_html(bytes, source, item),
-        Format::Text => Err(not_a_judgment(
-            "plain text",
-            "; plain-text judgments are not supported yet",
-        )),
-        Format::Other(what) => Err(not_a_judgment(what, "")),
+        Format::Text => parse_text(bytes, source, item),
+        Format::Other(found) => Err(crate::Error::NotAJudgment {
+            source_name: source.to_string(),
+            found,
+            note: "",
+        }),
     }
 }

@@ -2,9 +2,10 @@
 //! document order) into the main judgment's numbered paragraphs, their sections, the separate opinions
 //! and structured warnings.
 //!
-//! Both readers ([`super::docx`], [`super::html`]) reduce their format to a list of [`Block`]s, keeping
-//! whatever evidence the format offers (a Word style id and `SEQ` field for DOCX, an opaque class name
-//! for HTML); every decision below is made here, once, so the two formats cannot drift apart.
+//! The readers ([`super::docx`], [`super::html`], [`super::text`]) reduce their format to a list of
+//! [`Block`]s, keeping whatever evidence the format offers (a Word style id and `SEQ` field for DOCX, an
+//! opaque class name for HTML, nothing but the line for plain text); every decision below is made
+//! here, once, so the formats cannot drift apart.
 //!
 //! # Heuristics, and why
 //!
@@ -20,11 +21,21 @@
 //!    `1.  Court of Appeal`, tables of contents list `1.  Relevant provisions <tab> 7`.
 //! 3. **Evidence, never a single rule.** Each candidate gets a weight: +1 base; +2 for a Word `SEQ`
 //!    field (how the Registry numbers paragraphs); +0.5 for a paragraph style (`ECHRPara`, `JuPara`);
-//!    −2.5 for a quotation style (`ECHRParaQuote`, `JuQuot`); −3 for a heading style; −1.5 when the
-//!    text looks like a heading (short, no closing punctuation, a heading marker or capitals); −1.2 when
-//!    it lies inside an open quotation (a `“` opened in an earlier block and not yet closed); −0.4 when
-//!    the block before ends with a colon or is an ellipsis (the usual lead-in to a quotation). Table of
-//!    contents lines (style `TOC*`, or text ending in a tab and a page number) are never candidates.
+//!    −2.5 for a quotation style (`ECHRParaQuote`, `JuQuot`); −3 for a heading style; −0.9 when the
+//!    text looks like a heading (short, no closing punctuation, a heading marker or capitals: a little
+//!    weight is left, because plain text cuts paragraphs mid-sentence, `70. The applicant claimed
+//!    75,000 euros (EUR) in respect of` then `non-pecuniary damage.` on the next line, and such a
+//!    paragraph must still fill its place when nothing else has its number; a real paragraph with the
+//!    same number always outweighs a numbered heading); −1.2 when it lies inside an open quotation (a
+//!    `“` opened in an earlier block and not yet closed); −0.4 when the block before ends with a colon
+//!    or is an ellipsis (the usual lead-in to a quotation). Table of contents lines (style `TOC*`, or
+//!    text ending in a tab and a page number) are never candidates.
+//!
+//!    3a. **Quotations left open.** A closing mark left out by a typo (`(“the District Court)`) or a
+//!    quotation closed with the wrong mark would put every later paragraph "inside a quotation". An
+//!    open quotation is closed by a `SEQ` field, a heading, 40 blocks without a closing mark, and —
+//!    the evidence plain text and HTML have — a block numbered exactly one more than the highest
+//!    number seen outside quotations so far: quoted numbers rarely continue the judgment's own.
 //! 4. **The main numbering is the best increasing chain.** Among the candidates we choose the strictly
 //!    increasing subsequence maximising the sum of weights minus 0.2 per number skipped (from 0). A
 //!    quoted run `35.`–`39.` can only join the chain by pushing out the judgment's own `35.`–`39.`,
@@ -84,7 +95,7 @@ pub struct Meta<'a> {
     pub source: &'a str,
     /// The itemid, when known.
     pub item: Option<ItemId>,
-    /// The format, "DOCX" or "HTML".
+    /// The format, "DOCX", "HTML" or "TEXT".
     pub format: &'static str,
 }
 
@@ -166,7 +177,7 @@ fn style_class(style: Option<&str>) -> StyleClass {
 }
 
 /// Share of upper-case letters among the letters of `s` (0 when it has fewer than 3 letters).
-fn upper_ratio(s: &str) -> f64 {
+pub(crate) fn upper_ratio(s: &str) -> f64 {
     let (mut letters, mut upper) = (0usize, 0usize);
     for c in s.chars().filter(|c| c.is_alphabetic()) {
         letters += 1;
@@ -230,28 +241,14 @@ fn analyse(blocks: &[Block]) -> Vec<Info> {
     let mut depth: i64 = 0;
     let mut open_for = 0usize;
     let mut prev_colon = false;
+    // The highest number of a numbered text block seen outside quotations: the numbering so far.
+    let mut numbering = 0u32;
     for b in blocks {
         let norm = normalize(&b.text);
         let style = style_class(b.style.as_deref());
         let hl = !norm.is_empty() && heading_like(&norm, &b.text);
-        // Quotation depth: a SEQ-numbered paragraph closes any quotation left open by a typo, and so
-        // does a long run (40 blocks) without a closing mark; a heading closes it too (below).
-        if b.seq || open_for > 40 {
-            depth = 0;
-        }
-        let in_quote = depth > 0;
-        // Text that merely looks like a heading is one only outside quotations: quoted statutes have
-        // their own `h)  Freedom of expression` lines.
-        let kind = if norm.is_empty() {
-            Kind::Empty
-        } else if style == StyleClass::Toc || TOC_LINE.is_match(&b.text) {
-            Kind::Toc
-        } else if style == StyleClass::Heading || (style == StyleClass::Other && hl && !in_quote) {
-            Kind::Heading
-        } else {
-            Kind::Text
-        };
-        let num = if b.in_table || kind == Kind::Toc {
+        let toc = style == StyleClass::Toc || TOC_LINE.is_match(&b.text);
+        let num = if b.in_table || toc {
             None
         } else {
             NUMBERED.captures(&norm).and_then(|c| {
@@ -259,6 +256,32 @@ fn analyse(blocks: &[Block]) -> Vec<Info> {
                 (n > 0).then(|| (n, c.get(2).map_or("", |m| m.as_str()).to_string()))
             })
         };
+        // Quotation depth: a SEQ-numbered paragraph closes any quotation left open by a typo, and so
+        // does a long run (40 blocks) without a closing mark; a heading closes it too (below). Without
+        // SEQ fields, a block numbered exactly one more than the numbering so far closes it as well
+        // (heuristic 3a): quoted numbers rarely continue the judgment's own, and a closing mark left
+        // out by a typo would otherwise hide the paragraphs after it.
+        let continues = num.as_ref().is_some_and(|(n, _)| *n == numbering + 1);
+        if b.seq || open_for > 40 || continues {
+            depth = 0;
+        }
+        let in_quote = depth > 0;
+        // Text that merely looks like a heading is one only outside quotations: quoted statutes have
+        // their own `h)  Freedom of expression` lines.
+        let kind = if norm.is_empty() {
+            Kind::Empty
+        } else if toc {
+            Kind::Toc
+        } else if style == StyleClass::Heading || (style == StyleClass::Other && hl && !in_quote) {
+            Kind::Heading
+        } else {
+            Kind::Text
+        };
+        if let Some((n, _)) = &num
+            && !in_quote
+        {
+            numbering = numbering.max(*n);
+        }
         if kind == Kind::Heading {
             depth = 0;
         }
@@ -301,7 +324,7 @@ fn base_weight(i: &Info) -> f64 {
         StyleClass::Toc | StyleClass::Other => 0.0,
     };
     if i.heading_like {
-        w -= 1.5;
+        w -= HEADING_LIKE;
     }
     if i.in_quote {
         w -= 1.2;
@@ -312,6 +335,11 @@ fn base_weight(i: &Info) -> f64 {
     w
 }
 
+/// What looking like a heading costs a numbered block (heuristic 3): it leaves a little weight, so
+/// that a paragraph whose line merely ends without punctuation (plain text cut mid-sentence, `39. The
+/// applicant disputed these arguments`) still fills its place in the numbering when nothing else has
+/// its number, while a real paragraph with the same number always wins over a numbered heading.
+const HEADING_LIKE: f64 = 0.9;
 const GAP_COST: f64 = 0.2;
 const LEARNED: f64 = 0.75;
 
