@@ -136,8 +136,11 @@ fn import_release_with_judgment_texts() {
         ("train", 166),
         ("val", 22),
         ("test", 48),
-        ("unseen_query", 12),
-        ("unseen_guide", 50),
+        // unseen_article.jsonl (seen guides, unseen queries) and unseen.jsonl (the four held-out
+        // guides: Art 3, Art 11, Environment, Mass protests); only three of those guides have a
+        // judgment with text here.
+        ("unseen_query", 50),
+        ("unseen_guide", 12),
     ] {
         assert_eq!(stats["stats"]["splits"][split]["pairs"], n, "{split}: {stats}");
     }
