@@ -71,4 +71,4 @@ pub use records::{
     Article, Citation, CitationFlags, Guide, GuideFile, GuideQuery, GuideSection, HudocMeta, Judgment,
     ManifestEntry, Opinion, Paragraph, Pool, Provenance, Resolution, Section, Split, Warning,
 };
-pub use trec::{Hit, Qrels, ReadOptions, Run};
+pub use trec::{Hit, Qrels, ReadNotes, ReadOptions, Run};
