@@ -59,7 +59,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Evaluate a TREC run against TREC qrels with trec_eval semantics (mean over every qrels topic).
+    /// Evaluate a TREC run against TREC qrels as `trec_eval -c` does (mean over every qrels topic).
     Eval(eval::EvalArgs),
     /// Parse raw documents into records and print them.
     #[command(subcommand)]

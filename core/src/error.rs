@@ -132,6 +132,16 @@ pub enum Error {
     /// A measure needs information that was not supplied (e.g. `R@5%` without pool sizes).
     #[error("{0}")]
     MissingInput(String),
+    /// An evaluation parameter is out of range (e.g. a negative `min_rel`).
+    #[error("invalid {name} {value}: {reason}")]
+    Param {
+        /// The parameter.
+        name: &'static str,
+        /// The value given.
+        value: String,
+        /// What is accepted instead.
+        reason: &'static str,
+    },
     /// A folder that should hold a built dataset has no `manifest.json`.
     #[error("no manifest.json in {} (is the dataset built?)", dir.display())]
     NotBuilt {

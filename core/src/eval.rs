@@ -6,13 +6,22 @@
 //!   trec_eval stores them, 32-bit floats ([`trec_order`]): `1.00000001` ties `1.0` and `-0` ties
 //!   `0`, and the doc id then decides, as in trec_eval (comparing the 64-bit values would rank these
 //!   differently and change `RR`, `AP`, …).
-//! - **Relevance**: a grade ≥ 1 is relevant; 0, negative grades and unjudged documents are not.
-//!   nDCG uses the grade itself as the gain.
+//! - **Relevance**: a judged document is relevant when its grade is at least
+//!   [`EvalParams::min_rel`] (trec_eval's `-l`, default 1); lower grades and unjudged documents are
+//!   not. Every measure that counts relevant documents (`R@k`, `R@k%`, `P@k`, `AP`, `RPrec`, `RR`)
+//!   uses that threshold, for the relevant documents retrieved and for the relevant count R alike.
+//! - **nDCG ignores `min_rel`**, as trec_eval's does: `m_ndcg.c` / `m_ndcg_cut.c` take the gain of a
+//!   document from its grade (`rel_levels`, every level ≥ 0, gain = level) and never read
+//!   `relevance_level`, which only `te_form_res_rels` applies to `num_rel` and `num_rel_ret`. So with
+//!   `min_rel = 2` a grade-1 document still earns gain 1 in DCG and in the ideal DCG, and a topic whose
+//!   documents are all grade 1 has R = 0 (0 on the counting measures) but a non-zero nDCG. Negative
+//!   grades have gain 0 (trec_eval reads them as "in the pool, unjudged").
 //! - **Averaging**: the mean is over *every topic in the qrels*, including topics without relevant
 //!   documents (they score 0) and topics missing from the run (they score 0 on every measure, as with
 //!   `trec_eval -c`). Topics in the run but not in the qrels are ignored and listed in
 //!   [`Evaluation::ignored_topics`].
-//! - A topic without relevant documents scores 0 on every measure (trec_eval's convention).
+//! - A topic without relevant documents scores 0 on every counting measure (trec_eval's
+//!   convention), and 0 on nDCG unless it has positive grades below `min_rel` (see above).
 //!
 //! # Measures (names as ir_measures writes them)
 //! | name | definition |
@@ -197,6 +206,49 @@ pub fn pct_cutoff(k_percent: u32, n: usize) -> usize {
     (k * n).div_ceil(100).max(1)
 }
 
+/// The parameters of an evaluation: the trec_eval options that change the values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EvalParams {
+    /// The lowest grade that counts as relevant, trec_eval's `-l` (default 1). At least 0: with 0,
+    /// every judged document with a grade ≥ 0 is relevant (unjudged ones never are). A negative value
+    /// is refused: trec_eval would then count documents absent from the qrels (its internal -1) as
+    /// relevant retrieved but not in R, giving recall above 1. Does not change nDCG's gains.
+    pub min_rel: i32,
+}
+
+impl Default for EvalParams {
+    fn default() -> Self {
+        Self { min_rel: 1 }
+    }
+}
+
+impl EvalParams {
+    /// Parameters with `min_rel` as given, validated.
+    pub fn new(min_rel: i32) -> Result<Self> {
+        let p = Self { min_rel };
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// Checks the ranges documented on each field.
+    pub fn validate(&self) -> Result<()> {
+        if self.min_rel < 0 {
+            return Err(Error::Param {
+                name: "min_rel",
+                value: self.min_rel.to_string(),
+                reason: "must be at least 0 (trec_eval's -l; 1 is the default)",
+            });
+        }
+        Ok(())
+    }
+
+    /// Is a judged grade relevant under these parameters?
+    pub fn is_relevant(&self, grade: i32) -> bool {
+        grade >= self.min_rel
+    }
+}
+
 /// The result of evaluating a run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Evaluation {
@@ -210,6 +262,8 @@ pub struct Evaluation {
     pub missing_topics: Vec<TopicId>,
     /// Topics in the run but not in the qrels (ignored).
     pub ignored_topics: Vec<TopicId>,
+    /// The parameters the values were computed with.
+    pub params: EvalParams,
 }
 
 impl Evaluation {
@@ -219,14 +273,26 @@ impl Evaluation {
     }
 }
 
-/// Evaluates `run` against `qrels`. `pools` is required when a measure is `R@k%`, and must then
-/// cover every qrels topic.
+/// Evaluates `run` against `qrels` with the default [`EvalParams`] (grades ≥ 1 relevant). `pools` is
+/// required when a measure is `R@k%`, and must then cover every qrels topic.
 pub fn evaluate(
     run: &Run,
     qrels: &Qrels,
     measures: &[Measure],
     pools: Option<&PoolSizes>,
 ) -> Result<Evaluation> {
+    evaluate_with(run, qrels, measures, pools, &EvalParams::default())
+}
+
+/// [`evaluate`] with explicit parameters (e.g. `min_rel`, trec_eval's `-l`), validated first.
+pub fn evaluate_with(
+    run: &Run,
+    qrels: &Qrels,
+    measures: &[Measure],
+    pools: Option<&PoolSizes>,
+    params: &EvalParams,
+) -> Result<Evaluation> {
+    params.validate()?;
     if measures.is_empty() {
         return Err(Error::MissingInput("no measures to evaluate".into()));
     }
@@ -255,7 +321,7 @@ pub fn evaluate(
                 &empty
             }
         };
-        let values = evaluate_topic(hits, judged, measures, pool_size);
+        let values = evaluate_topic(hits, judged, measures, pool_size, params);
         for (s, v) in sums.iter_mut().zip(&values) {
             *s += v;
         }
@@ -275,36 +341,47 @@ pub fn evaluate(
         per_topic,
         missing_topics,
         ignored_topics,
+        params: *params,
     })
 }
 
 /// Evaluates one topic: `hits` in any order (they are ranked here the trec_eval way), `judged` the
-/// topic's judgments, `pool_size` its pool (needed by `R@k%`; 0 is used if absent).
+/// topic's judgments, `pool_size` its pool (needed by `R@k%`; 0 is used if absent), `params` the
+/// relevance threshold (see the module docs: nDCG uses the grades whatever the threshold).
 pub fn evaluate_topic(
     hits: &[Hit],
     judged: &BTreeMap<DocId, i32>,
     measures: &[Measure],
     pool_size: Option<usize>,
+    params: &EvalParams,
 ) -> Vec<f64> {
-    // Grades of the retrieved documents in ranking order (unjudged = 0).
     let mut order: Vec<&Hit> = hits.iter().collect();
     order.sort_unstable_by(|a, b| trec_order(a, b));
-    let grades: Vec<i32> = order
+    // Per rank: the document's grade if judged; relevant only if judged and ≥ min_rel.
+    let grades: Vec<Option<i32>> = order
         .iter()
-        .map(|h| judged.get(h.doc.as_str()).copied().unwrap_or(0))
+        .map(|h| judged.get(h.doc.as_str()).copied())
         .collect();
-    let num_rel = judged.values().filter(|&&g| g >= 1).count();
+    let relevant: Vec<bool> = grades
+        .iter()
+        .map(|g| g.is_some_and(|g| params.is_relevant(g)))
+        .collect();
+    let num_rel = judged.values().filter(|&&g| params.is_relevant(g)).count();
     // Relevant documents within the first i ranks, for i = 0..=len.
-    let mut rel_prefix = Vec::with_capacity(grades.len() + 1);
+    let mut rel_prefix = Vec::with_capacity(relevant.len() + 1);
     rel_prefix.push(0usize);
-    for g in &grades {
-        rel_prefix.push(rel_prefix.last().copied().unwrap_or(0) + usize::from(*g >= 1));
+    for r in &relevant {
+        rel_prefix.push(rel_prefix.last().copied().unwrap_or(0) + usize::from(*r));
     }
-    let rel_in_top = |k: usize| rel_prefix[k.min(grades.len())];
+    let rel_in_top = |k: usize| rel_prefix[k.min(relevant.len())];
 
     measures
         .iter()
         .map(|m| {
+            if let Measure::NDCG(k) = *m {
+                // Gains are the grades (positive ones; trec_eval: gain = level), independent of R.
+                return ndcg(&grades, judged, k);
+            }
             if num_rel == 0 {
                 return 0.0;
             }
@@ -316,42 +393,46 @@ pub fn evaluate_topic(
                 Measure::RPrec => rel_in_top(num_rel) as f64 / r,
                 Measure::AP => {
                     let mut sum = 0.0;
-                    for (i, g) in grades.iter().enumerate() {
-                        if *g >= 1 {
+                    for (i, rel) in relevant.iter().enumerate() {
+                        if *rel {
                             sum += rel_prefix[i + 1] as f64 / (i + 1) as f64;
                         }
                     }
                     sum / r
                 }
                 Measure::RR(k) => {
-                    let limit = k.map_or(grades.len(), |k| (k as usize).min(grades.len()));
-                    grades[..limit]
+                    let limit = k.map_or(relevant.len(), |k| (k as usize).min(relevant.len()));
+                    relevant[..limit]
                         .iter()
-                        .position(|g| *g >= 1)
+                        .position(|r| *r)
                         .map_or(0.0, |i| 1.0 / (i + 1) as f64)
                 }
-                Measure::NDCG(k) => {
-                    let limit = k.map_or(usize::MAX, |k| k as usize);
-                    let dcg: f64 = grades
-                        .iter()
-                        .take(limit)
-                        .enumerate()
-                        .filter(|(_, g)| **g > 0)
-                        .map(|(i, g)| f64::from(*g) / ((i + 2) as f64).log2())
-                        .sum();
-                    let mut ideal: Vec<i32> = judged.values().copied().filter(|g| *g > 0).collect();
-                    ideal.sort_unstable_by(|a, b| b.cmp(a));
-                    let idcg: f64 = ideal
-                        .iter()
-                        .take(limit)
-                        .enumerate()
-                        .map(|(i, g)| f64::from(*g) / ((i + 2) as f64).log2())
-                        .sum();
-                    if idcg > 0.0 { dcg / idcg } else { 0.0 }
-                }
+                Measure::NDCG(_) => unreachable!("handled above"),
             }
         })
         .collect()
+}
+
+/// nDCG (cut at `k` if given) of a ranking whose documents have `grades` (None: unjudged), against the
+/// ideal ordering of `judged`. Gain = grade for positive grades, 0 otherwise; discount `log2(rank + 1)`.
+fn ndcg(grades: &[Option<i32>], judged: &BTreeMap<DocId, i32>, k: Option<u32>) -> f64 {
+    let limit = k.map_or(usize::MAX, |k| k as usize);
+    let gain = |g: i32| if g > 0 { f64::from(g) } else { 0.0 };
+    let dcg: f64 = grades
+        .iter()
+        .take(limit)
+        .enumerate()
+        .filter_map(|(i, g)| g.map(|g| gain(g) / ((i + 2) as f64).log2()))
+        .sum();
+    let mut ideal: Vec<i32> = judged.values().copied().filter(|g| *g > 0).collect();
+    ideal.sort_unstable_by(|a, b| b.cmp(a));
+    let idcg: f64 = ideal
+        .iter()
+        .take(limit)
+        .enumerate()
+        .map(|(i, g)| gain(*g) / ((i + 2) as f64).log2())
+        .sum();
+    if idcg > 0.0 { dcg / idcg } else { 0.0 }
 }
 
 #[cfg(test)]

@@ -63,7 +63,7 @@ pub mod time;
 pub mod trec;
 
 pub use error::{Error, LineError, Result};
-pub use eval::{Evaluation, Measure, PoolSizes, evaluate};
+pub use eval::{EvalParams, Evaluation, Measure, PoolSizes, evaluate, evaluate_with};
 pub use graph::LegalGraph;
 pub use hash::{sha256_file, sha256_hex};
 pub use ids::{ArticleId, DocId, GuideId, ItemId, ParagraphId, QueryId, TopicId, check_name};
@@ -71,4 +71,4 @@ pub use records::{
     Article, Citation, CitationFlags, Guide, GuideFile, GuideQuery, GuideSection, HudocMeta, Judgment,
     ManifestEntry, Opinion, Paragraph, Pool, Provenance, Resolution, Section, Split, Warning,
 };
-pub use trec::{Hit, Qrels, ReadOptions, Run};
+pub use trec::{Hit, Qrels, ReadNotes, ReadOptions, Run};

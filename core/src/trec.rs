@@ -12,6 +12,12 @@
 //! (found without reading the rest of it), a run tag longer than [`MAX_TAG_BYTES`], and a file
 //! without records. A leading byte-order mark is removed ([`crate::text`]). Writers are atomic and
 //! deterministic (topics sorted, documents in ranking order).
+//!
+//! trec_eval itself is more lenient about run lines: `get_trec_results.c` reads the first six fields
+//! and skips the rest of the line ("Any field following run_id is ignored").
+//! [`ReadOptions::extra_run_fields`] reads runs that way (`lexbench eval` does, and warns with the count [`Run::read_with_notes`]
+//! returns); by default, as for a leaderboard submission, a seventh field is an error. Qrels always
+//! have exactly four columns.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -37,6 +43,19 @@ const _: () = assert!(MAX_TAG_BYTES == 256, "Run::write's message states the lim
 pub struct ReadOptions {
     /// When set, a topic outside this set is an error ([`LineError::UnknownTopic`]).
     pub known_topics: Option<BTreeSet<TopicId>>,
+    /// Run files only: accept lines with whitespace-separated fields after the sixth column (the run
+    /// tag) and ignore those fields, as trec_eval does. Default `false`: such a line is a
+    /// [`LineError::Columns`] error. [`Run::read_with_notes`] counts the lines that had them.
+    pub extra_run_fields: bool,
+}
+
+/// What a reader accepted that the caller may want to warn about.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadNotes {
+    /// Run lines with fields after the sixth column, ignored ([`ReadOptions::extra_run_fields`]).
+    pub lines_with_extra_fields: usize,
+    /// The first of those lines (1-based), if any.
+    pub first_line_with_extra_fields: Option<usize>,
 }
 
 /// Relevance judgments: topic → document → grade. Grades ≥ 1 are relevant; 0 and negative grades are
@@ -67,7 +86,8 @@ impl Qrels {
     pub fn read(path: &Path, opts: &ReadOptions) -> Result<Self> {
         let mut q = Qrels::default();
         let mut first_line: HashMap<(TopicId, DocId), usize> = HashMap::new();
-        for_each_record(path, 4, "topic 0 doc relevance", |line_no, cols| {
+        // Qrels are always strict: the extra-fields option is about run files.
+        for_each_record(path, 4, false, "topic 0 doc relevance", |line_no, cols| {
             let topic = topic_col(cols[0], opts)?;
             let doc = DocId::new(cols[2]).map_err(|e| LineError::Id(e.to_string()))?;
             let rel: i32 = cols[3].parse().map_err(|_| LineError::NotANumber {
@@ -167,8 +187,14 @@ impl Run {
 
     /// Reads a run file.
     pub fn read(path: &Path, opts: &ReadOptions) -> Result<Self> {
+        Self::read_with_notes(path, opts).map(|(run, _)| run)
+    }
+
+    /// Reads a run file, also returning what was accepted but worth a warning (lines with extra
+    /// fields, when [`ReadOptions::extra_run_fields`] allows them).
+    pub fn read_with_notes(path: &Path, opts: &ReadOptions) -> Result<(Self, ReadNotes)> {
         let mut run = Run::default();
-        for_each_record(path, 6, "topic Q0 doc rank score tag", |_, cols| {
+        let notes = for_each_record(path, 6, opts.extra_run_fields, RUN_FORMAT, |_, cols| {
             let doc = DocId::new(cols[2]).map_err(|e| LineError::Id(e.to_string()))?;
             cols[3].parse::<i64>().map_err(|_| LineError::NotANumber {
                 column: "rank",
@@ -211,9 +237,9 @@ impl Run {
             hits.iter().any(|h| !seen.insert(h.doc.as_str()))
         });
         if has_duplicate {
-            return Err(first_duplicate(path));
+            return Err(first_duplicate(path, opts.extra_run_fields));
         }
-        Ok(run)
+        Ok((run, notes))
     }
 
     /// Writes the run atomically: topics sorted, hits in trec_eval order, ranks from 1, scores with
@@ -252,13 +278,17 @@ impl Run {
     }
 }
 
+/// The columns of a run line, for error messages.
+const RUN_FORMAT: &str = "topic Q0 doc rank score tag";
+
 /// The error for the first repeated (topic, doc) pair of a run file, in file order.
-fn first_duplicate(path: &Path) -> Error {
+fn first_duplicate(path: &Path, extra_fields: bool) -> Error {
     let mut first_line: HashMap<(String, String), usize> = HashMap::new();
     let scan = for_each_record(
         path,
         6,
-        "topic Q0 doc rank score tag",
+        extra_fields,
+        RUN_FORMAT,
         |line_no, cols| match first_line.insert((cols[0].to_owned(), cols[2].to_owned()), line_no) {
             Some(first) => Err(LineError::DuplicateDoc {
                 topic: cols[0].to_owned(),
@@ -271,7 +301,7 @@ fn first_duplicate(path: &Path) -> Error {
     match scan {
         Err(e) => e,
         // The file changed between the two reads.
-        Ok(()) => Error::Io {
+        Ok(_) => Error::Io {
             path: path.to_owned(),
             source: std::io::Error::other("the file changed while it was being read"),
         },
@@ -288,14 +318,16 @@ fn topic_col(s: &str, opts: &ReadOptions) -> Result<TopicId, LineError> {
     Ok(t)
 }
 
-/// Calls `f(line_no, columns)` for every non-blank line with exactly `n` columns; wraps errors with the
-/// file and line; fails on a file without records. Lines are read through [`Lines`] (BOM removed, UTF-8
-/// checked, at most [`MAX_LINE_BYTES`]).
-fn for_each_record<F>(path: &Path, n: usize, format: &'static str, mut f: F) -> Result<()>
+/// Calls `f(line_no, columns)` for every non-blank line with exactly `n` columns (with `extra`, at
+/// least `n`: `f` sees the first `n` and the lines with more are counted in the notes); wraps errors
+/// with the file and line; fails on a file without records. Lines are read through [`Lines`] (BOM
+/// removed, UTF-8 checked, at most [`MAX_LINE_BYTES`]).
+fn for_each_record<F>(path: &Path, n: usize, extra: bool, format: &'static str, mut f: F) -> Result<ReadNotes>
 where
     F: FnMut(usize, &[&str]) -> Result<(), LineError>,
 {
     let mut records = 0usize;
+    let mut notes = ReadNotes::default();
     let mut lines = Lines::open(path, Some(MAX_LINE_BYTES))?;
     while let Some((line_no, line)) = lines.next_line()? {
         let at_line = |error| Error::Line {
@@ -316,7 +348,11 @@ where
         if found == 0 {
             continue;
         }
-        let res = if found != n {
+        if extra && found > n {
+            notes.lines_with_extra_fields += 1;
+            notes.first_line_with_extra_fields.get_or_insert(line_no);
+        }
+        let res = if found < n || (found > n && !extra) {
             Err(LineError::Columns {
                 expected: n,
                 found,
@@ -333,5 +369,5 @@ where
             path: path.to_owned(),
         });
     }
-    Ok(())
+    Ok(notes)
 }

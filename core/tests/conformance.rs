@@ -306,6 +306,7 @@ fn readers_name_file_and_line() {
     let known: BTreeSet<TopicId> = [topic("q1")].into();
     let opts = ReadOptions {
         known_topics: Some(known),
+        ..ReadOptions::default()
     };
     let p = write("unknown.run", "q1 Q0 d1 1 1.0 t\nq7 Q0 d1 1 1.0 t\n");
     let err = Run::read(&p, &opts).unwrap_err();

@@ -46,6 +46,7 @@ fn a_bom_is_not_part_of_the_first_topic() {
     // A BOM with known topics declared: still the known topic.
     let opts = ReadOptions {
         known_topics: Some([t1, TopicId::new("t2").unwrap()].into()),
+        ..ReadOptions::default()
     };
     Run::read(&r, &opts).unwrap();
 }

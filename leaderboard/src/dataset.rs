@@ -72,6 +72,7 @@ impl DatasetView {
             split,
             &ReadOptions {
                 known_topics: Some(topics.clone()),
+                ..ReadOptions::default()
             },
         )?;
         let corpus: HashSet<DocId> = ds.corpus::<DocOnly>()?.into_iter().map(|d| d.doc).collect();

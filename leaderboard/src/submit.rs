@@ -220,6 +220,9 @@ pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
         req.run,
         &ReadOptions {
             known_topics: Some(view.topics.clone()),
+            // Strict, unlike `lexbench eval`: a submitted line has exactly the six TREC columns
+            // (validate_run has already refused any other count, naming the line).
+            extra_run_fields: false,
         },
     )?;
     let measures = view.measures();

@@ -1,5 +1,6 @@
 //! Properties checked, on tiny datasets written in the test with the core layout types:
-//! - each malformed run is rejected with every problem named by file and line — bad columns, a bad
+//! - each malformed run is rejected with every problem named by file and line — bad columns (fields
+//!   after the sixth included, which `lexbench eval` would ignore as trec_eval does), a bad
 //!   number, an unknown topic, a document outside the topic's pool (or the corpus), a duplicate
 //!   document (both lines), a dataset hash in the sidecar or model card that is not the dataset's —
 //!   and the leaderboard directory is byte-for-byte unchanged after a rejection;
@@ -156,6 +157,14 @@ fn malformed_runs_are_rejected_naming_the_line_and_change_nothing() {
             format!("{head}{} Q0 {} 2 8\n", topic(0), doc(0, 1)),
             vec![format!(
                 "{path}:2: expected 6 columns (topic Q0 doc rank score tag), found 5"
+            )],
+        ),
+        (
+            // `lexbench eval` ignores fields after the sixth, as trec_eval does; a submission may not.
+            "extra fields",
+            format!("{head}{} Q0 {} 2 8 t extra\n", topic(0), doc(0, 1)),
+            vec![format!(
+                "{path}:2: expected 6 columns (topic Q0 doc rank score tag), found 7"
             )],
         ),
         (

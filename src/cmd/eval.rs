@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use lexbench_core::{Evaluation, Measure, PoolSizes, Qrels, ReadOptions, Run, evaluate};
+use lexbench_core::{EvalParams, Evaluation, Measure, PoolSizes, Qrels, ReadOptions, Run, evaluate_with};
 
 use crate::cmd::args::ReportFormat;
 
@@ -18,7 +18,8 @@ const DEFAULT_POOL_MEASURES: &str = "R@2%,R@5%,R@10%";
 /// Arguments of `lexbench eval`.
 #[derive(Debug, Args)]
 pub struct EvalArgs {
-    /// The run: `topic Q0 doc rank score tag` per line.
+    /// The run: `topic Q0 doc rank score tag` per line. As in trec_eval, fields after the tag are
+    /// ignored (one warning says how many lines had them).
     pub run: PathBuf,
     /// The qrels: `topic 0 doc relevance` per line.
     pub qrels: PathBuf,
@@ -32,6 +33,10 @@ pub struct EvalArgs {
     /// Pool sizes for R@k%: the dataset's pools.jsonl (`{"topic": …, "docs": [...]}` per line).
     #[arg(long)]
     pub pools: Option<PathBuf>,
+    /// The lowest grade that counts as relevant (trec_eval's -l). Used by R@k, R@k%, P@k, AP, RPrec
+    /// and RR; nDCG's gains are the grades whatever this is, as in trec_eval.
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true)]
+    pub min_rel: i32,
 }
 
 /// Runs `lexbench eval`.
@@ -49,16 +54,34 @@ pub fn cmd_eval(args: &EvalArgs, format: ReportFormat) -> Result<ExitCode> {
             .collect::<Result<_, _>>()
             .context("--measures")?
     };
-    let opts = ReadOptions::default();
+    let params = EvalParams::new(args.min_rel).context("--min-rel")?;
+    // Read runs as trec_eval does: fields after the sixth are ignored (a submission stays strict).
+    let opts = ReadOptions {
+        extra_run_fields: true,
+        ..ReadOptions::default()
+    };
     let qrels = Qrels::read(&args.qrels, &opts).context("reading the qrels")?;
-    let run = Run::read(&args.run, &opts).context("reading the run")?;
+    let (run, notes) = Run::read_with_notes(&args.run, &opts).context("reading the run")?;
+    if let Some(first) = notes.first_line_with_extra_fields {
+        let n = notes.lines_with_extra_fields;
+        let (lines, have) = if n == 1 {
+            ("line", "has")
+        } else {
+            ("lines", "have")
+        };
+        eprintln!(
+            "warning: {n} {lines} of {} {have} fields after the sixth (first: line {first}); \
+             ignored, as trec_eval does",
+            args.run.display(),
+        );
+    }
     let pools = args
         .pools
         .as_deref()
         .map(PoolSizes::read)
         .transpose()
         .context("reading the pools")?;
-    let ev = evaluate(&run, &qrels, &measures, pools.as_ref())?;
+    let ev = evaluate_with(&run, &qrels, &measures, pools.as_ref(), &params)?;
     report_notes(&ev);
     let out = match format {
         ReportFormat::Human => render_human(&ev, args.per_topic),
@@ -125,6 +148,7 @@ fn render_json(ev: &Evaluation, per_topic: bool) -> Result<String> {
     };
     let mut doc = json!({
         "num_topics": ev.per_topic.len(),
+        "min_rel": ev.params.min_rel,
         "measures": by_name(&ev.mean),
         "missing_topics": ev.missing_topics,
         "ignored_topics": ev.ignored_topics,

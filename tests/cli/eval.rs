@@ -5,7 +5,10 @@
 //!   the human report matches `trec_eval -c -m map -m Rprec -m recall.100 -m ndcg_cut.10` to 4 decimals;
 //! - the JSON report carries full-precision means, per-topic values and the ignored/missing topics;
 //! - R@k% is reported when pools are given and refused without them;
-//! - bad input exits with code 2 and prints the error chain once, naming file and line.
+//! - bad input exits with code 2 and prints the error chain once, naming file and line;
+//! - run lines with fields after the sixth give the same report plus one warning counting them;
+//! - `--min-rel N` (trec_eval's `-l`) moves the counting measures, not nDCG, and refuses N < 0;
+//! - a qrels topic missing from the run counts in the mean with 0, as with `trec_eval -c`.
 
 use crate::common::lexbench_no_data;
 use std::path::{Path, PathBuf};
@@ -189,5 +192,147 @@ fn io_errors_print_the_path_and_the_cause_once() {
         stderr.matches("Is a directory").count(),
         1,
         "the cause once: {stderr}"
+    );
+}
+
+/// Case (a) of `core/tests/trec_eval_cases.rs` through the binary: fields after the sixth column are
+/// ignored, as trec_eval does, with one warning counting the lines; the report is byte for byte the
+/// report of the run without them.
+#[test]
+fn extra_fields_after_the_sixth_are_ignored_with_one_warning() {
+    let qrels = scratch("x.qrels", "g1 0 a 3\ng1 0 b 2\ng1 0 c 1\ng1 0 d 0\n");
+    let plain = scratch(
+        "x-plain.run",
+        "g1 Q0 a 1 0.9 s\ng1 Q0 c 2 0.5 s\ng1 Q0 b 3 0.5 s\ng1 Q0 d 4 0.1 s\n",
+    );
+    let decorated = scratch(
+        "x-dec.run",
+        "g1 Q0 a 1 0.9 s\ng1 Q0 c 2 0.5 s 7 x\ng1 Q0 b 3 0.5 s\tnote\ng1 Q0 d 4 0.1 s extra\n",
+    );
+    let p = |x: &PathBuf| x.to_string_lossy().into_owned();
+    let args = |run: &PathBuf| {
+        let run = p(run);
+        let out = lexbench_no_data(&["eval", &run, &p(&qrels), "-m", "AP,P@2,nDCG@3", "--per-topic"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (want, quiet) = args(&plain);
+    let (got, stderr) = args(&decorated);
+    assert_eq!(got, want);
+    assert!(!quiet.contains("warning"), "{quiet}");
+    assert_eq!(stderr.matches("warning:").count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "warning: 3 lines of {} have fields after the sixth (first: line 2); ignored, as trec_eval does",
+            decorated.display()
+        )),
+        "{stderr}"
+    );
+    // By hand: c and b tie at 0.5 and doc ids descending put c first: a (3), c (1), b (2), d (0).
+    // Relevant (≥ 1): a, c, b at ranks 1-3, R = 3 → AP = (1/1 + 2/2 + 3/3)/3 = 1, P@2 = 2/2 = 1.
+    let all: Vec<Vec<&str>> = want
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|c| c.get(1) == Some(&"all"))
+        .collect();
+    assert!(all.contains(&vec!["AP", "all", "1.0000"]), "{want}");
+    assert!(all.contains(&vec!["P@2", "all", "1.0000"]), "{want}");
+}
+
+/// Case (c) through the binary: `--min-rel 2` is trec_eval's `-l2`; nDCG keeps the grades as gains.
+#[test]
+fn min_rel_changes_the_counting_measures_but_not_ndcg() {
+    let qrels = scratch(
+        "m.qrels",
+        "g1 0 a 3\ng1 0 b 2\ng1 0 c 1\ng1 0 d 0\ng1 0 e 2\ng1 0 f 3\ng1 0 g 1\n",
+    );
+    let run = scratch(
+        "m.run",
+        "g1 Q0 a 1 0.9 s\ng1 Q0 x 2 0.8 s\ng1 Q0 c 3 0.5 s\ng1 Q0 e 4 0.5 s\n\
+         g1 Q0 d 5 0.4 s\ng1 Q0 b 6 0.3 s\ng1 Q0 y 7 0.2 s\n",
+    );
+    let p = |x: &PathBuf| x.to_string_lossy().into_owned();
+    let eval = |min_rel: &str| -> serde_json::Value {
+        let out = lexbench_no_data(&[
+            "eval",
+            &p(&run),
+            &p(&qrels),
+            "-m",
+            "P@5,R@10,AP,RPrec,nDCG@5",
+            "--min-rel",
+            min_rel,
+            "--format",
+            "json",
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    // Ranking a (3), x, e (2), c (1) — e before c: tie at 0.5, doc id descending — d (0), b (2), y.
+    // --min-rel 2: R = 4 (a, b, e, f), found at ranks 1, 3, 6: P@5 = 2/5, R@10 = 3/4,
+    // AP = (1/1 + 2/3 + 3/6)/4 = 13/24, RPrec = 2/4; nDCG@5 = 4.430676558073393 / 7.1409951840957.
+    let two = eval("2");
+    assert_eq!(two["min_rel"], 2);
+    let want = [
+        ("P@5", 0.4),
+        ("R@10", 0.75),
+        ("AP", 13.0 / 24.0),
+        ("RPrec", 0.5),
+        ("nDCG@5", 0.6204564551368581),
+    ];
+    for (name, v) in want {
+        let got = two["measures"][name].as_f64().unwrap();
+        assert!((got - v).abs() < 1e-12, "{name}: {got} vs {v}");
+    }
+    // Default 1: R = 6, found at 1, 3, 4, 6: P@5 = 3/5, AP = 37/72; nDCG@5 the same as above.
+    let one = eval("1");
+    assert_eq!(one["min_rel"], 1);
+    assert!((one["measures"]["P@5"].as_f64().unwrap() - 0.6).abs() < 1e-12);
+    assert!((one["measures"]["AP"].as_f64().unwrap() - 37.0 / 72.0).abs() < 1e-12);
+    assert_eq!(one["measures"]["nDCG@5"], two["measures"]["nDCG@5"]);
+
+    let out = lexbench_no_data(&["eval", &p(&run), &p(&qrels), "--min-rel", "-1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--min-rel") && stderr.contains("min_rel -1"),
+        "{stderr}"
+    );
+}
+
+/// Case (b) through the binary: `lexbench eval` always averages as `trec_eval -c` does.
+#[test]
+fn a_qrels_topic_missing_from_the_run_counts_as_with_trec_eval_c() {
+    let qrels = scratch("c.qrels", "t1 0 d1 1\nt1 0 d2 1\nt2 0 d5 1\nt3 0 d7 1\n");
+    let run = scratch(
+        "c.run",
+        "t1 Q0 d1 1 3 r\nt1 Q0 d3 2 2 r\nt1 Q0 d2 3 1 r\nt2 Q0 d4 1 2 r\nt2 Q0 d5 2 1 r\n",
+    );
+    let out = lexbench_no_data(&[
+        "eval",
+        &run.to_string_lossy(),
+        &qrels.to_string_lossy(),
+        "-m",
+        "AP,P@5",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    // t1 AP 5/6, P@5 2/5; t2 AP 1/2, P@5 1/5; t3 absent: 0, 0. Over 3 topics: AP 4/9 = 0.4444,
+    // P@5 1/5 = 0.2000 (trec_eval without -c: 2 topics, AP 0.6667, P@5 0.3000).
+    let value = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .map(|l| l.split_whitespace().nth(2).unwrap().to_owned())
+            .unwrap_or_else(|| panic!("no {name} in\n{stdout}"))
+    };
+    assert_eq!(value("num_q"), "3");
+    assert_eq!(value("AP"), "0.4444");
+    assert_eq!(value("P@5"), "0.2000");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("1 qrels topic(s) have no results in the run and score 0: t3")
     );
 }
