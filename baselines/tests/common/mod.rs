@@ -5,9 +5,12 @@
 
 use std::path::PathBuf;
 
-use candle_core::{DType, Device};
-use candle_nn::{VarBuilder, VarMap};
+use candle_core::Device;
 use lexbench_baselines::encoder::{BertConfig, BertModel};
+use lexbench_baselines::train::params::ParamStore;
+
+/// The seed of the tiny test checkpoint's weights.
+pub const TINY_SEED: u64 = 20_261_124;
 
 pub const VOCAB: &[&str] = &[
     "[PAD]",
@@ -58,13 +61,11 @@ pub const VOCAB: &[&str] = &[
 pub fn tiny_folder(name: &str) -> Result<PathBuf, Box<dyn std::error::Error>> {
     let dir = std::env::temp_dir().join(format!("lexbench-scorers-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    let vars = VarMap::new();
-    BertModel::load(
-        &BertConfig::tiny(),
-        VarBuilder::from_varmap(&vars, DType::F32, &Device::Cpu),
-        true,
-    )?;
-    vars.save(dir.join("model.safetensors"))?;
+    // Seeded: the same tiny checkpoint on every run and machine, so that what a test asserts of a
+    // training step (the loss falls) does not depend on candle's unseedable generator.
+    let vars = ParamStore::new(TINY_SEED);
+    BertModel::load(&BertConfig::tiny(), vars.var_builder(&Device::Cpu), true)?;
+    vars.save(&dir.join("model.safetensors"))?;
     std::fs::write(
         dir.join("config.json"),
         serde_json::to_string(&BertConfig::tiny())?,
