@@ -21,6 +21,7 @@ mod cmd {
     pub mod eval;
     pub mod leaderboard;
     pub mod models;
+    pub mod parse_citations;
     pub mod parse_guide;
     pub mod parse_judgment;
     pub mod parse_store;
@@ -29,10 +30,10 @@ mod cmd {
     pub mod submit;
     pub mod train;
 }
-use cmd::args::OutputFormat;
+use cmd::args::{OutputFormat, RecordFormat};
 use cmd::{
-    bench_encoder, build, crawl, encode, eval, leaderboard, models, parse_guide, parse_judgment, parse_store,
-    pipeline, run, submit, train,
+    bench_encoder, build, crawl, encode, eval, leaderboard, models, parse_citations, parse_guide,
+    parse_judgment, parse_store, pipeline, run, submit, train,
 };
 
 /// Rebuild legal-retrieval benchmarks (ECtHR paragraph retrieval, BSARD) from their public sources,
@@ -117,6 +118,8 @@ enum ParseCommand {
     Guide(parse_guide::ParseGuideArgs),
     /// Parse everything the raw store holds (judgments, guides) into DATA/parsed/ecthr.
     Store(parse_store::ParseStoreArgs),
+    /// Read the pinpoint citations of any text (a guide sentence, paragraph or body): one JSON line each.
+    Citations(parse_citations::ParseCitationsArgs),
 }
 
 /// Clap value parser of a dataset, split or system name: one safe folder or file name under the data
@@ -148,7 +151,7 @@ fn uses_data_dir(command: &Command) -> bool {
     !matches!(
         command,
         Command::Eval(_)
-            | Command::Parse(ParseCommand::Judgment(_) | ParseCommand::Guide(_))
+            | Command::Parse(ParseCommand::Judgment(_) | ParseCommand::Guide(_) | ParseCommand::Citations(_))
             | Command::Models(_)
             | Command::Encode(_)
             | Command::BenchEncoder(_)
@@ -183,6 +186,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             parse_guide::cmd_parse_guide(&args, OutputFormat::records(cli.format, "parse guide")?)
         }
         Command::Parse(ParseCommand::Store(args)) => parse_store::cmd_parse_store(&data, &args),
+        Command::Parse(ParseCommand::Citations(args)) => parse_citations::cmd_parse_citations(
+            &args,
+            match cli.format {
+                None | Some(OutputFormat::Jsonl) => RecordFormat::Jsonl,
+                format => OutputFormat::records(format, "parse citations")?,
+            },
+        ),
         Command::Models(cmd) => models::cmd_models(&cmd),
         Command::Run(cmd) => run::cmd_run(data.root(), &cmd),
         Command::Submit(args) => {

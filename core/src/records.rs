@@ -236,6 +236,46 @@ pub struct CitationFlags {
     pub grand_chamber: bool,
     /// `(dec.)`: a decision, not a judgment.
     pub decision: bool,
+    /// `Commission decision` / `Commission report`: a text of the former European Commission of
+    /// Human Rights, cited at case level.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub commission: bool,
+}
+
+/// How a citation's paragraphs were tied to its case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadKind {
+    /// The pinpoint is part of the citation (`Smith v. UK, 1999, § 127`).
+    #[default]
+    Direct,
+    /// A bare pinpoint later in the sentence that names the case (`In Siliadin v. France, 2005, the
+    /// Court considered … (§§ 126-127).`).
+    Deferred,
+    /// A bare pinpoint in a later sentence that names no other case.
+    PreviousSentence,
+    /// `ibid.`: the previous citation's case.
+    Ibid,
+}
+
+impl ReadKind {
+    /// Every kind, in the order above.
+    pub const ALL: [ReadKind; 4] = [Self::Direct, Self::Deferred, Self::PreviousSentence, Self::Ibid];
+
+    /// `true` for [`ReadKind::Direct`] (the default, not written).
+    pub fn is_direct(&self) -> bool {
+        *self == Self::Direct
+    }
+
+    /// The name used in JSON and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Direct => "direct",
+            Self::Deferred => "deferred",
+            Self::PreviousSentence => "previous_sentence",
+            Self::Ibid => "ibid",
+        }
+    }
 }
 
 /// How a citation was resolved to a HUDOC item.
@@ -272,6 +312,9 @@ pub struct Citation {
     pub flags: CitationFlags,
     /// The cited paragraph numbers, ranges expanded (`§§ 146-147` → `[146, 147]`).
     pub paragraphs: Vec<u32>,
+    /// How the paragraphs were tied to the case (not written when `direct`).
+    #[serde(default, skip_serializing_if = "ReadKind::is_direct")]
+    pub read: ReadKind,
     /// The judgment it points to, once resolved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved: Option<ItemId>,

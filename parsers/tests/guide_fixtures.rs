@@ -70,7 +70,13 @@ fn summary(g: &ParsedGuide) -> Value {
         "queries": g.queries.len(),
         "citations": g.queries.iter().map(|q| q.citations.len()).sum::<usize>(),
         "case_level_only": g.details.iter().flat_map(|d| &d.citations).filter(|c| c.case_level_only).count(),
-        "ibid": g.details.iter().flat_map(|d| &d.citations).filter(|c| c.ibid).count(),
+        "read": lexbench_core::records::ReadKind::ALL
+            .iter()
+            .map(|k| {
+                let n = g.details.iter().flat_map(|d| &d.citations).filter(|c| c.read == *k).count();
+                (k.as_str(), n)
+            })
+            .collect::<BTreeMap<_, _>>(),
         "citations_per_query": per_query,
         "sample_query_strings": sample,
     })

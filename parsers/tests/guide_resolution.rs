@@ -15,23 +15,9 @@ use lexbench_parsers::guide::{self, resolve};
 
 mod guide_common;
 
-fn metadata() -> resolve::Metadata {
-    let texts: Vec<(&str, String)> = resolve::Metadata::FILES
-        .iter()
-        .map(|f| {
-            (
-                *f,
-                std::fs::read_to_string(fixture(&format!("hudoc/meta/{f}"))).expect("meta readable"),
-            )
-        })
-        .collect();
-    let refs: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (*n, t.as_str())).collect();
-    resolve::Metadata::from_files(&refs).expect("metadata parses")
-}
-
 #[test]
 fn resolution_audit() {
-    let meta = metadata();
+    let meta = guide_common::metadata();
     assert!(meta.len() > 25_000, "{}", meta.len());
     let mut audits = Vec::new();
     for name in ["guide_art_1_eng", "guide_terrorism_eng"] {
@@ -73,7 +59,7 @@ fn resolution_audit() {
 /// (agreement), how many do not, and how many linked itemids the resolution reaches.
 #[test]
 fn art_2_resolution_agrees_with_the_guide_links() {
-    let meta = metadata();
+    let meta = guide_common::metadata();
     let mut g = guide_common::art2_pages();
     let audit = resolve::resolve_guide(&mut g, &meta);
     let rows: Vec<Vec<String>> =

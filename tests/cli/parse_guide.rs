@@ -103,7 +103,7 @@ fn meta_resolves_and_audits() {
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let v = json_of(&out);
-    assert!(stderr.contains("guide_art_1_eng: 293 citations,"), "{stderr}");
+    assert!(stderr.contains("guide_art_1_eng: 327 citations,"), "{stderr}");
     let a = &v["audit"];
     let (r, amb, u, n) = (&a["resolved"], &a["ambiguous"], &a["unresolved"], &a["citations"]);
     assert_eq!(
@@ -158,4 +158,75 @@ fn bad_input_names_the_file() {
     let out = lexbench_no_data(&["parse", "guide", odd.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("Guide Ä.txt"));
+}
+
+/// `lexbench parse citations` with `input` on standard input.
+fn citations_stdin(input: &[u8], extra: &[&str]) -> Output {
+    use std::io::Write;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lexbench"))
+        .args(["parse", "citations"])
+        .args(extra)
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn lexbench");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("write stdin");
+    child.wait_with_output().expect("run lexbench")
+}
+
+#[test]
+fn parse_citations_reads_any_text() {
+    // From standard input: one JSON line per citation, offsets into the input as given.
+    let text = "In Siliadin v. France, 2005, the Court considered\nthat … (§§ 126-127). See also\n(Assanidze v. Georgia [GC], 2004, § 146; ibid., § 149).";
+    let out = citations_stdin(text.as_bytes(), &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    let kinds: Vec<&str> = lines.iter().map(|l| l["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["direct", "deferred", "direct", "ibid"]);
+    assert_eq!(lines[0]["case_level_only"], true);
+    assert_eq!(lines[1]["case_name"], "Siliadin v. France");
+    assert_eq!(lines[1]["paragraphs"], serde_json::json!([126, 127]));
+    assert_eq!(lines[1]["line"], 2);
+    let (s, e) = (
+        lines[1]["start"].as_u64().unwrap() as usize,
+        lines[1]["end"].as_u64().unwrap() as usize,
+    );
+    assert_eq!(&text[s..e], "§§ 126-127");
+    assert_eq!(lines[2]["grand_chamber"], true);
+    assert_eq!(lines[3]["case_name"], "Assanidze v. Georgia");
+
+    // A whole guide body from a file, as one JSON array with `--format json`.
+    let out = lexbench_no_data(&[
+        "--format",
+        "json",
+        "parse",
+        "citations",
+        &path("guides/text/guide_terrorism_eng.txt"),
+    ]);
+    assert!(out.status.success());
+    let all: Vec<Value> = serde_json::from_slice(&out.stdout).expect("a JSON array");
+    assert!(all.len() > 200, "{}", all.len());
+    assert!(all.iter().any(|c| c["kind"] == "previous_sentence"));
+
+    // Bad input: not UTF-8 names the input and the line; a missing file names the file.
+    let out = citations_stdin(b"line one\nline \xff two", &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("standard input: line 2: not UTF-8"), "{err}");
+    let out = lexbench_no_data(&["parse", "citations", "/nonexistent/body.txt"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/body.txt"));
+    let out = citations_stdin(b"", &["--format", "human"]);
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -25,7 +25,7 @@
 
 use std::sync::LazyLock;
 
-use lexbench_core::records::{Citation, CitationFlags};
+use lexbench_core::records::{Citation, CitationFlags, ReadKind};
 use regex::Regex;
 use serde::Serialize;
 
@@ -38,10 +38,20 @@ pub struct Found {
     pub start: usize,
     /// Byte offset of its end.
     pub end: usize,
-    /// An `ibid.` citation (its case name is copied from the antecedent).
-    pub ibid: bool,
     /// No paragraph numbers: a case-level citation only.
     pub case_level_only: bool,
+}
+
+impl Found {
+    /// How the paragraphs were tied to the case.
+    pub fn read(&self) -> ReadKind {
+        self.citation.read
+    }
+
+    /// An `ibid.` citation (its case name is copied from the antecedent).
+    pub fn is_ibid(&self) -> bool {
+        self.citation.read == ReadKind::Ibid
+    }
 }
 
 static V_ANCHOR: LazyLock<Regex> = LazyLock::new(|| Regex::new(r" v\. ").expect("static regex"));
@@ -75,11 +85,38 @@ static MONTH: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
+static COMMISSION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*,\s*Commission(?:’s)?\s+(decision|report|Report|Decision)(?:\s+of\s+\d{1,2}\s+(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+((?:19[5-9]|20[0-4])\d)|\s*,\s*((?:19[5-9]|20[0-4])\d)\b)?",
+    )
+    .expect("static regex")
+});
 static IBID: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b[Ii]bid\b\.?").expect("static regex"));
 
 const CONNECTORS: &[&str] = &[
     "and", "of", "the", "de", "da", "du", "des", "del", "della", "di", "van", "von", "der", "den", "la",
-    "le", "el", "al", "ve", "y", "on", "behalf", "for", "und", "et", "v",
+    "le", "el", "al", "ve", "y", "on", "behalf", "for", "und", "et", "v", "&", "–",
+];
+/// Capitalised words that are never part of a party's name: met while walking back from ` v. `,
+/// they end the name (`the Convention and N.C. v. Turkey`).
+const NAME_STOP: &[&str] = &[
+    "Convention",
+    "Court",
+    "Court’s",
+    "Article",
+    "Articles",
+    "Protocol",
+    "Protocols",
+    "Government",
+    "Governments",
+    "Chamber",
+    "Contracting",
+    "Rule",
+    "Rules",
+    "Judge",
+    "Judges",
+    "Commission",
+    "Commission’s",
 ];
 const LEADING: &[&str] = &[
     "See",
@@ -109,6 +146,7 @@ const LEADING: &[&str] = &[
     "la",
     "le",
     "v",
+    "–",
 ];
 
 /// Parses a paragraph list at the start of `s`; returns the numbers and the bytes consumed.
@@ -205,7 +243,23 @@ fn name_start(text: &str, anchor: usize) -> Option<usize> {
         // `S., V. and A. v. Denmark`: an initial followed by a comma stays in the name.
         let initial_comma =
             w.len() <= 4 && w.ends_with(".,") && w.chars().next().is_some_and(char::is_uppercase);
-        if !initial_comma && (w.ends_with(',') || w.ends_with(';') || w.ends_with(':') || w.contains(')')) {
+        // `De Wilde, Ooms and Versyp v. Belgium`: a capitalised word and a comma before a list of names
+        // that ends in `and Name` stays in the name.
+        let list_comma = w.ends_with(',')
+            && !w.contains(')')
+            && w.chars().next().is_some_and(char::is_uppercase)
+            && !NAME_STOP.contains(&w.trim_end_matches(','))
+            && !LEADING.contains(&w.trim_end_matches(','))
+            && names_list_follows(&words);
+        if !initial_comma
+            && !list_comma
+            && (w.ends_with(',') || w.ends_with(';') || w.ends_with(':') || w.contains(')'))
+        {
+            break;
+        }
+        // `… under the Convention and N.C. v. Turkey`: words that are never part of a party's name end
+        // the walk.
+        if NAME_STOP.contains(&w) {
             break;
         }
         // A word closing a sentence (`… in Iraq. In Al-Jedda v. …`) is not part of the name; initials
@@ -219,6 +273,17 @@ fn name_start(text: &str, anchor: usize) -> Option<usize> {
         }
         let first = w.chars().next().unwrap_or(' ');
         let digit_name = first.is_ascii_digit() && w.chars().any(char::is_alphabetic);
+        // `Branko Tomaši ć and Others v. Croatia`: a PDF text extractor split a word before a letter
+        // with a diacritic; the lone lower-case letter belongs to the capitalised word before it.
+        let split_letter = w.chars().count() == 1 && first.is_lowercase() && !first.is_ascii();
+        if split_letter {
+            words.push((s, w));
+            if s == 0 {
+                break;
+            }
+            end = s - 1;
+            continue;
+        }
         if first.is_uppercase() || digit_name || first == '“' || CONNECTORS.contains(&w) {
             words.push((s, w));
         } else {
@@ -233,11 +298,137 @@ fn name_start(text: &str, anchor: usize) -> Option<usize> {
     while words.last().is_some_and(|(_, w)| LEADING.contains(w)) {
         words.pop();
     }
-    words.last().map(|(i, _)| *i).filter(|&i| i < anchor)
+    match words.last() {
+        Some(&(i, _)) => Some(i).filter(|&i| i < anchor),
+        None => lowercase_name_start(before),
+    }
 }
 
-/// Extracts the citations of one text (normally the text under one heading, whitespace collapsed).
+/// The words collected so far (nearest ` v. ` first) read as `Name and Name`: a comma before them
+/// separates names of one party list.
+fn names_list_follows(words: &[(usize, &str)]) -> bool {
+    let ws: Vec<&str> = words.iter().rev().map(|(_, w)| *w).collect();
+    ws.len() >= 3
+        && ws.len() <= 6
+        && ws.contains(&"and")
+        && ws
+            .last()
+            .is_some_and(|w| w.chars().next().is_some_and(char::is_uppercase))
+        && ws
+            .iter()
+            .all(|w| *w == "and" || *w == "&" || w.chars().next().is_some_and(|c| c.is_uppercase()))
+}
+
+/// `(Twenty-one detained persons v. Germany, …)`: a name of lower-case words is taken only when it
+/// opens a parenthesis or follows `;`, within five words.
+fn lowercase_name_start(before: &str) -> Option<usize> {
+    let mut end = before.len();
+    for _ in 0..5 {
+        let seg = before[..end].trim_end();
+        if seg.is_empty() || seg.ends_with([',', '.', ':', ')']) {
+            return None;
+        }
+        let s = seg.rfind(' ').map_or(0, |i| i + 1);
+        let w = &seg[s..];
+        if let Some(rest) = w.strip_prefix('(') {
+            return rest
+                .chars()
+                .next()
+                .is_some_and(char::is_uppercase)
+                .then_some(s + 1);
+        }
+        if before[..s].trim_end().ends_with(';') && w.chars().next().is_some_and(char::is_uppercase) {
+            return Some(s);
+        }
+        if w.chars().any(|c| c.is_ascii_digit()) || s == 0 {
+            return None;
+        }
+        end = s;
+    }
+    None
+}
+
+/// `Branko Tomaši ć and Others` → `Branko Tomašić and Others`: a lone lower-case letter with a
+/// diacritic is the end of the word before it, split by a PDF text extractor.
+fn join_split_letters(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for (i, w) in name.split(' ').enumerate() {
+        let lone = w.chars().count() == 1 && w.chars().all(|c| c.is_lowercase() && !c.is_ascii());
+        if i > 0 && !lone {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
+}
+
+/// Extracts the citations of one text (normally the text under one heading, whitespace collapsed):
+/// the citations as printed (`direct`, case-level, `ibid`), then the bare pinpoints that refer to a
+/// case named before them (`deferred`, `previous_sentence`), in text order.
 pub fn extract(text: &str) -> Vec<Found> {
+    let mut out = printed(text);
+    let bare = bare_pinpoints(text, &out);
+    out.extend(bare);
+    out.sort_by_key(|f| f.start);
+    out
+}
+
+/// A citation found in a text as given (not whitespace-collapsed): [`extract_text`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Located {
+    /// The citation; its `start`/`end` are byte offsets in the text as given.
+    pub found: Found,
+    /// The 1-based line of the text where it starts.
+    pub line: usize,
+}
+
+/// The citation reader on any text (a sentence, a paragraph, a guide body): whitespace runs are
+/// collapsed as the guide parser does (so citations wrapping lines are whole), then offsets are
+/// mapped back to the text as given, with the line where each citation starts.
+pub fn extract_text(text: &str) -> Vec<Located> {
+    // `map[i]`: the byte offset in `text` of byte `i` of the collapsed text (one past the end last).
+    let mut squashed = String::with_capacity(text.len());
+    let mut map: Vec<usize> = Vec::with_capacity(text.len() + 1);
+    let mut pending_space = None;
+    for (i, c) in text.char_indices() {
+        if c.is_whitespace() {
+            if !squashed.is_empty() && pending_space.is_none() {
+                pending_space = Some(i);
+            }
+            continue;
+        }
+        if let Some(at) = pending_space.take() {
+            squashed.push(' ');
+            map.push(at);
+        }
+        squashed.push(c);
+        map.extend((0..c.len_utf8()).map(|k| i + k));
+    }
+    let end_of = |squashed_end: usize| -> usize {
+        // The end of the last character before `squashed_end`, in `text`.
+        let last = squashed[..squashed_end]
+            .chars()
+            .next_back()
+            .map_or(0, char::len_utf8);
+        if squashed_end == 0 {
+            0
+        } else {
+            map[squashed_end - last] + last
+        }
+    };
+    extract(&squashed)
+        .into_iter()
+        .map(|mut f| {
+            f.start = map.get(f.start).copied().unwrap_or(text.len());
+            f.end = end_of(f.end);
+            let line = 1 + text[..f.start].matches('\n').count();
+            Located { found: f, line }
+        })
+        .collect()
+}
+
+/// The citations printed as such: a case with its year, flags or pinpoint, and `ibid.`.
+fn printed(text: &str) -> Vec<Found> {
     let mut out: Vec<Found> = Vec::new();
     let mut cursor = 0;
     // Candidate starts: every ` v. ` and every `ibid`, in text order.
@@ -267,7 +458,11 @@ pub(crate) fn head(text: &str, anchor: usize) -> Option<(usize, String, Citation
     let after = anchor + " v. ".len();
     let resp = RESPONDENT.find(&text[after..])?;
     let mut p = after + resp.end();
-    let mut name = format!("{} v. {}", text[start..anchor].trim(), resp.as_str().trim());
+    let mut name = format!(
+        "{} v. {}",
+        join_split_letters(text[start..anchor].trim()),
+        resp.as_str().trim()
+    );
     // Joined cases: `Razvozzhayev v. Russia and Ukraine and Udaltsov v. Russia`.
     while text[p..].starts_with(" v. ") {
         let Some(more) = RESPONDENT.find(&text[p + 4..]) else {
@@ -307,6 +502,16 @@ fn case_at(text: &str, anchor: usize) -> Option<Found> {
     if let Some(m) = APPNOS.find(&text[p..]) {
         p += m.end();
     }
+    let mut flags = flags;
+    // `X. v. Germany, Commission decision of 25 September 1965` / `…, Commission report, 1976`.
+    if let Some(c) = COMMISSION.captures(&text[p..]) {
+        flags.commission = true;
+        flags.decision |= c[1].eq_ignore_ascii_case("decision");
+        if let Some(y) = c.get(2).or_else(|| c.get(3)) {
+            year = year.or_else(|| y.as_str().parse().ok());
+        }
+        p += c[0].len();
+    }
     let mut paragraphs = Vec::new();
     if let Some(m) = SECTION.find(&text[p..]) {
         let (nums, used) = paragraph_list(&text[p + m.end()..]);
@@ -315,7 +520,8 @@ fn case_at(text: &str, anchor: usize) -> Option<Found> {
             p += m.end() + used;
         }
     }
-    if year.is_none() && paragraphs.is_empty() && !flags.grand_chamber && !flags.decision {
+    if year.is_none() && paragraphs.is_empty() && !flags.grand_chamber && !flags.decision && !flags.commission
+    {
         return None;
     }
     let raw = text[start..p].trim_end_matches([',', ' ']).to_owned();
@@ -330,10 +536,10 @@ fn case_at(text: &str, anchor: usize) -> Option<Found> {
             paragraphs,
             resolved: None,
             how: None,
+            read: ReadKind::Direct,
         },
         start,
         end,
-        ibid: false,
     })
 }
 
@@ -348,7 +554,7 @@ fn ibid_at(text: &str, at: usize, before: &[Found]) -> Option<Found> {
             p += s.end() + used;
         }
     }
-    let antecedent = before.iter().rev().find(|f| !f.ibid).map(|f| &f.citation);
+    let antecedent = before.iter().rev().find(|f| !f.is_ibid()).map(|f| &f.citation);
     Some(Found {
         case_level_only: paragraphs.is_empty(),
         citation: Citation {
@@ -359,11 +565,183 @@ fn ibid_at(text: &str, at: usize, before: &[Found]) -> Option<Found> {
             paragraphs,
             resolved: None,
             how: None,
+            read: ReadKind::Ibid,
         },
         start: at,
         end: p,
-        ibid: true,
     })
+}
+
+/// `(§ 116)`, `(§§ 83-89)`, `(see § 37)`: a pinpoint in parentheses with no case of its own.
+static BARE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\((?:see,?\s+)?§§?\s*").expect("static regex"));
+static BARE_CLOSE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*(?:,?\s*and the cases cited therein\s*)?[);]").expect("static regex"));
+/// `the Rowe and Davis judgment`, `In the Al-Nashiri case`: a case called by a short name.
+static SHORT_REF: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"\b(?:the|In|in)\s+(\p{Lu}[\p{L}\p{M}’'\-]*(?:\s+(?:and\s+)?\p{Lu}[\p{L}\p{M}’'\-]*){0,3})\s+(?:judgment|case|decision)\b",
+    )
+    .expect("static regex")
+});
+/// Words before a period that do not end a sentence.
+const ABBREVIATIONS: &[&str] = &[
+    "v", "no", "No", "nos", "Nos", "dec", "cf", "ibid", "Ibid", "Art", "p", "pp", "para", "paras", "seq",
+    "al", "Mr", "Mrs", "Ms", "Dr", "St", "Inc", "Ltd", "vol", "op", "cit", "Co", "approx",
+];
+
+/// A case named in the text: a citation of [`printed`] or a bare mention (`In Z.B. v. France the …`).
+struct Mention {
+    end: usize,
+    name: String,
+    year: Option<u16>,
+    flags: CitationFlags,
+    /// Can a later bare pinpoint refer to it? Not when it is a supporting reference: inside
+    /// parentheses after other words (`(see, inter alia, Dvorski v. Croatia [GC], § 81)`,
+    /// `(cf. Guzzardi v. Italy, 1980)`) or with its own pinpoint inside parentheses.
+    antecedent: bool,
+}
+
+/// Byte offsets where a sentence starts (after `. ` and before a capital, a digit or a parenthesis,
+/// unless the word before the period is an abbreviation or an initial).
+fn sentence_starts(text: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices('.') {
+        let after = &text[i + 1..];
+        if !after.starts_with(' ') {
+            continue;
+        }
+        let next = after.trim_start();
+        if !next.starts_with(|c: char| c.is_uppercase() || c.is_ascii_digit() || c == '(' || c == '“') {
+            continue;
+        }
+        let word = text[..i].rsplit(' ').next().unwrap_or("");
+        let word = word.trim_start_matches(['(', '“', '"']);
+        let initial = word.chars().count() <= 2 && word.chars().next().is_some_and(char::is_uppercase);
+        if ABBREVIATIONS.contains(&word) || initial || word.contains('.') {
+            continue;
+        }
+        out.push(text.len() - next.len());
+    }
+    out
+}
+
+/// The byte offset of the parenthesis open at `pos` within its sentence, if any.
+fn open_paren(text: &str, sentence_start: usize, pos: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text[sentence_start..pos].char_indices().rev() {
+        match c {
+            ')' => depth += 1,
+            '(' if depth == 0 => return Some(sentence_start + i),
+            '(' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+fn mentions(text: &str, found: &[Found], starts: &[usize]) -> Vec<Mention> {
+    let mut out: Vec<Mention> = Vec::new();
+    for m in V_ANCHOR.find_iter(text) {
+        let at = m.start();
+        if out.last().is_some_and(|p| at < p.end) {
+            continue;
+        }
+        let printed = found.iter().find(|f| !f.is_ibid() && f.start <= at && at < f.end);
+        let (start, end, name, year, flags, pinpoint) = match printed {
+            Some(f) => (
+                f.start,
+                f.end,
+                f.citation.case_name.clone(),
+                f.citation.year,
+                f.citation.flags,
+                !f.case_level_only,
+            ),
+            None => {
+                let Some((start, name, flags, end)) = head(text, at) else {
+                    continue;
+                };
+                (start, end, name, None, flags, false)
+            }
+        };
+        let sentence = starts.iter().rev().find(|&&b| b <= start).copied().unwrap_or(0);
+        let supporting = open_paren(text, sentence, start)
+            .is_some_and(|open| pinpoint || !text[open + 1..start].trim().is_empty());
+        out.push(Mention {
+            end,
+            name,
+            year,
+            flags,
+            antecedent: !supporting,
+        });
+    }
+    out
+}
+
+/// The first words of a case name's applicant part, lower-cased (`Rowe and Davis`).
+fn applicant_starts_with(name: &str, short: &str) -> bool {
+    let applicant = name.split(" v. ").next().unwrap_or("").to_lowercase();
+    let short = short.to_lowercase();
+    applicant == short || applicant.starts_with(&format!("{short} "))
+}
+
+/// Bare pinpoints tied to the case named before them: in the same sentence (`deferred`) or in an
+/// earlier one that no other case followed (`previous_sentence`). A short name between the case and
+/// the pinpoint (`the Rowe and Davis judgment (§§ 60-62)`) picks the case of that name, or nothing.
+fn bare_pinpoints(text: &str, found: &[Found]) -> Vec<Found> {
+    let starts = sentence_starts(text);
+    let named = mentions(text, found, &starts);
+    let mut out = Vec::new();
+    for m in BARE.find_iter(text) {
+        let open = m.start();
+        if found.iter().any(|f| f.start <= open + 1 && open < f.end) {
+            continue;
+        }
+        let (paragraphs, used) = paragraph_list(&text[m.end()..]);
+        let close = m.end() + used;
+        if paragraphs.is_empty() || !BARE_CLOSE.is_match(&text[close..]) {
+            continue;
+        }
+        let Some(mut antecedent) = named.iter().rev().find(|c| c.end <= open && c.antecedent) else {
+            continue;
+        };
+        if let Some(short) = SHORT_REF
+            .captures_iter(&text[antecedent.end..open])
+            .last()
+            .map(|c| c.get(1).map_or("", |g| g.as_str()).to_owned())
+            && !short.split(' ').any(|w| NAME_STOP.contains(&w) || w == "Grand")
+            && !applicant_starts_with(&antecedent.name, &short)
+        {
+            match named.iter().find(|c| applicant_starts_with(&c.name, &short)) {
+                Some(c) => antecedent = c,
+                None => continue,
+            }
+        }
+        let later = starts.iter().any(|&b| b > antecedent.end && b <= open);
+        let read = if later {
+            ReadKind::PreviousSentence
+        } else if antecedent.end <= open && text[antecedent.end..open].trim().is_empty() {
+            // `Al-Skeini and Others v. the United Kingdom [GC], 2011 (§§ 133-140)`: printed with it.
+            ReadKind::Direct
+        } else {
+            ReadKind::Deferred
+        };
+        out.push(Found {
+            citation: Citation {
+                raw: text[open + 1..close].trim().to_owned(),
+                case_name: antecedent.name.clone(),
+                year: antecedent.year,
+                flags: antecedent.flags,
+                paragraphs,
+                resolved: None,
+                how: None,
+                read,
+            },
+            start: open + 1,
+            end: close,
+            case_level_only: false,
+        });
+    }
+    out
 }
 
 #[cfg(test)]
@@ -458,7 +836,7 @@ mod tests {
             "(Assanidze v. Georgia [GC], 2004, §§ 146-147). In short, … over internal politics (ibid., § 149).",
         );
         assert_eq!(all.len(), 2);
-        assert!(all[1].ibid);
+        assert!(all[1].is_ibid());
         assert_eq!(all[1].citation.case_name, "Assanidze v. Georgia");
         assert_eq!(all[1].citation.paragraphs, [149]);
         assert_eq!(all[1].citation.raw, "ibid., § 149");
@@ -552,5 +930,162 @@ mod tests {
         // "In the case of X v. Y": leading words are not part of the name.
         let f = one("In the case of Rouillan v. France, 2022, the applicant");
         assert_eq!(f.citation.case_name, "Rouillan v. France");
+    }
+    fn labels(all: &[Found]) -> Vec<(String, Vec<u32>, ReadKind)> {
+        all.iter()
+            .filter(|f| !f.case_level_only)
+            .map(|f| {
+                (
+                    f.citation.case_name.clone(),
+                    f.citation.paragraphs.clone(),
+                    f.read(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn deferred_and_previous_sentence_pinpoints() {
+        // The issue's form: the case early in the sentence, its paragraphs later, alone.
+        let all =
+            extract("In Siliadin v. France, 2005, the Court considered that … was at stake (§§ 126-127).");
+        assert_eq!(
+            labels(&all),
+            [(
+                "Siliadin v. France".to_owned(),
+                vec![126, 127],
+                ReadKind::Deferred
+            )]
+        );
+        assert_eq!(
+            all.iter().find(|f| !f.case_level_only).unwrap().citation.year,
+            Some(2005)
+        );
+        // Terrorism guide § 77 (shortened): a supporting reference with its own pinpoint in
+        // parentheses is not the antecedent; the case the paragraph is about is.
+        let text = "77. In the case of Atristain Gorosabel v. Spain, 2022, the authorities had held the applicant \
+            incommunicado. The Court noted that … “denial of choice” (see, inter alia, Dvorski v. Croatia [GC], § 81). \
+            In the present case, it noted that … at all (§§ 58-63). It also noted that …";
+        let got = labels(&extract(text));
+        assert_eq!(
+            got[0],
+            ("Dvorski v. Croatia".to_owned(), vec![81], ReadKind::Direct)
+        );
+        assert_eq!(
+            got[1],
+            (
+                "Atristain Gorosabel v. Spain".to_owned(),
+                (58..=63).collect(),
+                ReadKind::PreviousSentence
+            )
+        );
+        // The issue's form: a case-level citation in parentheses, the pinpoint a sentence later; a
+        // `(cf. …)` reference is supporting, so the pinpoint keeps the earlier case.
+        let got = labels(&extract(
+            "The Court examined the ban (Chitos v. Greece, 2015). It further found support for it (§§ 83-89).",
+        ));
+        assert_eq!(
+            got,
+            [(
+                "Chitos v. Greece".to_owned(),
+                (83..=89).collect(),
+                ReadKind::PreviousSentence
+            )]
+        );
+        let got = labels(&extract(
+            "81. In Pagerie v. France, 2023, the Court (cf. Guzzardi v. Italy, 1980) found … (§§ 153-160).",
+        ));
+        assert_eq!(got[0].0, "Pagerie v. France");
+        // Right after the citation, in parentheses: printed with it.
+        let got = labels(&extract(
+            "as defined in Al-Skeini and Others v. the United Kingdom [GC], 2011 (§§ 133-134), …",
+        ));
+        assert_eq!(got[0].2, ReadKind::Direct);
+        // `Article 5 § 1` is no pinpoint, and a bare pinpoint with no case before it gives nothing.
+        assert!(
+            labels(&extract(
+                "under Articles 2, 3 and 5 § 1 of the Convention (§ 12)."
+            ))
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_short_name_picks_its_case_or_nothing() {
+        // Terrorism guide § 72: `the Rowe and Davis judgment (§§ 60-62)`.
+        let text = "(Rowe and Davis v. the United Kingdom [GC], 2000, § 61). In Smith v. Malta, 2001, the Court \
+            held … 72. The principles, as set out in the Rowe and Davis judgment (§§ 60-62), also apply.";
+        let got = labels(&extract(text));
+        assert_eq!(
+            got.last().unwrap(),
+            &(
+                "Rowe and Davis v. the United Kingdom".to_owned(),
+                vec![60, 61, 62],
+                ReadKind::PreviousSentence
+            )
+        );
+        // A short name that names no case of the text: no label rather than a wrong one.
+        let got = labels(&extract(
+            "In Smith v. Malta, 2001, the Court held … as in the Jones judgment (§ 5).",
+        ));
+        assert!(got.is_empty(), "{got:?}");
+    }
+
+    #[test]
+    fn names_with_commas_initials_and_commission_texts() {
+        let f = one("(De Wilde, Ooms and Versyp v. Belgium, 1971, § 65)");
+        assert_eq!(f.citation.case_name, "De Wilde, Ooms and Versyp v. Belgium");
+        // guide_art_1_eng: a comma list of names after `the case of`.
+        let f = one("was in the case of Gentilhomme, Schaff-Benhadji and Zerouki v. France, 2002. The");
+        assert_eq!(
+            f.citation.case_name,
+            "Gentilhomme, Schaff-Benhadji and Zerouki v. France"
+        );
+        // Words of the sentence before the name stay out of it.
+        let f = one("the rights guaranteed by the Convention and N.C. v. Turkey, 2011, § 12");
+        assert_eq!(f.citation.case_name, "N.C. v. Turkey");
+        // Terrorism guide: a company name with `&` and a dash.
+        let f =
+            one("(Sérvulo & Associados – Sociedade de Advogados, RL and Others v. Portugal, 2015, are all");
+        assert_eq!(
+            f.citation.case_name,
+            "Sérvulo & Associados – Sociedade de Advogados, RL and Others v. Portugal"
+        );
+        // guide_art_1_eng: Commission decisions, year from the date or after a comma.
+        let f = one("(X. v. Germany, Commission decision of 25 September 1965). Even if");
+        assert_eq!(f.citation.case_name, "X. v. Germany");
+        assert_eq!(f.citation.year, Some(1965));
+        assert!(f.citation.flags.commission && f.citation.flags.decision && f.case_level_only);
+        let f = one("(Cyprus v. Turkey, Commission decision, 1975, (D.R.) 2, p. 32)");
+        assert_eq!(f.citation.year, Some(1975));
+        let f = one("(Twenty-one detained persons v. Germany, Commission decision, 1968)");
+        assert_eq!(f.citation.case_name, "Twenty-one detained persons v. Germany");
+        let f = one("(Johansen v. Norway, Commission report, 1985)");
+        assert!(f.citation.flags.commission && !f.citation.flags.decision);
+        // A lower-case name is taken only at a parenthesis or after `;`.
+        assert!(extract("the applicants in these detained persons v. Germany, 1968").is_empty());
+        // Art 2 pages: a PDF extractor split `Tomašić`.
+        let all = extract(
+            "( Osman v. the United Kingdom , 1998, § 115; Branko Tomaši ć and Others v. Croatia , 2009, § 50)",
+        );
+        assert_eq!(all[0].citation.case_name, "Osman v. the United Kingdom");
+        assert_eq!(all[1].citation.case_name, "Branko Tomašić and Others v. Croatia");
+    }
+
+    #[test]
+    fn offsets_in_the_text_as_given() {
+        let text = "First line.\n(Assanidze v. Georgia [GC],\n  2004, §§ 146-147). In short";
+        let got = extract_text(text);
+        assert_eq!(got.len(), 1);
+        let f = &got[0].found;
+        assert_eq!(
+            &text[f.start..f.end],
+            "Assanidze v. Georgia [GC],\n  2004, §§ 146-147"
+        );
+        assert_eq!(got[0].line, 2);
+        assert!(extract_text("").is_empty());
+        let text = "é (Smith v. Malta, 2001, § 3)";
+        let f = &extract_text(text)[0].found;
+        assert_eq!(&text[f.start..f.end], "Smith v. Malta, 2001, § 3");
     }
 }

@@ -32,7 +32,7 @@ pub mod text;
 pub mod toc;
 
 use lexbench_core::ids::{GuideId, QueryId};
-use lexbench_core::records::{Guide, GuideQuery, GuideSection, Provenance, Warning};
+use lexbench_core::records::{Guide, GuideQuery, GuideSection, Provenance, ReadKind, Warning};
 use serde::Serialize;
 
 use crate::{Error, Result};
@@ -75,8 +75,8 @@ pub struct CitationDetail {
     pub start: usize,
     /// End offset.
     pub end: usize,
-    /// An `ibid.` citation.
-    pub ibid: bool,
+    /// How the paragraphs were tied to the case: `direct`, `deferred`, `previous_sentence`, `ibid`.
+    pub read: ReadKind,
     /// No paragraph numbers.
     pub case_level_only: bool,
     /// How resolution went, once [`resolve::resolve_guide`] ran.
@@ -277,7 +277,7 @@ fn build(
                 .map(|f| CitationDetail {
                     start: f.start,
                     end: f.end,
-                    ibid: f.ibid,
+                    read: f.read(),
                     case_level_only: f.case_level_only,
                     resolution: None,
                 })

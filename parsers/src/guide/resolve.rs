@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::LazyLock;
 
 use lexbench_core::ids::ItemId;
-use lexbench_core::records::{CitationFlags, Resolution};
+use lexbench_core::records::{CitationFlags, ReadKind, Resolution};
 use regex::Regex;
 use serde::Serialize;
 
@@ -137,6 +137,14 @@ fn fold_char(c: char) -> char {
 }
 
 fn key_of(s: &str) -> String {
+    // HUDOC titles of judgments published in part end in `[Extracts]` (`CASE OF SLIMANI v. FRANCE
+    // [Extracts]`); guides cite them without it.
+    let s = s.trim_end();
+    let s = s
+        .strip_suffix("[Extracts]")
+        .or_else(|| s.strip_suffix("[extracts]"))
+        .or_else(|| s.strip_suffix("(extracts)"))
+        .unwrap_or(s);
     let folded: String = s.chars().map(fold_char).collect::<String>().to_uppercase();
     let folded = folded.replace("ß", "SS").replace("Æ", "AE").replace("Œ", "OE");
     let cleaned: String = folded
@@ -645,10 +653,27 @@ fn narrow(hits: &[&CaseRecord], flags: CitationFlags, year: Option<u16>) -> BTre
     if !by_kind.is_empty() {
         set = by_kind;
     }
-    if year.is_some() {
-        let by_year: Vec<&CaseRecord> = set.iter().copied().filter(|r| r.year == year).collect();
+    if let Some(y) = year {
+        let by_year: Vec<&CaseRecord> = set.iter().copied().filter(|r| r.year == Some(y)).collect();
         if !by_year.is_empty() {
             set = by_year;
+        } else {
+            // No record gives the cited year: drop the itemids a record dates to another year
+            // (`R.R. and Others v. Hungary, 2012`: the 2021 judgment of the same name is dated, the
+            // 2012 one is not).
+            let other_year: BTreeSet<&ItemId> = set
+                .iter()
+                .filter(|r| r.year.is_some_and(|ry| ry != y))
+                .filter_map(|r| r.itemid.as_ref())
+                .collect();
+            let undated: Vec<&CaseRecord> = set
+                .iter()
+                .copied()
+                .filter(|r| r.itemid.as_ref().is_some_and(|i| !other_year.contains(i)))
+                .collect();
+            if !undated.is_empty() {
+                set = undated;
+            }
         }
     }
     set.iter().filter_map(|r| r.itemid.clone()).collect()
@@ -675,7 +700,7 @@ pub fn resolve_guide(parsed: &mut ParsedGuide, meta: &Metadata) -> Audit {
     for (q, d) in parsed.queries.iter_mut().zip(parsed.details.iter_mut()) {
         let mut last: Option<Outcome> = None;
         for (c, detail) in q.citations.iter_mut().zip(d.citations.iter_mut()) {
-            let outcome = if detail.ibid {
+            let outcome = if detail.read == ReadKind::Ibid {
                 match &last {
                     Some(o) => Outcome {
                         how: o.itemid.as_ref().map(|_| Resolution::Ibid),
@@ -824,6 +849,7 @@ mod tests {
         let gc = CitationFlags {
             grand_chamber: true,
             decision: false,
+            commission: false,
         };
         let o = resolve(&meta, &cited, "Assanidze v. Georgia", Some(2004), gc);
         assert_eq!(
@@ -837,6 +863,7 @@ mod tests {
         let dec = CitationFlags {
             grand_chamber: true,
             decision: true,
+            commission: false,
         };
         let o = resolve(&meta, &cited, "Slovenia v. Croatia", Some(2020), dec);
         assert_eq!(o.itemid.as_ref().map(ItemId::as_str), Some("001-206897"));

@@ -2,7 +2,7 @@
 
 use lexbench_core::ids::GuideId;
 use lexbench_core::testing::fixture;
-use lexbench_parsers::guide::{self, ParsedGuide};
+use lexbench_parsers::guide::{self, ParsedGuide, resolve};
 
 /// The Art 2 partial pages (page texts in the CSV's `page_text` column), parsed.
 pub fn art2_pages() -> ParsedGuide {
@@ -20,4 +20,20 @@ pub fn art2_pages() -> ParsedGuide {
         &pages,
     )
     .expect("parses")
+}
+
+/// HUDOC metadata of the fixtures (`hudoc/meta/`), for resolution.
+#[allow(dead_code)] // not every test binary resolves
+pub fn metadata() -> resolve::Metadata {
+    let texts: Vec<(&str, String)> = resolve::Metadata::FILES
+        .iter()
+        .map(|f| {
+            (
+                *f,
+                std::fs::read_to_string(fixture(&format!("hudoc/meta/{f}"))).expect("meta readable"),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    resolve::Metadata::from_files(&refs).expect("metadata parses")
 }
