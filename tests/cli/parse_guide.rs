@@ -103,7 +103,7 @@ fn meta_resolves_and_audits() {
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let v = json_of(&out);
-    assert!(stderr.contains("guide_art_1_eng: 327 citations,"), "{stderr}");
+    assert!(stderr.contains("guide_art_1_eng: 344 citations,"), "{stderr}");
     let a = &v["audit"];
     let (r, amb, u, n) = (&a["resolved"], &a["ambiguous"], &a["unresolved"], &a["citations"]);
     assert_eq!(

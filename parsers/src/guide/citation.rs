@@ -61,10 +61,26 @@ static RESPONDENT: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
+/// `, Germany and Norway` after a respondent: a list of respondent States.
+static RESPONDENT_LIST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?:,\s+(?:the\s+)?\p{Lu}[\p{L}\p{M}'’\-]*(?:\s+\p{Lu}[\p{L}\p{M}'’\-]*)*)+\s+and\s+(?:the\s+)?\p{Lu}[\p{L}\p{M}'’\-]*(?:\s+\p{Lu}[\p{L}\p{M}'’\-]*)*",
+    )
+    .expect("static regex")
+});
+/// What may follow a respondent list: a flag, a qualifier or the year.
+static AFTER_LIST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:\(dec|\[\s*GC|\(no\.|,\s*(?:19[5-9]|20[0-4])\d\b)").expect("static regex")
+});
+/// `Boivin v. 34 member States of the Council of Europe`: the collective respondent.
+static MEMBER_STATES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\d{1,2}\s+member\s+States\s+of\s+the\s+(?:Council\s+of\s+Europe|European\s+Union)")
+        .expect("static regex")
+});
 static GC: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*\[\s*GC\s*\]").expect("static regex"));
 static DEC: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*\(\s*dec\s*\.?\s*\)").expect("static regex"));
 static QUALIFIER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*\((?:no\.|No\.|nos\.|re |merits|preliminary|just satisfaction|extracts|revision|interpretation|striking|friendly|Article|partial|principal|satisfaction)[^()]{0,50}\)")
+    Regex::new(r"^\s*\((?:(?:no\.|No\.|nos\.|re |merits|preliminary|just satisfaction|extracts|revision|interpretation|striking|friendly|Article|partial|principal|satisfaction)[^()]{0,50}|[IVX]{1,6})\)")
         .expect("static regex")
 });
 static YEAR: LazyLock<Regex> =
@@ -90,6 +106,18 @@ static COMMISSION: LazyLock<Regex> = LazyLock::new(|| {
         r"^\s*,\s*Commission(?:’s)?\s+(decision|report|Report|Decision)(?:\s+of\s+\d{1,2}\s+(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+((?:19[5-9]|20[0-4])\d)|\s*,\s*((?:19[5-9]|20[0-4])\d)\b)?",
     )
     .expect("static regex")
+});
+/// `X. and Y. v. Switzerland (Commission decision of 14 July 1977)`.
+static COMMISSION_PAREN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*\(\s*Commission(?:’s)?\s+(decision|report|Report|Decision)\s+of\s+\d{1,2}\s+(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+((?:19[5-9]|20[0-4])\d)\s*\)",
+    )
+    .expect("static regex")
+});
+/// `, (D.R.) 2, p. 32`: the volume and page of Decisions and Reports, before a pinpoint.
+static DR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*,\s*\(?D\.\s*R\.\)?\s*\d{1,3}\s*,\s*pp?\.\s*\d{1,4}(?:\s*[-–]\s*\d{1,4})?")
+        .expect("static regex")
 });
 static IBID: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b[Ii]bid\b\.?").expect("static regex"));
 
@@ -456,7 +484,9 @@ fn printed(text: &str) -> Vec<Found> {
 pub(crate) fn head(text: &str, anchor: usize) -> Option<(usize, String, CitationFlags, usize)> {
     let start = name_start(text, anchor)?;
     let after = anchor + " v. ".len();
-    let resp = RESPONDENT.find(&text[after..])?;
+    let resp = RESPONDENT
+        .find(&text[after..])
+        .or_else(|| MEMBER_STATES.find(&text[after..]))?;
     let mut p = after + resp.end();
     let mut name = format!(
         "{} v. {}",
@@ -471,6 +501,13 @@ pub(crate) fn head(text: &str, anchor: usize) -> Option<(usize, String, Citation
         name.push_str(" v. ");
         name.push_str(more.as_str().trim());
         p += 4 + more.end();
+    }
+    // Several respondents: `Saramati v. France, Germany and Norway (dec.) [GC], 2007`.
+    if let Some(m) = RESPONDENT_LIST.find(&text[p..])
+        && AFTER_LIST.is_match(&text[p + m.end()..])
+    {
+        name.push_str(m.as_str());
+        p += m.end();
     }
     let mut flags = CitationFlags::default();
     loop {
@@ -510,6 +547,14 @@ fn case_at(text: &str, anchor: usize) -> Option<Found> {
         if let Some(y) = c.get(2).or_else(|| c.get(3)) {
             year = year.or_else(|| y.as_str().parse().ok());
         }
+        p += c[0].len();
+        if let Some(m) = DR.find(&text[p..]) {
+            p += m.end();
+        }
+    } else if let Some(c) = COMMISSION_PAREN.captures(&text[p..]) {
+        flags.commission = true;
+        flags.decision |= c[1].eq_ignore_ascii_case("decision");
+        year = year.or_else(|| c[2].parse().ok());
         p += c[0].len();
     }
     let mut paragraphs = Vec::new();
@@ -573,9 +618,16 @@ fn ibid_at(text: &str, at: usize, before: &[Found]) -> Option<Found> {
 }
 
 /// `(§ 116)`, `(§§ 83-89)`, `(see § 37)`: a pinpoint in parentheses with no case of its own.
-static BARE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\((?:see,?\s+)?§§?\s*").expect("static regex"));
-static BARE_CLOSE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*(?:,?\s*and the cases cited therein\s*)?[);]").expect("static regex"));
+static BARE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\((?:see(?:\s+also)?,?\s+)?§§?\s*").expect("static regex"));
+/// What may close a bare pinpoint: the parenthesis, or words saying what the paragraphs are about
+/// (`(see also §§ 44-54 regarding the application of …)`), never `above` / `below`.
+static BARE_CLOSE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^\s*(?:(?:,?\s*and the cases cited therein\s*)?[);]|,?\s+(?:regarding|concerning|as regards|on the|with regard to|in respect of)\s[^()]*\))",
+    )
+    .expect("static regex")
+});
 /// `the Rowe and Davis judgment`, `In the Al-Nashiri case`: a case called by a short name.
 static SHORT_REF: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -704,8 +756,12 @@ fn bare_pinpoints(text: &str, found: &[Found]) -> Vec<Found> {
         let Some(mut antecedent) = named.iter().rev().find(|c| c.end <= open && c.antecedent) else {
             continue;
         };
+        // A short name in an earlier sentence is a comparison in passing (`As in the Al-Skeini
+        // judgment, …`); only one in the pinpoint's own sentence names its case.
+        let sentence = starts.iter().rev().find(|&&b| b <= open).copied().unwrap_or(0);
+        let from = antecedent.end.max(sentence);
         if let Some(short) = SHORT_REF
-            .captures_iter(&text[antecedent.end..open])
+            .captures_iter(&text[from..open])
             .last()
             .map(|c| c.get(1).map_or("", |g| g.as_str()).to_owned())
             && !short.split(' ').any(|w| NAME_STOP.contains(&w) || w == "Grand")
