@@ -10,7 +10,7 @@ use lexbench_core::datadir::DataDir;
 use lexbench_core::dataset::DatasetDir;
 use lexbench_core::io::read_jsonl;
 use lexbench_core::{GuideFile, ItemId, Judgment};
-use lexbench_splits::assemble::{AssemblyReport, assemble};
+use lexbench_splits::assemble::{AssemblyReport, LabelKinds, assemble};
 use lexbench_splits::bsard::BsardWritten;
 use lexbench_splits::release::read_release;
 use lexbench_splits::settings::{SplitConfig, assign};
@@ -143,6 +143,8 @@ pub struct EcthrOptions {
     pub seed: Option<u64>,
     /// Also draw SVG histograms for the dataset card.
     pub plots: bool,
+    /// Which readings of a pinpoint become labels (stated on the card).
+    pub labels: LabelKinds,
 }
 
 /// What the ECtHR build wrote, and how pairs were assembled from citations.
@@ -169,7 +171,7 @@ pub fn build_ecthr(data: &DataDir, options: &EcthrOptions) -> Result<EcthrBuild>
     if let Some(seed) = options.seed {
         cfg.seed = seed;
     }
-    let (pairs, assembly) = assemble(&guides, &judgments);
+    let (pairs, assembly) = assemble(&guides, &judgments, options.labels);
     let assignment = assign(&pairs, &cfg)?;
     let dir = data.dataset(&options.name)?.0;
     let sources = format!(
@@ -188,7 +190,7 @@ pub fn build_ecthr(data: &DataDir, options: &EcthrOptions) -> Result<EcthrBuild>
             assembly: Some(&assembly),
             sources: &sources,
             plots: options.plots,
-            notes: &[],
+            notes: &[options.labels.card_line().to_owned()],
         },
     )?;
     Ok(EcthrBuild {

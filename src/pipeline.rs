@@ -122,6 +122,7 @@ pub fn run_pipeline(
             split_config,
             seed: None,
             plots: true,
+            labels: lexbench_splits::assemble::LabelKinds::default(),
         },
     )?;
     let written = &ecthr.built.written;

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeSet;
 
+use lexbench_core::records::ReadKind;
 use lexbench_core::{GuideId, ItemId, QueryId, Resolution, TopicId};
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +27,9 @@ pub struct QrelSource {
     /// How the citation was resolved to the judgment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub how: Option<Resolution>,
+    /// How the paragraph was tied to the case in the guide's text (not written when `direct`).
+    #[serde(default, skip_serializing_if = "ReadKind::is_direct")]
+    pub read: ReadKind,
     /// The judgment.
     pub item: ItemId,
     /// sha256 of the judgment's source object in the raw store.

@@ -174,6 +174,7 @@ pub fn read_release(dir: &Path) -> Result<Release> {
                     raw: row.query.clone(),
                     span: None,
                     how: None,
+                    read: lexbench_core::records::ReadKind::Direct,
                     item: item.clone(),
                     judgment_sha256: None,
                     guide_sha256: None,

@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 use lexbench::build::{self as lib, BsardSource, EcthrOptions, SplitOptions};
 use lexbench_core::datadir::DataDir;
+use lexbench_splits::assemble::LabelKinds;
 use lexbench_splits::write::Written;
 
 use crate::cmd::args::ReportFormat;
@@ -48,6 +49,28 @@ pub struct BuildEcthrArgs {
     /// Also draw SVG histograms for the dataset card (DATA/datasets/NAME/plots/).
     #[arg(long)]
     pub plots: bool,
+    /// Which pinpoints become labels: `all` (direct, deferred, previous sentence, ibid) or `release`
+    /// (direct and ibid only, the published release's kinds, for `lexbench diff` against it).
+    #[arg(long, value_enum, default_value_t = Labels::All)]
+    pub labels: Labels,
+}
+
+/// `--labels` of `lexbench build ecthr`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Labels {
+    /// Every pinpoint the guides give.
+    All,
+    /// The published release's kinds: direct and ibid.
+    Release,
+}
+
+impl From<Labels> for LabelKinds {
+    fn from(l: Labels) -> Self {
+        match l {
+            Labels::All => LabelKinds::All,
+            Labels::Release => LabelKinds::Release,
+        }
+    }
 }
 
 /// Arguments of `lexbench split`.
@@ -283,6 +306,7 @@ pub fn cmd_build(data: &DataDir, cmd: &BuildCommand) -> Result<ExitCode> {
                     split_config: args.split_config.clone(),
                     seed: args.seed,
                     plots: args.plots,
+                    labels: args.labels.into(),
                 },
             )?;
             eprintln!(

@@ -460,3 +460,18 @@ fn plots_do_not_change_the_dataset_version() {
         "entries marked stale after a rebuild without plots: {stale:?}"
     );
 }
+
+#[test]
+fn the_card_states_which_labels_it_holds() {
+    let root = scratch("labels");
+    let data = root.join("data");
+    sample_data(&data);
+    let card = |name: &str| std::fs::read_to_string(data.join(format!("datasets/{name}/card.md"))).unwrap();
+    assert!(card("ecthr").contains("`--labels all`"), "{}", card("ecthr"));
+    let out = lexbench(&data, &["build", "ecthr", "--name", "rel", "--labels", "release"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(card("rel").contains("`--labels release`"), "{}", card("rel"));
+    let out = lexbench(&data, &["build", "ecthr", "--name", "bad", "--labels", "some"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--labels"));
+}
