@@ -332,11 +332,30 @@ fn bsard_configs_parse() -> TestResult {
         if p.extension().is_some_and(|x| x == "toml") {
             let cfg = TrainConfig::from_file(&p)?;
             assert_eq!(cfg.data.dataset, "bsard", "{}", p.display());
+            // Runs as deep as the leaderboard's R@500 (they were cut at 200).
+            cfg.eval.check_depth(false, 22_633)?;
             n += 1;
         }
     }
     assert!(n >= 5, "{n} configs in {}", dir.display());
     Ok(())
+}
+
+#[test]
+fn a_run_shallower_than_r_at_500_is_refused_for_a_corpus_dataset() {
+    let shallow = lexbench_baselines::train::config::EvalConfig {
+        top_k: 200,
+        ..Default::default()
+    };
+    let e = shallow
+        .check_depth(false, 22_633)
+        .expect_err("200 < 500")
+        .to_string();
+    assert!(e.contains("eval.top_k = 200") && e.contains("R@500"), "{e}");
+    // A corpus smaller than the top 200 is ranked whole; pooled datasets rank whole pools.
+    assert!(shallow.check_depth(false, 150).is_ok());
+    assert!(shallow.check_depth(false, 201).is_err());
+    assert!(shallow.check_depth(true, 22_633).is_ok());
 }
 
 #[test]

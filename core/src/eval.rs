@@ -81,6 +81,21 @@ impl Measure {
         matches!(self, Measure::RecallPct(_))
     }
 
+    /// The ranks this measure reads for a topic with `candidates` documents to rank (its pool, or the
+    /// corpus): `Some(d)` for a cut-off measure (`R@k`, `P@k`, `nDCG@k`, `RR@k`: `k`; `R@k%`: its
+    /// cut-off in the pool), never more than `candidates`; `None` for a measure of the whole ranking
+    /// (`AP`, `RPrec`, uncut `nDCG` and `RR`). A run that ranks fewer documents for a topic than this
+    /// depth is scored as if the rest were irrelevant: too shallow for the measure.
+    pub fn depth(&self, candidates: usize) -> Option<usize> {
+        let d = match *self {
+            Measure::Recall(k) | Measure::Precision(k) => k as usize,
+            Measure::NDCG(Some(k)) | Measure::RR(Some(k)) => k as usize,
+            Measure::RecallPct(k) => pct_cutoff(k, candidates),
+            Measure::AP | Measure::RPrec | Measure::NDCG(None) | Measure::RR(None) => return None,
+        };
+        Some(d.min(candidates))
+    }
+
     /// Parses a comma-separated list (`"AP,R@100,nDCG@10"`).
     pub fn parse_list(s: &str) -> Result<Vec<Measure>> {
         s.split(',')
@@ -198,6 +213,27 @@ impl PoolSizes {
         }
         Ok(Self(sizes))
     }
+}
+
+/// The measures of a pooled task (ECtHR): recall within the top 2, 5 and 10 % of the topic's pool.
+pub const POOLED_MEASURES: &str = "R@2%,R@5%,R@10%";
+/// The measures of a whole-corpus task (BSARD), as its paper reports them.
+pub const CORPUS_MEASURES: &str = "R@100,R@200,R@500,AP,RPrec";
+
+/// The measures the leaderboard reports for a task with or without pools.
+pub fn task_measures(pooled: bool) -> Vec<Measure> {
+    let list = if pooled { POOLED_MEASURES } else { CORPUS_MEASURES };
+    Measure::parse_list(list).expect("the task measures parse")
+}
+
+/// The deepest rank a whole-corpus task's measures read (500: BSARD's R@500); a run of such a task
+/// must rank at least this many documents per topic.
+pub fn corpus_depth() -> usize {
+    task_measures(false)
+        .iter()
+        .filter_map(|m| m.depth(usize::MAX))
+        .max()
+        .unwrap_or(0)
 }
 
 /// The number of top-ranked documents `R@k%` looks at for a pool of `n`: `max(1, ⌈k·n/100⌉)`.
@@ -453,6 +489,19 @@ mod tests {
         for bad in ["R@0", "R@", "R@x", "R@101%", "ndcg@10", "P", "bpref"] {
             assert!(bad.parse::<Measure>().is_err(), "{bad} accepted");
         }
+    }
+
+    #[test]
+    fn depth_is_the_cut_off_within_the_candidates() {
+        let m = |s: &str| s.parse::<Measure>().expect("measure");
+        assert_eq!(m("R@500").depth(22_633), Some(500));
+        assert_eq!(m("R@500").depth(300), Some(300));
+        assert_eq!(m("R@5%").depth(101), Some(6));
+        assert_eq!(m("nDCG@10").depth(50), Some(10));
+        assert_eq!(m("AP").depth(50), None);
+        assert_eq!(m("nDCG").depth(50), None);
+        assert_eq!(corpus_depth(), 500);
+        assert_eq!(task_measures(true).len(), 3);
     }
 
     #[test]

@@ -10,10 +10,7 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 
-/// The measures of a pooled task (ECtHR): recall within the top 2, 5 and 10 % of the topic's pool.
-pub const POOLED_MEASURES: &str = "R@2%,R@5%,R@10%";
-/// The measures of a whole-corpus task (BSARD), as its paper reports them.
-pub const CORPUS_MEASURES: &str = "R@100,R@200,R@500,AP,RPrec";
+pub use lexbench_core::eval::{CORPUS_MEASURES, POOLED_MEASURES, task_measures};
 
 /// A dataset split, loaded for validating and evaluating runs.
 #[derive(Debug)]
@@ -117,12 +114,6 @@ impl DatasetView {
             None => self.corpus.contains(doc),
         }
     }
-}
-
-/// The measures of a task with or without pools.
-pub fn task_measures(pooled: bool) -> Vec<Measure> {
-    let list = if pooled { POOLED_MEASURES } else { CORPUS_MEASURES };
-    Measure::parse_list(list).unwrap_or_default()
 }
 
 /// The current identity hash of `DATA/datasets/<name>`, if it is built.

@@ -226,6 +226,10 @@ pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
         },
     )?;
     let measures = view.measures();
+    let shallow = crate::validate::check_depth(&run, &view, &measures, req.run);
+    if !shallow.is_empty() {
+        return Err(Error::Rejected { problems: shallow });
+    }
     let pools = view.pool_sizes();
     let ev = evaluate(&run, &view.qrels, &measures, pools.as_ref())?;
     let names: Vec<String> = measures.iter().map(ToString::to_string).collect();

@@ -13,9 +13,9 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use lexbench_core::TopicId;
 use lexbench_core::text::Lines;
 use lexbench_core::trec::{MAX_LINE_BYTES, MAX_TAG_BYTES, trec_score};
+use lexbench_core::{Measure, Run, TopicId};
 
 use crate::dataset::DatasetView;
 use crate::error::{Error, Problem, Result};
@@ -207,4 +207,46 @@ pub fn validate_run(path: &Path, view: &DatasetView) -> Result<Report> {
             .push(format!("the run has {} different tags", report.tags.len()));
     }
     Ok(report)
+}
+
+/// Problems of a run cut too short for the measures the board shows (R@500 of a run cut at 200 would
+/// silently equal R@200). A cut shows as every topic ranking the same number of documents `N` while
+/// more candidates were there to rank; rankings of varied lengths are what a ranker found (BM25 ranks
+/// only documents sharing a term with the query) and pass. One problem per cut-off measure deeper than
+/// the cut, with the number of topics and the cure.
+pub fn check_depth(run: &Run, view: &DatasetView, measures: &[Measure], path: &Path) -> Vec<Problem> {
+    let mut lengths = run.topics.values().map(Vec::len);
+    let Some(cut) = lengths.next() else {
+        return Vec::new();
+    };
+    if lengths.any(|n| n != cut) {
+        return Vec::new();
+    }
+    let candidates = |topic: &TopicId| match &view.pools {
+        Some(p) => p.get(topic).map_or(0, |docs| docs.len()),
+        None => view.corpus.len(),
+    };
+    let mut problems = Vec::new();
+    for m in measures {
+        let short: Vec<(&TopicId, usize)> = run
+            .topics
+            .keys()
+            .filter_map(|t| m.depth(candidates(t)).filter(|&d| cut < d).map(|d| (t, d)))
+            .collect();
+        let Some(&(topic, need)) = short.iter().max_by_key(|(t, d)| (*d, std::cmp::Reverse(*t))) else {
+            continue;
+        };
+        problems.push(Problem {
+            path: path.to_owned(),
+            line: None,
+            message: format!(
+                "the run is cut at {cut} documents per topic, too shallow for {m}: it reads up to {need} \
+                 (topic {topic}) in {} of {} topics; rank at least {need} per topic (for a trained model, \
+                 [eval] top_k in its configuration)",
+                short.len(),
+                run.topics.len()
+            ),
+        });
+    }
+    problems
 }

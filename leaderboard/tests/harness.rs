@@ -318,15 +318,18 @@ fn corpus_tasks_use_the_bsard_measures_and_the_corpus_as_candidates() {
     let data = scratch("corpus");
     mini_dataset(&data, "", false);
     let run_path = data.join("r.trec");
-    // Any corpus document is a candidate now, even another judgment's paragraph.
+    // Any corpus document is a candidate now, even another judgment's paragraph. (Two topics of
+    // different lengths: a ranking that stops where the ranker found nothing more, not a cut.)
     std::fs::write(
         &run_path,
         format!(
-            "{} Q0 {} 1 2 s\n{} Q0 {} 2 1 s\n",
+            "{} Q0 {} 1 2 s\n{} Q0 {} 2 1 s\n{} Q0 {} 1 1 s\n",
             topic(0),
             doc(3, 2),
             topic(0),
-            doc(0, 2)
+            doc(0, 2),
+            topic(1),
+            doc(1, 2),
         ),
     )
     .unwrap();
@@ -341,6 +344,53 @@ fn corpus_tasks_use_the_bsard_measures_and_the_corpus_as_candidates() {
             "{path}:1: document nowhere is not in the corpus of dataset mini"
         )]
     );
+}
+
+/// A run cut at the same depth for every topic is refused for each measure deeper than the cut (R@500
+/// of a run cut at 200 would silently equal R@200); a run as deep as the measures, or as deep as the
+/// candidates, is scored.
+#[test]
+fn a_run_cut_shallower_than_a_measure_is_refused() {
+    let data = scratch("shallow");
+    mini_dataset(&data, "", false); // 600 documents: R@100, R@200, R@500 read 100, 200, 500
+    let run_path = data.join("cut.trec");
+    let corpus = TOPICS * POOL;
+    // Topic i ranks n corpus documents starting from its own judgment's.
+    let write_cut = |n: usize| {
+        let mut s = String::new();
+        for i in 0..TOPICS {
+            for r in 0..n {
+                let k = (i * POOL + r) % corpus;
+                s.push_str(&format!(
+                    "{} Q0 {} {} {} s\n",
+                    topic(i),
+                    doc(k / POOL, k % POOL),
+                    r + 1,
+                    n - r
+                ));
+            }
+        }
+        std::fs::write(&run_path, s).unwrap();
+    };
+    write_cut(200);
+    let problems = rejection(submit(&req(&data, &run_path, "s")));
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0].contains("cut at 200 documents per topic, too shallow for R@500")
+            && problems[0].contains("rank at least 500"),
+        "{problems:?}"
+    );
+    assert!(rejection_left_nothing(&data));
+    write_cut(100);
+    let problems = rejection(submit(&req(&data, &run_path, "s")));
+    assert_eq!(problems.len(), 2, "R@200 and R@500: {problems:?}");
+    write_cut(500);
+    assert!(submit(&req(&data, &run_path, "s")).is_ok());
+}
+
+/// No entry was written.
+fn rejection_left_nothing(data: &Path) -> bool {
+    std::fs::read_dir(data.join("leaderboard/entries")).map_or(true, |mut d| d.next().is_none())
 }
 
 #[test]

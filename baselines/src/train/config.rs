@@ -295,6 +295,24 @@ fn default_top_k() -> usize {
     1000
 }
 
+impl EvalConfig {
+    /// Refuses runs shallower than the measures a whole-corpus dataset of `documents` documents is
+    /// scored with (`pooled` false): a run cut at 200 would report R@500 equal to R@200. The depth
+    /// needed is R@500's, or the whole corpus when it is smaller; pooled datasets rank whole pools.
+    pub fn check_depth(&self, pooled: bool, documents: usize) -> Result<()> {
+        let deepest = lexbench_core::eval::corpus_depth();
+        let need = deepest.min(documents);
+        if !pooled && self.top_k < need {
+            return Err(Error::Param(format!(
+                "eval.top_k = {} is shallower than the leaderboard's measures of a whole-corpus dataset \
+                 (R@{deepest} reads {need} of its {documents} documents); set top_k to at least {need}",
+                self.top_k
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl Default for EvalConfig {
     fn default() -> Self {
         Self {

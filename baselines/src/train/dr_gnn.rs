@@ -468,6 +468,7 @@ pub fn train_dr_gnn(
         .ok_or_else(|| Error::Param("DR+GNN needs a [gnn] section".into()))?;
     gnn.validate()?;
     let mut split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, true)?;
+    cfg.eval.check_depth(split.pooled(), split.docs.len())?;
     if cfg.data.max_train_topics > 0 {
         split.topics.truncate(cfg.data.max_train_topics);
     }

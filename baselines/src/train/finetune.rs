@@ -210,6 +210,8 @@ pub fn train(
     let identity = config_text(cfg)?;
     let skip = cfg.data.skip_topics_without_text;
     let mut train_split = SplitData::load_with(data, &cfg.data.dataset, &cfg.data.train_split, true, skip)?;
+    cfg.eval
+        .check_depth(train_split.pooled(), train_split.docs.len())?;
     if cfg.data.max_train_topics > 0 {
         train_split.topics.truncate(cfg.data.max_train_topics);
     }

@@ -446,6 +446,7 @@ pub fn train_qabisar(
 ) -> Result<(QabisarSummary, Vec<NeuralOutput>)> {
     cfg.validate()?;
     let mut split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, true)?;
+    cfg.eval.check_depth(split.pooled(), split.docs.len())?;
     if cfg.data.max_train_topics > 0 {
         split.topics.truncate(cfg.data.max_train_topics);
     }
