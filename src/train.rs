@@ -251,16 +251,49 @@ pub fn run_split(
     split: &str,
     device: &Device,
 ) -> Result<NeuralOutput> {
+    let target = RunTarget::new(data.root(), &cfg.data.dataset, split, &cfg.name)?;
+    Ok(rank_trained(
+        cfg,
+        model,
+        &cfg.name,
+        cfg.eval.top_k,
+        &target,
+        device,
+    )?)
+}
+
+/// The training configuration a model folder records (`lexbench-training.json`), if it was trained
+/// here: the settings every ranker must use for it (lengths, pooling, similarity, ColBERT's).
+pub fn trained_config(model: &Path) -> Result<Option<TrainConfig>> {
+    let path = model.join(lexbench_baselines::train::export::TRAINING_RECORD);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let record: serde_json::Value = lexbench_core::io::read_json(&path)?;
+    let cfg: TrainConfig = serde_json::from_value(record["config"].clone())
+        .with_context(|| format!("{}: no training configuration under \"config\"", path.display()))?;
+    Ok(Some(cfg))
+}
+
+/// Ranks `target` with the trained folder `model` under the settings it was trained with (`cfg`), as
+/// system `system`, keeping `top_k` documents per topic.
+pub fn rank_trained(
+    cfg: &TrainConfig,
+    model: &Path,
+    system: &str,
+    top_k: usize,
+    target: &RunTarget,
+    device: &Device,
+) -> lexbench_baselines::Result<NeuralOutput> {
     use lexbench_baselines::encoder::EncodeOptions;
     use lexbench_baselines::rank::colbert::{ColBertParams, ColBertRanker};
     use lexbench_baselines::rank::cross::{CrossEncoderRanker, CrossParams};
     use lexbench_baselines::rank::dense::{DenseParams, DenseRanker};
     use lexbench_baselines::scorers::Similarity;
-    let target = RunTarget::new(data.root(), &cfg.data.dataset, split, &cfg.name)?;
     Ok(match cfg.model {
         ModelKind::Dpr | ModelKind::Ance => {
             let params = DenseParams {
-                system: cfg.name.clone(),
+                system: system.to_owned(),
                 encode: EncodeOptions {
                     max_len: cfg.data.max_doc_len,
                     pooling: cfg.biencoder.pooling,
@@ -272,26 +305,26 @@ pub fn run_split(
                 } else {
                     Similarity::Dot
                 },
-                top_k: cfg.eval.top_k,
+                top_k,
                 ..DenseParams::default()
             };
-            write_run(&mut DenseRanker::new(model, params, device)?, &target)?
+            write_run(&mut DenseRanker::new(model, params, device)?, target)?
         }
         ModelKind::Colbert => {
             let params = ColBertParams {
-                system: cfg.name.clone(),
-                colbert: cfg.colbert.clone(),
-                top_k: cfg.eval.top_k,
+                system: system.to_owned(),
+                colbert: cfg.colbert_settings(),
+                top_k,
             };
-            write_run(&mut ColBertRanker::new(model, params, device)?, &target)?
+            write_run(&mut ColBertRanker::new(model, params, device)?, target)?
         }
         ModelKind::CrossEncoder => {
             let params = CrossParams {
-                system: cfg.name.clone(),
+                system: system.to_owned(),
                 depth: None,
                 max_len: cfg.data.max_query_len + cfg.data.max_doc_len,
             };
-            write_run(&mut CrossEncoderRanker::new(model, params, device)?, &target)?
+            write_run(&mut CrossEncoderRanker::new(model, params, device)?, target)?
         }
     })
 }

@@ -359,6 +359,25 @@ fn a_run_shallower_than_r_at_500_is_refused_for_a_corpus_dataset() {
 }
 
 #[test]
+fn colbert_reads_at_the_data_lengths() -> TestResult {
+    let base = common::tiny_folder("colbert-lengths")?;
+    let mut cfg = config("c", &base, ModelKind::Colbert);
+    let defaults = lexbench_baselines::scorers::ColBertConfig::default();
+    (cfg.colbert.query_maxlen, cfg.colbert.doc_maxlen) = (defaults.query_maxlen, defaults.doc_maxlen);
+    cfg.data.max_query_len = 64;
+    cfg.data.max_doc_len = 256;
+    cfg.validate()?;
+    // ColBERT's default query cut (32) would drop the leaf heading of a long ECtHR query.
+    let s = cfg.colbert_settings();
+    assert_eq!((s.query_maxlen, s.doc_maxlen), (64, 256));
+    // A [colbert] length set to another value than [data]'s is refused, naming both keys.
+    cfg.colbert.query_maxlen = 48;
+    let e = cfg.validate().expect_err("disagreeing lengths").to_string();
+    assert!(e.contains("query_maxlen = 48") && e.contains("max_query_len = 64"), "{e}");
+    Ok(())
+}
+
+#[test]
 fn peft_trains_only_peft_parameters() -> TestResult {
     let base = common::tiny_folder("train-peft")?;
     let data = scratch("peft");

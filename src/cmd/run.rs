@@ -232,6 +232,9 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         RunCommand::Dense(args) => {
+            if let Some(out) = trained(&args.encoder, &args.at, &args.system, args.top_k, "dense", data)? {
+                return out;
+            }
             use lexbench_baselines::encoder::{EncodeOptions, Pooling};
             use lexbench_baselines::rank::dense::{DenseParams, DenseRanker};
             use lexbench_baselines::scorers::biencoder::Similarity;
@@ -262,6 +265,9 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
             report_neural(out, &args.system, &args.at)
         }
         RunCommand::Colbert(args) => {
+            if let Some(out) = trained(&args.encoder, &args.at, &args.system, args.top_k, "colbert", data)? {
+                return out;
+            }
             use lexbench_baselines::rank::colbert::{ColBertParams, ColBertRanker};
             let params = ColBertParams {
                 system: args.system.clone(),
@@ -274,6 +280,18 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
             report_neural(out, &args.system, &args.at)
         }
         RunCommand::CrossEncoder(args) => {
+            if args.depth.is_none()
+                && let Some(out) = trained(
+                    &args.encoder,
+                    &args.at,
+                    &args.system,
+                    usize::MAX,
+                    "cross-encoder",
+                    data,
+                )?
+            {
+                return out;
+            }
             use lexbench_baselines::rank::cross::{CrossEncoderRanker, CrossParams};
             let params = CrossParams {
                 system: args.system.clone(),
@@ -308,6 +326,47 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
 }
 
 /// The run of `system` over the dataset and split of the arguments.
+/// A model folder trained here is ranked with the settings it was trained with (its
+/// `lexbench-training.json`: lengths, pooling, similarity, ColBERT's settings), never this command's
+/// defaults; a folder trained as another kind of model is refused. `None`: not a trained folder.
+fn trained(
+    encoder: &ModelDevice,
+    at: &DatasetSplit,
+    system: &str,
+    top_k: usize,
+    command: &str,
+    data: &Path,
+) -> Result<Option<Result<ExitCode>>> {
+    use lexbench_baselines::train::config::ModelKind;
+    let Some(cfg) = lexbench::train::trained_config(&encoder.model)? else {
+        return Ok(None);
+    };
+    let fits = match cfg.model {
+        ModelKind::Dpr | ModelKind::Ance => command == "dense",
+        ModelKind::Colbert => command == "colbert",
+        ModelKind::CrossEncoder => command == "cross-encoder",
+    };
+    if !fits {
+        anyhow::bail!(
+            "{}: trained as {:?} ({}), not a model for `lexbench run {command}`",
+            encoder.model.display(),
+            cfg.model,
+            cfg.name
+        );
+    }
+    eprintln!(
+        "{}: trained here ({}); ranking with its training settings (queries {} tokens, documents {})",
+        encoder.model.display(),
+        cfg.name,
+        cfg.data.max_query_len,
+        cfg.data.max_doc_len
+    );
+    let device = encoder.device.device()?;
+    let out = target(data, at, system)
+        .and_then(|t| lexbench::train::rank_trained(&cfg, &encoder.model, system, top_k, &t, &device));
+    Ok(Some(report_neural(out, system, at)))
+}
+
 fn target(data: &Path, at: &DatasetSplit, system: &str) -> lexbench_baselines::Result<RunTarget> {
     RunTarget::new(data, &at.dataset, &at.split, system)
 }

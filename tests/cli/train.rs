@@ -72,6 +72,60 @@ fn train_a_preset_then_submit() {
     );
     assert!(sub.status.success(), "{}", String::from_utf8_lossy(&sub.stderr));
 
+    // `lexbench run dense` on the trained folder ranks with its training settings (lengths, pooling,
+    // similarity from lexbench-training.json), so it gives the run training wrote; `run colbert`
+    // refuses a folder trained as DPR.
+    let model = dir.join("model");
+    let rerun = lexbench(
+        &data,
+        &[
+            "run",
+            "dense",
+            "--model",
+            model.to_str().unwrap(),
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+            "--system",
+            "again",
+        ],
+    );
+    assert!(
+        rerun.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rerun.stderr)
+    );
+    let cols = |p: &Path| -> Vec<String> {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .map(|l| l.rsplit_once(' ').unwrap().0.to_owned())
+            .collect()
+    };
+    assert_eq!(cols(&run), cols(&data.join("runs/ecthr/test/again.trec")));
+    let side: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(data.join("runs/ecthr/test/again.json")).unwrap(),
+    )
+    .unwrap();
+    // The preset's max_doc_len, not the command's default of 256.
+    assert_eq!(side["config"]["encode"]["max_len"], 128, "{side}");
+    let wrong = lexbench(
+        &data,
+        &[
+            "run",
+            "colbert",
+            "--model",
+            model.to_str().unwrap(),
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+        ],
+    );
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("trained as"));
+
     // The same command again resumes after epoch 1 and has nothing left to train.
     let again = lexbench(&data, &args[..4]);
     assert!(

@@ -392,9 +392,46 @@ impl TrainConfig {
         Ok(cfg)
     }
 
+    /// ColBERT's settings as trained: queries and documents read at the `[data]` lengths (one place
+    /// for lengths, so the leaf heading of a long ECtHR query is not cut at ColBERT's default 32).
+    pub fn colbert_settings(&self) -> ColBertConfig {
+        ColBertConfig {
+            query_maxlen: self.data.max_query_len,
+            doc_maxlen: self.data.max_doc_len,
+            ..self.colbert.clone()
+        }
+    }
+
     /// Checks the values.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::Param(m));
+        if self.model == ModelKind::Colbert {
+            let default = ColBertConfig::default();
+            let lengths = [
+                (
+                    "query_maxlen",
+                    self.colbert.query_maxlen,
+                    default.query_maxlen,
+                    "max_query_len",
+                    self.data.max_query_len,
+                ),
+                (
+                    "doc_maxlen",
+                    self.colbert.doc_maxlen,
+                    default.doc_maxlen,
+                    "max_doc_len",
+                    self.data.max_doc_len,
+                ),
+            ];
+            for (key, set, default, data_key, data) in lengths {
+                if set != default && set != data {
+                    return bad(format!(
+                        "[colbert] {key} = {set} disagrees with [data] {data_key} = {data}: a trained ColBERT \
+                         reads at the [data] lengths; remove {key} from [colbert] or make them equal"
+                    ));
+                }
+            }
+        }
         // The name is the model's folder and the run's file name; the dataset and splits are folders
         // and files under the data directory: names, never paths.
         lexbench_core::check_name("model name", &self.name)?;

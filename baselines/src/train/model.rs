@@ -219,13 +219,9 @@ impl Trainable {
                 }
             }
             ModelKind::Colbert => {
-                let tok = TextTokenizer::from_file(&tok_path, cfg.colbert.doc_maxlen)?;
-                Net::Colbert(ColBert::new(
-                    model,
-                    &tok,
-                    store.var_builder(device),
-                    cfg.colbert.clone(),
-                )?)
+                let colbert = cfg.colbert_settings();
+                let tok = TextTokenizer::from_file(&tok_path, colbert.doc_maxlen)?;
+                Net::Colbert(ColBert::new(model, &tok, store.var_builder(device), colbert)?)
             }
             ModelKind::CrossEncoder => {
                 let tok = TextTokenizer::from_file(&tok_path, cfg.data.max_query_len + cfg.data.max_doc_len)?;
