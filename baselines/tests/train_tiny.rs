@@ -284,6 +284,32 @@ fn resumed_run_continues_identically() -> TestResult {
     Ok(())
 }
 
+/// The untrained model (epoch 0) is measured as the zero-shot reference but never selected: with a
+/// learning rate too small to move the validation score, every trained epoch ties with epoch 0, and the
+/// first trained epoch is kept (it used to export the untrained model).
+#[test]
+fn selection_never_keeps_the_untrained_model() -> TestResult {
+    let base = common::tiny_folder("train-select")?;
+    let data = scratch("select");
+    tiny_dataset(&data)?;
+    let mut cfg = config("select", &base, ModelKind::Dpr);
+    cfg.optim.lr = 1e-30;
+    let out = data.join("models").join("select");
+    let s = train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
+    assert!(s.zero_shot_val.is_some());
+    assert!(
+        s.epochs.iter().all(|e| e.val == s.zero_shot_val),
+        "{:?}",
+        s.epochs
+    );
+    assert_eq!(s.best_epoch, 1);
+    let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+        out.join("model/lexbench-training.json"),
+    )?)?;
+    assert_eq!(record["epoch"], 1);
+    Ok(())
+}
+
 #[test]
 fn curriculum_negatives_train_and_resume() -> TestResult {
     let base = common::tiny_folder("train-cusines")?;
@@ -373,7 +399,10 @@ fn colbert_reads_at_the_data_lengths() -> TestResult {
     // A [colbert] length set to another value than [data]'s is refused, naming both keys.
     cfg.colbert.query_maxlen = 48;
     let e = cfg.validate().expect_err("disagreeing lengths").to_string();
-    assert!(e.contains("query_maxlen = 48") && e.contains("max_query_len = 64"), "{e}");
+    assert!(
+        e.contains("query_maxlen = 48") && e.contains("max_query_len = 64"),
+        "{e}"
+    );
     Ok(())
 }
 

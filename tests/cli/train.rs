@@ -104,10 +104,9 @@ fn train_a_preset_then_submit() {
             .collect()
     };
     assert_eq!(cols(&run), cols(&data.join("runs/ecthr/test/again.trec")));
-    let side: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(data.join("runs/ecthr/test/again.json")).unwrap(),
-    )
-    .unwrap();
+    let side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("runs/ecthr/test/again.json")).unwrap())
+            .unwrap();
     // The preset's max_doc_len, not the command's default of 256.
     assert_eq!(side["config"]["encode"]["max_len"], 128, "{side}");
     let wrong = lexbench(

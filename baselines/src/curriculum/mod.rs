@@ -16,7 +16,8 @@
 //!   **competition ranks** (tied candidates share the smallest rank of the group), so nothing depends
 //!   on input order. [`Difficulty`] orders a query's candidates hardest first: fused score descending,
 //!   ties by doc index ascending. Positives are removed from the pool before ranking.
-//! - Buckets: [`Buckets::split`] cuts the hardest-first order into B contiguous near-equal buckets;
+//! - Buckets: [`Buckets::split`] cuts the hardest-first order — its first `top_n` candidates
+//!   ([`CurriculumConfig::top_n`], default 100) — into B contiguous near-equal buckets;
 //!   **bucket 0 = easiest**, bucket B − 1 = hardest (larger buckets on the hard side).
 //! - Schedule: [`Schedule::paper_default`] (3 buckets, thirds of training: 0.7/0.2/0.1,
 //!   0.15/0.7/0.15, 0.1/0.2/0.7); [`Schedule::for_buckets`] generalises to B phases (0.7 on bucket p in
@@ -56,7 +57,9 @@ mod structure;
 #[cfg(test)]
 mod tests;
 
-pub use config::{CurriculumConfig, SCHEDULE_SUM_TOLERANCE, SemanticSource, ViewSet, validate_schedule};
+pub use config::{
+    CurriculumConfig, DEFAULT_TOP_N, SCHEDULE_SUM_TOLERANCE, SemanticSource, ViewSet, validate_schedule,
+};
 pub use fusion::{Difficulty, QueryViews, distance_difficulty, ranks_with_ties, rrf};
 pub use schedule::{Buckets, CurriculumSampler, PEAK_MASS, Schedule};
 pub use structure::{

@@ -280,7 +280,9 @@ impl Default for BiEncoderConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EvalConfig {
-    /// The measure to maximise, as `lexbench eval` names it (default `R@5%` for pooled datasets).
+    /// The measure to maximise, as `lexbench eval` names it. Default `R@5%`, which needs pools (ECtHR):
+    /// a whole-corpus dataset (BSARD) must name another (its configs say `R@100`), or training stops
+    /// with an error before the first epoch.
     #[serde(default = "default_measure")]
     pub measure: String,
     /// Documents ranked per topic (default 1000).

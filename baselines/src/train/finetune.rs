@@ -147,10 +147,6 @@ impl Objective for Finetune<'_> {
             &meta,
         )
     }
-
-    fn has_export(&self) -> bool {
-        self.model_dir.join(super::export::TRAINING_RECORD).is_file()
-    }
 }
 
 /// The static negatives of `cfg` for `split`: BM25 rankings and the curriculum, when configured.
@@ -182,6 +178,13 @@ fn validation(cfg: &TrainConfig, data: &Path) -> Result<Option<Validation>> {
         return Ok(None);
     }
     let split = SplitData::load(data, &cfg.data.dataset, &cfg.data.val_split, false)?;
+    if measure.needs_pool() && !split.pooled() {
+        return Err(Error::Param(format!(
+            "eval.measure = {:?} needs pools, but dataset {} ranks its whole corpus: choose a cut-off \
+             measure such as \"R@100\"",
+            cfg.eval.measure, cfg.data.dataset
+        )));
+    }
     let pools = if split.pooled() {
         let p = lexbench_core::dataset::DatasetDir::in_data(data, &cfg.data.dataset)?.pools();
         Some(PoolSizes::read(&p)?)

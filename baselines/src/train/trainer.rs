@@ -76,7 +76,7 @@ pub struct State {
     pub epoch: usize,
     /// Updates done.
     pub step: u64,
-    /// The selected epoch (0: the untrained model).
+    /// The selected epoch, from 1 (0: none trained yet; the untrained model is never selected).
     pub best_epoch: usize,
     /// Its validation score.
     pub best_val: Option<f64>,
@@ -139,12 +139,8 @@ pub trait Objective {
     fn validate(&self) -> Result<Option<f64>> {
         Ok(None)
     }
-    /// Exports the current weights as the selected model of `state.best_epoch` (0: untrained).
+    /// Exports the current weights as the selected model of `state.best_epoch` (a trained epoch).
     fn export(&self, state: &State) -> Result<()>;
-    /// Whether an exported model is already there (the untrained one is exported only if not).
-    fn has_export(&self) -> bool {
-        false
-    }
 }
 
 /// The negatives every objective draws from: static BM25 rankings and CuSINeS's curriculum.
@@ -464,12 +460,14 @@ impl<'a, O: Objective> Trainer<'a, O> {
         let mut state = match resume_from {
             Some(e) => self.resume(e)?,
             None => {
+                // Epoch 0 (the untrained model) is measured as the zero-shot reference only: it is
+                // never selected or exported, so a sweep never keeps an untrained model either.
                 let zero = self.objective.validate()?;
                 State {
                     epoch: 0,
                     step: 0,
                     best_epoch: 0,
-                    best_val: zero,
+                    best_val: None,
                     zero_shot_val: zero,
                     epochs: Vec::new(),
                 }
@@ -478,10 +476,6 @@ impl<'a, O: Objective> Trainer<'a, O> {
         let mut log = Log::open(self.spec.out, resume_from)?;
         if resume_from.is_none() {
             log.line(&serde_json::json!({"epoch": 0, "event": "eval", "measure": self.spec.measure, "val": state.zero_shot_val}))?;
-            if !self.objective.has_export() {
-                // The untrained model is the best so far: a run that never improves still leaves one.
-                self.objective.export(&state)?;
-            }
         }
         let bar = progress_bar(opts.progress, self.total_steps, state.step);
         let max_steps = self.spec.max_steps as u64;
@@ -539,8 +533,10 @@ impl<'a, O: Objective> Trainer<'a, O> {
                 examples_per_s: seen as f64 / train_s.max(1e-9),
             });
             state.epoch = epoch + 1;
-            // Select on validation; without one, the last epoch is kept. Ties keep the earlier epoch.
+            // Select among trained epochs on validation; without one, the last epoch is kept. The
+            // first trained epoch is always a candidate; ties keep the earlier epoch.
             let better = match (val, state.best_val) {
+                _ if state.best_epoch == 0 => true,
                 (Some(v), Some(b)) => v > b,
                 (Some(_), None) | (None, _) => true,
             };

@@ -209,7 +209,7 @@ impl CurriculumNegatives {
                         Difficulty::for_query(&self.cfg, views)?.order
                     }
                 };
-                Buckets::split(&order, b)
+                Buckets::split(&order[..self.cfg.bucketed(order.len())], b)
             })
             .collect()
     }
@@ -243,7 +243,7 @@ mod tests {
     //! Curriculum negatives are never positives; with all the mass on the hardest bucket they come
     //! from the hardest third; the pooled (per-judgment) structure maps back to corpus indices.
     use super::*;
-    use crate::curriculum::ViewSet;
+    use crate::curriculum::{DEFAULT_TOP_N, ViewSet};
     use crate::train::data::Topic;
     use lexbench_core::dataset::CorpusDoc;
     use lexbench_core::records::Section;
@@ -337,6 +337,63 @@ mod tests {
                     );
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// The buckets cut the top `top_n` candidates (default 100), not the whole corpus: over 2,000
+    /// corpus-wide candidates ranked by a semantic score (rank = doc index, as BM25's would be), the
+    /// hardest bucket's negatives had a mean rank of about 333 when the whole corpus was cut in thirds
+    /// (a uniform draw from ranks 0–665), and about 17 now (the hardest third of the top 100). With the Table 3 "fixed" schedule (hard from the start) every
+    /// negative comes from the hardest bucket, at every phase.
+    #[test]
+    fn hard_negatives_come_from_the_top_candidates() -> Result<()> {
+        let s = split(2_000, false);
+        let scores: Vec<Vec<f64>> = (0..3)
+            .map(|t| s.candidates(t).iter().map(|&d| -(d as f64)).collect())
+            .collect();
+        let fixed = vec![vec![0.0, 0.0, 1.0]; 3];
+        let negatives = |top_n: usize| -> Result<(Vec<Buckets>, CurriculumDraws)> {
+            let cfg = CurriculumConfig {
+                views: ViewSet {
+                    semantic: true,
+                    hierarchical: false,
+                    sequential: false,
+                },
+                schedule: Some(fixed.clone()),
+                top_n,
+                ..CurriculumConfig::default()
+            };
+            let cn = CurriculumNegatives {
+                cfg: cfg.clone(),
+                sampler: CurriculumSampler::from_config(&cfg)?,
+                structures: None,
+                bm25: None,
+            };
+            let buckets = cn.buckets(&s, Some(&scores))?;
+            let mut draws = Vec::new();
+            for progress in [0.0, 0.5, 0.99] {
+                draws.extend(cn.draw(&s, &buckets, progress, 8, &mut SplitMix64::new(3))?);
+            }
+            Ok((buckets, draws))
+        };
+        let mean_rank = |draws: &CurriculumDraws| {
+            let all: Vec<usize> = draws.iter().flatten().flatten().copied().collect();
+            all.iter().sum::<usize>() as f64 / all.len() as f64
+        };
+        let (whole_buckets, whole) = negatives(0)?;
+        let (top_buckets, top) = negatives(DEFAULT_TOP_N)?;
+        assert_eq!(whole_buckets[0].total(), 1_998);
+        assert_eq!(top_buckets[0].total(), 100);
+        let (before, after) = (mean_rank(&whole), mean_rank(&top));
+        assert!(before > 300.0 && after < 34.0, "mean rank {before} → {after}");
+        // Fixed: only the hardest bucket, at every phase.
+        for (i, per_pos) in top.iter().enumerate() {
+            let hardest = top_buckets[i % 3].bucket(2);
+            assert!(
+                per_pos.iter().flatten().all(|n| hardest.contains(n)),
+                "{per_pos:?}"
+            );
         }
         Ok(())
     }
