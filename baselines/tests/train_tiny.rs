@@ -384,6 +384,28 @@ fn a_run_shallower_than_r_at_500_is_refused_for_a_corpus_dataset() {
     assert!(shallow.check_depth(true, 22_633).is_ok());
 }
 
+/// The ECtHR paper trains with negatives from the query's own judgment only: no shipped ECtHR
+/// bi-encoder or ColBERT config adds in-batch negatives (other judgments' paragraphs).
+#[test]
+fn ecthr_configs_draw_negatives_from_the_same_judgment() -> TestResult {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/ecthr");
+    let mut n = 0;
+    for dir in [root.clone(), root.join("cpu")] {
+        for e in std::fs::read_dir(&dir)? {
+            let p = e?.path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                let cfg = TrainConfig::from_file(&p)?;
+                if cfg.model != ModelKind::CrossEncoder {
+                    assert!(!cfg.biencoder.in_batch, "{}", p.display());
+                    n += 1;
+                }
+            }
+        }
+    }
+    assert!(n >= 20, "{n}");
+    Ok(())
+}
+
 #[test]
 fn colbert_reads_at_the_data_lengths() -> TestResult {
     let base = common::tiny_folder("colbert-lengths")?;

@@ -61,8 +61,13 @@ use crate::trec::{Hit, Qrels, Run, trec_order};
 pub enum Measure {
     /// `R@k`: recall in the top k.
     Recall(u32),
-    /// `R@k%`: recall in the top k percent of the topic's pool.
+    /// `R@k%`: recall in the top k percent of the topic's pool, the cut-off rounded up
+    /// ([`pct_cutoff`]).
     RecallPct(u32),
+    /// `R@k%nearest`: the same with the cut-off rounded to the nearest integer, halves up
+    /// ([`pct_cutoff_nearest`]). The paper does not say how it rounds; both are reported so readers
+    /// can compare.
+    RecallPctNearest(u32),
     /// `P@k`: precision in the top k.
     Precision(u32),
     /// `AP`: average precision (its mean is MAP).
@@ -78,7 +83,7 @@ pub enum Measure {
 impl Measure {
     /// Does this measure need the topic's pool size?
     pub fn needs_pool(&self) -> bool {
-        matches!(self, Measure::RecallPct(_))
+        matches!(self, Measure::RecallPct(_) | Measure::RecallPctNearest(_))
     }
 
     /// The ranks this measure reads for a topic with `candidates` documents to rank (its pool, or the
@@ -91,6 +96,7 @@ impl Measure {
             Measure::Recall(k) | Measure::Precision(k) => k as usize,
             Measure::NDCG(Some(k)) | Measure::RR(Some(k)) => k as usize,
             Measure::RecallPct(k) => pct_cutoff(k, candidates),
+            Measure::RecallPctNearest(k) => pct_cutoff_nearest(k, candidates),
             Measure::AP | Measure::RPrec | Measure::NDCG(None) | Measure::RR(None) => return None,
         };
         Some(d.min(candidates))
@@ -111,6 +117,7 @@ impl fmt::Display for Measure {
         match self {
             Measure::Recall(k) => write!(f, "R@{k}"),
             Measure::RecallPct(k) => write!(f, "R@{k}%"),
+            Measure::RecallPctNearest(k) => write!(f, "R@{k}%nearest"),
             Measure::Precision(k) => write!(f, "P@{k}"),
             Measure::AP => f.write_str("AP"),
             Measure::RPrec => f.write_str("RPrec"),
@@ -147,18 +154,26 @@ impl FromStr for Measure {
             ("nDCG", Some(k)) => Ok(Measure::NDCG(Some(cutoff(k)?))),
             ("RR" | "MRR", Some(k)) => Ok(Measure::RR(Some(cutoff(k)?))),
             ("P", Some(k)) => Ok(Measure::Precision(cutoff(k)?)),
-            ("R", Some(k)) => match k.strip_suffix('%') {
-                Some(pct) => {
+            ("R", Some(k)) => match k
+                .strip_suffix("%nearest")
+                .map(|p| (p, true))
+                .or_else(|| k.strip_suffix('%').map(|p| (p, false)))
+            {
+                Some((pct, nearest)) => {
                     let p = cutoff(pct)?;
                     if p > 100 {
                         return Err(bad("a percentage cut-off must be at most 100"));
                     }
-                    Ok(Measure::RecallPct(p))
+                    Ok(if nearest {
+                        Measure::RecallPctNearest(p)
+                    } else {
+                        Measure::RecallPct(p)
+                    })
                 }
                 None => Ok(Measure::Recall(cutoff(k)?)),
             },
             _ => Err(bad(
-                "expected one of R@k, R@k%, P@k, AP (MAP), RPrec (MRP), nDCG, nDCG@k, RR, RR@k (MRR@k)",
+                "expected one of R@k, R@k%, R@k%nearest, P@k, AP (MAP), RPrec (MRP), nDCG, nDCG@k, RR, RR@k (MRR@k)",
             )),
         }
     }
@@ -240,6 +255,14 @@ pub fn corpus_depth() -> usize {
 pub fn pct_cutoff(k_percent: u32, n: usize) -> usize {
     let k = k_percent as usize;
     (k * n).div_ceil(100).max(1)
+}
+
+/// The cut-off of `R@k%nearest` for a pool of `n`: `max(1, round(k·n/100))`, halves rounded up
+/// (`R@5%` of 30 paragraphs: 1.5 → 2, where [`pct_cutoff`] also gives 2; of 50: 2.5 → 3 vs 3; of 41:
+/// 2.05 → 2 vs 3).
+pub fn pct_cutoff_nearest(k_percent: u32, n: usize) -> usize {
+    let k = k_percent as usize;
+    ((k * n + 50) / 100).max(1)
 }
 
 /// The parameters of an evaluation: the trec_eval options that change the values.
@@ -425,6 +448,9 @@ pub fn evaluate_topic(
             match *m {
                 Measure::Recall(k) => rel_in_top(k as usize) as f64 / r,
                 Measure::RecallPct(k) => rel_in_top(pct_cutoff(k, pool_size.unwrap_or(0))) as f64 / r,
+                Measure::RecallPctNearest(k) => {
+                    rel_in_top(pct_cutoff_nearest(k, pool_size.unwrap_or(0))) as f64 / r
+                }
                 Measure::Precision(k) => rel_in_top(k as usize) as f64 / f64::from(k),
                 Measure::RPrec => rel_in_top(num_rel) as f64 / r,
                 Measure::AP => {
@@ -501,6 +527,12 @@ mod tests {
         assert_eq!(m("AP").depth(50), None);
         assert_eq!(m("nDCG").depth(50), None);
         assert_eq!(corpus_depth(), 500);
+        assert_eq!(m("R@5%nearest"), Measure::RecallPctNearest(5));
+        assert_eq!(m("R@5%nearest").to_string(), "R@5%nearest");
+        assert_eq!((pct_cutoff(5, 41), pct_cutoff_nearest(5, 41)), (3, 2));
+        assert_eq!((pct_cutoff(5, 50), pct_cutoff_nearest(5, 50)), (3, 3));
+        assert_eq!(pct_cutoff_nearest(2, 10), 1);
+        assert_eq!(m("R@5%nearest").depth(41), Some(2));
         assert_eq!(task_measures(true).len(), 3);
     }
 

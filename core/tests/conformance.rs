@@ -226,6 +226,19 @@ fn recall_at_percent_with_uneven_pools() {
     assert_eq!(ev.per_topic[&topic("b")], vec![0.0, 0.5, 0.5]);
     assert_eq!(ev.mean, vec![0.0, 0.5, 0.75]);
 
+    // Rounded to nearest instead: a: 2% → round(0.42) = 0 → at least 1, 5% → round(1.05) = 1,
+    // 10% → round(2.1) = 2; b: 2% → 2, 5% → 6, 10% → 12.
+    let near = evaluate(
+        &r,
+        &q,
+        &measures("R@2%nearest,R@5%nearest,R@10%nearest"),
+        Some(&pools),
+    )
+    .unwrap();
+    // a: p2 is 2nd: outside the top 1 at 5%; inside the top 2 at 10%; p3 (3rd) outside.
+    assert_eq!(near.per_topic[&topic("a")], vec![0.0, 0.0, 0.5]);
+    assert_eq!(near.per_topic[&topic("b")], vec![0.0, 0.5, 0.5]);
+
     // Without pools, R@k% is refused rather than guessed.
     let err = evaluate(&r, &q, &measures("R@5%"), None).unwrap_err();
     assert!(err.to_string().contains("pool"), "{err}");
