@@ -33,6 +33,8 @@ pub struct TrainRequest {
     pub lr: Option<f64>,
     /// Replaces the config's number of epochs.
     pub epochs: Option<usize>,
+    /// `KEY=VALUE` overrides of the config's TOML (dotted keys), applied before it is read.
+    pub set: Vec<(String, String)>,
     /// Trains once per learning rate of the config's `lr_sweep` and keeps the best on validation.
     pub sweep: bool,
     /// Discards existing checkpoints instead of resuming from them.
@@ -46,7 +48,7 @@ pub struct TrainRequest {
 /// The experiment of `request`: the TOML file with the request's overrides, validated, its base
 /// model folder present.
 pub fn load_config(request: &TrainRequest) -> Result<TrainConfig> {
-    let mut cfg = TrainConfig::from_file(&request.config)?;
+    let mut cfg = TrainConfig::from_file_with(&request.config, &request.set)?;
     if let Some(b) = &request.base {
         cfg.base = b.clone();
     }

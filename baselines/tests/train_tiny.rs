@@ -364,6 +364,33 @@ fn bsard_configs_parse() -> TestResult {
         }
     }
     assert!(n >= 5, "{n} configs in {}", dir.display());
+    // The paper-sized configs parse, carry the papers' hyperparameters, and take tiny overrides.
+    let mut papers = 0;
+    for e in std::fs::read_dir(dir.join("paper"))? {
+        let p = e?.path();
+        let cfg = TrainConfig::from_file(&p)?;
+        assert_eq!(
+            (
+                cfg.schedule.epochs,
+                cfg.schedule.batch_size,
+                cfg.optim.lr,
+                cfg.optim.eps
+            ),
+            (15, 24, 2e-5, 1e-7),
+            "{}",
+            p.display()
+        );
+        assert_eq!((cfg.schedule.warmup_ratio, cfg.optim.weight_decay), (0.05, 0.01));
+        assert_eq!(cfg.data.max_doc_len, 512);
+        if let Some(g) = &cfg.gnn {
+            assert_eq!((g.epochs, g.batch_size, g.lr), (25, 512, 2e-4), "{}", p.display());
+        }
+        let tiny =
+            [("schedule.epochs", "1"), ("data.max_doc_len", "64")].map(|(k, v)| (k.to_owned(), v.to_owned()));
+        assert_eq!(TrainConfig::from_file_with(&p, &tiny)?.schedule.epochs, 1);
+        papers += 1;
+    }
+    assert_eq!(papers, 4);
     Ok(())
 }
 
@@ -403,6 +430,45 @@ fn ecthr_configs_draw_negatives_from_the_same_judgment() -> TestResult {
         }
     }
     assert!(n >= 20, "{n}");
+    Ok(())
+}
+
+/// `--set KEY=VALUE` overrides a config before it is read: a paper-sized config runs tiny without a
+/// second copy; an unknown key or a bad value is refused naming the file.
+#[test]
+fn overrides_apply_before_the_config_is_read() -> TestResult {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/bsard/dr.toml");
+    let set = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    };
+    let cfg = TrainConfig::from_file_with(
+        &path,
+        &set(&[
+            ("schedule.batch_size", "2"),
+            ("data.max_doc_len", "32"),
+            ("optim.lr", "1e-4"),
+            ("description", "tiny run"),
+        ]),
+    )?;
+    assert_eq!(cfg.schedule.batch_size, 2);
+    assert_eq!(cfg.data.max_doc_len, 32);
+    assert_eq!(cfg.optim.lr, 1e-4);
+    assert_eq!(cfg.description, "tiny run");
+    // dr.toml has no [gnn]: an override must not add the DR+GNN stage.
+    for bad in [
+        ("schedule.batchsize", "2"),
+        ("schedule.batch_size", "0"),
+        ("name.x", "1"),
+        ("gnn.epochs", "1"),
+    ] {
+        let e = TrainConfig::from_file_with(&path, &set(&[bad]))
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("dr.toml"), "{bad:?}: {e}");
+    }
     Ok(())
 }
 

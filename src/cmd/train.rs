@@ -32,6 +32,10 @@ pub struct TrainArgs {
     /// Replace the config's number of epochs.
     #[arg(long)]
     pub epochs: Option<usize>,
+    /// Override a value of the config (dotted TOML key), e.g. `--set schedule.batch_size=4
+    /// --set data.max_doc_len=64`: a paper-sized config run tiny on the sample. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = key_value)]
+    pub set: Vec<(String, String)>,
     /// Train once per learning rate of the config's `lr_sweep` and keep the best on validation.
     #[arg(long)]
     pub sweep: bool,
@@ -77,6 +81,16 @@ fn print_summary(s: &Summary, out: &Path) {
     println!("  model: {}", out.join("model").display());
 }
 
+/// `KEY=VALUE` of `--set`.
+fn key_value(s: &str) -> std::result::Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_owned(), v.trim().to_owned())),
+        _ => Err(format!(
+            "expected KEY=VALUE (a dotted key of the config), got {s:?}"
+        )),
+    }
+}
+
 /// Runs `lexbench train`.
 pub fn cmd_train(data: &DataDir, args: &TrainArgs) -> Result<ExitCode> {
     let request = TrainRequest {
@@ -85,6 +99,7 @@ pub fn cmd_train(data: &DataDir, args: &TrainArgs) -> Result<ExitCode> {
         base: args.base.clone(),
         lr: args.lr,
         epochs: args.epochs,
+        set: args.set.clone(),
         sweep: args.sweep,
         restart: args.restart,
         run: args.run.clone(),

@@ -404,6 +404,53 @@ impl TrainConfig {
         }
     }
 
+    /// Reads a TOML file with `overrides` applied before it is read (`("schedule.batch_size", "4")`:
+    /// a dotted key and a TOML value; a bare word that is not TOML is taken as a string), then
+    /// validates it: how one config runs tiny on the sample without a second copy of it. A key the
+    /// configuration does not have is refused as an unknown field, naming the file.
+    pub fn from_file_with(path: &Path, overrides: &[(String, String)]) -> Result<Self> {
+        if overrides.is_empty() {
+            return Self::from_file(path);
+        }
+        let text = lexbench_core::text::read_text(path)?;
+        let fmt = |message: String| Error::Format {
+            path: path.to_owned(),
+            message,
+        };
+        let mut doc: toml::Table = toml::from_str(&text).map_err(|e| fmt(e.to_string()))?;
+        for (key, raw) in overrides {
+            let value: toml::Value = toml::from_str::<toml::Table>(&format!("v = {raw}"))
+                .ok()
+                .and_then(|mut t| t.remove("v"))
+                .unwrap_or_else(|| toml::Value::String(raw.clone()));
+            let parts: Vec<&str> = key.split('.').collect();
+            let (last, tables) = parts
+                .split_last()
+                .filter(|(l, _)| !l.is_empty())
+                .ok_or_else(|| Error::Param(format!("--set {key}={raw}: the key is empty")))?;
+            let mut table = &mut doc;
+            // Only values of tables the config has: `--set gnn.epochs=1` must not turn a DR config
+            // into DR+GNN by creating its [gnn] section.
+            for t in tables {
+                table = table
+                    .get_mut(*t)
+                    .and_then(toml::Value::as_table_mut)
+                    .ok_or_else(|| {
+                        Error::Param(format!(
+                            "--set {key}={raw}: {} has no [{t}] table",
+                            path.display()
+                        ))
+                    })?;
+            }
+            table.insert((*last).to_owned(), value);
+        }
+        let cfg: Self = toml::Value::Table(doc)
+            .try_into()
+            .map_err(|e: toml::de::Error| fmt(format!("with the --set overrides: {e}")))?;
+        cfg.validate().map_err(|e| fmt(e.to_string()))?;
+        Ok(cfg)
+    }
+
     /// Checks the values.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::Param(m));
