@@ -165,7 +165,7 @@ fn extra_fields_are_an_error_by_default_naming_file_and_line() {
         Some((2, LineError::DuplicateDoc { first_line: 1, .. }))
     ));
     // Qrels are never lenient: a fifth column is an error whatever the option says.
-    let q = write("a.qrels", "g1 0 a 1 extra\n");
+    let q = write("a-five-columns.qrels", "g1 0 a 1 extra\n");
     assert!(matches!(
         Qrels::read(&q, &lenient()).unwrap_err(),
         Error::Line {
