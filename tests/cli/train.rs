@@ -76,21 +76,22 @@ fn train_a_preset_then_submit() {
     // similarity from lexbench-training.json), so it gives the run training wrote; `run colbert`
     // refuses a folder trained as DPR.
     let model = dir.join("model");
-    let rerun = lexbench(
-        &data,
-        &[
+    let model = model.to_str().unwrap();
+    let run_model = |kind: &str, extra: &[&str]| {
+        let mut a = vec![
             "run",
-            "dense",
+            kind,
             "--model",
-            model.to_str().unwrap(),
+            model,
             "--dataset",
             "ecthr",
             "--split",
             "test",
-            "--system",
-            "again",
-        ],
-    );
+        ];
+        a.extend_from_slice(extra);
+        lexbench(&data, &a)
+    };
+    let rerun = run_model("dense", &["--system", "again"]);
     assert!(
         rerun.status.success(),
         "{}",
@@ -109,19 +110,7 @@ fn train_a_preset_then_submit() {
             .unwrap();
     // The preset's max_doc_len, not the command's default of 256.
     assert_eq!(side["config"]["encode"]["max_len"], 128, "{side}");
-    let wrong = lexbench(
-        &data,
-        &[
-            "run",
-            "colbert",
-            "--model",
-            model.to_str().unwrap(),
-            "--dataset",
-            "ecthr",
-            "--split",
-            "test",
-        ],
-    );
+    let wrong = run_model("colbert", &[]);
     assert_eq!(wrong.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&wrong.stderr).contains("trained as"));
 
