@@ -8,7 +8,7 @@
 //! - [`parse_store`]: the raw store into `parsed/ecthr/*.jsonl`;
 //! - [`build`]: the ECtHR and BSARD builds (BSARD's CSV files from a folder or the raw store), the
 //!   release import, re-splits, statistics and diffs;
-//! - [`train`]: the trainer dispatch and the learning-rate sweep ([`train::select_lr`]);
+//! - [`train`]: the trainer dispatch and the hyperparameter sweep ([`train::select_point`]);
 //! - [`device`]: `--device cpu|cuda[:N]` and the default device;
 //! - [`pipeline`]: every stage on the embedded sample ([`sample`]) or a crawl.
 //!
@@ -17,8 +17,8 @@
 //! read.
 //!
 //! ```
-//! // The sweep keeps the best validation score; ties go to the learning rate listed first.
-//! let pick = lexbench::train::select_lr(&[(1e-5, Some(0.4)), (2e-5, Some(0.5)), (3e-5, Some(0.5))]);
+//! // The sweep keeps the best validation score; ties go to the point listed first.
+//! let pick = lexbench::train::select_point(&[Some(0.4), Some(0.5), Some(0.5)]);
 //! assert_eq!(pick, Some(1));
 //! ```
 

@@ -1,10 +1,11 @@
 //! Fine-tuning as a TOML experiment describes (`baselines/configs/`): the trainer dispatch (encoder
-//! trainer, DR+GNN, QABISAR, the hierarchical article encoder), the learning-rate sweep and ranking
-//! splits with the selected model (`lexbench train`).
+//! trainer, DR+GNN, QABISAR, the hierarchical article encoder), the hyperparameter sweep (the
+//! config's `[sweep]` grid and `lr_sweep`, expanded by `lexbench_baselines::train::sweep`) and
+//! ranking splits with the selected model (`lexbench train`).
 //!
 //! The sweep and the dispatch stay here rather than in `lexbench_baselines::train`: ranking splits
 //! after training goes through `lexbench run`'s code paths (dense, ColBERT, cross-encoder) with
-//! `lexbench run`'s file layout, and the selection itself ([`select_lr`]) is a pure function tested
+//! `lexbench run`'s file layout, and the selection itself ([`select_point`]) is a pure function tested
 //! here.
 
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use lexbench_baselines::train::config::{ArticleEncoder, ModelKind, TrainConfig};
 use lexbench_baselines::train::dr_gnn::GnnSummary;
 use lexbench_baselines::train::export::TrainedRanker;
 use lexbench_baselines::train::qabisar::QabisarSummary;
+use lexbench_baselines::train::sweep::{SweepPoint, axes, points};
 use lexbench_baselines::train::{Summary, TrainOptions, train};
 use lexbench_core::datadir::DataDir;
 
@@ -35,7 +37,8 @@ pub struct TrainRequest {
     pub epochs: Option<usize>,
     /// `KEY=VALUE` overrides of the config's TOML (dotted keys), applied before it is read.
     pub set: Vec<(String, String)>,
-    /// Trains once per learning rate of the config's `lr_sweep` and keeps the best on validation.
+    /// Trains every point of the config's grid (`[sweep]`, `lr_sweep`) and keeps the best on
+    /// validation.
     pub sweep: bool,
     /// Discards existing checkpoints instead of resuming from them.
     pub restart: bool,
@@ -79,50 +82,48 @@ pub struct Trained {
     pub dir: PathBuf,
     /// Losses, validation per epoch, the selected epoch.
     pub summary: Summary,
+    /// The grid point it trained (name, settings, configuration), when sweeping.
+    pub point: Option<SweepPoint>,
 }
 
 /// What [`train_experiment`] did.
 #[derive(Debug, Clone)]
 pub enum TrainReport {
-    /// QABISAR (query encoder + GAT over the query–article–structure graph) and the runs it wrote.
-    Qabisar {
-        /// The experiment's name.
-        name: String,
-        /// Losses and sizes.
-        summary: QabisarSummary,
-        /// Runs written.
-        runs: Vec<NeuralOutput>,
-    },
-    /// An encoder trained (once, or once per learning rate of a sweep), then the GNN stage when
-    /// configured, then the splits ranked.
+    /// An encoder trained (once, or once per point of a sweep), then DR+GNN's GNN stage or
+    /// QABISAR's stage 2 when configured, then the splits ranked.
     Encoder {
         /// Every training run, in the order of the sweep (one without a sweep).
         trained: Vec<Trained>,
-        /// The run the sweep selected (index into `trained`), when sweeping.
+        /// The point the sweep selected (index into `trained`), when sweeping.
         selected: Option<usize>,
         /// The DR+GNN stage, when configured.
         gnn: Option<GnnSummary>,
+        /// QABISAR's stage 2 (GAT over the query–article–structure graph, distilled into the query
+        /// encoder), when configured.
+        qabisar: Option<QabisarSummary>,
         /// Runs written.
         runs: Vec<PathBuf>,
     },
 }
 
-/// The sweep's choice among (learning rate, best validation score) in the order of the sweep: the
-/// highest score; a run without one counts as the lowest; ties keep the smaller index (the learning
-/// rate listed first). `None` for an empty sweep.
-pub fn select_lr(results: &[(f64, Option<f64>)]) -> Option<usize> {
-    results
+/// The sweep's choice among the points' best validation scores, in the order of the sweep: the
+/// highest score; a point without one (or with NaN) counts as the lowest; ties keep the smaller index
+/// (the point enumerated first). `None` for an empty sweep.
+pub fn select_point(scores: &[Option<f64>]) -> Option<usize> {
+    scores
         .iter()
         .enumerate()
         .max_by(|a, b| {
-            let (x, y) = (a.1.1.unwrap_or(f64::MIN), b.1.1.unwrap_or(f64::MIN));
-            x.total_cmp(&y).then(b.0.cmp(&a.0))
+            let score = |s: &Option<f64>| s.filter(|v| !v.is_nan()).unwrap_or(f64::MIN);
+            score(a.1).total_cmp(&score(b.1)).then(b.0.cmp(&a.0))
         })
         .map(|(i, _)| i)
 }
 
-/// Trains `cfg` once per learning rate of its `lr_sweep` under `root/lr-<lr>`, writes
-/// `root/sweep.json` and returns the runs and the index of the selected one.
+/// Trains every point of `cfg`'s grid (its `[sweep]` table and `lr_sweep`) under `root/<point
+/// name>`, writes `root/sweep.json` (the axes, every point's settings, folder and validation score,
+/// the selected point) and returns the runs and the index of the selected one. Every point is
+/// expanded and validated before the first trains; each resumes from its own checkpoints.
 pub fn sweep(
     cfg: &TrainConfig,
     data: &DataDir,
@@ -130,24 +131,44 @@ pub fn sweep(
     device: &Device,
     opts: &TrainOptions,
 ) -> Result<(Vec<Trained>, usize)> {
-    let mut results = Vec::new();
-    for &lr in &cfg.lr_sweep {
-        let mut c = cfg.clone();
-        c.optim.lr = lr;
-        let dir = root.join(format!("lr-{lr:e}"));
-        let summary = train(&c, data.root(), &dir, device, opts)
-            .with_context(|| format!("{} at lr {lr:e}", cfg.name))?;
-        results.push(Trained { lr, dir, summary });
+    let grid = points(cfg).with_context(|| cfg.name.clone())?;
+    let mut results = Vec::with_capacity(grid.len());
+    for point in grid {
+        let dir = root.join(&point.name);
+        let summary = train(&point.config, data.root(), &dir, device, opts)
+            .with_context(|| format!("{} at {}", cfg.name, point.name))?;
+        results.push(Trained {
+            lr: point.config.optim.lr,
+            dir,
+            summary,
+            point: Some(point),
+        });
     }
-    let scores: Vec<(f64, Option<f64>)> = results.iter().map(|t| (t.lr, t.summary.best_val)).collect();
-    let best = select_lr(&scores).context("empty sweep")?;
+    let scores: Vec<Option<f64>> = results.iter().map(|t| t.summary.best_val).collect();
+    let best = select_point(&scores).context("empty sweep")?;
+    let name = |t: &Trained| t.point.as_ref().map(|p| p.name.clone());
     let table: Vec<serde_json::Value> = results
         .iter()
-        .map(|t| serde_json::json!({"lr": t.lr, "dir": t.dir, "best_epoch": t.summary.best_epoch, "val": t.summary.best_val}))
+        .map(|t| {
+            serde_json::json!({
+                "name": name(t),
+                "settings": t.point.as_ref().map(|p| &p.settings),
+                "lr": t.lr,
+                "dir": t.dir,
+                "best_epoch": t.summary.best_epoch,
+                "val": t.summary.best_val,
+            })
+        })
         .collect();
     lexbench_core::io::write_json_pretty(
         &root.join("sweep.json"),
-        &serde_json::json!({"measure": cfg.eval.measure, "selected_lr": results[best].lr, "runs": table}),
+        &serde_json::json!({
+            "measure": cfg.eval.measure,
+            "axes": axes(cfg),
+            "selected": name(&results[best]),
+            "selected_lr": results[best].lr,
+            "runs": table,
+        }),
     )?;
     Ok((results, best))
 }
@@ -165,32 +186,18 @@ pub fn train_experiment(data: &DataDir, request: &TrainRequest, device: &Device)
         .out
         .clone()
         .unwrap_or_else(|| data.models().join(&cfg.name));
-    if cfg.qabisar.is_some() {
-        // QABISAR replaces the trainer: query encoder + GAT over the query–article–structure graph.
-        let (summary, runs) = lexbench_baselines::train::qabisar::train_qabisar(
-            &cfg,
-            data.root(),
-            &root,
-            device,
-            &request.run,
-            &opts,
-        )
-        .with_context(|| cfg.name.clone())?;
-        return Ok(TrainReport::Qabisar {
-            name: cfg.name.clone(),
-            summary,
-            runs,
-        });
-    }
     let (trained, selected) = if request.sweep {
-        if cfg.lr_sweep.is_empty() {
+        if cfg.lr_sweep.is_empty() && cfg.sweep.is_empty() {
             bail!(
-                "{}: --sweep needs lr_sweep in the config",
+                "{}: --sweep needs lr_sweep or a [sweep] grid in the config",
                 request.config.display()
             );
         }
-        let (trained, best) = sweep(&cfg, data, &root, device, &opts)?;
-        cfg.optim.lr = trained[best].lr;
+        let (trained, best) =
+            sweep(&cfg, data, &root, device, &opts).with_context(|| request.config.display().to_string())?;
+        if let Some(p) = &trained[best].point {
+            cfg = p.config.clone();
+        }
         (trained, Some(best))
     } else {
         let summary = train(&cfg, data.root(), &root, device, &opts).with_context(|| cfg.name.clone())?;
@@ -198,16 +205,36 @@ pub fn train_experiment(data: &DataDir, request: &TrainRequest, device: &Device)
             lr: cfg.optim.lr,
             dir: root.clone(),
             summary,
+            point: None,
         };
         (vec![t], None)
     };
     let out = trained[selected.unwrap_or(0)].dir.clone();
-    let report = |gnn, runs| TrainReport::Encoder {
+    let report = |gnn, qabisar, runs| TrainReport::Encoder {
         trained: trained.clone(),
         selected,
         gnn,
+        qabisar,
         runs,
     };
+    if cfg.qabisar.is_some() {
+        // QABISAR's stage 2 over the stage-1 encoder just trained: the GAT over the query–article–
+        // structure graph, distilled into the query encoder; it writes the runs.
+        let (q, outs) = lexbench_baselines::train::qabisar::train_qabisar(
+            &cfg,
+            data.root(),
+            &out,
+            device,
+            &request.run,
+            &opts,
+        )
+        .with_context(|| format!("{}: QABISAR stage 2", cfg.name))?;
+        return Ok(report(
+            None,
+            Some(q),
+            outs.into_iter().map(|o| o.run_path).collect(),
+        ));
+    }
     if cfg.gnn.is_some() {
         // DR+GNN: the GAT over the legislative graph on top of the trained encoder; it writes the runs.
         let (g, outs) = lexbench_baselines::train::dr_gnn::train_dr_gnn(
@@ -219,7 +246,11 @@ pub fn train_experiment(data: &DataDir, request: &TrainRequest, device: &Device)
             &opts,
         )
         .with_context(|| format!("{}: GNN stage", cfg.name))?;
-        return Ok(report(Some(g), outs.into_iter().map(|o| o.run_path).collect()));
+        return Ok(report(
+            Some(g),
+            None,
+            outs.into_iter().map(|o| o.run_path).collect(),
+        ));
     }
     if cfg.biencoder.article_encoder == ArticleEncoder::Hierarchical {
         // `lexbench run dense` cannot load the hierarchical encoder: rank with the network rebuilt
@@ -234,7 +265,7 @@ pub fn train_experiment(data: &DataDir, request: &TrainRequest, device: &Device)
             Ok(runs)
         };
         let runs = write().with_context(|| format!("{} on {}", cfg.name, cfg.data.dataset))?;
-        return Ok(report(None, runs));
+        return Ok(report(None, None, runs));
     }
     let mut runs = Vec::new();
     for split in &request.run {
@@ -242,7 +273,7 @@ pub fn train_experiment(data: &DataDir, request: &TrainRequest, device: &Device)
             .with_context(|| format!("{} on {}/{split}", cfg.name, cfg.data.dataset))?;
         runs.push(o.run_path);
     }
-    Ok(report(None, runs))
+    Ok(report(None, None, runs))
 }
 
 /// Ranks `split` with a trained model folder, as `lexbench run` would.

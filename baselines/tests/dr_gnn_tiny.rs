@@ -4,9 +4,11 @@
 //! - DR+GNN trains the encoder, then the GAT over `graph.json`, and writes a run over the whole corpus
 //!   with a dense-run sidecar; two runs with the same seed write the same run;
 //! - CuSINeS's structural views read `graph.json` for a corpus-wide dataset;
-//! - QABISAR: the distillation loss's gradient reaches the query encoder's LoRA parameters and no GAT
-//!   parameter, the graph contrastive loss's the GAT and no encoder parameter; training writes a run
-//!   over the corpus for test questions (not in the graph).
+//! - QABISAR: stage 2 refuses a folder without a stage-1 encoder; its frozen article features are
+//!   the stage-1 encoder's embeddings (not the base's); its edges are typed by node-kind pairs; the
+//!   distillation loss's gradient reaches the query encoder's LoRA parameters and no GAT parameter,
+//!   the graph contrastive loss's the GAT and no encoder parameter; training writes a run over the
+//!   corpus for test questions (not in the graph).
 
 mod common;
 
@@ -17,6 +19,7 @@ use lexbench_baselines::curriculum::CurriculumConfig;
 use lexbench_baselines::train::config::TrainConfig;
 use lexbench_baselines::train::data::SplitData;
 use lexbench_baselines::train::dr_gnn::train_dr_gnn;
+use lexbench_baselines::train::model::Trainable;
 use lexbench_baselines::train::negatives::examples;
 use lexbench_baselines::train::qabisar::{Qabisar, train_qabisar};
 use lexbench_baselines::train::{TrainOptions, train};
@@ -230,9 +233,27 @@ fn qabisar_distills_into_the_query_encoder_only() -> TestResult {
     let cfg = qabisar_config(&base)?;
     cfg.validate()?;
     let split = SplitData::load(&data, "law", "train", true)?;
-    let model = Qabisar::build(&cfg, &split, &data, &Device::Cpu)?;
+    let out = data.join("models").join("qabisar");
+    // Stage 2 needs stage 1's encoder.
+    let err = Qabisar::build(&cfg, &split, &data, &out, &Device::Cpu).expect_err("no stage 1");
+    assert!(err.to_string().contains("holds no trained encoder"), "{err}");
+    train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
+    let model = Qabisar::build(&cfg, &split, &data, &out, &Device::Cpu)?;
     // 6 query nodes + 3 structure nodes + 12 articles.
     assert_eq!(model.nodes(), 21);
+    // Edge types by the kinds of the nodes they join (after the 7 generic ones).
+    assert_eq!(
+        &model.edge_types()[7..],
+        [
+            "article→article next",
+            "article→article previous",
+            "article→book",
+            "book→article",
+            "book→code",
+            "code→book"
+        ]
+    );
+    assert_eq!(&model.edge_types()[..2], ["query→article", "article→query"]);
     let mut neg = cfg.negatives.clone();
     neg.random = 2;
     let exs = examples(&split, &neg, None, None, &mut SplitMix64::new(1));
@@ -267,7 +288,6 @@ fn qabisar_distills_into_the_query_encoder_only() -> TestResult {
         "contrastive did not reach the GAT"
     );
     // End to end: a run over the whole corpus for the test questions.
-    let out = data.join("models").join("qabisar");
     let (summary, outputs) = train_qabisar(
         &cfg,
         &data,
@@ -280,6 +300,59 @@ fn qabisar_distills_into_the_query_encoder_only() -> TestResult {
     assert!(summary.losses.iter().all(|l| l.is_finite()));
     assert_eq!(outputs[0].sidecar.topics, 2);
     assert_eq!(outputs[0].sidecar.hits, 24);
+    let card: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("qabisar/qabisar.json"))?)?;
+    assert_eq!(card["stage1_encoder_sha256"], model.encoder_sha256());
+    assert_eq!(card["edge_types"].as_array().map(Vec::len), Some(13));
+    Ok(())
+}
+
+/// QABISAR's stage 2 reads its article features from the encoder stage 1 trained, not from the
+/// base checkpoint: the features equal the stage-1 encoder's embeddings of the articles and differ
+/// from the base's.
+#[test]
+fn qabisar_stage_2_features_come_from_the_stage_1_encoder() -> TestResult {
+    let base = common::tiny_folder("qabisar-stage1")?;
+    let data = scratch("qabisar-stage1");
+    tiny_law(&data)?;
+    let mut cfg = qabisar_config(&base)?;
+    cfg.peft = None; // full fine-tuning, as the paper trains the query encoder
+    cfg.biencoder.pooling = lexbench_baselines::encoder::Pooling::Cls;
+    cfg.optim.lr = 1e-2;
+    cfg.validate()?;
+    let out = data.join("models").join("q");
+    train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
+    let split = SplitData::load(&data, "law", "train", true)?;
+    let model = Qabisar::build(&cfg, &split, &data, &out, &Device::Cpu)?;
+    let features = model.article_features()?.to_vec2::<f32>()?;
+    let texts: Vec<&str> = split.docs.iter().map(|d| d.text.as_str()).collect();
+    let untrained = Trainable::build(&cfg, &Device::Cpu)?;
+    let base_rows = untrained.embed_texts(&texts, false, 8)?;
+    let stage1 = Trainable::build(&cfg, &Device::Cpu)?;
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json"))?)?;
+    let best = summary["best_epoch"].as_u64().ok_or("best_epoch")?;
+    assert!(best >= 1, "stage 1 selected a trained epoch");
+    stage1
+        .store
+        .load_values(&out.join(format!("checkpoints/epoch-{best}/params.safetensors")))?;
+    let stage1_rows = stage1.embed_texts(&texts, false, 8)?;
+    let dist = |a: &[Vec<f32>], b: &[Vec<f32>]| -> f32 {
+        a.iter()
+            .zip(b)
+            .flat_map(|(x, y)| x.iter().zip(y).map(|(p, q)| (p - q).abs()))
+            .fold(0.0, f32::max)
+    };
+    assert_eq!(features.len(), 12);
+    assert!(
+        dist(&features, &stage1_rows) < 1e-5,
+        "features are the stage-1 encoder's"
+    );
+    assert!(
+        dist(&features, &base_rows) > 1e-3,
+        "features equal the base's: stage 1 was not used ({})",
+        dist(&features, &base_rows)
+    );
     Ok(())
 }
 
@@ -298,11 +371,17 @@ fn graph_objectives_resume_exactly() -> TestResult {
     let test = ["test".to_owned()];
     let qcfg = qabisar_config(&base)?;
     let (whole, interrupted) = (data.join("models/q-whole"), data.join("models/q-stopped"));
+    train(&qcfg, &data, &whole, &Device::Cpu, &all)?;
     let (_, o1) = train_qabisar(&qcfg, &data, &whole, &Device::Cpu, &test, &all)?;
     let run1 = std::fs::read_to_string(&o1[0].run_path)?;
+    train(&qcfg, &data, &interrupted, &Device::Cpu, &all)?;
     let (s, _) = train_qabisar(&qcfg, &data, &interrupted, &Device::Cpu, &test, &stop)?;
     assert_eq!(s.losses.len(), 1, "stopped after one epoch");
-    assert!(interrupted.join("checkpoints/epoch-1/gnn.safetensors").is_file());
+    assert!(
+        interrupted
+            .join("qabisar/checkpoints/epoch-1/gnn.safetensors")
+            .is_file()
+    );
     let (s, o2) = train_qabisar(&qcfg, &data, &interrupted, &Device::Cpu, &test, &all)?;
     assert_eq!(s.losses.len(), 2, "the resumed run reports every epoch");
     assert_eq!(run1, std::fs::read_to_string(&o2[0].run_path)?);
@@ -340,5 +419,169 @@ fn graph_objectives_resume_exactly() -> TestResult {
     )?;
     let err = train_dr_gnn(&cfg, &data, &out, &Device::Cpu, &test, &all).expect_err("stale GNN checkpoint");
     assert!(err.to_string().contains("different configuration"), "{err}");
+    Ok(())
+}
+
+/// Dot-product scores with a temperature, as the papers write them: halving the temperature
+/// doubles every training score; cosine scores stay within ± scale; a temperature beside cosine
+/// scores is refused. DR+GNN and QABISAR train with it end to end.
+#[test]
+fn dot_product_scores_with_a_temperature() -> TestResult {
+    let base = common::tiny_folder("temperature")?;
+    let data = scratch("temperature");
+    tiny_law(&data)?;
+    let mut cfg = qabisar_config(&base)?;
+    cfg.biencoder.cosine = false;
+    cfg.validate()?;
+    let split = SplitData::load(&data, "law", "train", true)?;
+    let queries: Vec<&str> = split.topics.iter().map(|t| t.text.as_str()).collect();
+    let docs: Vec<&str> = split.docs.iter().map(|d| d.text.as_str()).collect();
+    let scores = |cfg: &TrainConfig| -> Result<Vec<f32>, Box<dyn std::error::Error>> {
+        let net = Trainable::build(cfg, &Device::Cpu)?;
+        Ok(net
+            .score_matrix(&queries, &docs, false)?
+            .flatten_all()?
+            .to_vec1::<f32>()?)
+    };
+    let one = scores(&cfg)?;
+    cfg.biencoder.temperature = 0.5;
+    cfg.validate()?;
+    let half = scores(&cfg)?;
+    assert_eq!(one.len(), 6 * 12);
+    for (a, b) in one.iter().zip(&half) {
+        assert!((b - 2.0 * a).abs() <= 1e-4 * a.abs().max(1.0), "{a} × 2 ≠ {b}");
+    }
+    assert!(one.iter().any(|s| s.abs() > 1.0), "raw dot products, not cosines");
+    cfg.biencoder.temperature = 1.0;
+    cfg.biencoder.cosine = true;
+    let cosine = scores(&cfg)?;
+    assert!(cosine.iter().all(|s| s.abs() <= 20.0 + 1e-3));
+    assert!(cosine.iter().zip(&one).any(|(c, d)| (c - d).abs() > 1e-3));
+    cfg.biencoder.temperature = 0.5;
+    let err = cfg.validate().expect_err("temperature with cosine").to_string();
+    assert!(
+        err.contains("temperature") && err.contains("cosine = false"),
+        "{err}"
+    );
+    // Both graph models train and rank with dot products over a temperature.
+    cfg.biencoder.cosine = false;
+    cfg.biencoder.temperature = 0.1;
+    let out = data.join("models").join("dot");
+    train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
+    let (q, _) = train_qabisar(
+        &cfg,
+        &data,
+        &out,
+        &Device::Cpu,
+        &["test".into()],
+        &TrainOptions::default(),
+    )?;
+    assert!(q.losses.iter().all(|l| l.is_finite()));
+    let mut gcfg = config(&base, "dot-gnn")?;
+    gcfg.biencoder.cosine = false;
+    gcfg.biencoder.temperature = 0.1;
+    let out = data.join("models").join("dot-gnn");
+    train(&gcfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
+    let (g, outputs) = train_dr_gnn(
+        &gcfg,
+        &data,
+        &out,
+        &Device::Cpu,
+        &["test".into()],
+        &TrainOptions::default(),
+    )?;
+    assert!(g.losses.iter().all(|l| l.is_finite()));
+    assert_eq!(outputs[0].sidecar.hits, 24);
+    Ok(())
+}
+
+/// The hierarchical article encoder with DR+GNN and QABISAR (the papers' setting): graph features
+/// come from the hierarchical encoder trained in stage 1, and both train and rank the corpus.
+#[test]
+fn hierarchical_articles_with_the_graph_models() -> TestResult {
+    let base = common::tiny_folder("hier-graph")?;
+    let data = scratch("hier-graph");
+    tiny_law(&data)?;
+    let hier = |cfg: &mut TrainConfig| {
+        cfg.biencoder.article_encoder = lexbench_baselines::train::config::ArticleEncoder::Hierarchical;
+        cfg.biencoder.hier = Some(lexbench_baselines::encoder::hier::HierConfig {
+            seg_len: 6,
+            max_segments: 3,
+            heads: 4,
+            ..Default::default()
+        });
+    };
+    let mut qcfg = qabisar_config(&base)?;
+    hier(&mut qcfg);
+    qcfg.validate()?;
+    let out = data.join("models").join("hq");
+    train(&qcfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
+    let split = SplitData::load(&data, "law", "train", true)?;
+    let model = Qabisar::build(&qcfg, &split, &data, &out, &Device::Cpu)?;
+    // The features are the stage-1 hierarchical encoder's article vectors.
+    let stage1 = Trainable::build(&qcfg, &Device::Cpu)?;
+    assert!(stage1.hier_articles().is_some());
+    stage1
+        .store
+        .load_values(&out.join("checkpoints/epoch-2/params.safetensors"))?;
+    let texts: Vec<&str> = split.docs.iter().map(|d| d.text.as_str()).collect();
+    let want = stage1.embed_texts(&texts, false, 8)?;
+    let got = model.article_features()?.to_vec2::<f32>()?;
+    let diff = got
+        .iter()
+        .zip(&want)
+        .flat_map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).abs()))
+        .fold(0f32, f32::max);
+    assert!(diff < 1e-5, "{diff}");
+    let (q, outputs) = train_qabisar(
+        &qcfg,
+        &data,
+        &out,
+        &Device::Cpu,
+        &["test".into()],
+        &TrainOptions::default(),
+    )?;
+    assert!(q.losses.iter().all(|l| l.is_finite()));
+    assert_eq!(outputs[0].sidecar.hits, 24);
+    let mut gcfg = config(&base, "hier-gnn")?;
+    hier(&mut gcfg);
+    gcfg.validate()?;
+    let out = data.join("models").join("hg");
+    train(&gcfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
+    let (g, outputs) = train_dr_gnn(
+        &gcfg,
+        &data,
+        &out,
+        &Device::Cpu,
+        &["test".into()],
+        &TrainOptions::default(),
+    )?;
+    assert!(g.losses.iter().all(|l| l.is_finite()));
+    assert_eq!(outputs[0].sidecar.hits, 24);
+    Ok(())
+}
+
+/// A pooled-only selection measure (R@k%) on a whole-corpus dataset is an error before training,
+/// not a silent R@1 (the cut-off of a pool of 0); a cut-off measure selects.
+#[test]
+fn a_pooled_only_measure_on_a_corpus_dataset_is_refused() -> TestResult {
+    let base = common::tiny_folder("pooled-measure")?;
+    let data = scratch("pooled-measure");
+    tiny_law(&data)?;
+    let mut cfg = qabisar_config(&base)?;
+    cfg.qabisar = None;
+    cfg.data.val_split = "test".into();
+    cfg.eval.measure = "R@5%".into();
+    let out = data.join("models").join("pooled");
+    let err = train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default()).expect_err("R@5% on a corpus");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("\"R@5%\" needs pools") && msg.contains("dataset law ranks its whole corpus"),
+        "{msg}"
+    );
+    assert!(!out.join("checkpoints").exists(), "nothing trained");
+    cfg.eval.measure = "R@10".into();
+    let summary = train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
+    assert!(summary.best_val.is_some());
     Ok(())
 }

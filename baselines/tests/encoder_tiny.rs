@@ -9,6 +9,10 @@
 //! - LoRA: merged == unmerged (with alpha ≠ rank and a non-zero B), and the update changes outputs;
 //! - gradients reach every LoRA / adapter / prefix parameter while the frozen base gets none, and an
 //!   SGD step moves the PEFT parameters only;
+//! - prefix tuning's reparametrisation MLP (PEFT's `prefix_projection`): PEFT's tensor names and
+//!   shapes, every layer's key and value are the documented columns of the MLP's output (computed
+//!   here by hand), gradients reach the MLP and its embedding (the base none), and the materialised
+//!   prefixes equal the MLP's output and change no hidden state;
 //! - the inference fast paths (pre-transposed weights, fused Q/K/V, fused bias + GELU) change no
 //!   output beyond 1e-5, with and without prefixes;
 //! - `hidden_act` spellings `gelu_new` / `gelu_pytorch_tanh` parse.
@@ -261,6 +265,7 @@ fn gradients_reach_prefixes_only() -> TestResult {
         &PrefixConfig {
             length: 3,
             init_std: 0.5,
+            ..PrefixConfig::default()
         },
         VarBuilder::from_varmap(&peft, DType::F32, &Device::Cpu),
     )?;
@@ -272,6 +277,121 @@ fn gradients_reach_prefixes_only() -> TestResult {
     );
     assert!(max_abs_diff(&with_prefix, &base) > 1e-4);
     check_gradients(&m, &peft)
+}
+
+/// The reparametrisation MLP (PEFT `tuners/prefix_tuning/model.py`, `PrefixEncoder` with
+/// `prefix_projection = True`): `transform.2(tanh(transform.0(embedding)))`, layer `i`'s key in columns
+/// `[2i·h, (2i+1)·h)` and its value in the next `h`.
+#[test]
+fn prefix_projection_mlp() -> TestResult {
+    let (_, mut m) = frozen_model("prefix-mlp")?;
+    let x = inputs(&[SHORT, LONG])?;
+    let base = m.forward_t(&x, false)?;
+    let peft = VarMap::new();
+    let cfg = PrefixConfig {
+        length: 3,
+        projection: true,
+        projection_dim: Some(16),
+        ..PrefixConfig::default()
+    };
+    m.add_prefix(&cfg, VarBuilder::from_varmap(&peft, DType::F32, &Device::Cpu))?;
+    let tiny = BertConfig::tiny();
+    let (h, layers) = (tiny.hidden_size, tiny.num_hidden_layers);
+    let var = |name: &str| -> Result<Tensor, Box<dyn std::error::Error>> {
+        let data = peft.data().lock().map_err(|e| e.to_string())?;
+        Ok(data
+            .get(name)
+            .ok_or_else(|| format!("no variable {name}"))?
+            .as_tensor()
+            .clone())
+    };
+    let mut names: Vec<(String, Vec<usize>)> = peft
+        .data()
+        .lock()
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(|(k, v)| (k.clone(), v.dims().to_vec()))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            ("prefix_encoder.embedding.weight".to_owned(), vec![3, h]),
+            ("prefix_encoder.transform.0.bias".to_owned(), vec![16]),
+            ("prefix_encoder.transform.0.weight".to_owned(), vec![16, h]),
+            ("prefix_encoder.transform.2.bias".to_owned(), vec![layers * 2 * h]),
+            (
+                "prefix_encoder.transform.2.weight".to_owned(),
+                vec![layers * 2 * h, 16]
+            ),
+        ]
+    );
+    let with_prefix = m.forward_t(&x, false)?;
+    assert_eq!(
+        with_prefix.dims(),
+        base.dims(),
+        "prefixes add no output positions"
+    );
+    assert!(max_abs_diff(&with_prefix, &base) > 1e-4);
+    // By hand: (3, h) → (3, 16) → tanh → (3, layers · 2 · h).
+    let hidden = var("prefix_encoder.embedding.weight")?
+        .matmul(&var("prefix_encoder.transform.0.weight")?.t()?)?
+        .broadcast_add(&var("prefix_encoder.transform.0.bias")?)?
+        .tanh()?;
+    let out = hidden
+        .matmul(&var("prefix_encoder.transform.2.weight")?.t()?)?
+        .broadcast_add(&var("prefix_encoder.transform.2.bias")?)?;
+    let prefixes = m.prefixes()?.ok_or("no prefixes")?;
+    assert_eq!(prefixes.len(), layers);
+    for (i, p) in prefixes.iter().enumerate() {
+        assert_eq!((p.key.dims(), p.value.dims()), (&[3, h][..], &[3, h][..]));
+        assert!(
+            max_abs_diff(&p.key, &out.narrow(1, 2 * i * h, h)?) < 1e-6,
+            "layer {i} key"
+        );
+        assert!(
+            max_abs_diff(&p.value, &out.narrow(1, (2 * i + 1) * h, h)?) < 1e-6,
+            "layer {i} value"
+        );
+    }
+    // Gradients reach the embedding and both linears; the base gets none.
+    check_gradients(&m, &peft)?;
+    // Materialised (after the step above): the same prefixes as constants, the same hidden states.
+    let computed = m.prefixes()?.ok_or("no prefixes")?;
+    let trained = m.forward_t(&x, false)?;
+    m.materialize_prefixes()?;
+    let fixed = m.prefixes()?.ok_or("no prefixes")?;
+    for (a, b) in computed.iter().zip(&fixed) {
+        assert_eq!(a.key.to_vec2::<f32>()?, b.key.to_vec2::<f32>()?);
+        assert_eq!(a.value.to_vec2::<f32>()?, b.value.to_vec2::<f32>()?);
+        assert!(
+            !b.key.track_op() && !b.value.track_op(),
+            "materialised prefixes are constants"
+        );
+    }
+    // Not bit-for-bit: without variables in the graph, softmax and layer norm take candle's fused
+    // kernels (see `LayerNorm::forward`), which round differently.
+    let d = max_abs_diff(&m.forward_t(&x, false)?, &trained);
+    assert!(d < 1e-5, "materialised prefixes change hidden states by {d}");
+    // A projection width without the MLP, or of zero, is refused.
+    for bad in [
+        PrefixConfig {
+            projection_dim: Some(8),
+            ..PrefixConfig::default()
+        },
+        PrefixConfig {
+            projection: true,
+            projection_dim: Some(0),
+            ..PrefixConfig::default()
+        },
+    ] {
+        let vars = VarMap::new();
+        assert!(
+            m.add_prefix(&bad, VarBuilder::from_varmap(&vars, DType::F32, &Device::Cpu))
+                .is_err()
+        );
+    }
+    Ok(())
 }
 
 #[test]

@@ -10,6 +10,10 @@
 //! - ANCE's model-mined negatives differ between two refreshes;
 //! - a trained model (full and LoRA) exported as a folder ranks exactly as the model did in training
 //!   when `lexbench run dense`'s code path loads it (LoRA merged);
+//! - prefix tuning through the reparametrisation MLP trains only the MLP and its embedding, exports
+//!   the prefixes it computes (no MLP), and the folder ranks as the network did in training;
+//! - every shipped config with a grid expands to valid points; the ECtHR PEFT configs sweep the
+//!   paper's grids;
 //! - CuSINeS curriculum negatives (all three views, per-judgment structure) train and resume
 //!   exactly like the other negatives;
 //! - the "% train" share for BERT-base sizes from a config alone (109,482,240 parameters with pooler);
@@ -134,6 +138,8 @@ fn config(name: &str, base: &Path, model: ModelKind) -> TrainConfig {
             max_doc_len: 24,
             max_train_topics: 0,
             skip_topics_without_text: false,
+            query_prefix: String::new(),
+            passage_prefix: String::new(),
         },
         negatives: NegativesConfig {
             random: 1,
@@ -146,6 +152,7 @@ fn config(name: &str, base: &Path, model: ModelKind) -> TrainConfig {
             ..AdamWConfig::default()
         },
         lr_sweep: vec![],
+        sweep: Default::default(),
         schedule: ScheduleConfig {
             epochs: 2,
             batch_size: 4,
@@ -382,15 +389,34 @@ fn bsard_configs_parse() -> TestResult {
         );
         assert_eq!((cfg.schedule.warmup_ratio, cfg.optim.weight_decay), (0.05, 0.01));
         assert_eq!(cfg.data.max_doc_len, 512);
+        // Scores as the papers write them: dot product over a temperature.
+        assert!(!cfg.biencoder.cosine, "{}", p.display());
         if let Some(g) = &cfg.gnn {
             assert_eq!((g.epochs, g.batch_size, g.lr), (25, 512, 2e-4), "{}", p.display());
+        }
+        if let Some(q) = &cfg.qabisar {
+            // QABISAR: stage 2 for 20 epochs of 512 at GNN lr 2e-4; the query encoder fully
+            // fine-tuned with [CLS] pooling and dot-product scores; edge-type embeddings as wide
+            // as the node features.
+            assert_eq!((q.epochs, q.batch_size, q.gnn_lr), (Some(20), Some(512), 2e-4));
+            assert_eq!(q.edge_dim, None);
+            assert!(cfg.peft.is_none());
+            assert_eq!(cfg.biencoder.pooling, lexbench_baselines::encoder::Pooling::Cls);
+            assert!(!cfg.biencoder.cosine);
+            let tiny = [("qabisar.epochs", "1")].map(|(k, v)| (k.to_owned(), v.to_owned()));
+            assert_eq!(
+                TrainConfig::from_file_with(&p, &tiny)?
+                    .qabisar
+                    .and_then(|q| q.epochs),
+                Some(1)
+            );
         }
         let tiny =
             [("schedule.epochs", "1"), ("data.max_doc_len", "64")].map(|(k, v)| (k.to_owned(), v.to_owned()));
         assert_eq!(TrainConfig::from_file_with(&p, &tiny)?.schedule.epochs, 1);
         papers += 1;
     }
-    assert_eq!(papers, 4);
+    assert_eq!(papers, 5);
     Ok(())
 }
 
@@ -660,7 +686,16 @@ fn every_shipped_config_parses_and_validates() -> TestResult {
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "toml") {
                 let cfg = TrainConfig::from_file(&p)?;
-                assert_eq!(cfg.base, Path::new("models/minilm"), "{}", p.display());
+                // BSARD (French) trains multilingual-e5-small with E5's prefixes; everything else —
+                // and BSARD's labelled MiniLM ablation — all-MiniLM-L6-v2, which wants none.
+                let prefixes = (cfg.data.query_prefix.as_str(), cfg.data.passage_prefix.as_str());
+                if cfg.base == Path::new("models/e5-small") {
+                    assert_eq!(cfg.data.dataset, "bsard", "{}", p.display());
+                    assert_eq!(prefixes, ("query: ", "passage: "), "{}", p.display());
+                } else {
+                    assert_eq!(cfg.base, Path::new("models/minilm"), "{}", p.display());
+                    assert_eq!(prefixes, ("", ""), "{}", p.display());
+                }
                 n += 1;
             }
         }
@@ -913,5 +948,205 @@ fn a_diverging_run_stops_with_the_step_and_the_cure() -> TestResult {
         }
         other => panic!("expected Diverged, got {other:?}"),
     }
+    Ok(())
+}
+
+/// Prefix tuning through the reparametrisation MLP (`peft.prefix.projection`), end to end: only the
+/// MLP and its embedding are variables (as many as the analytic share counts) and all get gradients;
+/// a tiny training runs; the exported folder holds the MLP's output as every layer's key and value
+/// (equal to what the trained MLP computes), no MLP; `lexbench run dense`'s code path and
+/// `export::TrainedRanker` rank with that folder as the network did in training (scores within 1e-5).
+#[test]
+fn prefix_mlp_trains_exports_and_ranks_as_in_training() -> TestResult {
+    use lexbench_baselines::encoder::EncodeOptions;
+    use lexbench_baselines::rank::dense::{DenseParams, DenseRanker};
+    use lexbench_baselines::rank::{RunTarget, write_run};
+    use lexbench_baselines::scorers::Similarity;
+    use lexbench_baselines::train::export::TrainedRanker;
+    use lexbench_baselines::train::model::Net;
+    let base = common::tiny_folder("train-prefix-mlp")?;
+    let data = scratch("prefix-mlp");
+    tiny_dataset(&data)?;
+    let split = SplitData::load(&data, "tiny", "train", true)?;
+    let mut cfg = config("prefix-mlp", &base, ModelKind::Dpr);
+    let mut p = peft(PeftMethod::Prefix);
+    p.prefix.projection = true;
+    p.prefix.projection_dim = Some(8);
+    cfg.peft = Some(p);
+    cfg.optim.lr = 1e-2;
+    cfg.data.val_split = String::new(); // keep the last epoch
+    let net = Trainable::build(&cfg, &Device::Cpu)?;
+    assert_eq!(
+        net.store.names(),
+        [
+            "peft.prefix_encoder.embedding.weight",
+            "peft.prefix_encoder.transform.0.bias",
+            "peft.prefix_encoder.transform.0.weight",
+            "peft.prefix_encoder.transform.2.bias",
+            "peft.prefix_encoder.transform.2.weight",
+        ]
+    );
+    let tiny = BertConfig::tiny();
+    let expected = share(&tiny, true, cfg.peft.as_ref())?;
+    // 3 × 32 (embedding) + 32 × 8 + 8 + 8 × 128 + 128 (2 layers × key and value × 32).
+    assert_eq!(expected.trainable, 96 + 264 + 1152);
+    assert_eq!(net.trainable_params(), expected.trainable);
+    assert_eq!(net.total_params, expected.total);
+    let exs = examples(&split, &cfg.negatives, None, None, &mut SplitMix64::new(1));
+    let refs: Vec<_> = exs.iter().take(3).collect();
+    let grads = net.loss(&Batch::of(&split, &refs), true)?.backward()?;
+    for (name, v) in net.store.vars() {
+        assert!(grads.get(v.as_tensor()).is_some(), "no gradient for {name}");
+    }
+    let out = data.join("models").join("prefix-mlp");
+    let s = train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
+    assert_eq!(s.epochs.len(), 2);
+    assert!(s.epochs.iter().all(|e| e.loss.is_finite()));
+    // The exported folder: the materialised prefixes, named as the direct form names them.
+    let model = out.join("model");
+    let saved = candle_core::safetensors::load(model.join("adapter_model.safetensors"), &Device::Cpu)?;
+    let mut keys: Vec<&String> = saved.keys().collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "peft.layer.0.prefix.key",
+            "peft.layer.0.prefix.value",
+            "peft.layer.1.prefix.key",
+            "peft.layer.1.prefix.value",
+        ]
+    );
+    let a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(model.join("adapter_config.json"))?)?;
+    assert_eq!(a["peft"]["prefix"]["projection"], true, "{a}");
+    // The trained network, rebuilt from the final checkpoint: its MLP computes what was exported…
+    let net = Trainable::build(&cfg, &Device::Cpu)?;
+    net.store
+        .load_values(&out.join("checkpoints").join("epoch-2").join("params.safetensors"))?;
+    let Net::Bi { model: bert, .. } = &net.net else {
+        return Err("not a bi-encoder".into());
+    };
+    let computed = bert.prefixes()?.ok_or("no prefixes")?;
+    for (i, p) in computed.iter().enumerate() {
+        for (part, t) in [("key", &p.key), ("value", &p.value)] {
+            let file = &saved[&format!("peft.layer.{i}.prefix.{part}")];
+            assert_eq!(t.to_vec2::<f32>()?, file.to_vec2::<f32>()?, "layer {i} {part}");
+        }
+    }
+    // …and ranks as the exported folder does through `lexbench run dense`'s code path…
+    let val = SplitData::load(&data, "tiny", "val", false)?;
+    let trained = net.rank(&val, 100, None, 8)?;
+    let params = DenseParams {
+        system: "prefix-mlp".into(),
+        encode: EncodeOptions {
+            max_len: 24,
+            ..EncodeOptions::default()
+        },
+        similarity: Similarity::Cosine,
+        top_k: 100,
+        ..DenseParams::default()
+    };
+    let mut dense = DenseRanker::new(&model, params, &Device::Cpu)?;
+    let run = write_run(&mut dense, &RunTarget::new(&data, "tiny", "val", "prefix-mlp")?)?;
+    let read = lexbench_core::Run::read(&run.run_path, &Default::default())?;
+    assert_eq!(trained.topics.len(), read.topics.len());
+    assert_same_ranking(&trained, &read, "prefix-mlp, run dense");
+    // …and through the network rebuilt from the folder.
+    let mut ranker = TrainedRanker::from_folder(&cfg, &model, &Device::Cpu)?;
+    let target = RunTarget::new(&data, "tiny", "val", "prefix-mlp-rebuilt")?;
+    let rebuilt = lexbench_core::Run::read(&write_run(&mut ranker, &target)?.run_path, &Default::default())?;
+    assert_same_ranking(&trained, &rebuilt, "prefix-mlp, TrainedRanker");
+    Ok(())
+}
+
+/// Every shipped config with a grid (`[sweep]`, `lr_sweep`) expands to points that all validate; the
+/// ECtHR paper-sized PEFT configs sweep the paper's grids — learning rate × prefix length {10, 15, 30}
+/// (through the reparametrisation MLP), × adapter reduction factor {8, 16, 32}, × LoRA r = α ∈ {8, 16}
+/// — and the full fine-tuning ones its learning rates, under the names their folders had before grids
+/// existed (`lr-1e-5`, …).
+#[test]
+fn shipped_grids_expand_to_valid_points() -> TestResult {
+    use lexbench_baselines::train::sweep::points;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+    let lrs = [1e-5, 3e-5, 5e-5, 1e-4, 3e-4];
+    let mut stack = vec![root.clone()];
+    let mut grids = 0;
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir)? {
+            let p = e?.path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if p.extension().is_none_or(|x| x != "toml") {
+                continue;
+            }
+            let cfg = TrainConfig::from_file(&p)?;
+            let shown = p.display().to_string();
+            if cfg.sweep.is_empty() && cfg.lr_sweep.is_empty() {
+                continue;
+            }
+            let pts = points(&cfg).map_err(|e| format!("{shown}: {e}"))?;
+            grids += 1;
+            if p.parent() != Some(root.join("ecthr").as_path()) {
+                continue;
+            }
+            // The paper's learning rates, each with every PEFT setting.
+            let lr_of = |i: usize| pts[i].config.optim.lr;
+            let settings: Vec<_> = pts.iter().map(|pt| pt.config.peft.clone()).collect();
+            let per_lr = pts.len() / lrs.len();
+            assert_eq!(pts.len(), per_lr * lrs.len(), "{shown}");
+            for (i, lr) in lrs.iter().enumerate() {
+                for j in 0..per_lr {
+                    assert_eq!(lr_of(i * per_lr + j), *lr, "{shown}");
+                    assert_eq!(settings[i * per_lr + j], settings[j], "{shown}");
+                }
+            }
+            let Some(peft) = &cfg.peft else {
+                assert_eq!(per_lr, 1, "{shown}");
+                let names: Vec<&str> = pts.iter().map(|pt| pt.name.as_str()).collect();
+                assert_eq!(
+                    names,
+                    ["lr-1e-5", "lr-3e-5", "lr-5e-5", "lr-1e-4", "lr-3e-4"],
+                    "{shown}"
+                );
+                // The configuration such a point trained before grids existed: it resumes.
+                let mut old = cfg.clone();
+                old.optim.lr = 5e-5;
+                assert_eq!(pts[2].config, old, "{shown}");
+                continue;
+            };
+            assert!(cfg.lr_sweep.is_empty(), "{shown}: the lr axis is in [sweep]");
+            let grid: Vec<_> = settings[..per_lr]
+                .iter()
+                .map(|s| s.clone().ok_or("no peft"))
+                .collect::<Result<_, _>>()?;
+            match peft.method {
+                PeftMethod::Prefix => {
+                    let lengths: Vec<usize> = grid.iter().map(|s| s.prefix.length).collect();
+                    assert_eq!(lengths, [10, 15, 30], "{shown}");
+                    assert!(grid.iter().all(|s| s.prefix.projection), "{shown}");
+                    assert_eq!(pts[4].name, "lr-3e-5_peft.prefix.length-15", "{shown}");
+                }
+                PeftMethod::Adapter => {
+                    let factors: Vec<Option<usize>> =
+                        grid.iter().map(|s| s.adapter.reduction_factor).collect();
+                    assert_eq!(factors, [Some(8), Some(16), Some(32)], "{shown}");
+                    assert_eq!(pts[0].name, "lr-1e-5_peft.adapter.reduction_factor-8", "{shown}");
+                }
+                PeftMethod::Lora => {
+                    let pairs: Vec<(usize, f64)> = grid.iter().map(|s| (s.lora.rank, s.lora.alpha)).collect();
+                    assert_eq!(pairs, [(8, 8.0), (16, 16.0)], "{shown}");
+                    assert!(
+                        grid.iter().all(|s| s.lora.targets == peft.lora.targets),
+                        "{shown}"
+                    );
+                    assert_eq!(pts[1].name, "lr-1e-5_peft.lora-alpha-16-rank-16", "{shown}");
+                }
+            }
+        }
+    }
+    // 16 ECtHR paper-sized configs (4 full fine-tuning + 12 PEFT).
+    assert!(grids >= 16, "{grids}");
     Ok(())
 }

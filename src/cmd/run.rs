@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
+use lexbench_baselines::encoder::TextPrefixes;
 use lexbench_baselines::rank::bm25::{self, Bm25Ranker};
 use lexbench_baselines::rank::{RunTarget, write_run};
 use lexbench_baselines::sparse::{Bm25Params, IdfScope, Language};
@@ -96,7 +97,8 @@ pub struct DenseArgs {
     /// Documents kept per topic.
     #[arg(long, default_value_t = 1000)]
     pub top_k: usize,
-    /// Put before every query (E5 models want `--query-prefix "query: "`).
+    /// Put before every query (E5 models want `--query-prefix "query: "`). A folder trained here
+    /// ranks with its training's prefixes: leave this out, or give the same.
     #[arg(long, default_value = "")]
     pub query_prefix: String,
     /// Put before every document (E5 models want `--passage-prefix "passage: "`).
@@ -232,7 +234,19 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         RunCommand::Dense(args) => {
-            if let Some(out) = trained(&args.encoder, &args.at, &args.system, args.top_k, "dense", data)? {
+            let asked = TextPrefixes {
+                query: args.query_prefix.clone(),
+                passage: args.passage_prefix.clone(),
+            };
+            if let Some(out) = trained(
+                &args.encoder,
+                &args.at,
+                &args.system,
+                args.top_k,
+                "dense",
+                data,
+                &asked,
+            )? {
                 return out;
             }
             use lexbench_baselines::encoder::{EncodeOptions, Pooling};
@@ -265,7 +279,15 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
             report_neural(out, &args.system, &args.at)
         }
         RunCommand::Colbert(args) => {
-            if let Some(out) = trained(&args.encoder, &args.at, &args.system, args.top_k, "colbert", data)? {
+            if let Some(out) = trained(
+                &args.encoder,
+                &args.at,
+                &args.system,
+                args.top_k,
+                "colbert",
+                data,
+                &TextPrefixes::default(),
+            )? {
                 return out;
             }
             use lexbench_baselines::rank::colbert::{ColBertParams, ColBertRanker};
@@ -288,6 +310,7 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                     usize::MAX,
                     "cross-encoder",
                     data,
+                    &TextPrefixes::default(),
                 )?
             {
                 return out;
@@ -327,8 +350,9 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
 
 /// The run of `system` over the dataset and split of the arguments.
 /// A model folder trained here is ranked with the settings it was trained with (its
-/// `lexbench-training.json`: lengths, pooling, similarity, ColBERT's settings), never this command's
-/// defaults; a folder trained as another kind of model is refused. `None`: not a trained folder.
+/// `lexbench-training.json`: lengths, pooling, similarity, ColBERT's settings, text prefixes), never
+/// this command's defaults; a folder trained as another kind of model is refused, and so are text
+/// prefixes (`asked`, `run dense`'s flags) other than the trained ones. `None`: not a trained folder.
 fn trained(
     encoder: &ModelDevice,
     at: &DatasetSplit,
@@ -336,6 +360,7 @@ fn trained(
     top_k: usize,
     command: &str,
     data: &Path,
+    asked: &TextPrefixes,
 ) -> Result<Option<Result<ExitCode>>> {
     use lexbench_baselines::train::config::ModelKind;
     let Some(cfg) = lexbench::train::trained_config(&encoder.model)? else {
@@ -354,8 +379,15 @@ fn trained(
             cfg.name
         );
     }
+    // The rankers take the trained prefixes from the folder themselves; flags that contradict them
+    // are refused here, before anything is loaded.
+    lexbench_baselines::encoder::files::ranking_prefixes(&encoder.model, asked)?;
+    let prefixes = match (cfg.data.query_prefix.as_str(), cfg.data.passage_prefix.as_str()) {
+        ("", "") => String::new(),
+        (q, p) => format!(", prefixes {q:?} / {p:?}"),
+    };
     eprintln!(
-        "{}: trained here ({}); ranking with its training settings (queries {} tokens, documents {})",
+        "{}: trained here ({}); ranking with its training settings (queries {} tokens, documents {}{prefixes})",
         encoder.model.display(),
         cfg.name,
         cfg.data.max_query_len,

@@ -36,7 +36,9 @@ pub struct TrainArgs {
     /// --set data.max_doc_len=64`: a paper-sized config run tiny on the sample. Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = key_value)]
     pub set: Vec<(String, String)>,
-    /// Train once per learning rate of the config's `lr_sweep` and keep the best on validation.
+    /// Train every point of the config's grid (`[sweep]`: every combination of its values;
+    /// `lr_sweep`: learning rates) under OUT/<point>, keep the best on validation, write
+    /// OUT/sweep.json.
     #[arg(long)]
     pub sweep: bool,
     /// Discard existing checkpoints instead of resuming from them.
@@ -107,34 +109,23 @@ pub fn cmd_train(data: &DataDir, args: &TrainArgs) -> Result<ExitCode> {
     };
     let device = args.device.device()?;
     match train_experiment(data, &request, &device)? {
-        TrainReport::Qabisar {
-            name,
-            summary: s,
-            runs,
-        } => {
-            println!(
-                "{}: QABISAR, {} graph nodes, {} trainable parameters",
-                name, s.nodes, s.trainable_params
-            );
-            for (i, (l, t)) in s.losses.iter().zip(&s.epoch_s).enumerate() {
-                println!("  epoch {}: loss {l:.4}, {t:.1} s", i + 1);
-            }
-            for o in runs {
-                println!("run:     {}", o.run_path.display());
-            }
-        }
         TrainReport::Encoder {
             trained,
             selected,
             gnn,
+            qabisar,
             runs,
         } => {
             for t in &trained {
+                if let Some(p) = &t.point {
+                    println!("point {}:", p.name);
+                }
                 print_summary(&t.summary, &t.dir);
             }
             if let Some(best) = selected {
                 let t = &trained[best];
-                println!("sweep: selected lr {:e} ({})", t.lr, t.dir.display());
+                let name = t.point.as_ref().map_or("", |p| p.name.as_str());
+                println!("sweep: selected {name} ({})", t.dir.display());
             }
             if let Some(g) = gnn {
                 println!(
@@ -143,6 +134,15 @@ pub fn cmd_train(data: &DataDir, args: &TrainArgs) -> Result<ExitCode> {
                 );
                 for (i, (l, t)) in g.losses.iter().zip(&g.epoch_s).enumerate() {
                     println!("  gnn epoch {}: loss {l:.4}, {t:.1} s", i + 1);
+                }
+            }
+            if let Some(q) = qabisar {
+                println!(
+                    "  qabisar stage 2: {} graph nodes, {} trainable parameters",
+                    q.nodes, q.trainable_params
+                );
+                for (i, (l, t)) in q.losses.iter().zip(&q.epoch_s).enumerate() {
+                    println!("  qabisar epoch {}: loss {l:.4}, {t:.1} s", i + 1);
                 }
             }
             for r in runs {

@@ -192,7 +192,7 @@ fn train_dispatch_checks_before_training() {
     };
     let e = train_experiment(&data, &missing, &cpu).unwrap_err();
     assert!(format!("{e:#}").contains("has no config.json"), "{e:#}");
-    // The CPU presets have no lr_sweep.
+    // The CPU presets have no lr_sweep and no [sweep] grid.
     let sweep = TrainRequest {
         config,
         base: Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/minilm")),
@@ -207,16 +207,19 @@ fn train_dispatch_checks_before_training() {
 
 #[test]
 fn sweep_selection() {
-    use lexbench::train::select_lr;
-    assert_eq!(select_lr(&[]), None);
-    assert_eq!(select_lr(&[(1e-5, None)]), Some(0));
+    use lexbench::train::select_point;
+    assert_eq!(select_point(&[]), None);
+    assert_eq!(select_point(&[None]), Some(0));
     // The best score wins wherever it is listed.
+    assert_eq!(select_point(&[Some(0.2), Some(0.6), Some(0.4)]), Some(1));
+    // Ties keep the point listed first, wherever the tie is.
+    assert_eq!(select_point(&[Some(0.5), Some(0.5)]), Some(0));
     assert_eq!(
-        select_lr(&[(1e-5, Some(0.2)), (2e-5, Some(0.6)), (5e-5, Some(0.4))]),
+        select_point(&[Some(0.1), Some(0.7), Some(0.3), Some(0.7)]),
         Some(1)
     );
-    // Ties keep the learning rate listed first.
-    assert_eq!(select_lr(&[(1e-5, Some(0.5)), (2e-5, Some(0.5))]), Some(0));
-    // A run without a validation score loses to any run with one.
-    assert_eq!(select_lr(&[(1e-5, None), (2e-5, Some(-1.0))]), Some(1));
+    // A point without a validation score (or a NaN one) loses to any point with one.
+    assert_eq!(select_point(&[None, Some(-1.0)]), Some(1));
+    assert_eq!(select_point(&[Some(f64::NAN), Some(-1.0)]), Some(1));
+    assert_eq!(select_point(&[None, Some(f64::NAN)]), Some(0));
 }

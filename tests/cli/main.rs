@@ -18,3 +18,4 @@ mod parse_store;
 mod pipeline;
 mod run_submit;
 mod train;
+mod train_prefixes;

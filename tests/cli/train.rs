@@ -6,7 +6,9 @@
 //! the leaderboard accepts that run; running the same command again resumes from the checkpoint and
 //! trains nothing more; a missing base model is an error naming the config; `lexbench share` prints
 //! the trainable share of BERT-base settings computed from a config alone; `--sweep` trains once per
-//! learning rate and records the one selected on validation.
+//! learning rate and records the one selected on validation; `--sweep` over a PEFT grid (prefix
+//! lengths, through the reparametrisation MLP) trains each point in its own folder, records every
+//! point and the selection in `sweep.json` and ranks with the selected point.
 
 use crate::common::{lexbench, sample_data};
 use std::path::Path;
@@ -209,5 +211,78 @@ fn sweep_selects_a_learning_rate() {
         );
     }
     assert!(stdout.contains("sweep: selected lr"), "{stdout}");
+    std::fs::remove_dir_all(&data).ok();
+}
+
+#[test]
+fn sweep_a_peft_grid() {
+    let data = std::env::temp_dir().join(format!("lexbench-grid-cli-{}", std::process::id()));
+    sample_data(&data);
+    let cfg = data.join("grid.toml");
+    let text = std::fs::read_to_string("baselines/configs/ecthr/cpu/dpr-prefix.toml")
+        .unwrap()
+        .replace("name = \"sample-dpr-prefix\"", "name = \"grid\"")
+        .replace(
+            "prefix = { length = 10 }",
+            "prefix = { length = 10, projection = true }",
+        );
+    std::fs::write(
+        &cfg,
+        format!("{text}\n[sweep]\n\"peft.prefix.length\" = [2, 3]\n"),
+    )
+    .unwrap();
+    let out = lexbench(
+        &data,
+        &[
+            "train",
+            cfg.to_str().unwrap(),
+            "--sweep",
+            "--epochs",
+            "1",
+            "--set",
+            "schedule.max_steps=2",
+            "--set",
+            "data.max_doc_len=32",
+            "--run",
+            "test",
+            "--quiet",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let root = data.join("models/grid");
+    let sweep: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(
+        sweep["axes"],
+        serde_json::json!({"peft.prefix.length": [2, 3]}),
+        "{sweep}"
+    );
+    let runs = sweep["runs"].as_array().unwrap();
+    let names: Vec<&str> = runs.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["peft.prefix.length-2", "peft.prefix.length-3"]);
+    // The best validation score is selected; a tie goes to the point listed first.
+    let vals: Vec<f64> = runs.iter().map(|r| r["val"].as_f64().unwrap()).collect();
+    let best = if vals[1] > vals[0] { 1 } else { 0 };
+    assert_eq!(sweep["selected"], names[best], "{sweep}");
+    for (i, name) in names.iter().enumerate() {
+        assert_eq!(runs[i]["settings"]["peft.prefix.length"], i + 2);
+        let a: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(root.join(name).join("model/adapter_config.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(a["peft"]["prefix"]["length"], i + 2, "{a}");
+        assert_eq!(a["peft"]["prefix"]["projection"], true, "{a}");
+    }
+    assert!(
+        stdout.contains(&format!("sweep: selected {}", names[best])),
+        "{stdout}"
+    );
+    // The selected point ranked the test split.
+    assert!(data.join("runs/ecthr/test/grid.trec").is_file());
     std::fs::remove_dir_all(&data).ok();
 }

@@ -13,7 +13,9 @@ use candle_nn::{Embedding, VarBuilder};
 use super::dropout::Dropout;
 
 use super::config::{BertConfig, HiddenAct};
-use super::peft::{Adapter, AdapterConfig, LinearKind, Lora, LoraConfig, PeftLinear, Prefix, PrefixConfig};
+use super::peft::{
+    Adapter, AdapterConfig, LinearKind, Lora, LoraConfig, PeftLinear, Prefix, PrefixConfig, PrefixEncoder,
+};
 use crate::error::{Error, Result, io_err, weights_err};
 
 /// Layer normalisation over the last dimension, `(x - μ) / sqrt(σ² + ε) · γ + β`.
@@ -209,12 +211,19 @@ impl Attention {
     }
 
     /// `x`: `(b, s, hidden)`; `mask_bias`: `(b, 1, 1, s)`, 0 where attended and a large negative
-    /// number at padding, or `None` when the batch has no padding.
-    fn forward_t(&self, x: &Tensor, mask_bias: Option<&Tensor>, train: bool) -> Result<Tensor> {
+    /// number at padding, or `None` when the batch has no padding; `prefix`: this pass's prefix
+    /// computed by the reparametrisation MLP, else the layer's own.
+    fn forward_t(
+        &self,
+        x: &Tensor,
+        mask_bias: Option<&Tensor>,
+        prefix: Option<&Prefix>,
+        train: bool,
+    ) -> Result<Tensor> {
         let (b, s, hidden) = x.dims3()?;
         let (q, mut k, mut v) = self.project(x, train)?;
         let mut bias = mask_bias.cloned();
-        if let Some(p) = &self.prefix {
+        if let Some(p) = prefix.or(self.prefix.as_ref()) {
             let n = p.len();
             let heads = |t: &Tensor| -> Result<Tensor> {
                 Ok(t.reshape((1, n, self.heads, self.head_dim))?
@@ -314,8 +323,14 @@ impl Layer {
         ]
     }
 
-    fn forward_t(&self, x: &Tensor, mask_bias: Option<&Tensor>, train: bool) -> Result<Tensor> {
-        let a = self.attention.forward_t(x, mask_bias, train)?;
+    fn forward_t(
+        &self,
+        x: &Tensor,
+        mask_bias: Option<&Tensor>,
+        prefix: Option<&Prefix>,
+        train: bool,
+    ) -> Result<Tensor> {
+        let a = self.attention.forward_t(x, mask_bias, prefix, train)?;
         let h = match (self.act, self.intermediate.bias()) {
             (HiddenAct::Gelu, Some(b)) if self.fused_gelu => {
                 super::fast::bias_gelu(&self.intermediate.forward_t_no_bias(&a, train)?, b)?
@@ -363,6 +378,8 @@ pub struct BertModel {
     embeddings: Embeddings,
     layers: Vec<Layer>,
     pooler: Option<Pooler>,
+    /// Prefix tuning's reparametrisation MLP: every layer's prefixes, computed at each forward pass.
+    prefix_encoder: Option<PrefixEncoder>,
     device: Device,
     frozen: bool,
     skip_unpadded_mask: bool,
@@ -390,6 +407,7 @@ impl BertModel {
             embeddings,
             layers,
             pooler,
+            prefix_encoder: None,
             device: vb.device().clone(),
             frozen: false,
             skip_unpadded_mask: true,
@@ -401,7 +419,9 @@ impl BertModel {
     ///
     /// A PEFT folder written by training (`adapter_config.json` + `adapter_model.safetensors`) loads
     /// its base model (checked against the recorded sha256), then the PEFT weights; LoRA is merged
-    /// into the base weights, adapters and prefixes stay as modules.
+    /// into the base weights, adapters and prefixes stay as modules. Prefixes trained through the
+    /// reparametrisation MLP are in the folder as its output (the direct form, see
+    /// [`PrefixConfig::materialized`]).
     pub fn from_dir(dir: &Path, device: &Device) -> Result<Self> {
         if dir.join(crate::encoder::files::ADAPTER_CONFIG).is_file() {
             return Self::from_peft_dir(dir, device);
@@ -460,7 +480,7 @@ impl BertModel {
         match a.peft.method {
             PeftMethod::Lora => model.add_lora(&a.peft.lora, vb),
             PeftMethod::Adapter => model.add_adapters(&a.peft.adapter, vb),
-            PeftMethod::Prefix => model.add_prefix(&a.peft.prefix, vb),
+            PeftMethod::Prefix => model.add_prefix(&a.peft.prefix.materialized(), vb),
         }
         .map_err(|e| e.in_weights(&weights, ADAPTER_CONFIG))?;
         if a.peft.method == PeftMethod::Lora {
@@ -573,11 +593,42 @@ impl BertModel {
     }
 
     /// Prepends trainable key/value prefixes to every layer's attention, parameters under `vb` as
-    /// `layer.{i}.prefix.{key,value}`.
+    /// `layer.{i}.prefix.{key,value}`; with `cfg.projection`, computed by the reparametrisation MLP
+    /// whose parameters are `prefix_encoder.{embedding,transform.0,transform.2}.…`.
     pub fn add_prefix(&mut self, cfg: &PrefixConfig, vb: VarBuilder<'_>) -> Result<()> {
+        cfg.validate()?;
         let h = self.config.hidden_size;
+        if cfg.projection {
+            let layers = self.layers.len();
+            self.prefix_encoder = Some(PrefixEncoder::new(cfg, layers, h, vb.pp("prefix_encoder"))?);
+            for layer in &mut self.layers {
+                layer.attention.prefix = None;
+            }
+            return Ok(());
+        }
+        self.prefix_encoder = None;
         for (i, layer) in self.layers.iter_mut().enumerate() {
             layer.attention.prefix = Some(Prefix::new(cfg, h, vb.pp(format!("layer.{i}.prefix")))?);
+        }
+        Ok(())
+    }
+
+    /// Every layer's prefixes as the next forward pass uses them (computed by the MLP when there is
+    /// one), or `None` without prefix tuning.
+    pub fn prefixes(&self) -> Result<Option<Vec<Prefix>>> {
+        if let Some(e) = &self.prefix_encoder {
+            return Ok(Some(e.prefixes()?));
+        }
+        Ok(self.layers.iter().map(|l| l.attention.prefix.clone()).collect())
+    }
+
+    /// Replaces the reparametrisation MLP by the prefixes it computes now, as constants: the same
+    /// outputs without the MLP (for inference; nothing trains afterwards). A no-op without it.
+    pub fn materialize_prefixes(&mut self) -> Result<()> {
+        if let Some(e) = self.prefix_encoder.take() {
+            for (layer, p) in self.layers.iter_mut().zip(e.materialize()?) {
+                layer.attention.prefix = Some(p);
+            }
         }
         Ok(())
     }
@@ -598,8 +649,12 @@ impl BertModel {
         let mut x = self
             .embeddings
             .forward_t(&inputs.input_ids, &inputs.type_ids, train)?;
-        for layer in &self.layers {
-            x = layer.forward_t(&x, bias.as_ref(), train)?;
+        let computed = match &self.prefix_encoder {
+            Some(e) => e.prefixes()?,
+            None => Vec::new(),
+        };
+        for (i, layer) in self.layers.iter().enumerate() {
+            x = layer.forward_t(&x, bias.as_ref(), computed.get(i), train)?;
         }
         Ok(x)
     }

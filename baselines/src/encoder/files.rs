@@ -1,15 +1,17 @@
 //! The files of a model folder that are lexbench's own, beside HuggingFace's `config.json`,
 //! `model.safetensors` and tokenizer files: a PEFT folder's `adapter_config.json` ([`AdapterFile`])
-//! and `adapter_model.safetensors`, and how to tell which weights file a folder holds and whether it
-//! carries a hierarchical article encoder. Written by `train::export`, read by [`super::BertModel`],
+//! and `adapter_model.safetensors`, how to tell which weights file a folder holds and whether it
+//! carries a hierarchical article encoder, and the text prefixes a folder trained here must be ranked
+//! with ([`ranking_prefixes`], from its [`TRAINING_RECORD`]). Written by `train::export`, read by [`super::BertModel`],
 //! the scorers and the ranking layer.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::TextPrefixes;
 use super::peft::PeftConfig;
-use crate::error::{Result, io_err};
+use crate::error::{Error, Result, io_err};
 
 /// The PEFT folder's description (`adapter_config.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,6 +33,63 @@ pub struct AdapterFile {
 pub const ADAPTER_CONFIG: &str = "adapter_config.json";
 /// The file name of the PEFT weights.
 pub const ADAPTER_WEIGHTS: &str = "adapter_model.safetensors";
+
+/// A folder trained here records how (`train::export` writes it): `{"config": <the training
+/// configuration>, …}`. Distinct from [`super::models::RECORD_FILE`], the install record of a fetched
+/// checkpoint.
+pub const TRAINING_RECORD: &str = "lexbench-training.json";
+
+/// The text prefixes a model folder was trained with (`config.data.query_prefix` and
+/// `passage_prefix` of its [`TRAINING_RECORD`]; absent = none); `None` for a folder not trained here.
+pub fn trained_prefixes(dir: &Path) -> Result<Option<TextPrefixes>> {
+    let path = dir.join(TRAINING_RECORD);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let record: serde_json::Value = lexbench_core::io::read_json(&path)?;
+    let data = &record["config"]["data"];
+    let field = |key: &str| -> Result<String> {
+        match &data[key] {
+            serde_json::Value::Null => Ok(String::new()),
+            serde_json::Value::String(s) => Ok(s.clone()),
+            other => Err(Error::Format {
+                path: path.clone(),
+                message: format!("config.data.{key} is {other}, not a string"),
+            }),
+        }
+    };
+    Ok(Some(TextPrefixes {
+        query: field("query_prefix")?,
+        passage: field("passage_prefix")?,
+    }))
+}
+
+/// The prefixes to rank with the model in `dir`: for a folder trained here, the ones it was trained
+/// with — a prefix `asked` leaves empty is taken from training, one that differs from training's is
+/// refused (the model learned to read the other); for any other folder, `asked`.
+pub fn ranking_prefixes(dir: &Path, asked: &TextPrefixes) -> Result<TextPrefixes> {
+    let Some(trained) = trained_prefixes(dir)? else {
+        return Ok(asked.clone());
+    };
+    for (what, asked, trained) in [
+        ("query", &asked.query, &trained.query),
+        ("passage", &asked.passage, &trained.passage),
+    ] {
+        if !asked.is_empty() && asked != trained {
+            let how = if trained.is_empty() {
+                format!("without a {what} prefix")
+            } else {
+                format!("with the {what} prefix {trained:?}")
+            };
+            return Err(Error::Param(format!(
+                "{}: trained {how} ({TRAINING_RECORD}), asked to rank with {asked:?}: a trained folder \
+                 ranks with its training prefixes; leave the {what} prefix out",
+                dir.display()
+            )));
+        }
+    }
+    Ok(trained)
+}
 
 /// The weights file of a model folder: `model.safetensors`, or a PEFT folder's
 /// `adapter_model.safetensors` (which holds any trained head).

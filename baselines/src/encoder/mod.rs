@@ -4,7 +4,8 @@
 //!   `forward_t(inputs, train)` with real dropout.
 //! - [`peft`]: LoRA ([`LoraConfig`]), bottleneck adapters ([`AdapterConfig`]), prefixes
 //!   ([`PrefixConfig`]).
-//! - [`TextTokenizer`] + [`pad_batch`]: explicit truncation, longest-in-batch padding.
+//! - [`TextTokenizer`] + [`pad_batch`]: explicit truncation, longest-in-batch padding;
+//!   [`TextPrefixes`]: E5's `query: ` / `passage: ` before the texts.
 //! - [`pool`] and [`l2_normalize`]: mean (over the attention mask) or `[CLS]` pooling.
 //! - [`files`]: a PEFT folder's `adapter_config.json` and weights; [`seeded`]: weights a checkpoint
 //!   lacks, from a fixed seed.
@@ -30,7 +31,7 @@ pub mod tokenize;
 pub use bert::{BertModel, Inputs};
 pub use config::{BertConfig, HiddenAct};
 pub use peft::{AdapterActivation, AdapterConfig, LinearKind, LoraConfig, PrefixConfig};
-pub use tokenize::{TextTokenizer, Tokens, pad_batch};
+pub use tokenize::{TextPrefixes, TextTokenizer, Tokens, pad_batch};
 
 use candle_core::{D, DType, Tensor};
 use serde::{Deserialize, Serialize};

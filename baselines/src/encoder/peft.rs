@@ -1,5 +1,6 @@
 //! Parameter-efficient fine-tuning hooks: LoRA on any attention/FFN linear, bottleneck adapters after
-//! attention and after the FFN, and per-layer key/value prefixes.
+//! attention and after the FFN, and per-layer key/value prefixes (direct, or computed by the
+//! reparametrisation MLP, [`PrefixEncoder`]).
 //!
 //! The base model's weights are constants (loaded from a checkpoint); PEFT parameters come from a
 //! separate [`candle_nn::VarBuilder`] backed by a [`candle_nn::VarMap`], so only they receive
@@ -362,17 +363,33 @@ impl Adapter {
     }
 }
 
-/// Prefix tuning (Li & Liang 2021): `n` trainable key and value vectors per layer, prepended to every
-/// attention's keys and values. Parametrised directly (no reparametrisation MLP).
+/// Prefix tuning (Li & Liang 2021): `n` key and value vectors per layer, prepended to every
+/// attention's keys and values.
+///
+/// Parametrised directly by default (trainable `(n, hidden)` keys and values per layer). With
+/// `projection = true` they come from the reparametrisation MLP instead (Li & Liang § 4.3; HuggingFace
+/// PEFT's `prefix_projection = True`): a trainable `(n, hidden)` embedding → Linear(hidden →
+/// `projection_dim`) → tanh → Linear(→ layers · 2 · hidden), computed at every forward pass
+/// ([`PrefixEncoder`]). Only its output is needed after training: an exported folder holds the
+/// materialised keys and values ([`materialize_prefix_tensors`]), as PEFT saves them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PrefixConfig {
     /// Number of prefix positions (default 10).
     #[serde(default = "default_prefix_len")]
     pub length: usize,
-    /// Standard deviation of the initial vectors (default 0.02, BERT's initialiser range).
+    /// Standard deviation of the initial vectors of the direct parametrisation (default 0.02, BERT's
+    /// initialiser range). The MLP's embedding starts N(0, 1) and its linears U(±1/√fan_in), as
+    /// PyTorch initialises PEFT's `PrefixEncoder`.
     #[serde(default = "default_prefix_std")]
     pub init_std: f64,
+    /// Compute the prefixes with the reparametrisation MLP (default false: direct parameters).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub projection: bool,
+    /// The MLP's hidden width (PEFT's `encoder_hidden_size`); absent = the model's hidden size. Only
+    /// with `projection = true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub projection_dim: Option<usize>,
 }
 
 fn default_prefix_len() -> usize {
@@ -381,12 +398,50 @@ fn default_prefix_len() -> usize {
 fn default_prefix_std() -> f64 {
     0.02
 }
+fn is_false(b: &bool) -> bool {
+    !*b
+}
 
 impl Default for PrefixConfig {
     fn default() -> Self {
         Self {
             length: default_prefix_len(),
             init_std: default_prefix_std(),
+            projection: false,
+            projection_dim: None,
+        }
+    }
+}
+
+impl PrefixConfig {
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<()> {
+        if self.length == 0 {
+            return Err(Error::Param("prefix length must be at least 1, got 0".into()));
+        }
+        match (self.projection, self.projection_dim) {
+            (_, Some(0)) => Err(Error::Param(
+                "prefix projection_dim must be at least 1, got 0".into(),
+            )),
+            (false, Some(_)) => Err(Error::Param(
+                "prefix projection_dim needs projection = true".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The MLP's hidden width for a model of width `hidden`.
+    pub fn projection_width(&self, hidden: usize) -> usize {
+        self.projection_dim.unwrap_or(hidden)
+    }
+
+    /// The direct parametrisation of the same prefixes: how an exported folder holds them (the MLP's
+    /// output, materialised).
+    pub fn materialized(&self) -> Self {
+        Self {
+            projection: false,
+            projection_dim: None,
+            ..self.clone()
         }
     }
 }
@@ -427,6 +482,117 @@ impl Prefix {
     }
 }
 
+/// The reparametrisation MLP of prefix tuning, named as PEFT's `PrefixEncoder`: `embedding.weight`
+/// `(n, hidden)`, `transform.0` (hidden → `projection_dim`), tanh, `transform.2` (→ layers · 2 ·
+/// hidden). Its output row `j` holds position `j`'s key of layer `i` in columns `[2i·hidden,
+/// (2i+1)·hidden)` and its value in the next `hidden` columns (PEFT's `view(…, layers · 2, heads,
+/// head_dim)` then `split(2)`).
+#[derive(Debug, Clone)]
+pub struct PrefixEncoder {
+    embedding: Tensor,
+    down: PeftLinear,
+    up: PeftLinear,
+    layers: usize,
+    hidden: usize,
+}
+
+impl PrefixEncoder {
+    /// Creates (or reads) the embedding and the two linears under `vb`.
+    pub fn new(cfg: &PrefixConfig, layers: usize, hidden: usize, vb: VarBuilder<'_>) -> Result<Self> {
+        cfg.validate()?;
+        let width = cfg.projection_width(hidden);
+        let embedding = vb.pp("embedding").get_with_hints(
+            (cfg.length, hidden),
+            "weight",
+            Init::Randn {
+                mean: 0.0,
+                stdev: 1.0,
+            },
+        )?;
+        // torch.nn.Linear's default: weight and bias uniform in ±1/√fan_in.
+        let linear = |i: usize, o: usize, vb: VarBuilder<'_>| -> Result<PeftLinear> {
+            let b = 1.0 / (i as f64).sqrt();
+            let init = Init::Uniform { lo: -b, up: b };
+            Ok(PeftLinear {
+                weight: vb.get_with_hints((o, i), "weight", init)?,
+                weight_t: None,
+                bias: Some(vb.get_with_hints(o, "bias", init)?),
+                lora: None,
+            })
+        };
+        let t = vb.pp("transform");
+        Ok(Self {
+            embedding,
+            down: linear(hidden, width, t.pp("0"))?,
+            up: linear(width, layers * 2 * hidden, t.pp("2"))?,
+            layers,
+            hidden,
+        })
+    }
+
+    /// Every layer's prefixes, computed from the current parameters (gradients flow back to them).
+    pub fn prefixes(&self) -> Result<Vec<Prefix>> {
+        let out = self
+            .up
+            .forward_t(&self.down.forward_t(&self.embedding, false)?.tanh()?, false)?;
+        let h = self.hidden;
+        (0..self.layers)
+            .map(|i| {
+                Ok(Prefix {
+                    key: out.narrow(1, 2 * i * h, h)?,
+                    value: out.narrow(1, (2 * i + 1) * h, h)?,
+                })
+            })
+            .collect()
+    }
+
+    /// [`PrefixEncoder::prefixes`] as constants (detached, contiguous): what inference needs.
+    pub fn materialize(&self) -> Result<Vec<Prefix>> {
+        self.prefixes()?
+            .into_iter()
+            .map(|p| {
+                Ok(Prefix {
+                    key: p.key.detach().contiguous()?,
+                    value: p.value.detach().contiguous()?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Replaces a reparametrisation MLP's tensors in `tensors` (`{root}prefix_encoder.…`) by the prefixes
+/// it computes, named as the direct parametrisation names them (`{root}layer.{i}.prefix.{key,value}`),
+/// for a model of `layers` layers of width `hidden`: a folder that loads with
+/// [`PrefixConfig::materialized`]. Tensors without the MLP are left as they are.
+pub fn materialize_prefix_tensors(
+    cfg: &PrefixConfig,
+    layers: usize,
+    hidden: usize,
+    tensors: &mut std::collections::BTreeMap<String, Tensor>,
+    root: &str,
+) -> Result<()> {
+    let inner = format!("{root}prefix_encoder.");
+    let names: Vec<String> = tensors
+        .keys()
+        .filter(|k| k.starts_with(&inner))
+        .cloned()
+        .collect();
+    let Some(device) = names.first().map(|k| tensors[k].device().clone()) else {
+        return Ok(());
+    };
+    let mlp: std::collections::HashMap<String, Tensor> = names
+        .iter()
+        .filter_map(|k| Some((k[inner.len()..].to_owned(), tensors.remove(k)?)))
+        .collect();
+    let vb = VarBuilder::from_tensors(mlp, candle_core::DType::F32, &device);
+    let encoder = PrefixEncoder::new(cfg, layers, hidden, vb)?;
+    for (i, p) in encoder.materialize()?.into_iter().enumerate() {
+        tensors.insert(format!("{root}layer.{i}.prefix.key"), p.key);
+        tensors.insert(format!("{root}layer.{i}.prefix.value"), p.value);
+    }
+    Ok(())
+}
+
 /// Parameter-efficient fine-tuning: exactly one method, with its settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -439,7 +605,7 @@ pub struct PeftConfig {
     /// Adapter settings (reduction factor, ReLU).
     #[serde(default)]
     pub adapter: AdapterConfig,
-    /// Prefix settings (length).
+    /// Prefix settings (length; the reparametrisation MLP with `projection = true`).
     #[serde(default)]
     pub prefix: PrefixConfig,
 }

@@ -5,6 +5,7 @@
 //! inside the tokenizer (batches are padded by [`pad_batch`], to the longest sequence), truncation
 //! to the caller's `max_len`.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use candle_core::{Device, Tensor};
@@ -22,6 +23,61 @@ pub struct Tokens {
     pub type_ids: Vec<u32>,
     /// 1 for tokens the model attends to (all, unless a caller masks some).
     pub mask: Vec<u32>,
+}
+
+/// Strings put before every query and every passage text a model reads: E5 models are trained on
+/// `"query: …"` and `"passage: …"` (MODELS.md) and rank worse without them. Empty = no prefix.
+/// Applied to the text before tokenisation, so the prefix's tokens count towards the truncation
+/// length, and only where a neural encoder reads text (never for BM25).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TextPrefixes {
+    /// Before every query.
+    pub query: String,
+    /// Before every passage (document, article).
+    pub passage: String,
+}
+
+impl TextPrefixes {
+    /// Whether neither text gets a prefix.
+    pub fn is_empty(&self) -> bool {
+        self.query.is_empty() && self.passage.is_empty()
+    }
+
+    /// `texts` with the query prefix (borrowed as they are when it is empty).
+    pub fn queries<'t>(&self, texts: &[&'t str]) -> Vec<Cow<'t, str>> {
+        prefixed(&self.query, texts)
+    }
+
+    /// `texts` with the passage prefix (borrowed as they are when it is empty).
+    pub fn passages<'t>(&self, texts: &[&'t str]) -> Vec<Cow<'t, str>> {
+        prefixed(&self.passage, texts)
+    }
+
+    /// `(query, passage)` pairs with both prefixes: a cross-encoder reads `[CLS] query: q [SEP]
+    /// passage: p [SEP]`.
+    pub fn pairs<'t>(&self, pairs: &[(&'t str, &'t str)]) -> Vec<(Cow<'t, str>, Cow<'t, str>)> {
+        pairs
+            .iter()
+            .map(|&(q, p)| (with_prefix(&self.query, q), with_prefix(&self.passage, p)))
+            .collect()
+    }
+}
+
+fn with_prefix<'t>(prefix: &str, text: &'t str) -> Cow<'t, str> {
+    if prefix.is_empty() {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(format!("{prefix}{text}"))
+    }
+}
+
+fn prefixed<'t>(prefix: &str, texts: &[&'t str]) -> Vec<Cow<'t, str>> {
+    texts.iter().map(|t| with_prefix(prefix, t)).collect()
+}
+
+/// The `&str`s of prefixed texts, for the tokenizer.
+pub fn as_strs<'a>(texts: &'a [Cow<'_, str>]) -> Vec<&'a str> {
+    texts.iter().map(|t| t.as_ref()).collect()
 }
 
 /// A `tokenizer.json` with explicit truncation and no padding.

@@ -60,6 +60,19 @@ impl EdgeType {
     pub fn index(self) -> u32 {
         self as u32
     }
+
+    /// The type's generic name (`parent→child`, `self`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::QueryArticle => "query→article",
+            Self::ArticleQuery => "article→query",
+            Self::ParentChild => "parent→child",
+            Self::ChildParent => "child→parent",
+            Self::NextArticle => "next",
+            Self::PreviousArticle => "previous",
+            Self::SelfLoop => "self",
+        }
+    }
 }
 
 /// A typed, directed edge list: `src[k] → dst[k]` of type `types[k]` (an [`EdgeType::index`] or any
@@ -131,6 +144,63 @@ impl EdgeList {
             edges.push(b, a, EdgeType::PreviousArticle);
         }
         Ok(edges)
+    }
+
+    /// The same edges with their types relabelled by the kinds of the nodes they join (QABISAR's
+    /// typed edges): `section→article`, `article→section`, `query→article`, `article→article next`,
+    /// … A name is `{kind of src}→{kind of dst}`, followed by ` next` or ` previous` for the
+    /// sequential types (both join two articles). Ids: the [`EdgeType`]s keep theirs (the GAT adds
+    /// its self-loops as [`EdgeType::SelfLoop`]; `query→article` and `article→query` are already
+    /// named by node kinds); every other name gets a new id from [`EdgeType::COUNT`] on, in sorted
+    /// order, so the ids depend on the graph's kinds and not on the edges' order.
+    /// Self-loops given in the list keep [`EdgeType::SelfLoop`].
+    ///
+    /// `kinds[v]` is node `v`'s kind. Returns the relabelled list and every type's name by id (the
+    /// first [`EdgeType::COUNT`] are the generic names); a GAT over it needs `num_edge_types` =
+    /// `names.len()`.
+    pub fn typed_by_node_kinds<S: AsRef<str>>(&self, kinds: &[S]) -> Result<(Self, Vec<String>)> {
+        self.validate(kinds.len())?;
+        let self_loop = EdgeType::SelfLoop.index();
+        let name = |k: usize| -> Option<String> {
+            let t = self.types[k];
+            if t == self_loop {
+                return None;
+            }
+            let suffix = if t == EdgeType::NextArticle.index() {
+                " next"
+            } else if t == EdgeType::PreviousArticle.index() {
+                " previous"
+            } else {
+                ""
+            };
+            let (s, d) = (self.src[k] as usize, self.dst[k] as usize);
+            Some(format!("{}→{}{suffix}", kinds[s].as_ref(), kinds[d].as_ref()))
+        };
+        let mut all: Vec<String> = EdgeType::ALL.iter().map(|t| t.name().to_owned()).collect();
+        // A name that is already a generic one (`query→article`) keeps the generic id.
+        let names: std::collections::BTreeSet<String> = (0..self.len())
+            .filter_map(name)
+            .filter(|n| !all.contains(n))
+            .collect();
+        let mut ids: std::collections::HashMap<String, u32> = all
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i as u32))
+            .collect();
+        for n in &names {
+            ids.insert(n.clone(), ids.len() as u32);
+        }
+        let mut out = Self::new();
+        for k in 0..self.len() {
+            out.src.push(self.src[k]);
+            out.dst.push(self.dst[k]);
+            out.types.push(match name(k) {
+                Some(n) => ids[&n],
+                None => self_loop,
+            });
+        }
+        all.extend(names);
+        Ok((out, all))
     }
 }
 
@@ -427,6 +497,82 @@ mod tests {
         let mut short = e.clone();
         short.types.pop();
         assert!(matches!(short.validate(4), Err(Error::Internal(_))));
+        Ok(())
+    }
+
+    #[test]
+    fn edge_types_named_by_the_node_kinds_they_join() -> R {
+        // code 0 → book 1 → articles 2, 3 (2 → 3 in sequence); query 4 → article 2; a self-loop.
+        let mut e = EdgeList::from_legal_graph(&[(0, 1), (1, 2), (1, 3)], &[(2, 3)])?;
+        e.push(4, 2, EdgeType::QueryArticle);
+        e.push(2, 4, EdgeType::ArticleQuery);
+        e.push(3, 3, EdgeType::SelfLoop);
+        let kinds = ["code", "book", "article", "article", "query"];
+        let (typed, names) = e.typed_by_node_kinds(&kinds)?;
+        assert_eq!(typed.src, e.src);
+        assert_eq!(typed.dst, e.dst);
+        let got: Vec<&str> = typed.types.iter().map(|&t| names[t as usize].as_str()).collect();
+        assert_eq!(
+            got,
+            [
+                "code→book",
+                "book→code",
+                "book→article",
+                "article→book",
+                "book→article",
+                "article→book",
+                "article→article next",
+                "article→article previous",
+                "query→article",
+                "article→query",
+                "self"
+            ]
+        );
+        // The generic types keep their ids; the new names follow in sorted order.
+        assert_eq!(typed.types[8], EdgeType::QueryArticle.index());
+        assert_eq!(typed.types[10], EdgeType::SelfLoop.index());
+        assert_eq!(
+            &names[EdgeType::COUNT..],
+            [
+                "article→article next",
+                "article→article previous",
+                "article→book",
+                "book→article",
+                "book→code",
+                "code→book"
+            ]
+        );
+        // Ids do not depend on the edges' order.
+        let mut rev = EdgeList::new();
+        for k in (0..e.len()).rev() {
+            rev.src.push(e.src[k]);
+            rev.dst.push(e.dst[k]);
+            rev.types.push(e.types[k]);
+        }
+        let (typed_rev, names_rev) = rev.typed_by_node_kinds(&kinds)?;
+        assert_eq!(names_rev, names);
+        let back: Vec<u32> = typed_rev.types.iter().rev().copied().collect();
+        assert_eq!(back, typed.types);
+        // A GAT over the typed list needs a row per name.
+        let cfg = GatConfig {
+            num_edge_types: names.len(),
+            ..small()
+        };
+        let gat = Gat::load(
+            &cfg,
+            VarBuilder::from_varmap(&VarMap::new(), DType::F32, &Device::Cpu),
+        )?;
+        let x = Tensor::randn(0f32, 1.0, (5, 5), &Device::Cpu)?;
+        assert_eq!(
+            gat.forward_t(&x, (&typed.src, &typed.dst), &typed.types, false)?
+                .dims(),
+            &[5, 6]
+        );
+        // A node without a kind is an inconsistency, not a panic.
+        assert!(matches!(
+            e.typed_by_node_kinds(&kinds[..4]),
+            Err(Error::Data { .. })
+        ));
         Ok(())
     }
 

@@ -9,9 +9,12 @@ use lexbench_core::trec::{Hit, trec_order};
 use lexbench_core::{DocId, Run};
 use serde::{Deserialize, Serialize};
 
-use super::neural::{NeuralDetails, hidden_size, to_json};
+use super::neural::{NeuralDetails, hidden_size, record_prefixes, to_json};
 use super::{Ranked, Ranker, SplitInputs};
+use crate::encoder::TextPrefixes;
+use crate::encoder::files::ranking_prefixes;
 use crate::encoder::seeded::{SEED, seeded_normal};
+use crate::encoder::tokenize::as_strs;
 use crate::error::Result;
 use crate::scorers::colbert::{ColBert, maxsim};
 
@@ -36,12 +39,16 @@ pub struct ColBertRanker {
     model_dir: PathBuf,
     params: ColBertParams,
     colbert: ColBert,
+    /// A folder trained here: the prefixes it was trained with (none for other checkpoints).
+    prefixes: TextPrefixes,
 }
 
 impl ColBertRanker {
-    /// Loads the checkpoint in `model_dir` on `device` (a seeded projection where it has none).
+    /// Loads the checkpoint in `model_dir` on `device` (a seeded projection where it has none); a
+    /// folder trained here reads queries and documents with its training's text prefixes.
     pub fn new(model_dir: &Path, params: ColBertParams, device: &candle_core::Device) -> Result<Self> {
         params.colbert.validate()?;
+        let prefixes = ranking_prefixes(model_dir, &TextPrefixes::default())?;
         let h = hidden_size(model_dir)?;
         let dim = params.colbert.dim;
         let w = candle_core::Tensor::from_vec(
@@ -59,6 +66,7 @@ impl ColBertRanker {
             model_dir: model_dir.to_owned(),
             params,
             colbert,
+            prefixes,
         })
     }
 }
@@ -84,10 +92,14 @@ impl Ranker for ColBertRanker {
                 .iter()
                 .map(|d| inputs.text(d))
                 .collect::<Result<Vec<&str>>>()?;
-            let dvecs = self.colbert.encode_docs(&texts)?;
+            let dvecs = self
+                .colbert
+                .encode_docs(&as_strs(&self.prefixes.passages(&texts)))?;
             encoded += texts.len();
             let qs: Vec<&str> = topics.iter().map(|&i| inputs.topics[i].text.as_str()).collect();
-            let qvecs = self.colbert.encode_queries(&qs)?;
+            let qvecs = self
+                .colbert
+                .encode_queries(&as_strs(&self.prefixes.queries(&qs)))?;
             for (&i, q) in topics.iter().zip(&qvecs) {
                 let mut hits = Vec::with_capacity(docs.len());
                 for (d, dv) in docs.iter().zip(&dvecs) {
@@ -102,7 +114,8 @@ impl Ranker for ColBertRanker {
             }
         }
         let timings = [("encode_and_rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
-        let config = to_json(&self.params, &self.model_dir)?;
+        let mut config = to_json(&self.params, &self.model_dir)?;
+        record_prefixes(&mut config, &self.prefixes);
         Ok(Ranked {
             run,
             details: NeuralDetails::new(&self.model_dir, config, encoded)?,

@@ -9,8 +9,10 @@ use lexbench_core::Run;
 use lexbench_core::trec::{Hit, trec_order};
 use serde::{Deserialize, Serialize};
 
-use super::neural::{NeuralDetails, hidden_size, to_json};
+use super::neural::{NeuralDetails, hidden_size, record_prefixes, to_json};
 use super::{Ranked, Ranker, SplitInputs, run_path};
+use crate::encoder::TextPrefixes;
+use crate::encoder::files::ranking_prefixes;
 use crate::encoder::seeded::{SEED, seeded_normal};
 use crate::error::{Error, Result};
 use crate::scorers::cross::CrossEncoder;
@@ -43,11 +45,16 @@ pub struct CrossEncoderRanker {
     params: CrossParams,
     model: CrossEncoder,
     head_from_checkpoint: bool,
+    /// A folder trained here: the prefixes it was trained with (none for other checkpoints).
+    prefixes: TextPrefixes,
 }
 
 impl CrossEncoderRanker {
-    /// Loads the checkpoint in `model_dir` on `device` (a seeded head where it has none).
+    /// Loads the checkpoint in `model_dir` on `device` (a seeded head where it has none); a folder
+    /// trained here reads `[CLS] query_prefix q [SEP] passage_prefix p [SEP]` with its training's
+    /// text prefixes.
     pub fn new(model_dir: &Path, params: CrossParams, device: &candle_core::Device) -> Result<Self> {
+        let prefixes = ranking_prefixes(model_dir, &TextPrefixes::default())?;
         if params.depth == Some(0) {
             return Err(Error::Param(
                 "cross-encoder depth must be at least 1, got 0".into(),
@@ -77,6 +84,7 @@ impl CrossEncoderRanker {
             params,
             model,
             head_from_checkpoint,
+            prefixes,
         })
     }
 }
@@ -119,6 +127,8 @@ impl Ranker for CrossEncoderRanker {
                 };
                 pairs.push((t.text.as_str(), text));
             }
+            let pairs = self.prefixes.pairs(&pairs);
+            let pairs: Vec<(&str, &str)> = pairs.iter().map(|(q, p)| (q.as_ref(), p.as_ref())).collect();
             let scores = self.model.score(&pairs)?;
             scored += pairs.len();
             let mut hits: Vec<Hit> = candidates
@@ -133,6 +143,7 @@ impl Ranker for CrossEncoderRanker {
             run.topics.insert(t.topic.clone(), hits);
         }
         let mut config = to_json(&self.params, &self.model_dir)?;
+        record_prefixes(&mut config, &self.prefixes);
         config["first_stage"] = serde_json::Value::from(match depth {
             Some(d) => format!("bm25 top {d}"),
             None => "the pool".to_owned(),

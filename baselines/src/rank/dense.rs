@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::neural::{NeuralDetails, SEED, to_json};
 use super::{Ranked, Ranker, SplitInputs};
 use crate::encoder::cache::CachedEncoder;
-use crate::encoder::{EncodeOptions, SentenceEncoder};
+use crate::encoder::{EncodeOptions, SentenceEncoder, TextPrefixes};
 use crate::error::{Error, Result};
 use crate::scorers::biencoder::{Similarity, similarity};
 
@@ -84,9 +84,17 @@ pub struct DenseRanker {
 }
 
 impl DenseRanker {
-    /// Loads the encoder in `model_dir` on `device`.
-    pub fn new(model_dir: &Path, params: DenseParams, device: &candle_core::Device) -> Result<Self> {
+    /// Loads the encoder in `model_dir` on `device`. A folder trained here ranks with the text prefixes
+    /// it was trained with ([`crate::encoder::files::ranking_prefixes`]): empty ones in `params` are
+    /// taken from its training record, different ones are refused.
+    pub fn new(model_dir: &Path, mut params: DenseParams, device: &candle_core::Device) -> Result<Self> {
         params.validate()?;
+        let asked = TextPrefixes {
+            query: params.query_prefix.clone(),
+            passage: params.passage_prefix.clone(),
+        };
+        let prefixes = crate::encoder::files::ranking_prefixes(model_dir, &asked)?;
+        (params.query_prefix, params.passage_prefix) = (prefixes.query, prefixes.passage);
         if crate::encoder::files::has_hier_tensors(model_dir)? {
             return Err(Error::Format {
                 path: model_dir.to_owned(),

@@ -20,6 +20,19 @@ pub(crate) fn to_json<T: Serialize>(params: &T, model_dir: &Path) -> Result<serd
     })
 }
 
+/// Adds the text prefixes a run read its texts with to its sidecar's `config` (`query_prefix`,
+/// `passage_prefix`, as a dense run's parameters name them), when there are any.
+pub(crate) fn record_prefixes(config: &mut serde_json::Value, prefixes: &crate::encoder::TextPrefixes) {
+    for (key, prefix) in [
+        ("query_prefix", &prefixes.query),
+        ("passage_prefix", &prefixes.passage),
+    ] {
+        if !prefix.is_empty() {
+            config[key] = serde_json::Value::from(prefix.as_str());
+        }
+    }
+}
+
 pub(crate) fn hidden_size(model_dir: &Path) -> Result<usize> {
     let p = model_dir.join("config.json");
     let text = std::fs::read_to_string(&p).map_err(crate::error::io_err(&p))?;

@@ -10,6 +10,8 @@
 //! dataset = "ecthr"
 //! train_split = "train"
 //! val_split = "val"
+//! # query_prefix = "query: "    # E5 models: before every query / passage the network reads
+//! # passage_prefix = "passage: "
 //!
 //! [negatives]                    # per positive
 //! bm25 = 4
@@ -26,6 +28,10 @@
 //! method = "lora"
 //! lora = { rank = 8, alpha = 16 }
 //!
+//! [sweep]                        # optional: `lexbench train --sweep` trains every combination
+//! lr = [1e-5, 3e-5]              # (see super::sweep)
+//! "peft.lora" = [{ rank = 8, alpha = 8 }, { rank = 16, alpha = 16 }]
+//!
 //! [curriculum]                   # optional: CuSINeS, with negatives.curriculum > 0
 //! semantic = "dynamic"           # or "static_bm25"
 //! views = { semantic = true, hierarchical = true, sequential = true }
@@ -38,10 +44,11 @@ use serde::{Deserialize, Serialize};
 use super::dr_gnn::GnnConfig;
 use super::optim::AdamWConfig;
 use super::qabisar::QabisarConfig;
+use super::sweep::SweepGrid;
 use crate::curriculum::CurriculumConfig;
-use crate::encoder::Pooling;
 use crate::encoder::hier::HierConfig;
 use crate::encoder::peft::{PeftConfig, PeftMethod};
+use crate::encoder::{Pooling, TextPrefixes};
 use crate::error::{Error, Result};
 use crate::scorers::colbert::ColBertConfig;
 
@@ -92,6 +99,24 @@ pub struct DataConfig {
     /// corpus) instead of failing: for the published release imported with some judgments only.
     #[serde(default)]
     pub skip_topics_without_text: bool,
+    /// Put before every query text the network reads, in training and in every ranking with it (E5:
+    /// `"query: "`; default none, left out of the serialised config). BM25 never sees it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub query_prefix: String,
+    /// Put before every passage text the network reads (E5: `"passage: "`; default none), as
+    /// `query_prefix`. A cross-encoder reads `[CLS] query_prefix q [SEP] passage_prefix p [SEP]`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub passage_prefix: String,
+}
+
+impl DataConfig {
+    /// The text prefixes (`query_prefix`, `passage_prefix`).
+    pub fn prefixes(&self) -> TextPrefixes {
+        TextPrefixes {
+            query: self.query_prefix.clone(),
+            passage: self.passage_prefix.clone(),
+        }
+    }
 }
 
 fn default_train() -> String {
@@ -227,12 +252,17 @@ pub struct BiEncoderConfig {
     #[serde(default = "default_pooling")]
     pub pooling: Pooling,
     /// Score = cosine · scale when true (sentence-transformers' MultipleNegativesRankingLoss), the
-    /// dot product otherwise (DPR). Default true.
+    /// dot product divided by `temperature` otherwise (DPR, and the CuSINeS / QABISAR papers).
+    /// Default true.
     #[serde(default = "default_true")]
     pub cosine: bool,
     /// Scale of cosine scores (default 20).
     #[serde(default = "default_scale")]
     pub scale: f64,
+    /// Temperature of dot-product scores (`cosine = false`): score = q · d / temperature (default 1,
+    /// DPR's plain dot product). Refused with cosine scores, which use `scale`.
+    #[serde(default = "default_temperature", skip_serializing_if = "is_one")]
+    pub temperature: f64,
     /// Use the other examples' passages as extra negatives (default true).
     #[serde(default = "default_true")]
     pub in_batch: bool,
@@ -246,7 +276,62 @@ pub struct BiEncoderConfig {
     pub hier: Option<HierConfig>,
 }
 
+/// How a bi-encoder turns two embeddings into a score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Similarity {
+    /// `scale · cos(q, d)`: embeddings L2-normalised, then the dot product times `scale`.
+    Cosine {
+        /// The scale (sentence-transformers' 20).
+        scale: f64,
+    },
+    /// `q · d / temperature` on the raw embeddings.
+    Dot {
+        /// The temperature (1: DPR's plain dot product).
+        temperature: f64,
+    },
+}
+
+impl Similarity {
+    /// What multiplies the dot product of the (normalised, for cosine) embeddings.
+    pub fn factor(self) -> f64 {
+        match self {
+            Self::Cosine { scale } => scale,
+            Self::Dot { temperature } => 1.0 / temperature,
+        }
+    }
+
+    /// Whether embeddings are L2-normalised before the dot product.
+    pub fn normalises(self) -> bool {
+        matches!(self, Self::Cosine { .. })
+    }
+
+    /// `v` as it enters the dot product: L2-normalised rows for cosine, unchanged for dot.
+    pub fn prepare(self, v: &candle_core::Tensor) -> Result<candle_core::Tensor> {
+        if self.normalises() {
+            crate::encoder::l2_normalize(v)
+        } else {
+            Ok(v.clone())
+        }
+    }
+
+    /// The `(q, d)` score matrix of prepared embeddings `q` `(n, h)` and `d` `(m, h)`.
+    pub fn scores(self, q: &candle_core::Tensor, d: &candle_core::Tensor) -> Result<candle_core::Tensor> {
+        Ok((q.matmul(&d.t()?)? * self.factor())?)
+    }
+}
+
 impl BiEncoderConfig {
+    /// The scoring function: cosine · `scale`, or dot product / `temperature`.
+    pub fn similarity(&self) -> Similarity {
+        if self.cosine {
+            Similarity::Cosine { scale: self.scale }
+        } else {
+            Similarity::Dot {
+                temperature: self.temperature,
+            }
+        }
+    }
+
     /// The hierarchical encoder's settings when `article_encoder = "hierarchical"`.
     pub fn hierarchical(&self) -> Option<HierConfig> {
         (self.article_encoder == ArticleEncoder::Hierarchical).then(|| self.hier.clone().unwrap_or_default())
@@ -262,6 +347,12 @@ fn default_true() -> bool {
 fn default_scale() -> f64 {
     20.0
 }
+fn default_temperature() -> f64 {
+    1.0
+}
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
+}
 
 impl Default for BiEncoderConfig {
     fn default() -> Self {
@@ -269,6 +360,7 @@ impl Default for BiEncoderConfig {
             pooling: default_pooling(),
             cosine: true,
             scale: default_scale(),
+            temperature: default_temperature(),
             in_batch: true,
             article_encoder: ArticleEncoder::Flat,
             hier: None,
@@ -348,9 +440,14 @@ pub struct TrainConfig {
     #[serde(default)]
     pub optim: AdamWConfig,
     /// Learning rates to sweep (`lexbench train --sweep`): each gets its own run, the best on the
-    /// validation split is kept. The ECtHR paper swept {1e-5, 3e-5, 5e-5, 1e-4, 3e-4}.
+    /// validation split is kept. The ECtHR paper swept {1e-5, 3e-5, 5e-5, 1e-4, 3e-4}. The `lr`
+    /// axis of the grid; not together with `[sweep] lr`.
     #[serde(default)]
     pub lr_sweep: Vec<f64>,
+    /// A grid to sweep (`[sweep]`, `lexbench train --sweep`): dotted keys of this configuration and
+    /// the values each takes, every combination trained (see [`super::sweep`]); absent = none.
+    #[serde(default, skip_serializing_if = "SweepGrid::is_empty")]
+    pub sweep: SweepGrid,
     /// Epochs and batches.
     pub schedule: ScheduleConfig,
     /// Bi-encoder settings (DPR, ANCE).
@@ -376,6 +473,63 @@ pub struct TrainConfig {
     /// the plain trainer (see [`super::qabisar`]); absent = the trainer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qabisar: Option<QabisarConfig>,
+}
+
+/// Why [`set_dotted`] refused a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SetError {
+    /// The key is empty or has an empty part.
+    EmptyKey,
+    /// A table on the key's path is not in the configuration.
+    NoTable(String),
+}
+
+impl SetError {
+    /// The message, `what` naming the configuration.
+    pub(crate) fn message(&self, what: &str) -> String {
+        match self {
+            Self::EmptyKey => "the key is empty or has an empty part".into(),
+            Self::NoTable(t) => format!("{what} has no [{t}] table"),
+        }
+    }
+}
+
+/// Sets the dotted `key` of a configuration's TOML to `value`: `--set` and sweep points. Only values
+/// of tables the document has: `gnn.epochs` must not turn a DR config into DR+GNN by creating its
+/// `[gnn]` section. A table value over a table sets only the keys it names, recursively.
+pub(crate) fn set_dotted(
+    doc: &mut toml::Table,
+    key: &str,
+    value: toml::Value,
+) -> std::result::Result<(), SetError> {
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(SetError::EmptyKey);
+    }
+    let Some((last, tables)) = parts.split_last() else {
+        return Err(SetError::EmptyKey);
+    };
+    let mut table = doc;
+    for t in tables {
+        table = table
+            .get_mut(*t)
+            .and_then(toml::Value::as_table_mut)
+            .ok_or_else(|| SetError::NoTable((*t).to_owned()))?;
+    }
+    fn merge(into: &mut toml::Table, key: &str, value: toml::Value) {
+        match (into.get_mut(key), value) {
+            (Some(toml::Value::Table(old)), toml::Value::Table(new)) => {
+                for (k, v) in new {
+                    merge(old, &k, v);
+                }
+            }
+            (_, value) => {
+                into.insert(key.to_owned(), value);
+            }
+        }
+    }
+    merge(table, last, value);
+    Ok(())
 }
 
 impl TrainConfig {
@@ -407,7 +561,8 @@ impl TrainConfig {
     /// Reads a TOML file with `overrides` applied before it is read (`("schedule.batch_size", "4")`:
     /// a dotted key and a TOML value; a bare word that is not TOML is taken as a string), then
     /// validates it: how one config runs tiny on the sample without a second copy of it. A key the
-    /// configuration does not have is refused as an unknown field, naming the file.
+    /// configuration does not have is refused as an unknown field, naming the file. A table value
+    /// sets only the keys it names (`peft.lora={rank = 4}` keeps the other LoRA settings).
     pub fn from_file_with(path: &Path, overrides: &[(String, String)]) -> Result<Self> {
         if overrides.is_empty() {
             return Self::from_file(path);
@@ -423,26 +578,12 @@ impl TrainConfig {
                 .ok()
                 .and_then(|mut t| t.remove("v"))
                 .unwrap_or_else(|| toml::Value::String(raw.clone()));
-            let parts: Vec<&str> = key.split('.').collect();
-            let (last, tables) = parts
-                .split_last()
-                .filter(|(l, _)| !l.is_empty())
-                .ok_or_else(|| Error::Param(format!("--set {key}={raw}: the key is empty")))?;
-            let mut table = &mut doc;
-            // Only values of tables the config has: `--set gnn.epochs=1` must not turn a DR config
-            // into DR+GNN by creating its [gnn] section.
-            for t in tables {
-                table = table
-                    .get_mut(*t)
-                    .and_then(toml::Value::as_table_mut)
-                    .ok_or_else(|| {
-                        Error::Param(format!(
-                            "--set {key}={raw}: {} has no [{t}] table",
-                            path.display()
-                        ))
-                    })?;
-            }
-            table.insert((*last).to_owned(), value);
+            set_dotted(&mut doc, key, value).map_err(|e| {
+                Error::Param(format!(
+                    "--set {key}={raw}: {}",
+                    e.message(&path.display().to_string())
+                ))
+            })?;
         }
         let cfg: Self = toml::Value::Table(doc)
             .try_into()
@@ -514,31 +655,37 @@ impl TrainConfig {
         if self.lr_sweep.iter().any(|&lr| lr.is_nan() || lr <= 0.0) {
             return bad("lr_sweep values must be positive".into());
         }
+        self.sweep.validate(!self.lr_sweep.is_empty())?;
         if let Some(p) = &self.peft {
             match p.method {
                 PeftMethod::Lora => p.lora.validate()?,
                 PeftMethod::Adapter => {
                     p.adapter.width(768)?;
                 }
-                PeftMethod::Prefix => {
-                    if p.prefix.length == 0 {
-                        return bad("prefix length must be at least 1".into());
-                    }
-                }
+                PeftMethod::Prefix => p.prefix.validate()?,
             }
         }
         self.colbert.validate()?;
+        let b = &self.biencoder;
+        if !(b.scale.is_finite() && b.scale > 0.0 && b.temperature.is_finite() && b.temperature > 0.0) {
+            return bad(format!(
+                "biencoder.scale ({}) and biencoder.temperature ({}) must be positive",
+                b.scale, b.temperature
+            ));
+        }
+        if b.cosine && b.temperature != 1.0 {
+            return bad(format!(
+                "biencoder.temperature = {} applies to dot-product scores: set cosine = false, or use \
+                 scale with cosine scores",
+                b.temperature
+            ));
+        }
         match (self.biencoder.article_encoder, &self.biencoder.hier) {
             (ArticleEncoder::Hierarchical, h) => {
                 if !self.model.is_biencoder() {
                     return bad(
                         "article_encoder = \"hierarchical\" needs a bi-encoder (model = \"dpr\" or \"ance\")"
                             .into(),
-                    );
-                }
-                if self.gnn.is_some() || self.qabisar.is_some() {
-                    return bad(
-                        "article_encoder = \"hierarchical\" does not combine with [gnn] or [qabisar]".into(),
                     );
                 }
                 h.clone().unwrap_or_default().validate()?;

@@ -27,7 +27,7 @@ use candle_core::{Device, Tensor};
 use candle_nn::Init;
 use serde::{Deserialize, Serialize};
 
-use super::config::TrainConfig;
+use super::config::{Similarity, TrainConfig};
 use super::data::SplitData;
 use super::finetune::{Summary, config_text, negative_sources};
 use super::model::{Trainable, run_from_corpus_scores};
@@ -36,7 +36,6 @@ use super::negatives::curriculum::{GRAPH_FILE, LegalGraph};
 use super::params::ParamStore;
 use super::seeds::{LoopSeeds, SeedPurpose, derive_seed};
 use super::trainer::{LoopSpec, Objective, ParamGroup, State, TrainOptions, Trainer, checkpoint_dir};
-use crate::encoder::l2_normalize;
 use crate::error::{Error, Result};
 use crate::graph::{EdgeList, Gat, GatConfig};
 use crate::rank::neural::NeuralOutput;
@@ -69,7 +68,8 @@ pub struct GnnConfig {
     /// Mix the GAT's output with the input embedding by a learned gate (default true).
     #[serde(default = "default_true")]
     pub residual_mix: bool,
-    /// Cosine scale of the scores (default 20).
+    /// Cosine scale of the scores (default 20); with `biencoder.cosine = false` the stage scores by
+    /// dot product over `biencoder.temperature` instead, as the encoder was trained.
     #[serde(default = "default_scale")]
     pub scale: f64,
 }
@@ -174,6 +174,23 @@ pub(crate) fn gat_config(
     })
 }
 
+/// Loads into `net` the encoder the first stage selected in `out` (`OUT/summary.json`'s best epoch,
+/// its checkpoint's trainable values) and returns the sha256 of those weights; `None` when `out`
+/// holds no trained first stage (no summary, or epoch 0 selected), leaving `net` as built.
+pub(crate) fn load_selected_encoder(net: &Trainable, out: &Path) -> Result<Option<String>> {
+    let summary_path = out.join("summary.json");
+    if !summary_path.is_file() {
+        return Ok(None);
+    }
+    let s: Summary = lexbench_core::io::read_json(&summary_path)?;
+    if s.best_epoch == 0 {
+        return Ok(None);
+    }
+    let weights = checkpoint_dir(out, s.best_epoch).join("params.safetensors");
+    net.store.load_values(&weights)?;
+    Ok(Some(lexbench_core::hash::sha256_file(&weights)?))
+}
+
 /// The legislative graph of a corpus-wide dataset with node features from an encoder: structure nodes
 /// are embedded from their labels, articles from their text; corpus documents missing from the graph
 /// become isolated nodes appended at the end.
@@ -258,7 +275,8 @@ struct Stage {
     edges: EdgeList,
     /// Graph node of each corpus doc.
     doc_node: Tensor,
-    scale: f64,
+    /// Cosine · `gnn.scale`, or dot / `biencoder.temperature` (the encoder's scoring).
+    sim: Similarity,
     /// The GAT's optimiser (`gnn.lr`, the rest of `[optim]`).
     optim: super::optim::AdamWConfig,
 }
@@ -275,16 +293,7 @@ impl Stage {
     ) -> Result<(Self, String)> {
         let split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, false)?;
         let net = Trainable::build(cfg, device)?;
-        let summary_path = out.join("summary.json");
-        let mut encoder = "untrained".to_owned();
-        if summary_path.is_file() {
-            let s: Summary = lexbench_core::io::read_json(&summary_path)?;
-            if s.best_epoch > 0 {
-                let weights = checkpoint_dir(out, s.best_epoch).join("params.safetensors");
-                net.store.load_values(&weights)?;
-                encoder = lexbench_core::hash::sha256_file(&weights)?;
-            }
-        }
+        let encoder = load_selected_encoder(&net, out)?.unwrap_or_else(|| "untrained".to_owned());
         let feats = GraphFeatures::build(&net, &split, data, &cfg.data.dataset, device)?;
         let dim = feats.dim();
         let edges = EdgeList::from_legal_graph(&feats.graph.hierarchy, &feats.graph.sequence)?;
@@ -311,7 +320,10 @@ impl Stage {
             x: feats.x,
             edges,
             doc_node,
-            scale: gnn.scale,
+            sim: match cfg.biencoder.similarity() {
+                Similarity::Cosine { .. } => Similarity::Cosine { scale: gnn.scale },
+                dot => dot,
+            },
             optim,
         };
         Ok((stage, encoder))
@@ -333,7 +345,7 @@ impl Stage {
             }
             None => g,
         };
-        l2_normalize(&v.index_select(&self.doc_node, 0)?)
+        self.sim.prepare(&v.index_select(&self.doc_node, 0)?)
     }
 
     fn queries(&self, split: &SplitData) -> Result<Tensor> {
@@ -342,7 +354,7 @@ impl Stage {
         let dim = self.x.dims2()?.1;
         let flat: Vec<f32> = rows.into_iter().flatten().collect();
         let q = Tensor::from_vec(flat, (texts.len(), dim), self.x.device())?;
-        l2_normalize(&q)
+        self.sim.prepare(&q)
     }
 
     /// Scores of every corpus doc for every topic, `(topics, docs)`, without gradient.
@@ -393,7 +405,7 @@ fn batch_loss(
     let e = stage
         .articles(true)?
         .index_select(&Tensor::new(idx.as_slice(), device)?, 0)?;
-    let scores = (qb.matmul(&e.t()?)? * stage.scale)?;
+    let scores = stage.sim.scores(&qb, &e)?;
     let mask = Tensor::from_vec(mask, (exs.len(), p), device)?;
     crate::train::losses::contrastive_nll(&(scores + mask)?, &pos)
 }

@@ -7,7 +7,9 @@
 //!   — with `adapter_config.json` naming the method, its settings, the base model's folder and the
 //!   sha256 of its `model.safetensors`, plus the base's `config.json` and tokenizer files so the folder
 //!   tokenises on its own. [`crate::encoder::BertModel::from_dir`] loads such a folder: base, then the
-//!   PEFT weights, LoRA merged into the base weights for inference.
+//!   PEFT weights, LoRA merged into the base weights for inference. Prefixes trained through the
+//!   reparametrisation MLP (`peft.prefix.projection`) are exported as its output, every layer's
+//!   `peft.layer.{i}.prefix.{key,value}` (what PEFT saves too): the MLP is not needed to rank.
 //! - A hierarchical article encoder (`biencoder.article_encoder = "hierarchical"`) adds its
 //!   `hier.…` tensors to either weights file. `lexbench run dense` cannot use them (it refuses such
 //!   folders); [`TrainedRanker`] ranks with the network rebuilt from the folder instead.
@@ -20,7 +22,9 @@ use super::config::TrainConfig;
 use super::data::SplitData;
 use super::model::Trainable;
 use super::params::{ParamStore, save_tensors};
+use crate::encoder::BertConfig;
 use crate::encoder::files::{ADAPTER_CONFIG, ADAPTER_WEIGHTS, AdapterFile, weights_file};
+use crate::encoder::peft::{PeftConfig, PeftMethod, materialize_prefix_tensors};
 use crate::error::{Result, io_err};
 use crate::rank::neural::{NeuralDetails, SEED};
 use crate::rank::{Ranked, Ranker, RunTarget, SplitInputs};
@@ -46,8 +50,10 @@ fn copy_base_files(base: &Path, dir: &Path) -> Result<()> {
 }
 
 /// How a trained folder was trained (configuration, epochs, scores), beside HF's files. Distinct
-/// from [`crate::encoder::models::RECORD_FILE`], the install record of a fetched checkpoint.
-pub const TRAINING_RECORD: &str = "lexbench-training.json";
+/// from [`crate::encoder::models::RECORD_FILE`], the install record of a fetched checkpoint. Its
+/// `config` is what every ranker of the folder must use (lengths, pooling, similarity, ColBERT's
+/// settings, the text prefixes: [`crate::encoder::files::ranking_prefixes`]).
+pub use crate::encoder::files::TRAINING_RECORD;
 
 /// The training record's name before it was told apart from the install record; never written,
 /// never copied from a base folder.
@@ -63,7 +69,18 @@ pub fn export(
     dir: &Path,
     meta: &serde_json::Value,
 ) -> Result<()> {
-    let tensors = store.tensors()?;
+    let mut tensors = store.tensors()?;
+    let mlp = |p: &&PeftConfig| p.method == PeftMethod::Prefix && p.prefix.projection;
+    if let Some(p) = cfg.peft.as_ref().filter(mlp) {
+        let bert = BertConfig::from_file(&cfg.base.join("config.json"))?;
+        materialize_prefix_tensors(
+            &p.prefix,
+            bert.num_hidden_layers,
+            bert.hidden_size,
+            &mut tensors,
+            "peft.",
+        )?;
+    }
     lexbench_core::io::write_dir_atomic(dir, |tmp| -> Result<()> {
         copy_base_files(&cfg.base, tmp)?;
         match &cfg.peft {
@@ -96,9 +113,14 @@ pub struct TrainedRanker {
 }
 
 impl TrainedRanker {
-    /// Rebuilds `cfg`'s network on `device` with the weights exported in `model_dir`.
+    /// Rebuilds `cfg`'s network on `device` with the weights exported in `model_dir` (prefixes
+    /// trained through the reparametrisation MLP in the direct form the folder holds them in).
     pub fn from_folder(cfg: &TrainConfig, model_dir: &Path, device: &Device) -> Result<Self> {
-        let net = Trainable::build(cfg, device)?;
+        let mut exported = cfg.clone();
+        if let Some(p) = &mut exported.peft {
+            p.prefix = p.prefix.materialized();
+        }
+        let net = Trainable::build(&exported, device)?;
         net.store.load_values(&weights_file(model_dir))?;
         Ok(Self {
             cfg: cfg.clone(),

@@ -263,3 +263,72 @@ pub fn train(
     lexbench_core::io::write_json_pretty(&out.join("summary.json"), &summary)?;
     Ok(summary)
 }
+
+#[cfg(test)]
+mod tests {
+    //! BM25 reads the dataset's texts as they are: the text prefixes (`[data] query_prefix` /
+    //! `passage_prefix`) are the network's, put before the texts inside [`Trainable`], never BM25's.
+    //! The static negative sources of a config with prefixes are those of the same config without,
+    //! and not the ones BM25 would rank from prefixed texts (the check is not vacuous).
+
+    use lexbench_core::dataset::Language;
+    use lexbench_core::testing::TinyDataset;
+
+    use super::*;
+
+    fn config(query_prefix: &str, passage_prefix: &str) -> TrainConfig {
+        let text = format!(
+            r#"
+name = "bm25-prefixes"
+model = "dpr"
+base = "unused"
+seed = 1
+[data]
+dataset = "mini"
+val_split = ""
+query_prefix = {query_prefix:?}
+passage_prefix = {passage_prefix:?}
+[negatives]
+bm25 = 2
+bm25_depth = 3
+[schedule]
+epochs = 1
+"#
+        );
+        toml::from_str(&text).expect("test config")
+    }
+
+    #[test]
+    fn bm25_negatives_ignore_the_text_prefixes() -> Result<()> {
+        let data = std::env::temp_dir().join(format!("lexbench-bm25-prefixes-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&data);
+        TinyDataset::new("mini")
+            .language(Language::English)
+            .doc("d1", "the right to a fair trial")
+            .doc("d2", "the prohibition of torture")
+            .doc("d3", "freedom of expression and of the press")
+            .doc("d4", "the right to respect for private life")
+            .doc("d5", "a fair hearing within a reasonable time")
+            .topic("t1", "q1", "fair trial", &["d1"], "train")
+            .topic("t2", "q2", "private life", &["d4"], "train")
+            .topic("t3", "q3", "freedom of the press", &["d3"], "train")
+            .write_in(&data)?;
+        let split = SplitData::load(&data, "mini", "train", true)?;
+        let sources = |cfg: &TrainConfig| -> Result<Option<Rankings>> {
+            Ok(negative_sources(cfg, &split, &data)?.bm25)
+        };
+        let plain = sources(&config("", ""))?;
+        assert!(plain.is_some());
+        assert_eq!(sources(&config("torture: ", "passage: "))?, plain);
+        assert_eq!(sources(&config("query: ", "passage: "))?, plain);
+        // BM25 over texts that carry the query prefix would rank d2 for every topic.
+        let mut prefixed = split.clone();
+        for t in &mut prefixed.topics {
+            t.text = format!("torture: {}", t.text);
+        }
+        assert_ne!(Some(bm25_rankings(&prefixed, "mini", 12)), plain);
+        assert_eq!(Some(bm25_rankings(&split, "mini", 12)), plain);
+        std::fs::remove_dir_all(&data).ok();
+        Ok(())
+    }
+}

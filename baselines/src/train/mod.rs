@@ -11,13 +11,15 @@
 //! - [`losses`]: the contrastive NLL and score distillation (QABISAR).
 //! - [`dr_gnn`]: DR+GNN, a GAT over the legislative graph enriching the trained encoder's article
 //!   embeddings.
-//! - [`qabisar`]: QABISAR, a GAT over training queries, articles and the legislative hierarchy,
-//!   distilled into the query encoder.
+//! - [`qabisar`]: QABISAR's stage 2 (stage 1 is [`finetune::train`]): a GAT over training queries,
+//!   articles and the legislative hierarchy, over the stage-1 encoder's features, distilled into the
+//!   query encoder.
 //! - [`model::Trainable`]: the networks and their losses; ranking for validation and ANCE.
 //! - [`trainer`]: the one training loop (checkpoints, exact resumption, the step, model selection)
 //!   and the [`trainer::Objective`] each kind of training plugs into it; [`seeds`]: its named random
 //!   streams; [`finetune::train`]: fine-tuning an encoder; [`export`]: HF folders and PEFT-only folders.
 //! - [`share`]: the trainable-parameter share of a configuration, computed from `config.json` alone.
+//! - [`sweep`]: hyperparameter grids (`[sweep]`, `lr_sweep`) expanded into named, validated points.
 
 pub mod config;
 pub mod data;
@@ -32,6 +34,7 @@ pub mod params;
 pub mod qabisar;
 pub mod seeds;
 pub mod share;
+pub mod sweep;
 pub mod trainer;
 
 pub use config::TrainConfig;

@@ -11,6 +11,14 @@
 //! - ColBERT: MaxSim over normalised projected token vectors, same loss.
 //! - Cross-encoder: binary cross-entropy with logits on (query, positive) = 1 and (query, negative) = 0.
 //!
+//! Text prefixes (`[data] query_prefix` / `passage_prefix`, E5's `query: ` / `passage: `) are put
+//! before the texts here, inside [`Trainable`], so every path that reads text through the network
+//! gets them: training batches, validation and ANCE rankings, CuSINeS's model scores, DR+GNN's and
+//! QABISAR's embeddings ([`Trainable::embed_texts`], [`Trainable::encode_queries_t`]). Bi-encoders
+//! (flat and hierarchical: the passage prefix starts the first segment) and ColBERT (after its
+//! `[Q]` / `[D]` marker) prefix queries and passages alike; a cross-encoder reads
+//! `[CLS] query_prefix q [SEP] passage_prefix p [SEP]`. Callers pass the dataset's texts as they are.
+//!
 //! Full fine-tuning turns every checkpoint tensor into a trainable variable ([`ParamStore`] initial
 //! values); PEFT keeps the base as constants and trains only LoRA / adapter / prefix parameters (and
 //! a new head). Weights the checkpoint lacks — ColBERT's projection, the cross-encoder's classifier —
@@ -31,7 +39,10 @@ use super::params::{ParamStore, load_tensors};
 use crate::encoder::hier::{HierarchicalEncoder, SpecialTokens};
 use crate::encoder::peft::PeftMethod;
 use crate::encoder::seeded::{SEED, seeded_normal};
-use crate::encoder::{BertConfig, BertModel, TextTokenizer, Tokens, l2_normalize, pad_batch, pool};
+use crate::encoder::tokenize::as_strs;
+use crate::encoder::{
+    BertConfig, BertModel, TextPrefixes, TextTokenizer, Tokens, l2_normalize, pad_batch, pool,
+};
 use crate::error::{Error, Result};
 use crate::scorers::colbert::ColBert;
 use crate::scorers::cross::CrossEncoder;
@@ -77,15 +88,25 @@ impl HierArticles {
         store: &ParamStore,
         device: &Device,
     ) -> Result<Self> {
-        let token = |t: &str| {
-            doc_tok.token_id(t).ok_or_else(|| Error::Format {
-                path: tok_path.to_owned(),
-                message: format!("no {t} token, which the hierarchical encoder needs"),
-            })
+        // The tokenizer's own markers around a text: `[CLS] … [SEP]` for BERT's WordPiece, `<s> … </s>`
+        // for XLM-R's SentencePiece (multilingual-e5-small).
+        let around = doc_tok.encode(&[""])?;
+        let (cls, sep) = match around.first().map(|t| t.ids.as_slice()) {
+            Some(&[cls, sep]) => (cls, sep),
+            other => {
+                return Err(Error::Format {
+                    path: tok_path.to_owned(),
+                    message: format!(
+                        "the tokenizer wraps a text in {:?}, not one start and one end token \
+                         ([CLS] … [SEP]), which the hierarchical encoder needs",
+                        other.unwrap_or_default()
+                    ),
+                });
+            }
         };
         let special = SpecialTokens {
-            cls: token("[CLS]")?,
-            sep: token("[SEP]")?,
+            cls,
+            sep,
             pad: doc_tok.pad_id(),
         };
         let content_len = (h.seg_len.saturating_sub(2) * h.max_segments).max(4);
@@ -97,7 +118,7 @@ impl HierArticles {
         })
     }
 
-    /// Content token ids of `texts`.
+    /// Content token ids of `texts` (as given: [`Trainable`] adds the passage prefix before).
     pub fn content_ids(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>> {
         self.tokenizer.encode_content(texts)
     }
@@ -123,9 +144,10 @@ pub struct Trainable {
     /// Parameters of the whole model (base + PEFT + head).
     pub total_params: usize,
     cosine: bool,
-    scale: f64,
+    similarity: super::config::Similarity,
     in_batch: bool,
     pooling: crate::encoder::Pooling,
+    prefixes: TextPrefixes,
 }
 
 /// A checkpoint's tensors with any `bert.` prefix removed.
@@ -247,15 +269,27 @@ impl Trainable {
             bert,
             total_params,
             cosine: cfg.biencoder.cosine,
-            scale: cfg.biencoder.scale,
+            similarity: cfg.biencoder.similarity(),
             in_batch: cfg.biencoder.in_batch,
             pooling: cfg.biencoder.pooling,
+            prefixes: cfg.data.prefixes(),
         })
     }
 
     /// Trainable parameters.
     pub fn trainable_params(&self) -> usize {
         self.store.num_params()
+    }
+
+    /// The text prefixes put before queries and passages (`[data]`'s).
+    pub fn prefixes(&self) -> &TextPrefixes {
+        &self.prefixes
+    }
+
+    /// The bi-encoder's scoring function (cosine · scale, or dot / temperature); embeddings from
+    /// [`Self::embed_texts`] and [`Self::encode_queries_t`] are already normalised for cosine.
+    pub fn similarity(&self) -> super::config::Similarity {
+        self.similarity
     }
 
     fn bi_encode(&self, seqs: &[&Tokens], train: bool) -> Result<Tensor> {
@@ -268,8 +302,8 @@ impl Trainable {
         if self.cosine { l2_normalize(&v) } else { Ok(v) }
     }
 
-    /// Passage vectors `(n, h)` of one batch: the hierarchical encoder over content ids, or
-    /// [`Self::bi_encode`] over the passage tokenizer's sequences.
+    /// Passage vectors `(n, h)` of one batch (texts already prefixed): the hierarchical encoder over
+    /// content ids, or [`Self::bi_encode`] over the passage tokenizer's sequences.
     fn encode_passages(&self, passages: &[&str], train: bool) -> Result<Tensor> {
         let Net::Bi {
             doc_tok, articles, ..
@@ -299,15 +333,19 @@ impl Trainable {
         }
     }
 
-    /// Scores `(queries, passages)` of one batch as a `(q, p)` matrix (bi-encoder and ColBERT).
-    fn score_matrix(&self, queries: &[&str], passages: &[&str], train: bool) -> Result<Tensor> {
+    /// Scores `(queries, passages)` of one batch as a `(q, p)` matrix (bi-encoder and ColBERT), the
+    /// prefixes put before the texts.
+    pub fn score_matrix(&self, queries: &[&str], passages: &[&str], train: bool) -> Result<Tensor> {
+        let (queries, passages) = (self.prefixes.queries(queries), self.prefixes.passages(passages));
+        let (queries, passages) = (&as_strs(&queries)[..], &as_strs(&passages)[..]);
         match &self.net {
             Net::Bi { query_tok, .. } => {
                 let q = query_tok.encode(queries)?;
                 let qv = self.bi_encode(&q.iter().collect::<Vec<_>>(), train)?;
                 let dv = self.encode_passages(passages, train)?;
                 let s = qv.matmul(&dv.t()?)?;
-                Ok(if self.cosine { (s * self.scale)? } else { s })
+                // cosine · scale, or dot / temperature (the embeddings are normalised for cosine).
+                Ok((s * self.similarity.factor())?)
             }
             Net::Colbert(cb) => {
                 let q = cb.query_tokens(queries)?;
@@ -344,13 +382,17 @@ impl Trainable {
     pub fn loss(&self, batch: &Batch<'_>, train: bool) -> Result<Tensor> {
         match &self.net {
             Net::Cross(ce) => {
+                let (queries, passages) = (
+                    self.prefixes.queries(&batch.queries),
+                    self.prefixes.passages(&batch.passages),
+                );
                 let mut pairs = Vec::new();
                 let mut labels = Vec::new();
-                for (i, q) in batch.queries.iter().enumerate() {
-                    pairs.push((*q, batch.passages[batch.positive[i]]));
+                for (i, q) in queries.iter().enumerate() {
+                    pairs.push((q.as_ref(), passages[batch.positive[i]].as_ref()));
                     labels.push(1f32);
                     for &n in &batch.negatives[i] {
-                        pairs.push((*q, batch.passages[n]));
+                        pairs.push((q.as_ref(), passages[n].as_ref()));
                         labels.push(0f32);
                     }
                 }
@@ -415,8 +457,8 @@ impl Trainable {
             .collect())
     }
 
-    /// Bi-encoder embeddings of `texts` (queries with the query truncation, passages with the
-    /// passage one or the hierarchical encoder), without gradient or dropout, in input order;
+    /// Bi-encoder embeddings of `texts` (queries with the query prefix and truncation, passages with
+    /// the passage ones or the hierarchical encoder), without gradient or dropout, in input order;
     /// normalised when scores are cosine.
     /// Errors for ColBERT and cross-encoders.
     pub fn embed_texts(&self, texts: &[&str], query: bool, batch_size: usize) -> Result<Vec<Vec<f32>>> {
@@ -429,6 +471,12 @@ impl Trainable {
         else {
             return Err(Error::internal("only a bi-encoder embeds texts"));
         };
+        let texts = if query {
+            self.prefixes.queries(texts)
+        } else {
+            self.prefixes.passages(texts)
+        };
+        let texts = &as_strs(&texts)[..];
         if let (Some(a), false) = (articles, query) {
             let ids = a.content_ids(texts)?;
             let mut order: Vec<usize> = (0..ids.len()).collect();
@@ -459,13 +507,15 @@ impl Trainable {
         Ok(out)
     }
 
-    /// Bi-encoder embeddings of `queries` as a `(n, dim)` tensor **with** gradient (dropout when
-    /// `train`), normalised when scores are cosine: the student side of QABISAR's distillation.
+    /// Bi-encoder embeddings of `queries` (with the query prefix) as a `(n, dim)` tensor **with**
+    /// gradient (dropout when `train`), normalised when scores are cosine: the student side of
+    /// QABISAR's distillation.
     pub fn encode_queries_t(&self, queries: &[&str], train: bool) -> Result<Tensor> {
         let Net::Bi { query_tok, .. } = &self.net else {
             return Err(Error::internal("only a bi-encoder encodes queries alone"));
         };
-        let toks = query_tok.encode(queries)?;
+        let queries = self.prefixes.queries(queries);
+        let toks = query_tok.encode(&as_strs(&queries))?;
         self.bi_encode(&toks.iter().collect::<Vec<_>>(), train)
     }
 
@@ -491,6 +541,9 @@ impl Trainable {
                         .iter()
                         .map(|&d| (topic.text.as_str(), split.docs[d].text.as_str()))
                         .collect();
+                    let pairs = self.prefixes.pairs(&pairs);
+                    let pairs: Vec<(&str, &str)> =
+                        pairs.iter().map(|(q, p)| (q.as_ref(), p.as_ref())).collect();
                     let scores = ce.score(&pairs)?;
                     out.push((docs, scores));
                 }
@@ -500,10 +553,10 @@ impl Trainable {
                 needed.sort_unstable();
                 needed.dedup();
                 let texts: Vec<&str> = needed.iter().map(|&d| split.docs[d].text.as_str()).collect();
-                let enc = cb.encode_docs(&texts)?;
+                let enc = cb.encode_docs(&as_strs(&self.prefixes.passages(&texts)))?;
                 let by_doc: HashMap<usize, &Tensor> = needed.iter().copied().zip(enc.iter()).collect();
                 let queries: Vec<&str> = split.topics.iter().map(|t| t.text.as_str()).collect();
-                let qenc = cb.encode_queries(&queries)?;
+                let qenc = cb.encode_queries(&as_strs(&self.prefixes.queries(&queries)))?;
                 for (t, q) in qenc.iter().enumerate() {
                     let docs = cand(t);
                     let scores = docs
@@ -513,6 +566,7 @@ impl Trainable {
                     out.push((docs, scores));
                 }
             }
+            // `embed_texts` puts the prefixes before the texts.
             Net::Bi { .. } => {
                 let mut needed: Vec<usize> = (0..split.topics.len()).flat_map(cand).collect();
                 needed.sort_unstable();

@@ -1,19 +1,25 @@
-//! QABISAR (query-article bipartite graph for statutory article retrieval), kept small.
+//! QABISAR (query-article bipartite graph for statutory article retrieval), in the paper's two stages.
 //!
+//! - **Stage 1** trains the bi-encoder as a plain dense retriever ([`super::finetune::train`] into
+//!   `OUT`, as the rest of the config says); `lexbench train` runs it first. Stage 2 starts from the
+//!   encoder stage 1 selected (its sha256 is part of stage 2's identity, so a checkpoint of stage 2
+//!   over another encoder is refused) and trains in `OUT/qabisar`.
 //! - **Graph**: the training queries, BSARD's legislative graph (structure nodes and articles; corpus
-//!   articles missing from it are isolated nodes) with typed edges: query ↔ article from the training
-//!   qrels ([`EdgeType::QueryArticle`], [`EdgeType::ArticleQuery`]), parent ↔ child, next ↔ previous
-//!   article (and the GAT's self-loops).
-//! - **Node features**, without gradient: articles and structure labels embedded once by the initial
-//!   encoder (the article side is frozen); query nodes re-embedded by the current query encoder at
-//!   each epoch start.
+//!   articles missing from it are isolated nodes) with edges typed by the kinds of the nodes they join
+//!   ([`EdgeList::typed_by_node_kinds`]: `query→article`, `article→query`, `code→book`,
+//!   `section→article`, `article→section`, `article→article next`, …; and the GAT's self-loops). The
+//!   edge-type embeddings are as wide as the node features unless `edge_dim` says otherwise.
+//! - **Node features**, without gradient: articles and structure labels embedded once by the
+//!   **stage-1 encoder** (the article side is frozen in stage 2); query nodes re-embedded by the
+//!   current query encoder at each epoch start.
 //! - **Per batch**: a GATv2 over the sampled `hops`-hop subgraph around the batch's query nodes and
 //!   candidate articles (positives, sampled negatives, other examples' articles). Loss =
 //!   `contrastive_weight` · NLL(graph query rep · graph article reps) + `kd_weight` ·
 //!   KL(softmax(graph scores) ‖ softmax(student scores)) where the student scores are the **query
 //!   encoder**'s embedding (with gradient) against the detached graph article reps, and the teacher is
 //!   detached: the KD gradient reaches only the query encoder's trainable parameters (LoRA or full),
-//!   the contrastive one only the GAT.
+//!   the contrastive one only the GAT. Scores are the bi-encoder's (`[biencoder]`): dot product /
+//!   temperature (the paper's, with `cosine = false`) or cosine · scale.
 //! - **Inference**: graph article reps from the whole graph (no dropout) × the distilled query
 //!   encoder's embedding of the test question (test questions are not in the graph).
 
@@ -27,7 +33,8 @@ use serde::{Deserialize, Serialize};
 use super::config::TrainConfig;
 use super::data::SplitData;
 use super::dr_gnn::{
-    GraphFeatures, default_dropout, default_edge_dim, default_heads, default_layers, default_lr, gat_config,
+    GraphFeatures, default_dropout, default_heads, default_layers, default_lr, gat_config,
+    load_selected_encoder,
 };
 use super::finetune::{config_text, negative_sources};
 use super::model::{Trainable, run_from_corpus_scores};
@@ -36,7 +43,6 @@ use super::optim::AdamWConfig;
 use super::params::ParamStore;
 use super::seeds::{LoopSeeds, SeedPurpose, derive_seed};
 use super::trainer::{LoopSpec, Objective, ParamGroup, State, TrainOptions, Trainer};
-use crate::encoder::l2_normalize;
 use crate::error::{Error, Result, io_err};
 use crate::graph::{Adjacency, Direction, EdgeList, EdgeType, Gat, GatConfig};
 use crate::rank::neural::NeuralOutput;
@@ -46,6 +52,12 @@ use crate::train::losses::{contrastive_nll, kl_distillation};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QabisarConfig {
+    /// Stage 2's epochs; absent: `schedule.epochs` (stage 1's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epochs: Option<usize>,
+    /// Stage 2's training examples per batch; absent: `schedule.batch_size` (stage 1's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch_size: Option<usize>,
     /// Learning rate of the GAT (default 1e-3); the query encoder uses `optim.lr`.
     #[serde(default = "default_lr")]
     pub gnn_lr: f64,
@@ -55,9 +67,9 @@ pub struct QabisarConfig {
     /// GAT layers (default 2).
     #[serde(default = "default_layers")]
     pub num_layers: usize,
-    /// Width of the edge-type embeddings (default 16).
-    #[serde(default = "default_edge_dim")]
-    pub edge_dim: usize,
+    /// Width of the edge-type embeddings; absent: the node features' width (the paper's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edge_dim: Option<usize>,
     /// Attention dropout while training (default 0.1).
     #[serde(default = "default_dropout")]
     pub attention_dropout: f32,
@@ -97,10 +109,12 @@ fn default_temperature() -> f64 {
 impl Default for QabisarConfig {
     fn default() -> Self {
         Self {
+            epochs: None,
+            batch_size: None,
             gnn_lr: default_lr(),
             heads: default_heads(),
             num_layers: default_layers(),
-            edge_dim: default_edge_dim(),
+            edge_dim: None,
             attention_dropout: default_dropout(),
             hops: default_hops(),
             fanout: default_fanout(),
@@ -114,9 +128,17 @@ impl Default for QabisarConfig {
 impl QabisarConfig {
     /// Checks the values.
     pub fn validate(&self) -> Result<()> {
-        if self.heads == 0 || self.num_layers == 0 || self.fanout == 0 {
+        let zero = |x: Option<usize>| x == Some(0);
+        if self.heads == 0
+            || self.num_layers == 0
+            || self.fanout == 0
+            || zero(self.edge_dim)
+            || zero(self.epochs)
+            || zero(self.batch_size)
+        {
             return Err(Error::Param(
-                "qabisar: heads, num_layers and fanout must be at least 1".into(),
+                "qabisar: heads, num_layers, fanout, edge_dim, epochs and batch_size must be at least 1"
+                    .into(),
             ));
         }
         let ok = |x: f64| x.is_finite() && x >= 0.0;
@@ -138,15 +160,18 @@ impl QabisarConfig {
         Ok(())
     }
 
-    fn gat(&self, dim: usize) -> Result<GatConfig> {
-        gat_config(
+    /// The GAT over node features of width `dim` and `edge_types` edge types.
+    fn gat(&self, dim: usize, edge_types: usize) -> Result<GatConfig> {
+        let mut gat = gat_config(
             "qabisar",
             dim,
             self.heads,
             self.num_layers,
-            self.edge_dim,
+            self.edge_dim.unwrap_or(dim),
             self.attention_dropout,
-        )
+        )?;
+        gat.num_edge_types = edge_types;
+        Ok(gat)
     }
 }
 
@@ -167,7 +192,10 @@ pub struct Qabisar {
     adjacency: Adjacency,
     /// Graph node of each corpus doc.
     doc_node: Vec<u32>,
-    scale: f64,
+    /// Every edge type's name by id ([`EdgeList::typed_by_node_kinds`]).
+    edge_types: Vec<String>,
+    /// The sha256 of the stage-1 encoder's weights.
+    encoder: String,
     seed: u64,
 }
 
@@ -181,15 +209,30 @@ impl std::fmt::Debug for Qabisar {
 }
 
 impl Qabisar {
-    /// Builds the model for `split` (the training split) of `DATA/datasets/<cfg.data.dataset>`, which
-    /// must hold `graph.json`.
-    pub fn build(cfg: &TrainConfig, split: &SplitData, data: &Path, device: &Device) -> Result<Self> {
+    /// Builds stage 2 for `split` (the training split) of `DATA/datasets/<cfg.data.dataset>`, which
+    /// must hold `graph.json`, over the encoder stage 1 trained in `out` (an error when `out` holds
+    /// none: run [`super::finetune::train`] into it first).
+    pub fn build(
+        cfg: &TrainConfig,
+        split: &SplitData,
+        data: &Path,
+        out: &Path,
+        device: &Device,
+    ) -> Result<Self> {
         let q = cfg
             .qabisar
             .clone()
             .ok_or_else(|| Error::Param("QABISAR needs a [qabisar] section".into()))?;
         q.validate()?;
         let net = Trainable::build(cfg, device)?;
+        let encoder = load_selected_encoder(&net, out)?.ok_or_else(|| {
+            Error::Param(format!(
+                "QABISAR's stage 2 starts from the bi-encoder stage 1 trained in {}, which holds no trained \
+                 encoder (no summary.json with a selected epoch): train stage 1 there first \
+                 (`lexbench train` runs both stages)",
+                out.display()
+            ))
+        })?;
         let feats = GraphFeatures::build(&net, split, data, &cfg.data.dataset, device)?;
         let dim = feats.dim();
         let base_nodes = feats.nodes();
@@ -208,17 +251,22 @@ impl Qabisar {
             }
         }
         for k in 0..structural.len() {
-            let ty = EdgeType::ALL
-                .iter()
-                .copied()
-                .find(|e| e.index() == structural.types[k])
-                .unwrap_or(EdgeType::ParentChild);
-            edges.push(structural.src[k] + nq as u32, structural.dst[k] + nq as u32, ty);
+            edges.src.push(structural.src[k] + nq as u32);
+            edges.dst.push(structural.dst[k] + nq as u32);
+            edges.types.push(structural.types[k]);
         }
+        // Node kinds: the queries, the graph's nodes, then the corpus articles it lacks.
+        let mut kinds: Vec<&str> = vec!["query"; nq];
+        kinds.extend(feats.graph.nodes.iter().map(|n| n.kind.as_str()));
+        kinds.resize(nq + base_nodes, "article");
+        let (edges, edge_types) = edges.typed_by_node_kinds(&kinds)?;
         let nodes = nq + base_nodes;
         let adjacency = Adjacency::new(nodes, &edges, Direction::Incoming)?;
         let gnn_store = ParamStore::new(derive_seed(cfg.seed, SeedPurpose::QabisarInit, 0));
-        let gat = Gat::load(&q.gat(dim)?, gnn_store.var_builder(device).pp("gat"))?;
+        let gat = Gat::load(
+            &q.gat(dim, edge_types.len())?,
+            gnn_store.var_builder(device).pp("gat"),
+        )?;
         let query_x = Tensor::zeros((nq, dim), DType::F32, device)?;
         let mut me = Self {
             cfg: q,
@@ -230,7 +278,8 @@ impl Qabisar {
             edges,
             adjacency,
             doc_node,
-            scale: cfg.biencoder.scale,
+            edge_types,
+            encoder,
             seed: cfg.seed,
         };
         me.refresh_queries(split)?;
@@ -240,6 +289,26 @@ impl Qabisar {
     /// Nodes of the graph.
     pub fn nodes(&self) -> usize {
         self.adjacency.num_nodes()
+    }
+
+    /// Every edge type's name by id.
+    pub fn edge_types(&self) -> &[String] {
+        &self.edge_types
+    }
+
+    /// The sha256 of the stage-1 encoder's weights stage 2 started from.
+    pub fn encoder_sha256(&self) -> &str {
+        &self.encoder
+    }
+
+    /// The frozen input features of every corpus doc's article node, `(docs, dim)`: the stage-1
+    /// encoder's passage embeddings.
+    pub fn article_features(&self) -> Result<Tensor> {
+        let nq = self.query_x.dims2()?.0 as u32;
+        let rows: Vec<u32> = self.doc_node.iter().map(|&n| n - nq).collect();
+        Ok(self
+            .base_x
+            .index_select(&Tensor::new(rows.as_slice(), self.base_x.device())?, 0)?)
     }
 
     /// Re-embeds the query nodes with the current query encoder (no gradient).
@@ -260,7 +329,7 @@ impl Qabisar {
     }
 
     /// Graph article representations of every corpus doc from the whole graph, `(docs, dim)`,
-    /// normalised, without dropout or gradient.
+    /// normalised for cosine scores, without dropout or gradient.
     pub fn article_reps(&self) -> Result<Tensor> {
         let h = self.gat.forward_t(
             &self.features()?,
@@ -269,7 +338,7 @@ impl Qabisar {
             false,
         )?;
         let idx = Tensor::new(self.doc_node.as_slice(), h.device())?;
-        Ok(l2_normalize(&h.index_select(&idx, 0)?)?.detach())
+        Ok(self.net.similarity().prepare(&h.index_select(&idx, 0)?)?.detach())
     }
 
     /// The two losses of one batch: `(graph contrastive, distillation into the query encoder)`.
@@ -322,8 +391,9 @@ impl Qabisar {
         let h = self
             .gat
             .forward_t(&x, (&sub.edges.src, &sub.edges.dst), &sub.edges.types, true)?;
-        let hq = l2_normalize(&h.index_select(&Tensor::new(q_local.as_slice(), device)?, 0)?)?;
-        let ha = l2_normalize(&h.index_select(&Tensor::new(a_local.as_slice(), device)?, 0)?)?;
+        let sim = self.net.similarity();
+        let hq = sim.prepare(&h.index_select(&Tensor::new(q_local.as_slice(), device)?, 0)?)?;
+        let ha = sim.prepare(&h.index_select(&Tensor::new(a_local.as_slice(), device)?, 0)?)?;
         let p = docs.len();
         let mut mask = vec![0f32; exs.len() * p];
         for (i, e) in exs.iter().enumerate() {
@@ -335,11 +405,11 @@ impl Qabisar {
             }
         }
         let mask = Tensor::from_vec(mask, (exs.len(), p), device)?;
-        let graph_scores = ((hq.matmul(&ha.t()?)? * self.scale)? + &mask)?;
+        let graph_scores = (sim.scores(&hq, &ha)? + &mask)?;
         let contrastive = contrastive_nll(&graph_scores, &pos)?;
         let texts: Vec<&str> = exs.iter().map(|e| split.topics[e.topic].text.as_str()).collect();
         let q = self.net.encode_queries_t(&texts, true)?;
-        let student = ((q.matmul(&ha.detach().t()?)? * self.scale)? + &mask)?;
+        let student = (sim.scores(&q, &ha.detach())? + &mask)?;
         let kd = kl_distillation(&student, &graph_scores, self.cfg.temperature)?;
         Ok((contrastive, kd))
     }
@@ -433,9 +503,11 @@ impl Objective for QabisarObjective {
     }
 }
 
-/// Trains QABISAR (`cfg.schedule` epochs and batches, `cfg.optim` for the query encoder,
-/// `qabisar.gnn_lr` for the GAT) into `out` through the training loop (checkpoints, resumption;
-/// the model in `OUT/qabisar`), then ranks `splits`.
+/// Trains QABISAR's stage 2 after [`super::finetune::train`] has trained the bi-encoder (stage 1)
+/// into `out`: the GAT and the distillation into the query encoder (`cfg.schedule` epochs and
+/// batches, `cfg.optim` for the query encoder, `qabisar.gnn_lr` for the GAT) through the training
+/// loop in `OUT/qabisar` (checkpoints, resumption; the model and `qabisar.json` there), then ranks
+/// `splits`.
 pub fn train_qabisar(
     cfg: &TrainConfig,
     data: &Path,
@@ -450,8 +522,12 @@ pub fn train_qabisar(
     if cfg.data.max_train_topics > 0 {
         split.topics.truncate(cfg.data.max_train_topics);
     }
-    let model = Qabisar::build(cfg, &split, data, device)?;
+    let model = Qabisar::build(cfg, &split, data, out, device)?;
+    let q = model.cfg.clone();
     let nodes = model.nodes();
+    // The stage's identity: the configuration and the encoder it starts from.
+    let identity = format!("{}\n# encoder: {}\n", config_text(cfg)?, model.encoder_sha256());
+    let edge_types = model.edge_types().to_vec();
     let trainable_params = model.net.trainable_params() + model.gnn_store.num_params();
     let dir = out.join("qabisar");
     let objective = QabisarObjective {
@@ -461,14 +537,14 @@ pub fn train_qabisar(
     };
     let negatives = negative_sources(cfg, &split, data)?;
     let spec = LoopSpec {
-        out,
-        identity: config_text(cfg)?,
+        out: &dir,
+        identity,
         seed: cfg.seed,
         seeds: LoopSeeds::QABISAR,
         split: &split,
         what: format!("split {} of {}", cfg.data.train_split, cfg.data.dataset),
-        epochs: cfg.schedule.epochs,
-        batch_size: cfg.schedule.batch_size,
+        epochs: q.epochs.unwrap_or(cfg.schedule.epochs),
+        batch_size: q.batch_size.unwrap_or(cfg.schedule.batch_size),
         warmup_ratio: cfg.schedule.warmup_ratio,
         max_steps: cfg.schedule.max_steps,
         max_grad_norm: cfg.schedule.max_grad_norm,
@@ -502,6 +578,10 @@ pub fn train_qabisar(
         summary.runs.push(o.run_path.display().to_string());
         outputs.push(o);
     }
+    lexbench_core::io::write_json_pretty(
+        &dir.join("qabisar.json"),
+        &serde_json::json!({"name": cfg.name, "qabisar": cfg.qabisar, "stage1_encoder_sha256": model.encoder_sha256(), "nodes": nodes, "edge_types": edge_types, "trainable_params": trainable_params}),
+    )?;
     lexbench_core::io::write_json_pretty(&dir.join("summary.json"), &summary)?;
     Ok((summary, outputs))
 }

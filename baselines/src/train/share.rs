@@ -54,6 +54,11 @@ pub fn peft_params(cfg: &BertConfig, peft: &PeftConfig) -> Result<usize> {
             let w = peft.adapter.width(h)?;
             l * 2 * (h * w + w + w * h + h)
         }
+        PeftMethod::Prefix if peft.prefix.projection => {
+            // The reparametrisation MLP: embedding, hidden → p, p → layers · 2 · hidden.
+            let p = peft.prefix.projection_width(h);
+            peft.prefix.length * h + (h * p + p) + (p * l * 2 * h + l * 2 * h)
+        }
         PeftMethod::Prefix => l * 2 * peft.prefix.length * h,
     })
 }
