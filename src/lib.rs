@@ -9,6 +9,9 @@
 //! - [`build`]: the ECtHR and BSARD builds (BSARD's CSV files from a folder or the raw store), the
 //!   release import, re-splits, statistics and diffs;
 //! - [`train`]: the trainer dispatch and the hyperparameter sweep ([`train::select_point`]);
+//! - [`submit`]: the submission harness for models (`lexbench submit --model`: run the model over
+//!   every evaluated split, record verified entries, resume after a kill) and the recheck of a
+//!   verified entry (`lexbench leaderboard --recheck`);
 //! - [`device`]: `--device cpu|cuda[:N]` and the default device;
 //! - [`pipeline`]: every stage on the embedded sample ([`sample`]) or a crawl.
 //!
@@ -28,4 +31,5 @@ pub mod device;
 pub mod parse_store;
 pub mod pipeline;
 pub mod sample;
+pub mod submit;
 pub mod train;

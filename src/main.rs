@@ -94,9 +94,12 @@ enum Command {
     /// Run a baseline over a dataset split: DATA/runs/<dataset>/<split>/<system>.trec + .json sidecar.
     #[command(subcommand)]
     Run(run::RunCommand),
-    /// Validate a run against the dataset split it claims, evaluate it, record a leaderboard entry.
+    /// Record leaderboard entries: a run file validated against the split it claims and evaluated
+    /// (self-reported), or a model the harness runs itself over every evaluated split (--model,
+    /// verified).
     Submit(submit::SubmitArgs),
-    /// Render DATA/leaderboard (index.md, site/index.html, SVG plots); check regression files.
+    /// Render DATA/leaderboard (index.md, site/index.html, SVG plots); check regression files;
+    /// recheck a verified entry; export or import result files.
     Leaderboard(leaderboard::LeaderboardArgs),
     /// Fine-tune a model as a TOML experiment describes (baselines/configs/), resuming from checkpoints.
     Train(train::TrainArgs),
@@ -196,9 +199,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Models(cmd) => models::cmd_models(&cmd),
         Command::Run(cmd) => run::cmd_run(data.root(), &cmd),
         Command::Submit(args) => {
-            submit::cmd_submit(data.root(), &args, OutputFormat::report(cli.format, "submit")?)
+            submit::cmd_submit(&data, &args, OutputFormat::report(cli.format, "submit")?)
         }
-        Command::Leaderboard(args) => leaderboard::cmd_leaderboard(data.root(), &args),
+        Command::Leaderboard(args) => leaderboard::cmd_leaderboard(&data, &args),
         Command::Encode(args) => encode::cmd_encode(&args),
         Command::BenchEncoder(args) => bench_encoder::cmd_bench_encoder(&args),
         Command::Train(args) => train::cmd_train(&data, &args),

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use lexbench_baselines::Device;
+use lexbench_baselines::rank::model::NeuralRanker;
 use lexbench_baselines::rank::neural::NeuralOutput;
 use lexbench_baselines::rank::{RunTarget, write_run};
 use lexbench_baselines::train::config::{ArticleEncoder, ModelKind, TrainConfig};
@@ -318,6 +319,19 @@ pub fn rank_trained(
     target: &RunTarget,
     device: &Device,
 ) -> lexbench_baselines::Result<NeuralOutput> {
+    write_run(&mut trained_ranker(cfg, model, system, top_k, device)?, target)
+}
+
+/// The ranker of the trained folder `model` under the settings it was trained with (`cfg`): lengths,
+/// pooling, similarity, ColBERT's settings (the text prefixes the rankers read from the folder
+/// themselves); as system `system`, keeping `top_k` documents per topic.
+pub fn trained_ranker(
+    cfg: &TrainConfig,
+    model: &Path,
+    system: &str,
+    top_k: usize,
+    device: &Device,
+) -> lexbench_baselines::Result<NeuralRanker> {
     use lexbench_baselines::encoder::EncodeOptions;
     use lexbench_baselines::rank::colbert::{ColBertParams, ColBertRanker};
     use lexbench_baselines::rank::cross::{CrossEncoderRanker, CrossParams};
@@ -341,7 +355,7 @@ pub fn rank_trained(
                 top_k,
                 ..DenseParams::default()
             };
-            write_run(&mut DenseRanker::new(model, params, device)?, target)?
+            NeuralRanker::Dense(Box::new(DenseRanker::new(model, params, device)?))
         }
         ModelKind::Colbert => {
             let params = ColBertParams {
@@ -349,7 +363,7 @@ pub fn rank_trained(
                 colbert: cfg.colbert_settings(),
                 top_k,
             };
-            write_run(&mut ColBertRanker::new(model, params, device)?, target)?
+            NeuralRanker::ColBert(Box::new(ColBertRanker::new(model, params, device)?))
         }
         ModelKind::CrossEncoder => {
             let params = CrossParams {
@@ -357,7 +371,7 @@ pub fn rank_trained(
                 depth: None,
                 max_len: cfg.data.max_query_len + cfg.data.max_doc_len,
             };
-            write_run(&mut CrossEncoderRanker::new(model, params, device)?, target)?
+            NeuralRanker::Cross(Box::new(CrossEncoderRanker::new(model, params, device)?))
         }
     })
 }

@@ -2,7 +2,11 @@
 //! with the task's measures, each non-baseline cell tested against BM25.
 //!
 //! Choices, stated:
-//! - **Which entry fills a cell**: of a system's entries on a dataset split, the latest on the dataset
+//! - **A row is a system and its provenance**: a system's verified entries (the harness ran its
+//!   model, [`crate::entry::Provenance`]) and its self-reported ones (run files) never share a row,
+//!   so a verified row ([`Row::verified`]) shows verified numbers only. The same name submitted both
+//!   ways gives two rows.
+//! - **Which entry fills a cell**: of a row's entries on a dataset split, the latest on the dataset
 //!   version built now (its `manifest.json` hash); if it has none, its latest on any version, marked
 //!   as stale (†) because its scores come from different data.
 //! - **The baseline** is the entry [`is_baseline`] says is one: named exactly [`BASELINE`] and made by
@@ -90,6 +94,9 @@ pub struct Row {
     pub system: String,
     /// True when its entries are the baseline's ([`is_baseline`]).
     pub baseline: bool,
+    /// True when its entries were made by the harness from a model (verified), false for run files
+    /// (self-reported).
+    pub verified: bool,
     /// Its description from the model card, if any.
     pub description: Option<String>,
     /// Cells by split.
@@ -112,6 +119,9 @@ pub struct DatasetBoard {
     /// Systems, best first by the first split's primary measure.
     pub rows: Vec<Row>,
 }
+
+/// A row's key: the system's name and whether its entries are verified.
+type Sys<'a> = (&'a str, bool);
 
 /// The primary (sorting) measure of a task.
 pub fn primary_measure(pooled: bool) -> &'static str {
@@ -144,10 +154,13 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
             .collect();
         splits.sort_by_key(|s| (s != "test", s.clone()));
 
-        // The entry of each (system, split).
-        let mut chosen: BTreeMap<(&str, &str), &Entry> = BTreeMap::new();
+        // The entry of each (system, provenance, split).
+        let mut chosen: BTreeMap<(Sys<'_>, &str), &Entry> = BTreeMap::new();
         for e in &list {
-            let key = (e.system.as_str(), e.dataset.split.as_str());
+            let key = (
+                (e.system.as_str(), e.provenance.is_verified()),
+                e.dataset.split.as_str(),
+            );
             let is_cur = |x: &Entry| current.as_deref() == Some(x.dataset.hash.as_str());
             match chosen.get(&key) {
                 Some(old)
@@ -157,12 +170,13 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
                 }
             }
         }
-        let systems: BTreeSet<&str> = chosen.keys().map(|(s, _)| *s).collect();
+        let systems: BTreeSet<Sys<'_>> = chosen.keys().map(|(s, _)| *s).collect();
         let mut rows: Vec<Row> = systems
             .iter()
             .map(|sys| Row {
-                system: (*sys).to_owned(),
+                system: sys.0.to_owned(),
                 baseline: chosen.iter().any(|((s, _), e)| s == sys && is_baseline(e)),
+                verified: sys.1,
                 description: chosen
                     .iter()
                     .filter(|((s, _), _)| s == sys)
@@ -178,7 +192,10 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
             // (row index, measure index, raw p)
             let mut tests: Vec<(usize, usize, f64)> = Vec::new();
             for (ri, row) in rows.iter_mut().enumerate() {
-                let Some(e) = chosen.get(&(row.system.as_str(), split.as_str())).copied() else {
+                let Some(e) = chosen
+                    .get(&((row.system.as_str(), row.verified), split.as_str()))
+                    .copied()
+                else {
                     continue;
                 };
                 let scores: Vec<Option<f64>> = measures.iter().map(|m| e.score(m)).collect();
@@ -232,7 +249,12 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
                 .and_then(|c| c.scores[primary])
                 .unwrap_or(f64::NEG_INFINITY)
         };
-        rows.sort_by(|a, b| key(b).total_cmp(&key(a)).then_with(|| a.system.cmp(&b.system)));
+        rows.sort_by(|a, b| {
+            key(b)
+                .total_cmp(&key(a))
+                .then_with(|| a.system.cmp(&b.system))
+                .then_with(|| b.verified.cmp(&a.verified))
+        });
         boards.push(DatasetBoard {
             name: name.to_owned(),
             current_hash: current,

@@ -1,7 +1,9 @@
 //! Model cards: a TOML file describing the submitted system (`--card model-card.toml`).
 //!
 //! ```toml
+//! name = "BM25 (Anserini)"   # the system's name (required for a model submission)
 //! description = "BM25 with Anserini's defaults"
+//! base_model = "none"        # what it starts from (required for a model submission)
 //! authors = ["A. Author"]
 //! url = "https://example.org/system"
 //! paper = "https://arxiv.org/abs/…"
@@ -13,7 +15,15 @@
 //! ```
 //!
 //! A card is at most [`MAX_CARD_BYTES`] long and each text in it at most [`MAX_CARD_FIELD_CHARS`]
-//! characters ([`ModelCard::check`]): it ends up in the leaderboard entry.
+//! characters ([`ModelCard::check`]): it ends up in the leaderboard entry. Unknown fields are refused.
+//!
+//! A run file's card (`lexbench submit RUN --card`) may leave any field out. A model's card
+//! (`lexbench submit --model DIR --card CARD`) is checked further ([`ModelCard::check_for_model`]):
+//! it must give [`REQUIRED_FOR_MODEL`] — `name` (the system's name on the leaderboard, 1 to 80
+//! characters of visible text, not the baseline's), `description`, `base_model` (the checkpoint it
+//! starts from, or `"none"`), `license` and `training_data` (`"none"` for a zero-shot model), none
+//! of them blank — and must not give `dataset_hash`, since the harness records the version of each
+//! dataset it runs the model on. `authors`, `url`, `paper`, `code` and `parameters` stay optional.
 
 use std::path::Path;
 
@@ -25,17 +35,26 @@ use crate::error::{Error, Problem, Result};
 pub const MAX_CARD_BYTES: usize = 16 * 1024;
 /// The longest text in a card field (each author counts alone), in characters.
 pub const MAX_CARD_FIELD_CHARS: usize = 1000;
+/// The fields a model submission's card must give (not blank).
+pub const REQUIRED_FOR_MODEL: [&str; 5] = ["name", "description", "base_model", "license", "training_data"];
 
 /// A model card. Every field is optional; unknown fields are rejected.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelCard {
+    /// The system's name on the leaderboard (required for a model submission).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// What the system is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Who made it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub authors: Vec<String>,
+    /// The checkpoint it starts from (`"none"` if trained from scratch; required for a model
+    /// submission).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_model: Option<String>,
     /// A page about it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
@@ -79,8 +98,10 @@ impl ModelCard {
     /// The card's problems, each with its line in `text` (the card as read from `path`): a text over
     /// [`MAX_CARD_FIELD_CHARS`].
     pub fn check(&self, path: &Path, text: &str) -> Vec<Problem> {
-        let fields: [(&str, Option<&String>); 7] = [
+        let fields: [(&str, Option<&String>); 9] = [
+            ("name", self.name.as_ref()),
             ("description", self.description.as_ref()),
+            ("base_model", self.base_model.as_ref()),
             ("url", self.url.as_ref()),
             ("paper", self.paper.as_ref()),
             ("code", self.code.as_ref()),
@@ -103,6 +124,70 @@ impl ModelCard {
                 })
             })
             .collect()
+    }
+}
+
+impl ModelCard {
+    /// The card's problems as the card of a model submission (`path` and `text` as for
+    /// [`ModelCard::check`], whose problems come first): every field of [`REQUIRED_FOR_MODEL`] given
+    /// and not blank, a `name` the leaderboard accepts ([`crate::submit::check_system_name`], not the
+    /// baseline's), and no `dataset_hash`.
+    pub fn check_for_model(&self, path: &Path, text: &str) -> Vec<Problem> {
+        let mut problems = self.check(path, text);
+        let problem = |key: &str, message: String| Problem {
+            path: path.to_owned(),
+            line: line_of_key(text, key),
+            message,
+        };
+        let values = [
+            self.name.as_ref(),
+            self.description.as_ref(),
+            self.base_model.as_ref(),
+            self.license.as_ref(),
+            self.training_data.as_ref(),
+        ];
+        for (key, value) in REQUIRED_FOR_MODEL.into_iter().zip(values) {
+            match value {
+                None => problems.push(Problem {
+                    path: path.to_owned(),
+                    line: None,
+                    message: format!(
+                        "{key} is missing; a model's card gives {} (\"none\" where nothing applies)",
+                        REQUIRED_FOR_MODEL.join(", ")
+                    ),
+                }),
+                Some(v) if v.trim().is_empty() => {
+                    problems.push(problem(key, format!("{key} is blank")));
+                }
+                Some(_) => {}
+            }
+        }
+        if let Some(name) = self.name.as_deref().filter(|n| !n.trim().is_empty()) {
+            if let Err(e) = crate::submit::check_system_name(name) {
+                let message = match e {
+                    Error::Param(m) => m,
+                    e => e.to_string(),
+                };
+                problems.push(problem("name", message));
+            } else if crate::board::is_baseline_name(name) {
+                problems.push(problem(
+                    "name",
+                    format!(
+                        "name {name:?} is reserved for the {} baseline",
+                        crate::board::BASELINE
+                    ),
+                ));
+            }
+        }
+        if self.dataset_hash.is_some() {
+            problems.push(problem(
+                "dataset_hash",
+                "dataset_hash has no place in a model's card: the harness records the version of each \
+                 dataset it runs the model on"
+                    .into(),
+            ));
+        }
+        problems
     }
 }
 

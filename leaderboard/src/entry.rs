@@ -1,5 +1,27 @@
 //! Leaderboard entries: the schema-versioned JSON record of one accepted submission, written
 //! atomically under a unique name (never over another entry), and read back.
+//!
+//! **Provenance.** Every entry says where its run came from ([`Provenance`]): `self_reported`, a run
+//! file the submitter made (`lexbench submit RUN`), or `verified`, a run the harness made itself
+//! from a model folder (`lexbench submit --model`), with the model's sha256 ([`ModelRef`]), the
+//! lexbench version, the device and the time taken ([`Harness`]). [`crate::submit()`] can only
+//! write self-reported entries; the verified mark comes only from [`crate::submit::submit_verified`],
+//! which the model path calls after running the model.
+//!
+//! **Integrity.** Entries of schema 2 carry a `seal`: the sha256 of [`SEAL_DOMAIN`] followed by the
+//! entry's JSON without its `seal` member, written compactly with every object's members in sorted
+//! order ([`seal_of`]). Readers check it ([`check_integrity`]): an entry edited after it was written
+//! — its mark, a score, a per-topic value — is left out of the leaderboard and refused by `--recheck`
+//! and `--import`. An entry of schema 1 (written before provenance existed) has no seal and can only
+//! be self-reported.
+//!
+//! What this guarantees, honestly: the seal is a checksum, not a signature. Anyone who reads this
+//! comment can recompute it, so it catches hand edits and tools that do not know the rule, not a
+//! determined forger with write access to the data directory. What makes a verified entry worth more
+//! than a self-reported one is that it can be *checked*: `lexbench leaderboard --recheck ENTRY`
+//! hashes the model folder again (it must match [`ModelRef::sha256`]), re-runs it on the CPU on the
+//! same dataset version and compares the run's sha256 and every per-topic value bit for bit. A
+//! forged verified entry fails that check; a self-reported one cannot be checked at all.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -12,8 +34,16 @@ use serde::{Deserialize, Serialize};
 use crate::card::ModelCard;
 use crate::error::{Error, Result, io_err};
 
-/// Version of the entry schema; readers skip entries with a newer one.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the entry schema; readers skip entries with a newer one. Version 2 added
+/// `provenance` and `seal`; version 1 entries read as self-reported.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The oldest entry schema this version reads.
+pub const OLDEST_SCHEMA_VERSION: u32 = 1;
+
+/// What [`seal_of`] hashes before the entry's canonical JSON: names the rule, so a seal of another
+/// rule never matches.
+pub const SEAL_DOMAIN: &str = "lexbench-entry-seal-1\n";
 
 /// One accepted submission.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,6 +76,104 @@ pub struct Entry {
     pub missing_topics: Vec<TopicId>,
     /// Warnings from validation (ties, missing topics).
     pub warnings: Vec<String>,
+    /// Where the run came from: a run file (self-reported) or the harness running a model
+    /// (verified). Absent in schema 1: self-reported.
+    #[serde(default)]
+    pub provenance: Provenance,
+    /// The entry's checksum ([`seal_of`]); every entry of schema 2 has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seal: Option<String>,
+}
+
+/// Where an entry's run came from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Provenance {
+    /// A run file the submitter made (`lexbench submit RUN`): validated and evaluated, but nothing
+    /// says what produced it.
+    #[default]
+    SelfReported,
+    /// A run the harness made itself by running a model (`lexbench submit --model`).
+    Verified(Harness),
+}
+
+impl Provenance {
+    /// Is this the harness's own run?
+    pub fn is_verified(&self) -> bool {
+        matches!(self, Provenance::Verified(_))
+    }
+
+    /// The harness record of a verified entry.
+    pub fn harness(&self) -> Option<&Harness> {
+        match self {
+            Provenance::Verified(h) => Some(h),
+            Provenance::SelfReported => None,
+        }
+    }
+}
+
+/// What the harness records of a run it made from a model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Harness {
+    /// The model run.
+    pub model: ModelRef,
+    /// The lexbench version that ran it (`CARGO_PKG_VERSION`).
+    pub lexbench_version: String,
+    /// The checkout's revision, when known (`LEXBENCH_GIT_REV` or `git rev-parse HEAD`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_revision: Option<String>,
+    /// Where the model ran: `cpu`, `cuda:N`.
+    pub device: String,
+    /// Wall-clock seconds the split took: reading it, running the model over it, writing the run
+    /// (validation and evaluation, which follow, are not counted).
+    pub seconds: f64,
+    /// The `submit --model` invocation (resumed or not) that made the entry: its entries, one per
+    /// split, share it.
+    pub submission: String,
+}
+
+/// A model folder, as the harness ran it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelRef {
+    /// The folder, as an absolute path on the machine that ran it.
+    pub path: String,
+    /// How it was run.
+    pub kind: ModelKind,
+    /// The model's identity: the sha256 of its files (see `lexbench::submit::model_sha256`).
+    pub sha256: String,
+    /// Each file that went into `sha256`, with its own sha256.
+    pub files: BTreeMap<String, String>,
+}
+
+/// How a model ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelKind {
+    /// Query and document embeddings compared (`lexbench run dense`).
+    BiEncoder,
+    /// Query–document pairs scored (`lexbench run cross-encoder`).
+    CrossEncoder,
+    /// Late interaction, MaxSim over token embeddings (`lexbench run colbert`).
+    Colbert,
+}
+
+impl ModelKind {
+    /// The name used on the command line and in entries: `bi-encoder`, `cross-encoder`, `colbert`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelKind::BiEncoder => "bi-encoder",
+            ModelKind::CrossEncoder => "cross-encoder",
+            ModelKind::Colbert => "colbert",
+        }
+    }
+}
+
+impl std::fmt::Display for ModelKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The dataset version an entry was evaluated on.
@@ -127,12 +255,11 @@ pub fn slug(name: &str) -> String {
 }
 
 /// Writes `entry` into `dir` under a new, unique name `{dataset}__{split}__{slug}__{stamp}__{sha}[-n].json`
-/// and returns its path; `entry.id` is set to the chosen stem. The content goes to a temporary file
-/// first (synced), which is then hard-linked to the final name: the link fails if the name exists, so
-/// an entry is never overwritten, readers never see a partial file, and concurrent submissions each
-/// get their own name.
+/// and returns its path; `entry.id` is set to the chosen stem and `entry.seal` to the entry's seal
+/// ([`seal_of`]). The content goes to a temporary file first (synced), which is then hard-linked to
+/// the final name: the link fails if the name exists, so an entry is never overwritten, readers never
+/// see a partial file, and concurrent submissions each get their own name.
 pub fn write_new(dir: &Path, entry: &mut Entry) -> Result<PathBuf> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     let stamp: String = entry
         .submitted_at
@@ -157,31 +284,9 @@ pub fn write_new(dir: &Path, entry: &mut Entry) -> Result<PathBuf> {
         if path.exists() {
             continue;
         }
-        let tmp = dir.join(format!(
-            ".{}.tmp.{}.{}",
-            entry.id,
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        let text = serde_json::to_string_pretty(&entry).map_err(|e| Error::Format {
-            path: path.clone(),
-            message: e.to_string(),
-        })? + "\n";
-        let written = (|| {
-            let mut f = std::fs::File::create_new(&tmp)?;
-            f.write_all(text.as_bytes())?;
-            f.sync_all()
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(io_err(&tmp)(e));
-        }
-        let linked = std::fs::hard_link(&tmp, &path);
-        let _ = std::fs::remove_file(&tmp);
-        match linked {
-            Ok(()) => return Ok(path),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(io_err(&path)(e)),
+        let text = sealed_text(entry, &path)?;
+        if let Some(path) = create_new(dir, &entry.id, &text)? {
+            return Ok(path);
         }
     }
     // Not a parameter the user chose: the folder already holds every name this scheme can give.
@@ -194,14 +299,211 @@ pub fn write_new(dir: &Path, entry: &mut Entry) -> Result<PathBuf> {
     })
 }
 
-/// Reads every `*.json` entry in `dir` (none if it does not exist), sorted by submission time then
-/// id. Entries with a newer schema are skipped and reported in the second list.
-pub fn read_all(dir: &Path) -> Result<(Vec<Entry>, Vec<String>)> {
-    let mut entries = Vec::new();
-    let mut skipped = Vec::new();
+/// Seals `entry` ([`seal_of`], over everything but the seal) and returns its file text: pretty JSON
+/// and a newline. `path` names the file in an error.
+pub fn sealed_text(entry: &mut Entry, path: &Path) -> Result<String> {
+    let format_err = |e: serde_json::Error| Error::Format {
+        path: path.to_owned(),
+        message: e.to_string(),
+    };
+    entry.seal = None;
+    entry.seal = Some(seal_of(&serde_json::to_value(&*entry).map_err(format_err)?));
+    Ok(serde_json::to_string_pretty(&entry).map_err(format_err)? + "\n")
+}
+
+/// Writes `text` as `dir/{id}.json` unless that name exists (`Ok(None)` then): through a synced
+/// temporary file hard-linked to the name, so the file appears whole or not at all and never
+/// replaces another.
+fn create_new(dir: &Path, id: &str, text: &str) -> Result<Option<PathBuf>> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let path = dir.join(format!("{id}.json"));
+    let tmp = dir.join(format!(
+        ".{id}.tmp.{}.{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written = (|| {
+        let mut f = std::fs::File::create_new(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io_err(&tmp)(e));
+    }
+    let linked = std::fs::hard_link(&tmp, &path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(Some(path)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
+        Err(e) => Err(io_err(&path)(e)),
+    }
+}
+
+/// What writing an existing entry (an imported one) did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placed {
+    /// The entry was written to this file.
+    Written(PathBuf),
+    /// A file with the entry's name and the same bytes was already there.
+    AlreadyThere(PathBuf),
+}
+
+/// Is `id` usable as an entry's file stem: 1 to 200 ASCII letters, digits, `-`, `_` and `.`, not
+/// starting with `.`?
+pub fn is_entry_id(id: &str) -> bool {
+    (1..=200).contains(&id.len())
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// Writes an entry that already has its id and seal (an imported one) as `dir/{id}.json`, exactly
+/// `text`; never over another file: the same bytes already there are [`Placed::AlreadyThere`],
+/// different ones an error naming the file.
+pub fn write_existing(dir: &Path, id: &str, text: &str) -> Result<Placed> {
+    if !is_entry_id(id) {
+        return Err(Error::Param(format!("entry id {id:?} is not a file name")));
+    }
+    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    if let Some(path) = create_new(dir, id, text)? {
+        return Ok(Placed::Written(path));
+    }
+    let path = dir.join(format!("{id}.json"));
+    let there = std::fs::read(&path).map_err(io_err(&path))?;
+    if there == text.as_bytes() {
+        Ok(Placed::AlreadyThere(path))
+    } else {
+        Err(Error::Format {
+            path,
+            message: format!("another entry with the id {id} is already there, with other content"),
+        })
+    }
+}
+
+/// `v` written compactly (no spaces) with every object's members in sorted order, whatever map type
+/// serde_json was built with: the same text for the same value.
+pub fn canonical_json(v: &serde_json::Value) -> String {
+    canonical(v).to_string()
+}
+
+/// The canonical form of a JSON value: every object's members in sorted order.
+fn canonical(v: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(keys.into_iter().map(|k| (k.clone(), canonical(&m[k]))).collect())
+        }
+        Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The seal of an entry given as JSON: the hex sha256 of [`SEAL_DOMAIN`] followed by the entry
+/// without its `seal` member, written compactly (no spaces) with every object's members in sorted
+/// order. Numbers are written as serde_json writes them (shortest round-trip form), so parsing an
+/// entry's file and sealing it again gives the seal it was written with.
+pub fn seal_of(entry: &serde_json::Value) -> String {
+    let mut v = canonical(entry);
+    if let Some(m) = v.as_object_mut() {
+        m.remove("seal");
+    }
+    lexbench_core::sha256_hex(format!("{SEAL_DOMAIN}{v}").as_bytes())
+}
+
+/// Checks an entry read as JSON: schema 2 or later must carry a seal that matches ([`seal_of`]); a
+/// verified entry must be of schema 2 or later. `Err` says what is wrong.
+pub fn check_integrity(entry: &serde_json::Value) -> std::result::Result<(), String> {
+    let version = entry
+        .get("schema_version")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    let verified = entry
+        .get("provenance")
+        .and_then(|p| p.get("status"))
+        .and_then(serde_json::Value::as_str)
+        == Some("verified");
+    match entry.get("seal") {
+        None | Some(serde_json::Value::Null) if version >= 2 => {
+            Err("it has no seal (every entry of schema 2 has one)".into())
+        }
+        None | Some(serde_json::Value::Null) if verified => Err(format!(
+            "it says it is verified, but it is of schema {version}, which has no verified entries"
+        )),
+        None | Some(serde_json::Value::Null) => Ok(()),
+        Some(serde_json::Value::String(seal)) => {
+            let want = seal_of(entry);
+            if *seal == want {
+                Ok(())
+            } else {
+                Err(format!(
+                    "its seal {} does not match its content ({}): it was changed after it was written",
+                    short(seal),
+                    short(&want)
+                ))
+            }
+        }
+        Some(other) => Err(format!("its seal {other} is not a string")),
+    }
+}
+
+fn short(s: &str) -> &str {
+    s.get(..12).unwrap_or(s)
+}
+
+/// Reads one entry file, checking its schema and integrity ([`check_integrity`]): an entry that
+/// fails it is [`Error::Tampered`].
+pub fn read_entry(path: &Path) -> Result<Entry> {
+    let v: serde_json::Value = lexbench_core::io::read_json(path)?;
+    entry_from_value(v, path)
+}
+
+/// [`read_entry`] of JSON already read from `path`.
+pub fn entry_from_value(v: serde_json::Value, path: &Path) -> Result<Entry> {
+    let version = v
+        .get("schema_version")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0);
+    if !(u64::from(OLDEST_SCHEMA_VERSION)..=u64::from(SCHEMA_VERSION)).contains(&version) {
+        return Err(Error::Format {
+            path: path.to_owned(),
+            message: format!(
+                "entry schema version {version} is not known (this lexbench reads {OLDEST_SCHEMA_VERSION} to \
+                 {SCHEMA_VERSION})"
+            ),
+        });
+    }
+    if let Err(message) = check_integrity(&v) {
+        return Err(Error::Tampered {
+            path: path.to_owned(),
+            message,
+        });
+    }
+    serde_json::from_value(v).map_err(|e| Error::Format {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+/// The entries of a folder, as [`read_entries`] found them.
+#[derive(Debug, Clone, Default)]
+pub struct EntrySet {
+    /// The entries that passed every check, sorted by submission time then id.
+    pub entries: Vec<Entry>,
+    /// Entries of a newer schema, left out: `PATH: why`.
+    pub skipped: Vec<String>,
+    /// Entries that failed their integrity check ([`check_integrity`]), left out: `PATH: why`.
+    pub tampered: Vec<String>,
+}
+
+/// The `*.json` entry files of `dir` (none if it does not exist), sorted by name.
+pub fn entry_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((entries, skipped)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(io_err(dir)(e)),
     };
     let mut paths: Vec<PathBuf> = rd
@@ -214,27 +516,46 @@ pub fn read_all(dir: &Path) -> Result<(Vec<Entry>, Vec<String>)> {
         })
         .collect();
     paths.sort();
-    for p in paths {
+    Ok(paths)
+}
+
+/// Reads every `*.json` entry in `dir` (none if it does not exist), sorted by submission time then
+/// id. Entries with a newer schema are left out ([`EntrySet::skipped`]), and so are entries that fail
+/// their integrity check ([`EntrySet::tampered`]); a file that is not an entry at all is an error.
+pub fn read_entries(dir: &Path) -> Result<EntrySet> {
+    let mut set = EntrySet::default();
+    for p in entry_files(dir)? {
         let v: serde_json::Value = lexbench_core::io::read_json(&p)?;
         let version = v
             .get("schema_version")
             .and_then(serde_json::Value::as_u64)
             .unwrap_or(0);
         if version > u64::from(SCHEMA_VERSION) {
-            skipped.push(format!(
+            set.skipped.push(format!(
                 "{}: schema version {version} is newer than {SCHEMA_VERSION}",
                 p.display()
             ));
             continue;
         }
-        let e: Entry = serde_json::from_value(v).map_err(|e| Error::Format {
-            path: p.clone(),
-            message: e.to_string(),
-        })?;
-        entries.push(e);
+        match entry_from_value(v, &p) {
+            Ok(e) => set.entries.push(e),
+            Err(Error::Tampered { path, message }) => {
+                set.tampered
+                    .push(format!("{}: integrity check failed: {message}", path.display()));
+            }
+            Err(e) => return Err(e),
+        }
     }
-    entries.sort_by(|a, b| a.submitted_at.cmp(&b.submitted_at).then_with(|| a.id.cmp(&b.id)));
-    Ok((entries, skipped))
+    set.entries
+        .sort_by(|a, b| a.submitted_at.cmp(&b.submitted_at).then_with(|| a.id.cmp(&b.id)));
+    Ok(set)
+}
+
+/// Reads every `*.json` entry in `dir` ([`read_entries`]), sorted by submission time then id.
+/// Entries left out (a newer schema, a failed integrity check) are reported in the second list.
+pub fn read_all(dir: &Path) -> Result<(Vec<Entry>, Vec<String>)> {
+    let set = read_entries(dir)?;
+    Ok((set.entries, [set.skipped, set.tampered].concat()))
 }
 
 /// The current time in UTC as RFC 3339 with milliseconds (`2026-11-22T13:05:09.123Z`).

@@ -50,6 +50,15 @@ pub enum Error {
         /// What is wrong, with the line where known.
         message: String,
     },
+    /// A leaderboard entry fails its integrity check (`entry::check_integrity`): it was changed after
+    /// it was written, or says it is verified where it cannot be.
+    #[error("{}: integrity check failed: {message}", path.display())]
+    Tampered {
+        /// The entry file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
     /// A dataset is missing or inconsistent.
     #[error("dataset {name}: {message}")]
     Dataset {

@@ -14,6 +14,14 @@
 //!   tests against BM25 and Holm's correction ([`stats`]) and marks for stale dataset versions;
 //!   [`render_site`] writes `index.md`, `site/index.html` (sortable) and SVG plots ([`plot`]).
 //! - [`regression`]: expected scores in TOML, checked OK / OKish / FAIL.
+//! - **Provenance** ([`entry`]): an entry is self-reported (a run file, [`submit()`]) or verified
+//!   (the harness ran the model itself and calls [`submit_verified`] with the model's sha256, the
+//!   lexbench version, device and time); entries carry a seal that readers check, so an entry edited
+//!   by hand (to say verified, or to change a score) is left out. The board shows verified rows with
+//!   ✓ and can show them alone ([`RenderOptions::verified_only`]); [`recheck`] compares a re-run of
+//!   a verified entry's model with the entry, bit for bit.
+//! - [`portable`]: entries exported as schema-versioned result files and imported elsewhere, each
+//!   checked against the dataset version built there.
 //!
 //! ```
 //! use lexbench_leaderboard::stats::{holm, paired_randomization};
@@ -31,6 +39,8 @@ pub mod dataset;
 pub mod entry;
 pub mod error;
 pub mod plot;
+pub mod portable;
+pub mod recheck;
 pub mod regression;
 pub mod render;
 pub mod stats;
@@ -39,7 +49,7 @@ pub mod validate;
 
 pub use card::ModelCard;
 pub use dataset::DatasetView;
-pub use entry::{Entry, SCHEMA_VERSION};
+pub use entry::{Entry, ModelKind, Provenance, SCHEMA_VERSION};
 pub use error::{Error, Problem, Result};
-pub use render::{Rendered, render_site};
-pub use submit::{SubmitRequest, Submitted, submit};
+pub use render::{RenderOptions, Rendered, render_site, render_site_with};
+pub use submit::{SubmitRequest, Submitted, submit, submit_verified};

@@ -88,11 +88,14 @@ fn draw(board: &DatasetBoard, split: &str) -> std::result::Result<String, String
                 .enumerate()
                 .filter_map(|(i, v)| v.map(|v| (i as f64, 100.0 * v)))
                 .collect();
-            let label = if cell.stale {
-                format!("{} †", row.system)
-            } else {
-                row.system.clone()
-            };
+            let mut label = row.system.clone();
+            if row.verified {
+                label.push(' ');
+                label.push_str(crate::render::VERIFIED_MARK);
+            }
+            if cell.stale {
+                label.push_str(" †");
+            }
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
                 .map_err(|e| err(&e))?

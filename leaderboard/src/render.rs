@@ -1,6 +1,11 @@
 //! Markdown and static HTML renderings of the boards, and [`render_site`], which writes them (with
 //! the SVG plots) under `DATA/leaderboard/`.
 //!
+//! A verified row (the harness ran the model itself, `lexbench submit --model`) carries ✓ after its
+//! name; other rows are self-reported run files. [`RenderOptions::verified_only`] renders verified
+//! rows only (and the baseline, for comparison); the HTML page can also hide self-reported rows
+//! with a checkbox.
+//!
 //! Names (systems, datasets, splits, measures) are text, never markup: the Markdown escapes them
 //! ([`md`]: Markdown passes raw HTML through, so `<script>` in a system name would reach the page),
 //! the HTML escapes them ([`esc`]) and isolates system names' direction (`<bdi>`), and the SVG
@@ -9,9 +14,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::board::is_baseline;
 use crate::board::{ALPHA, BASELINE, DatasetBoard, Sig, build};
 use crate::dataset::current_hash;
-use crate::entry::{entries_dir, leaderboard_dir, read_all};
+use crate::entry::{entries_dir, leaderboard_dir, read_entries};
 use crate::error::Result;
 use crate::plot::plot_split;
 
@@ -27,6 +33,9 @@ fn mark(sig: Sig) -> &'static str {
         _ => "",
     }
 }
+
+/// The verified mark after a system's name.
+pub const VERIFIED_MARK: &str = "✓";
 
 fn short(hash: &str) -> &str {
     &hash[..hash.len().min(12)]
@@ -68,14 +77,22 @@ fn url_part(s: &str) -> String {
 }
 
 /// The Markdown page (`index.md`).
-pub fn markdown(boards: &[DatasetBoard]) -> String {
+pub fn markdown(boards: &[DatasetBoard], options: &RenderOptions) -> String {
     let mut s = String::from("# lexbench leaderboard\n\n");
     let _ = writeln!(
         s,
         "Scores in %. ▲/▼: significantly better/worse than `{BASELINE}` on the same split and dataset \
          version (paired randomization test, 10,000 samples, Holm-corrected over each split's tests, α = {ALPHA}). \
-         †: evaluated on a dataset version other than the one built now.\n"
+         †: evaluated on a dataset version other than the one built now. \
+         {VERIFIED_MARK}: verified, the harness ran the model itself (`lexbench submit --model`; \
+         `lexbench leaderboard --recheck ENTRY` runs it again); rows without it are self-reported run files.\n"
     );
+    if options.verified_only {
+        let _ = writeln!(
+            s,
+            "Verified entries only, beside the `{BASELINE}` baseline (`lexbench leaderboard` shows every entry).\n"
+        );
+    }
     if boards.is_empty() {
         s.push_str("No entries yet: `lexbench submit RUN --dataset D --split S --name NAME`.\n");
     }
@@ -94,7 +111,12 @@ pub fn markdown(boards: &[DatasetBoard]) -> String {
         }
         let _ = writeln!(s, "{header}\n{rule}");
         for r in &b.rows {
-            let _ = write!(s, "| {} |", md(&r.system));
+            let verified = if r.verified {
+                format!(" {VERIFIED_MARK}")
+            } else {
+                String::new()
+            };
+            let _ = write!(s, "| {}{verified} |", md(&r.system));
             for split in &b.splits {
                 match r.cells.get(split) {
                     Some(c) => {
@@ -138,7 +160,7 @@ th,td{border:1px solid #ccc;padding:.35em .6em}th{background:#f3f5f8}th.sortable
 th.sortable:hover{background:#e3e8f0}th.sorted-desc::after{content:' ↓'}th.sorted-asc::after{content:' ↑'}\
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}tr.baseline td{background:#fafaf2}\
 .better{color:#0a7a2f;font-weight:600}.worse{color:#b3261e;font-weight:600}.stale{color:#8a5a00}\
-.note{color:#555;font-size:.9em}.sys small{color:#666;display:block;max-width:22em}figure{display:inline-block;margin:1em 1em 0 0}\
+.note{color:#555;font-size:.9em}.verified{color:#0a7a2f;font-weight:700;margin-left:.3em}.sys small{color:#666;display:block;max-width:22em}figure{display:inline-block;margin:1em 1em 0 0}\
 figure img{border:1px solid #ddd;max-width:560px}";
 
 const SCRIPT: &str = r#"document.querySelectorAll('table.board').forEach(function(t){
@@ -158,6 +180,11 @@ const SCRIPT: &str = r#"document.querySelectorAll('table.board').forEach(functio
     });
   });
 });
+// "Verified entries only": hides the self-reported rows (the baseline stays, for comparison).
+var only=document.getElementById('verified-only');
+if(only){only.addEventListener('change',function(){
+  document.querySelectorAll('table.board tr.self-reported').forEach(function(r){r.hidden=only.checked;});
+});}
 // index.html#sort=N sorts every table by its column N on load (bookmarkable; used by the screenshot script).
 var m=location.hash.match(/^#sort=(\d+)$/);
 if(m){document.querySelectorAll('table.board th.sortable[data-col="'+m[1]+'"]').forEach(function(th){th.click();});}"#;
@@ -165,7 +192,7 @@ if(m){document.querySelectorAll('table.board th.sortable[data-col="'+m[1]+'"]').
 /// The static HTML page (`site/index.html`): one sortable table per dataset (click a header), split
 /// column groups, significance and dataset-version marks with p-values and hashes in tooltips, and
 /// the plots.
-pub fn html(boards: &[DatasetBoard]) -> String {
+pub fn html(boards: &[DatasetBoard], options: &RenderOptions) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
@@ -175,8 +202,22 @@ pub fn html(boards: &[DatasetBoard]) -> String {
          <span class=\"better\">▲</span>/<span class=\"worse\">▼</span>: significantly better/worse than \
          <code>{BASELINE}</code> on the same split and dataset version (paired randomization test, 10,000 samples, \
          Holm-corrected over each split's tests, α = {ALPHA}; hover a cell for p). \
-         <span class=\"stale\">†</span>: evaluated on a dataset version other than the one built now.</p>\n"
+         <span class=\"stale\">†</span>: evaluated on a dataset version other than the one built now. \
+         <span class=\"verified\">{VERIFIED_MARK}</span>: verified, the harness ran the model itself \
+         (<code>lexbench submit --model</code>; <code>lexbench leaderboard --recheck ENTRY</code> runs it again); \
+         rows without it are self-reported run files.</p>\n"
     );
+    if options.verified_only {
+        let _ = writeln!(
+            s,
+            "<p class=\"note\">Verified entries only, beside the <code>{BASELINE}</code> baseline \
+             (<code>lexbench leaderboard</code> shows every entry).</p>"
+        );
+    } else {
+        s.push_str(
+            "<p class=\"note\"><label><input type=\"checkbox\" id=\"verified-only\"> verified entries only</label></p>\n",
+        );
+    }
     if boards.is_empty() {
         s.push_str("<p>No entries yet.</p>\n");
     }
@@ -211,7 +252,18 @@ pub fn html(boards: &[DatasetBoard]) -> String {
         }
         s.push_str("</tr></thead><tbody>\n");
         for r in &b.rows {
-            let class = if r.baseline { " class=\"baseline\"" } else { "" };
+            let class = match (r.baseline, r.verified) {
+                (true, _) => " class=\"baseline\"",
+                (false, true) => " class=\"verified-row\"",
+                (false, false) => " class=\"self-reported\"",
+            };
+            let mark = if r.verified {
+                format!(
+                    "<span class=\"verified\" title=\"verified: the harness ran the model itself\">{VERIFIED_MARK}</span>"
+                )
+            } else {
+                String::new()
+            };
             let desc = r
                 .description
                 .as_deref()
@@ -219,7 +271,7 @@ pub fn html(boards: &[DatasetBoard]) -> String {
                 .unwrap_or_default();
             let _ = write!(
                 s,
-                "<tr{class}><td class=\"sys\" data-v=\"{0}\"><bdi>{0}</bdi>{desc}</td>",
+                "<tr{class}><td class=\"sys\" data-v=\"{0}\"><bdi>{0}</bdi>{mark}{desc}</td>",
                 esc(&r.system)
             );
             for split in &b.splits {
@@ -286,12 +338,32 @@ pub struct Rendered {
     pub boards: Vec<DatasetBoard>,
     /// Entries skipped (newer schema, or dataset/split names that are not names).
     pub skipped: Vec<String>,
+    /// Entries left out because they failed their integrity check
+    /// ([`crate::entry::check_integrity`]): `PATH: why`.
+    pub tampered: Vec<String>,
+}
+
+/// How to render the leaderboard.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// Show verified entries only (and the baseline's, for comparison).
+    pub verified_only: bool,
 }
 
 /// Reads every entry under `DATA/leaderboard/entries`, and writes `index.md`, `site/index.html` and
 /// `site/plots/<dataset>-<split>.svg` atomically.
 pub fn render_site(data: &Path) -> Result<Rendered> {
-    let (mut entries, mut skipped) = read_all(&entries_dir(data))?;
+    render_site_with(data, &RenderOptions::default())
+}
+
+/// [`render_site`] with `options`. Entries that fail their integrity check are left out and listed
+/// in [`Rendered::tampered`].
+pub fn render_site_with(data: &Path, options: &RenderOptions) -> Result<Rendered> {
+    let set = read_entries(&entries_dir(data))?;
+    let (mut entries, mut skipped) = (set.entries, set.skipped);
+    if options.verified_only {
+        entries.retain(|e| e.provenance.is_verified() || is_baseline(e));
+    }
     // Dataset and split names become file names (`site/plots/<dataset>-<split>.svg`): an entry whose
     // names are paths (written before names were checked) is left out, never followed.
     entries.retain(|e| {
@@ -320,9 +392,9 @@ pub fn render_site(data: &Path) -> Result<Rendered> {
             plots.push(path);
         }
     }
-    let md = markdown(&boards);
+    let md = markdown(&boards, options);
     lexbench_core::io::write_atomic(&md_path, |w| std::io::Write::write_all(w, md.as_bytes()))?;
-    let page = html(&boards);
+    let page = html(&boards, options);
     lexbench_core::io::write_atomic(&html_path, |w| std::io::Write::write_all(w, page.as_bytes()))?;
     Ok(Rendered {
         markdown: md_path,
@@ -330,5 +402,6 @@ pub fn render_site(data: &Path) -> Result<Rendered> {
         plots,
         boards,
         skipped,
+        tampered: set.tampered,
     })
 }

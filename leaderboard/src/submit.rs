@@ -9,7 +9,9 @@ use lexbench_core::{ReadOptions, Run, evaluate};
 use crate::board::{BASELINE, BASELINE_SIDECAR_SYSTEM, is_baseline_name};
 use crate::card::{ModelCard, line_containing, line_of_key};
 use crate::dataset::DatasetView;
-use crate::entry::{DatasetRef, Entry, RunRef, SCHEMA_VERSION, entries_dir, now_rfc3339, write_new};
+use crate::entry::{
+    DatasetRef, Entry, Harness, Provenance, RunRef, SCHEMA_VERSION, entries_dir, now_rfc3339, write_new,
+};
 use crate::error::{Error, Problem, Result};
 use crate::validate::{Report, validate_run};
 
@@ -41,6 +43,16 @@ pub struct SubmitRequest<'a> {
     pub name: &'a str,
     /// A model card (TOML).
     pub card: Option<&'a Path>,
+}
+
+/// A run validated and evaluated as a submission, not yet recorded: the entry it would write (its
+/// `id` and `seal` still empty) and what validation found.
+#[derive(Debug, Clone)]
+pub struct Assessed {
+    /// The entry.
+    pub entry: Entry,
+    /// What validation found.
+    pub report: Report,
 }
 
 /// An accepted submission.
@@ -122,7 +134,46 @@ pub fn sidecar_path(run: &Path) -> PathBuf {
 /// run `lexbench run bm25` wrote, recognised by its sidecar ([`crate::board::is_baseline`]); any other submission
 /// under that name is `Err(Error::Param)`. So the board has one baseline, and no submission can pose
 /// as it.
+///
+/// The entry is always self-reported ([`Provenance::SelfReported`]): nothing a run file brings (its
+/// sidecar, its card) can make it verified.
 pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
+    let Assessed { mut entry, report } = assess(req)?;
+    let path = write_new(&entries_dir(req.data), &mut entry)?;
+    Ok(Submitted { entry, path, report })
+}
+
+/// Records a run the harness made itself from a model (`lexbench submit --model`): validated and
+/// evaluated exactly as [`submit()`] does, its entry marked verified with `harness`'s record. The
+/// model card is required and checked as a model's card ([`ModelCard::check_for_model`]); the system
+/// name must be the card's `name`.
+pub fn submit_verified(req: &SubmitRequest<'_>, harness: Harness) -> Result<Submitted> {
+    let card = req
+        .card
+        .ok_or_else(|| Error::Param("a model submission needs a model card (--card CARD.toml)".into()))?;
+    let (parsed, text) = ModelCard::read(card)?;
+    let problems = parsed.check_for_model(card, &text);
+    if !problems.is_empty() {
+        return Err(Error::Rejected { problems });
+    }
+    if parsed.name.as_deref() != Some(req.name) {
+        return Err(Error::Param(format!(
+            "system name {:?} is not the name the card {} gives ({:?})",
+            req.name,
+            card.display(),
+            parsed.name.as_deref().unwrap_or_default()
+        )));
+    }
+    let Assessed { mut entry, report } = assess(req)?;
+    entry.provenance = Provenance::Verified(harness);
+    let path = write_new(&entries_dir(req.data), &mut entry)?;
+    Ok(Submitted { entry, path, report })
+}
+
+/// Validates and evaluates a submission as [`submit()`] does, and returns the self-reported entry it
+/// would record, writing nothing (`lexbench leaderboard --recheck` compares such an entry of a
+/// re-run with the recorded one).
+pub fn assess(req: &SubmitRequest<'_>) -> Result<Assessed> {
     check_system_name(req.name)?;
     let view = DatasetView::load(req.data, req.dataset, req.split)?;
     let hash = view.hash();
@@ -245,7 +296,7 @@ pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
             unjudged.len()
         ));
     }
-    let mut entry = Entry {
+    let entry = Entry {
         schema_version: SCHEMA_VERSION,
         id: String::new(),
         system: req.name.trim().to_owned(),
@@ -277,7 +328,8 @@ pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
         per_topic: ev.per_topic,
         missing_topics: report.missing_topics.clone(),
         warnings,
+        provenance: Provenance::SelfReported,
+        seal: None,
     };
-    let path = write_new(&entries_dir(req.data), &mut entry)?;
-    Ok(Submitted { entry, path, report })
+    Ok(Assessed { entry, report })
 }

@@ -1,5 +1,5 @@
-//! What every end-to-end test shares: running the binary, and the sample data directory
-//! ([`sample_data`]) built once.
+//! What every end-to-end test shares: running the binary, the sample data directory
+//! ([`sample_data`]) built once, and a tiny random BERT folder ([`tiny_bert`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -56,7 +56,7 @@ pub fn sample_data(dest: &Path) {
 
 /// Copies the folder `from` to `to`, recursively (files and folders; the template holds nothing
 /// else).
-fn copy_tree(from: &Path, to: &Path) {
+pub fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
     for e in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
         let e = e.unwrap();
@@ -70,4 +70,91 @@ fn copy_tree(from: &Path, to: &Path) {
             panic!("{}: neither a file nor a folder", src.display());
         }
     }
+}
+
+/// A tiny random BERT (2 layers, hidden 32, with pooler) and a small WordPiece tokenizer, as an HF
+/// folder: most French words are `[UNK]`, which is enough to see what the network reads; ColBERT's
+/// markers are in the vocabulary. Seeded:
+/// the same weights on every run.
+///
+/// # Panics
+/// When a file cannot be written.
+pub fn tiny_bert(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let vars = lexbench_baselines::train::params::ParamStore::new(20_261_124);
+    lexbench_baselines::encoder::BertModel::load(
+        &lexbench_baselines::encoder::BertConfig::tiny(),
+        vars.var_builder(&lexbench_baselines::Device::Cpu),
+        true,
+    )
+    .unwrap();
+    vars.save(&dir.join("model.safetensors")).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        serde_json::to_string(&lexbench_baselines::encoder::BertConfig::tiny()).unwrap(),
+    )
+    .unwrap();
+    let words = [
+        "[PAD]",
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+        ".",
+        ",",
+        "?",
+        ":",
+        "'",
+        "query",
+        "passage",
+        "le",
+        "la",
+        "les",
+        "de",
+        "des",
+        "du",
+        "un",
+        "une",
+        "et",
+        "en",
+        "est",
+        "article",
+        "code",
+        "droit",
+        "loi",
+        "peut",
+        "il",
+        "qui",
+        "que",
+        "pour",
+        "par",
+        "dans",
+        "sur",
+        "au",
+        "a",
+        "je",
+        "mon",
+        // ColBERT's query and document markers.
+        "[unused0]",
+        "[unused1]",
+    ];
+    let vocab: serde_json::Map<String, serde_json::Value> = words
+        .iter()
+        .enumerate()
+        .map(|(i, t)| ((*t).to_owned(), i.into()))
+        .collect();
+    let special = |t: &str, id: usize| serde_json::json!({"id": id, "content": t, "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true});
+    let tok = serde_json::json!({
+        "version": "1.0", "truncation": null, "padding": null,
+        "added_tokens": [special("[PAD]", 0), special("[UNK]", 1), special("[CLS]", 2), special("[SEP]", 3), special("[MASK]", 4)],
+        "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": null, "lowercase": true},
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "post_processor": {"type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+            "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "[SEP]", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}, {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
+            "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]}, "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}},
+        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": true},
+        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab": vocab},
+    });
+    std::fs::write(dir.join("tokenizer.json"), tok.to_string()).unwrap();
 }

@@ -208,6 +208,11 @@ fn runs_and_submissions_stay_in_their_data_directory() {
     let escape = root.join("escaped");
     entry["dataset"]["name"] = serde_json::Value::String(escape.join("x").display().to_string());
     entry["id"] = "old-entry".into();
+    // Such an entry predates provenance and seals (schema 1): the leaderboard reads it unchecked.
+    entry["schema_version"] = 1.into();
+    let fields = entry.as_object_mut().unwrap();
+    fields.remove("seal");
+    fields.remove("provenance");
     std::fs::write(entries.join("old-entry.json"), entry.to_string()).unwrap();
     let out = lexbench(&data, &["leaderboard"]);
     let stderr = String::from_utf8_lossy(&out.stderr);

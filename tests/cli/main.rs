@@ -17,5 +17,6 @@ mod parse_judgment;
 mod parse_store;
 mod pipeline;
 mod run_submit;
+mod submit_model;
 mod train;
 mod train_prefixes;

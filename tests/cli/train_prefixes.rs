@@ -10,49 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lexbench_baselines::Device;
-use lexbench_baselines::encoder::{BertConfig, BertModel};
-use lexbench_baselines::train::params::ParamStore;
-
-use crate::common::{lexbench, sample_data};
-
-/// A tiny random BERT (2 layers, hidden 32, with pooler) and a small WordPiece tokenizer, as an HF
-/// folder: most French words are `[UNK]`, which is enough to see what the network reads.
-fn tiny_model(dir: &Path) {
-    std::fs::create_dir_all(dir).unwrap();
-    let vars = ParamStore::new(20_261_124);
-    BertModel::load(&BertConfig::tiny(), vars.var_builder(&Device::Cpu), true).unwrap();
-    vars.save(&dir.join("model.safetensors")).unwrap();
-    std::fs::write(
-        dir.join("config.json"),
-        serde_json::to_string(&BertConfig::tiny()).unwrap(),
-    )
-    .unwrap();
-    let words = [
-        "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ",", "?", ":", "'", "query", "passage", "le",
-        "la", "les", "de", "des", "du", "un", "une", "et", "en", "est", "article", "code", "droit", "loi",
-        "peut", "il", "qui", "que", "pour", "par", "dans", "sur", "au", "a", "je", "mon",
-    ];
-    let vocab: serde_json::Map<String, serde_json::Value> = words
-        .iter()
-        .enumerate()
-        .map(|(i, t)| ((*t).to_owned(), i.into()))
-        .collect();
-    let special = |t: &str, id: usize| serde_json::json!({"id": id, "content": t, "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true});
-    let tok = serde_json::json!({
-        "version": "1.0", "truncation": null, "padding": null,
-        "added_tokens": [special("[PAD]", 0), special("[UNK]", 1), special("[CLS]", 2), special("[SEP]", 3), special("[MASK]", 4)],
-        "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": null, "lowercase": true},
-        "pre_tokenizer": {"type": "BertPreTokenizer"},
-        "post_processor": {"type": "TemplateProcessing",
-            "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
-            "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}, {"SpecialToken": {"id": "[SEP]", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}, {"SpecialToken": {"id": "[SEP]", "type_id": 1}}],
-            "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]}, "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}},
-        "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": true},
-        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab": vocab},
-    });
-    std::fs::write(dir.join("tokenizer.json"), tok.to_string()).unwrap();
-}
+use crate::common::{lexbench, sample_data, tiny_bert};
 
 /// The run's lines without the tag (the last column).
 fn cols(p: &Path) -> Vec<String> {
@@ -73,7 +31,7 @@ fn a_trained_folder_ranks_with_its_training_prefixes() {
     let data = std::env::temp_dir().join(format!("lexbench-prefixes-cli-{}", std::process::id()));
     sample_data(&data);
     let base = data.join("tiny-bert");
-    tiny_model(&base);
+    tiny_bert(&base);
     let cfg = data.join("e5-prefixes.toml");
     std::fs::write(
         &cfg,

@@ -30,6 +30,17 @@ pub struct ColBertParams {
     pub top_k: usize,
 }
 
+impl Default for ColBertParams {
+    /// `lexbench run colbert`'s defaults: ColBERT's own settings, 1000 documents per topic.
+    fn default() -> Self {
+        Self {
+            system: "colbert".into(),
+            colbert: crate::scorers::colbert::ColBertConfig::default(),
+            top_k: 1000,
+        }
+    }
+}
+
 /// Zero-shot ColBERT: late interaction (MaxSim) over the checkpoint's token states. A checkpoint without
 /// ColBERT's `linear.weight` (all-MiniLM-L6-v2) gets a seeded Gaussian projection to `dim`: a random
 /// projection preserves inner products approximately (Johnson–Lindenstrauss), so MaxSim stays

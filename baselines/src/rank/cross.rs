@@ -1,6 +1,8 @@
 //! A cross-encoder scoring every candidate of a topic's pool (the paper's protocol: every paragraph of
 //! the judgment), or reranking BM25's top candidates when a depth is given or the dataset ranks a
-//! whole corpus.
+//! whole corpus. The BM25 candidates come from the split's BM25 run (`lexbench run bm25`), or, with
+//! [`CrossEncoderRanker::with_bm25_in_memory`], from BM25 with its default parameters run here (the
+//! submission harness: a verified run reads no run file).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -9,6 +11,7 @@ use lexbench_core::Run;
 use lexbench_core::trec::{Hit, trec_order};
 use serde::{Deserialize, Serialize};
 
+use super::bm25::Bm25Ranker;
 use super::neural::{NeuralDetails, hidden_size, record_prefixes, to_json};
 use super::{Ranked, Ranker, SplitInputs, run_path};
 use crate::encoder::TextPrefixes;
@@ -16,6 +19,7 @@ use crate::encoder::files::ranking_prefixes;
 use crate::encoder::seeded::{SEED, seeded_normal};
 use crate::error::{Error, Result};
 use crate::scorers::cross::CrossEncoder;
+use crate::sparse::Bm25Params;
 
 /// Settings of a cross-encoder run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,6 +37,18 @@ pub struct CrossParams {
     pub max_len: usize,
 }
 
+impl Default for CrossParams {
+    /// `lexbench run cross-encoder`'s defaults: every pool candidate (BM25's top [`CORPUS_DEPTH`] on
+    /// a corpus-wide dataset), pairs truncated at 256 tokens.
+    fn default() -> Self {
+        Self {
+            system: "cross-encoder".into(),
+            depth: None,
+            max_len: 256,
+        }
+    }
+}
+
 /// BM25 candidates a cross-encoder reranks on a corpus-wide dataset when no depth is given.
 pub const CORPUS_DEPTH: usize = 100;
 
@@ -47,9 +63,18 @@ pub struct CrossEncoderRanker {
     head_from_checkpoint: bool,
     /// A folder trained here: the prefixes it was trained with (none for other checkpoints).
     prefixes: TextPrefixes,
+    /// Rank the first stage with default BM25 here rather than read the split's BM25 run.
+    bm25_in_memory: bool,
 }
 
 impl CrossEncoderRanker {
+    /// Takes BM25's candidates from BM25 with its default parameters ([`Bm25Params::default`]), run
+    /// here over the split, rather than from `runs/<dataset>/<split>/bm25.trec`.
+    pub fn with_bm25_in_memory(mut self) -> Self {
+        self.bm25_in_memory = true;
+        self
+    }
+
     /// Loads the checkpoint in `model_dir` on `device` (a seeded head where it has none); a folder
     /// trained here reads `[CLS] query_prefix q [SEP] passage_prefix p [SEP]` with its training's
     /// text prefixes.
@@ -85,6 +110,7 @@ impl CrossEncoderRanker {
             model,
             head_from_checkpoint,
             prefixes,
+            bm25_in_memory: false,
         })
     }
 }
@@ -104,6 +130,7 @@ impl Ranker for CrossEncoderRanker {
             (None, false) => Some(CORPUS_DEPTH),
         };
         let bm25 = match depth {
+            Some(d) if self.bm25_in_memory => Some((bm25_here(inputs)?, d)),
             Some(d) => Some((read_bm25(inputs)?, d)),
             None => None,
         };
@@ -145,6 +172,7 @@ impl Ranker for CrossEncoderRanker {
         let mut config = to_json(&self.params, &self.model_dir)?;
         record_prefixes(&mut config, &self.prefixes);
         config["first_stage"] = serde_json::Value::from(match depth {
+            Some(d) if self.bm25_in_memory => format!("bm25 top {d} (default parameters, ranked here)"),
             Some(d) => format!("bm25 top {d}"),
             None => "the pool".to_owned(),
         });
@@ -160,6 +188,14 @@ impl Ranker for CrossEncoderRanker {
             timings,
         })
     }
+}
+
+/// BM25 with its default parameters over the split, ranked here: the cross-encoder's first stage
+/// (the path names the corpus in errors).
+fn bm25_here(inputs: &SplitInputs) -> Result<(Run, PathBuf)> {
+    let mut bm25 = Bm25Ranker::new(Bm25Params::default())?;
+    let ranked = bm25.rank(inputs)?;
+    Ok((ranked.run, inputs.dir.corpus()))
 }
 
 /// The split's BM25 run and its path: the cross-encoder's first stage.

@@ -4,7 +4,9 @@
 //!
 //! Document embeddings go through the on-disk [`crate::encoder::cache::EmbeddingCache`] (keyed by the
 //! model's hash, the encoding options and the text), so a second run over the same corpus encodes only
-//! the queries.
+//! the queries. The cache lives in `DATA/cache/embeddings`, or in a folder of the caller's
+//! ([`DenseRanker::with_cache_dir`]: the submission harness uses a fresh one, so a verified run is
+//! computed from the model's files alone).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -81,6 +83,8 @@ pub struct DenseRanker {
     model_dir: PathBuf,
     params: DenseParams,
     encoder: SentenceEncoder,
+    /// Where the embedding cache is; `None`: `DATA/cache/embeddings`.
+    cache_dir: Option<PathBuf>,
 }
 
 impl DenseRanker {
@@ -108,7 +112,14 @@ impl DenseRanker {
             model_dir: model_dir.to_owned(),
             params,
             encoder,
+            cache_dir: None,
         })
+    }
+
+    /// Keeps document embeddings in `dir` instead of `DATA/cache/embeddings`.
+    pub fn with_cache_dir(mut self, dir: PathBuf) -> Self {
+        self.cache_dir = Some(dir);
+        self
     }
 }
 
@@ -121,7 +132,10 @@ impl Ranker for DenseRanker {
 
     fn rank(&mut self, inputs: &SplitInputs) -> Result<Ranked<NeuralDetails>> {
         let t0 = Instant::now();
-        let cache_dir = inputs.data.join("cache/embeddings");
+        let cache_dir = self
+            .cache_dir
+            .clone()
+            .unwrap_or_else(|| inputs.data.join("cache/embeddings"));
         let mut cached = CachedEncoder::open(&self.encoder, &self.model_dir, &cache_dir)?;
         let before = cached.cache().len();
 

@@ -11,6 +11,11 @@
 //!   cross-encoder reranking BM25's top candidates; [`neural`]: the details every neural run records
 //!   (also written for runs of trained graph models).
 //! - [`random`]: a seeded random ranking of each topic's candidates, the floor of a leaderboard.
+//! - [`model`]: the three neural rankers behind one type ([`model::NeuralRanker`]), for callers that
+//!   choose the kind at run time (the submission harness).
+//!
+//! [`rank_split`] ranks a split without writing anything (the harness's recheck writes the run
+//! where it compares it).
 //!
 //! Below it: `encoder`, `scorers`, `sparse`; above it: `train`, whose trained models are rankers too.
 
@@ -29,6 +34,7 @@ pub mod bm25;
 pub mod colbert;
 pub mod cross;
 pub mod dense;
+pub mod model;
 pub mod neural;
 pub mod random;
 
@@ -283,6 +289,15 @@ pub struct RunOutput<D> {
 /// The program recorded in every sidecar.
 pub fn program() -> String {
     format!("lexbench-baselines {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Reads the split of `target` once and ranks it with `ranker`, the run tagged with the target's
+/// system, writing nothing: what [`write_run`] would write in its `.trec`.
+pub fn rank_split<R: Ranker>(ranker: &mut R, target: &RunTarget) -> Result<Ranked<R::Details>> {
+    let inputs = SplitInputs::read(&target.data, &target.dataset, &target.split)?;
+    let mut ranked = ranker.rank(&inputs)?;
+    ranked.run.tag = target.system.clone();
+    Ok(ranked)
 }
 
 /// Reads the split of `target` once, ranks it with `ranker`, tags the run with the target's system and

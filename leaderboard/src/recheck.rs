@@ -1,0 +1,86 @@
+//! Rechecking a verified entry: the harness's run of the same model, made again, compared with what
+//! the entry recorded, bit for bit.
+//!
+//! The caller (the root crate's `recheck`, which can run models) finds the entry ([`find_entry`]),
+//! checks the model folder's hash, ranks the split again and evaluates the new run with
+//! [`crate::submit::assess`], exactly as a submission; [`compare`] then lists every difference: the
+//! run's sha256 and line count, the measures, the missing topics, each topic's value of each measure
+//! and each score, compared as bits (`f64::to_bits`), not within a tolerance.
+
+use std::path::{Path, PathBuf};
+
+use crate::entry::{Entry, entries_dir, read_entry};
+use crate::error::{Error, Result};
+
+/// The entry `entry` names: an entry id (the file stem in `DATA/leaderboard/entries`) or a path to
+/// an entry file; read with its integrity check ([`read_entry`]: a changed entry is
+/// [`Error::Tampered`]).
+pub fn find_entry(data: &Path, entry: &str) -> Result<(Entry, PathBuf)> {
+    let as_path = PathBuf::from(entry);
+    let path = if crate::entry::is_entry_id(entry) && !as_path.is_file() {
+        entries_dir(data).join(format!("{entry}.json"))
+    } else {
+        as_path
+    };
+    if !path.is_file() {
+        return Err(Error::Param(format!(
+            "no entry {entry}: neither an entry id in {} nor an entry file",
+            entries_dir(data).display()
+        )));
+    }
+    Ok((read_entry(&path)?, path))
+}
+
+/// At most this many differences are listed.
+pub const MAX_DIFFERENCES: usize = 20;
+
+/// Every way `now` (a re-run, assessed) differs from `recorded`, at most [`MAX_DIFFERENCES`]; empty
+/// when the run is the same file and every value the same bits.
+pub fn compare(recorded: &Entry, now: &Entry) -> Vec<String> {
+    let mut out = Vec::new();
+    let (r, n) = (&recorded.run, &now.run);
+    if r.sha256 != n.sha256 {
+        out.push(format!(
+            "the run differs: sha256 {} recorded, {} now ({} lines recorded, {} now)",
+            r.sha256, n.sha256, r.lines, n.lines
+        ));
+    }
+    if recorded.measures != now.measures {
+        out.push(format!(
+            "measures {:?} recorded, {:?} now",
+            recorded.measures, now.measures
+        ));
+        return out;
+    }
+    if recorded.missing_topics != now.missing_topics {
+        out.push(format!(
+            "topics without results: {} recorded, {} now",
+            recorded.missing_topics.len(),
+            now.missing_topics.len()
+        ));
+    }
+    for (topic, was) in &recorded.per_topic {
+        let Some(is) = now.per_topic.get(topic) else {
+            out.push(format!("topic {topic}: recorded, not evaluated now"));
+            continue;
+        };
+        for ((m, a), b) in recorded.measures.iter().zip(was).zip(is) {
+            if a.to_bits() != b.to_bits() {
+                out.push(format!("topic {topic} {m}: {a} recorded, {b} now"));
+            }
+        }
+    }
+    for topic in now.per_topic.keys() {
+        if !recorded.per_topic.contains_key(topic) {
+            out.push(format!("topic {topic}: evaluated now, not recorded"));
+        }
+    }
+    for m in &recorded.measures {
+        let (a, b) = (recorded.scores.get(m), now.scores.get(m));
+        if a.map(|v| v.to_bits()) != b.map(|v| v.to_bits()) {
+            out.push(format!("{m}: {a:?} recorded, {b:?} now"));
+        }
+    }
+    out.truncate(MAX_DIFFERENCES);
+    out
+}

@@ -1,0 +1,752 @@
+//! The submission harness for models: `lexbench submit --model DIR --kind K --card CARD`
+//! ([`submit_model`]) runs the model itself over every evaluated split of the named datasets and
+//! records verified entries; `lexbench leaderboard --recheck ENTRY` ([`recheck`]) runs a verified
+//! entry's model again and compares, bit for bit.
+//!
+//! **Running the model.** The folder is loaded as `lexbench run dense|colbert|cross-encoder` loads
+//! it ([`model_ranker`]): a HuggingFace BERT folder or a PEFT folder over its base, ranked with the
+//! commands' defaults, or a folder trained here ranked with the settings of its
+//! `lexbench-training.json` (a folder trained as another kind is refused). Two things differ, so
+//! that a verified run depends on the model's files and the dataset alone: document embeddings go
+//! to a fresh cache of this run, never `DATA/cache/embeddings`; and a cross-encoder on a corpus-wide
+//! dataset reranks BM25's top 100 ranked here with BM25's default parameters, not the BM25 run file
+//! in `DATA/runs`. Each split's run is written as `lexbench run` writes one, to
+//! `DATA/runs/<dataset>/<split>/harness-<name>.trec` (`<name>`: the card's name as a slug), then
+//! validated and evaluated exactly as `lexbench submit RUN` does
+//! ([`lexbench_leaderboard::submit_verified`]).
+//!
+//! **Evaluated splits.** Without `--splits`, every split of each dataset except those used to train
+//! and select models ([`TRAINING_SPLITS`]) and those without judgments: `test`, `unseen_query` and
+//! `unseen_guide` of an ECtHR dataset, `test` of BSARD. Without `--dataset`, every dataset built
+//! under `DATA/datasets`.
+//!
+//! **The model's sha256** ([`model_sha256`]): the sha256 of the text [`MODEL_HASH_DOMAIN`] followed
+//! by one line `NAME  SHA256\n` per file below that the folder holds, sorted by name, `SHA256` being
+//! the file's own sha256: `config.json`; the weights, `model.safetensors` (or a PEFT folder's
+//! `adapter_model.safetensors`); the tokenizer files [`TOKENIZER_FILES`]; `lexbench-training.json`
+//! (the settings a folder trained here is ranked with). A PEFT folder's `adapter_config.json` counts
+//! as the sha256 of its canonical JSON ([`lexbench_leaderboard::entry::canonical_json`]) without
+//! `base_model`, the base's absolute path: the base enters through the sha256 of its weights that
+//! the file records (and that loading checks), so the hash does not change when folders move.
+//! `config.json`, the weights and `tokenizer.json` are required. Other files (README, the
+//! sentence-transformers pooling folder) are not read by lexbench and are not hashed.
+//!
+//! **Resuming.** A submission is keyed by the model's sha256, the kind, the card's bytes, the
+//! lexbench version and the plan (each dataset, split and dataset version); its state,
+//! `DATA/leaderboard/pending/<key>.json`, is written atomically before the first split and removed
+//! after the last. Run again after a kill, the same submission finds its state and the entries it
+//! already recorded (their harness record names the submission), and runs only the other splits.
+//! [`STOP_AFTER_ENV`] stops a run after N splits, as a kill would, for tests.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use lexbench_baselines::Device;
+use lexbench_baselines::encoder::files::{ADAPTER_CONFIG, ADAPTER_WEIGHTS, TRAINING_RECORD};
+use lexbench_baselines::rank::model::NeuralRanker;
+use lexbench_baselines::rank::{RunTarget, rank_split, write_run};
+use lexbench_core::datadir::DataDir;
+use lexbench_core::dataset::Dataset;
+use lexbench_core::{ReadOptions, sha256_file, sha256_hex};
+use lexbench_leaderboard::ModelKind;
+use lexbench_leaderboard::entry::{
+    Entry, Harness, ModelRef, Provenance, canonical_json, entries_dir, leaderboard_dir, now_rfc3339,
+    read_entries, slug,
+};
+use lexbench_leaderboard::{ModelCard, SubmitRequest};
+use serde::{Deserialize, Serialize};
+
+/// What [`model_sha256`] hashes before the file lines: names the rule.
+pub const MODEL_HASH_DOMAIN: &str = "lexbench-model-sha256-1\n";
+
+/// Tokenizer files hashed when present (`tokenizer.json` is required).
+pub const TOKENIZER_FILES: [&str; 4] = [
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+];
+
+/// Splits used to train and select models, never run by the harness unless named.
+pub const TRAINING_SPLITS: [&str; 4] = ["train", "val", "dev", "validation"];
+
+/// Test hook: `LEXBENCH_TEST_STOP_AFTER_SPLITS=N` stops `submit --model` after N splits of this
+/// run, leaving its state as a kill would.
+pub const STOP_AFTER_ENV: &str = "LEXBENCH_TEST_STOP_AFTER_SPLITS";
+
+/// Documents kept per topic by bi-encoder and ColBERT runs (`lexbench run`'s default).
+pub const TOP_K: usize = 1000;
+
+/// The version of the pending-submission state file.
+pub const STATE_VERSION: u32 = 1;
+
+/// A model folder's identity ([`model_sha256`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelFiles {
+    /// The combined sha256.
+    pub sha256: String,
+    /// Each file hashed, with its sha256.
+    pub files: BTreeMap<String, String>,
+}
+
+/// The sha256 of a model folder (module docs: which files, how combined). A folder without
+/// `config.json`, weights or `tokenizer.json` is an error naming it.
+pub fn model_sha256(dir: &Path) -> Result<ModelFiles> {
+    if !dir.is_dir() {
+        bail!("{}: no such model folder", dir.display());
+    }
+    let mut files = BTreeMap::new();
+    let required = |name: &str| -> Result<PathBuf> {
+        let p = dir.join(name);
+        if !p.is_file() {
+            bail!(
+                "{}: no {name} (a model folder holds config.json, model.safetensors or a PEFT folder's {ADAPTER_WEIGHTS}, and tokenizer.json)",
+                dir.display()
+            );
+        }
+        Ok(p)
+    };
+    let config = required("config.json")?;
+    files.insert("config.json".to_owned(), sha256_file(&config)?);
+    let peft = !dir.join("model.safetensors").is_file() && dir.join(ADAPTER_WEIGHTS).is_file();
+    if peft {
+        let weights = required(ADAPTER_WEIGHTS)?;
+        files.insert(ADAPTER_WEIGHTS.to_owned(), sha256_file(&weights)?);
+        let adapter = required(ADAPTER_CONFIG)?;
+        let mut v: serde_json::Value = lexbench_core::io::read_json(&adapter)?;
+        if let Some(m) = v.as_object_mut() {
+            m.remove("base_model");
+        }
+        files.insert(
+            ADAPTER_CONFIG.to_owned(),
+            sha256_hex(canonical_json(&v).as_bytes()),
+        );
+    } else {
+        let weights = required("model.safetensors")?;
+        files.insert("model.safetensors".to_owned(), sha256_file(&weights)?);
+    }
+    required("tokenizer.json")?;
+    for name in TOKENIZER_FILES.into_iter().chain([TRAINING_RECORD]) {
+        let p = dir.join(name);
+        if p.is_file() {
+            files.insert(name.to_owned(), sha256_file(&p)?);
+        }
+    }
+    let mut text = String::from(MODEL_HASH_DOMAIN);
+    for (name, sha) in &files {
+        text.push_str(&format!("{name}  {sha}\n"));
+    }
+    Ok(ModelFiles {
+        sha256: sha256_hex(text.as_bytes()),
+        files,
+    })
+}
+
+/// The ranker of the model folder `model` as `kind`, ranking as system `system` on `device`: a folder
+/// trained here with its training's settings (refused if trained as another kind), any other with
+/// `lexbench run`'s defaults; document embeddings in `cache` and, for a cross-encoder, BM25's first
+/// stage ranked in memory (module docs).
+pub fn model_ranker(
+    model: &Path,
+    kind: ModelKind,
+    system: &str,
+    device: &Device,
+    cache: &Path,
+) -> Result<NeuralRanker> {
+    use lexbench_baselines::rank::colbert::{ColBertParams, ColBertRanker};
+    use lexbench_baselines::rank::cross::{CrossEncoderRanker, CrossParams};
+    use lexbench_baselines::rank::dense::{DenseParams, DenseRanker};
+    use lexbench_baselines::train::config::ModelKind as Trained;
+    let ranker = match crate::train::trained_config(model)? {
+        Some(cfg) => {
+            let fits = match cfg.model {
+                Trained::Dpr | Trained::Ance => kind == ModelKind::BiEncoder,
+                Trained::Colbert => kind == ModelKind::Colbert,
+                Trained::CrossEncoder => kind == ModelKind::CrossEncoder,
+            };
+            if !fits {
+                bail!(
+                    "{}: trained as {:?} ({}), not a {kind} model",
+                    model.display(),
+                    cfg.model,
+                    cfg.name
+                );
+            }
+            crate::train::trained_ranker(&cfg, model, system, TOP_K, device)?
+        }
+        None => match kind {
+            ModelKind::BiEncoder => {
+                let params = DenseParams {
+                    system: system.to_owned(),
+                    top_k: TOP_K,
+                    ..DenseParams::default()
+                };
+                NeuralRanker::Dense(Box::new(DenseRanker::new(model, params, device)?))
+            }
+            ModelKind::Colbert => {
+                let params = ColBertParams {
+                    system: system.to_owned(),
+                    top_k: TOP_K,
+                    ..ColBertParams::default()
+                };
+                NeuralRanker::ColBert(Box::new(ColBertRanker::new(model, params, device)?))
+            }
+            ModelKind::CrossEncoder => {
+                let params = CrossParams {
+                    system: system.to_owned(),
+                    ..CrossParams::default()
+                };
+                NeuralRanker::Cross(Box::new(CrossEncoderRanker::new(model, params, device)?))
+            }
+        },
+    };
+    Ok(match ranker {
+        NeuralRanker::Dense(r) => NeuralRanker::Dense(Box::new(r.with_cache_dir(cache.to_owned()))),
+        NeuralRanker::Cross(r) => NeuralRanker::Cross(Box::new(r.with_bm25_in_memory())),
+        other => other,
+    })
+}
+
+/// A fresh embedding cache folder for one harness run, `DATA/cache/.harness-embeddings-N.partial-PID`,
+/// removed when dropped (a killed run's is removed by the next command that opens the data
+/// directory, as every `.partial-` leftover is).
+struct ScratchCache(PathBuf);
+
+impl ScratchCache {
+    fn new(data: &Path) -> Result<Self> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let dir = data.join("cache").join(format!(
+            ".harness-embeddings-{}.partial-{}",
+            N.fetch_add(1, Ordering::Relaxed),
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(Self(dir))
+    }
+}
+
+impl Drop for ScratchCache {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A model submission.
+#[derive(Debug, Clone)]
+pub struct ModelSubmission {
+    /// The model folder.
+    pub model: PathBuf,
+    /// How it ranks.
+    pub kind: ModelKind,
+    /// Its card (TOML, checked as a model's card).
+    pub card: PathBuf,
+    /// The datasets to run it on; empty: every dataset built under `DATA/datasets`.
+    pub datasets: Vec<String>,
+    /// The splits of each; empty: each dataset's evaluated splits (module docs).
+    pub splits: Vec<String>,
+    /// Where the model runs.
+    pub device: Device,
+    /// Stop after this many splits of this run ([`STOP_AFTER_ENV`]).
+    pub stop_after: Option<usize>,
+    /// Show a progress bar on stderr (when it is a terminal).
+    pub progress: bool,
+}
+
+/// One split of a plan.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlannedSplit {
+    /// The dataset.
+    pub dataset: String,
+    /// The split.
+    pub split: String,
+    /// The dataset's version (its manifest's hash).
+    pub dataset_hash: String,
+}
+
+/// The state of a submission not yet finished: `DATA/leaderboard/pending/<key>.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PendingSubmission {
+    /// [`STATE_VERSION`].
+    pub state_version: u32,
+    /// The submission's key (module docs).
+    pub key: String,
+    /// The submission's id, recorded in each of its entries.
+    pub submission: String,
+    /// The system's name (the card's).
+    pub system: String,
+    /// The model folder.
+    pub model: String,
+    /// Its sha256.
+    pub model_sha256: String,
+    /// How it ranks.
+    pub kind: ModelKind,
+    /// The card's sha256.
+    pub card_sha256: String,
+    /// When the submission started.
+    pub started_at: String,
+    /// Every split to run.
+    pub plan: Vec<PlannedSplit>,
+}
+
+/// One split of a finished submission.
+#[derive(Debug, Clone)]
+pub struct SplitResult {
+    /// The split.
+    pub planned: PlannedSplit,
+    /// Its entry.
+    pub entry: Entry,
+    /// The entry's file.
+    pub path: PathBuf,
+    /// True when an earlier, interrupted run of the submission recorded it.
+    pub earlier: bool,
+}
+
+/// What [`submit_model`] did.
+#[derive(Debug, Clone)]
+pub struct ModelSubmitted {
+    /// The submission's id.
+    pub submission: String,
+    /// The system's name.
+    pub system: String,
+    /// The model's identity.
+    pub model: ModelFiles,
+    /// Where it ran.
+    pub device: String,
+    /// Every split, in plan order.
+    pub splits: Vec<SplitResult>,
+}
+
+/// The datasets built under `DATA/datasets` (folders with a `manifest.json`), sorted.
+pub fn built_datasets(data: &DataDir) -> Result<Vec<String>> {
+    let dir = data.root().join("datasets");
+    let rd = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
+    };
+    let mut names: Vec<String> = rd
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().join("manifest.json").is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+        .filter(|n| lexbench_core::check_name("dataset name", n).is_ok())
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// The splits the harness runs on `datasets` (empty: every built one): `splits` of each (empty: its
+/// evaluated splits, module docs), with each dataset's version. A dataset or split that is not
+/// there is an error naming what is.
+pub fn plan(data: &DataDir, datasets: &[String], splits: &[String]) -> Result<Vec<PlannedSplit>> {
+    let names = if datasets.is_empty() {
+        let all = built_datasets(data)?;
+        if all.is_empty() {
+            bail!(
+                "no dataset is built in {}: build one first (`lexbench pipeline`, `lexbench build …`)",
+                data.root().join("datasets").display()
+            );
+        }
+        all
+    } else {
+        datasets.to_vec()
+    };
+    let mut out = Vec::new();
+    for name in &names {
+        let ds = Dataset::open_in(data.root(), name).with_context(|| format!("dataset {name}"))?;
+        let hash = ds.hash();
+        let known = ds.split_names()?;
+        let chosen: Vec<String> = if splits.is_empty() {
+            let mut chosen = Vec::new();
+            for s in known.iter().filter(|s| !TRAINING_SPLITS.contains(&s.as_str())) {
+                if !ds.qrels(s, &ReadOptions::default())?.topics.is_empty() {
+                    chosen.push(s.clone());
+                }
+            }
+            chosen
+        } else {
+            for s in splits {
+                if !known.contains(s) {
+                    bail!("dataset {name} has no split {s} (splits: {})", known.join(", "));
+                }
+            }
+            splits.to_vec()
+        };
+        if chosen.is_empty() {
+            bail!(
+                "dataset {name} has no evaluated split (splits: {})",
+                known.join(", ")
+            );
+        }
+        for split in chosen {
+            out.push(PlannedSplit {
+                dataset: name.clone(),
+                split,
+                dataset_hash: hash.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The device as entries record it: `cpu`, `cuda:N`.
+pub fn device_label(device: &Device) -> String {
+    lexbench_baselines::encoder::cache::device_label(device.location())
+}
+
+/// The folder of pending submissions' states.
+pub fn pending_dir(data: &Path) -> PathBuf {
+    leaderboard_dir(data).join("pending")
+}
+
+/// Runs a model over its plan and records a verified entry per split (module docs), resuming an
+/// interrupted run of the same submission; `log` receives a line per split. A card that is not a
+/// valid model card is `lexbench_leaderboard::Error::Rejected` (naming the card file and lines),
+/// before the model is loaded.
+pub fn submit_model(
+    data: &DataDir,
+    req: &ModelSubmission,
+    log: &mut dyn FnMut(String),
+) -> Result<ModelSubmitted> {
+    // The card first: its problems name the card file.
+    let (card, card_text) = ModelCard::read(&req.card)?;
+    let problems = card.check_for_model(&req.card, &card_text);
+    if !problems.is_empty() {
+        return Err(lexbench_leaderboard::Error::Rejected { problems }.into());
+    }
+    let name = card.name.clone().unwrap_or_default();
+    let system = format!("harness-{}", slug(&name));
+    let model_dir = std::path::absolute(&req.model)
+        .with_context(|| format!("{}: not a usable path", req.model.display()))?;
+    let files = model_sha256(&model_dir)?;
+    let plan = plan(data, &req.datasets, &req.splits)?;
+    let device = device_label(&req.device);
+
+    // The submission: a new one, or the interrupted one with the same key.
+    let card_sha256 = sha256_file(&req.card)?;
+    let mut key_text = format!(
+        "lexbench-submission-1\nmodel {}\nkind {}\ncard {card_sha256}\nlexbench {}\n",
+        files.sha256,
+        req.kind,
+        env!("CARGO_PKG_VERSION")
+    );
+    for p in &plan {
+        key_text.push_str(&format!("split {} {} {}\n", p.dataset, p.split, p.dataset_hash));
+    }
+    let key = sha256_hex(key_text.as_bytes());
+    let state_path = pending_dir(data.root()).join(format!("{}.json", &key[..16]));
+    let state: PendingSubmission = if state_path.is_file() {
+        let s: PendingSubmission = lexbench_core::io::read_json(&state_path)?;
+        if s.key != key || s.state_version != STATE_VERSION {
+            bail!(
+                "{}: a pending submission with another key or state version; remove it to start again",
+                state_path.display()
+            );
+        }
+        s
+    } else {
+        let started_at = now_rfc3339();
+        let stamp: String = started_at.chars().filter(char::is_ascii_alphanumeric).collect();
+        let s = PendingSubmission {
+            state_version: STATE_VERSION,
+            key: key.clone(),
+            submission: format!("{}-{stamp}-{}", slug(&name), &key[..8]),
+            system: name.clone(),
+            model: model_dir.display().to_string(),
+            model_sha256: files.sha256.clone(),
+            kind: req.kind,
+            card_sha256,
+            started_at,
+            plan: plan.clone(),
+        };
+        lexbench_core::io::write_json_pretty(&state_path, &s)?;
+        s
+    };
+
+    // What an earlier run of this submission recorded.
+    let mut earlier: BTreeMap<(String, String), (Entry, PathBuf)> = BTreeMap::new();
+    for e in read_entries(&entries_dir(data.root()))?.entries {
+        if let Provenance::Verified(h) = &e.provenance
+            && h.submission == state.submission
+        {
+            let path = entries_dir(data.root()).join(format!("{}.json", e.id));
+            earlier.insert((e.dataset.name.clone(), e.dataset.split.clone()), (e, path));
+        }
+    }
+    let todo: Vec<&PlannedSplit> = plan
+        .iter()
+        .filter(|p| !earlier.contains_key(&(p.dataset.clone(), p.split.clone())))
+        .collect();
+    if !earlier.is_empty() {
+        log(format!(
+            "resuming submission {}: {} of {} splits already recorded",
+            state.submission,
+            plan.len() - todo.len(),
+            plan.len()
+        ));
+    }
+
+    let bar = progress_bar(req.progress, plan.len(), plan.len() - todo.len());
+    let cache = ScratchCache::new(data.root())?;
+    let mut loaded = if todo.is_empty() {
+        None
+    } else {
+        bar.set_message("loading the model");
+        Some(
+            model_ranker(&model_dir, req.kind, &system, &req.device, &cache.0)
+                .with_context(|| format!("loading {} as a {} model", model_dir.display(), req.kind))?,
+        )
+    };
+    let model_ref = ModelRef {
+        path: model_dir.display().to_string(),
+        kind: req.kind,
+        sha256: files.sha256.clone(),
+        files: files.files.clone(),
+    };
+    let mut results: BTreeMap<(String, String), (Entry, PathBuf, bool)> =
+        earlier.into_iter().map(|(k, (e, p))| (k, (e, p, true))).collect();
+    for (done_now, p) in todo.into_iter().enumerate() {
+        if req.stop_after.is_some_and(|n| done_now >= n) {
+            bar.abandon();
+            bail!(
+                "stopped after {done_now} split(s), as {STOP_AFTER_ENV} asks (a test hook): run the same \
+                 command again to resume ({})",
+                state_path.display()
+            );
+        }
+        let Some(ranker) = loaded.as_mut() else {
+            bail!("internal: the model was not loaded");
+        };
+        bar.set_message(format!("{}/{}", p.dataset, p.split));
+        let t0 = Instant::now();
+        let target = RunTarget::new(data.root(), &p.dataset, &p.split, &system)?;
+        let out = write_run(ranker, &target)
+            .with_context(|| format!("{} on dataset {} split {}", name, p.dataset, p.split))?;
+        if out.sidecar.header.dataset_hash != p.dataset_hash {
+            bail!(
+                "dataset {} changed while the submission ran (version {} planned, {} now): run it again",
+                p.dataset,
+                p.dataset_hash,
+                out.sidecar.header.dataset_hash
+            );
+        }
+        let harness = Harness {
+            model: model_ref.clone(),
+            lexbench_version: env!("CARGO_PKG_VERSION").to_owned(),
+            git_revision: lexbench_baselines::rank::git_revision(),
+            device: device.clone(),
+            seconds: t0.elapsed().as_secs_f64(),
+            submission: state.submission.clone(),
+        };
+        let sub = lexbench_leaderboard::submit_verified(
+            &SubmitRequest {
+                data: data.root(),
+                run: &out.run_path,
+                dataset: &p.dataset,
+                split: &p.split,
+                name: &name,
+                card: Some(&req.card),
+            },
+            harness,
+        )
+        .with_context(|| format!("recording {}", out.run_path.display()))?;
+        bar.suspend(|| {
+            log(format!(
+                "{}/{}: {} in {:.1} s → {}",
+                p.dataset,
+                p.split,
+                scores_line(&sub.entry),
+                t0.elapsed().as_secs_f64(),
+                sub.path.display()
+            ));
+        });
+        bar.inc(1);
+        results.insert((p.dataset.clone(), p.split.clone()), (sub.entry, sub.path, false));
+    }
+    bar.finish_and_clear();
+    drop(cache);
+    std::fs::remove_file(&state_path)
+        .or_else(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Ok(())
+            } else {
+                Err(e)
+            }
+        })
+        .with_context(|| format!("removing {}", state_path.display()))?;
+    // The folder goes when no other submission is pending (fails harmlessly otherwise).
+    let _ = std::fs::remove_dir(pending_dir(data.root()));
+    let splits = plan
+        .iter()
+        .map(|p| {
+            let (entry, path, earlier) = results
+                .remove(&(p.dataset.clone(), p.split.clone()))
+                .context("internal: a planned split has no entry")?;
+            Ok(SplitResult {
+                planned: p.clone(),
+                entry,
+                path,
+                earlier,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(ModelSubmitted {
+        submission: state.submission,
+        system: name,
+        model: files,
+        device,
+        splits,
+    })
+}
+
+/// `R@2%=0.5000 R@5%=…` in the entry's measure order.
+pub fn scores_line(e: &Entry) -> String {
+    e.measures
+        .iter()
+        .map(|m| format!("{m}={:.4}", e.scores.get(m).copied().unwrap_or(f64::NAN)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn progress_bar(show: bool, total: usize, at: usize) -> indicatif::ProgressBar {
+    use indicatif::{ProgressBar, ProgressStyle};
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let b = ProgressBar::new(total as u64);
+    if let Ok(s) = ProgressStyle::with_template("{msg:>28} [{bar:30}] {pos}/{len} splits ({elapsed})") {
+        b.set_style(s.progress_chars("=> "));
+    }
+    b.set_position(at as u64);
+    b
+}
+
+/// A check that did not pass: the entry was not reproduced, or cannot be rechecked (exit 1).
+#[derive(Debug)]
+pub struct CheckFailed(pub String);
+
+impl std::fmt::Display for CheckFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CheckFailed {}
+
+/// What [`recheck`] found.
+#[derive(Debug, Clone)]
+pub struct Rechecked {
+    /// The entry.
+    pub entry: Entry,
+    /// Its file.
+    pub path: PathBuf,
+    /// The run made now: `DATA/runs/<dataset>/<split>/<tag>.recheck.trec`.
+    pub run: PathBuf,
+    /// Seconds the re-run took.
+    pub seconds: f64,
+}
+
+/// Re-runs a verified entry's model on the CPU and checks that it reproduces the entry bit for bit
+/// (`lexbench_leaderboard::recheck`): the entry passes its integrity check, the dataset is at the
+/// entry's version, the model folder (`model`, or the one the entry names) hashes to the recorded
+/// sha256, and the new run — ranked as the harness ranked it, written to
+/// `DATA/runs/<dataset>/<split>/<tag>.recheck.trec`, validated and evaluated as a submission — has
+/// the recorded sha256 and every per-topic value and score the entry holds. Any failure is a
+/// [`CheckFailed`] (or a tampered entry, `lexbench_leaderboard::Error::Tampered`) saying what
+/// differs.
+pub fn recheck(data: &DataDir, entry: &str, model: Option<&Path>) -> Result<Rechecked> {
+    let (recorded, path) = lexbench_leaderboard::recheck::find_entry(data.root(), entry)?;
+    let fail = |m: String| anyhow::Error::new(CheckFailed(m));
+    let Some(harness) = recorded.provenance.harness() else {
+        return Err(fail(format!(
+            "{}: a self-reported entry (a run file): only verified entries, made by `lexbench submit --model`, \
+             can be rechecked",
+            path.display()
+        )));
+    };
+    let d = &recorded.dataset;
+    match lexbench_leaderboard::dataset::current_hash(data.root(), &d.name) {
+        Some(h) if h == d.hash => {}
+        other => {
+            return Err(fail(format!(
+                "{}: made on dataset {} version {}, but {}: rebuild that version to recheck it",
+                path.display(),
+                d.name,
+                d.hash,
+                other.map_or("it is not built here".to_owned(), |h| format!(
+                    "version {h} is built here"
+                ))
+            )));
+        }
+    }
+    let model_dir = model.map_or_else(|| PathBuf::from(&harness.model.path), Path::to_owned);
+    let files = model_sha256(&model_dir)?;
+    if files.sha256 != harness.model.sha256 {
+        let differ: BTreeSet<&String> = files
+            .files
+            .iter()
+            .filter(|(n, s)| harness.model.files.get(*n) != Some(*s))
+            .map(|(n, _)| n)
+            .chain(
+                harness
+                    .model
+                    .files
+                    .keys()
+                    .filter(|n| !files.files.contains_key(*n)),
+            )
+            .collect();
+        return Err(fail(format!(
+            "{}: the model in {} has sha256 {}, the entry was made with {} (files that differ: {})",
+            path.display(),
+            model_dir.display(),
+            files.sha256,
+            harness.model.sha256,
+            differ.into_iter().cloned().collect::<Vec<_>>().join(", ")
+        )));
+    }
+    let t0 = Instant::now();
+    let cache = ScratchCache::new(data.root())?;
+    let tag = &recorded.run.tag;
+    let mut ranker = model_ranker(&model_dir, harness.model.kind, tag, &Device::Cpu, &cache.0)?;
+    let target = RunTarget::new(data.root(), &d.name, &d.split, tag)?;
+    let ranked = rank_split(&mut ranker, &target)?;
+    drop(cache);
+    let run_path = data.run_file(&d.name, &d.split, &format!("{tag}.recheck"))?;
+    ranked.run.write(&run_path)?;
+    let now = lexbench_leaderboard::submit::assess(&SubmitRequest {
+        data: data.root(),
+        run: &run_path,
+        dataset: &d.name,
+        split: &d.split,
+        name: &recorded.system,
+        card: None,
+    })?;
+    let differences = lexbench_leaderboard::recheck::compare(&recorded, &now.entry);
+    if !differences.is_empty() {
+        let device = if harness.device == "cpu" {
+            String::new()
+        } else {
+            format!(
+                "\n(the entry was made on {}, the recheck ran on the CPU: bit-for-bit equality is promised on the CPU only)",
+                harness.device
+            )
+        };
+        return Err(fail(format!(
+            "{}: NOT reproduced; the re-run ({}) differs:\n  {}{device}",
+            path.display(),
+            run_path.display(),
+            differences.join("\n  ")
+        )));
+    }
+    Ok(Rechecked {
+        entry: recorded,
+        path,
+        run: run_path,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
