@@ -178,3 +178,38 @@ fn the_checker_flags_upward_grouped_and_climbing_imports() {
         vec!["extra/mod.rs: module extra is in no layer"]
     );
 }
+
+/// `unsafe_code` is denied workspace-wide; exactly one module lifts it (the fused CPU attention,
+/// which calls the gemm crate on raw strided pointers). Any other file lifting the lint in a Rust
+/// source of the workspace fails here, naming the file.
+#[test]
+fn only_the_gemm_kernels_allow_unsafe_code() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf();
+    let mut files = Vec::new();
+    for dir in [
+        "src",
+        "core",
+        "crawlers",
+        "parsers",
+        "splits",
+        "baselines",
+        "leaderboard",
+        "tests",
+    ] {
+        sources(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 50, "{} sources", files.len());
+    let marker = ["allow(", "unsafe_code)"].concat();
+    let allowed = Path::new("baselines/src/encoder/kernels.rs");
+    let mut found = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("source");
+        if text.contains(&marker) {
+            found.push(f.strip_prefix(&root).expect("under the root").to_path_buf());
+        }
+    }
+    assert_eq!(found, [allowed], "files that allow unsafe code");
+}

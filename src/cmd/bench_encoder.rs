@@ -37,6 +37,13 @@ pub struct BenchEncoderArgs {
     /// Skip the PyTorch measurement.
     #[arg(long)]
     pub no_python: bool,
+    /// Also time one DPR training step (batch 8 × query + 1 positive + 5 negatives of `--max-len`
+    /// tokens, backward, AdamW) against PyTorch's (scripts/bench_train_step.py).
+    #[arg(long)]
+    pub train_step: bool,
+    /// Only the training step (implies `--train-step`).
+    #[arg(long)]
+    pub train_step_only: bool,
     // Where candle runs; the PyTorch side always runs on the CPU (scripts/bench_encoder.py).
     #[command(flatten)]
     pub device: DeviceArg,
@@ -54,10 +61,26 @@ pub fn cmd_bench_encoder(args: &BenchEncoderArgs) -> Result<ExitCode> {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_encoder.py");
     let python = (!args.no_python).then_some(args.python.as_str());
     let device = args.device.device()?;
-    let lines = bench::run(&args.model, &device, python, &script, &settings)
-        .with_context(|| format!("benchmarking {}", args.model.display()))?;
-    for l in lines {
-        println!("{l}");
+    if !args.train_step_only {
+        let lines = bench::run(&args.model, &device, python, &script, &settings)
+            .with_context(|| format!("benchmarking {}", args.model.display()))?;
+        for l in lines {
+            println!("{l}");
+        }
+    }
+    if args.train_step || args.train_step_only {
+        use lexbench_baselines::train::bench::{StepSettings, run as run_step};
+        let steps = StepSettings {
+            max_len: args.max_len,
+            steps: args.repeats,
+            ..StepSettings::default()
+        };
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_train_step.py");
+        let lines = run_step(&args.model, &device, python, &script, &steps)
+            .with_context(|| format!("benchmarking a training step of {}", args.model.display()))?;
+        for l in lines {
+            println!("{l}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -47,6 +47,25 @@ impl LayerNorm {
                 self.eps as f32,
             )?);
         }
+        self.composite(x)
+    }
+
+    /// `LayerNorm(x + residual)`; with `fused`, one pass on the CPU when nothing is tracked
+    /// (encoder/kernels.rs).
+    pub fn forward_add(&self, x: &Tensor, residual: &Tensor, fused: bool) -> Result<Tensor> {
+        let tracking = [x, residual, &self.weight, &self.bias]
+            .iter()
+            .any(|t| t.track_op());
+        if fused && !tracking {
+            let wb = Tensor::stack(&[&self.weight, &self.bias], 0)?;
+            if let Some(y) = super::kernels::add_layer_norm(x, residual, &wb, self.eps)? {
+                return Ok(y);
+            }
+        }
+        self.forward(&(x + residual)?)
+    }
+
+    fn composite(&self, x: &Tensor) -> Result<Tensor> {
         let n = x.dim(D::Minus1)? as f64;
         let mean = (x.sum_keepdim(D::Minus1)? / n)?;
         let xc = x.broadcast_sub(&mean)?;
@@ -221,6 +240,30 @@ impl Attention {
         train: bool,
     ) -> Result<Tensor> {
         let (b, s, hidden) = x.dims3()?;
+        if let Some((w, qkv_bias)) = &self.qkv {
+            // Inference on the CPU without prefixes: one fused pass per (sequence, head) over the
+            // fused projection (encoder/kernels.rs); the composite path below otherwise.
+            let fused = !train
+                && prefix.is_none()
+                && self.prefix.is_none()
+                && x.device().is_cpu()
+                && x.dtype() == DType::F32
+                && !x.track_op();
+            if fused {
+                let qkv = x.reshape((b * s, hidden))?.matmul(w)?.broadcast_add(qkv_bias)?;
+                let mask = match mask_bias {
+                    Some(m) => m.reshape((b, s))?,
+                    None => Tensor::zeros((b, s), DType::F32, x.device())?,
+                };
+                let ctx = super::kernels::fused_attention(&qkv, &mask, b, s, self.heads, self.head_dim)?
+                    .reshape((b, s, hidden))?;
+                let mut out = self.output.forward_t(&ctx, train)?;
+                if let Some(a) = &self.adapter {
+                    out = a.forward_t(&out, train)?;
+                }
+                return self.layer_norm.forward_add(&out, x, true);
+            }
+        }
         let (q, mut k, mut v) = self.project(x, train)?;
         let mut bias = mask_bias.cloned();
         if let Some(p) = prefix.or(self.prefix.as_ref()) {
@@ -342,7 +385,7 @@ impl Layer {
         if let Some(ad) = &self.adapter {
             out = ad.forward_t(&out, train)?;
         }
-        self.layer_norm.forward(&(out + a)?)
+        self.layer_norm.forward_add(&out, &a, self.fused_gelu)
     }
 }
 

@@ -23,6 +23,7 @@ pub mod e5s1;
 pub mod fast;
 pub mod files;
 pub mod hier;
+pub mod kernels;
 pub mod models;
 pub mod peft;
 pub mod seeded;

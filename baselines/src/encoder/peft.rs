@@ -234,13 +234,19 @@ impl PeftLinear {
         let in_dim = dims[dims.len() - 1];
         let n = x.elem_count() / in_dim;
         let x2 = x.reshape((n, in_dim))?;
-        let mut y = match &self.weight_t {
-            Some(wt) => x2.matmul(wt)?,
-            None => x2.matmul(&self.weight.t()?)?,
+        let bias = self.bias.as_ref().filter(|_| with_bias);
+        let mut y = match (&self.weight_t, bias) {
+            // Frozen weights (the inference fast path): matmul and bias in one gemm.
+            (Some(wt), Some(b)) => crate::encoder::kernels::linear(&x2, wt, b)?,
+            (Some(wt), None) => x2.matmul(wt)?,
+            (None, b) => {
+                let y = x2.matmul(&self.weight.t()?)?;
+                match b {
+                    Some(b) => y.broadcast_add(b)?,
+                    None => y,
+                }
+            }
         };
-        if let Some(b) = self.bias.as_ref().filter(|_| with_bias) {
-            y = y.broadcast_add(b)?;
-        }
         if let Some(lora) = &self.lora {
             y = (y + lora.forward_t(&x2, train)?)?;
         }

@@ -21,6 +21,7 @@
 //! - [`share`]: the trainable-parameter share of a configuration, computed from `config.json` alone.
 //! - [`sweep`]: hyperparameter grids (`[sweep]`, `lr_sweep`) expanded into named, validated points.
 
+pub mod bench;
 pub mod config;
 pub mod data;
 pub mod dr_gnn;

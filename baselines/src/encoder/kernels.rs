@@ -1,0 +1,564 @@
+//! CPU kernels for inference, on the gemm crate candle itself runs:
+//!
+//! - [`linear`]: `x · Wᵀ + b` in one gemm whose destination starts as the bias rows (candle adds
+//!   the bias in a second pass over a freshly allocated output);
+//! - [`add_layer_norm`]: `LayerNorm(x + residual)` in one pass per row, rows split over the cores;
+//! - [`fused_attention`]: self-attention (scores, mask, softmax, weighted sum of values) in one pass
+//!   per (sequence, head), reading queries, keys and values straight out of the fused query/key/value
+//!   projection and writing the context in `(tokens, hidden)` layout.
+//!
+//! The plain candle path materialises every intermediate: the `(b, heads, s, s)` scores (25 MB per
+//! layer for 32 × 12 heads × 128²), a permuted copy of queries/keys/values, the mask added in a
+//! separate pass, a softmax pass, and a transposed copy of the context; its batched matmul runs 384
+//! small gemms one after another, each split across the threads. Here each task is one (sequence,
+//! head): two single-threaded gemms over strided views (the `gemm` crate candle itself uses) with a
+//! `s × s` scratch that stays in cache, and tasks are spread over the cores.
+//!
+//! Used only where no gradient is needed (no backward pass), on the CPU, for f32; elsewhere the
+//! composite candle ops run. [`softmax_row`] uses a polynomial `exp` (relative error < 3e-7 over
+//! the range softmax meets) that the compiler vectorises, with AVX2/FMA when the CPU has them.
+//!
+//! The one module of the workspace that allows `unsafe` (the gemm crate's entry point is an unsafe
+//! function over raw, strided pointers); each block states why its indices stay in bounds.
+#![allow(unsafe_code)]
+
+use candle_core::{CpuStorage, CustomOp2, CustomOp3, DType, Layout, Shape, Tensor};
+
+use crate::error::{Error, Result};
+
+/// Shapes of one fused attention call.
+#[derive(Debug, Clone, Copy)]
+struct FusedAttention {
+    batch: usize,
+    seq: usize,
+    heads: usize,
+    head_dim: usize,
+}
+
+/// A raw pointer that may cross threads: tasks write disjoint (rows, head columns) blocks.
+#[derive(Clone, Copy)]
+struct SendPtr(*mut f32);
+// SAFETY: every task writes only its own (sequence, head) block of the output (disjoint rows ×
+// columns), and the pointer outlives the scoped threads.
+unsafe impl Send for SendPtr {}
+unsafe impl Sync for SendPtr {}
+
+impl CustomOp2 for FusedAttention {
+    fn name(&self) -> &'static str {
+        "lexbench-fused-attention"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let (CpuStorage::F32(qkv), CpuStorage::F32(mask)) = (s1, s2) else {
+            candle_core::bail!("fused attention: f32 only");
+        };
+        let (Some((q0, q1)), Some((m0, m1))) = (l1.contiguous_offsets(), l2.contiguous_offsets()) else {
+            candle_core::bail!("fused attention: contiguous inputs only");
+        };
+        let (qkv, mask) = (&qkv[q0..q1], &mask[m0..m1]);
+        let Self {
+            batch: b,
+            seq: s,
+            heads,
+            head_dim: d,
+        } = *self;
+        let hid = heads * d;
+        if qkv.len() != b * s * 3 * hid || mask.len() != b * s {
+            candle_core::bail!(
+                "fused attention: {} projected values and {} mask values for batch {b}, {s} tokens, {heads} × {d}",
+                qkv.len(),
+                mask.len()
+            );
+        }
+        let mut out = vec![0f32; b * s * hid];
+        let tasks = b * heads;
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |t| t.get())
+            .min(tasks.max(1));
+        let per = tasks.div_ceil(threads.max(1)).max(1);
+        let dst = SendPtr(out.as_mut_ptr());
+        std::thread::scope(|scope| {
+            for start in (0..tasks).step_by(per) {
+                let end = (start + per).min(tasks);
+                scope.spawn(move || {
+                    let dst = dst;
+                    let mut scratch = vec![0f32; s * s];
+                    for task in start..end {
+                        let (bi, h) = (task / heads, task % heads);
+                        // SAFETY: task (bi, h) writes rows bi·s .. (bi+1)·s, columns h·d .. (h+1)·d.
+                        unsafe { attend(qkv, mask, dst.0, &mut scratch, bi, h, s, heads, d) };
+                    }
+                });
+            }
+        });
+        Ok((CpuStorage::F32(out), Shape::from((b * s, hid))))
+    }
+}
+
+/// One (sequence `bi`, head `h`): `softmax(Q Kᵀ + mask) V` into the output block.
+///
+/// # Safety
+/// `dst` points to a `(b · s, heads · d)` buffer and no other thread writes this block.
+#[allow(clippy::too_many_arguments)]
+unsafe fn attend(
+    qkv: &[f32],
+    mask: &[f32],
+    dst: *mut f32,
+    scores: &mut [f32],
+    bi: usize,
+    h: usize,
+    s: usize,
+    heads: usize,
+    d: usize,
+) {
+    let hid = heads * d;
+    let row = 3 * hid;
+    let base = bi * s * row;
+    let q = qkv[base + h * d..].as_ptr();
+    let k = qkv[base + hid + h * d..].as_ptr();
+    let v = qkv[base + 2 * hid + h * d..].as_ptr();
+    // scores (s × s) = Q (s × d, rows `row` apart) · Kᵀ (d × s: element (c, j) = K[j, c]).
+    // SAFETY: every index stays inside this sequence's rows of `qkv` and inside `scores`.
+    unsafe {
+        gemm::gemm(
+            s,
+            s,
+            d,
+            scores.as_mut_ptr(),
+            1,
+            s as isize,
+            false,
+            q,
+            1,
+            row as isize,
+            k,
+            row as isize,
+            1,
+            0f32,
+            1f32,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        );
+    }
+    let m = &mask[bi * s..(bi + 1) * s];
+    for r in scores.chunks_exact_mut(s) {
+        softmax_row(r, m);
+    }
+    // context (s × d, rows `hid` apart in the output) = P (s × s) · V (s × d, rows `row` apart).
+    // SAFETY: the caller owns this block of `dst`; V's indices stay inside this sequence's rows.
+    unsafe {
+        gemm::gemm(
+            s,
+            d,
+            s,
+            dst.add(bi * s * hid + h * d),
+            1,
+            hid as isize,
+            false,
+            scores.as_ptr(),
+            1,
+            s as isize,
+            v,
+            1,
+            row as isize,
+            0f32,
+            1f32,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        );
+    }
+}
+
+/// `x ← softmax(x + mask)` over one row.
+pub fn softmax_row(x: &mut [f32], mask: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has AVX2 and FMA.
+            unsafe { softmax_row_avx2(x, mask) };
+            return;
+        }
+    }
+    softmax_row_generic(x, mask);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn softmax_row_avx2(x: &mut [f32], mask: &[f32]) {
+    softmax_row_generic(x, mask);
+}
+
+#[inline(always)]
+fn softmax_row_generic(x: &mut [f32], mask: &[f32]) {
+    let mut max = f32::NEG_INFINITY;
+    for (v, &m) in x.iter_mut().zip(mask) {
+        *v += m;
+        max = max.max(*v);
+    }
+    let mut sum = 0f32;
+    for v in x.iter_mut() {
+        *v = exp_poly(*v - max);
+        sum += *v;
+    }
+    let inv = 1.0 / sum;
+    for v in x.iter_mut() {
+        *v *= inv;
+    }
+}
+
+/// `eᵗ` for `t ≤ 0` (softmax's range), branch-free so loops over it vectorise: `t = n ln 2 + r`,
+/// `|r| ≤ ln 2 / 2`, `eʳ` by a degree-7 Taylor polynomial (relative error < 3e-7, a few ulp), `2ⁿ` built in
+/// the exponent bits. Inputs below −87 give exactly 0 (`exp` is below 1.7e-38 there), so masked
+/// keys get exactly zero weight, as with candle's softmax.
+#[inline(always)]
+pub fn exp_poly(t: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    const LN2_HI: f32 = 0.693_145_75;
+    const LN2_LO: f32 = 1.428_606_8e-6;
+    let under = t < -87.0;
+    let t = t.clamp(-87.0, 88.0);
+    let n = (t * LOG2E).round();
+    let r = (t - n * LN2_HI) - n * LN2_LO;
+    let p = 1.0
+        + r * (1.0
+            + r * (0.5
+                + r * (1.0 / 6.0
+                    + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
+    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    if under { 0.0 } else { p * scale }
+}
+
+/// The threads the kernels split work over.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |t| t.get())
+}
+
+/// `x (n, k) · wt (k, m) + bias (m)`: the destination starts as `n` copies of the bias and the gemm
+/// accumulates into it.
+struct Linear;
+
+impl CustomOp3 for Linear {
+    fn name(&self) -> &'static str {
+        "lexbench-linear"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let (CpuStorage::F32(x), CpuStorage::F32(w), CpuStorage::F32(b)) = (s1, s2, s3) else {
+            candle_core::bail!("linear: f32 only");
+        };
+        let (Some((x0, x1)), Some((w0, w1)), Some((b0, b1))) = (
+            l1.contiguous_offsets(),
+            l2.contiguous_offsets(),
+            l3.contiguous_offsets(),
+        ) else {
+            candle_core::bail!("linear: contiguous inputs only");
+        };
+        let (x, w, b) = (&x[x0..x1], &w[w0..w1], &b[b0..b1]);
+        let (Ok((n, k)), Ok((k2, m))) = (l1.shape().dims2(), l2.shape().dims2()) else {
+            candle_core::bail!("linear: x and wt must be matrices");
+        };
+        if k != k2 || b.len() != m {
+            candle_core::bail!("linear: ({n}, {k}) · ({k2}, {m}) + bias of {}", b.len());
+        }
+        let mut out = Vec::with_capacity(n * m);
+        for _ in 0..n {
+            out.extend_from_slice(b);
+        }
+        let threads = threads();
+        let parallelism = if threads > 1 && n * m * k >= 1 << 18 {
+            gemm::Parallelism::Rayon(threads)
+        } else {
+            gemm::Parallelism::None
+        };
+        // SAFETY: `out` is (n, m) row-major, `x` (n, k) and `w` (k, m) row-major, as checked above.
+        unsafe {
+            gemm::gemm(
+                n,
+                m,
+                k,
+                out.as_mut_ptr(),
+                1,
+                m as isize,
+                true,
+                x.as_ptr(),
+                1,
+                k as isize,
+                w.as_ptr(),
+                1,
+                m as isize,
+                1f32,
+                1f32,
+                false,
+                false,
+                false,
+                parallelism,
+            );
+        }
+        Ok((CpuStorage::F32(out), Shape::from((n, m))))
+    }
+}
+
+/// `x (n, k) · wt (k, m) + bias (m)` for f32 CPU tensors without gradient (`wt`: the transposed
+/// weight, contiguous); candle's matmul and broadcast add otherwise.
+pub fn linear(x: &Tensor, wt: &Tensor, bias: &Tensor) -> Result<Tensor> {
+    let fused = x.device().is_cpu()
+        && [x, wt, bias]
+            .iter()
+            .all(|t| t.dtype() == DType::F32 && !t.track_op())
+        && x.rank() == 2
+        && wt.rank() == 2
+        && bias.rank() == 1;
+    if fused {
+        Ok(x.contiguous()?
+            .apply_op3_no_bwd(&wt.contiguous()?, &bias.contiguous()?, &Linear)?)
+    } else {
+        Ok(x.matmul(wt)?.broadcast_add(bias)?)
+    }
+}
+
+/// `LayerNorm(x + residual)` over the last dimension of `(n, d)` rows.
+struct AddLayerNorm {
+    eps: f32,
+}
+
+impl AddLayerNorm {
+    fn row(&self, x: &[f32], r: &[f32], w: &[f32], b: &[f32], out: &mut [f32]) {
+        let d = x.len() as f32;
+        let mut sum = 0f32;
+        for ((o, &a), &c) in out.iter_mut().zip(x).zip(r) {
+            *o = a + c;
+            sum += *o;
+        }
+        let mean = sum / d;
+        let mut var = 0f32;
+        for o in out.iter() {
+            let c = o - mean;
+            var += c * c;
+        }
+        let inv = 1.0 / (var / d + self.eps).sqrt();
+        for ((o, &g), &beta) in out.iter_mut().zip(w).zip(b) {
+            *o = (*o - mean) * inv * g + beta;
+        }
+    }
+}
+
+impl CustomOp3 for AddLayerNorm {
+    fn name(&self) -> &'static str {
+        "lexbench-add-layer-norm"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let (CpuStorage::F32(x), CpuStorage::F32(r), CpuStorage::F32(wb)) = (s1, s2, s3) else {
+            candle_core::bail!("add-layer-norm: f32 only");
+        };
+        let (Some((x0, x1)), Some((r0, r1)), Some((w0, w1))) = (
+            l1.contiguous_offsets(),
+            l2.contiguous_offsets(),
+            l3.contiguous_offsets(),
+        ) else {
+            candle_core::bail!("add-layer-norm: contiguous inputs only");
+        };
+        let (x, r, wb) = (&x[x0..x1], &r[r0..r1], &wb[w0..w1]);
+        let d = wb.len() / 2;
+        if d == 0 || x.len() % d != 0 || r.len() != x.len() || wb.len() != 2 * d {
+            candle_core::bail!(
+                "add-layer-norm: {} values, {} residual values, {} weight and bias values",
+                x.len(),
+                r.len(),
+                wb.len()
+            );
+        }
+        let (w, b) = wb.split_at(d);
+        let mut out = vec![0f32; x.len()];
+        let rows = x.len() / d;
+        let per = rows.div_ceil(threads()).max(1) * d;
+        std::thread::scope(|scope| {
+            for ((xs, rs), os) in x.chunks(per).zip(r.chunks(per)).zip(out.chunks_mut(per)) {
+                scope.spawn(move || {
+                    for ((xr, rr), or) in xs
+                        .chunks_exact(d)
+                        .zip(rs.chunks_exact(d))
+                        .zip(os.chunks_exact_mut(d))
+                    {
+                        self.row(xr, rr, w, b, or);
+                    }
+                });
+            }
+        });
+        Ok((CpuStorage::F32(out), l1.shape().clone()))
+    }
+}
+
+/// `LayerNorm(x + residual)` in one pass for f32 CPU tensors without gradient, `weight_bias` the
+/// layer norm's weight and bias stacked `(2, d)`; `None` when the kernel does not apply (the caller
+/// runs candle's ops).
+pub fn add_layer_norm(
+    x: &Tensor,
+    residual: &Tensor,
+    weight_bias: &Tensor,
+    eps: f64,
+) -> Result<Option<Tensor>> {
+    let ok = x.device().is_cpu()
+        && [x, residual, weight_bias]
+            .iter()
+            .all(|t| t.dtype() == DType::F32 && !t.track_op())
+        && x.shape() == residual.shape()
+        && weight_bias.dims().len() == 2
+        && weight_bias.dims()[0] == 2
+        && x.dims().last() == Some(&weight_bias.dims()[1]);
+    if !ok {
+        return Ok(None);
+    }
+    Ok(Some(x.contiguous()?.apply_op3_no_bwd(
+        &residual.contiguous()?,
+        &weight_bias.contiguous()?,
+        &AddLayerNorm { eps: eps as f32 },
+    )?))
+}
+
+/// Self-attention of `qkv` `(b · s, 3 · heads · head_dim)` — queries (already scaled by
+/// `1/√head_dim`), keys and values side by side, as the fused projection makes them — with the
+/// additive `mask` `(b, s)` (0 where attended, `f32::MIN` at padding) → context `(b · s, heads ·
+/// head_dim)`. No gradient: callers use it only when nothing is tracked.
+pub fn fused_attention(
+    qkv: &Tensor,
+    mask: &Tensor,
+    batch: usize,
+    seq: usize,
+    heads: usize,
+    head_dim: usize,
+) -> Result<Tensor> {
+    if !qkv.device().is_cpu() || qkv.dtype() != DType::F32 || mask.dtype() != DType::F32 {
+        return Err(Error::internal("fused attention: f32 CPU tensors only"));
+    }
+    let op = FusedAttention {
+        batch,
+        seq,
+        heads,
+        head_dim,
+    };
+    Ok(qkv.contiguous()?.apply_op2_no_bwd(&mask.contiguous()?, &op)?)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Properties: the fused linear equals matmul + bias and the fused residual layer norm equals
+    //! candle's layer norm of the sum (1e-5); the fused attention equals candle's composite attention (permuted heads, batched
+    //! matmuls, mask, softmax) to 1e-5 with and without padding, for uneven shapes; the polynomial
+    //! `exp` is within 3e-7 relative of `f32::exp` over softmax's range.
+    use candle_core::{D, Device, Tensor};
+
+    use super::*;
+
+    fn reference(qkv: &Tensor, mask: &Tensor, b: usize, s: usize, heads: usize, d: usize) -> Result<Tensor> {
+        let hid = heads * d;
+        let t = qkv
+            .reshape((b, s, 3, heads, d))?
+            .permute((2, 0, 3, 1, 4))?
+            .contiguous()?;
+        let (q, k, v) = (t.get(0)?, t.get(1)?, t.get(2)?);
+        let scores = q.matmul(&k.t()?)?.broadcast_add(&mask.reshape((b, 1, 1, s))?)?;
+        let p = candle_nn::ops::softmax(&scores, D::Minus1)?;
+        Ok(p.matmul(&v)?
+            .transpose(1, 2)?
+            .contiguous()?
+            .reshape((b * s, hid))?)
+    }
+
+    #[test]
+    fn matches_the_composite_attention() -> Result<()> {
+        for (b, s, heads, d, pad) in [(3, 7, 2, 5, true), (2, 16, 4, 8, false), (1, 33, 3, 4, true)] {
+            let qkv = Tensor::randn(0f32, 1.0, (b * s, 3 * heads * d), &Device::Cpu)?;
+            let mut m = vec![0f32; b * s];
+            if pad {
+                // The last sequence keeps only its first two tokens.
+                for v in &mut m[(b - 1) * s + 2..] {
+                    *v = f32::MIN;
+                }
+            }
+            let mask = Tensor::from_vec(m, (b, s), &Device::Cpu)?;
+            let fast = fused_attention(&qkv, &mask, b, s, heads, d)?;
+            let slow = reference(&qkv, &mask, b, s, heads, d)?;
+            let diff = (fast - slow)?.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?;
+            assert!(diff < 1e-5, "({b}, {s}, {heads}, {d}): {diff}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn linear_matches_matmul_plus_bias() -> Result<()> {
+        for (n, k, m) in [(1, 3, 2), (37, 17, 5), (300, 64, 96)] {
+            let x = Tensor::randn(0f32, 1.0, (n, k), &Device::Cpu)?;
+            let wt = Tensor::randn(0f32, 1.0, (k, m), &Device::Cpu)?;
+            let b = Tensor::randn(0f32, 1.0, m, &Device::Cpu)?;
+            let fast = linear(&x, &wt, &b)?;
+            let slow = x.matmul(&wt)?.broadcast_add(&b)?;
+            let diff = (fast - slow)?.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?;
+            assert!(diff < 1e-5, "({n}, {k}, {m}): {diff}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn add_layer_norm_matches_candle() -> Result<()> {
+        for (n, d) in [(1, 4), (33, 16), (257, 384)] {
+            let x = (Tensor::randn(0f32, 1.0, (n, d), &Device::Cpu)? * 3.0)?;
+            let r = Tensor::randn(1f32, 2.0, (n, d), &Device::Cpu)?;
+            let w = Tensor::randn(1f32, 0.1, d, &Device::Cpu)?;
+            let b = Tensor::randn(0f32, 0.1, d, &Device::Cpu)?;
+            let wb = Tensor::stack(&[&w, &b], 0)?;
+            let fast = add_layer_norm(&x, &r, &wb, 1e-12)?.expect("applies");
+            let slow = candle_nn::ops::layer_norm(&(&x + &r)?, &w, &b, 1e-12)?;
+            let diff = (fast - slow)?.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?;
+            assert!(diff < 1e-5, "({n}, {d}): {diff}");
+        }
+        // A shape mismatch is not fused (the caller's composite path reports it).
+        let x = Tensor::zeros((2, 4), DType::F32, &Device::Cpu)?;
+        let r = Tensor::zeros((2, 3), DType::F32, &Device::Cpu)?;
+        let wb = Tensor::zeros((2, 4), DType::F32, &Device::Cpu)?;
+        assert!(add_layer_norm(&x, &r, &wb, 1e-5)?.is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn polynomial_exp_is_accurate() {
+        let mut worst = 0f32;
+        for i in 0..=87_000 {
+            let t = -(i as f32) / 1000.0;
+            let (want, got) = (t.exp(), exp_poly(t));
+            if want > 1e-30 {
+                worst = worst.max(((got - want) / want).abs());
+            }
+        }
+        assert!(worst < 3e-7, "worst relative error {worst}");
+        assert_eq!(exp_poly(-1e30), 0.0);
+        assert_eq!(exp_poly(f32::MIN), 0.0);
+        assert_eq!(exp_poly(0.0), 1.0);
+    }
+}
