@@ -250,7 +250,7 @@ impl Attention {
                 && x.dtype() == DType::F32
                 && !x.track_op();
             if fused {
-                let qkv = x.reshape((b * s, hidden))?.matmul(w)?.broadcast_add(qkv_bias)?;
+                let qkv = super::kernels::linear(&x.reshape((b * s, hidden))?, w, qkv_bias)?;
                 let mask = match mask_bias {
                     Some(m) => m.reshape((b, s))?,
                     None => Tensor::zeros((b, s), DType::F32, x.device())?,
@@ -431,8 +431,10 @@ pub struct BertModel {
 impl BertModel {
     /// Loads from a `VarBuilder` rooted where the checkpoint's `embeddings.*` live. With
     /// `with_pooler`, `pooler.dense.*` must be present (or is created when `vb` is backed by a
-    /// `VarMap`).
+    /// `VarMap`). The first model of a process also sets the allocator to keep freed memory
+    /// ([`super::kernels::keep_freed_memory`]: candle's per-op buffers otherwise cost page faults).
     pub fn load(cfg: &BertConfig, vb: VarBuilder<'_>, with_pooler: bool) -> Result<Self> {
+        super::kernels::keep_freed_memory();
         cfg.validate()?;
         let embeddings = Embeddings::load(cfg, vb.pp("embeddings"))?;
         let layers = (0..cfg.num_hidden_layers)

@@ -20,13 +20,14 @@ const A3: f32 = 1.421_413_7;
 const A4: f32 = -1.453_152_1;
 const A5: f32 = 1.061_405_4;
 
-/// Exact GELU of one value through the A&S 7.1.26 `erf`.
-#[inline]
+/// Exact GELU of one value through the A&S 7.1.26 `erf` (the `exp` is
+/// [`crate::encoder::kernels::exp_poly`], branch-free, so loops over it vectorise).
+#[inline(always)]
 pub fn gelu_scalar(y: f32) -> f32 {
     let a = y.abs();
     let t = 1.0 / (1.0 + P * std::f32::consts::FRAC_1_SQRT_2 * a);
     let poly = ((((A5 * t + A4) * t + A3) * t + A2) * t + A1) * t;
-    y.max(0.0) - 0.5 * a * poly * (-0.5 * y * y).exp()
+    y.max(0.0) - 0.5 * a * poly * crate::encoder::kernels::exp_poly(-0.5 * y * y)
 }
 
 struct BiasGelu;
@@ -62,9 +63,7 @@ impl CustomOp2 for BiasGelu {
             for (xs, os) in x.chunks(per).zip(out.chunks_mut(per)) {
                 s.spawn(move || {
                     for (xr, or) in xs.chunks_exact(n).zip(os.chunks_exact_mut(n)) {
-                        for ((o, &xv), &bv) in or.iter_mut().zip(xr).zip(b) {
-                            *o = gelu_scalar(xv + bv);
-                        }
+                        crate::encoder::kernels::bias_gelu_row(xr, b, or);
                     }
                 });
             }

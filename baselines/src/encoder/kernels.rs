@@ -198,15 +198,66 @@ unsafe fn softmax_row_avx2(x: &mut [f32], mask: &[f32]) {
     softmax_row_generic(x, mask);
 }
 
+/// `out ← gelu(x + bias)` over one row ([`crate::encoder::fast::gelu_scalar`]), vectorised with
+/// AVX2/FMA when the CPU has them.
+pub fn bias_gelu_row(x: &[f32], bias: &[f32], out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has AVX2 and FMA.
+            unsafe { bias_gelu_row_avx2(x, bias, out) };
+            return;
+        }
+    }
+    bias_gelu_row_generic(x, bias, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn bias_gelu_row_avx2(x: &[f32], bias: &[f32], out: &mut [f32]) {
+    bias_gelu_row_generic(x, bias, out);
+}
+
+#[inline(always)]
+fn bias_gelu_row_generic(x: &[f32], bias: &[f32], out: &mut [f32]) {
+    for ((o, &xv), &bv) in out.iter_mut().zip(x).zip(bias) {
+        *o = crate::encoder::fast::gelu_scalar(xv + bv);
+    }
+}
+
+/// Lanes of the explicit accumulators: the max and the sum are reductions, which the compiler keeps
+/// in order (one scalar at a time) unless the lanes are written out.
+const LANES: usize = 16;
+
 #[inline(always)]
 fn softmax_row_generic(x: &mut [f32], mask: &[f32]) {
-    let mut max = f32::NEG_INFINITY;
-    for (v, &m) in x.iter_mut().zip(mask) {
+    let n = x.len().min(mask.len());
+    let (x, mask) = (&mut x[..n], &mask[..n]);
+    let split = n - n % LANES;
+    let mut lanes = [f32::NEG_INFINITY; LANES];
+    for (xs, ms) in x[..split]
+        .chunks_exact_mut(LANES)
+        .zip(mask[..split].chunks_exact(LANES))
+    {
+        for i in 0..LANES {
+            xs[i] += ms[i];
+            lanes[i] = lanes[i].max(xs[i]);
+        }
+    }
+    let mut max = lanes.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    for (v, &m) in x[split..].iter_mut().zip(&mask[split..]) {
         *v += m;
         max = max.max(*v);
     }
-    let mut sum = 0f32;
-    for v in x.iter_mut() {
+    let mut sums = [0f32; LANES];
+    for xs in x[..split].chunks_exact_mut(LANES) {
+        for i in 0..LANES {
+            xs[i] = exp_poly(xs[i] - max);
+            sums[i] += xs[i];
+        }
+    }
+    let mut sum: f32 = sums.iter().sum();
+    for v in x[split..].iter_mut() {
         *v = exp_poly(*v - max);
         sum += *v;
     }
@@ -227,15 +278,41 @@ pub fn exp_poly(t: f32) -> f32 {
     const LN2_LO: f32 = 1.428_606_8e-6;
     let under = t < -87.0;
     let t = t.clamp(-87.0, 88.0);
-    let n = (t * LOG2E).round();
+    // floor(x + 0.5), not round(): f32::round (half away from zero) has no vector instruction and
+    // kept the loop scalar; floor is one vroundps.
+    let n = (t * LOG2E + 0.5).floor();
     let r = (t - n * LN2_HI) - n * LN2_LO;
     let p = 1.0
         + r * (1.0
             + r * (0.5
                 + r * (1.0 / 6.0
                     + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
-    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    // 2ⁿ from the exponent bits. `n` is a whole number in [−126, 127]; adding 1.5 · 2²³ puts it in
+    // the low mantissa bits (no float → int conversion, whose saturation kept the loop scalar).
+    let k = (n + 12_582_912.0).to_bits().wrapping_sub(0x4B40_0000);
+    let scale = f32::from_bits(k.wrapping_add(127) << 23);
     if under { 0.0 } else { p * scale }
+}
+
+/// Makes glibc's allocator keep and reuse freed memory instead of handing every large block back to
+/// the kernel. candle allocates a fresh buffer for every op; with glibc's defaults each buffer over
+/// the mmap threshold (at most 32 MB) is a new mapping, so every op pays page faults and the kernel
+/// zeroes every page again (a profile of a MiniLM training step spent about 40 % of its time in
+/// page faults). Here no block is served by mmap and the heap is never trimmed: memory stays at its
+/// peak and is reused. Called once (later calls do nothing); no effect outside glibc.
+pub fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            // SAFETY: mallopt only changes allocator parameters; both values are valid for these
+            // options, and changing them while other threads allocate is supported by glibc.
+            unsafe {
+                libc::mallopt(libc::M_MMAP_MAX, 0);
+                libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
+            }
+        });
+    }
 }
 
 /// The threads the kernels split work over.
