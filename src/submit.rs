@@ -174,7 +174,7 @@ pub fn model_ranker(
                     cfg.name
                 );
             }
-            crate::train::trained_ranker(&cfg, model, system, TOP_K, device)?
+            crate::train::trained_ranker(&cfg, model, system, TOP_K, None, device)?
         }
         None => match kind {
             ModelKind::BiEncoder => {

@@ -291,6 +291,7 @@ pub fn run_split(
         model,
         &cfg.name,
         cfg.eval.top_k,
+        None,
         &target,
         device,
     )?)
@@ -310,26 +311,36 @@ pub fn trained_config(model: &Path) -> Result<Option<TrainConfig>> {
 }
 
 /// Ranks `target` with the trained folder `model` under the settings it was trained with (`cfg`), as
-/// system `system`, keeping `top_k` documents per topic.
+/// system `system`, keeping `top_k` documents per topic; a cross-encoder reranks BM25's top `depth`
+/// when one is given (see [`trained_ranker`]).
 pub fn rank_trained(
     cfg: &TrainConfig,
     model: &Path,
     system: &str,
     top_k: usize,
+    depth: Option<usize>,
     target: &RunTarget,
     device: &Device,
 ) -> lexbench_baselines::Result<NeuralOutput> {
-    write_run(&mut trained_ranker(cfg, model, system, top_k, device)?, target)
+    write_run(
+        &mut trained_ranker(cfg, model, system, top_k, depth, device)?,
+        target,
+    )
 }
 
-/// The ranker of the trained folder `model` under the settings it was trained with (`cfg`): lengths,
-/// pooling, similarity, ColBERT's settings (the text prefixes the rankers read from the folder
-/// themselves); as system `system`, keeping `top_k` documents per topic.
+/// The ranker of the trained folder `model` under the settings it was trained with (`cfg`), as system
+/// `system`, keeping `top_k` documents per topic: a bi-encoder reads queries at `data.max_query_len`
+/// tokens and passages at `data.max_doc_len` (as training does), with the trained pooling and
+/// similarity; ColBERT with its trained settings; a cross-encoder reads pairs at `max_query_len +
+/// max_doc_len` and scores the pool, or reranks BM25's top `depth` when one is given (`lexbench run
+/// cross-encoder --depth N`; an error for the other kinds). The rankers read the text prefixes from
+/// the folder themselves.
 pub fn trained_ranker(
     cfg: &TrainConfig,
     model: &Path,
     system: &str,
     top_k: usize,
+    depth: Option<usize>,
     device: &Device,
 ) -> lexbench_baselines::Result<NeuralRanker> {
     use lexbench_baselines::encoder::EncodeOptions;
@@ -337,6 +348,13 @@ pub fn trained_ranker(
     use lexbench_baselines::rank::cross::{CrossEncoderRanker, CrossParams};
     use lexbench_baselines::rank::dense::{DenseParams, DenseRanker};
     use lexbench_baselines::scorers::Similarity;
+    if depth.is_some() && cfg.model != ModelKind::CrossEncoder {
+        return Err(lexbench_baselines::Error::Param(format!(
+            "{}: a reranking depth applies to cross-encoders, not to a model trained as {:?}",
+            model.display(),
+            cfg.model
+        )));
+    }
     Ok(match cfg.model {
         ModelKind::Dpr | ModelKind::Ance => {
             let params = DenseParams {
@@ -347,6 +365,7 @@ pub fn trained_ranker(
                     normalize: cfg.biencoder.cosine,
                     ..EncodeOptions::default()
                 },
+                query_max_len: Some(cfg.data.max_query_len),
                 similarity: if cfg.biencoder.cosine {
                     Similarity::Cosine
                 } else {
@@ -368,7 +387,7 @@ pub fn trained_ranker(
         ModelKind::CrossEncoder => {
             let params = CrossParams {
                 system: system.to_owned(),
-                depth: None,
+                depth,
                 max_len: cfg.data.max_query_len + cfg.data.max_doc_len,
             };
             NeuralRanker::Cross(Box::new(CrossEncoderRanker::new(model, params, device)?))

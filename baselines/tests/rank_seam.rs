@@ -1,11 +1,12 @@
 //! The rankers of `rank/` through the one seam ([`write_run`]) on a tiny random BERT and a tiny pooled
 //! dataset written here (no download).
 //!
-//! Properties: a dense run's sidecar carries the neural details (model, hash, settings, documents
-//! encoded) beside the common header (the system as run tag, seed [`SEED`], the program); a pooled
-//! candidate without text in `corpus.jsonl` is an error naming it and `pools.jsonl` for dense and
-//! ColBERT runs, and a BM25 hit without text one naming it and `bm25.trec` for the cross-encoder —
-//! never an empty text scored silently.
+//! Properties: a dense run's sidecar carries the neural details (model, hash, settings with both
+//! truncation lengths, documents encoded; a query length under 4 tokens is refused) beside the common
+//! header (the system as run tag, seed [`SEED`], the program); a pooled candidate without text in
+//! `corpus.jsonl` is an error naming it and `pools.jsonl` for dense and ColBERT runs, and a BM25 hit
+//! without text one naming it and `bm25.trec` for the cross-encoder — never an empty text scored
+//! silently.
 
 mod common;
 
@@ -68,6 +69,9 @@ fn a_dense_run_writes_the_neural_sidecar() -> TestResult {
     assert_eq!(s.details.model, model.display().to_string());
     assert_eq!(s.details.model_hash.len(), 64);
     assert_eq!(s.details.config["system"], "dense-tiny");
+    // One length for queries and documents unless told otherwise; the sidecar names both.
+    assert_eq!(s.details.config["query_max_len"], 256);
+    assert_eq!(s.details.config["encode"]["max_len"], 256);
     assert_eq!(s.details.encoded_now, 3);
     assert!(s.pooled);
     for phase in [
@@ -79,6 +83,15 @@ fn a_dense_run_writes_the_neural_sidecar() -> TestResult {
     ] {
         assert!(s.timings.contains_key(phase), "{phase}");
     }
+    // A query length shorter than [CLS], [SEP] and two tokens is refused, naming the setting.
+    let short = DenseParams {
+        query_max_len: Some(3),
+        ..dense_params()
+    };
+    let err = DenseRanker::new(&model, short, &Device::Cpu)
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("query_max_len"), "{err}");
     // A second run finds the documents in the cache.
     let again = write_run(&mut dense, &RunTarget::new(&data, "tiny", "test", "dense-tiny")?)?;
     assert_eq!(again.sidecar.details.encoded_now, 0);

@@ -70,7 +70,8 @@ pub struct CrossArgs {
     /// paragraph of the topic's pool (the paper's protocol), or BM25's top 100 on a corpus-wide dataset.
     #[arg(long)]
     pub depth: Option<usize>,
-    /// Truncation length of the query–passage pair.
+    /// Truncation length of the query–passage pair. A folder trained here reads pairs at its
+    /// training's lengths (query + document), with or without --depth.
     #[arg(long, default_value_t = 256)]
     pub max_len: usize,
 }
@@ -91,9 +92,13 @@ pub struct DenseArgs {
     /// Similarity of query and document vectors.
     #[arg(long, value_enum, default_value = "cosine")]
     pub similarity: SimilarityArg,
-    /// Truncation length in tokens.
+    /// Truncation length in tokens (documents, and queries unless --query-max-len is given).
     #[arg(long, default_value_t = 256)]
     pub max_len: usize,
+    /// Truncation length of queries in tokens [default: --max-len]. A folder trained here reads
+    /// queries and documents at its training's lengths.
+    #[arg(long)]
+    pub query_max_len: Option<usize>,
     /// Documents kept per topic.
     #[arg(long, default_value_t = 1000)]
     pub top_k: usize,
@@ -238,15 +243,11 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                 query: args.query_prefix.clone(),
                 passage: args.passage_prefix.clone(),
             };
-            if let Some(out) = trained(
-                &args.encoder,
-                &args.at,
-                &args.system,
-                args.top_k,
-                "dense",
-                data,
-                &asked,
-            )? {
+            let asking = Asking::Dense {
+                top_k: args.top_k,
+                prefixes: &asked,
+            };
+            if let Some(out) = trained(&args.encoder, &args.at, &args.system, asking, data)? {
                 return out;
             }
             use lexbench_baselines::encoder::{EncodeOptions, Pooling};
@@ -254,6 +255,7 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
             use lexbench_baselines::scorers::biencoder::Similarity;
             let params = DenseParams {
                 system: args.system.clone(),
+                query_max_len: args.query_max_len,
                 encode: EncodeOptions {
                     max_len: args.max_len,
                     pooling: match args.pooling {
@@ -279,15 +281,8 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
             report_neural(out, &args.system, &args.at)
         }
         RunCommand::Colbert(args) => {
-            if let Some(out) = trained(
-                &args.encoder,
-                &args.at,
-                &args.system,
-                args.top_k,
-                "colbert",
-                data,
-                &TextPrefixes::default(),
-            )? {
+            let asking = Asking::Colbert { top_k: args.top_k };
+            if let Some(out) = trained(&args.encoder, &args.at, &args.system, asking, data)? {
                 return out;
             }
             use lexbench_baselines::rank::colbert::{ColBertParams, ColBertRanker};
@@ -302,17 +297,8 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
             report_neural(out, &args.system, &args.at)
         }
         RunCommand::CrossEncoder(args) => {
-            if args.depth.is_none()
-                && let Some(out) = trained(
-                    &args.encoder,
-                    &args.at,
-                    &args.system,
-                    usize::MAX,
-                    "cross-encoder",
-                    data,
-                    &TextPrefixes::default(),
-                )?
-            {
+            let asking = Asking::Cross { depth: args.depth };
+            if let Some(out) = trained(&args.encoder, &args.at, &args.system, asking, data)? {
                 return out;
             }
             use lexbench_baselines::rank::cross::{CrossEncoderRanker, CrossParams};
@@ -348,24 +334,49 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
     }
 }
 
+/// What a `lexbench run` subcommand asks of a model folder besides its system's name.
+#[derive(Debug, Clone, Copy)]
+enum Asking<'a> {
+    /// `run dense`: documents kept per topic, the text prefixes of its flags.
+    Dense {
+        top_k: usize,
+        prefixes: &'a TextPrefixes,
+    },
+    /// `run colbert`: documents kept per topic.
+    Colbert { top_k: usize },
+    /// `run cross-encoder`: rerank BM25's top `depth` (`None`: the pool).
+    Cross { depth: Option<usize> },
+}
+
+impl Asking<'_> {
+    /// The subcommand's name.
+    fn command(self) -> &'static str {
+        match self {
+            Asking::Dense { .. } => "dense",
+            Asking::Colbert { .. } => "colbert",
+            Asking::Cross { .. } => "cross-encoder",
+        }
+    }
+}
+
 /// The run of `system` over the dataset and split of the arguments.
 /// A model folder trained here is ranked with the settings it was trained with (its
-/// `lexbench-training.json`: lengths, pooling, similarity, ColBERT's settings, text prefixes), never
-/// this command's defaults; a folder trained as another kind of model is refused, and so are text
-/// prefixes (`asked`, `run dense`'s flags) other than the trained ones. `None`: not a trained folder.
+/// `lexbench-training.json`: query and document lengths, pooling, similarity, ColBERT's settings,
+/// text prefixes), never this command's defaults, with or without a cross-encoder's `--depth`; a
+/// folder trained as another kind of model is refused, and so are text prefixes (`run dense`'s flags)
+/// other than the trained ones. `None`: not a trained folder.
 fn trained(
     encoder: &ModelDevice,
     at: &DatasetSplit,
     system: &str,
-    top_k: usize,
-    command: &str,
+    asking: Asking<'_>,
     data: &Path,
-    asked: &TextPrefixes,
 ) -> Result<Option<Result<ExitCode>>> {
     use lexbench_baselines::train::config::ModelKind;
     let Some(cfg) = lexbench::train::trained_config(&encoder.model)? else {
         return Ok(None);
     };
+    let command = asking.command();
     let fits = match cfg.model {
         ModelKind::Dpr | ModelKind::Ance => command == "dense",
         ModelKind::Colbert => command == "colbert",
@@ -381,6 +392,12 @@ fn trained(
     }
     // The rankers take the trained prefixes from the folder themselves; flags that contradict them
     // are refused here, before anything is loaded.
+    let default = TextPrefixes::default();
+    let (top_k, depth, asked) = match asking {
+        Asking::Dense { top_k, prefixes } => (top_k, None, prefixes),
+        Asking::Colbert { top_k } => (top_k, None, &default),
+        Asking::Cross { depth } => (usize::MAX, depth, &default),
+    };
     lexbench_baselines::encoder::files::ranking_prefixes(&encoder.model, asked)?;
     let prefixes = match (cfg.data.query_prefix.as_str(), cfg.data.passage_prefix.as_str()) {
         ("", "") => String::new(),
@@ -395,7 +412,7 @@ fn trained(
     );
     let device = encoder.device.device()?;
     let out = target(data, at, system)
-        .and_then(|t| lexbench::train::rank_trained(&cfg, &encoder.model, system, top_k, &t, &device));
+        .and_then(|t| lexbench::train::rank_trained(&cfg, &encoder.model, system, top_k, depth, &t, &device));
     Ok(Some(report_neural(out, system, at)))
 }
 

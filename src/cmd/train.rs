@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 use lexbench::train::{TrainReport, TrainRequest, train_experiment};
+use lexbench_baselines::curriculum::SemanticSource;
 use lexbench_baselines::encoder::peft::{PeftConfig, PeftMethod};
 use lexbench_baselines::train::Summary;
 use lexbench_core::datadir::DataDir;
@@ -61,6 +62,7 @@ fn print_summary(s: &Summary, out: &Path) {
         s.name, s.trainable_params, s.total_params, s.trainable_pct
     );
     let fmt = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.4}"));
+    let fmt1 = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
     println!("  epoch 0 (zero-shot): {} {}", s.measure, fmt(s.zero_shot_val));
     for e in &s.epochs {
         println!(
@@ -73,6 +75,20 @@ fn print_summary(s: &Summary, out: &Path) {
             e.examples_per_s,
             e.val_s
         );
+        if let Some(c) = &e.curriculum {
+            let by = match c.semantic {
+                Some(SemanticSource::StaticBm25) => "BM25 rank",
+                Some(SemanticSource::Dynamic) => "model's rank",
+                None => "rank",
+            };
+            let ranks: Vec<String> = c.mean_rank.iter().map(|r| fmt1(*r)).collect();
+            let drawn: Vec<String> = c.drawn.iter().map(usize::to_string).collect();
+            println!(
+                "    curriculum negatives per bucket, easy → hard: {} drawn, mean {by} {}",
+                drawn.join(" / "),
+                ranks.join(" / ")
+            );
+        }
     }
     println!(
         "  selected epoch {} ({} {})",

@@ -6,6 +6,7 @@ mod common;
 
 mod args;
 mod crawl;
+mod curriculum;
 mod data_safety;
 mod datasets;
 mod dense;
@@ -20,3 +21,5 @@ mod run_submit;
 mod submit_model;
 mod train;
 mod train_prefixes;
+mod trained_cross;
+mod trained_lengths;

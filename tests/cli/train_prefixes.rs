@@ -111,7 +111,8 @@ top_k = 1000
     assert_eq!(side["config"]["passage_prefix"], "passage: ", "{side}");
     assert_eq!(cols(&runs.join("again.trec")), cols(&trained_run));
 
-    // The same weights without the training record rank so only when given the prefixes.
+    // The same weights without the training record rank so only when given the prefixes (and the
+    // trained lengths: queries 16 tokens, passages 32).
     let bare = data.join("bare-model");
     std::fs::create_dir_all(&bare).unwrap();
     for e in std::fs::read_dir(&model).unwrap() {
@@ -127,6 +128,8 @@ top_k = 1000
         "passage: ",
         "--max-len",
         "32",
+        "--query-max-len",
+        "16",
     ];
     let prefixed = dense(&bare, "bare-prefixed", &flags);
     assert!(
@@ -135,6 +138,9 @@ top_k = 1000
         String::from_utf8_lossy(&prefixed.stderr)
     );
     assert_eq!(cols(&runs.join("bare-prefixed.trec")), cols(&trained_run));
+    let side = json(&runs.join("bare-prefixed.json"));
+    assert_eq!(side["config"]["query_max_len"], 16, "{side}");
+    assert_eq!(side["config"]["encode"]["max_len"], 32, "{side}");
     let plain = dense(&bare, "bare-plain", &flags[4..]);
     assert!(
         plain.status.success(),

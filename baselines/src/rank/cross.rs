@@ -99,7 +99,8 @@ impl CrossEncoderRanker {
         );
         let model = CrossEncoder::from_dir(model_dir, device, params.max_len, vb)?;
         let head_from_checkpoint = {
-            let weights = model_dir.join("model.safetensors");
+            // A PEFT folder holds its trained head beside the adapters (adapter_model.safetensors).
+            let weights = crate::encoder::files::weights_file(model_dir);
             let bytes = std::fs::read(&weights).map_err(crate::error::io_err(&weights))?;
             candle_nn::VarBuilder::from_buffered_safetensors(bytes, candle_core::DType::F32, device)?
                 .contains_tensor("classifier.weight")

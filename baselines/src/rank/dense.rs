@@ -2,6 +2,10 @@
 //! candidates — the topic's pool (ECtHR: the judgment's paragraphs) or the whole corpus (BSARD) — by the
 //! similarity of the query's and the documents' embeddings.
 //!
+//! Queries and documents may be truncated at different lengths ([`DenseParams::query_max_len`]): a
+//! bi-encoder trained here reads queries at its `data.max_query_len` and passages at its
+//! `data.max_doc_len`, and is ranked the same way.
+//!
 //! Document embeddings go through the on-disk [`crate::encoder::cache::EmbeddingCache`] (keyed by the
 //! model's hash, the encoding options and the text), so a second run over the same corpus encodes only
 //! the queries. The cache lives in `DATA/cache/embeddings`, or in a folder of the caller's
@@ -19,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use super::neural::{NeuralDetails, SEED, to_json};
 use super::{Ranked, Ranker, SplitInputs};
 use crate::encoder::cache::CachedEncoder;
+use crate::encoder::tokenize::{TextTokenizer, Tokens};
 use crate::encoder::{EncodeOptions, SentenceEncoder, TextPrefixes};
 use crate::error::{Error, Result};
 use crate::scorers::biencoder::{Similarity, similarity};
@@ -29,8 +34,15 @@ use crate::scorers::biencoder::{Similarity, similarity};
 pub struct DenseParams {
     /// The system's name (the run file's stem and tag), e.g. `dense-minilm`.
     pub system: String,
-    /// How the encoder tokenises, pools and normalises.
+    /// How the encoder tokenises, pools and normalises; `encode.max_len` is the documents'
+    /// truncation length (and the queries', unless [`Self::query_max_len`] is given).
     pub encode: EncodeOptions,
+    /// Truncation length of queries in tokens, special tokens included. `None`: `encode.max_len`, one
+    /// length for both (`lexbench run dense --max-len`). A folder trained here is ranked with its
+    /// `data.max_query_len` here and `data.max_doc_len` in `encode.max_len`, as it was trained.
+    /// [`DenseRanker::new`] fills it in, so a run's sidecar always names both lengths.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query_max_len: Option<usize>,
     /// How query and document vectors are compared.
     pub similarity: Similarity,
     /// Documents kept per topic.
@@ -48,6 +60,7 @@ impl Default for DenseParams {
         Self {
             system: "dense".into(),
             encode: EncodeOptions::default(),
+            query_max_len: None,
             similarity: Similarity::Cosine,
             top_k: 1000,
             query_prefix: String::new(),
@@ -56,11 +69,32 @@ impl Default for DenseParams {
     }
 }
 
+/// The shortest truncation length: `[CLS]`, `[SEP]` and two tokens of text.
+const MIN_LEN: usize = 4;
+
 impl DenseParams {
-    /// Checks the settings.
+    /// The queries' truncation length: [`Self::query_max_len`], else `encode.max_len`.
+    pub fn query_len(&self) -> usize {
+        self.query_max_len.unwrap_or(self.encode.max_len)
+    }
+
+    /// Checks the settings: at least one document per topic, lengths of at least 4 tokens, a system
+    /// name of letters, digits, `-`, `_` and `.`.
     pub fn validate(&self) -> Result<()> {
         if self.top_k == 0 {
             return Err(Error::Param("top_k must be at least 1".into()));
+        }
+        for (what, len) in [
+            ("max_len", Some(self.encode.max_len)),
+            ("query_max_len", self.query_max_len),
+        ] {
+            if let Some(len) = len
+                && len < MIN_LEN
+            {
+                return Err(Error::Param(format!(
+                    "{what} must be at least {MIN_LEN} tokens, got {len}"
+                )));
+            }
         }
         if self.system.is_empty()
             || !self
@@ -83,6 +117,8 @@ pub struct DenseRanker {
     model_dir: PathBuf,
     params: DenseParams,
     encoder: SentenceEncoder,
+    /// The queries' tokenizer when they are cut at another length than the documents.
+    query_tok: Option<TextTokenizer>,
     /// Where the embedding cache is; `None`: `DATA/cache/embeddings`.
     cache_dir: Option<PathBuf>,
 }
@@ -90,7 +126,9 @@ pub struct DenseRanker {
 impl DenseRanker {
     /// Loads the encoder in `model_dir` on `device`. A folder trained here ranks with the text prefixes
     /// it was trained with ([`crate::encoder::files::ranking_prefixes`]): empty ones in `params` are
-    /// taken from its training record, different ones are refused.
+    /// taken from its training record, different ones are refused. Queries are cut at
+    /// [`DenseParams::query_len`] tokens, documents at `encode.max_len` (both at most the model's
+    /// positions).
     pub fn new(model_dir: &Path, mut params: DenseParams, device: &candle_core::Device) -> Result<Self> {
         params.validate()?;
         let asked = TextPrefixes {
@@ -108,10 +146,19 @@ impl DenseRanker {
             });
         }
         let encoder = SentenceEncoder::from_dir(model_dir, device, params.encode.clone())?;
+        params.query_max_len = Some(params.query_len());
+        // The documents' tokenizer is cut at the model's positions too (`SentenceEncoder::from_dir`).
+        let query_len = params
+            .query_len()
+            .min(encoder.model().config().max_position_embeddings);
+        let query_tok = (query_len != encoder.tokenizer().max_len())
+            .then(|| TextTokenizer::new(encoder.tokenizer().inner().clone(), query_len))
+            .transpose()?;
         Ok(Self {
             model_dir: model_dir.to_owned(),
             params,
             encoder,
+            query_tok,
             cache_dir: None,
         })
     }
@@ -120,6 +167,27 @@ impl DenseRanker {
     pub fn with_cache_dir(mut self, dir: PathBuf) -> Self {
         self.cache_dir = Some(dir);
         self
+    }
+
+    /// One vector per query (already prefixed), in input order: [`SentenceEncoder::embed`] with the
+    /// queries' own truncation when it differs from the documents' (same batching: by length, then
+    /// input order).
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let Some(tok) = &self.query_tok else {
+            return self.encoder.embed(texts);
+        };
+        let toks = tok.encode(texts)?;
+        let mut order: Vec<usize> = (0..toks.len()).collect();
+        order.sort_by_key(|&i| (toks[i].ids.len(), i));
+        let mut out = vec![Vec::new(); toks.len()];
+        for chunk in order.chunks(self.params.encode.batch_size.max(1)) {
+            let seqs: Vec<&Tokens> = chunk.iter().map(|&i| &toks[i]).collect();
+            let rows = self.encoder.encode_tokens(&seqs)?.to_vec2::<f32>()?;
+            for (&i, row) in chunk.iter().zip(rows) {
+                out[i] = row;
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -166,7 +234,7 @@ impl Ranker for DenseRanker {
             .map(|t| format!("{}{}", self.params.query_prefix, t.text))
             .collect();
         let queries: Vec<&str> = queries.iter().map(String::as_str).collect();
-        let query_vecs = self.encoder.embed(&queries)?;
+        let query_vecs = self.embed_queries(&queries)?;
         let t2 = Instant::now();
 
         let mut run = Run::new(self.params.system.clone());

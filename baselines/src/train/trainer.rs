@@ -14,7 +14,8 @@
 //! Output folder (`out`):
 //! ```text
 //! config.toml                     the configuration, as run (a resumed run must match it)
-//! train_log.jsonl                 one line per update (loss, lr, gradient norm, examples/s) and per evaluation
+//! train_log.jsonl                 one line per update (loss, lr, gradient norm, examples/s), per evaluation,
+//!                                 and per epoch what CuSINeS's curriculum drew (`"event": "curriculum"`)
 //! checkpoints/epoch-N/            params (the objective's files), optimizer[-G].safetensors, state.json
 //! checkpoints/ance-negatives-epoch-N.json   model-mined negatives used in epoch N (ANCE)
 //! ```
@@ -32,7 +33,7 @@ pub use super::seeds::{LoopSeeds, SeedPurpose, derive_seed};
 
 use super::config::NegativesConfig;
 use super::data::SplitData;
-use super::negatives::curriculum::CurriculumNegatives;
+use super::negatives::curriculum::{CurriculumNegatives, DrawStats};
 use super::negatives::{Example, Rankings, batches, examples, examples_with};
 use super::optim::{AdamW, AdamWConfig, LinearSchedule, clip_grad_norm};
 use super::params::{load_tensors, save_tensors};
@@ -67,6 +68,10 @@ pub struct EpochStats {
     pub val_s: f64,
     /// Examples per second while training.
     pub examples_per_s: f64,
+    /// What the epoch's CuSINeS curriculum drew (negatives and mean semantic rank per bucket), when
+    /// the curriculum is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curriculum: Option<DrawStats>,
 }
 
 /// The loop's state, saved with every checkpoint.
@@ -401,11 +406,16 @@ impl<'a, O: Objective> Trainer<'a, O> {
     }
 
     /// Draws epoch `epoch`'s examples: curriculum draws (scored by the model as it is now when the
-    /// semantic view is dynamic), model-mined, BM25 and random negatives.
-    fn epoch_examples(&self, epoch: usize, model_rank: Option<&Rankings>) -> Result<Vec<Example>> {
+    /// semantic view is dynamic), model-mined, BM25 and random negatives; and what the curriculum
+    /// drew, when it is on.
+    fn epoch_examples(
+        &self,
+        epoch: usize,
+        model_rank: Option<&Rankings>,
+    ) -> Result<(Vec<Example>, Option<DrawStats>)> {
         let (spec, split) = (&self.spec, self.spec.split);
         let neg = spec.negatives;
-        let draws = match &neg.curriculum {
+        let (draws, stats) = match &neg.curriculum {
             Some(c) => {
                 let scores = if c.needs_model_scores() {
                     Some(self.objective.candidate_scores(split)?)
@@ -415,19 +425,22 @@ impl<'a, O: Objective> Trainer<'a, O> {
                 let buckets = c.buckets(split, scores.as_deref())?;
                 let progress = epoch as f64 / spec.epochs as f64;
                 let mut rng = SplitMix64::new(derive_seed(spec.seed, spec.seeds.curriculum, epoch as u64));
-                Some(c.draw(split, &buckets, progress, neg.cfg.curriculum, &mut rng)?)
+                let draws = c.draw(split, &buckets, progress, neg.cfg.curriculum, &mut rng)?;
+                let stats = c.draw_stats(split, &buckets, &draws, scores.as_deref())?;
+                (Some(draws), Some(stats))
             }
-            None => None,
+            None => (None, None),
         };
         let mut rng = SplitMix64::new(derive_seed(spec.seed, spec.seeds.negatives, epoch as u64));
-        Ok(examples_with(
+        let examples = examples_with(
             split,
             &neg.cfg,
             neg.bm25.as_ref(),
             model_rank,
             draws.as_ref(),
             &mut rng,
-        ))
+        );
+        Ok((examples, stats))
     }
 
     /// One update: reseeded dropout, the loss, a finiteness check, backward, clipping, every
@@ -497,7 +510,13 @@ impl<'a, O: Objective> Trainer<'a, O> {
                 let p = dir.join(format!("ance-negatives-epoch-{}.json", epoch + 1));
                 lexbench_core::io::write_json_pretty(&p, r)?;
             }
-            let exs = self.epoch_examples(epoch, model_rank.as_ref())?;
+            let (exs, curriculum) = self.epoch_examples(epoch, model_rank.as_ref())?;
+            if let Some(c) = &curriculum {
+                log.line(&serde_json::json!({
+                    "epoch": epoch + 1, "event": "curriculum", "semantic": c.semantic,
+                    "drawn": c.drawn, "mean_rank": c.mean_rank, "mean_rank_all": c.mean_rank_all,
+                }))?;
+            }
             let (mut loss_sum, mut steps, mut seen) = (0f64, 0usize, 0usize);
             for b in 0..self.plans[epoch].len() {
                 if max_steps > 0 && state.step >= max_steps {
@@ -531,6 +550,7 @@ impl<'a, O: Objective> Trainer<'a, O> {
                 train_s,
                 val_s,
                 examples_per_s: seen as f64 / train_s.max(1e-9),
+                curriculum,
             });
             state.epoch = epoch + 1;
             // Select among trained epochs on validation; without one, the last epoch is kept. The

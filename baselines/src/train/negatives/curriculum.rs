@@ -10,11 +10,16 @@
 //!   from its pool's paragraph numbers and sections (`num`, `section` in `corpus.jsonl`).
 //! - Ablations from the config: `views` (e.g. structure only), `enabled = false` (uniform draw over
 //!   all candidates), `semantic = "static_bm25"`.
+//! - What each epoch drew ([`DrawStats`], from [`CurriculumNegatives::draw_stats`]; the trainer writes
+//!   it to `train_log.jsonl` and `summary.json`): the negatives drawn per bucket and their mean rank by
+//!   the semantic view's scores (BM25's with the static view), so how hard "hard" is can be read off a
+//!   run.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use lexbench_core::rng::SplitMix64;
+use serde::{Deserialize, Serialize};
 
 use super::CurriculumDraws;
 use crate::curriculum::{
@@ -80,6 +85,37 @@ pub fn bm25_scores(split: &SplitData, dataset: &str) -> Vec<Vec<f64>> {
                 .collect()
         })
         .collect()
+}
+
+/// What one epoch's curriculum draws were, per bucket (index 0 = easiest; in `train_log.jsonl` as an
+/// `"event": "curriculum"` line and in `summary.json`'s epochs): how many negatives were drawn from
+/// each bucket, and their mean rank among their topic's candidates by the semantic view's scores —
+/// BM25's with the static view (`semantic = "static_bm25"`), the model's at the start of the epoch with
+/// the dynamic one. Ranks start at 1 (the best-scored candidate, positives included, as in a run);
+/// tied candidates share the mean of the places they take (so a draw among BM25's unmatched articles
+/// counts as the middle of their block, not its top). No ranks when the semantic view is off.
+///
+/// A diagnostic of how hard "hard" is: how far down the semantic ranking the hard bucket's negatives
+/// reach, e.g. with `top_n = 0` (the corpus cut in thirds) against the default `top_n`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DrawStats {
+    /// Whose scores rank the candidates (`None`: the semantic view is off, no ranks).
+    pub semantic: Option<SemanticSource>,
+    /// Negatives drawn from each bucket, over every topic and positive.
+    pub drawn: Vec<usize>,
+    /// Their mean rank, per bucket (`None`: nothing drawn from it, or no semantic view).
+    pub mean_rank: Vec<Option<f64>>,
+    /// The mean rank of every draw.
+    pub mean_rank_all: Option<f64>,
+}
+
+/// The rank of `score` among `sorted` (descending, `total_cmp`): 1 + the candidates scored higher +
+/// half of the others scored the same (the mean of the places a tied block takes).
+fn mid_rank(sorted: &[f64], score: f64) -> f64 {
+    let higher = sorted.partition_point(|x| x.total_cmp(&score).is_gt());
+    let same = sorted[higher..].partition_point(|x| x.total_cmp(&score).is_eq());
+    higher as f64 + (same.max(1) as f64 + 1.0) / 2.0
 }
 
 impl CurriculumNegatives {
@@ -159,10 +195,10 @@ impl CurriculumNegatives {
         &self.cfg
     }
 
-    /// The difficulty buckets of every topic of `split` (bucket 0 = easiest). `model` holds the
-    /// model's candidate scores (see [`Self::needs_model_scores`]).
-    pub fn buckets(&self, split: &SplitData, model: Option<&[Vec<f64>]>) -> Result<Vec<Buckets>> {
-        let semantic_all: Option<&[Vec<f64>]> = if !self.cfg.views.semantic {
+    /// The semantic view's scores of every topic's candidates: the model's (`model`, dynamic view),
+    /// BM25's (static view), or none (view off).
+    fn semantic<'a>(&'a self, model: Option<&'a [Vec<f64>]>) -> Result<Option<&'a [Vec<f64>]>> {
+        Ok(if !self.cfg.views.semantic {
             None
         } else if self.needs_model_scores() {
             Some(model.ok_or_else(|| {
@@ -170,7 +206,13 @@ impl CurriculumNegatives {
             })?)
         } else {
             self.bm25.as_deref()
-        };
+        })
+    }
+
+    /// The difficulty buckets of every topic of `split` (bucket 0 = easiest). `model` holds the
+    /// model's candidate scores (see [`Self::needs_model_scores`]).
+    pub fn buckets(&self, split: &SplitData, model: Option<&[Vec<f64>]>) -> Result<Vec<Buckets>> {
+        let semantic_all = self.semantic(model)?;
         let b = self.cfg.effective_buckets();
         (0..split.topics.len())
             .map(|t| {
@@ -214,6 +256,101 @@ impl CurriculumNegatives {
             .collect()
     }
 
+    /// What `draws` (from [`Self::draw`] over `buckets`) were: see [`DrawStats`]. `model` holds the
+    /// model's candidate scores the buckets were made with (dynamic semantic view). Errors when a
+    /// draw is in none of its topic's buckets, or when the draws or scores do not fit the split.
+    pub fn draw_stats(
+        &self,
+        split: &SplitData,
+        buckets: &[Buckets],
+        draws: &CurriculumDraws,
+        model: Option<&[Vec<f64>]>,
+    ) -> Result<DrawStats> {
+        let semantic_all = self.semantic(model)?;
+        let b = self.cfg.effective_buckets();
+        let (mut drawn, mut rank_sum) = (vec![0usize; b], vec![0f64; b]);
+        if buckets.len() != split.topics.len() || draws.len() != split.topics.len() {
+            return Err(Error::internal(format!(
+                "curriculum: {} topics, {} bucket sets, {} draws",
+                split.topics.len(),
+                buckets.len(),
+                draws.len()
+            )));
+        }
+        for (t, (bk, per_topic)) in buckets.iter().zip(draws).enumerate() {
+            let wanted: HashMap<usize, usize> = per_topic.iter().flatten().map(|&d| (d, 0)).collect();
+            if wanted.is_empty() {
+                continue;
+            }
+            // Which bucket each drawn document is in: one pass over the buckets.
+            let mut bucket_of = wanted;
+            let mut found = 0;
+            for i in 0..bk.len() {
+                for d in bk.bucket(i) {
+                    if let Some(slot) = bucket_of.get_mut(d) {
+                        *slot = i;
+                        found += 1;
+                    }
+                }
+            }
+            if found != bucket_of.len() {
+                return Err(Error::internal(format!(
+                    "curriculum: a negative of topic {} is in none of its buckets",
+                    split.topics[t].topic
+                )));
+            }
+            // The semantic scores, sorted, and where each drawn document's score is.
+            let ranked = match semantic_all {
+                Some(all) => {
+                    let scores = all
+                        .get(t)
+                        .ok_or_else(|| Error::internal("curriculum: fewer semantic scores than topics"))?;
+                    let cands = split.candidates(t);
+                    if scores.len() != cands.len() {
+                        return Err(Error::internal(format!(
+                            "curriculum: {} semantic scores for {} candidates of topic {}",
+                            scores.len(),
+                            cands.len(),
+                            split.topics[t].topic
+                        )));
+                    }
+                    let score_of: HashMap<usize, f64> = cands
+                        .iter()
+                        .zip(scores)
+                        .filter(|(d, _)| bucket_of.contains_key(d))
+                        .map(|(&d, &s)| (d, s))
+                        .collect();
+                    let mut sorted = scores.clone();
+                    sorted.sort_by(|a, b| b.total_cmp(a));
+                    Some((sorted, score_of))
+                }
+                None => None,
+            };
+            for &d in per_topic.iter().flatten() {
+                let i = bucket_of[&d];
+                drawn[i] += 1;
+                if let Some((sorted, score_of)) = &ranked {
+                    let score = score_of.get(&d).ok_or_else(|| {
+                        Error::internal(format!(
+                            "curriculum: a negative of topic {} is not one of its candidates",
+                            split.topics[t].topic
+                        ))
+                    })?;
+                    rank_sum[i] += mid_rank(sorted, *score);
+                }
+            }
+        }
+        let ranked = semantic_all.is_some();
+        let mean = |sum: f64, n: usize| (ranked && n > 0).then(|| sum / n as f64);
+        let total: usize = drawn.iter().sum();
+        Ok(DrawStats {
+            semantic: ranked.then_some(self.cfg.semantic),
+            mean_rank: drawn.iter().zip(&rank_sum).map(|(&n, &s)| mean(s, n)).collect(),
+            mean_rank_all: mean(rank_sum.iter().sum(), total),
+            drawn,
+        })
+    }
+
     /// Draws `n` negatives per positive of every topic at training `progress` ∈ [0, 1].
     pub fn draw(
         &self,
@@ -241,9 +378,11 @@ impl CurriculumNegatives {
 #[cfg(test)]
 mod tests {
     //! Curriculum negatives are never positives; with all the mass on the hardest bucket they come
-    //! from the hardest third; the pooled (per-judgment) structure maps back to corpus indices.
+    //! from the hardest third; the pooled (per-judgment) structure maps back to corpus indices; the
+    //! draw statistics count draws per bucket and rank them by the semantic scores, ties sharing the
+    //! mean of their places.
     use super::*;
-    use crate::curriculum::{DEFAULT_TOP_N, ViewSet};
+    use crate::curriculum::{DEFAULT_TOP_N, SemanticSource, ViewSet};
     use crate::train::data::Topic;
     use lexbench_core::dataset::CorpusDoc;
     use lexbench_core::records::Section;
@@ -387,6 +526,35 @@ mod tests {
         assert_eq!(top_buckets[0].total(), 100);
         let (before, after) = (mean_rank(&whole), mean_rank(&top));
         assert!(before > 300.0 && after < 34.0, "mean rank {before} → {after}");
+        // The draw statistics say the same (ranks from 1: the doc index + 1), all from the hard bucket.
+        for (top_n, buckets, draws, mean) in [
+            (0, &whole_buckets, &whole, before),
+            (DEFAULT_TOP_N, &top_buckets, &top, after),
+        ] {
+            let cfg = CurriculumConfig {
+                views: ViewSet::semantic_only(),
+                schedule: Some(fixed.clone()),
+                top_n,
+                ..CurriculumConfig::default()
+            };
+            let cn = CurriculumNegatives {
+                cfg: cfg.clone(),
+                sampler: CurriculumSampler::from_config(&cfg)?,
+                structures: None,
+                bm25: None,
+            };
+            // `draws` holds three phases' draws of the 3 topics: topic i % 3.
+            let per_topic: CurriculumDraws = (0..3)
+                .map(|t| draws.iter().skip(t).step_by(3).flatten().cloned().collect())
+                .collect();
+            let stats = cn.draw_stats(&s, buckets, &per_topic, Some(&scores))?;
+            assert_eq!(stats.drawn, vec![0, 0, 3 * 3 * 2 * 8], "{stats:?}");
+            assert_eq!(stats.mean_rank[..2], [None, None]);
+            let hard = stats.mean_rank[2].expect("ranked");
+            assert!((hard - (mean + 1.0)).abs() < 1e-9, "{hard} vs {mean}");
+            assert_eq!(stats.mean_rank_all, stats.mean_rank[2]);
+            assert_eq!(stats.semantic, Some(SemanticSource::Dynamic));
+        }
         // Fixed: only the hardest bucket, at every phase.
         for (i, per_pos) in top.iter().enumerate() {
             let hardest = top_buckets[i % 3].bucket(2);
@@ -395,6 +563,40 @@ mod tests {
                 "{per_pos:?}"
             );
         }
+        Ok(())
+    }
+
+    #[test]
+    fn draw_stats_rank_ties_by_the_mean_of_their_places() -> Result<()> {
+        let s = split(8, false);
+        let cfg = CurriculumConfig {
+            views: ViewSet::semantic_only(),
+            semantic: SemanticSource::StaticBm25,
+            buckets: 2,
+            ..CurriculumConfig::default()
+        };
+        // Topic 0 (positives 0 and 1): doc 2 scores highest, docs 3–7 tie at 0 (BM25 unmatched).
+        let bm25 = vec![vec![0.5, 0.4, 0.9, 0.0, 0.0, 0.0, 0.0, 0.0]; 3];
+        let cn = CurriculumNegatives {
+            cfg: cfg.clone(),
+            sampler: CurriculumSampler::from_config(&cfg)?,
+            structures: None,
+            bm25: Some(bm25),
+        };
+        let buckets = cn.buckets(&s, None)?;
+        // Hardest first: 2, then 3–7 tied (by index): buckets [5, 6, 7] (easy) and [2, 3, 4] (hard).
+        assert_eq!(buckets[0].bucket(0), &[5, 6, 7]);
+        assert_eq!(buckets[0].bucket(1), &[2, 3, 4]);
+        let draws: CurriculumDraws = vec![vec![vec![2, 3], vec![6]], vec![], vec![]];
+        let stats = cn.draw_stats(&s, &buckets, &draws, None)?;
+        assert_eq!(stats.drawn, vec![1, 2]);
+        // Among the 8 candidates (positives included): doc 2 is first, docs 3–7 take places 4–8.
+        assert_eq!(stats.mean_rank, vec![Some(6.0), Some(3.5)]);
+        assert_eq!(stats.mean_rank_all, Some(13.0 / 3.0));
+        assert_eq!(stats.semantic, Some(SemanticSource::StaticBm25));
+        // A draw outside the buckets is an error, not a panic.
+        let stray: CurriculumDraws = vec![vec![vec![0]], vec![], vec![]];
+        assert!(cn.draw_stats(&s, &buckets, &stray, None).is_err());
         Ok(())
     }
 
