@@ -492,16 +492,6 @@ pub fn submit_model(
     }
 
     let bar = progress_bar(req.progress, plan.len(), plan.len() - todo.len());
-    let cache = ScratchCache::new(data.root())?;
-    let mut loaded = if todo.is_empty() {
-        None
-    } else {
-        bar.set_message("loading the model");
-        Some(
-            model_ranker(&model_dir, req.kind, &system, &req.device, &cache.0)
-                .with_context(|| format!("loading {} as a {} model", model_dir.display(), req.kind))?,
-        )
-    };
     let model_ref = ModelRef {
         path: model_dir.display().to_string(),
         kind: req.kind,
@@ -519,13 +509,18 @@ pub fn submit_model(
                 state_path.display()
             );
         }
-        let Some(ranker) = loaded.as_mut() else {
-            bail!("internal: the model was not loaded");
-        };
-        bar.set_message(format!("{}/{}", p.dataset, p.split));
+        // Each split gets the model loaded afresh and an embedding cache of its own: a split's run is
+        // then computed exactly as `--recheck` recomputes it alone (documents shared with a split
+        // ranked earlier would otherwise come from that split's batches, and a batch's shape changes
+        // the last bits of gemm's sums), and a resumed submission exactly as an uninterrupted one.
+        bar.set_message(format!("loading the model for {}/{}", p.dataset, p.split));
         let t0 = Instant::now();
+        let cache = ScratchCache::new(data.root())?;
+        let mut ranker = model_ranker(&model_dir, req.kind, &system, &req.device, &cache.0)
+            .with_context(|| format!("loading {} as a {} model", model_dir.display(), req.kind))?;
+        bar.set_message(format!("{}/{}", p.dataset, p.split));
         let target = RunTarget::new(data.root(), &p.dataset, &p.split, &system)?;
-        let out = write_run(ranker, &target)
+        let out = write_run(&mut ranker, &target)
             .with_context(|| format!("{} on dataset {} split {}", name, p.dataset, p.split))?;
         if out.sidecar.header.dataset_hash != p.dataset_hash {
             bail!(
@@ -569,7 +564,6 @@ pub fn submit_model(
         results.insert((p.dataset.clone(), p.split.clone()), (sub.entry, sub.path, false));
     }
     bar.finish_and_clear();
-    drop(cache);
     std::fs::remove_file(&state_path)
         .or_else(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {

@@ -256,11 +256,15 @@ fn softmax_row_generic(x: &mut [f32], mask: &[f32]) {
             sums[i] += xs[i];
         }
     }
-    let mut sum: f32 = sums.iter().sum();
-    for v in x[split..].iter_mut() {
+    // The tail goes to the lanes its positions belong to (position j → lane j mod 16), not into a
+    // running scalar: key j then meets the same additions whatever the row's length, and padded keys
+    // add exact zeros, so a sequence's attention does not depend on how far its batch is padded (a
+    // verified leaderboard entry is re-run in other batches and must reproduce bit for bit).
+    for (i, v) in x[split..].iter_mut().enumerate() {
         *v = exp_poly(*v - max);
-        sum += *v;
+        sums[i] += *v;
     }
+    let sum: f32 = sums.iter().sum();
     let inv = 1.0 / sum;
     for v in x.iter_mut() {
         *v *= inv;
@@ -620,6 +624,30 @@ mod tests {
         let r = Tensor::zeros((2, 3), DType::F32, &Device::Cpu)?;
         let wb = Tensor::zeros((2, 4), DType::F32, &Device::Cpu)?;
         assert!(add_layer_norm(&x, &r, &wb, 1e-5)?.is_none());
+        Ok(())
+    }
+
+    /// A sequence's context is bit-for-bit the same whatever its batch is padded to: the valid
+    /// keys meet the same additions, padded ones add exact zeros.
+    #[test]
+    fn attention_does_not_depend_on_padding() -> Result<()> {
+        let (heads, d, valid) = (2, 8, 21);
+        let base = Tensor::randn(0f32, 1.0, (valid, 3 * heads * d), &Device::Cpu)?;
+        let context = |len: usize| -> Result<Vec<f32>> {
+            let pad = Tensor::randn(0f32, 1.0, (len - valid, 3 * heads * d), &Device::Cpu)?;
+            let qkv = Tensor::cat(&[&base, &pad], 0)?;
+            let mut m = vec![0f32; len];
+            for v in &mut m[valid..] {
+                *v = f32::MIN;
+            }
+            let mask = Tensor::from_vec(m, (1, len), &Device::Cpu)?;
+            let ctx = fused_attention(&qkv, &mask, 1, len, heads, d)?;
+            Ok(ctx.narrow(0, 0, valid)?.flatten_all()?.to_vec1::<f32>()?)
+        };
+        let want = context(valid + 1)?;
+        for len in [valid + 2, 32, 33, 47, 48, 64, 100] {
+            assert_eq!(context(len)?, want, "padded to {len}");
+        }
         Ok(())
     }
 
