@@ -7,8 +7,9 @@
 //! it ([`model_ranker`]): a HuggingFace BERT folder or a PEFT folder over its base, ranked with the
 //! commands' defaults, or a folder trained here ranked with the settings of its
 //! `lexbench-training.json` (a folder trained as another kind is refused). Two things differ, so
-//! that a verified run depends on the model's files and the dataset alone: document embeddings go
-//! to a fresh cache of this run, never `DATA/cache/embeddings`; and a cross-encoder on a corpus-wide
+//! that a verified run depends on the model's files and the dataset alone: each split loads the model
+//! afresh and its document embeddings go to a fresh cache of that split, never
+//! `DATA/cache/embeddings` (so a split computes exactly as `--recheck` recomputes it alone); and a cross-encoder on a corpus-wide
 //! dataset reranks BM25's top 100 ranked here with BM25's default parameters, not the BM25 run file
 //! in `DATA/runs`. Each split's run is written as `lexbench run` writes one, to
 //! `DATA/runs/<dataset>/<split>/harness-<name>.trec` (`<name>`: the card's name as a slug), then
