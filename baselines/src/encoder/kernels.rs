@@ -3,6 +3,7 @@
 //! - [`linear`]: `x · Wᵀ + b` in one gemm whose destination starts as the bias rows (candle adds
 //!   the bias in a second pass over a freshly allocated output);
 //! - [`add_layer_norm`]: `LayerNorm(x + residual)` in one pass per row, rows split over the cores;
+//! - [`layer_norm`]: layer normalisation **with** a backward pass (training), one pass each way;
 //! - [`fused_attention`]: self-attention (scores, mask, softmax, weighted sum of values) in one pass
 //!   per (sequence, head), reading queries, keys and values straight out of the fused query/key/value
 //!   projection and writing the context in `(tokens, hidden)` layout.
@@ -14,8 +15,8 @@
 //! head): two single-threaded gemms over strided views (the `gemm` crate candle itself uses) with a
 //! `s × s` scratch that stays in cache, and tasks are spread over the cores.
 //!
-//! Used only where no gradient is needed (no backward pass), on the CPU, for f32; elsewhere the
-//! composite candle ops run. [`softmax_row`] uses a polynomial `exp` (relative error < 3e-7 over
+//! All but [`layer_norm`] are used only where no gradient is needed (no backward pass); all run on
+//! the CPU for f32, and the composite candle ops run elsewhere. [`softmax_row`] uses a polynomial `exp` (relative error < 3e-7 over
 //! the range softmax meets) that the compiler vectorises, with AVX2/FMA when the CPU has them.
 //!
 //! The one module of the workspace that allows `unsafe` (the gemm crate's entry point is an unsafe
@@ -523,6 +524,198 @@ pub fn add_layer_norm(
     )?))
 }
 
+fn f32_slice<'a>(s: &'a CpuStorage, l: &Layout, what: &str) -> candle_core::Result<&'a [f32]> {
+    let CpuStorage::F32(v) = s else {
+        candle_core::bail!("{what}: f32 only");
+    };
+    let Some((a, b)) = l.contiguous_offsets() else {
+        candle_core::bail!("{what}: contiguous input only");
+    };
+    Ok(&v[a..b])
+}
+
+/// Layer normalisation over rows of `d` **with** a backward pass: one pass forward, one (per row)
+/// plus a column sum backward, where candle's composite layer norm runs about six tensor passes
+/// forward and fifteen backward.
+struct LayerNormOp {
+    eps: f32,
+}
+
+impl LayerNormOp {
+    /// Mean and 1/σ of one row.
+    #[inline(always)]
+    fn stats(&self, x: &[f32]) -> (f32, f32) {
+        let d = x.len() as f32;
+        let mean = x.iter().sum::<f32>() / d;
+        let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / d;
+        (mean, 1.0 / (var + self.eps).sqrt())
+    }
+}
+
+impl CustomOp3 for LayerNormOp {
+    fn name(&self) -> &'static str {
+        "lexbench-layer-norm"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let x = f32_slice(s1, l1, "layer norm")?;
+        let w = f32_slice(s2, l2, "layer norm")?;
+        let b = f32_slice(s3, l3, "layer norm")?;
+        let d = w.len();
+        if d == 0 || b.len() != d || x.len() % d != 0 {
+            candle_core::bail!("layer norm: {} values, weight {d}, bias {}", x.len(), b.len());
+        }
+        let mut out = vec![0f32; x.len()];
+        let per = (x.len() / d).div_ceil(threads()).max(1) * d;
+        std::thread::scope(|scope| {
+            for (xs, os) in x.chunks(per).zip(out.chunks_mut(per)) {
+                scope.spawn(move || {
+                    for (xr, or) in xs.chunks_exact(d).zip(os.chunks_exact_mut(d)) {
+                        let (mean, inv) = self.stats(xr);
+                        for (((o, &v), &g), &be) in or.iter_mut().zip(xr).zip(w).zip(b) {
+                            *o = (v - mean) * inv * g + be;
+                        }
+                    }
+                });
+            }
+        });
+        Ok((CpuStorage::F32(out), l1.shape().clone()))
+    }
+
+    fn bwd(
+        &self,
+        x: &Tensor,
+        w: &Tensor,
+        _b: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+        let d = w.dims1()?;
+        let packed = x.apply_op3_no_bwd(w, &grad.contiguous()?, &LayerNormGrad { eps: self.eps })?;
+        let rows = x.elem_count() / d;
+        let dx = packed.narrow(0, 0, rows)?.reshape(x.shape())?;
+        let dw = packed.get(rows)?;
+        let db = packed.get(rows + 1)?;
+        Ok((Some(dx), Some(dw), Some(db)))
+    }
+}
+
+/// The layer norm's gradients, packed `(rows + 2, d)`: `dx` rows, then `dw`, then `db`.
+struct LayerNormGrad {
+    eps: f32,
+}
+
+impl CustomOp3 for LayerNormGrad {
+    fn name(&self) -> &'static str {
+        "lexbench-layer-norm-grad"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let x = f32_slice(s1, l1, "layer norm backward")?;
+        let w = f32_slice(s2, l2, "layer norm backward")?;
+        let g = f32_slice(s3, l3, "layer norm backward")?;
+        let d = w.len();
+        if d == 0 || g.len() != x.len() || x.len() % d != 0 {
+            candle_core::bail!(
+                "layer norm backward: {} values, {} gradients, rows of {d}",
+                x.len(),
+                g.len()
+            );
+        }
+        let rows = x.len() / d;
+        let mut out = vec![0f32; x.len() + 2 * d];
+        let (dx, tail) = out.split_at_mut(x.len());
+        let per_rows = rows.div_ceil(threads()).max(1);
+        let per = per_rows * d;
+        let op = LayerNormOp { eps: self.eps };
+        // Per thread: dx of its rows, and its partial column sums of dw and db (summed in order after).
+        let partials: Vec<(Vec<f32>, Vec<f32>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = x
+                .chunks(per)
+                .zip(g.chunks(per))
+                .zip(dx.chunks_mut(per))
+                .map(|((xs, gs), ds)| {
+                    let op = &op;
+                    scope.spawn(move || {
+                        let (mut dw, mut db) = (vec![0f32; d], vec![0f32; d]);
+                        for ((xr, gr), dr) in xs
+                            .chunks_exact(d)
+                            .zip(gs.chunks_exact(d))
+                            .zip(ds.chunks_exact_mut(d))
+                        {
+                            let (mean, inv) = op.stats(xr);
+                            let (mut s1, mut s2) = (0f32, 0f32);
+                            for (i, (&v, &gv)) in xr.iter().zip(gr).enumerate() {
+                                let xh = (v - mean) * inv;
+                                let gw = gv * w[i];
+                                s1 += gw;
+                                s2 += gw * xh;
+                                dw[i] += gv * xh;
+                                db[i] += gv;
+                            }
+                            let (m1, m2) = (s1 / d as f32, s2 / d as f32);
+                            for (i, (&v, dv)) in xr.iter().zip(dr.iter_mut()).enumerate() {
+                                let xh = (v - mean) * inv;
+                                *dv = inv * (gr[i] * w[i] - m1 - xh * m2);
+                            }
+                        }
+                        (dw, db)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        let (dw_all, db_all) = tail.split_at_mut(d);
+        for (dw, db) in &partials {
+            if dw.len() != d || db.len() != d {
+                candle_core::bail!("layer norm backward: a worker thread failed");
+            }
+            for i in 0..d {
+                dw_all[i] += dw[i];
+                db_all[i] += db[i];
+            }
+        }
+        Ok((CpuStorage::F32(out), Shape::from((rows + 2, d))))
+    }
+}
+
+/// Layer normalisation with gradients through `x`, `weight` and `bias`: the fused kernel for f32
+/// CPU tensors, `None` otherwise (the caller runs the composite ops).
+pub fn layer_norm(x: &Tensor, weight: &Tensor, bias: &Tensor, eps: f64) -> Result<Option<Tensor>> {
+    let ok = x.device().is_cpu()
+        && [x, weight, bias].iter().all(|t| t.dtype() == DType::F32)
+        && weight.rank() == 1
+        && bias.rank() == 1
+        && x.dims().last() == Some(&weight.dims()[0]);
+    if !ok {
+        return Ok(None);
+    }
+    Ok(Some(x.contiguous()?.apply_op3(
+        &weight.contiguous()?,
+        &bias.contiguous()?,
+        LayerNormOp { eps: eps as f32 },
+    )?))
+}
+
 /// Self-attention of `qkv` `(b · s, 3 · heads · head_dim)` — queries (already scaled by
 /// `1/√head_dim`), keys and values side by side, as the fused projection makes them — with the
 /// additive `mask` `(b, s)` (0 where attended, `f32::MIN` at padding) → context `(b · s, heads ·
@@ -624,6 +817,46 @@ mod tests {
         let r = Tensor::zeros((2, 3), DType::F32, &Device::Cpu)?;
         let wb = Tensor::zeros((2, 4), DType::F32, &Device::Cpu)?;
         assert!(add_layer_norm(&x, &r, &wb, 1e-5)?.is_none());
+        Ok(())
+    }
+
+    /// The trainable layer norm against candle's composite ops: values and the gradients of x,
+    /// weight and bias (1e-4 relative to their scale).
+    #[test]
+    fn layer_norm_with_gradients_matches_the_composite() -> Result<()> {
+        use candle_core::Var;
+        for (n, d) in [(3, 8), (37, 64), (130, 384)] {
+            let x = Var::from_tensor(&(Tensor::randn(0.5f32, 2.0, (n, d), &Device::Cpu)?))?;
+            let w = Var::from_tensor(&Tensor::randn(1f32, 0.2, d, &Device::Cpu)?)?;
+            let b = Var::from_tensor(&Tensor::randn(0f32, 0.2, d, &Device::Cpu)?)?;
+            let probe = Tensor::randn(0f32, 1.0, (n, d), &Device::Cpu)?;
+            let eps = 1e-12;
+            let ours = layer_norm(x.as_tensor(), w.as_tensor(), b.as_tensor(), eps)?.expect("applies");
+            let xt = x.as_tensor();
+            let mean = (xt.sum_keepdim(D::Minus1)? / d as f64)?;
+            let xc = xt.broadcast_sub(&mean)?;
+            let var = (xc.sqr()?.sum_keepdim(D::Minus1)? / d as f64)?;
+            let theirs = xc
+                .broadcast_div(&(var + eps)?.sqrt()?)?
+                .broadcast_mul(w.as_tensor())?
+                .broadcast_add(b.as_tensor())?;
+            let close = |a: &Tensor, b: &Tensor, what: &str| -> Result<()> {
+                let scale = b.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?.max(1.0);
+                let diff = (a - b)?.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?;
+                assert!(diff <= 1e-4 * scale, "({n}, {d}) {what}: {diff} (scale {scale})");
+                Ok(())
+            };
+            close(&ours, &theirs, "values")?;
+            let g1 = (ours * &probe)?.sum_all()?.backward()?;
+            let g2 = (theirs * &probe)?.sum_all()?.backward()?;
+            for (v, what) in [(&x, "dx"), (&w, "dw"), (&b, "db")] {
+                close(
+                    g1.get(v.as_tensor()).expect("grad"),
+                    g2.get(v.as_tensor()).expect("grad"),
+                    what,
+                )?;
+            }
+        }
         Ok(())
     }
 
