@@ -119,33 +119,26 @@ impl Default for BenchSettings {
     }
 }
 
-/// Runs `scripts/bench_encoder.py` with `python` on the same model, passages and settings.
-pub fn time_pytorch(
+/// Runs a PyTorch reference script (`scripts/bench_*.py`) with `python`: writes `input` as JSON to a
+/// temporary file, passes it as `--{input_flag} FILE` after `args`, and returns the JSON object of the
+/// script's last output line. A failed run or an output that is not that line is an error naming the
+/// script.
+pub fn run_reference_script(
     python: &str,
     script: &Path,
-    model: &Path,
-    texts: &[String],
-    s: &BenchSettings,
-) -> Result<Throughput> {
-    let (batch, max_len, threads, repeats) = (s.batch, s.max_len, s.threads, s.repeats);
-    let dir = std::env::temp_dir().join(format!("lexbench-bench-{}", std::process::id()));
+    args: &[String],
+    input_flag: &str,
+    input: &serde_json::Value,
+) -> Result<serde_json::Value> {
+    let dir = std::env::temp_dir().join(format!("lexbench-bench-{}-{}", input_flag, std::process::id()));
     std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-    let pfile = dir.join("passages.json");
-    let json = serde_json::to_string(texts).map_err(|source| Error::Json {
-        path: pfile.clone(),
-        source,
-    })?;
-    std::fs::write(&pfile, json).map_err(io_err(&pfile))?;
+    let file = dir.join("input.json");
+    std::fs::write(&file, input.to_string()).map_err(io_err(&file))?;
     let out = Command::new(python)
         .arg(script)
-        .arg("--model")
-        .arg(model)
-        .arg("--passages")
-        .arg(&pfile)
-        .args(["--batch", &batch.to_string()])
-        .args(["--max-len", &max_len.to_string()])
-        .args(["--threads", &threads.to_string()])
-        .args(["--repeats", &repeats.to_string()])
+        .args(args)
+        .arg(format!("--{input_flag}"))
+        .arg(&file)
         .output()
         .map_err(io_err(Path::new(python)));
     std::fs::remove_dir_all(&dir).ok();
@@ -166,10 +159,33 @@ pub fn time_pytorch(
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout.lines().last().unwrap_or("");
-    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| Error::Format {
+    serde_json::from_str(line).map_err(|e| Error::Format {
         path: script.to_owned(),
         message: format!("{python} printed {line:?}, not the expected JSON line: {e}"),
-    })?;
+    })
+}
+
+/// Runs `scripts/bench_encoder.py` with `python` on the same model, passages and settings.
+pub fn time_pytorch(
+    python: &str,
+    script: &Path,
+    model: &Path,
+    texts: &[String],
+    s: &BenchSettings,
+) -> Result<Throughput> {
+    let args = [
+        "--model".to_owned(),
+        model.display().to_string(),
+        "--batch".to_owned(),
+        s.batch.to_string(),
+        "--max-len".to_owned(),
+        s.max_len.to_string(),
+        "--threads".to_owned(),
+        s.threads.to_string(),
+        "--repeats".to_owned(),
+        s.repeats.to_string(),
+    ];
+    let v = run_reference_script(python, script, &args, "passages", &serde_json::json!(texts))?;
     let num = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     Ok(Throughput {
         passages_per_s: num("passages_per_s"),

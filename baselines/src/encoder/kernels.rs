@@ -56,13 +56,8 @@ impl CustomOp2 for FusedAttention {
         s2: &CpuStorage,
         l2: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let (CpuStorage::F32(qkv), CpuStorage::F32(mask)) = (s1, s2) else {
-            candle_core::bail!("fused attention: f32 only");
-        };
-        let (Some((q0, q1)), Some((m0, m1))) = (l1.contiguous_offsets(), l2.contiguous_offsets()) else {
-            candle_core::bail!("fused attention: contiguous inputs only");
-        };
-        let (qkv, mask) = (&qkv[q0..q1], &mask[m0..m1]);
+        let qkv = f32_slice(s1, l1, "fused attention")?;
+        let mask = f32_slice(s2, l2, "fused attention")?;
         let Self {
             batch: b,
             seq: s,
@@ -320,6 +315,17 @@ pub fn keep_freed_memory() {
     }
 }
 
+/// The contiguous f32 values of a kernel's input, or an error naming the kernel.
+fn f32_slice<'a>(s: &'a CpuStorage, l: &Layout, what: &str) -> candle_core::Result<&'a [f32]> {
+    let CpuStorage::F32(v) = s else {
+        candle_core::bail!("{what}: f32 only");
+    };
+    let Some((a, b)) = l.contiguous_offsets() else {
+        candle_core::bail!("{what}: contiguous input only");
+    };
+    Ok(&v[a..b])
+}
+
 /// The threads the kernels split work over.
 fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |t| t.get())
@@ -343,17 +349,9 @@ impl CustomOp3 for Linear {
         s3: &CpuStorage,
         l3: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let (CpuStorage::F32(x), CpuStorage::F32(w), CpuStorage::F32(b)) = (s1, s2, s3) else {
-            candle_core::bail!("linear: f32 only");
-        };
-        let (Some((x0, x1)), Some((w0, w1)), Some((b0, b1))) = (
-            l1.contiguous_offsets(),
-            l2.contiguous_offsets(),
-            l3.contiguous_offsets(),
-        ) else {
-            candle_core::bail!("linear: contiguous inputs only");
-        };
-        let (x, w, b) = (&x[x0..x1], &w[w0..w1], &b[b0..b1]);
+        let x = f32_slice(s1, l1, "linear")?;
+        let w = f32_slice(s2, l2, "linear")?;
+        let b = f32_slice(s3, l3, "linear")?;
         let (Ok((n, k)), Ok((k2, m))) = (l1.shape().dims2(), l2.shape().dims2()) else {
             candle_core::bail!("linear: x and wt must be matrices");
         };
@@ -456,17 +454,9 @@ impl CustomOp3 for AddLayerNorm {
         s3: &CpuStorage,
         l3: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
-        let (CpuStorage::F32(x), CpuStorage::F32(r), CpuStorage::F32(wb)) = (s1, s2, s3) else {
-            candle_core::bail!("add-layer-norm: f32 only");
-        };
-        let (Some((x0, x1)), Some((r0, r1)), Some((w0, w1))) = (
-            l1.contiguous_offsets(),
-            l2.contiguous_offsets(),
-            l3.contiguous_offsets(),
-        ) else {
-            candle_core::bail!("add-layer-norm: contiguous inputs only");
-        };
-        let (x, r, wb) = (&x[x0..x1], &r[r0..r1], &wb[w0..w1]);
+        let x = f32_slice(s1, l1, "add-layer-norm")?;
+        let r = f32_slice(s2, l2, "add-layer-norm")?;
+        let wb = f32_slice(s3, l3, "add-layer-norm")?;
         let d = wb.len() / 2;
         if d == 0 || x.len() % d != 0 || r.len() != x.len() || wb.len() != 2 * d {
             candle_core::bail!(
@@ -522,16 +512,6 @@ pub fn add_layer_norm(
         &weight_bias.contiguous()?,
         &AddLayerNorm { eps: eps as f32 },
     )?))
-}
-
-fn f32_slice<'a>(s: &'a CpuStorage, l: &Layout, what: &str) -> candle_core::Result<&'a [f32]> {
-    let CpuStorage::F32(v) = s else {
-        candle_core::bail!("{what}: f32 only");
-    };
-    let Some((a, b)) = l.contiguous_offsets() else {
-        candle_core::bail!("{what}: contiguous input only");
-    };
-    Ok(&v[a..b])
 }
 
 /// Layer normalisation over rows of `d` **with** a backward pass: one pass forward, one (per row)

@@ -12,14 +12,13 @@
 //! leans, slightly, against candle.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
 use super::config::TrainConfig;
 use super::model::{Batch, Trainable};
 use super::optim::{AdamW, AdamWConfig};
-use crate::encoder::bench::passages;
-use crate::error::{Error, Result, io_err};
+use crate::encoder::bench::{passages, run_reference_script};
+use crate::error::{Error, Result};
 
 /// What one training-step measurement runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,43 +150,20 @@ pub fn time_pytorch_step(
     s: &StepSettings,
 ) -> Result<StepThroughput> {
     let (queries, passages) = step_texts(s);
-    let dir = std::env::temp_dir().join(format!("lexbench-bench-step-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-    let file = dir.join("texts.json");
-    let json = serde_json::json!({"queries": queries, "passages": passages}).to_string();
-    std::fs::write(&file, json).map_err(io_err(&file))?;
-    let out = Command::new(python)
-        .arg(script)
-        .arg("--model")
-        .arg(model)
-        .arg("--texts")
-        .arg(&file)
-        .args(["--negatives", &s.negatives.to_string()])
-        .args(["--max-len", &s.max_len.to_string()])
-        .args(["--threads", &s.threads.to_string()])
-        .args(["--steps", &s.steps.to_string()])
-        .output()
-        .map_err(io_err(Path::new(python)));
-    std::fs::remove_dir_all(&dir).ok();
-    let out = out?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = err.lines().rev().take(3).collect();
-        return Err(Error::Io {
-            path: script.to_owned(),
-            source: std::io::Error::other(format!(
-                "{python} exited with {} ({})",
-                out.status,
-                tail.join(" | ")
-            )),
-        });
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().last().unwrap_or("");
-    let v: serde_json::Value = serde_json::from_str(line).map_err(|e| Error::Format {
-        path: script.to_owned(),
-        message: format!("{python} printed {line:?}, not the expected JSON line: {e}"),
-    })?;
+    let args = [
+        "--model".to_owned(),
+        model.display().to_string(),
+        "--negatives".to_owned(),
+        s.negatives.to_string(),
+        "--max-len".to_owned(),
+        s.max_len.to_string(),
+        "--threads".to_owned(),
+        s.threads.to_string(),
+        "--steps".to_owned(),
+        s.steps.to_string(),
+    ];
+    let input = serde_json::json!({"queries": queries, "passages": passages});
+    let v = run_reference_script(python, script, &args, "texts", &input)?;
     let num = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     Ok(StepThroughput {
         examples_per_s: num("examples_per_s"),
