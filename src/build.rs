@@ -469,14 +469,17 @@ pub fn load_judgments(data: &DataDir, required: bool) -> Result<BTreeMap<ItemId,
 }
 
 /// A dataset's statistics and certificate summary, as `lexbench stats` prints them:
-/// `{"dataset", "version", "stats", "certificate": {"passed", "shared_judgments"}}`.
+/// `{"dataset", "version", "stats", "certificate": {"passed", "shared_judgments"}}`. The dataset is
+/// verified against its manifest first, as every command that reads it does: a version and a passed
+/// certificate are not printed for files that are no longer the ones they describe.
 pub fn dataset_stats(data: &DataDir, dataset: &str) -> Result<serde_json::Value> {
     let dir = dataset_path(data, dataset);
     let read = |f: &str| -> Result<serde_json::Value> {
         let p = dir.join(f);
         Ok(lexbench_core::io::read_json(&p)?)
     };
-    let manifest = lexbench_core::dataset::DatasetManifest::read(&dir)?;
+    let opened = lexbench_core::dataset::Dataset::open(DatasetDir(dir.clone()))?;
+    let manifest = opened.manifest();
     let mut out = serde_json::json!({
         "dataset": manifest.name,
         "version": manifest.dataset_hash(),

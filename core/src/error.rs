@@ -20,7 +20,7 @@ pub enum LineError {
         format: &'static str,
     },
     /// A column that must be a number is not one.
-    #[error("{column} {value:?} is not a {expected}")]
+    #[error("{column} {value:?} is not {} {expected}", article(expected))]
     NotANumber {
         /// The column's name.
         column: &'static str,
@@ -73,6 +73,15 @@ pub enum LineError {
         /// The most it may hold.
         max: usize,
     },
+}
+
+/// "an" before a vowel ("an integer"), else "a" ("a finite number").
+fn article(noun: &str) -> &'static str {
+    if noun.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
 }
 
 /// Errors of `lexbench-core`. Each names what was being read.

@@ -12,9 +12,15 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::{Error, Result};
 
-/// Is `s` usable as a single whitespace-separated column of a TREC file?
+/// Is `s` usable as a single whitespace-separated column of a TREC file? Control characters (a NUL
+/// byte, an escape) are refused too: no real id holds one, trec_eval would cut the id at a NUL, and
+/// reports would print them.
 fn is_token(s: &str) -> bool {
-    !s.is_empty() && !s.chars().any(char::is_whitespace)
+    if s.is_ascii() {
+        // ASCII whitespace and control characters are exactly the bytes ≤ 0x20 and 0x7f.
+        return !s.is_empty() && s.bytes().all(|b| b > b' ' && b != 0x7f);
+    }
+    !s.is_empty() && !s.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 fn invalid(kind: &'static str, value: &str, reason: &'static str) -> Error {
@@ -182,7 +188,7 @@ impl QueryId {
             Err(invalid(
                 "query id",
                 s,
-                "must be a non-empty token without whitespace",
+                "must be a non-empty token without whitespace or control characters",
             ))
         }
     }
@@ -203,7 +209,7 @@ impl TopicId {
             Err(invalid(
                 "topic id",
                 s,
-                "must be a non-empty token without whitespace",
+                "must be a non-empty token without whitespace or control characters",
             ))
         }
     }
@@ -233,7 +239,7 @@ impl DocId {
             Err(invalid(
                 "doc id",
                 s,
-                "must be a non-empty token without whitespace",
+                "must be a non-empty token without whitespace or control characters",
             ))
         }
     }
@@ -323,7 +329,7 @@ impl ArticleId {
             Err(invalid(
                 "article id",
                 s,
-                "must be a non-empty token without whitespace",
+                "must be a non-empty token without whitespace or control characters",
             ))
         }
     }
@@ -354,6 +360,16 @@ mod tests {
             " 001-1",
         ] {
             assert!(ItemId::new(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn tokens_hold_no_whitespace_or_control_character() {
+        assert!(DocId::new("001-175180:3").is_ok());
+        assert!(TopicId::new("q/001-1").is_ok());
+        for bad in ["", "a b", "a\tb", "a\0b", "a\u{1b}b", "a\u{85}b"] {
+            assert!(DocId::new(bad).is_err(), "{bad:?} accepted");
+            assert!(TopicId::new(bad).is_err(), "{bad:?} accepted");
         }
     }
 

@@ -69,11 +69,17 @@ pub struct Submitted {
 /// Checks a system name: 1 to [`MAX_NAME_CHARS`] characters, not blank, none of them hidden
 /// ([`is_hidden`]). Markup is allowed: every rendering escapes it.
 pub fn check_system_name(name: &str) -> Result<()> {
-    let bad = |why: String| Err(Error::Param(format!("system name {name:?}: {why}")));
+    let chars = name.chars().count();
+    // A name too long is quoted by its start: the message stays one readable line.
+    let shown: String = if chars > MAX_NAME_CHARS {
+        name.chars().take(40).chain(['…']).collect()
+    } else {
+        name.to_owned()
+    };
+    let bad = |why: String| Err(Error::Param(format!("system name {shown:?}: {why}")));
     if name.trim().is_empty() {
         return bad("must not be blank".into());
     }
-    let chars = name.chars().count();
     if chars > MAX_NAME_CHARS {
         return bad(format!(
             "{chars} characters; at most {MAX_NAME_CHARS} are allowed"

@@ -2,20 +2,21 @@
 //!
 //! Every line of the run is checked and each problem is reported with its line, up to
 //! [`MAX_PROBLEMS`]: UTF-8 text, at most [`MAX_LINE_BYTES`] bytes (a longer line is skipped unread),
-//! the six TREC columns (`topic Q0 doc rank score tag`), an integer rank, a finite score, a tag of at
-//! most [`MAX_TAG_BYTES`] bytes, a topic of the split, a document among the topic's candidates (its
-//! pool for ECtHR, the corpus for BSARD), and no document twice for a topic (both lines named). A
-//! leading byte-order mark is not part of the first topic. Topics of the split the run leaves out are
-//! not an error: they are reported and score 0, as with `trec_eval -c`. Tied scores (equal as
-//! trec_eval compares them, [`trec_score`]) are warned about, because the ranking among them then
-//! comes from the doc ids (trec_eval's rule), not from the system.
+//! the six TREC columns (`topic Q0 doc rank score tag`), ids and a tag without control characters, an
+//! integer rank, a finite score, a tag of at most [`MAX_TAG_BYTES`] bytes, a topic of the split, a
+//! document among the topic's candidates (its pool for ECtHR, the corpus for BSARD), and no document
+//! twice for a topic (both lines named). A leading byte-order mark is not part of the first topic.
+//! Topics of the split the run leaves out are not an error: they are reported and score 0, as with
+//! `trec_eval -c`. Tied scores (equal as trec_eval compares them, [`trec_score`]) are warned about,
+//! because the ranking among them then comes from the doc ids (trec_eval's rule), not from the
+//! system.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use lexbench_core::text::Lines;
 use lexbench_core::trec::{MAX_LINE_BYTES, MAX_TAG_BYTES, trec_score};
-use lexbench_core::{Measure, Run, TopicId};
+use lexbench_core::{DocId, Measure, Run, TopicId};
 
 use crate::dataset::DatasetView;
 use crate::error::{Error, Problem, Result};
@@ -86,6 +87,19 @@ pub fn validate_run(path: &Path, view: &DatasetView) -> Result<Report> {
             continue;
         }
         let (topic, doc, rank, score, tag) = (cols[0], cols[2], cols[3], cols[4], cols[5]);
+        // Ids as the run reader takes them: no control character (a NUL, an escape), which the
+        // messages below would print raw.
+        if let Err(e) = TopicId::new(topic).and_then(|_| DocId::new(doc)) {
+            problem(line_no, e.to_string(), &mut problems);
+            continue;
+        }
+        if tag.chars().any(char::is_control) {
+            problem(
+                line_no,
+                format!("tag {tag:?} holds a control character"),
+                &mut problems,
+            );
+        }
         if rank.parse::<i64>().is_err() {
             problem(line_no, format!("rank {rank:?} is not an integer"), &mut problems);
         }

@@ -79,6 +79,27 @@ fn malformed_docx_gives_errors_naming_the_file() {
     );
     let e = err(&doc("<w:p/><w:p><w:r><w:t> </w:t></w:r></w:p>"), "g.docx");
     assert!(e.contains("g.docx") && e.contains("empty body"), "{e}");
+    // WordprocessingML defines no entity beyond XML's five: another one is an error, not text lost.
+    let body = "<w:p><w:r><w:t>1. The &bogus; case.</w:t></w:r></w:p>";
+    let bytes = doc(body);
+    let e = err(&bytes, "h.docx");
+    // The zip stores the part as is: its offset in the part is its offset from `<?xml`.
+    let find = |s: &[u8]| bytes.windows(s.len()).position(|w| w == s).unwrap();
+    let at = find(b"&bogus;") - find(b"<?xml");
+    assert_eq!(
+        e,
+        format!(
+            "h.docx: not a valid DOCX: broken XML in word/document.xml at byte {at}: `&bogus;` is neither a predefined entity nor a valid character reference"
+        )
+    );
+    let e = err(&doc("<w:p><w:r><w:t>1. &#0; x</w:t></w:r></w:p>"), "i.docx");
+    assert!(e.contains("`&#0;` is neither"), "{e}");
+    let ok = parse_docx(
+        &doc("<w:p><w:r><w:t>1. A &amp; B &#233;&#x20AC;.</w:t></w:r></w:p>"),
+        "j.docx",
+        None,
+    );
+    assert_eq!(ok.unwrap().paragraphs[0].text, "A & B é€.");
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod data_safety;
 mod datasets;
 mod dense;
 mod eval;
+mod hostile;
 mod lib_stages;
 mod model_errors;
 mod parse_guide;

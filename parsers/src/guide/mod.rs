@@ -6,8 +6,9 @@
 //!    headers and footers; the printed page numbers and the "Last update" date are kept;
 //! 2. [`toc`]: the table of contents (or the PDF outline, [`pdf`]) → entries and levels
 //!    (`I.` → `A.` → `1.` → `a.` → `i.`);
-//! 3. [`body`]: each entry located in the body (TOC/body disagreements become warnings), the text
-//!    under each heading; without any table of contents, headings are inferred from numbering;
+//! 3. [`body`]: each entry located in the body (TOC/body disagreements become warnings; no entry
+//!    found at all, a table of contents without its body, is an error), the text under each
+//!    heading; without any table of contents, headings are inferred from numbering;
 //! 4. [`query`]: one query per heading path, as a structured path and in the release's string form;
 //! 5. [`citation`]: pinpoint citations in the text under each heading;
 //! 6. [`resolve`]: citations to HUDOC itemids from metadata records the caller hands in.
@@ -183,6 +184,19 @@ fn build(
         return Err(invalid(
             "no headings found (no outline, no table of contents, no numbered headings)".into(),
         ));
+    }
+    // Not one entry in the body: the text under every heading would be empty, so every query would
+    // come out without citations (the front pages alone, a body lost in extraction).
+    if source != HierarchySource::Inferred && headings.iter().all(|h| h.span.is_none()) {
+        return Err(invalid(format!(
+            "none of the {} {} entries is found in the body (a table of contents without its body?)",
+            headings.len(),
+            if source == HierarchySource::Outline {
+                "outline"
+            } else {
+                "table-of-contents"
+            }
+        )));
     }
     let items: Vec<(Option<&str>, &str)> = headings
         .iter()

@@ -267,9 +267,12 @@ pub fn blocks_from_xml(part: &str, source: &str) -> Result<Vec<Block>> {
             Event::Text(t) => Some(t.xml10_content()),
             Event::CData(t) => Some(t.xml10_content()),
             Event::GeneralRef(r) => {
+                // WordprocessingML has no DTD: the five predefined entities and character references
+                // are all there is. Anything else is not well-formed XML, and dropping it would lose
+                // text silently.
                 let c = match r.resolve_char_ref() {
                     Ok(Some(c)) => Some(c),
-                    _ => match &**r {
+                    Ok(None) => match &**r {
                         "amp" => Some('&'),
                         "lt" => Some('<'),
                         "gt" => Some('>'),
@@ -277,8 +280,19 @@ pub fn blocks_from_xml(part: &str, source: &str) -> Result<Vec<Block>> {
                         "apos" => Some('\''),
                         _ => None,
                     },
+                    Err(_) => None,
                 };
-                c.map(|c| c.to_string().into())
+                let Some(c) = c else {
+                    return Err(invalid(
+                        source,
+                        format!(
+                            "broken XML in word/document.xml at byte {}: `&{};` is neither a predefined entity nor a valid character reference",
+                            at + bom,
+                            &**r
+                        ),
+                    ));
+                };
+                Some(c.to_string().into())
             }
             Event::Eof => break,
             _ => None,

@@ -1,0 +1,1068 @@
+//! A corpus of bad inputs for the command line (issue 20, item 1), every one made here by code: some
+//! written from scratch, some derived at run time from real fixtures (a HUDOC DOCX cut at 20 offsets,
+//! guide PDFs cut at 8, a text judgment with its numbers removed); nothing binary is committed.
+//!
+//! Properties checked, one table of cases per reader, each case through the real binary:
+//! - a bad input fails with the documented exit code (2 an error, 1 a rejected submission), never
+//!   101 (a panic) and never with "panicked" on stderr; stderr names the input (its path, or the name
+//!   given) and, where the problem is on a known line, `PATH:LINE:`;
+//! - a failing command leaves the data directory as it found it (no half-written run, entry or
+//!   dataset) and prints nothing on stdout;
+//! - what is merely unusual is read as if it were not: a UTF-8 byte-order mark and CRLF line ends in
+//!   runs and qrels give the same scores as the plain file;
+//! - the readers: TREC runs and qrels (`eval`, `submit`: wrong column counts, NaN/inf scores, a
+//!   document twice for a topic, a BOM, CRLF, a directory, an empty file, a 10 MB line without a
+//!   newline, 50 MB of random bytes), judgments (`parse judgment`: a real DOCX cut at 20 offsets, a zip
+//!   that is no DOCX, `word/document.xml` malformed in several ways, HTML and text without numbered
+//!   paragraphs), guides (`parse guide`: random bytes after `%PDF-1.7`, 50 MB of them, real PDFs cut
+//!   short, empty text, a table of contents without a body), model folders (`run dense`: garbage
+//!   `config.json`, truncated weights, no `tokenizer.json`), built datasets (`run bm25`, `stats`: a
+//!   corrupted JSONL line, a deleted file, a file edited behind its manifest) and names (`submit
+//!   --name`, `build ecthr --name`: `../x`, `a/b`, empty, a newline, 10,000 characters).
+//!
+//! Cases that other modules already assert are not repeated: non-UTF-8 and missing runs and qrels
+//! (`eval.rs`, `run_submit.rs`), a damaged zip, plain text, an empty body, a PDF and 50 MB of random
+//! bytes as a judgment (`parse_judgment.rs`), a model whose config does not fit its weights
+//! (`model_errors.rs`), dataset names that are paths (`data_safety.rs`).
+//!
+//! Each test prints its table (case, exit code, pass/FAIL) on stderr: `cargo test --test cli hostile
+//! -- --nocapture`.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use crate::common::{lexbench, lexbench_no_data, sample_data, tiny_bert};
+use lexbench_core::testing::fixture;
+
+/// What a case must do.
+enum Expect {
+    /// Exit with `code`; stderr holds every needle (the input's path or name, `PATH:LINE:`).
+    Fails { code: i32, needles: Vec<String> },
+    /// Exit 0; the JSON on stdout holds `want` at `pointer` (the same scores as a clean input).
+    SameJson {
+        pointer: &'static str,
+        want: serde_json::Value,
+    },
+    /// Exit 0; stdout holds every needle.
+    Accepted { stdout: Vec<String> },
+}
+
+/// One bad input: the command line (`data`: run with `--data DATA`, else with no data directory)
+/// and what it must do.
+struct Case {
+    name: String,
+    data: Option<PathBuf>,
+    args: Vec<String>,
+    expect: Expect,
+}
+
+impl Case {
+    fn new(name: impl Into<String>, data: Option<&Path>, args: &[&str], expect: Expect) -> Self {
+        Self {
+            name: name.into(),
+            data: data.map(Path::to_owned),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            expect,
+        }
+    }
+}
+
+fn fails(code: i32, needles: &[&str]) -> Expect {
+    Expect::Fails {
+        code,
+        needles: needles.iter().map(|n| (*n).to_owned()).collect(),
+    }
+}
+
+fn scratch(test: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lexbench-cli-hostile-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn write(path: &Path, bytes: impl AsRef<[u8]>) -> String {
+    std::fs::write(path, bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    path.to_string_lossy().into_owned()
+}
+
+fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// Every file under `root` with its content: a failing command must leave this unchanged.
+fn tree(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd {
+            let p = e.expect("dir entry").path();
+            if p.is_dir() {
+                stack.push(p.clone());
+                out.insert(p, Vec::new());
+            } else {
+                let bytes = std::fs::read(&p).unwrap_or_default();
+                out.insert(p, bytes);
+            }
+        }
+    }
+    out
+}
+
+/// `n` bytes of seeded xorshift noise: the same on every run.
+fn noise(n: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed | 1;
+    (0..n)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 32) as u8
+        })
+        .collect()
+}
+
+/// Checks one case's output; `Err` says what is wrong.
+fn check(case: &Case, out: &Output, before: Option<&BTreeMap<PathBuf, Vec<u8>>>) -> Result<(), String> {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let code = out.status.code();
+    if code == Some(101) || stderr.contains("panicked") {
+        return Err(format!("panicked: {stderr}"));
+    }
+    if stderr.contains('\u{1b}') {
+        return Err(format!(
+            "terminal escape codes on a redirected stderr: {stderr:?}"
+        ));
+    }
+    match &case.expect {
+        Expect::Fails { code: want, needles } => {
+            if code != Some(*want) {
+                return Err(format!("exit {code:?}, expected {want}; stderr: {stderr}"));
+            }
+            if let Some(n) = needles.iter().find(|n| !stderr.contains(n.as_str())) {
+                return Err(format!("stderr does not name {n:?}: {stderr}"));
+            }
+            if !out.stdout.is_empty() {
+                return Err(format!(
+                    "printed on stdout: {}",
+                    String::from_utf8_lossy(&out.stdout)
+                ));
+            }
+            if let (Some(before), Some(data)) = (before, &case.data) {
+                let after = tree(data);
+                if &after != before {
+                    let changed: Vec<_> = after
+                        .iter()
+                        .filter(|(p, b)| before.get(*p) != Some(b))
+                        .map(|(p, _)| p.display().to_string())
+                        .chain(
+                            before
+                                .keys()
+                                .filter(|p| !after.contains_key(*p))
+                                .map(|p| p.display().to_string()),
+                        )
+                        .collect();
+                    return Err(format!("changed the data directory: {changed:?}"));
+                }
+            }
+        }
+        Expect::SameJson { pointer, want } => {
+            if code != Some(0) {
+                return Err(format!("exit {code:?}, expected 0; stderr: {stderr}"));
+            }
+            let doc: serde_json::Value =
+                serde_json::from_slice(&out.stdout).map_err(|e| format!("stdout is not JSON: {e}"))?;
+            if doc.pointer(pointer) != Some(want) {
+                return Err(format!(
+                    "{pointer} is {:?}, expected {want}",
+                    doc.pointer(pointer)
+                ));
+            }
+        }
+        Expect::Accepted { stdout: needles } => {
+            if code != Some(0) {
+                return Err(format!("exit {code:?}, expected 0; stderr: {stderr}"));
+            }
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            if let Some(n) = needles.iter().find(|n| !stdout.contains(n.as_str())) {
+                return Err(format!("stdout does not hold {n:?}: {stdout}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs every case, prints the table (case, exit code, pass/FAIL) and fails listing the cases that
+/// did not do what they must.
+fn run_table(title: &str, cases: &[Case]) {
+    let mut rows = Vec::new();
+    let mut failures = Vec::new();
+    for case in cases {
+        let args: Vec<&str> = case.args.iter().map(String::as_str).collect();
+        let before = case.data.as_deref().map(tree);
+        let out = match &case.data {
+            Some(data) => lexbench(data, &args),
+            None => lexbench_no_data(&args),
+        };
+        let verdict = check(case, &out, before.as_ref());
+        let code = out
+            .status
+            .code()
+            .map_or_else(|| "signal".to_owned(), |c| c.to_string());
+        rows.push((case.name.clone(), code, verdict.is_ok()));
+        if let Err(why) = verdict {
+            let why: String = why.chars().take(2000).collect();
+            failures.push(format!("{}: {why}", case.name));
+        }
+    }
+    let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(4).max(4);
+    eprintln!("\n{title}: {} cases", rows.len());
+    eprintln!("  {:<width$}  exit  result", "case");
+    for (name, code, ok) in &rows {
+        eprintln!(
+            "  {name:<width$}  {code:>4}  {}",
+            if *ok { "pass" } else { "FAIL" }
+        );
+    }
+    eprintln!(
+        "  {} passed, {} failed",
+        rows.len() - failures.len(),
+        failures.len()
+    );
+    assert!(failures.is_empty(), "{title}:\n{}", failures.join("\n"));
+}
+
+/// A bad TREC file: what it is, its path, the line it is bad on (if one is) and what the error
+/// says, as `eval` and `submit` both word it.
+struct BadTrec {
+    name: &'static str,
+    file: String,
+    line: Option<usize>,
+    why: &'static str,
+}
+
+impl BadTrec {
+    /// `PATH:LINE:` where the line is known, else the path.
+    fn at(&self) -> String {
+        match self.line {
+            Some(l) => format!("{}:{l}:", self.file),
+            None => self.file.clone(),
+        }
+    }
+}
+
+/// Variants of a clean TREC file (`lines`, its first two lines) written under `dir` with extension
+/// `ext`; `score_col` is the score's column of a run (`None`: qrels).
+fn trec_variants(dir: &Path, ext: &str, lines: &[&str], score_col: Option<usize>) -> Vec<BadTrec> {
+    let first = lines[0];
+    let cols: Vec<&str> = first.split_whitespace().collect();
+    let n = cols.len();
+    let with_col = |i: usize, v: &str| {
+        let mut c = cols.clone();
+        c[i] = v;
+        c.join(" ")
+    };
+    let mut out = Vec::new();
+    let mut add = |name: &'static str, bytes: Vec<u8>, line: Option<usize>, why: &'static str| {
+        let p = dir.join(format!("{}.{ext}", name.replace(' ', "-")));
+        out.push(BadTrec {
+            name,
+            file: write(&p, bytes),
+            line,
+            why,
+        });
+    };
+    let columns = if n == 6 {
+        "expected 6 columns"
+    } else {
+        "expected 4 columns"
+    };
+    add(
+        "too few columns",
+        format!("{first}\n{}\n", cols[..n - 1].join(" ")).into_bytes(),
+        Some(2),
+        columns,
+    );
+    add(
+        "too many columns",
+        format!("{first}\n{} extra 7\n", lines[1]).into_bytes(),
+        Some(2),
+        columns,
+    );
+    match score_col {
+        Some(i) => {
+            let not_finite = "is not a finite number";
+            add(
+                "NaN score",
+                format!("{first}\n{}\n", with_col(i, "NaN")).into_bytes(),
+                Some(2),
+                not_finite,
+            );
+            add(
+                "inf score",
+                format!("{}\n", with_col(i, "inf")).into_bytes(),
+                Some(1),
+                not_finite,
+            );
+            add(
+                "-infinity score",
+                format!("{}\n", with_col(i, "-infinity")).into_bytes(),
+                Some(1),
+                not_finite,
+            );
+        }
+        None => add(
+            "NaN relevance",
+            format!("{}\n", with_col(3, "NaN")).into_bytes(),
+            Some(1),
+            "relevance \"NaN\" is not an integer",
+        ),
+    }
+    add(
+        "duplicate doc",
+        format!("{first}\n{}\n{first}\n", lines[1]).into_bytes(),
+        Some(3),
+        "(first on line 1)",
+    );
+    add("empty file", Vec::new(), None, "empty");
+    add("blank lines only", b"\n \n\t\n".to_vec(), None, "empty");
+    let mut long = format!("{first}\n").into_bytes();
+    long.resize(long.len() + (10 << 20), b'a');
+    add(
+        "10 MB line, no newline",
+        long,
+        Some(2),
+        "the line is longer than 4096 bytes",
+    );
+    add(
+        "NUL byte in an id",
+        format!("{first}\n{}\n", with_col(2, "a\0b")).into_bytes(),
+        Some(2),
+        "control characters",
+    );
+    out
+}
+
+/// The first `n` lines of a file.
+fn head(path: &Path, n: usize) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .expect("text")
+        .lines()
+        .take(n)
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn runs_and_qrels() {
+    let root = scratch("trec");
+    let data = root.join("data");
+    sample_data(&data);
+    let run = data.join("runs/ecthr/test/bm25.trec");
+    let qrels = data.join("datasets/ecthr/qrels/test.tsv");
+    let (run_s, qrels_s) = (s(&run), s(&qrels));
+    let inputs = root.join("in");
+    std::fs::create_dir_all(&inputs).unwrap();
+    let run_lines = head(&run, 2);
+    let run_lines: Vec<&str> = run_lines.iter().map(String::as_str).collect();
+    let qrels_lines = head(&qrels, 2);
+    let qrels_lines: Vec<&str> = qrels_lines.iter().map(String::as_str).collect();
+
+    // The clean scores, which a BOM or CRLF must not change.
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = lexbench(&data, args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("JSON")
+    };
+    let clean_eval = json(&["eval", &run_s, &qrels_s, "--format", "json"])["measures"].clone();
+    let submit_args = |file: &str, name: &str| -> Vec<String> {
+        [
+            "submit",
+            file,
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+            "--name",
+            name,
+        ]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect()
+    };
+    let clean_submit = json(
+        &[
+            &submit_args(&run_s, "clean")
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()[..],
+            &["--format", "json"],
+        ]
+        .concat(),
+    )["scores"]
+        .clone();
+
+    let mut cases = Vec::new();
+    for bad in trec_variants(&inputs, "trec", &run_lines, Some(4)) {
+        if bad.name == "too many columns" {
+            // `eval` reads runs as trec_eval does, ignoring fields after the sixth (eval.rs).
+            continue;
+        }
+        cases.push(Case::new(
+            format!("eval run: {}", bad.name),
+            None,
+            &["eval", &bad.file, &qrels_s],
+            fails(2, &["reading the run", &bad.at(), bad.why]),
+        ));
+    }
+    // A submission is strict: a rejected run exits 1 naming the file and line.
+    for bad in trec_variants(&inputs, "trec", &run_lines, Some(4)) {
+        cases.push(Case {
+            name: format!("submit run: {}", bad.name),
+            data: Some(data.clone()),
+            args: submit_args(&bad.file, "hostile"),
+            expect: fails(1, &["submission rejected", &bad.at(), bad.why]),
+        });
+    }
+    // An escape sequence in the tag: copied into the entry and printed by renderers.
+    let tagged = write(
+        &inputs.join("escape-in-tag.trec"),
+        format!("{}\u{1b}[2J\n", run_lines[0]),
+    );
+    cases.push(Case {
+        name: "submit run: escape sequence in the tag".into(),
+        data: Some(data.clone()),
+        args: submit_args(&tagged, "hostile"),
+        expect: fails(1, &[&format!("{tagged}:1:"), "holds a control character"]),
+    });
+    for bad in trec_variants(&inputs, "qrels", &qrels_lines, None) {
+        cases.push(Case::new(
+            format!("eval qrels: {}", bad.name),
+            None,
+            &["eval", &run_s, &bad.file],
+            fails(2, &["reading the qrels", &bad.at(), bad.why]),
+        ));
+    }
+    // A directory where the run is (the qrels case is in eval.rs).
+    let dir = s(&inputs.join("a-directory.trec"));
+    std::fs::create_dir_all(&dir).unwrap();
+    cases.push(Case::new(
+        "eval run: a directory",
+        None,
+        &["eval", &dir, &qrels_s],
+        fails(2, &[&dir, "Is a directory"]),
+    ));
+    cases.push(Case {
+        name: "submit run: a directory".into(),
+        data: Some(data.clone()),
+        args: submit_args(&dir, "hostile"),
+        expect: fails(2, &[&dir, "Is a directory"]),
+    });
+    // Read as if they were not there: a BOM, CRLF, both.
+    let text = std::fs::read(&run).unwrap();
+    let crlf = String::from_utf8(text.clone()).unwrap().replace('\n', "\r\n");
+    let qtext = std::fs::read(&qrels).unwrap();
+    let qcrlf = String::from_utf8(qtext.clone()).unwrap().replace('\n', "\r\n");
+    let bom = |t: &[u8]| [b"\xef\xbb\xbf".as_slice(), t].concat();
+    let unusual = [
+        ("BOM", bom(&text), qtext.clone()),
+        ("CRLF", crlf.clone().into_bytes(), qcrlf.clone().into_bytes()),
+        ("BOM and CRLF", bom(crlf.as_bytes()), bom(qcrlf.as_bytes())),
+    ];
+    for (i, (name, run_bytes, qrels_bytes)) in unusual.iter().enumerate() {
+        let r = write(&inputs.join(format!("unusual-{i}.trec")), run_bytes);
+        let q = write(&inputs.join(format!("unusual-{i}.qrels")), qrels_bytes);
+        cases.push(Case::new(
+            format!("eval run and qrels: {name}"),
+            None,
+            &["eval", &r, &q, "--format", "json"],
+            Expect::SameJson {
+                pointer: "/measures",
+                want: clean_eval.clone(),
+            },
+        ));
+        let mut args = submit_args(&r, &format!("unusual {i}"));
+        args.extend(["--format".to_owned(), "json".to_owned()]);
+        cases.push(Case {
+            name: format!("submit run: {name}"),
+            data: Some(data.clone()),
+            args,
+            expect: Expect::SameJson {
+                pointer: "/scores",
+                want: clean_submit.clone(),
+            },
+        });
+    }
+    run_table("runs and qrels", &cases);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// A DOCX (stored, not deflated) holding `files`.
+fn zip_with(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for (name, bytes) in files {
+        w.start_file(*name, opts).expect("zip entry");
+        w.write_all(bytes).expect("zip write");
+    }
+    w.finish().expect("zip").into_inner()
+}
+
+/// `word/document.xml` with `body` between `<w:body>` and `</w:body>`.
+fn docx(body: &str) -> Vec<u8> {
+    let xml = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{body}</w:body></w:document>"#
+    );
+    zip_with(&[
+        ("[Content_Types].xml", b"<Types/>"),
+        ("word/document.xml", xml.as_bytes()),
+    ])
+}
+
+fn para(text: &str) -> String {
+    format!("<w:p><w:r><w:t>{text}</w:t></w:r></w:p>")
+}
+
+#[test]
+fn judgments() {
+    let dir = scratch("judgment");
+    let real = std::fs::read(fixture("hudoc/docx/001-175180.docx")).expect("fixture DOCX");
+    let mut cases = Vec::new();
+    let judgment = |name: String, file: String, why: &str| {
+        Case::new(
+            name,
+            None,
+            &["parse", "judgment", &file],
+            fails(2, &[&format!("error: {file}: "), why]),
+        )
+    };
+    // The real judgment cut at 20 offsets, from its first bytes to one byte short.
+    let n = real.len();
+    let offsets: Vec<usize> = (0..20)
+        .map(|i| [2, 30, 100].get(i).copied().unwrap_or(n * i / 20))
+        .collect();
+    for (i, &at) in offsets.iter().chain(&[n - 1]).enumerate() {
+        let file = write(&dir.join(format!("001-175180-cut{i}.docx")), &real[..at]);
+        cases.push(judgment(
+            format!("DOCX cut at byte {at} of {n}"),
+            file,
+            "not a valid DOCX",
+        ));
+    }
+    let made = [
+        (
+            "zip without word/document.xml",
+            zip_with(&[("hello.txt", b"1. The case.")]),
+            "no word/document.xml",
+        ),
+        ("empty zip", zip_with(&[]), "no word/document.xml"),
+        (
+            "document.xml: end tag missing",
+            docx(&format!("{}<w:p><w:r><w:t>2. Cut", para("1. The case."))),
+            "broken XML in word/document.xml at byte",
+        ),
+        (
+            "document.xml: mismatched end tag",
+            docx("<w:p><w:r><w:t>1. The case.</w:t></w:p></w:r>"),
+            "broken XML in word/document.xml at byte",
+        ),
+        (
+            "document.xml: undefined entity",
+            docx(&para("1. The case &bogus; began.")),
+            "`&bogus;` is neither a predefined entity nor a valid character reference",
+        ),
+        (
+            "document.xml: invalid character reference",
+            docx(&para("1. The case &#xFFFFFFFF; began.")),
+            "`&#xFFFFFFFF;` is neither a predefined entity nor a valid character reference",
+        ),
+        (
+            "document.xml: two roots",
+            zip_with(&[("word/document.xml", b"<w:document/><w:document/>")]),
+            "after the root element",
+        ),
+        (
+            "document.xml: Latin-1 bytes",
+            zip_with(&[("word/document.xml", b"<w:document>caf\xe9</w:document>")]),
+            "not UTF-8",
+        ),
+        (
+            "document.xml: not XML",
+            zip_with(&[("word/document.xml", &noise(4096, 7))]),
+            "word/document.xml",
+        ),
+        (
+            "document.xml: empty",
+            zip_with(&[("word/document.xml", b"")]),
+            "word/document.xml is truncated",
+        ),
+    ];
+    for (i, (name, bytes, why)) in made.into_iter().enumerate() {
+        let file = write(&dir.join(format!("made{i}.docx")), bytes);
+        cases.push(judgment(name.to_owned(), file, why));
+    }
+    // Text without numbered paragraphs: a real text judgment with every `N.` removed.
+    let text = std::fs::read_to_string(fixture("hudoc/text/001-100469.txt")).expect("fixture text");
+    let numbered = without_numbers(&text);
+    let file = write(&dir.join("001-100469.txt"), numbered);
+    cases.push(judgment(
+        "text judgment without its numbers".into(),
+        file,
+        "plain text, not a judgment",
+    ));
+    // HTML without numbered paragraphs parses, with a warning saying so and no paragraph.
+    let file = write(
+        &dir.join("nonum.html"),
+        "<html><body><p>CASE OF A v. B</p><p>PROCEDURE</p><p>The case began.</p><p>It ended.</p></body></html>",
+    );
+    cases.push(Case::new(
+        "HTML without numbered paragraphs",
+        None,
+        &["parse", "judgment", &file],
+        Expect::Accepted {
+            stdout: vec![
+                "\"paragraphs\": []".into(),
+                "\"code\": \"no_numbered_paragraphs\"".into(),
+            ],
+        },
+    ));
+    // A directory.
+    let d = s(&dir.join("001-1.docx"));
+    std::fs::create_dir_all(&d).unwrap();
+    cases.push(Case::new(
+        "a directory",
+        None,
+        &["parse", "judgment", &d],
+        fails(2, &[&format!("reading {d}"), "Is a directory"]),
+    ));
+    run_table("judgments", &cases);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `text` with the paragraph number (`12. `) removed from the start of every line.
+fn without_numbers(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            let t = l.trim_start();
+            let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+            if digits > 0 && t[digits..].starts_with('.') {
+                t[digits + 1..].trim_start()
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn guides() {
+    let dir = scratch("guide");
+    let mut cases = Vec::new();
+    let guide = |name: String, file: &str, why: &str| {
+        Case::new(
+            name,
+            None,
+            &["parse", "guide", file],
+            fails(2, &[&format!("error: {file}: "), why]),
+        )
+    };
+    let random = [b"%PDF-1.7\n".as_slice(), &noise(1 << 20, 11)].concat();
+    let file = write(&dir.join("guide_random_eng.pdf"), random);
+    cases.push(guide(
+        "1 MB of random bytes after %PDF-1.7".into(),
+        &file,
+        "not a valid PDF",
+    ));
+    let file = write(&dir.join("guide_header_eng.pdf"), b"%PDF-1.7\n");
+    cases.push(guide(
+        "the %PDF-1.7 header alone".into(),
+        &file,
+        "not a valid PDF",
+    ));
+    for pdf in [
+        "guides/pdf/guide_terrorism_eng.rendered.pdf",
+        "guides/pdf/guide_art_1_ukr_2018.pdf",
+    ] {
+        let bytes = std::fs::read(fixture(pdf)).expect("fixture PDF");
+        let n = bytes.len();
+        for at in [n / 20, n / 4, n / 2, n * 19 / 20] {
+            let stem = Path::new(pdf).file_stem().unwrap().to_string_lossy();
+            let file = write(&dir.join(format!("{stem}.cut{at}.pdf")), &bytes[..at]);
+            cases.push(guide(
+                format!("{stem} cut at byte {at} of {n}"),
+                &file,
+                "not a valid PDF",
+            ));
+        }
+    }
+    let file = write(&dir.join("guide_empty_eng.txt"), b"");
+    cases.push(guide("empty text".into(), &file, "no text in any page"));
+    let file = write(&dir.join("guide_blank_eng.txt"), "\n \u{c}\t\n\u{c}\n");
+    cases.push(guide("blank pages".into(), &file, "no text in any page"));
+    let file = write(&dir.join("guide_latin_eng.txt"), b"Guide on Article 1 \xe9\n");
+    cases.push(guide(
+        "Latin-1 text".into(),
+        &file,
+        "neither a PDF nor UTF-8 text",
+    ));
+    // The cover and the table of contents of a real guide, without the body they list.
+    let text = std::fs::read_to_string(fixture("guides/text/guide_art_1_eng.txt")).expect("fixture");
+    let toc: Vec<&str> = text.split('\u{c}').take(4).collect();
+    assert!(
+        toc.iter().any(|p| p.contains("Table of contents")),
+        "the fixture's table of contents moved"
+    );
+    let file = write(&dir.join("guide_toc_eng.txt"), toc.join("\u{c}"));
+    cases.push(guide(
+        "a table of contents without a body".into(),
+        &file,
+        "table-of-contents entries is found in the body",
+    ));
+    let d = s(&dir.join("guide_dir_eng.txt"));
+    std::fs::create_dir_all(&d).unwrap();
+    cases.push(Case::new(
+        "a directory",
+        None,
+        &["parse", "guide", &d],
+        fails(2, &[&format!("reading {d}"), "Is a directory"]),
+    ));
+    run_table("guides", &cases);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn model_folders() {
+    let root = scratch("model");
+    let data = root.join("data");
+    sample_data(&data);
+    let good = root.join("good");
+    tiny_bert(&good);
+    let folder = |name: &str, spoil: &dyn Fn(&Path)| -> String {
+        let dir = root.join(name);
+        crate::common::copy_tree(&good, &dir);
+        spoil(&dir);
+        s(&dir)
+    };
+    let garbage = folder("garbage-config", &|d| {
+        std::fs::write(d.join("config.json"), noise(300, 3)).unwrap();
+    });
+    let wrong_type = folder("wrong-type-config", &|d| {
+        std::fs::write(d.join("config.json"), r#"{"hidden_size": "x", "#).unwrap();
+    });
+    let cut = folder("truncated-weights", &|d| {
+        let w = d.join("model.safetensors");
+        let bytes = std::fs::read(&w).unwrap();
+        std::fs::write(&w, &bytes[..bytes.len() / 3]).unwrap();
+    });
+    let header_only = folder("weights-header-cut", &|d| {
+        std::fs::write(d.join("model.safetensors"), [200u8, 0, 0, 0, 0, 0, 0, 0, b'{']).unwrap();
+    });
+    let no_tok = folder("no-tokenizer", &|d| {
+        std::fs::remove_file(d.join("tokenizer.json")).unwrap();
+    });
+    let bad_tok = folder("garbage-tokenizer", &|d| {
+        std::fs::write(d.join("tokenizer.json"), "{\"version\": ").unwrap();
+    });
+    let dense = |name: &str, model: &str, needles: &[&str]| {
+        Case::new(
+            name,
+            Some(&data),
+            &[
+                "run",
+                "dense",
+                "--model",
+                model,
+                "--dataset",
+                "ecthr",
+                "--split",
+                "test",
+            ],
+            fails(2, needles),
+        )
+    };
+    let cases = vec![
+        dense(
+            "random bytes as config.json",
+            &garbage,
+            &[&format!("{garbage}/config.json")],
+        ),
+        dense(
+            "config.json cut short, a wrong type",
+            &wrong_type,
+            &[&format!("{wrong_type}/config.json"), "line 1"],
+        ),
+        dense(
+            "model.safetensors cut to a third",
+            &cut,
+            &[
+                &format!("{cut}/model.safetensors"),
+                "not a valid safetensors file",
+            ],
+        ),
+        dense(
+            "model.safetensors: 9 bytes",
+            &header_only,
+            &[&format!("{header_only}/model.safetensors")],
+        ),
+        dense(
+            "no tokenizer.json",
+            &no_tok,
+            &[&format!("{no_tok}/tokenizer.json")],
+        ),
+        dense(
+            "tokenizer.json cut short",
+            &bad_tok,
+            &[&format!("{bad_tok}/tokenizer.json")],
+        ),
+    ];
+    run_table("model folders", &cases);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Rewrites `file` of the built dataset `ds` and records its new sha256 in the manifest, so the
+/// file is read (not refused by the manifest check) and its own error shows.
+fn rewrite_behind_manifest(ds: &Path, file: &str, bytes: &[u8]) {
+    std::fs::write(ds.join(file), bytes).unwrap();
+    let m = ds.join("manifest.json");
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&m).unwrap()).unwrap();
+    let sha = lexbench_core::sha256_file(&ds.join(file)).unwrap();
+    v["files"][file] = sha.into();
+    std::fs::write(&m, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn built_datasets() {
+    let root = scratch("dataset");
+    let mut cases = Vec::new();
+    let fresh = |name: &str| -> PathBuf {
+        let data = root.join(name);
+        sample_data(&data);
+        data
+    };
+    let bm25 = ["run", "bm25", "--dataset", "ecthr", "--split", "test"];
+    let stats = ["stats", "ecthr"];
+
+    // Files that differ from the manifest: refused by every command that reads the dataset.
+    let edited = fresh("edited");
+    let corpus = edited.join("datasets/ecthr/corpus.jsonl");
+    let text = std::fs::read_to_string(&corpus).unwrap();
+    std::fs::write(&corpus, text.replacen("The case", "THE CASE", 1)).unwrap();
+    let deleted = fresh("deleted");
+    std::fs::remove_file(deleted.join("datasets/ecthr/queries.jsonl")).unwrap();
+    let cut = fresh("cut");
+    let pools = cut.join("datasets/ecthr/pools.jsonl");
+    let bytes = std::fs::read(&pools).unwrap();
+    std::fs::write(&pools, &bytes[..bytes.len() / 2]).unwrap();
+    for (name, data, file) in [
+        ("corpus.jsonl edited", &edited, "corpus.jsonl"),
+        ("queries.jsonl deleted", &deleted, "queries.jsonl"),
+        ("pools.jsonl cut in half", &cut, "pools.jsonl"),
+    ] {
+        let ds = s(&data.join("datasets/ecthr"));
+        for args in [&bm25[..], &stats[..]] {
+            cases.push(Case::new(
+                format!("{}: {name}", args[..2].join(" ")),
+                Some(data),
+                args,
+                fails(2, &[&ds, file, "differ from manifest.json"]),
+            ));
+        }
+    }
+    // A corrupted line in a file whose manifest agrees: the file and line are named.
+    let broken = fresh("broken-line");
+    let ds = broken.join("datasets/ecthr");
+    let text = std::fs::read_to_string(ds.join("corpus.jsonl")).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[2] = "{\"doc\": \"001-990101:3\", \"text\": broken";
+    rewrite_behind_manifest(&ds, "corpus.jsonl", (lines.join("\n") + "\n").as_bytes());
+    cases.push(Case::new(
+        "run bm25: corpus.jsonl line 3 not JSON",
+        Some(&broken),
+        &bm25,
+        fails(
+            2,
+            &[&format!("{}:3:", s(&ds.join("corpus.jsonl"))), "invalid JSON"],
+        ),
+    ));
+    let bad_qrels = fresh("broken-qrels");
+    let ds = bad_qrels.join("datasets/ecthr");
+    let text = std::fs::read_to_string(ds.join("qrels/test.tsv")).unwrap();
+    rewrite_behind_manifest(&ds, "qrels/test.tsv", format!("{text}x 0\n").as_bytes());
+    let n = text.lines().count() + 1;
+    let run = s(&bad_qrels.join("runs/ecthr/test/bm25.trec"));
+    cases.push(Case::new(
+        format!("submit: qrels/test.tsv line {n} with 2 columns"),
+        Some(&bad_qrels),
+        &[
+            "submit",
+            &run,
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+            "--name",
+            "x",
+        ],
+        fails(2, &[&format!("{}:{n}:", s(&ds.join("qrels/test.tsv")))]),
+    ));
+    let bad_stats = fresh("broken-stats");
+    let ds = bad_stats.join("datasets/ecthr");
+    rewrite_behind_manifest(&ds, "stats.json", b"{\"pairs\": ");
+    cases.push(Case::new(
+        "stats: stats.json cut short",
+        Some(&bad_stats),
+        &stats,
+        fails(2, &[&s(&ds.join("stats.json"))]),
+    ));
+    let no_manifest = fresh("no-manifest");
+    std::fs::remove_file(no_manifest.join("datasets/ecthr/manifest.json")).unwrap();
+    let ds = s(&no_manifest.join("datasets/ecthr"));
+    for args in [&bm25[..], &stats[..]] {
+        cases.push(Case::new(
+            format!("{}: manifest.json deleted", args[..2].join(" ")),
+            Some(&no_manifest),
+            args,
+            fails(2, &[&ds]),
+        ));
+    }
+    run_table("built datasets", &cases);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn names() {
+    let root = scratch("names");
+    let data = root.join("data");
+    sample_data(&data);
+    let run = s(&data.join("runs/ecthr/test/bm25.trec"));
+    let long = "n".repeat(10_000);
+    let submit = |name: &str| -> Vec<String> {
+        [
+            "submit",
+            &run,
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+            "--name",
+            name,
+        ]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect()
+    };
+    let mut cases = Vec::new();
+    // A system name is shown, never a path: `../x` and `a/b` are names like any other, their entry
+    // is written under leaderboard/entries with a slug for a file name.
+    let entries = s(&data.join("leaderboard/entries"));
+    for (name, slug) in [("../x", "x"), ("a/b", "a-b")] {
+        cases.push(Case {
+            name: format!("submit --name {name:?}"),
+            data: Some(data.clone()),
+            args: submit(name),
+            expect: Expect::Accepted {
+                stdout: vec![
+                    format!("accepted {name} on ecthr/test"),
+                    format!("entry: {entries}/ecthr__test__{slug}__"),
+                ],
+            },
+        });
+    }
+    for (label, name, needles) in [
+        ("empty", "", vec!["system name \"\"", "blank"]),
+        ("blank", "   ", vec!["system name \"   \"", "blank"]),
+        ("a newline", "a\nb", vec!["system name \"a\\nb\"", "U+000A"]),
+        ("a tab", "a\tb", vec!["system name \"a\\tb\"", "U+0009"]),
+        (
+            "10,000 characters",
+            long.as_str(),
+            vec![
+                "system name \"nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn…\"",
+                "10000 characters",
+            ],
+        ),
+    ] {
+        cases.push(Case {
+            name: format!("submit --name: {label}"),
+            data: Some(data.clone()),
+            args: submit(name),
+            expect: Expect::Fails {
+                code: 2,
+                needles: needles.into_iter().map(str::to_owned).collect(),
+            },
+        });
+    }
+    // Dataset names (`""`, `../raw`, `a/b` are in data_safety.rs).
+    for (label, name, why) in [
+        ("a newline", "a\nb", "only ASCII letters"),
+        ("10,000 characters", long.as_str(), "longer than 64 bytes"),
+        ("a space", "a b", "only ASCII letters"),
+        ("a colon", "a:b", "only ASCII letters"),
+    ] {
+        cases.push(Case::new(
+            format!("build ecthr --name: {label}"),
+            Some(&data),
+            &["build", "ecthr", "--name", name],
+            fails(2, &["--name", why]),
+        ));
+    }
+    run_table("names", &cases);
+    // The submit error quotes a long name shortened, not 10,000 characters of it.
+    let out = lexbench(
+        &data,
+        &submit(&long).iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert!(out.stderr.len() < 500, "{} bytes of stderr", out.stderr.len());
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// 50 MB of random bytes, generated once, given to every reader that takes a file (the judgment
+/// reader's case is in parse_judgment.rs); deleted afterwards.
+#[test]
+fn fifty_megabytes_of_random_bytes() {
+    let dir = scratch("random");
+    let bytes = noise(50 << 20, 0x9e37_79b9_7f4a_7c15);
+    let plain = write(&dir.join("random.trec"), &bytes);
+    let qrels = s(&Path::new(env!("CARGO_MANIFEST_DIR")).join("core/tests/data/trec_eval/qrels.txt"));
+    let run = s(&Path::new(env!("CARGO_MANIFEST_DIR")).join("core/tests/data/trec_eval/run.trec"));
+    let mut pdf = b"%PDF-1.7\n".to_vec();
+    pdf.extend_from_slice(&bytes);
+    drop(bytes);
+    let pdf = write(&dir.join("guide_random_eng.pdf"), &pdf);
+    let text = s(&dir.join("guide_random_eng.txt"));
+    std::fs::hard_link(&plain, &text).unwrap();
+    let cases = vec![
+        Case::new(
+            "eval: 50 MB random run",
+            None,
+            &["eval", &plain, &qrels],
+            fails(2, &[&format!("{plain}:1:")]),
+        ),
+        Case::new(
+            "eval: 50 MB random qrels",
+            None,
+            &["eval", &run, &plain],
+            fails(2, &[&format!("{plain}:1:")]),
+        ),
+        Case::new(
+            "parse guide: %PDF-1.7 and 50 MB random",
+            None,
+            &["parse", "guide", &pdf],
+            fails(2, &[&format!("error: {pdf}: "), "not a valid PDF"]),
+        ),
+        Case::new(
+            "parse guide: 50 MB random as text",
+            None,
+            &["parse", "guide", &text],
+            fails(2, &[&format!("error: {text}: "), "neither a PDF nor UTF-8 text"]),
+        ),
+    ];
+    run_table("50 MB of random bytes", &cases);
+    let _ = std::fs::remove_dir_all(&dir);
+}
