@@ -3,7 +3,7 @@
 //! # Semantics (the same as `trec_eval -c`)
 //! - **Ranking** comes from the score, descending; equal scores are ordered by doc id *descending*
 //!   (trec_eval's `comp_sim_docno`). The rank column of a run file is ignored. Scores are compared as
-//!   trec_eval stores them, 32-bit floats ([`trec_order`]): `1.00000001` ties `1.0` and `-0` ties
+//!   trec_eval stores them, 32-bit floats ([`trec_order`](crate::trec::trec_order)): `1.00000001` ties `1.0` and `-0` ties
 //!   `0`, and the doc id then decides, as in trec_eval (comparing the 64-bit values would rank these
 //!   differently and change `RR`, `AP`, …).
 //! - **Relevance**: a judged document is relevant when its grade is at least
@@ -54,7 +54,7 @@ use crate::error::{Error, LineError, Result};
 use crate::ids::{DocId, TopicId};
 use crate::io::read_jsonl;
 use crate::records::Pool;
-use crate::trec::{Hit, Qrels, Run, trec_order};
+use crate::trec::{Hit, Qrels, Run};
 
 /// A retrieval measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -356,10 +356,10 @@ pub fn evaluate_with(
         return Err(Error::MissingInput("no measures to evaluate".into()));
     }
     let needs_pool = measures.iter().any(Measure::needs_pool);
-    let mut per_topic = BTreeMap::new();
     let mut missing_topics = Vec::new();
-    let mut sums = vec![0.0f64; measures.len()];
     let empty: Vec<Hit> = Vec::new();
+    // (topic, its judgments, its hits, its pool size), in topic order.
+    let mut work = Vec::with_capacity(qrels.topics.len());
     for (topic, judged) in &qrels.topics {
         let pool_size = if needs_pool {
             let sizes = pools.ok_or_else(|| {
@@ -380,11 +380,43 @@ pub fn evaluate_with(
                 &empty
             }
         };
-        let values = evaluate_topic(hits, judged, measures, pool_size, params);
+        work.push((topic, judged, hits.as_slice(), pool_size));
+    }
+    // Topics are independent: they are evaluated on all cores, then summed in topic order, so the
+    // means do not depend on the thread count.
+    let eval_part = |part: &[TopicWork<'_>]| -> Vec<Vec<f64>> {
+        part.iter()
+            .map(|(_, judged, hits, pool)| evaluate_topic(hits, judged, measures, *pool, params))
+            .collect()
+    };
+    let hits_total: usize = work.iter().map(|w| w.2.len()).sum();
+    let threads = if hits_total < 1 << 15 {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    };
+    let values: Vec<Vec<f64>> = if threads <= 1 || work.len() < 2 {
+        eval_part(&work)
+    } else {
+        let per = work.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = work
+                .chunks(per)
+                .map(|p| scope.spawn(move || eval_part(p)))
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    };
+    let mut per_topic = BTreeMap::new();
+    let mut sums = vec![0.0f64; measures.len()];
+    for ((topic, ..), values) in work.iter().zip(values) {
         for (s, v) in sums.iter_mut().zip(&values) {
             *s += v;
         }
-        per_topic.insert(topic.clone(), values);
+        per_topic.insert((*topic).clone(), values);
     }
     let n = qrels.topics.len().max(1) as f64;
     let mean = sums.into_iter().map(|s| s / n).collect();
@@ -404,6 +436,9 @@ pub fn evaluate_with(
     })
 }
 
+/// One topic to evaluate: its id, judgments, hits and pool size.
+type TopicWork<'a> = (&'a TopicId, &'a BTreeMap<DocId, i32>, &'a [Hit], Option<usize>);
+
 /// Evaluates one topic: `hits` in any order (they are ranked here the trec_eval way), `judged` the
 /// topic's judgments, `pool_size` its pool (needed by `R@k%`; 0 is used if absent), `params` the
 /// relevance threshold (see the module docs: nDCG uses the grades whatever the threshold).
@@ -414,13 +449,16 @@ pub fn evaluate_topic(
     pool_size: Option<usize>,
     params: &EvalParams,
 ) -> Vec<f64> {
-    let mut order: Vec<&Hit> = hits.iter().collect();
-    order.sort_unstable_by(|a, b| trec_order(a, b));
-    // Per rank: the document's grade if judged; relevant only if judged and ≥ min_rel.
-    let grades: Vec<Option<i32>> = order
+    // trec_order with each score's f32 key computed once (the same order: key descending, then doc
+    // id descending).
+    let mut order: Vec<(f32, &str)> = hits
         .iter()
-        .map(|h| judged.get(h.doc.as_str()).copied())
+        .map(|h| (crate::trec::trec_score(h.score), h.doc.as_str()))
         .collect();
+    order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.cmp(a.1)));
+    // Per rank: the document's grade if judged; relevant only if judged and ≥ min_rel.
+    let lookup: rustc_hash::FxHashMap<&str, i32> = judged.iter().map(|(d, g)| (d.as_str(), *g)).collect();
+    let grades: Vec<Option<i32>> = order.iter().map(|(_, d)| lookup.get(d).copied()).collect();
     let relevant: Vec<bool> = grades
         .iter()
         .map(|g| g.is_some_and(|g| params.is_relevant(g)))

@@ -46,7 +46,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     }
 }
 
-fn warn_bom(path: &Path) {
+pub(crate) fn warn_bom(path: &Path) {
     tracing::warn!(
         "{}: ignoring the UTF-8 byte-order mark at the start of the file",
         path.display()
@@ -186,6 +186,98 @@ impl Lines {
     }
 }
 
+/// The lines of a buffer already in memory, by exactly [`Lines`]' rules (terminator `\n` or
+/// `\r\n` removed, the cap counted without it, UTF-8 checked per line, a byte-order mark removed from
+/// the first line when `first_of_file`). Line numbers count from 1 in the buffer: a caller that
+/// splits a file into chunks (at line ends) adds the lines of the chunks before.
+#[derive(Debug, Clone)]
+pub struct ByteLines<'a> {
+    rest: &'a [u8],
+    line_no: usize,
+    max_len: Option<usize>,
+    first_of_file: bool,
+}
+
+impl<'a> ByteLines<'a> {
+    /// The lines of `bytes`; `max_len` caps a line's length in bytes (terminator excluded).
+    pub fn new(bytes: &'a [u8], max_len: Option<usize>, first_of_file: bool) -> Self {
+        Self {
+            rest: bytes,
+            line_no: 0,
+            max_len,
+            first_of_file,
+        }
+    }
+
+    /// True when `bytes` starts with a byte-order mark (the caller warns, naming the file).
+    pub fn has_bom(bytes: &[u8]) -> bool {
+        bytes.starts_with(BOM_BYTES)
+    }
+}
+
+impl<'a> Iterator for ByteLines<'a> {
+    type Item = (usize, Result<&'a str, LineError>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        self.line_no += 1;
+        let (mut line, complete) = match memchr::memchr(b'\n', self.rest) {
+            Some(i) => {
+                let line = &self.rest[..i];
+                self.rest = &self.rest[i + 1..];
+                (line, true)
+            }
+            None => (std::mem::take(&mut self.rest), false),
+        };
+        if complete && let Some(l) = line.strip_suffix(b"\r") {
+            line = l;
+        }
+        if let Some(max) = self.max_len
+            && line.len() > max
+        {
+            return Some((self.line_no, Err(LineError::LineTooLong { max })));
+        }
+        let mut shift = 0;
+        if self.line_no == 1 && self.first_of_file && line.starts_with(BOM_BYTES) {
+            shift = BOM_BYTES.len();
+        }
+        let text = match std::str::from_utf8(&line[shift..]) {
+            Ok(s) => Ok(s),
+            Err(e) => Err(LineError::NotUtf8 {
+                byte: shift + e.valid_up_to() + 1,
+            }),
+        };
+        Some((self.line_no, text))
+    }
+}
+
+/// Splits `bytes` into at most `parts` consecutive chunks of about equal size, each ending just after
+/// a `\n` (the last at the end of the buffer), for parsing a line-oriented file on several cores.
+pub fn split_at_lines(bytes: &[u8], parts: usize) -> Vec<&[u8]> {
+    let mut out = Vec::with_capacity(parts.max(1));
+    let mut rest = bytes;
+    for left in (1..=parts.max(1)).rev() {
+        if rest.is_empty() {
+            break;
+        }
+        if left == 1 {
+            out.push(rest);
+            break;
+        }
+        let target = rest.len() / left;
+        let end = match memchr::memchr(b'\n', &rest[target..]) {
+            Some(i) => target + i + 1,
+            None => rest.len(),
+        };
+        let (chunk, tail) = rest.split_at(end);
+        out.push(chunk);
+        rest = tail;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     //! Properties: the cap counts the line's bytes without its terminator and skips exactly the
@@ -224,6 +316,41 @@ mod tests {
             lines("cap-end", b"ab\nabcdefgh", Some(4))[1],
             (2, Err(LineError::LineTooLong { max: 4 }))
         );
+    }
+
+    /// [`ByteLines`] over a whole file, and over any split of it at line ends (line numbers
+    /// offset by the chunks before), gives what [`Lines`] gives.
+    #[test]
+    fn byte_lines_equal_lines_whole_and_split() {
+        let cases: [(&[u8], Option<usize>); 5] = [
+            (b"abcd\r\nabcde\nab\nabcdefghij\nz", Some(4)),
+            (b"ab\nabcdefgh", Some(4)),
+            (b"\xef\xbb\xbfa\xef\xbb\xbf\nb\xffc\n\xef\xbb\xbfd\n", None),
+            (b"\n\n x \r\n\r\r\nlast\r", Some(3)),
+            (b"\xef\xbb\xbfabc\nd", Some(4)),
+        ];
+        for (i, (bytes, max)) in cases.into_iter().enumerate() {
+            let want = lines(&format!("bl{i}"), bytes, max);
+            let whole: Vec<_> = ByteLines::new(bytes, max, true)
+                .map(|(n, l)| (n, l.map(str::to_owned)))
+                .collect();
+            assert_eq!(whole, want, "case {i}");
+            for parts in 1..=4 {
+                let mut got = Vec::new();
+                let mut offset = 0;
+                for (c, chunk) in split_at_lines(bytes, parts).into_iter().enumerate() {
+                    let mut last = 0;
+                    for (n, l) in ByteLines::new(chunk, max, c == 0) {
+                        got.push((offset + n, l.map(str::to_owned)));
+                        last = n;
+                    }
+                    offset += last;
+                }
+                assert_eq!(got, want, "case {i}, {parts} parts");
+            }
+        }
+        assert!(split_at_lines(b"", 3).is_empty());
+        assert_eq!(split_at_lines(b"a\nb\nc\n", 2), vec![&b"a\nb\n"[..], &b"c\n"[..]]);
     }
 
     #[test]

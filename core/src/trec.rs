@@ -20,7 +20,7 @@
 //! have exactly four columns.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Write;
 use std::path::Path;
 
@@ -193,50 +193,76 @@ impl Run {
     /// Reads a run file, also returning what was accepted but worth a warning (lines with extra
     /// fields, when [`ReadOptions::extra_run_fields`] allows them).
     pub fn read_with_notes(path: &Path, opts: &ReadOptions) -> Result<(Self, ReadNotes)> {
+        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        if crate::text::ByteLines::has_bom(&bytes) {
+            crate::text::warn_bom(path);
+        }
+        // Each core parses a chunk of whole lines; the chunks are merged in file order, so the run,
+        // its tag, its notes and the first error (by line) are those of a line-by-line read.
+        let chunks = crate::text::split_at_lines(&bytes, threads_for(bytes.len()));
+        let parsed: Vec<RunChunk<'_>> = if chunks.len() <= 1 {
+            chunks
+                .iter()
+                .map(|c| RunChunk::parse(c, true, opts.extra_run_fields))
+                .collect()
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = chunks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| scope.spawn(move || RunChunk::parse(c, i == 0, opts.extra_run_fields)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            })
+        };
         let mut run = Run::default();
-        let notes = for_each_record(path, 6, opts.extra_run_fields, RUN_FORMAT, |_, cols| {
-            let doc = DocId::new(cols[2]).map_err(|e| LineError::Id(e.to_string()))?;
-            cols[3].parse::<i64>().map_err(|_| LineError::NotANumber {
-                column: "rank",
-                value: cols[3].to_owned(),
-                expected: "integer",
-            })?;
-            let score = cols[4]
-                .parse::<f64>()
-                .ok()
-                .filter(|s| s.is_finite())
-                .ok_or_else(|| LineError::NotANumber {
-                    column: "score",
-                    value: cols[4].to_owned(),
-                    expected: "finite number",
-                })?;
-            if cols[5].len() > MAX_TAG_BYTES {
-                return Err(LineError::TooLong {
-                    column: "tag",
-                    len: cols[5].len(),
-                    max: MAX_TAG_BYTES,
-                });
+        let mut notes = ReadNotes::default();
+        let mut records = 0usize;
+        let mut offset = 0usize;
+        for chunk in parsed {
+            let at_line = |line: usize, error| Error::Line {
+                path: path.to_owned(),
+                line: offset + line,
+                error,
+            };
+            if run.tag.is_empty()
+                && let Some(tag) = chunk.tag
+            {
+                run.tag = tag.to_owned();
             }
-            if run.tag.is_empty() {
-                run.tag = cols[5].to_owned();
-            }
-            // Look the topic up by &str first: only a new topic allocates and validates an id.
-            let hit = Hit { doc, score };
-            match run.topics.get_mut(cols[0]) {
-                Some(hits) => hits.push(hit),
-                None => {
-                    run.topics.insert(topic_col(cols[0], opts)?, vec![hit]);
+            for group in chunk.groups {
+                match run.topics.get_mut(group.topic) {
+                    Some(hits) => hits.extend(group.hits),
+                    None => {
+                        let topic = topic_col(group.topic, opts).map_err(|e| at_line(group.line, e))?;
+                        run.topics.insert(topic, group.hits);
+                    }
                 }
             }
-            Ok(())
-        })?;
-        // Duplicates are rare: detect them cheaply here, and only when one exists read the file again
-        // to report the first one in file order with both line numbers.
-        let has_duplicate = run.topics.values().any(|hits| {
-            let mut seen = HashSet::with_capacity(hits.len());
-            hits.iter().any(|h| !seen.insert(h.doc.as_str()))
-        });
-        if has_duplicate {
+            if let Some((line, error)) = chunk.error {
+                return Err(at_line(line, error));
+            }
+            notes.lines_with_extra_fields += chunk.extra_lines;
+            if notes.first_line_with_extra_fields.is_none() {
+                notes.first_line_with_extra_fields = chunk.first_extra_line.map(|l| offset + l);
+            }
+            records += chunk.records;
+            offset += chunk.lines;
+        }
+        if records == 0 {
+            return Err(Error::Empty {
+                path: path.to_owned(),
+            });
+        }
+        // Duplicates are rare: detect them cheaply here (topics split over the cores), and only when
+        // one exists read the file again to report the first one in file order with both lines.
+        if any_duplicate(&run) {
             return Err(first_duplicate(path, opts.extra_run_fields));
         }
         Ok((run, notes))
@@ -276,6 +302,194 @@ impl Run {
             Ok(())
         })
     }
+}
+
+/// Cores to parse a file of `len` bytes on: one below 1 MB (threads cost more than they save).
+fn threads_for(len: usize) -> usize {
+    if len < 1 << 20 {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+}
+
+/// Consecutive lines of one topic in a chunk of a run file.
+struct TopicGroup<'a> {
+    topic: &'a str,
+    /// The group's first line, counted in the chunk (where a bad topic is reported).
+    line: usize,
+    hits: Vec<Hit>,
+}
+
+/// What one chunk of a run file holds, up to its first bad line.
+struct RunChunk<'a> {
+    /// Lines in the chunk (all of them, read to the end unless a line failed).
+    lines: usize,
+    records: usize,
+    groups: Vec<TopicGroup<'a>>,
+    tag: Option<&'a str>,
+    extra_lines: usize,
+    first_extra_line: Option<usize>,
+    /// The first bad line (counted in the chunk) and what is wrong with it.
+    error: Option<(usize, LineError)>,
+}
+
+impl<'a> RunChunk<'a> {
+    fn empty() -> Self {
+        Self {
+            lines: 0,
+            records: 0,
+            groups: Vec::new(),
+            tag: None,
+            extra_lines: 0,
+            first_extra_line: None,
+            error: None,
+        }
+    }
+
+    /// Parses the lines of `bytes` (`first`: the chunk starts the file) by the rules of
+    /// [`for_each_record`] with six columns, stopping at the first bad line.
+    fn parse(bytes: &'a [u8], first: bool, extra: bool) -> Self {
+        let mut c = Self::empty();
+        for (line_no, line) in crate::text::ByteLines::new(bytes, Some(MAX_LINE_BYTES), first) {
+            c.lines = line_no;
+            let res = line.and_then(|line| {
+                let mut cols = [""; 8];
+                let found = split_columns(line, &mut cols);
+                if found == 0 {
+                    return Ok(false);
+                }
+                if extra && found > 6 {
+                    c.extra_lines += 1;
+                    c.first_extra_line.get_or_insert(line_no);
+                }
+                if found < 6 || (found > 6 && !extra) {
+                    return Err(LineError::Columns {
+                        expected: 6,
+                        found,
+                        format: RUN_FORMAT,
+                    });
+                }
+                let hit = run_hit(&cols[..6])?;
+                c.tag.get_or_insert(cols[5]);
+                match c.groups.last_mut() {
+                    Some(g) if g.topic == cols[0] => g.hits.push(hit),
+                    _ => c.groups.push(TopicGroup {
+                        topic: cols[0],
+                        line: line_no,
+                        hits: vec![hit],
+                    }),
+                }
+                Ok(true)
+            });
+            match res {
+                Ok(record) => c.records += usize::from(record),
+                Err(e) => {
+                    c.error = Some((line_no, e));
+                    break;
+                }
+            }
+        }
+        c
+    }
+}
+
+/// Splits `line` at whitespace as `str::split_whitespace` does, keeping the first `cols.len()`
+/// columns; returns how many there are. ASCII lines (nearly all) are split byte by byte.
+fn split_columns<'a>(line: &'a str, cols: &mut [&'a str]) -> usize {
+    let mut found = 0usize;
+    let mut keep = |c: &'a str| {
+        if let Some(slot) = cols.get_mut(found) {
+            *slot = c;
+        }
+        found += 1;
+    };
+    if line.is_ascii() {
+        // `char::is_whitespace` on ASCII: tab, line feed, vertical tab, form feed, carriage return,
+        // space.
+        let bytes = line.as_bytes();
+        let mut start = None;
+        for (i, &b) in bytes.iter().enumerate() {
+            let space = matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ');
+            match (space, start) {
+                (true, Some(s)) => {
+                    keep(&line[s..i]);
+                    start = None;
+                }
+                (false, None) => start = Some(i),
+                _ => {}
+            }
+        }
+        if let Some(s) = start {
+            keep(&line[s..]);
+        }
+    } else {
+        for c in line.split_whitespace() {
+            keep(c);
+        }
+    }
+    found
+}
+
+/// The hit of a run line's six columns (document, rank checked, finite score, tag length checked).
+fn run_hit(cols: &[&str]) -> Result<Hit, LineError> {
+    let doc = DocId::new(cols[2]).map_err(|e| LineError::Id(e.to_string()))?;
+    cols[3].parse::<i64>().map_err(|_| LineError::NotANumber {
+        column: "rank",
+        value: cols[3].to_owned(),
+        expected: "integer",
+    })?;
+    let score = cols[4]
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite())
+        .ok_or_else(|| LineError::NotANumber {
+            column: "score",
+            value: cols[4].to_owned(),
+            expected: "finite number",
+        })?;
+    if cols[5].len() > MAX_TAG_BYTES {
+        return Err(LineError::TooLong {
+            column: "tag",
+            len: cols[5].len(),
+            max: MAX_TAG_BYTES,
+        });
+    }
+    Ok(Hit { doc, score })
+}
+
+/// True when some topic of `run` lists a document twice (topics checked on all cores).
+fn any_duplicate(run: &Run) -> bool {
+    let topics: Vec<&Vec<Hit>> = run.topics.values().collect();
+    let check = |part: &[&Vec<Hit>]| {
+        let mut seen = rustc_hash::FxHashSet::default();
+        part.iter().any(|hits| {
+            seen.clear();
+            seen.reserve(hits.len());
+            hits.iter().any(|h| !seen.insert(h.doc.as_str()))
+        })
+    };
+    let threads = if run.len() < 1 << 15 {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    };
+    if threads <= 1 || topics.len() < 2 {
+        return check(&topics);
+    }
+    let per = topics.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = topics
+            .chunks(per)
+            .map(|p| scope.spawn(move || check(p)))
+            .collect();
+        // Every handle is joined (`any` would stop at the first true), a panic carried on.
+        let found: Vec<bool> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect();
+        found.contains(&true)
+    })
 }
 
 /// The columns of a run line, for error messages.
@@ -370,4 +584,171 @@ where
         });
     }
     Ok(notes)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Properties: the chunked run reader gives exactly what a line-by-line read gives — hits, tag,
+    //! notes, or the first error with its line — on files large enough to be split over the cores,
+    //! with the bad line placed in either half.
+    use super::*;
+
+    /// The line-by-line reader the chunked one replaced, as the reference.
+    fn reference(path: &Path, opts: &ReadOptions) -> Result<(Run, ReadNotes)> {
+        let mut run = Run::default();
+        let notes = for_each_record(path, 6, opts.extra_run_fields, RUN_FORMAT, |_, cols| {
+            let hit = run_hit(cols)?;
+            if run.tag.is_empty() {
+                run.tag = cols[5].to_owned();
+            }
+            match run.topics.get_mut(cols[0]) {
+                Some(hits) => hits.push(hit),
+                None => {
+                    run.topics.insert(topic_col(cols[0], opts)?, vec![hit]);
+                }
+            }
+            Ok(())
+        })?;
+        let dup = run.topics.values().any(|hits| {
+            let mut seen = std::collections::HashSet::new();
+            hits.iter().any(|h| !seen.insert(h.doc.as_str()))
+        });
+        if dup {
+            return Err(first_duplicate(path, opts.extra_run_fields));
+        }
+        Ok((run, notes))
+    }
+
+    fn outcome(r: Result<(Run, ReadNotes)>) -> String {
+        match r {
+            Ok((run, notes)) => format!("{run:?} {notes:?}"),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    #[test]
+    fn the_chunked_reader_equals_a_line_by_line_read() {
+        let dir = std::env::temp_dir().join(format!("lexbench-trec-chunks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // 36,000 lines (~1.3 MB: read on every core); topics in runs of 100 lines, and topic q5
+        // comes back near the end (its hits are merged across chunks).
+        let mut lines: Vec<String> = (0..36_000)
+            .map(|i| {
+                let t = if i >= 35_900 { 5 } else { i / 100 };
+                format!("q{t} Q0 d{i} {} {}.25 tag{}", i % 100 + 1, 36_000 - i, i % 3)
+            })
+            .collect();
+        const LATE: usize = 27_000; // a line in the second half
+        type Edit = Box<dyn Fn(&mut Vec<String>)>;
+        let variants: Vec<(&str, Edit, ReadOptions)> = vec![
+            ("clean", Box::new(|_| {}), ReadOptions::default()),
+            (
+                "bad score LATE",
+                Box::new(|l| l[LATE] = l[LATE].replace(".25", "x")),
+                ReadOptions::default(),
+            ),
+            (
+                "bad score early and LATE",
+                Box::new(|l| {
+                    l[3] = l[3].replace(".25", "nan");
+                    l[LATE] = l[LATE].replace(".25", "x");
+                }),
+                ReadOptions::default(),
+            ),
+            (
+                "blank and CRLF lines",
+                Box::new(|l| {
+                    l[10] = String::new();
+                    l[LATE] = format!("{}\r", l[LATE]);
+                }),
+                ReadOptions::default(),
+            ),
+            (
+                "extra fields, strict",
+                Box::new(|l| l[LATE].push_str(" more")),
+                ReadOptions::default(),
+            ),
+            (
+                "extra fields, lenient",
+                Box::new(|l| {
+                    l[LATE].push_str(" more");
+                    l[LATE + 7].push_str(" and more");
+                }),
+                ReadOptions {
+                    extra_run_fields: true,
+                    ..ReadOptions::default()
+                },
+            ),
+            (
+                "unknown topic LATE",
+                Box::new(|_| {}),
+                ReadOptions {
+                    known_topics: Some((0..300).map(|t| TopicId::new(format!("q{t}")).unwrap()).collect()),
+                    ..ReadOptions::default()
+                },
+            ),
+            (
+                "duplicate across chunks",
+                Box::new(|l| l[35_950] = l[35_950].replace("d35950", "d510")),
+                ReadOptions::default(),
+            ),
+            (
+                "line too long LATE",
+                Box::new(|l| l[LATE].push_str(&" x".repeat(MAX_LINE_BYTES))),
+                ReadOptions::default(),
+            ),
+            (
+                "bad id LATE",
+                Box::new(|l| l[LATE] = l[LATE].replace(" d", " \u{7}d")),
+                ReadOptions::default(),
+            ),
+            (
+                "unicode spaces",
+                Box::new(|l| l[LATE] = l[LATE].replace(' ', "\u{2003}")),
+                ReadOptions::default(),
+            ),
+        ];
+        for (name, edit, opts) in &variants {
+            let mut v = lines.clone();
+            edit(&mut v);
+            let mut bytes = v.join("\n").into_bytes();
+            bytes.push(b'\n');
+            if *name == "clean" {
+                // And with a byte-order mark, a byte that is not UTF-8 late, in a second file.
+                let mut bad = bytes.clone();
+                let at = bad.len() * 3 / 4;
+                let at = at + bad[at..].iter().position(|&b| b == b'd').unwrap();
+                bad[at] = 0xff;
+                let mut bom = b"\xef\xbb\xbf".to_vec();
+                bom.extend_from_slice(&bad);
+                let p = dir.join("bom-not-utf8.trec");
+                std::fs::write(&p, &bom).unwrap();
+                let got = outcome(Run::read_with_notes(&p, opts));
+                assert!(got.starts_with("error:") && got.contains("UTF-8"), "{got}");
+                assert_eq!(got, outcome(reference(&p, opts)), "bom, not UTF-8");
+            }
+            let p = dir.join("run.trec");
+            std::fs::write(&p, &bytes).unwrap();
+            assert!(bytes.len() > 1 << 20, "large enough to be read in chunks");
+            let got = outcome(Run::read_with_notes(&p, opts));
+            assert_eq!(got, outcome(reference(&p, opts)), "{name}");
+            if *name != "clean"
+                && !name.contains("lenient")
+                && !name.contains("CRLF")
+                && !name.contains("unicode")
+            {
+                assert!(
+                    got.starts_with("error:"),
+                    "{name}: {}",
+                    &got[..got.len().min(200)]
+                );
+            }
+        }
+        lines.truncate(3);
+        let p = dir.join("small.trec");
+        std::fs::write(&p, lines.join("\n")).unwrap();
+        let got = outcome(Run::read_with_notes(&p, &ReadOptions::default()));
+        assert_eq!(got, outcome(reference(&p, &ReadOptions::default())));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
