@@ -160,6 +160,8 @@ pub struct Attention {
     head_dim: usize,
     probs_dropout: Dropout,
     hidden_dropout: Dropout,
+    /// candle's composite softmax only (the reference path of [`BertModel::set_fast_paths`]`(false)`).
+    plain: bool,
 }
 
 impl Attention {
@@ -180,6 +182,7 @@ impl Attention {
             head_dim: cfg.head_dim(),
             probs_dropout: Dropout::new(cfg.attention_probs_dropout_prob),
             hidden_dropout: Dropout::new(cfg.hidden_dropout_prob),
+            plain: false,
         })
     }
 
@@ -285,13 +288,29 @@ impl Attention {
             }
         }
         let mut scores = q.matmul(&k.t()?)?;
-        if let Some(m) = &bias {
-            scores = scores.broadcast_add(m)?;
-        }
-        let probs = if scores.track_op() {
-            candle_nn::ops::softmax(&scores, D::Minus1)?
+        // The mask and softmax in one op with its own backward pass (encoder/kernels.rs) on the CPU.
+        let fused = if self.plain {
+            None
         } else {
-            candle_nn::ops::softmax_last_dim(&scores)?
+            let keys = k.dim(2)?;
+            let mask = match &bias {
+                Some(m) => m.reshape((b, keys))?,
+                None => Tensor::zeros((b, keys), scores.dtype(), scores.device())?,
+            };
+            super::kernels::masked_softmax(&scores, &mask)?
+        };
+        let probs = match fused {
+            Some(p) => p,
+            None => {
+                if let Some(m) = &bias {
+                    scores = scores.broadcast_add(m)?;
+                }
+                if scores.track_op() {
+                    candle_nn::ops::softmax(&scores, D::Minus1)?
+                } else {
+                    candle_nn::ops::softmax_last_dim(&scores)?
+                }
+            }
         };
         let probs = self.probs_dropout.forward(&probs, train)?;
         let ctx = probs
@@ -378,8 +397,16 @@ impl Layer {
     ) -> Result<Tensor> {
         let a = self.attention.forward_t(x, mask_bias, prefix, train)?;
         let h = match (self.act, self.intermediate.bias()) {
-            (HiddenAct::Gelu, Some(b)) if self.fused_gelu => {
+            (HiddenAct::Gelu, Some(b)) if self.fused_gelu && !train => {
                 super::fast::bias_gelu(&self.intermediate.forward_t_no_bias(&a, train)?, b)?
+            }
+            // Training: GELU with its own backward pass on the CPU (encoder/kernels.rs).
+            (HiddenAct::Gelu, _) if self.fused_gelu => {
+                let x = self.intermediate.forward_t(&a, train)?;
+                match super::kernels::gelu_train(&x)? {
+                    Some(y) => y,
+                    None => x.gelu_erf()?,
+                }
             }
             _ => activate(self.act, &self.intermediate.forward_t(&a, train)?)?,
         };
@@ -581,6 +608,10 @@ impl BertModel {
         self.skip_unpadded_mask = on;
         for layer in &mut self.layers {
             layer.fused_gelu = on;
+            layer.attention.plain = !on;
+            for lin in layer.linears_mut() {
+                lin.set_plain(!on);
+            }
             if !on {
                 layer.attention.qkv = None;
                 for lin in layer.linears_mut() {

@@ -8,7 +8,7 @@
 
 use std::cell::RefCell;
 
-use candle_core::Tensor;
+use candle_core::{CpuStorage, CustomOp1, Layout, Shape, Tensor};
 use lexbench_core::rng::SplitMix64;
 
 thread_local! {
@@ -38,7 +38,9 @@ impl Dropout {
         self.p
     }
 
-    /// Applies dropout when `train` is true.
+    /// Applies dropout when `train` is true. On the CPU (f32) one pass each way with the mask kept as
+    /// booleans ([`DropoutOp`]); elsewhere the mask is a tensor and the product candle's. Both draw
+    /// the same mask from the generator and compute the same products (`x · scale` or `x · 0`).
     pub fn forward(&self, x: &Tensor, train: bool) -> candle_core::Result<Tensor> {
         if !train || self.p <= 0.0 {
             return Ok(x.clone());
@@ -46,14 +48,68 @@ impl Dropout {
         let p = f64::from(self.p);
         let scale = (1.0 / (1.0 - p)) as f32;
         let n = x.elem_count();
-        let mask: Vec<f32> = RNG.with(|r| {
+        let keep: Vec<bool> = RNG.with(|r| {
             let mut r = r.borrow_mut();
-            (0..n)
-                .map(|_| if r.unit_f64() < p { 0.0 } else { scale })
-                .collect()
+            (0..n).map(|_| r.unit_f64() >= p).collect()
         });
+        if x.device().is_cpu() && x.dtype() == candle_core::DType::F32 {
+            let op = DropoutOp {
+                keep: keep.into(),
+                scale,
+            };
+            return x.contiguous()?.apply_op1(op);
+        }
+        let mask: Vec<f32> = keep.iter().map(|&k| if k { scale } else { 0.0 }).collect();
         let mask = Tensor::from_vec(mask, x.shape(), x.device())?.to_dtype(x.dtype())?;
         x * mask
+    }
+}
+
+/// `x ⊙ m`, `m` = `scale` where kept and 0 where dropped, with its backward pass (`dy ⊙ m`, the same
+/// op): candle's product would need the mask as an f32 tensor and a broadcast multiply each way.
+struct DropoutOp {
+    keep: std::sync::Arc<[bool]>,
+    scale: f32,
+}
+
+impl CustomOp1 for DropoutOp {
+    fn name(&self) -> &'static str {
+        "lexbench-dropout"
+    }
+
+    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let CpuStorage::F32(v) = s else {
+            candle_core::bail!("dropout: f32 only");
+        };
+        let Some((a, b)) = l.contiguous_offsets() else {
+            candle_core::bail!("dropout: contiguous input only");
+        };
+        let x = &v[a..b];
+        if x.len() != self.keep.len() {
+            candle_core::bail!("dropout: {} values, a mask of {}", x.len(), self.keep.len());
+        }
+        let mut out = vec![0f32; x.len()];
+        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+        let per = x.len().div_ceil(threads).max(1 << 16);
+        let scale = self.scale;
+        std::thread::scope(|scope| {
+            for ((xs, ks), os) in x.chunks(per).zip(self.keep.chunks(per)).zip(out.chunks_mut(per)) {
+                scope.spawn(move || {
+                    for ((o, &xv), &k) in os.iter_mut().zip(xs).zip(ks) {
+                        *o = xv * if k { scale } else { 0.0 };
+                    }
+                });
+            }
+        });
+        Ok((CpuStorage::F32(out), l.shape().clone()))
+    }
+
+    fn bwd(&self, _arg: &Tensor, _res: &Tensor, grad: &Tensor) -> candle_core::Result<Option<Tensor>> {
+        let op = DropoutOp {
+            keep: self.keep.clone(),
+            scale: self.scale,
+        };
+        Ok(Some(grad.contiguous()?.apply_op1_no_bwd(&op)?))
     }
 }
 
@@ -80,6 +136,42 @@ mod tests {
         // 4 standard errors of a binomial share: 4 · sqrt(0.25 · 0.75 / 10⁴) ≈ 0.017.
         assert!((zeros - 0.25).abs() < 0.018, "zero share {zeros}");
         assert!(a.iter().all(|&v| v == 0.0 || (v - 4.0 / 3.0).abs() < 1e-6));
+        Ok(())
+    }
+
+    /// The CPU op and the tensor-mask path agree bit for bit, values and gradients, from the same
+    /// seed (and so does training before and after the op: same masks, same products).
+    #[test]
+    fn the_cpu_op_equals_the_tensor_mask_path() -> candle_core::Result<()> {
+        let x = candle_core::Var::from_tensor(&Tensor::randn(0f32, 1.0, (6, 50, 7), &Device::Cpu)?)?;
+        let probe = Tensor::randn(0f32, 1.0, (6, 50, 7), &Device::Cpu)?;
+        let d = Dropout::new(0.1);
+        reseed(11);
+        let ours = d.forward(x.as_tensor(), true)?;
+        reseed(11);
+        let keep: Vec<f32> = RNG.with(|r| {
+            let mut r = r.borrow_mut();
+            (0..x.elem_count())
+                .map(|_| {
+                    if r.unit_f64() < 0.1 {
+                        0.0
+                    } else {
+                        (1.0 / (1.0 - 0.1f64)) as f32
+                    }
+                })
+                .collect()
+        });
+        let theirs = (x.as_tensor() * Tensor::from_vec(keep, x.shape(), &Device::Cpu)?)?;
+        let flat = |t: &Tensor| t.flatten_all()?.to_vec1::<f32>();
+        assert_eq!(flat(&ours)?, flat(&theirs)?);
+        let g1 = (ours * &probe)?.sum_all()?.backward()?;
+        let g2 = (theirs * &probe)?.sum_all()?.backward()?;
+        let (g1, g2) = (
+            g1.get(x.as_tensor()).expect("grad"),
+            g2.get(x.as_tensor()).expect("grad"),
+        );
+        assert_eq!(flat(g1)?, flat(g2)?);
+        assert!(flat(g1)?.contains(&0.0), "some gradients are dropped");
         Ok(())
     }
 }

@@ -13,12 +13,12 @@ use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor};
 
 use crate::error::Result;
 
-const P: f32 = 0.327_591_1;
-const A1: f32 = 0.254_829_6;
-const A2: f32 = -0.284_496_74;
-const A3: f32 = 1.421_413_7;
-const A4: f32 = -1.453_152_1;
-const A5: f32 = 1.061_405_4;
+pub(crate) const P: f32 = 0.327_591_1;
+pub(crate) const A1: f32 = 0.254_829_6;
+pub(crate) const A2: f32 = -0.284_496_74;
+pub(crate) const A3: f32 = 1.421_413_7;
+pub(crate) const A4: f32 = -1.453_152_1;
+pub(crate) const A5: f32 = 1.061_405_4;
 
 /// Exact GELU of one value through the A&S 7.1.26 `erf` (the `exp` is
 /// [`crate::encoder::kernels::exp_poly`], branch-free, so loops over it vectorise).

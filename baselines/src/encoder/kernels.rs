@@ -414,6 +414,315 @@ pub fn linear(x: &Tensor, wt: &Tensor, bias: &Tensor) -> Result<Tensor> {
     }
 }
 
+/// `x (n, k) · wᵀ + bias`, `w` `(m, k)` as stored (a training linear's weight), **with** a
+/// backward pass: the forward is one gemm into the bias rows reading `w` through transposed strides;
+/// backward, `dx = dy · w` and `dw = dyᵀ · x` are candle's matmuls (what its own matmul backward
+/// runs) and `db` the column sums of `dy` split over the cores. candle's path adds the bias in a
+/// second pass and reduces its gradient with a single-threaded strided sum (about 8 % of a MiniLM
+/// training step), and accumulates the weight's gradient through a transposed view.
+struct LinearTrain;
+
+impl CustomOp3 for LinearTrain {
+    fn name(&self) -> &'static str {
+        "lexbench-linear-train"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let x = f32_slice(s1, l1, "linear")?;
+        let w = f32_slice(s2, l2, "linear")?;
+        let b = f32_slice(s3, l3, "linear")?;
+        let (Ok((n, k)), Ok((m, k2))) = (l1.shape().dims2(), l2.shape().dims2()) else {
+            candle_core::bail!("linear: x and w must be matrices");
+        };
+        if k != k2 || b.len() != m {
+            candle_core::bail!("linear: ({n}, {k}) · ({m}, {k2})ᵀ + bias of {}", b.len());
+        }
+        let mut out = Vec::with_capacity(n * m);
+        for _ in 0..n {
+            out.extend_from_slice(b);
+        }
+        let threads = threads();
+        let parallelism = if threads > 1 && n * m * k >= 1 << 18 {
+            gemm::Parallelism::Rayon(threads)
+        } else {
+            gemm::Parallelism::None
+        };
+        // SAFETY: `out` is (n, m) row-major and `x` (n, k) row-major, as checked above; `w` is
+        // (m, k) row-major, so wᵀ's element (kk, j) is at j·k + kk: column stride k, row stride 1.
+        unsafe {
+            gemm::gemm(
+                n,
+                m,
+                k,
+                out.as_mut_ptr(),
+                1,
+                m as isize,
+                true,
+                x.as_ptr(),
+                1,
+                k as isize,
+                w.as_ptr(),
+                k as isize,
+                1,
+                1f32,
+                1f32,
+                false,
+                false,
+                false,
+                parallelism,
+            );
+        }
+        Ok((CpuStorage::F32(out), Shape::from((n, m))))
+    }
+
+    fn bwd(
+        &self,
+        x: &Tensor,
+        w: &Tensor,
+        b: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+        let grad = grad.contiguous()?;
+        let dx = if x.track_op() { Some(grad.matmul(w)?) } else { None };
+        let dw = if w.track_op() {
+            Some(grad.t()?.matmul(x)?)
+        } else {
+            None
+        };
+        let db = if b.track_op() {
+            Some(grad.apply_op1_no_bwd(&ColumnSums)?)
+        } else {
+            None
+        };
+        Ok((dx, dw, db))
+    }
+}
+
+/// Column sums of an `(n, m)` matrix → `(m)`: each core sums a block of rows, the blocks' sums are
+/// added in order.
+struct ColumnSums;
+
+impl candle_core::CustomOp1 for ColumnSums {
+    fn name(&self) -> &'static str {
+        "lexbench-column-sums"
+    }
+
+    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let g = f32_slice(s, l, "column sums")?;
+        let Ok((n, m)) = l.shape().dims2() else {
+            candle_core::bail!("column sums: a matrix only, got {:?}", l.shape());
+        };
+        let per = n.div_ceil(threads()).max(1) * m;
+        let partials: Vec<Vec<f32>> = if m == 0 {
+            Vec::new()
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = g
+                    .chunks(per)
+                    .map(|rows| {
+                        scope.spawn(move || {
+                            let mut acc = vec![0f32; m];
+                            for row in rows.chunks_exact(m) {
+                                for (a, &v) in acc.iter_mut().zip(row) {
+                                    *a += v;
+                                }
+                            }
+                            acc
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_default())
+                    .collect()
+            })
+        };
+        let mut out = vec![0f32; m];
+        for p in &partials {
+            if p.len() != m {
+                candle_core::bail!("column sums: a worker thread failed");
+            }
+            for (o, &v) in out.iter_mut().zip(p) {
+                *o += v;
+            }
+        }
+        Ok((CpuStorage::F32(out), Shape::from(m)))
+    }
+}
+
+/// `x (n, k) · wᵀ + bias` with gradients through all three (`w` `(m, k)`, as a linear layer
+/// stores it): the fused kernel for f32 CPU tensors, `None` otherwise (the caller runs candle's
+/// matmul and broadcast add).
+pub fn linear_train(x: &Tensor, w: &Tensor, bias: &Tensor) -> Result<Option<Tensor>> {
+    let ok = x.device().is_cpu()
+        && [x, w, bias].iter().all(|t| t.dtype() == DType::F32)
+        && x.rank() == 2
+        && w.rank() == 2
+        && bias.rank() == 1;
+    if !ok {
+        return Ok(None);
+    }
+    Ok(Some(x.contiguous()?.apply_op3(
+        &w.contiguous()?,
+        &bias.contiguous()?,
+        LinearTrain,
+    )?))
+}
+
+/// Exact GELU **with** a backward pass (training): forward as [`crate::encoder::fast::gelu_scalar`],
+/// backward `dx = dy · (Φ(x) + x φ(x))` in one pass from the same `erf` approximation, where
+/// candle's `gelu_erf` calls libm's scalar `erff` forward and runs about a dozen tensor passes
+/// backward (square, negate, exp, erf again, scalings, sums, the product).
+struct GeluTrain;
+
+/// `Φ(x)` and `φ(x)` (the standard normal's distribution and density) from one `exp`, with `erf` by
+/// Abramowitz & Stegun 7.1.26 as in [`crate::encoder::fast::gelu_scalar`].
+#[inline(always)]
+fn normal_cdf_pdf(x: f32) -> (f32, f32) {
+    use crate::encoder::fast::{A1, A2, A3, A4, A5, P};
+    let a = x.abs();
+    let t = 1.0 / (1.0 + P * std::f32::consts::FRAC_1_SQRT_2 * a);
+    let poly = ((((A5 * t + A4) * t + A3) * t + A2) * t + A1) * t;
+    let e = exp_poly(-0.5 * x * x);
+    // erf(|x|/√2) = 1 − P(t)·e, so Φ(|x|) = 1 − P(t)·e/2 and Φ(−|x|) = P(t)·e/2.
+    let tail = 0.5 * poly * e;
+    let cdf = if x >= 0.0 { 1.0 - tail } else { tail };
+    (cdf, e * 0.398_942_3)
+}
+
+/// `out ← gelu(x)` over one slice ([`crate::encoder::fast::gelu_scalar`]), vectorised with AVX2/FMA
+/// when the CPU has them.
+fn gelu_slice(x: &[f32], out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has AVX2 and FMA.
+            unsafe { gelu_slice_avx2(x, out) };
+            return;
+        }
+    }
+    gelu_slice_generic(x, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn gelu_slice_avx2(x: &[f32], out: &mut [f32]) {
+    gelu_slice_generic(x, out);
+}
+
+#[inline(always)]
+fn gelu_slice_generic(x: &[f32], out: &mut [f32]) {
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = crate::encoder::fast::gelu_scalar(v);
+    }
+}
+
+/// `out ← dy · gelu'(x)` over one slice, vectorised with AVX2/FMA when the CPU has them.
+fn gelu_grad_slice(x: &[f32], dy: &[f32], out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has AVX2 and FMA.
+            unsafe { gelu_grad_slice_avx2(x, dy, out) };
+            return;
+        }
+    }
+    gelu_grad_slice_generic(x, dy, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn gelu_grad_slice_avx2(x: &[f32], dy: &[f32], out: &mut [f32]) {
+    gelu_grad_slice_generic(x, dy, out);
+}
+
+#[inline(always)]
+fn gelu_grad_slice_generic(x: &[f32], dy: &[f32], out: &mut [f32]) {
+    for ((o, &xv), &g) in out.iter_mut().zip(x).zip(dy) {
+        let (cdf, pdf) = normal_cdf_pdf(xv);
+        *o = g * (cdf + xv * pdf);
+    }
+}
+
+/// Applies `f(a[i], b[i]) → out[i]` over slices split across the cores (at least 64k values each).
+fn map2_par(a: &[f32], b: &[f32], f: fn(&[f32], &[f32], &mut [f32])) -> Vec<f32> {
+    let mut out = vec![0f32; a.len()];
+    let per = a.len().div_ceil(threads()).max(1 << 16);
+    std::thread::scope(|scope| {
+        for ((xs, ys), os) in a.chunks(per).zip(b.chunks(per)).zip(out.chunks_mut(per)) {
+            scope.spawn(move || f(xs, ys, os));
+        }
+    });
+    out
+}
+
+impl candle_core::CustomOp1 for GeluTrain {
+    fn name(&self) -> &'static str {
+        "lexbench-gelu"
+    }
+
+    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let x = f32_slice(s, l, "gelu")?;
+        let mut out = vec![0f32; x.len()];
+        let per = x.len().div_ceil(threads()).max(1 << 16);
+        std::thread::scope(|scope| {
+            for (xs, os) in x.chunks(per).zip(out.chunks_mut(per)) {
+                scope.spawn(move || gelu_slice(xs, os));
+            }
+        });
+        Ok((CpuStorage::F32(out), l.shape().clone()))
+    }
+
+    fn bwd(&self, x: &Tensor, _res: &Tensor, grad: &Tensor) -> candle_core::Result<Option<Tensor>> {
+        Ok(Some(x.apply_op2_no_bwd(&grad.contiguous()?, &GeluGrad)?))
+    }
+}
+
+/// `dy · gelu'(x)` from `x` and `dy`.
+struct GeluGrad;
+
+impl CustomOp2 for GeluGrad {
+    fn name(&self) -> &'static str {
+        "lexbench-gelu-grad"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let x = f32_slice(s1, l1, "gelu backward")?;
+        let g = f32_slice(s2, l2, "gelu backward")?;
+        if x.len() != g.len() {
+            candle_core::bail!("gelu backward: {} values, {} gradients", x.len(), g.len());
+        }
+        Ok((
+            CpuStorage::F32(map2_par(x, g, gelu_grad_slice)),
+            l1.shape().clone(),
+        ))
+    }
+}
+
+/// Exact GELU with gradients: the fused kernel for f32 CPU tensors, `None` otherwise (the caller
+/// runs candle's `gelu_erf`).
+pub fn gelu_train(x: &Tensor) -> Result<Option<Tensor>> {
+    if !x.device().is_cpu() || x.dtype() != DType::F32 {
+        return Ok(None);
+    }
+    Ok(Some(x.contiguous()?.apply_op1(GeluTrain)?))
+}
+
 /// `LayerNorm(x + residual)` over the last dimension of `(n, d)` rows.
 struct AddLayerNorm {
     eps: f32,
@@ -696,6 +1005,176 @@ pub fn layer_norm(x: &Tensor, weight: &Tensor, bias: &Tensor, eps: f64) -> Resul
     )?))
 }
 
+/// `softmax(scores + mask)` over the last dimension **with** a backward pass (training):
+/// `scores` `(b, …, k)` with `b · r` rows of `k`, `mask` `(b, k)` added to each of its sequence's
+/// rows. One pass forward ([`softmax_row`]) and one backward (`dx = p ⊙ (dy − Σ dy ⊙ p)`, from the
+/// output `p`), where candle's composite softmax runs five tensor passes forward (max, subtract,
+/// exp, sum, divide) plus the mask's broadcast add, and about a dozen backward. The mask gets no
+/// gradient.
+struct MaskedSoftmax;
+
+/// Rows of `k` values in `x` and rows per sequence, checked against the mask's `(b, k)`.
+fn softmax_rows(
+    x: usize,
+    mask: &[f32],
+    mask_shape: &Shape,
+    what: &str,
+) -> candle_core::Result<(usize, usize)> {
+    let Ok((b, k)) = mask_shape.dims2() else {
+        candle_core::bail!("{what}: the mask must be (batch, keys), got {mask_shape:?}");
+    };
+    if b == 0 || k == 0 || mask.len() != b * k || !x.is_multiple_of(b * k) {
+        candle_core::bail!("{what}: {x} scores do not split into {b} sequences of rows of {k}");
+    }
+    Ok((k, x / (b * k)))
+}
+
+impl CustomOp2 for MaskedSoftmax {
+    fn name(&self) -> &'static str {
+        "lexbench-masked-softmax"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let x = f32_slice(s1, l1, "masked softmax")?;
+        let mask = f32_slice(s2, l2, "masked softmax")?;
+        let (k, rows_per_seq) = softmax_rows(x.len(), mask, l2.shape(), "masked softmax")?;
+        let mut out = x.to_vec();
+        let rows = x.len() / k;
+        let per_rows = rows.div_ceil(threads()).max(1);
+        std::thread::scope(|scope| {
+            for (t, os) in out.chunks_mut(per_rows * k).enumerate() {
+                scope.spawn(move || {
+                    for (i, row) in os.chunks_exact_mut(k).enumerate() {
+                        let seq = (t * per_rows + i) / rows_per_seq;
+                        softmax_row(row, &mask[seq * k..(seq + 1) * k]);
+                    }
+                });
+            }
+        });
+        Ok((CpuStorage::F32(out), l1.shape().clone()))
+    }
+
+    fn bwd(
+        &self,
+        _x: &Tensor,
+        _mask: &Tensor,
+        res: &Tensor,
+        grad: &Tensor,
+    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
+        let dx = res.apply_op2_no_bwd(&grad.contiguous()?, &SoftmaxGrad)?;
+        Ok((Some(dx), None))
+    }
+}
+
+/// `dx = p ⊙ (dy − Σ dy ⊙ p)` row by row, from the softmax output `p` and the output gradient `dy`.
+struct SoftmaxGrad;
+
+impl CustomOp2 for SoftmaxGrad {
+    fn name(&self) -> &'static str {
+        "lexbench-softmax-grad"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let p = f32_slice(s1, l1, "softmax backward")?;
+        let g = f32_slice(s2, l2, "softmax backward")?;
+        let k = l1.shape().dims().last().copied().unwrap_or(0);
+        if k == 0 || g.len() != p.len() {
+            candle_core::bail!(
+                "softmax backward: {} outputs, {} gradients, rows of {k}",
+                p.len(),
+                g.len()
+            );
+        }
+        let mut out = vec![0f32; p.len()];
+        let per = (p.len() / k).div_ceil(threads()).max(1) * k;
+        std::thread::scope(|scope| {
+            for ((ps, gs), os) in p.chunks(per).zip(g.chunks(per)).zip(out.chunks_mut(per)) {
+                scope.spawn(move || {
+                    for ((pr, gr), or) in ps
+                        .chunks_exact(k)
+                        .zip(gs.chunks_exact(k))
+                        .zip(os.chunks_exact_mut(k))
+                    {
+                        softmax_grad_row(pr, gr, or);
+                    }
+                });
+            }
+        });
+        Ok((CpuStorage::F32(out), l1.shape().clone()))
+    }
+}
+
+/// One row of [`SoftmaxGrad`], vectorised with AVX2/FMA when the CPU has them.
+fn softmax_grad_row(p: &[f32], g: &[f32], out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU has AVX2 and FMA.
+            unsafe { softmax_grad_row_avx2(p, g, out) };
+            return;
+        }
+    }
+    softmax_grad_row_generic(p, g, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn softmax_grad_row_avx2(p: &[f32], g: &[f32], out: &mut [f32]) {
+    softmax_grad_row_generic(p, g, out);
+}
+
+/// The dot product in explicit lanes so that it vectorises.
+#[inline(always)]
+fn softmax_grad_row_generic(p: &[f32], g: &[f32], out: &mut [f32]) {
+    let n = p.len();
+    let split = n - n % LANES;
+    let mut lanes = [0f32; LANES];
+    for (ps, gs) in p[..split].chunks_exact(LANES).zip(g[..split].chunks_exact(LANES)) {
+        for i in 0..LANES {
+            lanes[i] += ps[i] * gs[i];
+        }
+    }
+    for (i, (&pv, &gv)) in p[split..].iter().zip(&g[split..]).enumerate() {
+        lanes[i] += pv * gv;
+    }
+    let dot: f32 = lanes.iter().sum();
+    for ((o, &pv), &gv) in out.iter_mut().zip(p).zip(g) {
+        *o = pv * (gv - dot);
+    }
+}
+
+/// `softmax(scores + mask)` over the last dimension with gradients through `scores`, `mask`
+/// `(b, k)` (0 where attended, a large negative number at padding) broadcast over each sequence's
+/// rows: the fused kernel for f32 CPU tensors, `None` otherwise (the caller runs candle's ops).
+pub fn masked_softmax(scores: &Tensor, mask: &Tensor) -> Result<Option<Tensor>> {
+    let ok = scores.device().is_cpu()
+        && scores.dtype() == DType::F32
+        && mask.dtype() == DType::F32
+        && mask.rank() == 2
+        && scores.dims().first() == mask.dims().first()
+        && scores.dims().last() == mask.dims().last();
+    if !ok {
+        return Ok(None);
+    }
+    Ok(Some(
+        scores
+            .contiguous()?
+            .apply_op2(&mask.contiguous()?, MaskedSoftmax)?,
+    ))
+}
+
 /// Self-attention of `qkv` `(b · s, 3 · heads · head_dim)` — queries (already scaled by
 /// `1/√head_dim`), keys and values side by side, as the fused projection makes them — with the
 /// additive `mask` `(b, s)` (0 where attended, `f32::MIN` at padding) → context `(b · s, heads ·
@@ -837,6 +1316,122 @@ mod tests {
                 )?;
             }
         }
+        Ok(())
+    }
+
+    #[test]
+    fn masked_softmax_with_gradients_matches_the_composite() -> Result<()> {
+        use candle_core::Var;
+        // (batch, heads, queries, keys): uneven key counts exercise the vector tails.
+        for (b, h, q, k) in [(2, 3, 5, 7), (3, 2, 4, 33), (2, 12, 16, 128)] {
+            let x = Var::from_tensor(&Tensor::randn(0f32, 3.0, (b, h, q, k), &Device::Cpu)?)?;
+            let mut m = vec![0f32; b * k];
+            // The last sequence attends to its first two keys only.
+            for v in &mut m[(b - 1) * k + 2..] {
+                *v = f32::MIN;
+            }
+            let mask = Tensor::from_vec(m, (b, k), &Device::Cpu)?;
+            let probe = Tensor::randn(0f32, 1.0, (b, h, q, k), &Device::Cpu)?;
+            let ours = masked_softmax(x.as_tensor(), &mask)?.expect("applies");
+            let theirs = candle_nn::ops::softmax(
+                &x.as_tensor().broadcast_add(&mask.reshape((b, 1, 1, k))?)?,
+                D::Minus1,
+            )?;
+            let max_diff = |a: &Tensor, c: &Tensor| -> Result<f32> {
+                Ok((a - c)?.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?)
+            };
+            let d = max_diff(&ours, &theirs)?;
+            assert!(d <= 1e-6, "({b}, {h}, {q}, {k}) values: {d}");
+            let masked = ours.get(b - 1)?.narrow(D::Minus1, 2, k - 2)?;
+            assert_eq!(masked.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?, 0.0);
+            let g1 = (ours * &probe)?.sum_all()?.backward()?;
+            let g2 = (theirs * &probe)?.sum_all()?.backward()?;
+            let (g1, g2) = (
+                g1.get(x.as_tensor()).expect("grad"),
+                g2.get(x.as_tensor()).expect("grad"),
+            );
+            let d = max_diff(g1, g2)?;
+            assert!(d <= 1e-5, "({b}, {h}, {q}, {k}) gradients: {d}");
+            // A wrong backward (e.g. the product's gradient alone) is far off.
+            assert!(max_diff(g1, &(probe.clone() * 0.0)?)? > 1e-2);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn linear_with_gradients_matches_matmul_plus_bias() -> Result<()> {
+        use candle_core::Var;
+        for (n, k, m) in [(5, 3, 4), (70, 64, 96), (300, 384, 129)] {
+            let x = Var::from_tensor(&Tensor::randn(0f32, 1.0, (n, k), &Device::Cpu)?)?;
+            let w = Var::from_tensor(&Tensor::randn(0f32, 0.1, (m, k), &Device::Cpu)?)?;
+            let b = Var::from_tensor(&Tensor::randn(0f32, 0.1, m, &Device::Cpu)?)?;
+            let probe = Tensor::randn(0f32, 1.0, (n, m), &Device::Cpu)?;
+            let ours = linear_train(x.as_tensor(), w.as_tensor(), b.as_tensor())?.expect("applies");
+            let theirs = x
+                .as_tensor()
+                .matmul(&w.as_tensor().t()?)?
+                .broadcast_add(b.as_tensor())?;
+            let close = |a: &Tensor, c: &Tensor, what: &str| -> Result<()> {
+                let scale = c.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?.max(1.0);
+                let diff = (a - c)?.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?;
+                assert!(
+                    diff <= 1e-5 * scale,
+                    "({n}, {k}, {m}) {what}: {diff} (scale {scale})"
+                );
+                Ok(())
+            };
+            close(&ours, &theirs, "values")?;
+            let g1 = (ours * &probe)?.sum_all()?.backward()?;
+            let g2 = (theirs * &probe)?.sum_all()?.backward()?;
+            for (v, what) in [(&x, "dx"), (&w, "dw"), (&b, "db")] {
+                let (a, c) = (
+                    g1.get(v.as_tensor()).expect("grad"),
+                    g2.get(v.as_tensor()).expect("grad"),
+                );
+                assert_eq!(a.dims(), c.dims(), "{what}");
+                close(a, c, what)?;
+            }
+        }
+        // Frozen weights (PEFT): no weight or bias gradient, the input's still flows.
+        let x = Var::from_tensor(&Tensor::randn(0f32, 1.0, (4, 3), &Device::Cpu)?)?;
+        let (w, b) = (
+            Tensor::ones((2, 3), DType::F32, &Device::Cpu)?,
+            Tensor::ones(2, DType::F32, &Device::Cpu)?,
+        );
+        let g = linear_train(x.as_tensor(), &w, &b)?
+            .expect("applies")
+            .sum_all()?
+            .backward()?;
+        assert_eq!(
+            g.get(x.as_tensor()).expect("dx").to_vec2::<f32>()?,
+            vec![vec![2f32; 3]; 4]
+        );
+        assert!(g.get(&w).is_none() && g.get(&b).is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn gelu_with_gradients_matches_candle() -> Result<()> {
+        use candle_core::Var;
+        // −10 … 10 in steps of 0.01, odd length (vector tails), both signs and zero.
+        let xs: Vec<f32> = (0..2001).map(|i| (i as f32 - 1000.0) / 100.0).collect();
+        let x = Var::from_tensor(&Tensor::from_vec(xs, (3, 667), &Device::Cpu)?)?;
+        let probe = Tensor::randn(0f32, 1.0, (3, 667), &Device::Cpu)?;
+        let ours = gelu_train(x.as_tensor())?.expect("applies");
+        let theirs = x.as_tensor().gelu_erf()?;
+        let max_diff = |a: &Tensor, c: &Tensor| -> Result<f32> {
+            Ok((a - c)?.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?)
+        };
+        let d = max_diff(&ours, &theirs)?;
+        assert!(d <= 1e-6, "values: {d}");
+        let g1 = (ours * &probe)?.sum_all()?.backward()?;
+        let g2 = (theirs * &probe)?.sum_all()?.backward()?;
+        let d = max_diff(
+            g1.get(x.as_tensor()).expect("grad"),
+            g2.get(x.as_tensor()).expect("grad"),
+        )?;
+        // candle's derivative rounds 1/√(2π) to 0.398942 (relative 1e-6).
+        assert!(d <= 1e-5, "gradients: {d}");
         Ok(())
     }
 

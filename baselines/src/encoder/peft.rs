@@ -156,6 +156,9 @@ pub struct PeftLinear {
     weight_t: Option<Tensor>,
     bias: Option<Tensor>,
     lora: Option<Lora>,
+    /// candle's own matmul and bias add only (the reference path of
+    /// [`crate::encoder::BertModel::set_fast_paths`]`(false)`), not the fused training kernel.
+    plain: bool,
 }
 
 impl PeftLinear {
@@ -172,6 +175,7 @@ impl PeftLinear {
             weight_t: None,
             bias: Some(bias),
             lora: None,
+            plain: false,
         })
     }
 
@@ -185,6 +189,11 @@ impl PeftLinear {
     /// Drops the transposed copy made by [`PeftLinear::freeze`].
     pub fn unfreeze(&mut self) {
         self.weight_t = None;
+    }
+
+    /// With `plain`, runs candle's matmul and bias add only (no fused kernel).
+    pub fn set_plain(&mut self, plain: bool) {
+        self.plain = plain;
     }
 
     /// The weight, shape `(out, in)`.
@@ -239,6 +248,12 @@ impl PeftLinear {
             // Frozen weights (the inference fast path): matmul and bias in one gemm.
             (Some(wt), Some(b)) => crate::encoder::kernels::linear(&x2, wt, b)?,
             (Some(wt), None) => x2.matmul(wt)?,
+            (None, Some(b))
+                if !self.plain
+                    && let Some(y) = crate::encoder::kernels::linear_train(&x2, &self.weight, b)? =>
+            {
+                y
+            }
             (None, b) => {
                 let y = x2.matmul(&self.weight.t()?)?;
                 match b {
@@ -349,6 +364,7 @@ impl Adapter {
                 weight_t: None,
                 bias: Some(vb.get_with_hints(o, "bias", Init::Const(0.0))?),
                 lora: None,
+                plain: false,
             })
         };
         Ok(Self {
@@ -524,6 +540,7 @@ impl PrefixEncoder {
                 weight_t: None,
                 bias: Some(vb.get_with_hints(o, "bias", init)?),
                 lora: None,
+                plain: false,
             })
         };
         let t = vb.pp("transform");
