@@ -280,21 +280,30 @@ fn process_alive(pid: u32) -> bool {
 /// `.tmp.` files are removed. Leftovers of processes still running are left alone (they are theirs).
 /// A missing `root` has nothing to recover.
 ///
+/// Commands started together all run this: a path that vanishes between being listed and being
+/// handled (another command settled that leftover first, or a writer swapped that folder away) is
+/// no error.
+///
 /// Process ids are those of this machine: a data directory shared by several machines (or PID
 /// namespaces) must not run commands on two of them at once.
 pub fn recover_leftovers(root: &Path) -> Result<Vec<Recovered>> {
+    let gone = |e: &io::Error| e.kind() == io::ErrorKind::NotFound;
     let mut done = Vec::new();
     let mut stack = vec![root.to_owned()];
     while let Some(dir) = stack.pop() {
         let rd = match fs::read_dir(&dir) {
             Ok(rd) => rd,
-            Err(e) if e.kind() == io::ErrorKind::NotFound && dir == root => return Ok(done),
+            Err(e) if gone(&e) => continue,
             Err(e) => return Err(io_err(&dir)(e)),
         };
         let mut entries = Vec::new();
         for e in rd {
             let e = e.map_err(io_err(&dir))?;
-            let ty = e.file_type().map_err(io_err(&e.path()))?;
+            let ty = match e.file_type() {
+                Ok(ty) => ty,
+                Err(err) if gone(&err) => continue,
+                Err(err) => return Err(io_err(&e.path())(err)),
+            };
             entries.push((e.file_name(), ty));
         }
         entries.sort_by(|a, b| a.0.cmp(&b.0));
@@ -308,18 +317,22 @@ pub fn recover_leftovers(root: &Path) -> Result<Vec<Recovered>> {
                         _ => None,
                     };
                     match target {
-                        Some(to) if fs::symlink_metadata(&to).is_err() => {
-                            fs::rename(&path, &to).map_err(io_err(&path))?;
-                            done.push(Recovered::Restored { from: path, to });
-                        }
+                        Some(to) if fs::symlink_metadata(&to).is_err() => match fs::rename(&path, &to) {
+                            Ok(()) => done.push(Recovered::Restored { from: path, to }),
+                            Err(e) if gone(&e) => {}
+                            Err(e) => return Err(io_err(&path)(e)),
+                        },
                         _ => {
                             let removed = if ty.is_dir() {
                                 fs::remove_dir_all(&path)
                             } else {
                                 fs::remove_file(&path)
                             };
-                            removed.map_err(io_err(&path))?;
-                            done.push(Recovered::Removed(path));
+                            match removed {
+                                Ok(()) => done.push(Recovered::Removed(path)),
+                                Err(e) if gone(&e) => {}
+                                Err(e) => return Err(io_err(&path)(e)),
+                            }
                         }
                     }
                 }
@@ -556,6 +569,33 @@ mod tests {
             ]
         );
         assert!(recover_leftovers(&root.join("missing")).unwrap().is_empty());
+    }
+
+    /// Commands started together after a kill all settle the same leftovers: the one that finds a
+    /// leftover already gone must not fail (it used to stop with "No such file or directory").
+    #[test]
+    fn leftovers_settled_at_once_by_several_commands() {
+        let root = scratch("at-once");
+        let pid = dead_pid();
+        for n in 0..40 {
+            write_atomic(&root.join(format!("entries/.e{n}.json.tmp.{pid}.0")), |w| {
+                w.write_all(b"half")
+            })
+            .unwrap();
+            write_atomic(&root.join(format!("datasets/.d{n}.partial-{pid}/a")), |w| {
+                w.write_all(b"half")
+            })
+            .unwrap();
+        }
+        let settled: Vec<usize> = std::thread::scope(|s| {
+            let all: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| recover_leftovers(&root).map(|done| done.len())))
+                .collect();
+            all.into_iter().map(|t| t.join().unwrap().unwrap()).collect()
+        });
+        assert!(settled.iter().sum::<usize>() >= 80, "{settled:?}");
+        assert!(names(&root.join("entries")).is_empty());
+        assert!(names(&root.join("datasets")).is_empty());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! ([`sample_data`]) built once, and a tiny random BERT folder ([`tiny_bert`]).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 
 /// `lexbench --data DATA ARGS…`, with the caller's `RUST_LOG` and `LEXBENCH_DATA` removed and the
@@ -17,6 +17,23 @@ pub fn lexbench(data: &Path, args: &[&str]) -> Output {
         .env("LEXBENCH_GIT_REV", "test-revision")
         .output()
         .expect("run lexbench")
+}
+
+/// `lexbench --data DATA ARGS…` as [`lexbench`] runs it, started and not waited for: for tests that
+/// kill it or run several at once. Its stdout is discarded, its stderr piped (read it with
+/// `wait_with_output`).
+pub fn lexbench_spawn(data: &Path, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_lexbench"))
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env_remove("LEXBENCH_DATA")
+        .env("LEXBENCH_GIT_REV", "test-revision")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start lexbench")
 }
 
 /// `lexbench ARGS…` for commands that use no data directory (`eval`, `parse judgment|guide`).

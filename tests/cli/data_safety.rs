@@ -5,24 +5,22 @@
 //!   absolute paths are refused before anything is written, and nothing else in the data directory
 //!   (the crawl, other datasets) changes; `--dataset` of `run` and `submit` takes no path either, and
 //!   the leaderboard leaves out an entry whose dataset name is a path instead of writing outside;
-//! - a dataset is replaced atomically: `kill -9` at seeded random moments of `import release` and
-//!   `build ecthr` always leaves the old or the new complete dataset (manifest verified, hash one of
-//!   the two), and the next command leaves no `.partial-`, `.old-` or `.tmp.` leftover behind;
 //! - a replacement interrupted between its two renames (the fallback swap) is put back by the next
-//!   command; temporary files of killed `submit` / `leaderboard` processes are removed;
+//!   command; temporary files of killed `submit` / `leaderboard` processes are removed (the kill
+//!   loops themselves, `kill -9` at seeded random moments of every writing command, are in
+//!   [`crate::kills`], which shares this module's helpers);
 //! - `build ecthr` without parsed judgments names the missing file;
 //! - plots do not change a dataset's version.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use crate::common::{lexbench, sample_data};
 use lexbench_core::dataset::DatasetManifest;
-use lexbench_core::rng::SplitMix64;
 
-fn scratch(name: &str) -> PathBuf {
+/// A fresh folder `lexbench-safety-PID-NAME` in the temporary directory.
+pub(crate) fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("lexbench-safety-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
@@ -30,7 +28,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// Every file under `root` (relative path → content), to show that nothing changed.
-fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_owned()];
     while let Some(d) = stack.pop() {
@@ -51,7 +49,7 @@ fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 /// Names under `root` that interrupted writes leave: `.X.partial-PID`, `.X.old-PID`, `.X.tmp.PID.N`.
-fn leftovers(root: &Path) -> Vec<String> {
+pub(crate) fn leftovers(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_owned()];
     while let Some(d) = stack.pop() {
@@ -71,19 +69,20 @@ fn leftovers(root: &Path) -> Vec<String> {
 }
 
 /// The dataset's version after checking that it is complete: its manifest verifies.
-fn complete_version(dir: &Path) -> String {
+pub(crate) fn complete_version(dir: &Path) -> String {
     let m = DatasetManifest::read(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let bad = m.verify(dir).unwrap();
     assert!(bad.is_empty(), "{}: incomplete dataset, {bad:?}", dir.display());
     m.dataset_hash()
 }
 
-fn release() -> PathBuf {
+/// The published ECtHR release of the fixtures.
+pub(crate) fn release() -> PathBuf {
     lexbench_core::testing::fixtures_dir().join("tum_release")
 }
 
 /// A second release, differing from the real one by its last training pair, in `dir`.
-fn other_release(dir: &Path) -> PathBuf {
+pub(crate) fn other_release(dir: &Path) -> PathBuf {
     let out = dir.join("release-b");
     std::fs::create_dir_all(&out).unwrap();
     for e in std::fs::read_dir(release()).unwrap() {
@@ -226,107 +225,8 @@ fn runs_and_submissions_stay_in_their_data_directory() {
     assert_eq!(tree(&other), other_before);
 }
 
-/// Kills `args` with SIGKILL at `n` seeded random moments within its uninterrupted duration, alternating between
-/// two inputs that give two different datasets `name`; after every kill the dataset is one of the
-/// two, complete, and the next command (`stats`) leaves no leftover.
-fn kill_loop(data: &Path, name: &str, variants: [&[&str]; 2], n: usize, seed: u64) {
-    let mut versions = Vec::new();
-    let mut duration = Duration::MAX;
-    for round in 0..2 {
-        for args in variants {
-            let t = Instant::now();
-            let out = lexbench(data, args);
-            duration = duration.min(t.elapsed());
-            assert!(
-                out.status.success(),
-                "{args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            if round == 0 {
-                versions.push(complete_version(&data.join("datasets").join(name)));
-            }
-        }
-    }
-    assert_ne!(
-        versions[0], versions[1],
-        "the two inputs must give different datasets"
-    );
-    let mut rng = SplitMix64::new(seed);
-    let (mut interrupted, mut finished) = (0, 0);
-    for i in 0..n {
-        let args = variants[i % 2];
-        let mut child = Command::new(env!("CARGO_BIN_EXE_lexbench"))
-            .arg("--data")
-            .arg(data)
-            .args(args)
-            .env_remove("RUST_LOG")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // Uniform over the command's (shortest uninterrupted) duration: from start-up to the swap.
-        let at = duration.mul_f64(rng.unit_f64());
-        std::thread::sleep(at);
-        // SIGKILL: no destructor, no cleanup runs.
-        child.kill().unwrap();
-        let status = child.wait().unwrap();
-        if status.success() {
-            finished += 1;
-        } else {
-            interrupted += 1;
-        }
-        let dir = data.join("datasets").join(name);
-        let v = complete_version(&dir);
-        assert!(
-            versions.contains(&v),
-            "kill {i} at {at:?}: dataset {v} is neither version"
-        );
-        let out = lexbench(data, &["stats", name]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let left = leftovers(data);
-        assert!(
-            left.is_empty(),
-            "kill {i} at {at:?}: leftovers after the next command: {left:?}"
-        );
-    }
-    eprintln!("{name}: {n} kills, {interrupted} interrupted, {finished} had finished");
-    assert!(
-        interrupted >= n / 4,
-        "only {interrupted} of {n} kills interrupted the command: the loop tests too little"
-    );
-}
-
-#[test]
-fn killed_imports_and_builds_leave_the_old_or_the_new_dataset() {
-    let root = scratch("kill");
-    let data = root.join("data");
-    let b = other_release(&root);
-    let a = release();
-    kill_loop(
-        &data,
-        "ecthr-release",
-        [
-            &["import", "release", a.to_str().unwrap()],
-            &["import", "release", b.to_str().unwrap()],
-        ],
-        30,
-        21,
-    );
-    sample_data(&data);
-    kill_loop(
-        &data,
-        "ecthr",
-        [
-            &["build", "ecthr", "--seed", "1"],
-            &["build", "ecthr", "--seed", "2"],
-        ],
-        30,
-        22,
-    );
-}
-
 /// The id of a process that has exited.
-fn dead_pid() -> u32 {
+pub(crate) fn dead_pid() -> u32 {
     let mut child = Command::new("true").spawn().unwrap();
     let pid = child.id();
     child.wait().unwrap();
@@ -368,58 +268,6 @@ fn interrupted_replacements_and_temporary_files_are_settled_by_the_next_command(
     assert!(out.status.success());
     assert!(live.is_dir());
     std::fs::remove_dir_all(&live).unwrap();
-}
-
-#[test]
-fn killed_submissions_and_renders_leave_no_temporary_files() {
-    let root = scratch("kill-submit");
-    let data = root.join("data");
-    sample_data(&data);
-    let run = data.join("runs/ecthr/test/bm25.trec");
-    let run = run.to_str().unwrap();
-    let submit = [
-        "submit",
-        run,
-        "--dataset",
-        "ecthr",
-        "--split",
-        "test",
-        "--name",
-        "again",
-    ];
-    let render = ["leaderboard"];
-    let mut rng = SplitMix64::new(12);
-    let mut durations = Vec::new();
-    for args in [&submit[..], &render[..]] {
-        let t = Instant::now();
-        assert!(lexbench(&data, args).status.success());
-        durations.push(t.elapsed());
-    }
-    for i in 0..20 {
-        let (args, d) = if i % 2 == 0 {
-            (&submit[..], durations[0])
-        } else {
-            (&render[..], durations[1])
-        };
-        let mut child = Command::new(env!("CARGO_BIN_EXE_lexbench"))
-            .arg("--data")
-            .arg(&data)
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(d.mul_f64(rng.unit_f64()));
-        child.kill().unwrap();
-        child.wait().unwrap();
-        let out = lexbench(&data, &["leaderboard"]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        assert!(
-            leftovers(&data).is_empty(),
-            "after kill {i}: {:?}",
-            leftovers(&data)
-        );
-    }
 }
 
 #[test]

@@ -12,6 +12,8 @@ mod datasets;
 mod dense;
 mod eval;
 mod hostile;
+#[cfg(unix)]
+mod kills;
 mod lib_stages;
 mod model_errors;
 mod parse_guide;

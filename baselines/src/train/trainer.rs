@@ -206,7 +206,9 @@ struct Log {
 
 impl Log {
     /// Opens `out/train_log.jsonl` for appending; when resuming after `epoch`, drops the lines of
-    /// later (interrupted) epochs first, which the resumed run redoes.
+    /// later (interrupted) epochs first, which the resumed run redoes; when starting over (no
+    /// checkpoint), drops every line: a run killed before its first checkpoint left lines (epoch 0's
+    /// evaluation, some updates) that this run writes again.
     fn open(out: &Path, resumed_after: Option<usize>) -> Result<Self> {
         let path = out.join("train_log.jsonl");
         if let Some(epoch) = resumed_after
@@ -224,11 +226,13 @@ impl Log {
                 .collect();
             lexbench_core::io::write_atomic(&path, |w| w.write_all(kept.as_bytes()))?;
         }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(io_err(&path))?;
+        let mut options = std::fs::OpenOptions::new();
+        if resumed_after.is_some() {
+            options.append(true);
+        } else {
+            options.write(true).truncate(true);
+        }
+        let file = options.create(true).open(&path).map_err(io_err(&path))?;
         Ok(Self { path, file })
     }
 
