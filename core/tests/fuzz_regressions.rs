@@ -1,0 +1,36 @@
+//! Inputs found by the fuzz targets in `core/fuzz` (`scripts/fuzz`), kept as regression tests, the
+//! (minimised) input embedded as bytes.
+//!
+//! Properties checked:
+//! - `byte_lines` (2026-11-25, smoke run): a file starting with two byte-order marks loses exactly
+//!   one, as the `text` module documents ("a U+FEFF anywhere else is left alone"): line 1 is
+//!   `"\u{feff}"`, and `ByteLines` and `Lines` agree on every line. The fuzz target first assumed
+//!   no BOM could be left on line 1; the reader was right, the target's invariant was corrected.
+
+use lexbench_core::text::{BOM, ByteLines, Lines};
+
+#[test]
+fn a_second_leading_bom_is_text() {
+    // crash-621f8dee25e4b7c1af7889561cdc8a6179b7472d without its first byte (0xff: no line cap).
+    let bytes: &[u8] = b"\xef\xbb\xbf\xef\xbb\xbf\n\xef\xbb\xbf\n\xef\xbb\xbfd\n";
+    let got: Vec<(usize, String)> = ByteLines::new(bytes, None, true)
+        .map(|(n, l)| (n, l.expect("UTF-8").to_owned()))
+        .collect();
+    let want: Vec<(usize, String)> = vec![
+        (1, BOM.to_string()),
+        (2, BOM.to_string()),
+        (3, format!("{BOM}d")),
+    ];
+    assert_eq!(got, want);
+
+    let dir = std::env::temp_dir().join(format!("lexbench-fuzz-regressions-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("two-boms.txt");
+    std::fs::write(&p, bytes).unwrap();
+    let mut r = Lines::open(&p, None).unwrap();
+    let mut from_file = Vec::new();
+    while let Some((n, l)) = r.next_line().unwrap() {
+        from_file.push((n, l.expect("UTF-8").to_owned()));
+    }
+    assert_eq!(from_file, want);
+}
