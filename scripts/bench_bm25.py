@@ -6,12 +6,16 @@
 
 1. `cargo bench -p lexbench-baselines --bench bm25` (release build) with LEXBENCH_BENCH_DUMP set: criterion
    times indexing the 22,633 generated articles (French analyzer: tokenise, stop words, Snowball
-   stemming, accent folding) and ranking 1,108 generated questions (top 1000 each), and the bench writes
-   the texts it used to DIR/corpus.txt and DIR/queries.txt.
+   stemming, accent folding; on all cores) and ranking 1,108 generated questions (top 1000 each), one
+   `search` at a time and in one `search_batch` (on all cores), and the bench writes the texts it used
+   to DIR/corpus.txt and DIR/queries.txt.
 2. The same texts go through bm25s (method "lucene", the same formula; its own tokenizer with French
    stop words and PyStemmer's Snowball French stemmer): tokenise+index, then tokenise+retrieve top 1000.
    Median of 3 repetitions.
 3. Optionally rank_bm25 (BM25Okapi, pure Python) on the first N questions, extrapolated to 1,108.
+4. The ratios: lexbench index vs bm25s index, lexbench batch (and one-at-a-time) retrieval vs bm25s
+   retrieval. The load average is printed before and after: the figures mean something only on an
+   otherwise idle machine.
 """
 import argparse
 import os
@@ -23,6 +27,22 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+UNITS = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def seconds(criterion_time):
+    """'380.48 ms' -> 0.38048"""
+    value, unit = criterion_time.split()
+    return float(value) * UNITS[unit]
+
+
+def loadavg():
+    try:
+        return open("/proc/loadavg").read().split()[:3]
+    except OSError:
+        return ["?"] * 3
 
 
 def median_time(fn, reps=3):
@@ -40,6 +60,7 @@ def main():
     ap.add_argument("--rank-bm25-queries", type=int, default=0, help="also time rank_bm25 on this many questions")
     args = ap.parse_args()
 
+    print("load average (1, 5, 15 min) at start: " + " ".join(loadavg()))
     results = {}
     if args.skip_cargo:
         dump = args.skip_cargo
@@ -91,6 +112,16 @@ def main():
     print(f"bm25s {bm25s.__version__} (numpy, 1 thread) index: {t_index:.3f} s")
     print(f"bm25s retrieve 1108 questions top1000: {t_retrieve:.3f} s")
 
+    ratios = [
+        ("index", "bm25_bsard_size/index_22633_articles", t_index),
+        ("batch retrieval", "bm25_bsard_size/retrieve_batch_1108_questions_top1000", t_retrieve),
+        ("one-at-a-time retrieval", "bm25_bsard_size/retrieve_1108_questions_top1000", t_retrieve),
+    ]
+    for what, name, theirs in ratios:
+        if name in results:
+            ours = seconds(results[name])
+            print(f"lexbench {what}: {ours:.3f} s, {theirs / ours:.2f}x bm25s ({theirs:.3f} s)")
+
     if args.rank_bm25_queries:
         from rank_bm25 import BM25Okapi
 
@@ -106,6 +137,7 @@ def main():
         t_ok = time.perf_counter() - t0
         print(f"rank_bm25 BM25Okapi index (pre-tokenised): {t_ok_index:.3f} s")
         print(f"rank_bm25 scoring {n} questions: {t_ok:.3f} s (≈ {t_ok * len(queries) / n:.1f} s for 1108)")
+    print("load average (1, 5, 15 min) at end: " + " ".join(loadavg()))
 
 
 if __name__ == "__main__":

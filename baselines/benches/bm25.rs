@@ -1,11 +1,15 @@
 //! BM25 indexing and retrieval on a generated corpus of BSARD's size: 22,633 articles, 1,108
-//! questions (French analyzer, whole-corpus ranking, top 1000 per question).
+//! questions (French analyzer, whole-corpus ranking, top 1000 per question): building the index (on
+//! all cores), ranking the questions one `search` at a time, and ranking them in one `search_batch`
+//! (on all cores).
 //!
 //! The corpus is generated deterministically (splitmix64): a 30,000-word vocabulary of French-looking
 //! syllable words, Zipf-distributed (s = 1.07), article lengths 20-400 words (mean ≈ 130, BSARD's
 //! order), questions 5-30 words. With `LEXBENCH_BENCH_DUMP=DIR` the texts are also written to
 //! `DIR/corpus.txt` and `DIR/queries.txt` (one per line) so `scripts/bench_bm25.py` can time a Python
-//! BM25 on exactly the same corpus in the same run.
+//! BM25 on exactly the same corpus in the same run; `DIR/hits.txt` and `DIR/hits_batch.txt` hold every
+//! hit of `search` and `search_batch` with its score's bits (`question doc bits`), so two versions of
+//! the index can be compared exactly.
 //!
 //!     cargo bench -p lexbench-baselines --bench bm25
 
@@ -90,12 +94,37 @@ fn bench(c: &mut Criterion) {
     group.bench_function("index_22633_articles", |b| b.iter(|| black_box(build())));
     let index = build();
     let params = Bm25Params::default();
+    let queries: Vec<&str> = questions.iter().map(String::as_str).collect();
+    if let Ok(dir) = std::env::var("LEXBENCH_BENCH_DUMP") {
+        // Every hit with its score's bits, so that two versions of the index can be compared exactly.
+        // `search_batch` must give the same bytes (hits_batch.txt).
+        let dump = |name: &str, runs: &mut dyn Iterator<Item = Vec<lexbench_core::Hit>>| {
+            let mut out = String::new();
+            for (i, hits) in runs.enumerate() {
+                for h in hits {
+                    out += &format!("{i} {} {:016x}\n", h.doc, h.score.to_bits());
+                }
+            }
+            std::fs::write(std::path::Path::new(&dir).join(name), out).unwrap();
+        };
+        dump(
+            "hits.txt",
+            &mut questions.iter().map(|q| index.search(q, &params, 1000)),
+        );
+        dump(
+            "hits_batch.txt",
+            &mut index.search_batch(&queries, &params, 1000).into_iter(),
+        );
+    }
     group.bench_function("retrieve_1108_questions_top1000", |b| {
         b.iter(|| {
             for q in &questions {
                 black_box(index.search(q, &params, 1000));
             }
         })
+    });
+    group.bench_function("retrieve_batch_1108_questions_top1000", |b| {
+        b.iter(|| black_box(index.search_batch(&queries, &params, 1000)))
     });
     group.finish();
 }

@@ -16,11 +16,7 @@ fn a_second_leading_bom_is_text() {
     let got: Vec<(usize, String)> = ByteLines::new(bytes, None, true)
         .map(|(n, l)| (n, l.expect("UTF-8").to_owned()))
         .collect();
-    let want: Vec<(usize, String)> = vec![
-        (1, BOM.to_string()),
-        (2, BOM.to_string()),
-        (3, format!("{BOM}d")),
-    ];
+    let want: Vec<(usize, String)> = vec![(1, BOM.to_string()), (2, BOM.to_string()), (3, format!("{BOM}d"))];
     assert_eq!(got, want);
 
     let dir = std::env::temp_dir().join(format!("lexbench-fuzz-regressions-{}", std::process::id()));

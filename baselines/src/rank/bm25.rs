@@ -73,8 +73,11 @@ impl Ranker for Bm25Ranker {
         );
         let t2 = Instant::now();
         let mut run = Run::new(SYSTEM);
+        // Pool topics are ranked as they come (a pool naming an unknown document is an error); the
+        // whole-corpus ones are collected and ranked together on all cores.
+        let mut whole = Vec::new();
         for topic in &inputs.topics {
-            let hits = match inputs.pool(&topic.topic)? {
+            match inputs.pool(&topic.topic)? {
                 Some(pool) => {
                     let mut numbers = Vec::with_capacity(pool.docs.len());
                     for d in &pool.docs {
@@ -86,10 +89,17 @@ impl Ranker for Bm25Ranker {
                             ),
                         })?);
                     }
-                    index.search_pool(&topic.text, &numbers, &params, params.idf, params.top_k)
+                    let hits = index.search_pool(&topic.text, &numbers, &params, params.idf, params.top_k);
+                    run.topics.insert(topic.topic.clone(), hits);
                 }
-                None => index.search(&topic.text, &params, params.top_k),
-            };
+                None => whole.push(topic),
+            }
+        }
+        let queries: Vec<&str> = whole.iter().map(|t| t.text.as_str()).collect();
+        for (topic, hits) in whole
+            .iter()
+            .zip(index.search_batch(&queries, &params, params.top_k))
+        {
             run.topics.insert(topic.topic.clone(), hits);
         }
         let t3 = Instant::now();

@@ -106,34 +106,86 @@ impl Analyzer {
 
     /// Calls `f` with each term of `text`, in order.
     pub fn for_each_term(&self, text: &str, mut f: impl FnMut(String)) {
-        let mut token = String::new();
+        let mut buf = String::new();
+        self.for_each_token(text, &mut buf, |token| {
+            if let Some(term) = self.term(token) {
+                f(term);
+            }
+        });
+    }
+
+    /// Calls `f` with each lower-cased token of `text`, in order, before stop words and stemming (an
+    /// English possessive `s` is already dropped). `buf` is scratch space, reused across calls so that
+    /// tokenising allocates nothing once it has grown.
+    ///
+    /// A token is a maximal run of `char::is_alphanumeric` characters, each lower-cased with
+    /// `char::to_lowercase` (character by character, so `Σ` is always `σ`). ASCII runs take a byte
+    /// path (for ASCII, `is_ascii_alphanumeric` and `to_ascii_lowercase` are those two functions), and
+    /// an all-ASCII, already lower-case token is passed as a slice of `text` without copying. The
+    /// result is that of the character-by-character loop, which the tests keep as the reference.
+    pub(super) fn for_each_token(&self, text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
+        let english = self.language == Language::English;
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        // Whether the character just before the current token is an apostrophe (straight or `’`).
         let mut after_apostrophe = false;
-        let mut chars = text.chars().peekable();
-        loop {
-            let c = chars.next();
-            match c {
-                Some(c) if c.is_alphanumeric() => token.extend(c.to_lowercase()),
-                _ => {
-                    if !token.is_empty() {
-                        // English possessive: drop the `s` of `court's`.
-                        let possessive =
-                            self.language == Language::English && after_apostrophe && token == "s";
-                        if !possessive && let Some(term) = self.term(&token) {
-                            f(term);
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b.is_ascii() {
+                if !b.is_ascii_alphanumeric() {
+                    after_apostrophe = b == b'\'';
+                    i += 1;
+                    continue;
+                }
+            } else {
+                let c = next_char(text, i);
+                if !c.is_alphanumeric() {
+                    after_apostrophe = c == '\u{2019}';
+                    i += c.len_utf8();
+                    continue;
+                }
+            }
+            // A token starts at `i`: first its ASCII prefix.
+            let start = i;
+            let mut upper = false;
+            while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
+                upper |= bytes[i].is_ascii_uppercase();
+                i += 1;
+            }
+            let token: &str = if (i == bytes.len() || bytes[i].is_ascii()) && !upper {
+                &text[start..i]
+            } else {
+                buf.clear();
+                buf.extend(bytes[start..i].iter().map(|b| char::from(b.to_ascii_lowercase())));
+                // Then any mix of characters up to the next delimiter (none if it ended at ASCII).
+                while i < bytes.len() {
+                    let b = bytes[i];
+                    if b.is_ascii() {
+                        if !b.is_ascii_alphanumeric() {
+                            break;
                         }
-                        token.clear();
-                    }
-                    after_apostrophe = matches!(c, Some('\'' | '\u{2019}'));
-                    if c.is_none() {
-                        break;
+                        buf.push(char::from(b.to_ascii_lowercase()));
+                        i += 1;
+                    } else {
+                        let c = next_char(text, i);
+                        if !c.is_alphanumeric() {
+                            break;
+                        }
+                        buf.extend(c.to_lowercase());
+                        i += c.len_utf8();
                     }
                 }
+                buf
+            };
+            // English possessive: drop the `s` of `court's`.
+            if !(english && after_apostrophe && token == "s") {
+                f(token);
             }
         }
     }
 
     /// One lower-cased token → its term, or `None` for a stop word.
-    fn term(&self, token: &str) -> Option<String> {
+    pub(super) fn term(&self, token: &str) -> Option<String> {
         if self.stop.contains(token) {
             return None;
         }
@@ -147,6 +199,11 @@ impl Analyzer {
             }
         }
     }
+}
+
+/// The character starting at byte `i` of `text` (`i` on a character boundary, before the end).
+fn next_char(text: &str, i: usize) -> char {
+    text[i..].chars().next().unwrap_or('\0')
 }
 
 /// Folds Latin accented letters to ASCII (`é` → `e`, `ç` → `c`, `œ` → `oe`); other characters are kept.
@@ -173,8 +230,152 @@ pub fn fold_accents(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     //! Properties: English lower-cases, drops stop words and possessives, stems; French splits elisions,
-    //! drops stop words with or without accents, stems and folds accents; numbers survive.
+    //! drops stop words with or without accents, stems and folds accents; numbers survive. The byte
+    //! tokeniser (ASCII fast path, borrowed slices, one reused buffer) gives exactly the tokens and
+    //! terms of the character-by-character loop it replaced, on hand-picked mixed text (accents, `ß`,
+    //! Turkish `İ`, Greek final sigma, digits and other numbers, both apostrophes, possessives) and on
+    //! random strings drawn from those pieces, in both languages.
+    use lexbench_core::rng::SplitMix64;
+
     use super::*;
+
+    /// The tokeniser as it was written before the byte path (`char::is_alphanumeric`, then
+    /// `char::to_lowercase` on every character): the reference for [`Analyzer::for_each_token`].
+    fn tokens_char_by_char(language: Language, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut token = String::new();
+        let mut after_apostrophe = false;
+        let mut chars = text.chars().peekable();
+        loop {
+            let c = chars.next();
+            match c {
+                Some(c) if c.is_alphanumeric() => token.extend(c.to_lowercase()),
+                _ => {
+                    if !token.is_empty() {
+                        let possessive = language == Language::English && after_apostrophe && token == "s";
+                        if !possessive {
+                            out.push(token.clone());
+                        }
+                        token.clear();
+                    }
+                    after_apostrophe = matches!(c, Some('\'' | '\u{2019}'));
+                    if c.is_none() {
+                        break;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn tokens(a: &Analyzer, text: &str, buf: &mut String) -> Vec<String> {
+        let mut out = Vec::new();
+        a.for_each_token(text, buf, |t| out.push(t.to_owned()));
+        out
+    }
+
+    /// Pieces that exercise every branch of the byte tokeniser: ASCII lower and upper case, digits,
+    /// ASCII and non-ASCII delimiters, both apostrophes, letters whose lower case is longer (`İ` →
+    /// `i̇`) or context-dependent elsewhere (`Σ`), non-ASCII digits and numbers (`²`, `٣`), `ß`.
+    const PIECES: &[&str] = &[
+        "court",
+        "COURT",
+        "Court",
+        "s",
+        "S",
+        "'",
+        "\u{2019}",
+        " ",
+        "  ",
+        ",",
+        ".",
+        "-",
+        "42",
+        "1er",
+        "é",
+        "É",
+        "héritiers",
+        "HÉRITIERS",
+        "Straße",
+        "STRASSE",
+        "ß",
+        "İstanbul",
+        "İ",
+        "ı",
+        "ΣΊΣΥΦΟΣ",
+        "ς",
+        "x²",
+        "٣",
+        "l'",
+        "d\u{2019}",
+        "qu'",
+        "aujourd'hui",
+        "œuvre",
+        "Œ",
+        "ǅ",
+        "日本",
+        "\u{200b}",
+        "😀",
+        "\t",
+        "\n",
+        "a",
+        "à",
+        "À",
+        "the",
+        "The",
+        "judgments",
+        "Article",
+        "8",
+        "§",
+        "’s",
+        "'s",
+        "n°",
+        "ﬁ",
+    ];
+
+    #[test]
+    fn byte_tokeniser_equals_the_char_loop() {
+        let fixed = [
+            "",
+            "s",
+            "'s",
+            "The Court's judgments, in Article 8 proceedings: RIGHTS respected.",
+            "The Court\u{2019}s view; the States' duties; 's s' 'S",
+            "L'article 1er du Code civil : les héritiers à la succession",
+            "QU'IL SOIT ÉTABLI D\u{2019}OFFICE — Straße, STRASSE, straße",
+            "İstanbul İİ ıi I DIŞİŞLERİ BAKANLIĞI",
+            "ΣΊΣΥΦΟΣ ΟΔΟΣ σοφός",
+            "x² + y³ = z⁴; ٣٤ ½ Ⅻ 10km 3.14 1,000,000",
+            "ﬁnal ǅemal ŉ Å Ω K",
+            "日本語のテキスト und Ärger😀über\u{200b}alles",
+            "ends with an apostrophe'",
+            "ends with É",
+        ];
+        let mut rng = SplitMix64::new(19);
+        let random: Vec<String> = (0..3000)
+            .map(|_| {
+                let n = rng.below(12);
+                (0..n).map(|_| PIECES[rng.below(PIECES.len())]).collect()
+            })
+            .collect();
+        let mut buf = String::new();
+        for language in [Language::English, Language::French] {
+            let a = Analyzer::new(language);
+            for text in fixed.iter().copied().chain(random.iter().map(String::as_str)) {
+                let want = tokens_char_by_char(language, text);
+                assert_eq!(tokens(&a, text, &mut buf), want, "{language}: {text:?}");
+                // And the terms are those of the reference tokens.
+                let terms: Vec<String> = want.iter().filter_map(|t| a.term(t)).collect();
+                assert_eq!(a.analyze(text), terms, "{language}: {text:?}");
+            }
+        }
+        // The hand-picked text reaches the interesting cases.
+        let en = Analyzer::new(Language::English);
+        assert_eq!(
+            tokens(&en, "İ Straße ΣΟΣ x² court’s COURT's 1er", &mut buf),
+            vec!["i\u{307}", "straße", "σοσ", "x²", "court", "court", "1er"]
+        );
+    }
 
     #[test]
     fn english_chain() {

@@ -4,9 +4,11 @@
 //!
 //! - [`Analyzer`] / [`Language`]: English (stop words, Snowball English) and French (stop words,
 //!   Snowball French, accents folded) chains.
-//! - [`Bm25Index`]: postings and exact document lengths; [`Bm25Index::search`] ranks the corpus,
-//!   [`Bm25Index::search_pool`] a pool, both with a bounded heap and ties broken by doc id the
-//!   trec_eval way.
+//! - [`Bm25Index`]: postings and exact document lengths, built on all cores (term ids, and so every
+//!   score bit, as a one-thread build gives them); [`Bm25Index::search`] ranks the corpus,
+//!   [`Bm25Index::search_batch`] many queries at once on all cores (the same results bit for bit),
+//!   [`Bm25Index::search_pool`] a pool, all with a bounded heap and ties broken by doc id the trec_eval
+//!   way.
 //! - [`Bm25Statistics`]: N, avgdl and df, from the corpus ([`CorpusStats`]) or from a pool
 //!   ([`PoolStats`]); [`idf`] and [`term_score`] are Lucene's (= bm25s `method="lucene"`) formulas.
 //! - [`Bm25Params`]: k1, b (0.9/0.4 by default, Anserini's; [`Bm25Params::robertson`] gives 1.2/0.75),

@@ -64,6 +64,14 @@ pub fn bm25_scores(split: &SplitData, dataset: &str) -> Vec<Vec<f64>> {
     let params = Bm25Params::default();
     let analyzer = Analyzer::new(params.language_of(dataset, split.language));
     let index = Bm25Index::build(analyzer, split.docs.iter().map(|d| (&d.doc, d.text.as_str())));
+    // Whole-corpus topics in one batch on all cores, every document deep (their candidates); pooled
+    // ones one by one.
+    let whole: Vec<usize> = (0..split.topics.len())
+        .filter(|&t| split.topics[t].pool.is_none())
+        .collect();
+    let depth = split.docs.len();
+    let queries: Vec<&str> = whole.iter().map(|&t| split.topics[t].text.as_str()).collect();
+    let mut whole_hits = index.search_batch(&queries, &params, depth).into_iter();
     (0..split.topics.len())
         .map(|t| {
             let topic = &split.topics[t];
@@ -73,7 +81,11 @@ pub fn bm25_scores(split: &SplitData, dataset: &str) -> Vec<Vec<f64>> {
                     let nums: Vec<u32> = p.iter().map(|&d| d as u32).collect();
                     index.search_pool(&topic.text, &nums, &params, params.idf, cands.len())
                 }
-                None => index.search(&topic.text, &params, cands.len()),
+                None => {
+                    let mut hits = whole_hits.next().unwrap_or_default();
+                    hits.truncate(cands.len());
+                    hits
+                }
             };
             let by_doc: HashMap<usize, f64> = hits
                 .iter()

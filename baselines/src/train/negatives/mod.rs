@@ -44,6 +44,14 @@ pub fn bm25_rankings(split: &SplitData, dataset: &str, depth: usize) -> Rankings
     let params = Bm25Params::default();
     let analyzer = Analyzer::new(params.language_of(dataset, split.language));
     let index = Bm25Index::build(analyzer, split.docs.iter().map(|d| (&d.doc, d.text.as_str())));
+    // Whole-corpus topics in one batch on all cores; pooled ones one by one.
+    let whole: Vec<&str> = split
+        .topics
+        .iter()
+        .filter(|t| t.pool.is_none())
+        .map(|t| t.text.as_str())
+        .collect();
+    let mut whole_hits = index.search_batch(&whole, &params, depth).into_iter();
     split
         .topics
         .iter()
@@ -53,7 +61,7 @@ pub fn bm25_rankings(split: &SplitData, dataset: &str, depth: usize) -> Rankings
                     let nums: Vec<u32> = p.iter().map(|&d| d as u32).collect();
                     index.search_pool(&t.text, &nums, &params, params.idf, depth)
                 }
-                None => index.search(&t.text, &params, depth),
+                None => whole_hits.next().unwrap_or_default(),
             };
             hits.iter()
                 .filter_map(|h| split.index.get(&h.doc).copied())
