@@ -60,8 +60,15 @@ pub fn cmd_eval(args: &EvalArgs, format: ReportFormat) -> Result<ExitCode> {
         extra_run_fields: true,
         ..ReadOptions::default()
     };
-    let qrels = Qrels::read(&args.qrels, &opts).context("reading the qrels")?;
-    let (run, notes) = Run::read_with_notes(&args.run, &opts).context("reading the run")?;
+    // The two files are read at once (the run, by far the larger, on all cores itself).
+    let (qrels, run) = std::thread::scope(|scope| {
+        let qrels = scope.spawn(|| Qrels::read(&args.qrels, &opts));
+        let run = Run::read_with_notes(&args.run, &opts);
+        let qrels = qrels.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (qrels, run)
+    });
+    let qrels = qrels.context("reading the qrels")?;
+    let (run, notes) = run.context("reading the run")?;
     if let Some(first) = notes.first_line_with_extra_fields {
         let n = notes.lines_with_extra_fields;
         let (lines, have) = if n == 1 {
@@ -88,6 +95,9 @@ pub fn cmd_eval(args: &EvalArgs, format: ReportFormat) -> Result<ExitCode> {
         ReportFormat::Json => render_json(&ev, args.per_topic)?,
     };
     print!("{out}");
+    // The process ends here: freeing a million hits one by one would cost a tenth of the command's
+    // time, and the operating system takes the memory back at once.
+    std::mem::forget((run, qrels, ev));
     Ok(ExitCode::SUCCESS)
 }
 
