@@ -6,6 +6,9 @@
 //!   one, as the `text` module documents ("a U+FEFF anywhere else is left alone"): line 1 is
 //!   `"\u{feff}"`, and `ByteLines` and `Lines` agree on every line. The fuzz target first assumed
 //!   no BOM could be left on line 1; the reader was right, the target's invariant was corrected.
+//! - `trec_run` (2026-11-25, 30-minute run): a topic id starting with U+FEFF on a later line was
+//!   accepted, and the run written back began with it, so reading that file dropped it as a byte-order
+//!   mark (the topic changed). Ids may not hold U+FEFF: the line is refused, naming file and line.
 
 use lexbench_core::text::{BOM, ByteLines, Lines};
 
@@ -29,4 +32,26 @@ fn a_second_leading_bom_is_text() {
         from_file.push((n, l.expect("UTF-8").to_owned()));
     }
     assert_eq!(from_file, want);
+}
+
+#[test]
+fn an_id_holding_a_byte_order_mark_is_refused() {
+    use lexbench_core::trec::{ReadOptions, Run};
+    // crash-2f33cca58f3155b72582561df362ac129e784691: a blank line, a line of spaces, then a run line
+    // whose topic starts with U+FEFF.
+    let bytes: &[u8] =
+        b"\n  \t\n\xef\xbb\xbf001-176768 Q0 001-157018:45 1 12.345678 m000.00001 bm20 \x0c\n\x0c\n\x0c\n\x0c";
+    let dir = std::env::temp_dir().join(format!("lexbench-fuzz-bom-id-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("run.trec");
+    std::fs::write(&p, bytes).unwrap();
+    let opts = ReadOptions {
+        extra_run_fields: true,
+        ..ReadOptions::default()
+    };
+    let err = Run::read(&p, &opts).unwrap_err().to_string();
+    assert!(err.contains("run.trec:3"), "{err}");
+    assert!(lexbench_core::TopicId::new("\u{feff}x").is_err());
+    assert!(lexbench_core::DocId::new("a\u{feff}").is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
 }
