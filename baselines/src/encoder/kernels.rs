@@ -331,6 +331,61 @@ fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |t| t.get())
 }
 
+/// `x (n, k) · R + bias` with `R` the `(k, m)` matrix read from `w` with `(column, row)` strides
+/// `rhs_strides` (`m = bias.len()`): the destination starts as `n` copies of the bias and one gemm
+/// accumulates into it, over the cores when the product is large. Callers check that `x` holds
+/// `n · k` values and `w` holds `k · m` values.
+fn gemm_into_bias(
+    x: &[f32],
+    w: &[f32],
+    rhs_strides: (usize, usize),
+    bias: &[f32],
+    n: usize,
+    k: usize,
+) -> Vec<f32> {
+    let m = bias.len();
+    assert!(
+        x.len() >= n * k && w.len() >= k * m,
+        "gemm_into_bias: inputs smaller than their shapes"
+    );
+    let mut out = Vec::with_capacity(n * m);
+    for _ in 0..n {
+        out.extend_from_slice(bias);
+    }
+    let threads = threads();
+    let parallelism = if threads > 1 && n * m * k >= 1 << 18 {
+        gemm::Parallelism::Rayon(threads)
+    } else {
+        gemm::Parallelism::None
+    };
+    // SAFETY: `out` is (n, m) row-major and `x` (n, k) row-major, both of the lengths asserted
+    // above; `w` holds k · m values and the strides the caller gives address each of them once.
+    unsafe {
+        gemm::gemm(
+            n,
+            m,
+            k,
+            out.as_mut_ptr(),
+            1,
+            m as isize,
+            true,
+            x.as_ptr(),
+            1,
+            k as isize,
+            w.as_ptr(),
+            rhs_strides.0 as isize,
+            rhs_strides.1 as isize,
+            1f32,
+            1f32,
+            false,
+            false,
+            false,
+            parallelism,
+        );
+    }
+    out
+}
+
 /// `x (n, k) · wt (k, m) + bias (m)`: the destination starts as `n` copies of the bias and the gemm
 /// accumulates into it.
 struct Linear;
@@ -358,40 +413,8 @@ impl CustomOp3 for Linear {
         if k != k2 || b.len() != m {
             candle_core::bail!("linear: ({n}, {k}) · ({k2}, {m}) + bias of {}", b.len());
         }
-        let mut out = Vec::with_capacity(n * m);
-        for _ in 0..n {
-            out.extend_from_slice(b);
-        }
-        let threads = threads();
-        let parallelism = if threads > 1 && n * m * k >= 1 << 18 {
-            gemm::Parallelism::Rayon(threads)
-        } else {
-            gemm::Parallelism::None
-        };
-        // SAFETY: `out` is (n, m) row-major, `x` (n, k) and `w` (k, m) row-major, as checked above.
-        unsafe {
-            gemm::gemm(
-                n,
-                m,
-                k,
-                out.as_mut_ptr(),
-                1,
-                m as isize,
-                true,
-                x.as_ptr(),
-                1,
-                k as isize,
-                w.as_ptr(),
-                1,
-                m as isize,
-                1f32,
-                1f32,
-                false,
-                false,
-                false,
-                parallelism,
-            );
-        }
+        // `wt` (k, m) row-major: element (kk, j) at kk·m + j.
+        let out = gemm_into_bias(x, w, (1, m), b, n, k);
         Ok((CpuStorage::F32(out), Shape::from((n, m))))
     }
 }
@@ -445,41 +468,8 @@ impl CustomOp3 for LinearTrain {
         if k != k2 || b.len() != m {
             candle_core::bail!("linear: ({n}, {k}) · ({m}, {k2})ᵀ + bias of {}", b.len());
         }
-        let mut out = Vec::with_capacity(n * m);
-        for _ in 0..n {
-            out.extend_from_slice(b);
-        }
-        let threads = threads();
-        let parallelism = if threads > 1 && n * m * k >= 1 << 18 {
-            gemm::Parallelism::Rayon(threads)
-        } else {
-            gemm::Parallelism::None
-        };
-        // SAFETY: `out` is (n, m) row-major and `x` (n, k) row-major, as checked above; `w` is
-        // (m, k) row-major, so wᵀ's element (kk, j) is at j·k + kk: column stride k, row stride 1.
-        unsafe {
-            gemm::gemm(
-                n,
-                m,
-                k,
-                out.as_mut_ptr(),
-                1,
-                m as isize,
-                true,
-                x.as_ptr(),
-                1,
-                k as isize,
-                w.as_ptr(),
-                k as isize,
-                1,
-                1f32,
-                1f32,
-                false,
-                false,
-                false,
-                parallelism,
-            );
-        }
+        // `w` (m, k) row-major, so wᵀ's element (kk, j) is at j·k + kk.
+        let out = gemm_into_bias(x, w, (k, 1), b, n, k);
         Ok((CpuStorage::F32(out), Shape::from((n, m))))
     }
 
