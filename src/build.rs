@@ -262,7 +262,7 @@ pub fn import_release_texts(
             missing.insert(item.clone(), (true, "no text file".into()));
             continue;
         };
-        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        let bytes = lexbench_parsers::judgment::read_file(&path)?;
         let source = path.display().to_string();
         match lexbench_parsers::judgment::parse(&bytes, &source, Some(item.clone())) {
             Ok(j) => {

@@ -107,7 +107,11 @@ pub enum Error {
         error: LineError,
     },
     /// The file is larger than the reader accepts (it was not read further).
-    #[error("{}: the file is larger than {max_bytes} bytes", path.display())]
+    #[error(
+        "{}: the file is larger than {}, the most this reader accepts",
+        path.display(),
+        crate::text::human_bytes(*max_bytes)
+    )]
     TooLarge {
         /// The file.
         path: PathBuf,

@@ -353,12 +353,18 @@ pub(crate) fn open_reader(path: &Path) -> Result<BufReader<File>> {
     Ok(BufReader::with_capacity(1 << 16, f))
 }
 
+/// The longest line [`read_jsonl`] reads: 64 MiB. A record of the project is a paragraph, a query,
+/// a pool or an article (the longest real one is a few hundred KB); a longer line is an error at its
+/// line, skipped unread.
+pub const MAX_JSONL_LINE_BYTES: usize = 64 << 20;
+
 /// Reads a JSON Lines file: one record per non-blank line. Errors name the file and line; a file with
 /// no records is an error ([`Error::Empty`]). A leading byte-order mark is removed and bytes that are
-/// not UTF-8 are an error at their line ([`crate::text::Lines`]).
+/// not UTF-8 are an error at their line ([`crate::text::Lines`]); a line is at most
+/// [`MAX_JSONL_LINE_BYTES`].
 pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     let mut out = Vec::new();
-    let mut lines = crate::text::Lines::open(path, None)?;
+    let mut lines = crate::text::Lines::open(path, Some(MAX_JSONL_LINE_BYTES))?;
     while let Some((line_no, line)) = lines.next_line()? {
         let at_line = |error| Error::Line {
             path: path.to_owned(),

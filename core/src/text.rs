@@ -86,27 +86,67 @@ pub fn text_from_bytes(bytes: Vec<u8>, path: &Path) -> Result<String> {
     Ok(text)
 }
 
-/// Reads a whole text file ([`text_from_bytes`]).
+/// The largest file [`read_text`] reads whole: 256 MiB. It reads the project's JSON files
+/// (manifests, splits, graphs, sidecars), CSV and TOML; the largest of them, a BSARD-size corpus in
+/// CSV, is about 30 MB.
+pub const MAX_TEXT_BYTES: usize = 256 << 20;
+
+/// Reads a whole text file ([`text_from_bytes`]) of at most [`MAX_TEXT_BYTES`] (a larger one is
+/// [`Error::TooLarge`]).
 pub fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(io_err(path))?;
-    text_from_bytes(bytes, path)
+    read_text_at_most(path, MAX_TEXT_BYTES)
+}
+
+/// [`Error::TooLarge`] when the file system says `path` holds more than `max_bytes` bytes; nothing
+/// when it does not say (a pipe) or cannot be asked (the reader that opens it reports that).
+pub fn check_size(path: &Path, max_bytes: usize) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && m.len() > max_bytes as u64 => Err(Error::TooLarge {
+            path: path.to_owned(),
+            max_bytes,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Reads a whole text file of at most `max_bytes` bytes ([`text_from_bytes`]); a larger file is
 /// [`Error::TooLarge`], found without reading more than `max_bytes + 1` bytes of it.
 pub fn read_text_at_most(path: &Path, max_bytes: usize) -> Result<String> {
+    text_from_bytes(read_bytes_at_most(path, max_bytes)?, path)
+}
+
+/// Reads a whole file of at most `max_bytes` bytes. A larger file is [`Error::TooLarge`]: found from
+/// its size before reading when the file system tells it, and otherwise (a pipe, a file growing while
+/// it is read) after reading at most `max_bytes + 1` bytes, so memory stays bounded either way.
+pub fn read_bytes_at_most(path: &Path, max_bytes: usize) -> Result<Vec<u8>> {
     let file = File::open(path).map_err(io_err(path))?;
-    let mut bytes = Vec::new();
+    let too_large = || Error::TooLarge {
+        path: path.to_owned(),
+        max_bytes,
+    };
+    let known = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    if known.is_some_and(|len| len > max_bytes as u64) {
+        return Err(too_large());
+    }
+    // The size the file system gave (capped), so that the usual read needs no reallocation.
+    let mut bytes = Vec::with_capacity(known.map_or(0, |len| len as usize + 1));
     file.take(max_bytes as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(io_err(path))?;
     if bytes.len() > max_bytes {
-        return Err(Error::TooLarge {
-            path: path.to_owned(),
-            max_bytes,
-        });
+        return Err(too_large());
     }
-    text_from_bytes(bytes, path)
+    Ok(bytes)
+}
+
+/// `n` bytes for a message: `64 MiB`, `16 KiB`, `1 GiB` when exact, the byte count otherwise.
+pub fn human_bytes(n: usize) -> String {
+    for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10)] {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
+            return format!("{} {unit}", n >> shift);
+        }
+    }
+    format!("{n} bytes")
 }
 
 /// A text file read line by line, for the line-oriented formats (TREC, JSON Lines).

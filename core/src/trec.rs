@@ -34,6 +34,12 @@ use crate::text::Lines;
 /// corrupt or hostile file from being read into memory as one line.
 pub const MAX_LINE_BYTES: usize = 4096;
 
+/// The largest qrels or run file the readers take: 1 GiB, about 30 million lines (an MS MARCO-size
+/// run of 7,000 queries × 1,000 documents is about 250 MB). A run is held in memory to be evaluated
+/// (peak memory is measured in the project's ARCHITECTURE.md, "Input limits"); the cap is checked
+/// from the file's size, before reading.
+pub const MAX_FILE_BYTES: usize = 1 << 30;
+
 /// The longest run tag (last column of a run), in bytes. The tag is copied into leaderboard entries.
 pub const MAX_TAG_BYTES: usize = 256;
 const _: () = assert!(MAX_TAG_BYTES == 256, "Run::write's message states the limit");
@@ -193,10 +199,7 @@ impl Run {
     /// Reads a run file, also returning what was accepted but worth a warning (lines with extra
     /// fields, when [`ReadOptions::extra_run_fields`] allows them).
     pub fn read_with_notes(path: &Path, opts: &ReadOptions) -> Result<(Self, ReadNotes)> {
-        let bytes = std::fs::read(path).map_err(|source| Error::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        let bytes = crate::text::read_bytes_at_most(path, MAX_FILE_BYTES)?;
         if crate::text::ByteLines::has_bom(&bytes) {
             crate::text::warn_bom(path);
         }
@@ -542,6 +545,7 @@ where
 {
     let mut records = 0usize;
     let mut notes = ReadNotes::default();
+    crate::text::check_size(path, MAX_FILE_BYTES)?;
     let mut lines = Lines::open(path, Some(MAX_LINE_BYTES))?;
     while let Some((line_no, line)) = lines.next_line()? {
         let at_line = |error| Error::Line {

@@ -7,13 +7,19 @@
 //! - bytes that are not UTF-8 are an error naming the file and the line (`FILE:LINE: not valid
 //!   UTF-8 …`), in every reader;
 //! - a TREC line longer than [`MAX_LINE_BYTES`] and a run tag longer than [`MAX_TAG_BYTES`] are
-//!   errors naming the file and line; the over-long line is not read whole first.
+//!   errors naming the file and line; the over-long line is not read whole first;
+//! - the size limits: a file over a whole-file reader's maximum ([`MAX_TEXT_BYTES`] for JSON and
+//!   text, [`MAX_FILE_BYTES`] for runs and qrels, any cap given to [`read_bytes_at_most`]) is
+//!   [`Error::TooLarge`] naming the file and the limit, found from its size (a hole of 1 GiB is not
+//!   read) or, where no size is known, after reading one byte past the cap; a JSON Lines line over
+//!   [`MAX_JSONL_LINE_BYTES`] is an error at its line, not held in memory.
 
 use std::path::PathBuf;
 
-use lexbench_core::text::read_text;
-use lexbench_core::trec::{MAX_LINE_BYTES, MAX_TAG_BYTES};
-use lexbench_core::{LineError, Measure, PoolSizes, Qrels, ReadOptions, Run, TopicId, evaluate};
+use lexbench_core::io::{MAX_JSONL_LINE_BYTES, read_json, read_jsonl};
+use lexbench_core::text::{MAX_TEXT_BYTES, human_bytes, read_bytes_at_most, read_text};
+use lexbench_core::trec::{MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_TAG_BYTES};
+use lexbench_core::{Error, LineError, Measure, PoolSizes, Qrels, ReadOptions, Run, TopicId, evaluate};
 
 fn write(name: &str, bytes: &[u8]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lexbench-text-input-{}", std::process::id()));
@@ -156,4 +162,99 @@ fn over_long_lines_and_tags_name_file_and_line() {
     );
     let p = write("tag-ok.run", format!("q1 Q0 d1 1 1.0 {ok_tag}\n").as_bytes());
     assert_eq!(Run::read(&p, &ReadOptions::default()).unwrap().tag, ok_tag);
+}
+
+/// A file of `len` bytes that is a hole (no disk space, nothing to read but zeros).
+fn hole(name: &str, len: u64) -> PathBuf {
+    let p = write(name, b"");
+    std::fs::File::options()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_len(len)
+        .unwrap();
+    p
+}
+
+fn too_large(err: Error, path: &std::path::Path, max: usize) {
+    let msg = err.to_string();
+    assert!(
+        matches!(&err, Error::TooLarge { path: p, max_bytes } if p == path && *max_bytes == max),
+        "{err:?}"
+    );
+    assert!(
+        msg.contains(&path.display().to_string()) && msg.contains(&human_bytes(max)),
+        "{msg}"
+    );
+}
+
+#[test]
+fn files_over_a_readers_maximum_are_refused_by_size() {
+    assert_eq!(human_bytes(64 << 20), "64 MiB");
+    assert_eq!(human_bytes(1 << 30), "1 GiB");
+    assert_eq!(human_bytes(16 * 1024), "16 KiB");
+    assert_eq!(human_bytes(1000), "1000 bytes");
+    assert_eq!(human_bytes((1 << 20) + 1), "1048577 bytes");
+
+    // At the cap it is read; one byte over, refused; with no size known (a pipe), refused too.
+    let p = write("cap.bin", &[7u8; 100]);
+    assert_eq!(read_bytes_at_most(&p, 100).unwrap(), vec![7u8; 100]);
+    too_large(read_bytes_at_most(&p, 99).unwrap_err(), &p, 99);
+    #[cfg(unix)]
+    {
+        let fifo = std::env::temp_dir().join(format!("lexbench-text-input-fifo-{}", std::process::id()));
+        let _ = std::fs::remove_file(&fifo);
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let mut f = std::fs::File::options().write(true).open(&fifo).unwrap();
+                // The reader stops after 51 bytes: a broken pipe later is expected.
+                let _ = f.write_all(&[1u8; 4096]);
+            })
+        };
+        too_large(read_bytes_at_most(&fifo, 50).unwrap_err(), &fifo, 50);
+        writer.join().unwrap();
+        let _ = std::fs::remove_file(&fifo);
+    }
+
+    // Runs and qrels: 1 GiB and one byte, refused without reading it (it is all zeros: read, it
+    // would be a NUL-filled line error instead).
+    let big = hole("huge.trec", MAX_FILE_BYTES as u64 + 1);
+    too_large(
+        Run::read(&big, &ReadOptions::default()).unwrap_err(),
+        &big,
+        MAX_FILE_BYTES,
+    );
+    too_large(
+        Qrels::read(&big, &ReadOptions::default()).unwrap_err(),
+        &big,
+        MAX_FILE_BYTES,
+    );
+    // JSON and whole text files.
+    let big = hole("huge.json", MAX_TEXT_BYTES as u64 + 1);
+    too_large(read_text(&big).unwrap_err(), &big, MAX_TEXT_BYTES);
+    too_large(
+        read_json::<serde_json::Value>(&big).unwrap_err(),
+        &big,
+        MAX_TEXT_BYTES,
+    );
+    let _ = std::fs::remove_file(&big);
+}
+
+#[test]
+fn a_json_lines_line_over_the_maximum_is_an_error_at_its_line() {
+    let mut bytes = b"{\"a\": 1}\n\"".to_vec();
+    bytes.resize(bytes.len() + MAX_JSONL_LINE_BYTES, b'x');
+    bytes.extend_from_slice(b"\"\n{\"a\": 3}\n");
+    let p = write("long-line.jsonl", &bytes);
+    drop(bytes);
+    let err = read_jsonl::<serde_json::Value>(&p).unwrap_err();
+    assert!(
+        matches!(err.line_error(), Some((2, LineError::LineTooLong { max })) if *max == MAX_JSONL_LINE_BYTES),
+        "{err:?}"
+    );
+    let _ = std::fs::remove_file(&p);
 }

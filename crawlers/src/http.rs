@@ -71,6 +71,10 @@ pub struct HttpConfig {
     pub backoff_max: Duration,
     /// How often an empty 200 body is retried before it is accepted as empty (default 2).
     pub empty_retries: u32,
+    /// The largest body accepted, in bytes (default 64 MiB, the largest judgment or guide the parsers
+    /// take). A longer one fails at once, without retries, having read no more than this: told by
+    /// `Content-Length` before reading, or while reading when the server does not send it.
+    pub max_body_bytes: u64,
 }
 
 impl Default for HttpConfig {
@@ -87,6 +91,7 @@ impl Default for HttpConfig {
             backoff_base: Duration::from_secs(1),
             backoff_max: Duration::from_secs(120),
             empty_retries: 2,
+            max_body_bytes: 64 << 20,
         }
     }
 }
@@ -105,6 +110,9 @@ impl HttpConfig {
         }
         if self.user_agent.trim().is_empty() {
             return Err(Error::Config("the User-Agent must not be empty".into()));
+        }
+        if self.max_body_bytes == 0 {
+            return Err(Error::Config("the largest body must be at least 1 byte".into()));
         }
         if self.timeout.is_zero() {
             return Err(Error::Config("the timeout must be positive".into()));
@@ -180,6 +188,11 @@ fn install_crypto_provider() {
 
 enum Attempt {
     Done(Response),
+    /// Not worth another attempt (a body over the cap).
+    Fail {
+        status: Option<u16>,
+        reason: String,
+    },
     Retry {
         status: Option<u16>,
         reason: String,
@@ -278,6 +291,13 @@ impl PoliteClient {
                     }
                 }
                 Attempt::Retry { status, reason, wait } => (status, reason, wait),
+                Attempt::Fail { status, reason } => {
+                    return Err(Failure {
+                        status,
+                        reason,
+                        attempts,
+                    });
+                }
             };
             if attempts > self.cfg.max_retries {
                 return Err(Failure {
@@ -333,21 +353,44 @@ impl PoliteClient {
                 wait: retry_after,
             };
         }
-        match resp.bytes().await {
-            Ok(body) => Attempt::Done(Response {
-                status,
-                content_type,
-                etag,
-                last_modified,
-                body: body.to_vec(),
-                attempts: n,
-            }),
-            Err(e) => Attempt::Retry {
-                status: Some(status),
-                reason: format!("body cut short: {}", describe(&e)),
-                wait: None,
-            },
+        let max = self.cfg.max_body_bytes;
+        let too_large = |what: String| Attempt::Fail {
+            status: Some(status),
+            reason: format!("the body is {what}, larger than the {max} bytes accepted (max_body_bytes)"),
+        };
+        if let Some(len) = resp.content_length()
+            && len > max
+        {
+            return too_large(format!("{len} bytes (Content-Length)"));
         }
+        let mut resp = resp;
+        let mut body = Vec::with_capacity(resp.content_length().unwrap_or(0) as usize);
+        loop {
+            match resp.chunk().await {
+                Ok(Some(chunk)) => {
+                    if (body.len() + chunk.len()) as u64 > max {
+                        return too_large(format!("over {max} bytes"));
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    return Attempt::Retry {
+                        status: Some(status),
+                        reason: format!("body cut short: {}", describe(&e)),
+                        wait: None,
+                    };
+                }
+            }
+        }
+        Attempt::Done(Response {
+            status,
+            content_type,
+            etag,
+            last_modified,
+            body,
+            attempts: n,
+        })
     }
 }
 

@@ -635,3 +635,68 @@ async fn retry_after_is_honoured() {
     assert_eq!(*waits.0.lock().unwrap(), vec![Duration::from_secs(1)]);
     assert_eq!(server.log()[0].status, 429);
 }
+
+/// A body over `max_body_bytes` fails at once (no retries), told by `Content-Length` (the fake
+/// server sends it) or, from a server that does not send it, while reading; at the cap it is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_over_the_cap_fails_without_retries() {
+    let body = vec![b'x'; 5000];
+    let mut cfg = FakeConfig::default();
+    cfg.files.insert(
+        "/big.bin".into(),
+        ("application/octet-stream".into(), body.clone()),
+    );
+    let server = FakeServer::start(cfg).await.unwrap();
+    let url = format!("{}/big.bin", server.base_url());
+    let capped = |max| {
+        PoliteClient::new(HttpConfig {
+            max_body_bytes: max,
+            ..fast()
+        })
+        .unwrap()
+    };
+    let err = capped(4999).get(&url).await.unwrap_err();
+    assert_eq!(err.attempts, 1, "{err:?}");
+    assert_eq!(err.status, Some(200));
+    assert!(
+        err.reason.contains("5000 bytes (Content-Length)") && err.reason.contains("4999 bytes"),
+        "{}",
+        err.reason
+    );
+    assert_eq!(capped(5000).get(&url).await.unwrap().body, body);
+
+    // Without Content-Length: the body runs to the connection's close.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let served = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for _ in 0..2 {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut req = [0u8; 4096];
+            let _ = s.read(&mut req).unwrap();
+            s.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n")
+                .unwrap();
+            // Written in pieces, so that the client sees several chunks.
+            for piece in [vec![b'y'; 3000], vec![b'y'; 3000]] {
+                if s.write_all(&piece).is_err() {
+                    break;
+                }
+                let _ = s.flush();
+            }
+        }
+    });
+    let url = format!("http://{addr}/stream");
+    let err = capped(4096).get(&url).await.unwrap_err();
+    assert_eq!(err.attempts, 1, "{err:?}");
+    assert!(err.reason.contains("over 4096 bytes"), "{}", err.reason);
+    assert_eq!(capped(6000).get(&url).await.unwrap().body.len(), 6000);
+    served.join().unwrap();
+    assert!(
+        HttpConfig {
+            max_body_bytes: 0,
+            ..HttpConfig::default()
+        }
+        .validate()
+        .is_err()
+    );
+}

@@ -46,6 +46,7 @@ pub struct Report {
 
 /// Checks the run file at `path` against `view`; `Err(Error::Rejected)` lists every problem found.
 pub fn validate_run(path: &Path, view: &DatasetView) -> Result<Report> {
+    lexbench_core::text::check_size(path, lexbench_core::trec::MAX_FILE_BYTES)?;
     let mut lines = Lines::open(path, Some(MAX_LINE_BYTES))?;
     let mut problems = Vec::new();
     let mut report = Report::default();

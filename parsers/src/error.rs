@@ -14,6 +14,23 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// The input is larger than the reader accepts ([`crate::judgment::MAX_INPUT_BYTES`],
+    /// [`crate::guide::MAX_INPUT_BYTES`]); it was not parsed.
+    #[error(
+        "{source_name}: {} is larger than {}, the most a {what} may be",
+        lexbench_core::text::human_bytes(*size),
+        lexbench_core::text::human_bytes(*max_bytes)
+    )]
+    TooLarge {
+        /// The document (file name or itemid).
+        source_name: String,
+        /// What it was read as ("judgment", "guide").
+        what: &'static str,
+        /// Its size in bytes.
+        size: usize,
+        /// The most the reader accepts.
+        max_bytes: usize,
+    },
     /// The input is not a judgment in a supported format (told by content: a PDF, binary data, …).
     #[error("{source_name}: {found}, not a judgment (expected DOCX, HTML or text{note})")]
     NotAJudgment {
@@ -24,6 +41,19 @@ pub enum Error {
         /// More about why, starting with `; ` (or empty).
         note: &'static str,
     },
+}
+
+/// [`Error::TooLarge`] when `bytes` is longer than `max_bytes`.
+pub(crate) fn check_size(bytes: &[u8], max_bytes: usize, source: &str, what: &'static str) -> Result<()> {
+    if bytes.len() > max_bytes {
+        return Err(Error::TooLarge {
+            source_name: source.to_owned(),
+            what,
+            size: bytes.len(),
+            max_bytes,
+        });
+    }
+    Ok(())
 }
 
 /// `Result` with [`Error`].

@@ -12,7 +12,10 @@
 //!   an empty file) with an error naming the file and what it looks like;
 //! - a mutation smoke test (a stand-in for the fuzz target, deterministic so it runs in CI): for every
 //!   DOCX fixture, `word/document.xml` truncated, with byte ranges deleted, duplicated or overwritten,
-//!   and the zip bytes themselves damaged, never make either parser panic; the same for HTML.
+//!   and the zip bytes themselves damaged, never make either parser panic; the same for HTML;
+//! - input one byte over [`MAX_INPUT_BYTES`] is [`lexbench_parsers::Error::TooLarge`] in every
+//!   judgment parser and in the guide parsers (their own cap), naming the source and the limit; at the
+//!   cap it is parsed (and refused for what it is, not for its size).
 #![allow(missing_docs, clippy::unwrap_used)]
 
 mod judgment_common;
@@ -20,7 +23,7 @@ mod judgment_common;
 use std::io::{Read, Write};
 
 use judgment_common::{docx_fixtures, name};
-use lexbench_parsers::judgment::{parse, parse_docx, parse_html};
+use lexbench_parsers::judgment::{MAX_INPUT_BYTES, parse, parse_docx, parse_html, parse_text};
 
 fn zip_with(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
@@ -373,4 +376,50 @@ fn what_is_not_a_judgment_is_refused_by_content() {
     // Text in a legacy 8-bit encoding with markup is still HTML (the reader replaces invalid bytes).
     let j = parse(b"<p>PROCEDURE</p><p>1. Caf\xe9.</p>", "latin.html", None).unwrap();
     assert!(j.warnings.iter().any(|w| w.code == "invalid_utf8"));
+}
+
+#[test]
+fn input_over_the_maximum_is_refused_by_every_parser() {
+    use lexbench_core::GuideId;
+    use lexbench_parsers::{Error, guide};
+    let mut bytes = vec![b'a'; MAX_INPUT_BYTES + 1];
+    bytes[..2].copy_from_slice(b"PK");
+    fn too_large<T>(r: Result<T, Error>, what: &str) {
+        match r {
+            Err(e @ Error::TooLarge { .. }) => {
+                let msg = e.to_string();
+                assert!(
+                    msg.starts_with("big.src: ") && msg.contains("64 MiB, the most a"),
+                    "{msg}"
+                );
+                assert!(msg.contains(what), "{msg}");
+            }
+            Err(e) => panic!("not TooLarge: {e}"),
+            Ok(_) => panic!("parsed"),
+        }
+    }
+    too_large(parse(&bytes, "big.src", None), "judgment");
+    too_large(parse_docx(&bytes, "big.src", None), "judgment");
+    too_large(parse_html(&bytes, "big.src", None), "judgment");
+    too_large(parse_text(&bytes, "big.src", None), "judgment");
+    assert_eq!(
+        guide::MAX_INPUT_BYTES,
+        MAX_INPUT_BYTES,
+        "the test reuses one buffer"
+    );
+    let id = GuideId::new("guide_big_eng").unwrap();
+    too_large(guide::parse_pdf("big.src", id.clone(), &bytes), "guide");
+    let text = String::from_utf8(bytes).unwrap();
+    too_large(guide::parse_text("big.src", id.clone(), &text), "guide");
+    let (a, b) = text.split_at(MAX_INPUT_BYTES / 2);
+    too_large(
+        guide::parse_pages("big.src", id, &[(None, a), (Some(2), b)]),
+        "guide",
+    );
+    // At the cap: a zip that is not one, refused as such.
+    let at_cap = &text.as_bytes()[..MAX_INPUT_BYTES];
+    assert!(matches!(
+        parse_docx(at_cap, "big.src", None),
+        Err(Error::Invalid { .. })
+    ));
 }

@@ -47,13 +47,21 @@ fn read_input(file: Option<&PathBuf>) -> Result<(String, String)> {
     let (name, bytes) = match file.filter(|f| f.as_os_str() != "-") {
         Some(path) => (
             path.display().to_string(),
-            std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
+            lexbench_parsers::guide::read_file(path)?,
         ),
         None => {
+            let max = lexbench_parsers::guide::MAX_INPUT_BYTES;
             let mut bytes = Vec::new();
             std::io::stdin()
+                .take(max as u64 + 1)
                 .read_to_end(&mut bytes)
                 .context("reading standard input")?;
+            if bytes.len() > max {
+                anyhow::bail!(
+                    "standard input: the text is larger than {}, the most a guide may be",
+                    lexbench_core::text::human_bytes(max)
+                );
+            }
             ("standard input".to_owned(), bytes)
         }
     };

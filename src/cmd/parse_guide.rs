@@ -60,7 +60,7 @@ fn load_meta(dir: &Path) -> Result<resolve::Metadata> {
 
 fn parse_file(path: &Path) -> Result<ParsedGuide> {
     let id = guide_id(path)?;
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = guide::read_file(path)?;
     let name = path.display().to_string();
     let parsed =
         if bytes.starts_with(b"%PDF") || path.extension().is_some_and(|e| e.eq_ignore_ascii_case("pdf")) {

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use lexbench_core::Judgment;
 use lexbench_parsers::judgment;
@@ -28,7 +28,7 @@ pub struct ParseJudgmentArgs {
 }
 
 fn parse_file(path: &Path) -> Result<Judgment> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = judgment::read_file(path)?;
     let name = path.display().to_string();
     let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     Ok(judgment::parse(

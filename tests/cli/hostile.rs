@@ -18,7 +18,10 @@
 //!   short, empty text, a table of contents without a body), model folders (`run dense`: garbage
 //!   `config.json`, truncated weights, no `tokenizer.json`), built datasets (`run bm25`, `stats`: a
 //!   corrupted JSONL line, a deleted file, a file edited behind its manifest) and names (`submit
-//!   --name`, `build ecthr --name`: `../x`, `a/b`, empty, a newline, 10,000 characters).
+//!   --name`, `build ecthr --name`: `../x`, `a/b`, empty, a newline, 10,000 characters);
+//! - the size limits (ARCHITECTURE.md, "Input limits"): a judgment or guide one byte over 64 MiB, a
+//!   run or qrels one byte over 1 GiB, each refused by size before being read, naming the file and
+//!   the limit.
 //!
 //! Cases that other modules already assert are not repeated: non-UTF-8 and missing runs and qrels
 //! (`eval.rs`, `run_submit.rs`), a damaged zip, plain text, an empty body, a PDF and 50 MB of random
@@ -638,7 +641,7 @@ fn judgments() {
         "a directory",
         None,
         &["parse", "judgment", &d],
-        fails(2, &[&format!("reading {d}"), "Is a directory"]),
+        fails(2, &[&format!("error: {d}: "), "Is a directory"]),
     ));
     run_table("judgments", &cases);
     let _ = std::fs::remove_dir_all(&dir);
@@ -730,7 +733,7 @@ fn guides() {
         "a directory",
         None,
         &["parse", "guide", &d],
-        fails(2, &[&format!("reading {d}"), "Is a directory"]),
+        fails(2, &[&format!("error: {d}: "), "Is a directory"]),
     ));
     run_table("guides", &cases);
     let _ = std::fs::remove_dir_all(&dir);
@@ -1065,4 +1068,100 @@ fn fifty_megabytes_of_random_bytes() {
     ];
     run_table("50 MB of random bytes", &cases);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A file of `len` bytes that takes no disk space (a hole), for the size limits: each reader must
+/// refuse it from its size, before reading.
+fn sparse(path: &Path, len: u64) -> String {
+    let f = std::fs::File::create(path).unwrap();
+    f.set_len(len).unwrap();
+    s(path)
+}
+
+/// One byte over each reader's documented maximum (ARCHITECTURE.md, "Input limits"): a judgment or a
+/// guide over `MAX_INPUT_BYTES` (64 MiB), a run or qrels over `trec::MAX_FILE_BYTES` (1 GiB). Every
+/// one is refused naming the file and the limit, without being read (the files are holes).
+#[test]
+fn inputs_over_the_documented_limits() {
+    use lexbench_core::trec::MAX_FILE_BYTES;
+    use lexbench_parsers::{guide, judgment};
+    let root = scratch("limits");
+    let data = root.join("data");
+    sample_data(&data);
+    let dir = root.join("in");
+    std::fs::create_dir_all(&dir).unwrap();
+    let over = |n: usize| n as u64 + 1;
+    let docx = sparse(&dir.join("001-999999.docx"), over(judgment::MAX_INPUT_BYTES));
+    let text = sparse(&dir.join("001-999998.txt"), over(judgment::MAX_INPUT_BYTES));
+    let pdf = sparse(&dir.join("guide_big_eng.pdf"), over(guide::MAX_INPUT_BYTES));
+    let gtext = sparse(&dir.join("guide_big_eng.txt"), over(guide::MAX_INPUT_BYTES));
+    let run = sparse(&dir.join("huge.trec"), over(MAX_FILE_BYTES));
+    let qrels = sparse(&dir.join("huge.qrels"), over(MAX_FILE_BYTES));
+    let at_most = |what: &str| format!("larger than {what}, the most this reader accepts");
+    let (mib64, gib1) = (at_most("64 MiB"), at_most("1 GiB"));
+    let sample_run = s(&data.join("runs/ecthr/test/bm25.trec"));
+    let sample_qrels = s(&data.join("datasets/ecthr/qrels/test.tsv"));
+    let cases = vec![
+        Case::new(
+            "parse judgment: DOCX over 64 MiB",
+            None,
+            &["parse", "judgment", &docx],
+            fails(2, &[&docx, &mib64]),
+        ),
+        Case::new(
+            "parse judgment: text over 64 MiB",
+            None,
+            &["parse", "judgment", &text],
+            fails(2, &[&text, &mib64]),
+        ),
+        Case::new(
+            "parse guide: PDF over 64 MiB",
+            None,
+            &["parse", "guide", &pdf],
+            fails(2, &[&pdf, &mib64]),
+        ),
+        Case::new(
+            "parse guide: text over 64 MiB",
+            None,
+            &["parse", "guide", &gtext],
+            fails(2, &[&gtext, &mib64]),
+        ),
+        Case::new(
+            "parse citations: text over 64 MiB",
+            None,
+            &["parse", "citations", &gtext],
+            fails(2, &[&gtext, &mib64]),
+        ),
+        Case::new(
+            "eval: run over 1 GiB",
+            None,
+            &["eval", &run, &sample_qrels],
+            fails(2, &[&run, &gib1]),
+        ),
+        Case::new(
+            "eval: qrels over 1 GiB",
+            None,
+            &["eval", &sample_run, &qrels],
+            fails(2, &[&qrels, &gib1]),
+        ),
+        Case {
+            name: "submit: run over 1 GiB".into(),
+            data: Some(data.clone()),
+            args: [
+                "submit",
+                &run,
+                "--dataset",
+                "ecthr",
+                "--split",
+                "test",
+                "--name",
+                "huge",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            expect: fails(2, &[&run, &gib1]),
+        },
+    ];
+    run_table("inputs over the documented limits", &cases);
+    let _ = std::fs::remove_dir_all(&root);
 }

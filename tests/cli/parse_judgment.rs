@@ -162,7 +162,7 @@ fn bad_input_names_the_file_and_exits_2() {
     let out = lexbench_no_data(&["parse", "judgment", "--format", "jsonl", missing, &good]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains(&format!("error: reading {missing}")),
+        stderr(&out).contains(&format!("error: {missing}: No such file")),
         "{}",
         stderr(&out)
     );

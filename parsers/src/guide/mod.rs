@@ -106,18 +106,48 @@ pub struct ParsedGuide {
     pub cited_cases_text: Option<String>,
 }
 
+/// The largest guide the readers take, in bytes (a PDF, or its extracted text): 64 MiB.
+///
+/// The Court's case-law guides are PDFs of a few MB at most (the largest among the fixtures is
+/// 0.8 MB, the longest extracted text 0.23 MB); the cap is far above any real one and keeps a wrong
+/// file from being parsed at all. Peak memory measured on 50 MB inputs is in the project's
+/// ARCHITECTURE.md ("Input limits"). [`parse_text`], [`parse_pages`] (all pages together) and
+/// [`parse_pdf`] refuse larger input with [`crate::Error::TooLarge`]; [`read_file`] reads no more
+/// than the cap.
+pub const MAX_INPUT_BYTES: usize = 64 << 20;
+
+/// Reads a guide file (PDF or text) of at most [`MAX_INPUT_BYTES`] (a larger one is
+/// [`lexbench_core::Error::TooLarge`], found before reading it).
+///
+/// # Errors
+/// The file cannot be read, or is too large.
+pub fn read_file(path: &std::path::Path) -> lexbench_core::Result<Vec<u8>> {
+    lexbench_core::text::read_bytes_at_most(path, MAX_INPUT_BYTES)
+}
+
 /// Parses extracted text whose pages are separated by form feeds.
 pub fn parse_text(source_name: &str, id: GuideId, text: &str) -> Result<ParsedGuide> {
+    crate::error::check_size(text.as_bytes(), MAX_INPUT_BYTES, source_name, "guide")?;
     build(source_name, id, text::clean_text(text), None)
 }
 
 /// Parses pages given as (printed page number if known, text) — e.g. a CSV of page texts.
 pub fn parse_pages(source_name: &str, id: GuideId, pages: &[(Option<u32>, &str)]) -> Result<ParsedGuide> {
+    let size: usize = pages.iter().map(|(_, t)| t.len()).sum();
+    if size > MAX_INPUT_BYTES {
+        return Err(crate::Error::TooLarge {
+            source_name: source_name.to_owned(),
+            what: "guide",
+            size,
+            max_bytes: MAX_INPUT_BYTES,
+        });
+    }
     build(source_name, id, text::clean_pages(pages), None)
 }
 
 /// Parses a guide PDF: pages through pdf-extract, hierarchy from the outline when there is one.
 pub fn parse_pdf(source_name: &str, id: GuideId, bytes: &[u8]) -> Result<ParsedGuide> {
+    crate::error::check_size(bytes, MAX_INPUT_BYTES, source_name, "guide")?;
     let doc = pdf::read(source_name, bytes)?;
     let pages: Vec<(Option<u32>, &str)> = doc.pages.iter().map(|p| (None, p.as_str())).collect();
     let mut parsed = build(source_name, id, text::clean_pages(&pages), doc.outline.as_deref())?;

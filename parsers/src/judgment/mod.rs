@@ -43,6 +43,25 @@ pub enum Format {
     Other(&'static str),
 }
 
+/// The largest judgment the readers take, in bytes, whatever its format (DOCX, HTML, text): 64 MiB.
+///
+/// HUDOC's longest judgments are a few MB (the largest DOCX among the fixtures is 0.24 MB, the
+/// longest plain text 0.22 MB); the cap is far above any real one and keeps a wrong file (a disk
+/// image, a dump) from being parsed at all. Parsing stays bounded below it: peak memory measured
+/// on 50 MB inputs is in the project's ARCHITECTURE.md ("Input limits"). [`parse`] and the
+/// format-specific parsers refuse larger input with [`crate::Error::TooLarge`]; [`read_file`] reads no
+/// more than the cap.
+pub const MAX_INPUT_BYTES: usize = 64 << 20;
+
+/// Reads a judgment file of at most [`MAX_INPUT_BYTES`] (a larger one is
+/// [`lexbench_core::Error::TooLarge`], found before reading it).
+///
+/// # Errors
+/// The file cannot be read, or is too large.
+pub fn read_file(path: &std::path::Path) -> lexbench_core::Result<Vec<u8>> {
+    lexbench_core::text::read_bytes_at_most(path, MAX_INPUT_BYTES)
+}
+
 /// How much of the start of a file is searched for markup.
 const SNIFF_LEN: usize = 64 * 1024;
 
@@ -143,9 +162,11 @@ pub fn item_from_file_name(name: &str) -> Option<ItemId> {
 /// Parses a HUDOC DOCX judgment. `source` names the document in errors and warnings.
 ///
 /// # Errors
-/// [`crate::Error::Invalid`] when the bytes are not a zip, hold no `word/document.xml`, the XML is
+/// [`crate::Error::TooLarge`] over [`MAX_INPUT_BYTES`]; [`crate::Error::Invalid`] when the bytes are
+/// not a zip, hold no `word/document.xml`, the XML is
 /// broken or truncated (an element left open at the end), or the body is empty.
 pub fn parse_docx(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgment> {
+    crate::error::check_size(bytes, MAX_INPUT_BYTES, source, "judgment")?;
     let blocks = docx::blocks(bytes, source)?;
     let meta = Meta {
         source,
@@ -160,6 +181,7 @@ pub fn parse_docx(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Ju
 /// # Errors
 /// [`crate::Error::Invalid`] when the bytes hold no markup or no text.
 pub fn parse_html(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgment> {
+    crate::error::check_size(bytes, MAX_INPUT_BYTES, source, "judgment")?;
     let (blocks, lossy) = html::blocks(bytes, source)?;
     let mut warnings = Vec::new();
     if lossy {
@@ -186,6 +208,7 @@ pub fn parse_html(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Ju
 /// (prose, a list, an error page saved as text): a judgment without paragraphs is nothing to
 /// retrieve. [`crate::Error::Invalid`] when it has no text at all.
 pub fn parse_text(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgment> {
+    crate::error::check_size(bytes, MAX_INPUT_BYTES, source, "judgment")?;
     let read = text::blocks(bytes, source);
     let mut warnings = Vec::new();
     if let Some(line) = read.invalid_utf8_line {
@@ -228,6 +251,7 @@ pub fn parse_text(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Ju
 /// As [`parse_docx`], [`parse_html`] or [`parse_text`]; [`crate::Error::NotAJudgment`] for anything
 /// that is none of them (a PDF, binary data, an empty file).
 pub fn parse(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgment> {
+    crate::error::check_size(bytes, MAX_INPUT_BYTES, source, "judgment")?;
     match detect(bytes) {
         Format::Docx => parse_docx(bytes, source, item),
         Format::Html => parse_html(bytes, source, item),
