@@ -8,6 +8,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use compact_str::CompactString;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::{Error, Result};
@@ -69,8 +70,10 @@ pub fn check_name<'a>(kind: &'static str, value: &'a str) -> Result<&'a str> {
     }
 }
 
-/// Implements `Display`, `FromStr`, `AsRef<str>` and string serde for a `String` newtype with a
-/// `fn validate(&str) -> Result<()>`.
+/// Implements `new`, `as_str`, `Display`, `FromStr`, `Borrow<str>`, `AsRef<str>` and string serde
+/// for a newtype with a `fn validate(&str) -> Result<()>`: over a `String` (`string_id!(Name)`) or,
+/// for the ids that runs hold by the million, over a [`CompactString`] (`string_id!(Name, compact)`:
+/// ids of up to 24 bytes are stored inline, so creating, cloning and dropping one allocates nothing).
 macro_rules! string_id {
     ($name:ident) => {
         impl $name {
@@ -80,7 +83,48 @@ macro_rules! string_id {
                 Self::validate(&s)?;
                 Ok(Self(s))
             }
+        }
 
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                Self::new(s).map_err(serde::de::Error::custom)
+            }
+        }
+
+        string_id!(@common $name);
+    };
+    ($name:ident, compact) => {
+        impl $name {
+            /// Validates and wraps `s` (copied: inline when it is at most 24 bytes long).
+            pub fn new(s: impl AsRef<str>) -> Result<Self> {
+                let s = s.as_ref();
+                Self::validate(s)?;
+                Ok(Self(CompactString::new(s)))
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                struct Visit;
+                impl serde::de::Visitor<'_> for Visit {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("a string")
+                    }
+                    // Borrowed or transient, the text is copied once, without a `String` between.
+                    fn visit_str<E: serde::de::Error>(self, s: &str) -> std::result::Result<$name, E> {
+                        $name::new(s).map_err(E::custom)
+                    }
+                }
+                d.deserialize_str(Visit)
+            }
+        }
+
+        string_id!(@common $name);
+    };
+    (@common $name:ident) => {
+        impl $name {
             /// The id as it is written in files.
             pub fn as_str(&self) -> &str {
                 &self.0
@@ -115,13 +159,6 @@ macro_rules! string_id {
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
                 s.serialize_str(&self.0)
-            }
-        }
-
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-                let s = String::deserialize(d)?;
-                Self::new(s).map_err(serde::de::Error::custom)
             }
         }
     };
@@ -232,9 +269,10 @@ impl TopicId {
 string_id!(TopicId);
 
 /// A retrievable unit's id as it appears in runs and qrels: a paragraph (`001-175180:127`), an
-/// article (`1234`), or any other whitespace-free token.
+/// article (`1234`), or any other whitespace-free token. Ids of up to 24 bytes (every paragraph and
+/// article id) are held inline: a run of a million hits allocates nothing for them.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct DocId(String);
+pub struct DocId(CompactString);
 
 impl DocId {
     fn validate(s: &str) -> Result<()> {
@@ -249,7 +287,7 @@ impl DocId {
         }
     }
 }
-string_id!(DocId);
+string_id!(DocId, compact);
 
 /// A paragraph of a judgment: the judgment's itemid and the paragraph's printed number (`§ 127`).
 /// Written `001-175180:127`.
@@ -269,7 +307,10 @@ impl ParagraphId {
 
     /// This paragraph as a run/qrels document id.
     pub fn doc_id(&self) -> DocId {
-        DocId(self.to_string())
+        use std::fmt::Write;
+        let mut s = CompactString::default();
+        write!(s, "{self}").expect("writing to a string cannot fail");
+        DocId(s)
     }
 }
 
@@ -341,7 +382,7 @@ impl ArticleId {
 
     /// This article as a run/qrels document id.
     pub fn doc_id(&self) -> DocId {
-        DocId(self.0.clone())
+        DocId(CompactString::new(&self.0))
     }
 }
 string_id!(ArticleId);
