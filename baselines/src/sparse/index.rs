@@ -153,6 +153,8 @@ struct Scratch {
     keys: Vec<i64>,
     /// The candidates for the top k.
     ranked: Vec<Ranked>,
+    /// The candidates of [`Bm25Index::take_top_scan`], packed.
+    packed: Vec<u128>,
 }
 
 impl Scratch {
@@ -162,6 +164,7 @@ impl Scratch {
             touched: Vec::new(),
             keys: Vec::new(),
             ranked: Vec::new(),
+            packed: Vec::new(),
         }
     }
 }
@@ -464,18 +467,17 @@ impl Bm25Index {
             |scratch, plan| {
                 // Plain locals, so the loop keeps them in registers. No first-touch test in the loop:
                 // the touched documents are the non-zero slots afterwards (every term score is > 0).
-                let Scratch { acc, touched, .. } = &mut *scratch;
-                let acc = acc.as_mut_slice();
+                let acc = scratch.acc.as_mut_slice();
                 for &slot in plan {
                     let docs = &self.postings[pairs[slot as usize].0 as usize].docs;
                     for (&d, &c) in docs.iter().zip(&impacts[slot as usize]) {
                         acc[d as usize] += c;
                     }
                 }
-                if !plan.is_empty() {
-                    touched.extend((0..acc.len() as u32).filter(|&d| acc[d as usize] != 0.0));
+                if plan.is_empty() {
+                    return Vec::new();
                 }
-                self.take_top(scratch, k)
+                self.take_top_scan(scratch, k)
             },
         )
     }
@@ -537,6 +539,7 @@ impl Bm25Index {
             touched,
             keys,
             ranked,
+            ..
         } = scratch;
         // Every term score is > 0 (idf > 0, tf ≥ 1), so a slot is 0 exactly until its first touch and
         // `touched` holds each matching document once, in no particular order.
@@ -572,6 +575,39 @@ impl Bm25Index {
             .map(|r| Hit {
                 doc: self.ids[r.doc as usize].clone(),
                 score: r.score,
+            })
+            .collect()
+    }
+
+    /// [`Bm25Index::take_top`] for an accumulator whose touched documents were not recorded: one scan
+    /// of `scratch.acc` (left all zeros) finds the matching documents, each packed with its order in
+    /// one integer, so that selecting the k best and sorting them compares integers only.
+    ///
+    /// Every score is > 0, so its bits, read as an integer, order as the scores do (and give the
+    /// score back). The packing `bits << 64 | id_rank << 32 | doc` orders by score, then by id
+    /// (trec_eval's tie-break: the larger id first), and is unique: the k largest are the k first
+    /// of trec_eval order, the set `take_top` finds.
+    fn take_top_scan(&self, scratch: &mut Scratch, k: usize) -> Vec<Hit> {
+        let Scratch { acc, packed, .. } = scratch;
+        packed.clear();
+        for (d, slot) in acc.iter_mut().enumerate() {
+            if *slot != 0.0 {
+                let bits = std::mem::take(slot).to_bits();
+                let id_rank = self.id_rank[d];
+                packed.push(u128::from(bits) << 64 | u128::from(id_rank) << 32 | d as u128);
+            }
+        }
+        if packed.len() > k {
+            let at = packed.len() - k;
+            packed.select_nth_unstable(at);
+            packed.drain(..at);
+        }
+        packed.sort_unstable_by(|a, b| b.cmp(a));
+        packed
+            .iter()
+            .map(|&p| Hit {
+                doc: self.ids[p as u32 as usize].clone(),
+                score: f64::from_bits((p >> 64) as u64),
             })
             .collect()
     }
