@@ -441,6 +441,15 @@ pub fn submit_model(
     }
     let key = sha256_hex(key_text.as_bytes());
     let state_path = pending_dir(data.root()).join(format!("{}.json", &key[..16]));
+    // One run of a submission at a time: two would each record every split.
+    let lock_path = state_path.with_extension("lock");
+    let Some(lock) = lexbench_core::io::FileLock::try_exclusive(&lock_path)? else {
+        bail!(
+            "this submission is already running in another `lexbench submit --model` (it holds {}): \
+             let it finish (it records every split of this submission)",
+            lock_path.display()
+        );
+    };
     let state: PendingSubmission = if state_path.is_file() {
         let s: PendingSubmission = lexbench_core::io::read_json(&state_path)?;
         if s.key != key || s.state_version != STATE_VERSION {
@@ -574,6 +583,7 @@ pub fn submit_model(
             }
         })
         .with_context(|| format!("removing {}", state_path.display()))?;
+    lock.remove()?;
     // The folder goes when no other submission is pending (fails harmlessly otherwise).
     let _ = std::fs::remove_dir(pending_dir(data.root()));
     let splits = plan

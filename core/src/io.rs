@@ -353,6 +353,86 @@ pub(crate) fn open_reader(path: &Path) -> Result<BufReader<File>> {
     Ok(BufReader::with_capacity(1 << 16, f))
 }
 
+/// An exclusive advisory lock on a file (`flock`), held until dropped: for work that two processes
+/// must not do at once (one model submission run twice). Another process's attempt fails at once
+/// instead of waiting. On systems without `flock` the lock is always granted.
+#[derive(Debug)]
+pub struct FileLock {
+    path: PathBuf,
+    #[allow(dead_code)] // held for its lock
+    file: File,
+}
+
+impl FileLock {
+    /// Takes the lock on `path` (created when missing, its folder too) without waiting: `None` when
+    /// another process holds it. A lock file removed by its last holder ([`FileLock::remove`]) while
+    /// this call opened it is noticed (the path no longer names the locked file) and the lock is
+    /// taken again on the new file.
+    pub fn try_exclusive(path: &Path) -> Result<Option<Self>> {
+        let io = |source| Error::Io {
+            path: path.to_owned(),
+            source,
+        };
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(|source| Error::Io {
+                path: dir.to_owned(),
+                source,
+            })?;
+        }
+        loop {
+            let file = fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)
+                .map_err(io)?;
+            #[cfg(unix)]
+            {
+                use rustix::fs::{FlockOperation, flock};
+                match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+                    Ok(()) => {}
+                    Err(e) if e == rustix::io::Errno::WOULDBLOCK => return Ok(None),
+                    Err(e) => return Err(io(e.into())),
+                }
+                use std::os::unix::fs::MetadataExt;
+                let held = file.metadata().map_err(io)?;
+                match fs::metadata(path) {
+                    Ok(now) if now.dev() == held.dev() && now.ino() == held.ino() => {}
+                    // Removed (or replaced) by the holder we waited behind: lock the new file.
+                    _ => continue,
+                }
+            }
+            return Ok(Some(Self {
+                path: path.to_owned(),
+                file,
+            }));
+        }
+    }
+
+    /// Removes the lock file and releases the lock, reporting a failure to remove it (dropping the
+    /// lock removes it too, silently). The file is removed while the lock is still held: a process
+    /// that opened it just before takes its lock on a removed file, notices, and starts again.
+    pub fn remove(self) -> Result<()> {
+        match fs::remove_file(&self.path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(source) => Err(Error::Io {
+                path: self.path.clone(),
+                source,
+            }),
+        }
+    }
+}
+
+impl Drop for FileLock {
+    /// Removes the file (best effort: one left by a failure, or by a killed process, whose lock the
+    /// kernel released, is harmless), then releases the lock as the file closes.
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
 /// The longest line [`read_jsonl`] reads: 64 MiB. A record of the project is a paragraph, a query,
 /// a pool or an article (the longest real one is a few hundred KB); a longer line is an error at its
 /// line, skipped unread.
@@ -423,8 +503,29 @@ where
 
 #[cfg(test)]
 mod tests {
-    //! Properties: atomic writes replace whole files or nothing; JSONL errors carry the line number.
+    //! Properties: atomic writes replace whole files or nothing; JSONL errors carry the line number;
+    //! a file lock is exclusive until dropped or removed.
     use super::*;
+
+    #[test]
+    fn a_file_lock_is_exclusive_until_dropped_or_removed() {
+        let dir = std::env::temp_dir().join(format!("lexbench-io-lock-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let p = dir.join("pending").join("k.lock");
+        let held = FileLock::try_exclusive(&p).unwrap().expect("free");
+        // flock locks belong to the open file: a second open, even in this process, is refused.
+        assert!(FileLock::try_exclusive(&p).unwrap().is_none());
+        drop(held);
+        assert!(!p.exists(), "dropping removes the file");
+        let again = FileLock::try_exclusive(&p).unwrap().expect("free after drop");
+        assert!(FileLock::try_exclusive(&p).unwrap().is_none());
+        again.remove().unwrap();
+        assert!(!p.exists());
+        let third = FileLock::try_exclusive(&p).unwrap().expect("a new file");
+        assert!(p.exists());
+        third.remove().unwrap();
+        let _ = fs::remove_dir_all(&dir);
+    }
 
     fn scratch(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("lexbench-core-io-{}-{name}", std::process::id()));

@@ -9,7 +9,8 @@
 //!   `--verified-only` keeps it and the baseline; `--recheck` reproduces every entry bit for bit;
 //! - a submission stopped after one split (the test hook, as a kill would leave it) resumes: the
 //!   next run records only the other splits, leaves the first entry's file untouched, and removes
-//!   its state;
+//!   its state; while another process runs the same submission (holds its lock), a second run is
+//!   refused at once naming the lock and records nothing;
 //! - a run file submitted with `submit RUN` is self-reported, edited or not, even under the model's
 //!   name and card and with the harness's sidecar; an entry hand-edited to say verified is left out
 //!   of the leaderboard (exit 1) and refused by `--recheck`; an entry whose score was edited and its
@@ -261,6 +262,24 @@ fn a_killed_model_submission_resumes_without_redoing_finished_splits() {
         .unwrap()
         .collect();
     assert_eq!(pending.len(), 1, "the state of the unfinished submission");
+    // While another process holds the submission's lock, a second run of it is refused at once,
+    // records nothing and leaves the state alone.
+    let state = pending[0].as_ref().unwrap().path();
+    let lock_path = state.with_extension("lock");
+    let held = lexbench_core::io::FileLock::try_exclusive(&lock_path)
+        .unwrap()
+        .expect("no run of the submission is going on");
+    let out = submit_tiny(&data, &model, &card, None);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("already running") && stderr(&out).contains(&lock_path.display().to_string()),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(of(&data, "Tiny BERT", "verified").len(), 1, "nothing recorded");
+    assert!(state.is_file());
+    drop(held);
+
     let (first_key, first_entry) = first.into_iter().next().unwrap();
     let first_file = data
         .join("leaderboard/entries")
