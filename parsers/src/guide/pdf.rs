@@ -43,9 +43,79 @@ fn invalid(source_name: &str, message: String) -> Error {
     }
 }
 
-/// Reads the outline with lopdf 0.47: `Ok(None)` when the PDF has none.
+/// The most outline items and named-destination nodes [`outline`] reads: far above a real guide's
+/// few hundred bookmarks.
+const MAX_OUTLINE_NODES: usize = 100_000;
+
+/// Checks, before lopdf walks them, that the outline (`/First`, `/Next`) and the named-destination
+/// tree (`/Kids`) are trees of at most [`MAX_OUTLINE_NODES`] nodes: lopdf 0.47's `get_toc` follows
+/// `/Next` without remembering where it has been, so an item whose `/Next` leads back to itself
+/// loops until memory runs out (found by the `guide_pdf` fuzz target: a 3 KB file took 3.7 GB and
+/// aborted `parse guide`), and a `/Kids` array naming its own node twice doubles the work at each of
+/// lopdf's 100 levels. Any node reached twice is refused (a cycle, or a shared node).
+fn check_outline_trees(doc: &lopdf::Document) -> std::result::Result<(), String> {
+    use lopdf::Object;
+    let Ok(catalog) = doc.catalog() else {
+        return Ok(());
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut nodes = 0usize;
+    let mut walk = |root: Option<&Object>, what: &str, links: &[&[u8]]| {
+        let mut stack: Vec<&Object> = root.into_iter().collect();
+        while let Some(obj) = stack.pop() {
+            let dict = match obj {
+                Object::Reference(id) => {
+                    if !seen.insert(*id) {
+                        return Err(format!("{what} reaches object {} {} twice", id.0, id.1));
+                    }
+                    match doc.get_object(*id).and_then(Object::as_dict) {
+                        Ok(d) => d,
+                        Err(_) => continue,
+                    }
+                }
+                Object::Dictionary(d) => d,
+                _ => continue,
+            };
+            nodes += 1;
+            if nodes > MAX_OUTLINE_NODES {
+                return Err(format!("{what} has more than {MAX_OUTLINE_NODES} nodes"));
+            }
+            for &link in links {
+                match dict.get(link) {
+                    Ok(Object::Array(items)) => stack.extend(items.iter()),
+                    Ok(o) => stack.push(o),
+                    Err(_) => {}
+                }
+            }
+        }
+        Ok(())
+    };
+    walk(catalog.get(b"Outlines").ok(), "the outline", &[b"First", b"Next"])?;
+    // Where lopdf looks for named destinations: the catalog's /Dests, else /Names → /Dests.
+    let dests = catalog.get(b"Dests").ok().or_else(|| {
+        let names = match catalog.get(b"Names").ok()? {
+            Object::Reference(id) => doc.get_object(*id).ok()?,
+            o => o,
+        };
+        names.as_dict().ok()?.get(b"Dests").ok()
+    });
+    walk(dests, "the named destinations", &[b"Kids"])
+}
+
+/// Reads the outline with lopdf 0.47: `Ok(None)` when the PDF has none. An outline that is not a
+/// tree ([`check_outline_trees`]) is ignored with a warning, as one lopdf cannot read is.
 pub fn outline(source_name: &str, bytes: &[u8]) -> Result<(Option<Vec<OutlineEntry>>, Vec<Warning>)> {
     let doc = lopdf::Document::load_mem(bytes).map_err(|e| invalid(source_name, e.to_string()))?;
+    if let Err(why) = check_outline_trees(&doc) {
+        return Ok((
+            None,
+            vec![Warning {
+                code: "outline_error".into(),
+                message: format!("the outline could not be read: {why}"),
+                at: None,
+            }],
+        ));
+    }
     match doc.get_toc() {
         Ok(toc) => {
             let warnings = toc
