@@ -400,7 +400,7 @@ impl<'a, O: Objective> Trainer<'a, O> {
         lexbench_core::io::write_dir_atomic(&dir, |tmp| -> Result<()> {
             self.objective.save(tmp)?;
             for o in &self.optimisers {
-                let (moments, step) = o.opt.state();
+                let (moments, step) = o.opt.state()?;
                 debug_assert_eq!(step, state.step);
                 save_tensors(&tmp.join(o.file), &moments)?;
             }
