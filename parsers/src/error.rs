@@ -43,13 +43,13 @@ pub enum Error {
     },
 }
 
-/// [`Error::TooLarge`] when `bytes` is longer than `max_bytes`.
-pub(crate) fn check_size(bytes: &[u8], max_bytes: usize, source: &str, what: &'static str) -> Result<()> {
-    if bytes.len() > max_bytes {
+/// [`Error::TooLarge`] when an input of `size` bytes is over `max_bytes`.
+pub(crate) fn check_len(size: usize, max_bytes: usize, source: &str, what: &'static str) -> Result<()> {
+    if size > max_bytes {
         return Err(Error::TooLarge {
             source_name: source.to_owned(),
             what,
-            size: bytes.len(),
+            size,
             max_bytes,
         });
     }

@@ -1101,67 +1101,70 @@ fn inputs_over_the_documented_limits() {
     let (mib64, gib1) = (at_most("64 MiB"), at_most("1 GiB"));
     let sample_run = s(&data.join("runs/ecthr/test/bm25.trec"));
     let sample_qrels = s(&data.join("datasets/ecthr/qrels/test.tsv"));
-    let cases = vec![
-        Case::new(
+    let mut cases: Vec<Case> = [
+        (
             "parse judgment: DOCX over 64 MiB",
-            None,
-            &["parse", "judgment", &docx],
-            fails(2, &[&docx, &mib64]),
+            vec!["parse", "judgment", &docx],
+            &docx,
+            &mib64,
         ),
-        Case::new(
+        (
             "parse judgment: text over 64 MiB",
-            None,
-            &["parse", "judgment", &text],
-            fails(2, &[&text, &mib64]),
+            vec!["parse", "judgment", &text],
+            &text,
+            &mib64,
         ),
-        Case::new(
+        (
             "parse guide: PDF over 64 MiB",
-            None,
-            &["parse", "guide", &pdf],
-            fails(2, &[&pdf, &mib64]),
+            vec!["parse", "guide", &pdf],
+            &pdf,
+            &mib64,
         ),
-        Case::new(
+        (
             "parse guide: text over 64 MiB",
-            None,
-            &["parse", "guide", &gtext],
-            fails(2, &[&gtext, &mib64]),
+            vec!["parse", "guide", &gtext],
+            &gtext,
+            &mib64,
         ),
-        Case::new(
+        (
             "parse citations: text over 64 MiB",
-            None,
-            &["parse", "citations", &gtext],
-            fails(2, &[&gtext, &mib64]),
+            vec!["parse", "citations", &gtext],
+            &gtext,
+            &mib64,
         ),
-        Case::new(
+        (
             "eval: run over 1 GiB",
-            None,
-            &["eval", &run, &sample_qrels],
-            fails(2, &[&run, &gib1]),
+            vec!["eval", &run, &sample_qrels],
+            &run,
+            &gib1,
         ),
-        Case::new(
+        (
             "eval: qrels over 1 GiB",
-            None,
-            &["eval", &sample_run, &qrels],
-            fails(2, &[&qrels, &gib1]),
+            vec!["eval", &sample_run, &qrels],
+            &qrels,
+            &gib1,
         ),
-        Case {
-            name: "submit: run over 1 GiB".into(),
-            data: Some(data.clone()),
-            args: [
-                "submit",
-                &run,
-                "--dataset",
-                "ecthr",
-                "--split",
-                "test",
-                "--name",
-                "huge",
-            ]
-            .map(str::to_owned)
-            .to_vec(),
-            expect: fails(2, &[&run, &gib1]),
-        },
-    ];
+    ]
+    .into_iter()
+    .map(|(name, args, file, limit)| Case::new(name, None, &args, fails(2, &[file, limit])))
+    .collect();
+    cases.push(Case {
+        name: "submit: run over 1 GiB".into(),
+        data: Some(data.clone()),
+        args: [
+            "submit",
+            &run,
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+            "--name",
+            "huge",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        expect: fails(2, &[&run, &gib1]),
+    });
     run_table("inputs over the documented limits", &cases);
     let _ = std::fs::remove_dir_all(&root);
 }

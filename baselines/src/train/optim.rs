@@ -160,33 +160,34 @@ impl AdamW {
             let Some(g) = grads.get(s.var.as_tensor()) else {
                 continue;
             };
-            if self.in_place && in_place::applies(&[s.var.as_tensor(), &s.m, &s.v, g]) {
-                // The same f32 operations as the tensor expressions below, in place and in three
-                // passes instead of fourteen allocated tensors.
-                let consts = in_place::Consts {
-                    b1: b1 as f32,
-                    one_minus_b1: (1.0 - b1) as f32,
-                    b2: b2 as f32,
-                    one_minus_b2: (1.0 - b2) as f32,
-                    inv_c1: (1.0 / c1) as f32,
-                    inv_c2: (1.0 / c2) as f32,
-                    eps: self.cfg.eps as f32,
-                    decay: (s.decay && self.cfg.weight_decay > 0.0).then_some(lr_wd as f32),
-                    lr: lr as f32,
-                };
-                s.m.inplace_op2(g, &in_place::Moment1(consts))?;
-                s.v.inplace_op2(g, &in_place::Moment2(consts))?;
-                s.var
-                    .as_tensor()
-                    .inplace_op3(&s.m, &s.v, &in_place::Update(consts))?;
-                continue;
-            }
             // candle detaches the gradients of intermediate tensors but not those of variables: a
             // variable's gradient may still hold the op graph it was computed through (the step's
             // forward activations). Moments built from it would keep that graph, and through the
             // previous moments every earlier step's: memory grew by a whole step's activations per
             // step (3.6 GB for a MiniLM DPR batch of 8).
             let g = &g.detach();
+            if self.in_place && in_place::applies(&[s.var.as_tensor(), &s.m, &s.v, g]) {
+                // The same f32 operations as the tensor expressions below, in place and in three
+                // passes instead of fourteen allocated tensors.
+                let moment = |beta: f64, squared| in_place::Moment {
+                    beta: beta as f32,
+                    one_minus_beta: (1.0 - beta) as f32,
+                    squared,
+                };
+                let consts = in_place::Consts {
+                    inv_c1: (1.0 / c1) as f32,
+                    inv_c2: (1.0 / c2) as f32,
+                    eps: self.cfg.eps as f32,
+                    decay: (s.decay && self.cfg.weight_decay > 0.0).then_some(lr_wd as f32),
+                    lr: lr as f32,
+                };
+                s.m.inplace_op2(g, &moment(b1, false))?;
+                s.v.inplace_op2(g, &moment(b2, true))?;
+                s.var
+                    .as_tensor()
+                    .inplace_op3(&s.m, &s.v, &in_place::Update(consts))?;
+                continue;
+            }
             s.m = ((&s.m * b1)? + (g * (1.0 - b1))?)?;
             s.v = ((&s.v * b2)? + (g.sqr()? * (1.0 - b2))?)?;
             let m_hat = (&s.m / c1)?;
@@ -248,7 +249,7 @@ impl AdamW {
 mod in_place {
     use candle_core::{CpuStorage, InplaceOp2, InplaceOp3, Layout, Tensor};
 
-    /// Whether [`Moment1`], [`Moment2`] and [`Update`] can run on these tensors.
+    /// Whether [`Moment`] and [`Update`] can run on these tensors.
     pub(super) fn applies(ts: &[&Tensor]) -> bool {
         ts.iter()
             .all(|t| t.device().is_cpu() && t.dtype() == candle_core::DType::F32 && t.is_contiguous())
@@ -257,10 +258,6 @@ mod in_place {
 
     #[derive(Debug, Clone, Copy)]
     pub(super) struct Consts {
-        pub b1: f32,
-        pub one_minus_b1: f32,
-        pub b2: f32,
-        pub one_minus_b2: f32,
         pub inv_c1: f32,
         pub inv_c2: f32,
         pub eps: f32,
@@ -301,16 +298,18 @@ mod in_place {
         });
     }
 
-    /// `m ← m·β₁ + g·(1 − β₁)`.
-    pub(super) struct Moment1(pub Consts);
-    /// `v ← v·β₂ + g²·(1 − β₂)`.
-    pub(super) struct Moment2(pub Consts);
+    /// A moment: `m ← m·β₁ + g·(1 − β₁)`, or with `squared`, `v ← v·β₂ + g²·(1 − β₂)`.
+    pub(super) struct Moment {
+        pub beta: f32,
+        pub one_minus_beta: f32,
+        pub squared: bool,
+    }
     /// `p ← p·(1 − lr·wd) − lr·m̂ / (√v̂ + ε)`.
     pub(super) struct Update(pub Consts);
 
-    impl InplaceOp2 for Moment1 {
+    impl InplaceOp2 for Moment {
         fn name(&self) -> &'static str {
-            "adamw-m"
+            if self.squared { "adamw-v" } else { "adamw-m" }
         }
         fn cpu_fwd(
             &self,
@@ -319,31 +318,15 @@ mod in_place {
             g: &CpuStorage,
             gl: &Layout,
         ) -> candle_core::Result<()> {
-            let c = self.0;
+            let Self {
+                beta,
+                one_minus_beta,
+                squared,
+            } = *self;
             par(slice_mut(m, ml)?, [slice(g, gl)?], |m, [g]| {
                 for (m, &g) in m.iter_mut().zip(g) {
-                    *m = (*m * c.b1 + 0.0) + (g * c.one_minus_b1 + 0.0);
-                }
-            });
-            Ok(())
-        }
-    }
-
-    impl InplaceOp2 for Moment2 {
-        fn name(&self) -> &'static str {
-            "adamw-v"
-        }
-        fn cpu_fwd(
-            &self,
-            v: &mut CpuStorage,
-            vl: &Layout,
-            g: &CpuStorage,
-            gl: &Layout,
-        ) -> candle_core::Result<()> {
-            let c = self.0;
-            par(slice_mut(v, vl)?, [slice(g, gl)?], |v, [g]| {
-                for (v, &g) in v.iter_mut().zip(g) {
-                    *v = (*v * c.b2 + 0.0) + ((g * g) * c.one_minus_b2 + 0.0);
+                    let g = if squared { g * g } else { g };
+                    *m = (*m * beta + 0.0) + (g * one_minus_beta + 0.0);
                 }
             });
             Ok(())

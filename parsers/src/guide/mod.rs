@@ -127,27 +127,20 @@ pub fn read_file(path: &std::path::Path) -> lexbench_core::Result<Vec<u8>> {
 
 /// Parses extracted text whose pages are separated by form feeds.
 pub fn parse_text(source_name: &str, id: GuideId, text: &str) -> Result<ParsedGuide> {
-    crate::error::check_size(text.as_bytes(), MAX_INPUT_BYTES, source_name, "guide")?;
+    crate::error::check_len(text.len(), MAX_INPUT_BYTES, source_name, "guide")?;
     build(source_name, id, text::clean_text(text), None)
 }
 
 /// Parses pages given as (printed page number if known, text) — e.g. a CSV of page texts.
 pub fn parse_pages(source_name: &str, id: GuideId, pages: &[(Option<u32>, &str)]) -> Result<ParsedGuide> {
-    let size: usize = pages.iter().map(|(_, t)| t.len()).sum();
-    if size > MAX_INPUT_BYTES {
-        return Err(crate::Error::TooLarge {
-            source_name: source_name.to_owned(),
-            what: "guide",
-            size,
-            max_bytes: MAX_INPUT_BYTES,
-        });
-    }
+    let size = pages.iter().map(|(_, t)| t.len()).sum();
+    crate::error::check_len(size, MAX_INPUT_BYTES, source_name, "guide")?;
     build(source_name, id, text::clean_pages(pages), None)
 }
 
 /// Parses a guide PDF: pages through pdf-extract, hierarchy from the outline when there is one.
 pub fn parse_pdf(source_name: &str, id: GuideId, bytes: &[u8]) -> Result<ParsedGuide> {
-    crate::error::check_size(bytes, MAX_INPUT_BYTES, source_name, "guide")?;
+    crate::error::check_len(bytes.len(), MAX_INPUT_BYTES, source_name, "guide")?;
     let doc = pdf::read(source_name, bytes)?;
     let pages: Vec<(Option<u32>, &str)> = doc.pages.iter().map(|p| (None, p.as_str())).collect();
     let mut parsed = build(source_name, id, text::clean_pages(&pages), doc.outline.as_deref())?;

@@ -166,7 +166,7 @@ pub fn item_from_file_name(name: &str) -> Option<ItemId> {
 /// not a zip, hold no `word/document.xml`, the XML is
 /// broken or truncated (an element left open at the end), or the body is empty.
 pub fn parse_docx(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgment> {
-    crate::error::check_size(bytes, MAX_INPUT_BYTES, source, "judgment")?;
+    crate::error::check_len(bytes.len(), MAX_INPUT_BYTES, source, "judgment")?;
     let blocks = docx::blocks(bytes, source)?;
     let meta = Meta {
         source,
@@ -181,7 +181,7 @@ pub fn parse_docx(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Ju
 /// # Errors
 /// [`crate::Error::Invalid`] when the bytes hold no markup or no text.
 pub fn parse_html(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgment> {
-    crate::error::check_size(bytes, MAX_INPUT_BYTES, source, "judgment")?;
+    crate::error::check_len(bytes.len(), MAX_INPUT_BYTES, source, "judgment")?;
     let (blocks, lossy) = html::blocks(bytes, source)?;
     let mut warnings = Vec::new();
     if lossy {
@@ -208,7 +208,7 @@ pub fn parse_html(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Ju
 /// (prose, a list, an error page saved as text): a judgment without paragraphs is nothing to
 /// retrieve. [`crate::Error::Invalid`] when it has no text at all.
 pub fn parse_text(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgment> {
-    crate::error::check_size(bytes, MAX_INPUT_BYTES, source, "judgment")?;
+    crate::error::check_len(bytes.len(), MAX_INPUT_BYTES, source, "judgment")?;
     let read = text::blocks(bytes, source);
     let mut warnings = Vec::new();
     if let Some(line) = read.invalid_utf8_line {
@@ -251,7 +251,7 @@ pub fn parse_text(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Ju
 /// As [`parse_docx`], [`parse_html`] or [`parse_text`]; [`crate::Error::NotAJudgment`] for anything
 /// that is none of them (a PDF, binary data, an empty file).
 pub fn parse(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgment> {
-    crate::error::check_size(bytes, MAX_INPUT_BYTES, source, "judgment")?;
+    // Each format's parser refuses input over MAX_INPUT_BYTES; `detect` reads only the start.
     match detect(bytes) {
         Format::Docx => parse_docx(bytes, source, item),
         Format::Html => parse_html(bytes, source, item),
