@@ -96,26 +96,87 @@ impl Default for HttpConfig {
     }
 }
 
+/// The slowest request rate accepted, in requests per second: one request every 1,000 s. A slower
+/// rate would make the wait between requests longer than any crawl runs (and, near zero, longer
+/// than a [`Duration`] can hold).
+pub const MIN_RATE: f64 = 0.001;
+/// The fastest request rate accepted, in requests per second (the loopback tests need thousands; a
+/// public site should get the default, 2).
+pub const MAX_RATE: f64 = 10_000.0;
+/// The most requests in flight at once.
+pub const MAX_CONCURRENCY: usize = 64;
+/// The longest timeout of one attempt (and the longest backoff or `Retry-After` wait): one hour.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+/// The most retries after the first attempt (of failed attempts, and of empty 200 bodies). With
+/// backoff capped at [`HttpConfig::backoff_max`], more would only stretch a doomed fetch over hours.
+pub const MAX_RETRIES: u32 = 20;
+/// The largest body size that may be configured: 1 GiB.
+pub const MAX_BODY_BYTES: u64 = 1 << 30;
+
 impl HttpConfig {
-    /// Checks the settings.
+    /// Checks the settings against their documented ranges: the rate within
+    /// [`MIN_RATE`]`..=`[`MAX_RATE`] requests/s, the concurrency within `1..=`[`MAX_CONCURRENCY`],
+    /// the timeout within 1 ms`..=`[`MAX_TIMEOUT`], retries (and empty-body retries) within
+    /// `0..=`[`MAX_RETRIES`], `backoff_base <= backoff_max <= MAX_TIMEOUT`, the body cap within
+    /// `1..=`[`MAX_BODY_BYTES`], and a User-Agent that is a non-empty printable header value.
+    /// [`PoliteClient::new`] calls it, so no setting can make the client panic (an interval or a
+    /// semaphore too large to represent).
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the command-line option (`--rate`, `--concurrency`, `--timeout`,
+    /// `--retries`) or the field, the value and the range accepted.
     pub fn validate(&self) -> Result<()> {
-        if !(self.rate_per_sec.is_finite() && self.rate_per_sec > 0.0) {
-            return Err(Error::Config(format!(
-                "rate must be > 0 requests/s, got {}",
-                self.rate_per_sec
-            )));
+        let bad = |what: String| Err(Error::Config(what));
+        let rate = self.rate_per_sec;
+        if !(rate.is_finite() && (MIN_RATE..=MAX_RATE).contains(&rate)) {
+            return bad(format!(
+                "--rate {rate:?}: requests per second must be a number within {MIN_RATE}..={MAX_RATE}"
+            ));
         }
-        if self.concurrency == 0 {
-            return Err(Error::Config("concurrency must be at least 1".into()));
+        if !(1..=MAX_CONCURRENCY).contains(&self.concurrency) {
+            return bad(format!(
+                "--concurrency {}: requests in flight must be within 1..={MAX_CONCURRENCY}",
+                self.concurrency
+            ));
         }
-        if self.user_agent.trim().is_empty() {
-            return Err(Error::Config("the User-Agent must not be empty".into()));
+        if self.timeout < Duration::from_millis(1) || self.timeout > MAX_TIMEOUT {
+            return bad(format!(
+                "--timeout {} s: the timeout of one attempt must be within 0.001..={} s",
+                self.timeout.as_secs_f64(),
+                MAX_TIMEOUT.as_secs()
+            ));
         }
-        if self.max_body_bytes == 0 {
-            return Err(Error::Config("the largest body must be at least 1 byte".into()));
+        if self.max_retries > MAX_RETRIES {
+            return bad(format!(
+                "--retries {}: retries must be within 0..={MAX_RETRIES}",
+                self.max_retries
+            ));
         }
-        if self.timeout.is_zero() {
-            return Err(Error::Config("the timeout must be positive".into()));
+        if self.empty_retries > MAX_RETRIES {
+            return bad(format!(
+                "empty_retries {}: retries of an empty body must be within 0..={MAX_RETRIES}",
+                self.empty_retries
+            ));
+        }
+        if self.backoff_max > MAX_TIMEOUT || self.backoff_base > self.backoff_max {
+            return bad(format!(
+                "backoff_base {} s, backoff_max {} s: must satisfy backoff_base <= backoff_max <= {} s",
+                self.backoff_base.as_secs_f64(),
+                self.backoff_max.as_secs_f64(),
+                MAX_TIMEOUT.as_secs()
+            ));
+        }
+        if self.user_agent.trim().is_empty() || self.user_agent.chars().any(char::is_control) {
+            return bad(format!(
+                "user_agent {:?}: the User-Agent must be non-empty printable text",
+                self.user_agent
+            ));
+        }
+        if !(1..=MAX_BODY_BYTES).contains(&self.max_body_bytes) {
+            return bad(format!(
+                "max_body_bytes {}: the largest body must be within 1..={MAX_BODY_BYTES} bytes",
+                self.max_body_bytes
+            ));
         }
         Ok(())
     }
@@ -364,7 +425,8 @@ impl PoliteClient {
             return too_large(format!("{len} bytes (Content-Length)"));
         }
         let mut resp = resp;
-        let mut body = Vec::with_capacity(resp.content_length().unwrap_or(0) as usize);
+        // A server's Content-Length is a hint, not a promise: preallocate at most 8 MiB of it.
+        let mut body = Vec::with_capacity(resp.content_length().unwrap_or(0).min(8 << 20) as usize);
         loop {
             match resp.chunk().await {
                 Ok(Some(chunk)) => {
@@ -444,6 +506,187 @@ mod tests {
             assert!(cfg.validate().is_err(), "{cfg:?}");
         }
         assert!(HttpConfig::default().validate().is_ok());
+    }
+
+    /// Issue 29 (14): values that used to pass `validate` and then panicked (a rate so low that the
+    /// interval between requests overflows a `Duration`, a concurrency over the semaphore's limit)
+    /// or stalled a crawl for hours are refused, naming the option and the range; the bounds
+    /// themselves are accepted.
+    #[test]
+    fn out_of_range_settings_are_refused_naming_the_option() {
+        let d = HttpConfig::default;
+        let secs = Duration::from_secs;
+        let cases: Vec<(HttpConfig, &str)> = vec![
+            (
+                HttpConfig {
+                    rate_per_sec: 1e-20,
+                    ..d()
+                },
+                "--rate 1e-20: requests per second must be a number within 0.001..=10000",
+            ),
+            (
+                HttpConfig {
+                    rate_per_sec: 1e300,
+                    ..d()
+                },
+                "--rate 1e300:",
+            ),
+            (
+                HttpConfig {
+                    rate_per_sec: 0.0,
+                    ..d()
+                },
+                "--rate 0.0:",
+            ),
+            (
+                HttpConfig {
+                    rate_per_sec: -1.0,
+                    ..d()
+                },
+                "--rate -1.0:",
+            ),
+            (
+                HttpConfig {
+                    rate_per_sec: f64::NAN,
+                    ..d()
+                },
+                "--rate NaN:",
+            ),
+            (
+                HttpConfig {
+                    rate_per_sec: f64::INFINITY,
+                    ..d()
+                },
+                "--rate inf:",
+            ),
+            (
+                HttpConfig {
+                    concurrency: 0,
+                    ..d()
+                },
+                "--concurrency 0: requests in flight must be within 1..=64",
+            ),
+            (
+                HttpConfig {
+                    concurrency: 65,
+                    ..d()
+                },
+                "--concurrency 65:",
+            ),
+            (
+                HttpConfig {
+                    concurrency: usize::MAX,
+                    ..d()
+                },
+                "--concurrency 18446744073709551615:",
+            ),
+            (
+                HttpConfig {
+                    timeout: Duration::ZERO,
+                    ..d()
+                },
+                "--timeout 0 s: the timeout of one attempt must be within 0.001..=3600 s",
+            ),
+            (
+                HttpConfig {
+                    timeout: secs(u64::MAX),
+                    ..d()
+                },
+                "--timeout 18446744073709552000 s",
+            ),
+            (
+                HttpConfig {
+                    max_retries: 21,
+                    ..d()
+                },
+                "--retries 21: retries must be within 0..=20",
+            ),
+            (
+                HttpConfig {
+                    max_retries: u32::MAX,
+                    ..d()
+                },
+                "--retries 4294967295:",
+            ),
+            (
+                HttpConfig {
+                    empty_retries: u32::MAX,
+                    ..d()
+                },
+                "empty_retries 4294967295:",
+            ),
+            (
+                HttpConfig {
+                    backoff_max: secs(u64::MAX),
+                    ..d()
+                },
+                "backoff_max",
+            ),
+            (
+                HttpConfig {
+                    backoff_base: secs(10),
+                    backoff_max: secs(5),
+                    ..d()
+                },
+                "backoff_base 10 s",
+            ),
+            (
+                HttpConfig {
+                    user_agent: " ".into(),
+                    ..d()
+                },
+                "User-Agent",
+            ),
+            (
+                HttpConfig {
+                    user_agent: "a\r\nX-Evil: 1".into(),
+                    ..d()
+                },
+                "User-Agent",
+            ),
+            (
+                HttpConfig {
+                    max_body_bytes: 0,
+                    ..d()
+                },
+                "max_body_bytes 0:",
+            ),
+            (
+                HttpConfig {
+                    max_body_bytes: u64::MAX,
+                    ..d()
+                },
+                "max_body_bytes 18446744073709551615:",
+            ),
+        ];
+        for (cfg, needle) in cases {
+            let e = cfg.validate().expect_err(needle).to_string();
+            assert!(e.starts_with("invalid setting: ") && e.contains(needle), "{e}");
+            // The client refuses them too, instead of panicking.
+            assert!(PoliteClient::new(cfg).is_err(), "{needle}");
+        }
+        let bounds = [
+            HttpConfig {
+                rate_per_sec: MIN_RATE,
+                concurrency: 1,
+                timeout: Duration::from_millis(1),
+                max_retries: 0,
+                ..d()
+            },
+            HttpConfig {
+                rate_per_sec: MAX_RATE,
+                concurrency: MAX_CONCURRENCY,
+                timeout: MAX_TIMEOUT,
+                max_retries: MAX_RETRIES,
+                ..d()
+            },
+        ];
+        for cfg in bounds {
+            assert!(cfg.validate().is_ok(), "{cfg:?}");
+            assert!(PoliteClient::new(cfg).is_ok());
+        }
+        // The slowest rate's interval is representable.
+        assert_eq!(Duration::from_secs_f64(1.0 / MIN_RATE), secs(1000));
     }
 
     #[test]

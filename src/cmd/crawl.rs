@@ -3,7 +3,9 @@
 //!
 //! Arguments are validated before the raw store is opened or a request made (base URLs are http(s)
 //! URLs with a host, dates real calendar dates from 1959 to next year with `--since` ≤ `--until`,
-//! document types non-empty): a typo exits 2 at once instead of being retried as a network error.
+//! document types non-empty; `--rate`, `--concurrency`, `--timeout` and `--retries` within the ranges
+//! their help gives, checked by [`HttpConfig::validate`] for every source): a typo exits 2 at once
+//! instead of being retried as a network error, and no value makes the crawler panic.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -23,16 +25,16 @@ use lexbench_crawlers::hudoc::{self, HudocSettings};
 /// Settings shared by every source.
 #[derive(Debug, Args)]
 pub struct CommonArgs {
-    /// Requests per second, across all concurrent downloads.
+    /// Requests per second, across all concurrent downloads (0.001..=10000).
     #[arg(long, default_value_t = 2.0)]
     pub rate: f64,
-    /// Downloads in flight at once.
+    /// Downloads in flight at once (1..=64).
     #[arg(long, default_value_t = 4)]
     pub concurrency: usize,
-    /// Timeout of one attempt, in seconds.
+    /// Timeout of one attempt, in seconds (1..=3600).
     #[arg(long, default_value_t = 75)]
     pub timeout: u64,
-    /// Retries after a failed attempt (403, 429, 5xx, timeouts, cut bodies).
+    /// Retries after a failed attempt (403, 429, 5xx, timeouts, cut bodies; 0..=20).
     #[arg(long, default_value_t = 6)]
     pub retries: u32,
     /// Make no request: rebuild the indexes from what the raw store already holds.
