@@ -36,8 +36,8 @@ pub struct BsardSettings {
 }
 
 impl BsardSettings {
-    /// Checks the settings: both base URLs are http(s) URLs with a host, file names are plain names
-    /// (no `/`), numacs have 10 digits.
+    /// Checks the settings: both base URLs are http(s) URLs with a host (and no credentials), file
+    /// names are plain file names ([`is_plain_file_name`]), numacs have 10 digits.
     ///
     /// # Errors
     /// [`Error::Config`] naming the option (`--base-url`, `--ejustice-base`, `--files`, `--numac`)
@@ -45,13 +45,10 @@ impl BsardSettings {
     pub fn validate(&self) -> Result<()> {
         crate::http::check_base_url("--base-url", &self.base_url)?;
         crate::http::check_base_url("--ejustice-base", &self.ejustice_base)?;
-        if let Some(f) = self
-            .files
-            .iter()
-            .find(|f| f.trim().is_empty() || f.contains(['/', '\\', '?', '#']))
-        {
+        if let Some(f) = self.files.iter().find(|f| !is_plain_file_name(f)) {
             return Err(Error::Config(format!(
-                "--files {f:?}: a file name of the mirror, such as articles_fr.csv"
+                "--files {f:?}: not a plain file name of the mirror, such as articles_fr.csv \
+                 (letters, digits, '.', '_', '-', '+'; not starting with '.'; at most 255 bytes)"
             )));
         }
         for n in &self.numacs {
@@ -59,6 +56,19 @@ impl BsardSettings {
         }
         Ok(())
     }
+}
+
+/// Is `name` a plain file name: 1 to 255 bytes of ASCII letters, digits, `.`, `_`, `-` and `+`, not
+/// starting with `.`? The name is appended to the mirror's URL and recorded as the file's name in
+/// `raw/index/bsard.jsonl`, so anything that could walk out of the mirror's folder (`..`, `a/b`,
+/// `/etc/x`, `a\b`, `%2e%2e`, which URL parsing turns back into `..`), a hidden file, a query or a
+/// fragment is refused rather than escaped.
+pub fn is_plain_file_name(name: &str) -> bool {
+    (1..=255).contains(&name.len())
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'+'))
 }
 
 /// The Justel PDF URL of a numac.
@@ -159,8 +169,58 @@ pub fn write_index(path: &Path, found: &BTreeMap<String, SourceFile>) -> Result<
 
 #[cfg(test)]
 mod tests {
-    //! Properties: numacs map to Justel URLs; malformed numacs are refused.
+    //! Properties: numacs map to Justel URLs; malformed numacs are refused; file names that are
+    //! paths (or could become one in a URL) are refused naming `--files`, plain names accepted.
     use super::*;
+
+    /// Issue 29 (20c): `--files ..` and other paths were accepted.
+    #[test]
+    fn file_names_that_are_paths_are_refused() {
+        let settings = |f: &str| BsardSettings {
+            base_url: "http://mirror.example/bsard".into(),
+            files: vec!["articles_fr.csv".into(), f.into()],
+            ejustice_base: EJUSTICE_BASE.into(),
+            numacs: Vec::new(),
+        };
+        let long = "a".repeat(256);
+        for bad in [
+            "",
+            " ",
+            "..",
+            ".",
+            "../x",
+            "a/b",
+            "/etc/passwd",
+            "a\\b",
+            "..\\x",
+            "C:x",
+            "%2e%2e",
+            "a%2Fb",
+            ".hidden",
+            "a?b",
+            "a#b",
+            "a b",
+            "a\nb",
+            "é.csv",
+            &long,
+        ] {
+            let e = settings(bad).validate().expect_err(bad).to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "invalid setting: --files {bad:?}: not a plain file name"
+                )),
+                "{e}"
+            );
+        }
+        for ok in [
+            "articles_fr.csv",
+            "questions_fr_test.csv",
+            "v1.0-a+b.csv",
+            &"a".repeat(255),
+        ] {
+            assert!(settings(ok).validate().is_ok(), "{ok}");
+        }
+    }
 
     #[test]
     fn numac_urls() {
