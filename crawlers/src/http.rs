@@ -22,17 +22,24 @@ use tokio::sync::{Mutex, Semaphore};
 
 use crate::error::{Error, Result};
 
-/// Checks a base URL setting: an absolute `http` or `https` URL with a host, and nothing after its
-/// path (request URLs are the base followed by a path, so a query or fragment would garble them).
-/// `option` names the setting in the message (`--base-url`). Called before anything is fetched, so a
-/// typo fails at once instead of being retried as a network error.
+/// Checks a base URL setting: an absolute `http` or `https` URL with a host, no credentials, and
+/// nothing after its path (request URLs are the base followed by a path, so a query or fragment would
+/// garble them). `option` names the setting in the message (`--base-url`). Called before anything is
+/// fetched, so a typo fails at once instead of being retried as a network error.
+///
+/// Credentials (`https://user:secret@host/`) are refused, not stripped: every request URL is written
+/// to the raw store's manifest, the indexes and the logs, so a password in it would be stored in the
+/// clear; stripping it instead would silently crawl without the authentication the user asked for.
+/// The crawler sends no credentials: use a mirror that needs none. The error shows the URL with its
+/// credentials and query values replaced by `***` ([`redact_url`]).
 ///
 /// # Errors
-/// [`Error::Config`] naming the option, the value and what is wrong with it.
+/// [`Error::Config`] naming the option, the (redacted) value and what is wrong with it.
 pub fn check_base_url(option: &str, url: &str) -> Result<()> {
+    let shown = redact_url(url);
     let bad = |why: &str| {
         Error::Config(format!(
-            "{option} {url:?} is not an http(s) URL with a host: {why}"
+            "{option} {shown:?} is not an http(s) URL with a host: {why}"
         ))
     };
     if url.trim() != url {
@@ -45,10 +52,51 @@ pub fn check_base_url(option: &str, url: &str) -> Result<()> {
     if parsed.host_str().is_none_or(str::is_empty) {
         return Err(bad("it has no host"));
     }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(bad(
+            "it holds credentials (the part before '@'), which would be written to the raw store's \
+             manifest and logs; lexbench sends none: use a mirror that needs none",
+        ));
+    }
     if parsed.query().is_some() || parsed.fragment().is_some() {
         return Err(bad("a base URL has no query or fragment"));
     }
     Ok(())
+}
+
+/// `url` fit to print: the credentials of its authority (`user:secret@`) become `***@` and the
+/// value of every query parameter `***`, whether or not the URL parses (a URL refused for a typo may
+/// still hold a password).
+pub fn redact_url(url: &str) -> String {
+    let (head, rest) = match url.find("://") {
+        Some(i) => url.split_at(i + 3),
+        None => ("", url),
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let authority = match authority.rfind('@') {
+        Some(at) if !head.is_empty() => format!("***{}", &authority[at..]),
+        _ => authority.to_owned(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let (query, fragment) = match query.split_once('#') {
+                Some((q, f)) => (q, Some(f)),
+                None => (query, None),
+            };
+            let query: Vec<String> = query
+                .split('&')
+                .map(|p| match p.split_once('=') {
+                    Some((k, _)) => format!("{k}=***"),
+                    None => p.to_owned(),
+                })
+                .collect();
+            let fragment = fragment.map(|f| format!("#{f}")).unwrap_or_default();
+            format!("{path}?{}{fragment}", query.join("&"))
+        }
+        None => tail.to_owned(),
+    };
+    format!("{head}{authority}{tail}")
 }
 
 /// Settings of the polite client. Defaults follow what existing HUDOC clients do.
@@ -706,7 +754,6 @@ mod tests {
             "file:///tmp/x",
             "http://",
             " http://x.example",
-            "http://x.example/?q=1",
         ] {
             let e = check_base_url("--base-url", bad).expect_err(bad).to_string();
             assert!(
@@ -714,6 +761,53 @@ mod tests {
                 "{e}"
             );
         }
+        let e = check_base_url("--base-url", "http://x.example/?q=1").unwrap_err();
+        assert!(
+            e.to_string().contains("\"http://x.example/?q=***\" is not"),
+            "{e}"
+        );
+    }
+
+    /// Issue 29 (20d): a base URL with credentials was accepted, and every request URL built on it
+    /// (credentials included) was written to the manifest and indexes. It is refused now, and no
+    /// error message repeats the secret, whatever else is wrong with the URL.
+    #[test]
+    fn credentials_in_base_urls_are_refused_and_never_echoed() {
+        for (url, shown) in [
+            (
+                "https://user:secret@mirror.example/bsard",
+                "https://***@mirror.example/bsard",
+            ),
+            ("https://user@mirror.example/", "https://***@mirror.example/"),
+            ("https://:secret@mirror.example", "https://***@mirror.example"),
+            (
+                "http://user:secret@127.0.0.1:8080/x",
+                "http://***@127.0.0.1:8080/x",
+            ),
+            ("http://user:sec ret@host.example/", "http://***@host.example/"),
+            ("ftp://user:secret@host.example/", "ftp://***@host.example/"),
+            (
+                "https://user:secret@host.example/?token=secret#f",
+                "https://***@host.example/?token=***#f",
+            ),
+            (
+                "http://x.example/?token=secret&x",
+                "http://x.example/?token=***&x",
+            ),
+        ] {
+            for option in ["--base-url", "--ejustice-base", "--ks-base", "--www-base"] {
+                let e = check_base_url(option, url).expect_err(url).to_string();
+                assert!(
+                    e.starts_with(&format!("invalid setting: {option} {shown:?}")),
+                    "{e}"
+                );
+                assert!(!e.contains("secret") && !e.contains("user"), "{e}");
+            }
+        }
+        let e = check_base_url("--base-url", "https://user:secret@mirror.example/").unwrap_err();
+        assert!(e.to_string().contains("credentials"), "{e}");
+        assert_eq!(redact_url("mailto:x@example.org"), "mailto:x@example.org");
+        assert_eq!(redact_url("not-a-url"), "not-a-url");
     }
 
     #[test]

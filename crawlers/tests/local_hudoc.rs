@@ -16,7 +16,8 @@
 //!   client without a User-Agent is refused as HUDOC's Cloudflare layer does; after a 429 the wait the
 //!   client asks for is the server's `Retry-After` (recorded through its `Sleeper`, not timed);
 //! - guides: PDF answers are kept, HTML "not found" pages are misses, the second URL pattern is tried;
-//! - BSARD: files and a Justel PDF are stored with their checksums;
+//! - BSARD: files and a Justel PDF are stored with their checksums; a base URL with credentials is
+//!   refused before any request, so no credential reaches the manifest;
 //! - after every test, the store's invariant holds: each manifest line's object exists with its sha256.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -595,6 +596,43 @@ async fn bsard_files_are_stored_with_checksums() {
     let e = store.lookup(&r.found["articles_fr.csv"].url).unwrap();
     assert!(e.etag.is_some(), "ETag recorded");
     assert_store_invariant(&store);
+}
+
+/// Issue 29 (20d): a mirror URL with credentials used to be crawled, and the manifest and the BSARD
+/// index recorded `http://user:secret@…` for every file. It is refused before any request now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_in_a_base_url_are_never_recorded() {
+    let csv = b"id,article\n1,x\n".to_vec();
+    let server = FakeServer::start(FakeConfig {
+        files: [("/bsard/articles_fr.csv".to_owned(), ("text/csv".to_owned(), csv))].into(),
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let root = scratch("bsard-credentials");
+    let store = Arc::new(RawStore::open(&root).unwrap());
+    let fetcher = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+    let with_credentials = server.base_url().replace("http://", "http://user:secret@");
+    for (base_url, ejustice_base) in [
+        (format!("{with_credentials}/bsard"), server.base_url()),
+        (format!("{}/bsard", server.base_url()), with_credentials.clone()),
+    ] {
+        let s = BsardSettings {
+            base_url,
+            files: vec!["articles_fr.csv".into()],
+            ejustice_base,
+            numacs: vec!["1804032150".into()],
+        };
+        let e = crawl_bsard(&fetcher, &s, &ProgressBar::hidden())
+            .await
+            .expect_err("credentials refused")
+            .to_string();
+        assert!(e.contains("credentials") && !e.contains("secret"), "{e}");
+    }
+    assert_eq!(server.log().len(), 0, "a request was made");
+    assert_eq!(store.manifest_lines(), 0);
+    let manifest = std::fs::read_to_string(root.join("manifest.jsonl")).unwrap();
+    assert!(!manifest.contains("secret"), "{manifest}");
 }
 
 /// A [`Sleeper`] that records the waits asked for and returns at once.
