@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::fetch::{Fetched, Fetcher};
+use crate::kind::BodyKind;
 
 /// The v1 files (DATA.md §4).
 pub const BSARD_FILES: &[&str] = &[
@@ -120,16 +121,22 @@ pub async fn crawl_bsard(
         jobs.push((
             f.clone(),
             format!("{}/{f}", settings.base_url.trim_end_matches('/')),
+            BodyKind::of_file_name(f),
         ));
     }
     for n in &settings.numacs {
-        jobs.push((format!("justel:{n}"), justel_url(&settings.ejustice_base, n)?));
+        jobs.push((
+            format!("justel:{n}"),
+            justel_url(&settings.ejustice_base, n)?,
+            BodyKind::Pdf,
+        ));
     }
     progress.set_message("BSARD");
     progress.inc_length(jobs.len() as u64);
     let mut report = BsardReport::default();
-    for (name, url) in jobs {
-        match fetcher.fetch(&url, &format!("bsard {name}")).await? {
+    for (name, url, kind) in jobs {
+        // A body that is not what the name says (an HTML page, a gzip stream) comes back Failed.
+        match fetcher.fetch(&url, &format!("bsard {name}"), kind).await? {
             Fetched::Body { sha256, bytes, .. } => {
                 report.found.insert(
                     name.clone(),

@@ -92,7 +92,8 @@ pub struct FakeConfig {
     pub items: Vec<FakeItem>,
     /// Guide PDFs by guide id.
     pub guides: BTreeMap<String, Vec<u8>>,
-    /// Other paths (`/bsard/articles_fr.csv`) → (content type, body).
+    /// Other paths (`/bsard/articles_fr.csv`) → (content type, body), served with that content type
+    /// (an HTML page or a gzip stream under a CSV's name included, as a misconfigured mirror may).
     pub files: BTreeMap<String, (String, Vec<u8>)>,
     /// Faults.
     pub faults: Faults,
@@ -207,16 +208,16 @@ fn draw(seed: u64, n: u64) -> u64 {
 
 struct Answer {
     status: u16,
-    content_type: &'static str,
+    content_type: String,
     body: Vec<u8>,
     extra_headers: Vec<(String, String)>,
 }
 
 impl Answer {
-    fn new(status: u16, content_type: &'static str, body: impl Into<Vec<u8>>) -> Self {
+    fn new(status: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Self {
         Self {
             status,
-            content_type,
+            content_type: content_type.to_owned(),
             body: body.into(),
             extra_headers: Vec::new(),
         }
@@ -367,7 +368,7 @@ async fn respond(stream: &mut TcpStream, s: &Shared, head: &str) -> std::io::Res
             Ok((target, answer.status, false))
         }
         Some(Fault::Empty) => {
-            write_answer(stream, &Answer::new(200, answer.content_type, Vec::new()), None).await?;
+            write_answer(stream, &Answer::new(200, &answer.content_type, Vec::new()), None).await?;
             Ok((target, 200, false))
         }
     }
@@ -476,11 +477,7 @@ fn route(cfg: &FakeConfig, target: &str, path: &str) -> Answer {
             match cfg.files.get(path) {
                 Some((ct, body)) => Answer {
                     status: 200,
-                    content_type: if ct.starts_with("text/csv") {
-                        "text/csv"
-                    } else {
-                        "application/octet-stream"
-                    },
+                    content_type: ct.clone(),
                     body: body.clone(),
                     extra_headers: vec![("ETag".into(), format!("\"{}\"", body.len()))],
                 },

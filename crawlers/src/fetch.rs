@@ -9,6 +9,7 @@ use lexbench_core::ManifestEntry;
 use crate::date::now_rfc3339;
 use crate::error::Result;
 use crate::http::PoliteClient;
+use crate::kind::BodyKind;
 use crate::store::RawStore;
 
 /// What fetching a URL gave.
@@ -99,24 +100,45 @@ impl Fetcher {
         self.client.is_none()
     }
 
-    /// Fetches `url`; `request` labels the manifest line (`hudoc-docx 001-175180`).
-    pub async fn fetch(&self, url: &str, request: &str) -> Result<Fetched> {
+    /// Fetches `url`, which should answer a body of kind `kind`; `request` labels the manifest line
+    /// (`hudoc-docx 001-175180`).
+    ///
+    /// A body that is not of that kind ([`BodyKind::check`]: an HTML page for a CSV, a gzip stream
+    /// nobody asked for) is [`Fetched::Failed`] with the reason: it is not stored, and its manifest
+    /// line records the error, so a rerun fetches it again. A stored answer that fails the check
+    /// (stored before the check existed) is fetched again online and reported offline.
+    pub async fn fetch(&self, url: &str, request: &str, kind: BodyKind) -> Result<Fetched> {
         if !self.refresh
             && let Some(e) = self.store.lookup(url)
         {
-            return Ok(match &e.sha256 {
-                Some(sha) => Fetched::Body {
-                    bytes: self.store.get(sha)?,
-                    sha256: sha.clone(),
+            let cached = match &e.sha256 {
+                Some(sha) => {
+                    let bytes = self.store.get(sha)?;
+                    match kind.check(e.content_type.as_deref(), None, &bytes) {
+                        Ok(()) => Ok(Fetched::Body {
+                            bytes,
+                            sha256: sha.clone(),
+                            status: e.status,
+                            content_type: e.content_type.clone(),
+                            cached: true,
+                        }),
+                        Err(why) => Err(why),
+                    }
+                }
+                None => Ok(Fetched::NoBody {
                     status: e.status,
-                    content_type: e.content_type.clone(),
                     cached: true,
-                },
-                None => Fetched::NoBody {
-                    status: e.status,
-                    cached: true,
-                },
-            });
+                }),
+            };
+            match cached {
+                Ok(f) => return Ok(f),
+                Err(why) if self.client.is_none() => {
+                    return Ok(Fetched::Failed {
+                        reason: format!("the stored answer is refused: {why}"),
+                    });
+                }
+                Err(why) => tracing::warn!(url, %why, "refetching a stored answer that is refused"),
+            }
         }
         let Some(client) = &self.client else {
             return Ok(Fetched::Missing);
@@ -149,6 +171,12 @@ impl Fetcher {
                         status: r.status,
                         cached: false,
                     }
+                } else if let Err(why) =
+                    kind.check(r.content_type.as_deref(), r.content_encoding.as_deref(), &r.body)
+                {
+                    // Not what was asked for: reported, and not stored under the URL's name.
+                    entry.error = Some(why.clone());
+                    Fetched::Failed { reason: why }
                 } else {
                     // The object is durable before the manifest line that names it is written.
                     let sha = self.store.put(&r.body)?;

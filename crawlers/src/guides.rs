@@ -3,7 +3,8 @@
 //! Two URL patterns serve them (DATA.md §2): the Knowledge Sharing platform
 //! (`{ks}/documents/d/echr-ks/{id}`) and the Court's site (`{www}/documents/d/echr/{id}`), both without
 //! a `.pdf` suffix. A miss redirects to an HTML "page not found" that answers 200, so a guide is only
-//! accepted when the answer is a PDF: `application/pdf`, or a body starting with `%PDF-`.
+//! accepted when the answer is a PDF ([`BodyKind::Pdf`]: `%PDF-` within its first 1,024 bytes); the
+//! "page not found" is a failed fetch, not stored.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::fetch::{Fetched, Fetcher};
+use crate::kind::BodyKind;
 
 /// The Knowledge Sharing platform.
 pub const KS_BASE: &str = "https://ks.echr.coe.int";
@@ -129,11 +131,6 @@ pub struct GuidesReport {
     pub missing: BTreeMap<GuideId, Vec<String>>,
 }
 
-fn is_pdf(content_type: Option<&str>, bytes: &[u8]) -> bool {
-    content_type.is_some_and(|c| c.trim().to_ascii_lowercase().starts_with("application/pdf"))
-        || bytes.starts_with(b"%PDF-")
-}
-
 /// Fetches every guide of `settings`.
 pub async fn crawl_guides(
     fetcher: &Fetcher,
@@ -147,15 +144,14 @@ pub async fn crawl_guides(
     for id in &settings.ids {
         let mut tried = Vec::new();
         for url in guide_urls(settings, id) {
-            let got = fetcher.fetch(&url, &format!("guide {id}")).await?;
+            let got = fetcher.fetch(&url, &format!("guide {id}"), BodyKind::Pdf).await?;
             match got {
                 Fetched::Body {
                     sha256,
                     bytes,
-                    content_type,
                     cached,
                     ..
-                } if is_pdf(content_type.as_deref(), &bytes) => {
+                } => {
                     report.cached += usize::from(cached);
                     report.found.insert(
                         id.clone(),
@@ -169,10 +165,6 @@ pub async fn crawl_guides(
                     tried.clear();
                     break;
                 }
-                Fetched::Body { content_type, .. } => tried.push(format!(
-                    "{url}: not a PDF ({})",
-                    content_type.as_deref().unwrap_or("no content type")
-                )),
                 Fetched::NoBody { status, .. } => tried.push(format!("{url}: HTTP {status} without a body")),
                 Fetched::NotFound { status } => tried.push(format!("{url}: HTTP {status}")),
                 Fetched::Failed { reason } => tried.push(format!("{url}: {reason}")),

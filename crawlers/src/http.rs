@@ -237,6 +237,8 @@ pub struct Response {
     pub status: u16,
     /// `Content-Type`.
     pub content_type: Option<String>,
+    /// `Content-Encoding` (the client asks for none, so any but `identity` was not asked for).
+    pub content_encoding: Option<String>,
     /// `ETag`.
     pub etag: Option<String>,
     /// `Last-Modified`.
@@ -452,6 +454,7 @@ impl PoliteClient {
                 .map(str::to_owned)
         };
         let content_type = header(reqwest::header::CONTENT_TYPE);
+        let content_encoding = header(reqwest::header::CONTENT_ENCODING);
         let etag = header(reqwest::header::ETAG);
         let last_modified = header(reqwest::header::LAST_MODIFIED);
         let retry_after = header(reqwest::header::RETRY_AFTER).and_then(|v| parse_retry_after(&v));
@@ -496,6 +499,7 @@ impl PoliteClient {
         Attempt::Done(Response {
             status,
             content_type,
+            content_encoding,
             etag,
             last_modified,
             body,

@@ -20,6 +20,7 @@ use serde_json::Value;
 use crate::date::Date;
 use crate::error::{Error, Result};
 use crate::fetch::{Fetched, Fetcher};
+use crate::kind::BodyKind;
 
 /// HUDOC's production base URL.
 pub const HUDOC_BASE: &str = "https://hudoc.echr.coe.int";
@@ -316,7 +317,7 @@ async fn search_page(
     fetcher: &Fetcher,
     url: &str,
 ) -> Result<std::result::Result<(SearchPage, bool), String>> {
-    Ok(match fetcher.fetch(url, "hudoc-search").await? {
+    Ok(match fetcher.fetch(url, "hudoc-search", BodyKind::Json).await? {
         Fetched::Body { bytes, cached, .. } => Ok((parse_search(url, &bytes)?, cached)),
         Fetched::NoBody { status, .. } => Err(format!("HTTP {status} without a body")),
         Fetched::NotFound { status } => Err(format!("HTTP {status}")),
@@ -451,6 +452,7 @@ pub async fn crawl_bodies(
                 format!("hudoc-docx {item}"),
                 item.clone(),
                 "docx",
+                BodyKind::Docx,
             ));
         }
         if settings.html {
@@ -459,6 +461,7 @@ pub async fn crawl_bodies(
                 format!("hudoc-html {item}"),
                 item.clone(),
                 "html",
+                BodyKind::Html,
             ));
         }
     }
@@ -469,12 +472,12 @@ pub async fn crawl_bodies(
     let concurrency = concurrency.max(1);
     loop {
         while set.len() < concurrency {
-            let Some((url, label, item, format)) = queue.next() else {
+            let Some((url, label, item, format, kind)) = queue.next() else {
                 break;
             };
             let f = fetcher.clone();
             set.spawn(async move {
-                let r = f.fetch(&url, &label).await;
+                let r = f.fetch(&url, &label, kind).await;
                 (url, item, format, r)
             });
         }

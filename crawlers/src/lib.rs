@@ -8,7 +8,9 @@
 //!   atomically before their manifest line; a torn last line is repaired on open.
 //! - [`http::PoliteClient`]: identifying User-Agent, global rate limit, concurrency limit, timeouts,
 //!   retries with backoff and jitter honouring `Retry-After`.
-//! - [`fetch::Fetcher`]: store first, network second; [`fetch::Fetcher::offline`] never requests.
+//! - [`fetch::Fetcher`]: store first, network second; [`fetch::Fetcher::offline`] never requests. A
+//!   body that is not the [`kind::BodyKind`] asked for (an HTML page for a CSV, an unasked gzip
+//!   stream) is a failed fetch, not stored.
 //! - [`hudoc`]: metadata search with date-window bisection under the 10,000-result cap, and bodies
 //!   (DOCX, HTML; `204` is "no body"). [`guides`]: case-law guide PDFs. [`bsard`]: BSARD's CSV files
 //!   and Justel PDFs.
@@ -29,6 +31,7 @@ pub mod fetch;
 pub mod guides;
 pub mod http;
 pub mod hudoc;
+pub mod kind;
 pub mod store;
 
 pub use error::{Error, Result};

@@ -17,7 +17,10 @@
 //!   client asks for is the server's `Retry-After` (recorded through its `Sleeper`, not timed);
 //! - guides: PDF answers are kept, HTML "not found" pages are misses, the second URL pattern is tried;
 //! - BSARD: files and a Justel PDF are stored with their checksums; a base URL with credentials is
-//!   refused before any request, so no credential reaches the manifest;
+//!   refused before any request, so no credential reaches the manifest; an answer that is not what
+//!   was asked for (an HTML page or a gzip stream under a CSV's name, an HTML page for a Justel PDF,
+//!   a body with a `Content-Encoding` nobody asked for) is a reported failure, not stored, retried by
+//!   a rerun; such an answer already in the store is refused offline and refetched online;
 //! - after every test, the store's invariant holds: each manifest line's object exists with its sha256.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -596,6 +599,149 @@ async fn bsard_files_are_stored_with_checksums() {
     let e = store.lookup(&r.found["articles_fr.csv"].url).unwrap();
     assert!(e.etag.is_some(), "ETag recorded");
     assert_store_invariant(&store);
+}
+
+/// Issue 29 (20b): a mirror answering 200 with an HTML page, or with a gzip stream nobody asked
+/// for, used to have it stored as `articles_fr.csv` (and listed in the BSARD index).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bsard_answers_that_are_not_what_was_asked_for_are_refused() {
+    let csv = b"id,article\n1,x\n".to_vec();
+    let html = b"<!DOCTYPE html><html><body>Please sign in</body></html>".to_vec();
+    let gzip = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03id,article".to_vec();
+    let server = FakeServer::start(FakeConfig {
+        files: [
+            ("/bsard/articles_fr.csv", "text/html; charset=utf-8", html.clone()),
+            ("/bsard/questions_fr_train.csv", "application/octet-stream", gzip),
+            ("/bsard/questions_fr_test.csv", "text/csv", csv.clone()),
+            (
+                "/img_l/pdf/1804/03/21/1804032150_F.pdf",
+                "text/html",
+                html.clone(),
+            ),
+        ]
+        .into_iter()
+        .map(|(p, ct, b)| (p.to_owned(), (ct.to_owned(), b)))
+        .collect(),
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let root = scratch("bsard-kinds");
+    let store = Arc::new(RawStore::open(&root).unwrap());
+    let fetcher = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+    let s = BsardSettings {
+        base_url: format!("{}/bsard", server.base_url()),
+        files: lexbench_crawlers::bsard::BSARD_FILES
+            .iter()
+            .map(|f| (*f).to_owned())
+            .collect(),
+        ejustice_base: server.base_url(),
+        numacs: vec!["1804032150".into()],
+    };
+    let r = crawl_bsard(&fetcher, &s, &ProgressBar::hidden()).await.unwrap();
+    assert_eq!(
+        r.found.keys().collect::<Vec<_>>(),
+        ["questions_fr_test.csv"],
+        "{r:?}"
+    );
+    assert_eq!(r.found["questions_fr_test.csv"].sha256, sha256_hex(&csv));
+    let why = |name: &str| r.failed.get(name).cloned().unwrap_or_default();
+    assert!(why("articles_fr.csv").contains("not a CSV (text/html)"), "{r:?}");
+    assert!(
+        why("questions_fr_train.csv").contains("gzip-compressed body (magic 1f 8b)"),
+        "{r:?}"
+    );
+    assert!(
+        why("justel:1804032150").contains("not a PDF (text/html)"),
+        "{r:?}"
+    );
+    // Nothing refused is stored, or served from the store as a success.
+    assert_eq!(store.verify().unwrap().objects, 1);
+    assert!(store.lookup(&format!("{}/articles_fr.csv", s.base_url)).is_none());
+    // A rerun asks again for what was refused (and not for what was stored).
+    let before = fetcher.requests();
+    crawl_bsard(&fetcher, &s, &ProgressBar::hidden()).await.unwrap();
+    assert_eq!(fetcher.requests() - before, 3);
+    assert_store_invariant(&store);
+
+    // An HTML page stored under a CSV's URL by an earlier crawl: refused offline, refetched online.
+    let stale = scratch("bsard-kinds-stale");
+    let url = format!("{}/articles_fr.csv", s.base_url);
+    {
+        let store = RawStore::open(&stale).unwrap();
+        let sha = store.put(&html).unwrap();
+        store
+            .record(&lexbench_core::ManifestEntry {
+                url: url.clone(),
+                fetched_at: "2026-01-01T00:00:00Z".into(),
+                status: 200,
+                content_type: Some("text/html".into()),
+                sha256: Some(sha),
+                bytes: html.len() as u64,
+                request: None,
+                etag: None,
+                last_modified: None,
+                error: None,
+            })
+            .unwrap();
+    }
+    let only_articles = BsardSettings {
+        files: vec!["articles_fr.csv".into()],
+        numacs: Vec::new(),
+        ..s.clone()
+    };
+    let store = Arc::new(RawStore::open(&stale).unwrap());
+    let offline = Fetcher::offline(store.clone());
+    let r = crawl_bsard(&offline, &only_articles, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert!(r.found.is_empty(), "{r:?}");
+    assert!(
+        r.failed["articles_fr.csv"].contains("the stored answer is refused: not a CSV"),
+        "{r:?}"
+    );
+    let online = Fetcher::online(store, PoliteClient::new(fast()).unwrap());
+    let r = crawl_bsard(&online, &only_articles, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert_eq!(online.requests(), 1);
+    assert!(
+        r.failed["articles_fr.csv"].contains("not a CSV (text/html)"),
+        "{r:?}"
+    );
+
+    // A Content-Encoding the client never asked for (it sends no Accept-Encoding) is refused, even
+    // when the bytes would pass for a CSV.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let served = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut c, _) = listener.accept().unwrap();
+        let mut req = [0u8; 4096];
+        let n = c.read(&mut req).unwrap();
+        let req = String::from_utf8_lossy(&req[..n]).to_ascii_lowercase();
+        c.write_all(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/csv\r\nContent-Encoding: br\r\n\
+              Content-Length: 5\r\nConnection: close\r\n\r\nid,a\n",
+        )
+        .unwrap();
+        req
+    });
+    let encoded = BsardSettings {
+        base_url: format!("http://{addr}"),
+        ..only_articles
+    };
+    let store = Arc::new(RawStore::open(scratch("bsard-kinds-encoded")).unwrap());
+    let fetcher = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+    let r = crawl_bsard(&fetcher, &encoded, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert!(!served.join().unwrap().contains("accept-encoding"));
+    assert!(
+        r.failed["articles_fr.csv"].contains("Content-Encoding br"),
+        "{r:?}"
+    );
+    assert_eq!(store.verify().unwrap().objects, 0);
 }
 
 /// Issue 29 (20d): a mirror URL with credentials used to be crawled, and the manifest and the BSARD
