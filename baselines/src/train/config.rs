@@ -44,6 +44,7 @@ use serde::{Deserialize, Serialize};
 use super::dr_gnn::GnnConfig;
 use super::optim::AdamWConfig;
 use super::qabisar::QabisarConfig;
+use super::spans::ValueSpans;
 use super::sweep::SweepGrid;
 use crate::curriculum::CurriculumConfig;
 use crate::encoder::hier::HierConfig;
@@ -532,18 +533,175 @@ pub(crate) fn set_dotted(
     Ok(())
 }
 
+/// The longest input, in tokens, a configuration may give an encoder (`data.max_query_len`,
+/// `data.max_doc_len`): what long-context BERTs read. The base model's own limit (its
+/// `max_position_embeddings`, 512 for BERT and MiniLM) is checked before the model is loaded
+/// ([`TrainConfig::check_positions`]).
+pub const MAX_SEQ_LEN: usize = 8192;
+/// The most epochs (`schedule.epochs`).
+pub const MAX_EPOCHS: usize = 1000;
+/// The largest batch (`schedule.batch_size`).
+pub const MAX_BATCH_SIZE: usize = 4096;
+/// The most negatives per positive from one source (`negatives.random`, `bm25`, `model`,
+/// `curriculum`).
+pub const MAX_NEGATIVES: usize = 1000;
+/// The deepest candidate list negatives are drawn from (`negatives.bm25_depth`, `model_depth`).
+pub const MAX_NEGATIVE_DEPTH: usize = 100_000;
+/// The most documents ranked per topic (`eval.top_k`).
+pub const MAX_TOP_K: usize = 10_000_000;
+/// The highest LoRA rank (`peft.lora.rank`).
+pub const MAX_LORA_RANK: usize = 4096;
+/// The learning rates accepted (`optim.lr`, `lr_sweep`, `[sweep] lr`, `lexbench train --lr`), as
+/// [`lr_ok`] checks them.
+/// No upper bound: a rate that makes training diverge stops it with [`Error::Diverged`].
+pub const LR_RANGE: &str = "a finite number > 0";
+
+/// Whether `lr` is a learning rate [`LR_RANGE`] allows.
+pub fn lr_ok(lr: f64) -> bool {
+    lr.is_finite() && lr > 0.0
+}
+
+/// What [`TrainConfig::check`] refused: the dotted key (`optim.lr`, `lr_sweep[1]`,
+/// `sweep.peft.lora[0]`), the value as read when the message is about one value, and what is wrong
+/// or allowed. Shown as `KEY = VALUE: MESSAGE` (`optim.lr = inf: must be a finite number > 0`),
+/// or the message alone when it is about several values; the key is where
+/// [`TrainConfig::from_file`] finds the line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invalid {
+    /// The key the problem is at, when it is at one.
+    pub key: Option<String>,
+    /// The value, as the configuration reads (`inf`, `"P@0"`), when the message is about it alone.
+    pub value: Option<String>,
+    /// What is wrong: the allowed range (`must be an integer from 4 to 8192`), or a sentence.
+    pub message: String,
+}
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.key, &self.value) {
+            (Some(k), Some(v)) => write!(f, "{k} = {v}: {}", self.message),
+            _ => f.write_str(&self.message),
+        }
+    }
+}
+
+impl From<Invalid> for Error {
+    fn from(e: Invalid) -> Self {
+        Error::Param(e.to_string())
+    }
+}
+
+type Checked = std::result::Result<(), Invalid>;
+
+/// `key = value` is refused: `message`.
+fn refuse(key: &str, value: impl std::fmt::Display, message: impl Into<String>) -> Invalid {
+    Invalid {
+        key: Some(key.to_owned()),
+        value: Some(value.to_string()),
+        message: message.into(),
+    }
+}
+
+/// A sentence about the configuration, located at `key`.
+fn about(key: &str, message: impl Into<String>) -> Invalid {
+    Invalid {
+        key: Some(key.to_owned()),
+        value: None,
+        message: message.into(),
+    }
+}
+
+/// `key`'s error from another module's `validate`, located at `key`.
+fn param(key: &str, e: Error) -> Invalid {
+    about(
+        key,
+        match e {
+            Error::Param(m) => m,
+            e => e.to_string(),
+        },
+    )
+}
+
+/// A float that must be finite and satisfy `ok`, `allowed` saying how.
+fn float(key: &str, v: f64, ok: bool, allowed: &str) -> Checked {
+    if v.is_finite() && ok {
+        Ok(())
+    } else {
+        Err(refuse(key, v, format!("must be {allowed}")))
+    }
+}
+
+/// An integer in `lo..=hi`.
+fn int(key: &str, v: usize, lo: usize, hi: usize) -> Checked {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(refuse(key, v, format!("must be an integer from {lo} to {hi}")))
+    }
+}
+
+/// `message` on one line (the toml crate's messages may span several).
+fn one_line(message: &str) -> String {
+    message
+        .trim()
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The error of `path`, at `line` when known: shown `PATH:LINE: MESSAGE`.
+fn file_error(path: &Path, line: Option<usize>, message: String) -> Error {
+    Error::Format {
+        path: match line {
+            Some(l) => PathBuf::from(format!("{}:{l}", path.display())),
+            None => path.to_owned(),
+        },
+        message,
+    }
+}
+
+/// A deserialisation error of `text` (the file `path`) on one line, at its line, naming the key and
+/// the value as written when the error is about one value (`data.max_query_len = 4e9: invalid type:
+/// floating point …, expected usize`).
+fn toml_error(path: &Path, text: &str, spans: &ValueSpans, e: &toml::de::Error) -> Error {
+    let message = one_line(e.message());
+    let Some(span) = e.span() else {
+        return file_error(path, None, message);
+    };
+    let message = match (spans.value_at(&span), text.get(span.clone())) {
+        (Some((key, true)), Some(raw)) if !raw.contains('\n') => format!("{key} = {raw}: {message}"),
+        (Some((key, _)), _) => format!("{key}: {message}"),
+        _ => message,
+    };
+    file_error(path, Some(spans.line(span.start)), message)
+}
+
+/// The TOML value of `--set KEY=RAW`: RAW as TOML, or a bare word as a string.
+fn override_value(raw: &str) -> toml::Value {
+    toml::from_str::<toml::Table>(&format!("v = {raw}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(raw.to_owned()))
+}
+
+/// Whether the override of `set` sets `key` (itself, or a table or array holding it).
+fn sets(set: &str, key: &str) -> bool {
+    key.strip_prefix(set)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+}
+
 impl TrainConfig {
-    /// Reads and validates a TOML file (a byte-order mark is ignored); errors name the file (and
-    /// TOML's line and column).
+    /// Reads and validates a TOML file (a byte-order mark is ignored). Errors are one line naming
+    /// the file and, where the problem is at a value, its line, key, value and what is allowed:
+    /// `dpr.toml:16: optim.lr = inf: must be a finite number > 0`.
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = lexbench_core::text::read_text(path)?;
-        let cfg: Self = toml::from_str(&text).map_err(|e| Error::Format {
-            path: path.to_owned(),
-            message: e.to_string(),
-        })?;
-        cfg.validate().map_err(|e| Error::Format {
-            path: path.to_owned(),
-            message: e.to_string(),
+        let spans = ValueSpans::of(&text);
+        let cfg: Self = toml::from_str(&text).map_err(|e| toml_error(path, &text, &spans, &e))?;
+        cfg.check().map_err(|e| {
+            let line = e.key.as_deref().and_then(|k| spans.line_of(k));
+            file_error(path, line, e.to_string())
         })?;
         Ok(cfg)
     }
@@ -562,39 +720,159 @@ impl TrainConfig {
     /// a dotted key and a TOML value; a bare word that is not TOML is taken as a string), then
     /// validates it: how one config runs tiny on the sample without a second copy of it. A key the
     /// configuration does not have is refused as an unknown field, naming the file. A table value
-    /// sets only the keys it names (`peft.lora={rank = 4}` keeps the other LoRA settings).
+    /// sets only the keys it names (`peft.lora={rank = 4}` keeps the other LoRA settings). A bad
+    /// value an override set is named by the override (`PATH: --set optim.lr=-1: optim.lr = -1: must
+    /// be …`), one the file holds by its line as in [`Self::from_file`].
     pub fn from_file_with(path: &Path, overrides: &[(String, String)]) -> Result<Self> {
         if overrides.is_empty() {
             return Self::from_file(path);
         }
         let text = lexbench_core::text::read_text(path)?;
-        let fmt = |message: String| Error::Format {
-            path: path.to_owned(),
-            message,
-        };
-        let mut doc: toml::Table = toml::from_str(&text).map_err(|e| fmt(e.to_string()))?;
+        let spans = ValueSpans::of(&text);
+        let original: toml::Table = toml::from_str(&text).map_err(|e| toml_error(path, &text, &spans, &e))?;
+        let mut doc = original.clone();
         for (key, raw) in overrides {
-            let value: toml::Value = toml::from_str::<toml::Table>(&format!("v = {raw}"))
-                .ok()
-                .and_then(|mut t| t.remove("v"))
-                .unwrap_or_else(|| toml::Value::String(raw.clone()));
-            set_dotted(&mut doc, key, value).map_err(|e| {
+            set_dotted(&mut doc, key, override_value(raw)).map_err(|e| {
                 Error::Param(format!(
                     "--set {key}={raw}: {}",
                     e.message(&path.display().to_string())
                 ))
             })?;
         }
-        let cfg: Self = toml::Value::Table(doc)
-            .try_into()
-            .map_err(|e: toml::de::Error| fmt(format!("with the --set overrides: {e}")))?;
-        cfg.validate().map_err(|e| fmt(e.to_string()))?;
+        let read = |doc: toml::Table| -> std::result::Result<Self, toml::de::Error> {
+            toml::Value::Table(doc).try_into()
+        };
+        let cfg: Self = match read(doc) {
+            Ok(cfg) => cfg,
+            Err(e) => {
+                // The override that breaks a file that reads alone, when one does by itself.
+                let culprit = read(original.clone()).is_ok().then(|| {
+                    overrides.iter().find(|(key, raw)| {
+                        let mut d = original.clone();
+                        set_dotted(&mut d, key, override_value(raw)).is_ok() && read(d).is_err()
+                    })
+                });
+                let message = one_line(e.message());
+                return Err(file_error(
+                    path,
+                    None,
+                    match culprit.flatten() {
+                        Some((key, raw)) => format!("--set {key}={raw}: {message}"),
+                        None => format!("with the --set overrides: {message}"),
+                    },
+                ));
+            }
+        };
+        cfg.check().map_err(|e| {
+            let set = e
+                .key
+                .as_deref()
+                .and_then(|k| overrides.iter().rev().find(|(s, _)| sets(s, k)));
+            match set {
+                Some((key, raw)) => file_error(path, None, format!("--set {key}={raw}: {e}")),
+                None => {
+                    let line = e.key.as_deref().and_then(|k| spans.line_of(k));
+                    file_error(path, line, e.to_string())
+                }
+            }
+        })?;
         Ok(cfg)
     }
 
-    /// Checks the values.
+    /// Checks the values (see [`Self::check`]).
     pub fn validate(&self) -> Result<()> {
-        let bad = |m: String| Err(Error::Param(m));
+        Ok(self.check()?)
+    }
+
+    /// Checks every value against its documented range, and the settings against each other, before
+    /// anything is loaded: numbers finite and in range (learning rates in [`LR_RANGE`], lengths up to
+    /// [`MAX_SEQ_LEN`], epochs, batches, negatives, LoRA), the selection measure parses, names are
+    /// names, and every value of the `[sweep]` grid and `lr_sweep` fits its key. What needs the
+    /// dataset or the base model (split names, the model's positions) is checked by the caller
+    /// before loading them ([`Self::check_positions`]).
+    pub fn check(&self) -> Checked {
+        // The name is the model's folder and the run's file name; the dataset and splits are folders
+        // and files under the data directory: names, never paths.
+        let name = |key: &str, kind: &'static str, v: &str| -> Checked {
+            lexbench_core::check_name(kind, v).map_err(|e| about(key, e.to_string()))?;
+            Ok(())
+        };
+        name("name", "model name", &self.name)?;
+        name("data.dataset", "dataset name", &self.data.dataset)?;
+        name("data.train_split", "split name", &self.data.train_split)?;
+        if !self.data.val_split.is_empty() {
+            name("data.val_split", "split name", &self.data.val_split)?;
+        }
+        let o = &self.optim;
+        float("optim.lr", o.lr, lr_ok(o.lr), LR_RANGE)?;
+        float(
+            "optim.beta1",
+            o.beta1,
+            (0.0..1.0).contains(&o.beta1),
+            "a finite number in [0, 1)",
+        )?;
+        float(
+            "optim.beta2",
+            o.beta2,
+            (0.0..1.0).contains(&o.beta2),
+            "a finite number in [0, 1)",
+        )?;
+        float(
+            "optim.eps",
+            o.eps,
+            o.eps > 0.0 && o.eps <= 1.0,
+            "a finite number in (0, 1]",
+        )?;
+        float(
+            "optim.weight_decay",
+            o.weight_decay,
+            (0.0..=1.0).contains(&o.weight_decay),
+            "a finite number in [0, 1]",
+        )?;
+        self.optim.validate().map_err(|e| param("optim", e))?;
+        for (i, &lr) in self.lr_sweep.iter().enumerate() {
+            float(&format!("lr_sweep[{i}]"), lr, lr_ok(lr), LR_RANGE)?;
+        }
+        let s = &self.schedule;
+        int("schedule.epochs", s.epochs, 1, MAX_EPOCHS)?;
+        int("schedule.batch_size", s.batch_size, 1, MAX_BATCH_SIZE)?;
+        float(
+            "schedule.warmup_ratio",
+            s.warmup_ratio,
+            (0.0..1.0).contains(&s.warmup_ratio),
+            "a finite number in [0, 1)",
+        )?;
+        float(
+            "schedule.max_grad_norm",
+            s.max_grad_norm,
+            s.max_grad_norm >= 0.0,
+            "a finite number ≥ 0 (0: no clipping)",
+        )?;
+        int("data.max_query_len", self.data.max_query_len, 4, MAX_SEQ_LEN)?;
+        int("data.max_doc_len", self.data.max_doc_len, 4, MAX_SEQ_LEN)?;
+        let n = &self.negatives;
+        for (key, v) in [
+            ("negatives.random", n.random),
+            ("negatives.bm25", n.bm25),
+            ("negatives.model", n.model),
+            ("negatives.curriculum", n.curriculum),
+        ] {
+            int(key, v, 0, MAX_NEGATIVES)?;
+        }
+        int("negatives.bm25_depth", n.bm25_depth, 1, MAX_NEGATIVE_DEPTH)?;
+        int("negatives.model_depth", n.model_depth, 1, MAX_NEGATIVE_DEPTH)?;
+        if let Err(e) = self.eval.measure.parse::<lexbench_core::Measure>() {
+            let message = match e {
+                lexbench_core::Error::Measure { reason, .. } => reason,
+                e => e.to_string(),
+            };
+            return Err(refuse(
+                "eval.measure",
+                format!("{:?}", self.eval.measure),
+                message,
+            ));
+        }
+        int("eval.top_k", self.eval.top_k, 1, MAX_TOP_K)?;
         if self.model == ModelKind::Colbert {
             let default = ColBertConfig::default();
             let lengths = [
@@ -615,112 +893,245 @@ impl TrainConfig {
             ];
             for (key, set, default, data_key, data) in lengths {
                 if set != default && set != data {
-                    return bad(format!(
-                        "[colbert] {key} = {set} disagrees with [data] {data_key} = {data}: a trained ColBERT \
-                         reads at the [data] lengths; remove {key} from [colbert] or make them equal"
+                    return Err(about(
+                        &format!("colbert.{key}"),
+                        format!(
+                            "[colbert] {key} = {set} disagrees with [data] {data_key} = {data}: a trained \
+                             ColBERT reads at the [data] lengths; remove {key} from [colbert] or make them equal"
+                        ),
                     ));
                 }
             }
         }
-        // The name is the model's folder and the run's file name; the dataset and splits are folders
-        // and files under the data directory: names, never paths.
-        lexbench_core::check_name("model name", &self.name)?;
-        lexbench_core::check_name("dataset name", &self.data.dataset)?;
-        lexbench_core::check_name("split name", &self.data.train_split)?;
-        if !self.data.val_split.is_empty() {
-            lexbench_core::check_name("split name", &self.data.val_split)?;
-        }
-        self.optim.validate()?;
-        if self.schedule.epochs == 0 || self.schedule.batch_size == 0 {
-            return bad("schedule.epochs and schedule.batch_size must be at least 1".into());
-        }
-        if !(0.0..1.0).contains(&self.schedule.warmup_ratio) {
-            return bad(format!(
-                "warmup_ratio {} is not in [0, 1)",
-                self.schedule.warmup_ratio
-            ));
-        }
         if self.negatives.total() == 0 && self.model == ModelKind::CrossEncoder {
-            return bad("a cross-encoder needs negatives (binary cross-entropy)".into());
+            return Err(about(
+                "negatives",
+                "a cross-encoder needs negatives (binary cross-entropy)",
+            ));
         }
         if self.model == ModelKind::Ance && self.negatives.model == 0 {
-            return bad("ANCE needs negatives.model > 0 (model-mined negatives)".into());
-        }
-        if self.model != ModelKind::Ance && self.negatives.model > 0 {
-            return bad("model-mined negatives (negatives.model) are ANCE's: set model = \"ance\"".into());
-        }
-        if self.data.max_query_len < 4 || self.data.max_doc_len < 4 {
-            return bad("max_query_len and max_doc_len must be at least 4".into());
-        }
-        if self.lr_sweep.iter().any(|&lr| lr.is_nan() || lr <= 0.0) {
-            return bad("lr_sweep values must be positive".into());
-        }
-        self.sweep.validate(!self.lr_sweep.is_empty())?;
-        if let Some(p) = &self.peft {
-            match p.method {
-                PeftMethod::Lora => p.lora.validate()?,
-                PeftMethod::Adapter => {
-                    p.adapter.width(768)?;
-                }
-                PeftMethod::Prefix => p.prefix.validate()?,
-            }
-        }
-        self.colbert.validate()?;
-        let b = &self.biencoder;
-        if !(b.scale.is_finite() && b.scale > 0.0 && b.temperature.is_finite() && b.temperature > 0.0) {
-            return bad(format!(
-                "biencoder.scale ({}) and biencoder.temperature ({}) must be positive",
-                b.scale, b.temperature
+            return Err(about(
+                "negatives.model",
+                "ANCE needs negatives.model > 0 (model-mined negatives)",
             ));
         }
+        if self.model != ModelKind::Ance && self.negatives.model > 0 {
+            return Err(about(
+                "negatives.model",
+                "model-mined negatives (negatives.model) are ANCE's: set model = \"ance\"",
+            ));
+        }
+        if let Some(p) = &self.peft {
+            self.check_peft(p)?;
+        }
+        self.colbert.validate().map_err(|e| param("colbert", e))?;
+        let b = &self.biencoder;
+        float("biencoder.scale", b.scale, b.scale > 0.0, "a finite number > 0")?;
+        float(
+            "biencoder.temperature",
+            b.temperature,
+            b.temperature > 0.0,
+            "a finite number > 0",
+        )?;
         if b.cosine && b.temperature != 1.0 {
-            return bad(format!(
-                "biencoder.temperature = {} applies to dot-product scores: set cosine = false, or use \
-                 scale with cosine scores",
-                b.temperature
+            return Err(about(
+                "biencoder.temperature",
+                format!(
+                    "biencoder.temperature = {} applies to dot-product scores: set cosine = false, or use \
+                     scale with cosine scores",
+                    b.temperature
+                ),
             ));
         }
         match (self.biencoder.article_encoder, &self.biencoder.hier) {
             (ArticleEncoder::Hierarchical, h) => {
                 if !self.model.is_biencoder() {
-                    return bad(
-                        "article_encoder = \"hierarchical\" needs a bi-encoder (model = \"dpr\" or \"ance\")"
-                            .into(),
-                    );
+                    return Err(about(
+                        "biencoder.article_encoder",
+                        "article_encoder = \"hierarchical\" needs a bi-encoder (model = \"dpr\" or \"ance\")",
+                    ));
                 }
-                h.clone().unwrap_or_default().validate()?;
+                h.clone()
+                    .unwrap_or_default()
+                    .validate()
+                    .map_err(|e| param("biencoder.hier", e))?;
             }
             (ArticleEncoder::Flat, Some(_)) => {
-                return bad("biencoder.hier needs article_encoder = \"hierarchical\"".into());
+                return Err(about(
+                    "biencoder.hier",
+                    "biencoder.hier needs article_encoder = \"hierarchical\"",
+                ));
             }
             (ArticleEncoder::Flat, None) => {}
         }
         if let Some(g) = &self.gnn {
-            g.validate()?;
+            g.validate().map_err(|e| param("gnn", e))?;
             if !self.model.is_biencoder() {
-                return bad("a [gnn] section needs a bi-encoder (model = \"dpr\" or \"ance\")".into());
+                return Err(about(
+                    "gnn",
+                    "a [gnn] section needs a bi-encoder (model = \"dpr\" or \"ance\")",
+                ));
             }
         }
         if let Some(q) = &self.qabisar {
-            q.validate()?;
+            q.validate().map_err(|e| param("qabisar", e))?;
             if !self.model.is_biencoder() || self.gnn.is_some() {
-                return bad("a [qabisar] section needs a bi-encoder and no [gnn] section".into());
+                return Err(about(
+                    "qabisar",
+                    "a [qabisar] section needs a bi-encoder and no [gnn] section",
+                ));
             }
             if self.negatives.model > 0 {
-                return bad("QABISAR does not mine model negatives (negatives.model)".into());
+                return Err(about(
+                    "negatives.model",
+                    "QABISAR does not mine model negatives (negatives.model)",
+                ));
             }
         }
         match (&self.curriculum, self.negatives.curriculum) {
             (Some(c), n) => {
-                c.validate()?;
+                c.validate().map_err(|e| param("curriculum", e))?;
                 if n == 0 {
-                    return bad("a [curriculum] section needs negatives.curriculum > 0".into());
+                    return Err(about(
+                        "negatives.curriculum",
+                        "a [curriculum] section needs negatives.curriculum > 0",
+                    ));
                 }
             }
             (None, n) if n > 0 => {
-                return bad("negatives.curriculum needs a [curriculum] section".into());
+                return Err(about(
+                    "negatives.curriculum",
+                    "negatives.curriculum needs a [curriculum] section",
+                ));
             }
             _ => {}
+        }
+        self.sweep
+            .validate(!self.lr_sweep.is_empty())
+            .map_err(|e| param("sweep", e))?;
+        self.check_sweep_values()
+    }
+
+    /// The PEFT settings: LoRA's rank, alpha and dropout, the adapter's width and initialisation,
+    /// the prefix's length and initialisation.
+    fn check_peft(&self, p: &PeftConfig) -> Checked {
+        match p.method {
+            PeftMethod::Lora => {
+                let l = &p.lora;
+                int("peft.lora.rank", l.rank, 1, MAX_LORA_RANK)?;
+                float("peft.lora.alpha", l.alpha, l.alpha > 0.0, "a finite number > 0")?;
+                let d = f64::from(l.dropout);
+                float(
+                    "peft.lora.dropout",
+                    d,
+                    (0.0..1.0).contains(&d),
+                    "a finite number in [0, 1)",
+                )?;
+                if l.targets.is_empty() {
+                    return Err(about(
+                        "peft.lora.targets",
+                        "peft.lora.targets names no linear layer",
+                    ));
+                }
+                l.validate().map_err(|e| param("peft.lora", e))
+            }
+            PeftMethod::Adapter => {
+                let a = &p.adapter;
+                if let Some(r) = a.reduction_factor {
+                    int("peft.adapter.reduction_factor", r, 1, MAX_SEQ_LEN)?;
+                }
+                int("peft.adapter.bottleneck", a.bottleneck, 1, MAX_SEQ_LEN)?;
+                float(
+                    "peft.adapter.init_std",
+                    a.init_std,
+                    a.init_std > 0.0,
+                    "a finite number > 0",
+                )?;
+                a.width(768).map(|_| ()).map_err(|e| param("peft.adapter", e))
+            }
+            PeftMethod::Prefix => {
+                let x = &p.prefix;
+                int("peft.prefix.length", x.length, 1, MAX_SEQ_LEN)?;
+                if let Some(d) = x.projection_dim {
+                    int("peft.prefix.projection_dim", d, 1, MAX_SEQ_LEN)?;
+                }
+                float(
+                    "peft.prefix.init_std",
+                    x.init_std,
+                    x.init_std > 0.0,
+                    "a finite number > 0",
+                )?;
+                x.validate().map_err(|e| param("peft.prefix", e))
+            }
+        }
+    }
+
+    /// Every value of the `[sweep]` grid set alone into this configuration: a value that does not
+    /// fit its key (wrong type, out of range, a table the configuration lacks) is refused here, at
+    /// `sweep.KEY[i]`, even without `--sweep`. What only a combination of values breaks is found
+    /// when the points are expanded ([`super::sweep::points`]).
+    fn check_sweep_values(&self) -> Checked {
+        if self.sweep.is_empty() {
+            return Ok(());
+        }
+        let mut base = self.clone();
+        base.sweep = SweepGrid::default();
+        let doc = toml::Table::try_from(&base).map_err(|e| about("sweep", format!("config to TOML: {e}")))?;
+        for (axis, values) in self.sweep.axes() {
+            let target = if axis == "lr" { "optim.lr" } else { axis.as_str() };
+            for (i, v) in values.iter().enumerate() {
+                let key = format!("sweep.{axis}[{i}]");
+                let mut doc = doc.clone();
+                set_dotted(&mut doc, target, v.clone())
+                    .map_err(|e| about(&key, format!("{key}: {}", e.message("the configuration"))))?;
+                let point: Self = toml::Value::Table(doc).try_into().map_err(|e: toml::de::Error| {
+                    about(&key, format!("{key} = {v}: {}", one_line(e.message())))
+                })?;
+                let Err(e) = point.check() else { continue };
+                match e.key.as_deref() {
+                    Some(k) if k == target => {
+                        return Err(Invalid {
+                            key: Some(key),
+                            value: e.value,
+                            message: e.message,
+                        });
+                    }
+                    Some(k) if sets(target, k) => return Err(about(&key, format!("{key}: {e}"))),
+                    // Another key's problem: a combination, left to the expansion.
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the lengths against the base model's `max_position_embeddings` (read from its
+    /// `config.json` before the weights): queries and passages (a cross-encoder: both in one input),
+    /// the hierarchical encoder's segments.
+    pub fn check_positions(&self, max_positions: usize) -> Checked {
+        let why = format!("the base model has {max_positions} positions (max_position_embeddings)");
+        let at_most = |key: &str, v: usize, max: usize, note: &str| -> Checked {
+            if v <= max {
+                Ok(())
+            } else {
+                Err(refuse(key, v, format!("must be at most {max}{note}: {why}")))
+            }
+        };
+        let (q, d) = (self.data.max_query_len, self.data.max_doc_len);
+        if self.model == ModelKind::CrossEncoder {
+            at_most("data.max_query_len", q, max_positions.saturating_sub(4), "")?;
+            at_most(
+                "data.max_doc_len",
+                d,
+                max_positions.saturating_sub(q),
+                &format!(" with max_query_len = {q} (a cross-encoder reads both in one input)"),
+            )?;
+        } else {
+            at_most("data.max_query_len", q, max_positions, "")?;
+            at_most("data.max_doc_len", d, max_positions, "")?;
+        }
+        if let Some(h) = self.biencoder.hierarchical() {
+            at_most("biencoder.hier.seg_len", h.seg_len, max_positions, "")?;
         }
         Ok(())
     }

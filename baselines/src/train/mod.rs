@@ -35,6 +35,7 @@ pub mod params;
 pub mod qabisar;
 pub mod seeds;
 pub mod share;
+mod spans;
 pub mod sweep;
 pub mod trainer;
 

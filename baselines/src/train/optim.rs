@@ -70,18 +70,23 @@ impl Default for AdamWConfig {
 }
 
 impl AdamWConfig {
-    /// Checks the ranges.
+    /// Checks the ranges (every value finite).
     pub fn validate(&self) -> Result<()> {
-        let ok = self.lr > 0.0
+        let ok = self.lr.is_finite()
+            && self.lr > 0.0
             && (0.0..1.0).contains(&self.beta1)
             && (0.0..1.0).contains(&self.beta2)
+            && self.eps.is_finite()
             && self.eps > 0.0
+            && self.weight_decay.is_finite()
             && self.weight_decay >= 0.0;
         if ok {
             Ok(())
         } else {
             Err(Error::Param(format!(
-                "AdamW needs lr > 0, β in [0, 1), ε > 0, weight decay ≥ 0 (got {self:?})"
+                "AdamW needs a finite lr > 0, β in [0, 1), a finite ε > 0 and a finite weight decay ≥ 0 \
+                 (got lr {}, β {} and {}, ε {}, weight decay {})",
+                self.lr, self.beta1, self.beta2, self.eps, self.weight_decay
             )))
         }
     }

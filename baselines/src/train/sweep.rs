@@ -243,7 +243,8 @@ mod tests {
     //! and its points' configurations (so it resumes); a table value moves keys together and keeps
     //! the rest of its table; a point's configuration has no grid; bad grids are refused: an axis
     //! without values, the learning rate swept twice, a key the configuration lacks, a value that
-    //! does not fit, a value listed twice, a nothing-to-sweep configuration.
+    //! does not fit (its type or range: named `sweep.KEY[i]` as soon as the configuration is read), a
+    //! value listed twice, a nothing-to-sweep configuration.
     use super::*;
 
     const CONFIG: &str = r#"
@@ -376,8 +377,22 @@ lora = { rank = 8, alpha = 16.0, dropout = 0.05 }
             ("lr = 1e-5", "must list its values"),
             ("lr = [1e-5]\n\"optim.lr\" = [2e-5]", "swept twice"),
             ("\"gnn.epochs\" = [1, 2]", "has no [gnn] table"),
-            ("\"peft.lora.rank\" = [\"eight\"]", "point peft.lora.rank-eight"),
-            ("\"peft.lora.rank\" = [0]", "lora rank must be at least 1"),
+            (
+                "\"peft.lora.rank\" = [\"eight\"]",
+                "sweep.peft.lora.rank[0] = \"eight\": invalid type",
+            ),
+            (
+                "\"peft.lora.rank\" = [8, 0]",
+                "sweep.peft.lora.rank[1] = 0: must be an integer from 1 to",
+            ),
+            (
+                "lr = [1e-5, inf]",
+                "sweep.lr[1] = inf: must be a finite number > 0",
+            ),
+            (
+                "\"peft.lora\" = [{ rank = 4, alpha = nan }]",
+                "sweep.peft.lora[0]: peft.lora.alpha = NaN: must be a finite number > 0",
+            ),
             (
                 "\"schedule.epochs\" = [2, 2]",
                 "two points are named schedule.epochs-2",
