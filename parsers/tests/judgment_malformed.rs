@@ -23,7 +23,7 @@ mod judgment_common;
 use std::io::{Read, Write};
 
 use judgment_common::{docx_fixtures, name};
-use lexbench_parsers::judgment::{MAX_INPUT_BYTES, parse, parse_docx, parse_html, parse_text};
+use lexbench_parsers::judgment::{MAX_INPUT_BYTES, html, parse, parse_docx, parse_html, parse_text};
 
 fn zip_with(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
@@ -422,4 +422,103 @@ fn input_over_the_maximum_is_refused_by_every_parser() {
         parse_docx(at_cap, "big.src", None),
         Err(Error::Invalid { .. })
     ));
+}
+
+/// Issue 29, item 20a: a DOCX whose zip holds `word/document.xml` twice. The zip reader keeps one of
+/// them silently (and a crafted archive can show Word one text and us another): refused, naming the
+/// file and the entry.
+#[test]
+fn two_document_parts_in_one_docx_are_refused() {
+    let xml = |n: u32| {
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?><w:document {W}><w:body><w:p><w:r><w:t>{n}.  The facts.</w:t></w:r></w:p></w:body></w:document>"#
+        )
+    };
+    let (one, two) = (xml(1), xml(2));
+    // The zip writer refuses a second entry of one name, so the second is written under a name of
+    // the same length and renamed in place (local header and central directory; the stored bytes and
+    // their CRC do not involve the name).
+    let mut bytes = zip_with(&[
+        ("word/document.xml", one.as_bytes()),
+        ("word/document.xmX", two.as_bytes()),
+    ]);
+    let mut renamed = 0;
+    for i in 0..bytes.len() - 17 {
+        if &bytes[i..i + 17] == b"word/document.xmX" {
+            bytes[i + 16] = b'l';
+            renamed += 1;
+        }
+    }
+    assert_eq!(renamed, 2);
+    let e = err(&bytes, "dup.docx");
+    assert_eq!(
+        e,
+        "dup.docx: not a valid DOCX: the zip archive holds 2 entries named word/document.xml: which one is the document is ambiguous"
+    );
+    assert!(parse(&bytes, "dup.docx", None).is_err());
+}
+
+/// Issue 29, item 15: HTML nested 60,000 elements deep overflowed the stack (the walk and the text
+/// collection recursed once per level; exit 134), after the HTML parser had spent minutes building
+/// it (its tree building walks the open elements for every new one). Now nesting over
+/// [`html::MAX_DEPTH`] is refused before the HTML parser runs, with an error naming the file and the
+/// limit; under it, the walk and the text collection are iterative (no stack per level).
+#[test]
+fn deeply_nested_html_is_refused_not_a_crash() {
+    let nested = |open: &str, close: &str, depth: usize, inner: &str| {
+        format!(
+            "<html><body>{}{inner}{}</body></html>",
+            open.repeat(depth),
+            close.repeat(depth)
+        )
+    };
+    let deep = nested("<div>", "</div>", 60_000, "<p>1.  The facts.</p>");
+    let e = parse_html(deep.as_bytes(), "deep.html", None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("deep.html: not a valid HTML: elements nested more than 1000 deep (at byte "),
+        "{e}"
+    );
+    assert!(parse(deep.as_bytes(), "deep.html", None).is_err());
+    // Inline elements count too (the text collection recursed on them).
+    let deep = nested("<span>", "</span>", 60_000, "deep");
+    assert!(html::blocks(format!("<p>1. {deep}</p>").as_bytes(), "deep.html").is_err());
+    // At the limit (`html`, `body`, `p`, `b` and `i` are five levels): parsed, iteratively, text in order.
+    let limit = html::MAX_DEPTH - 5;
+    let ok = nested(
+        "<div>",
+        "</div>",
+        limit,
+        "before<p>1.  The applicant was born in 1970.</p><p>2.  <b><i>deep</i></b> text</p>after",
+    );
+    let (blocks, _) = html::blocks(ok.as_bytes(), "ok.html").unwrap();
+    let texts: Vec<&str> = blocks.iter().map(|b| b.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "before",
+            "1.  The applicant was born in 1970.",
+            "2.  deep text",
+            "after"
+        ]
+    );
+    let ok = format!(
+        "<html><body><p>1. {}deep{}</p></body></html>",
+        "<span>".repeat(limit),
+        "</span>".repeat(limit)
+    );
+    let (blocks, _) = html::blocks(ok.as_bytes(), "ok.html").unwrap();
+    assert_eq!(blocks[0].text, "1. deep");
+    // What an HTML parser closes by itself does not add up: 5,000 unclosed `<p>`, `<li>` and `<td>`,
+    // stray end tags, void elements and scripts holding tags.
+    let flat = format!(
+        "<html><body>{}<ul>{}</ul><table>{}</table>{}{}</body></html>",
+        "<p>1. text <span>x".repeat(5_000),
+        "<li>item".repeat(5_000),
+        "<tr><td>a<td>b".repeat(5_000),
+        "</div><br><img src=x>".repeat(5_000),
+        "<script>if (a<b) { document.write('<div><div>') }</script>".repeat(5_000),
+    );
+    assert!(html::blocks(flat.as_bytes(), "flat.html").is_ok());
 }

@@ -33,13 +33,33 @@ fn invalid(source: &str, message: impl Into<String>) -> Error {
 ///
 /// # Errors
 /// [`Error::Invalid`] when the bytes are not a zip archive, have no `word/document.xml`, or it is not
-/// UTF-8.
+/// UTF-8, or when two entries of the archive have one name (naming it): a zip reader keeps one of
+/// them silently, so which text is the judgment would be a guess.
 pub fn document_xml(bytes: &[u8], source: &str) -> Result<String> {
     if !bytes.starts_with(b"PK") {
         return Err(invalid(source, "not a zip archive (no PK signature)"));
     }
     let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
         .map_err(|e| invalid(source, format!("unreadable zip archive: {e}")))?;
+    // Two entries of one name: the zip reader keeps one of them silently, Word refuses the file, and
+    // which text is "the" judgment would be a guess (a crafted archive can show one tool one text
+    // and another tool another).
+    if zip.has_duplicate_names() {
+        let names = duplicate_names(bytes, zip.central_directory_start());
+        let what = if names.is_empty() {
+            "two entries of the same name".to_owned()
+        } else {
+            names
+                .iter()
+                .map(|(n, k)| format!("{k} entries named {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(invalid(
+            source,
+            format!("the zip archive holds {what}: which one is the document is ambiguous"),
+        ));
+    }
     let file = zip.by_name("word/document.xml").map_err(|e| {
         invalid(
             source,
@@ -65,6 +85,34 @@ pub fn document_xml(bytes: &[u8], source: &str) -> Result<String> {
             ),
         )
     })
+}
+
+/// The names that occur more than once in the central directory starting at `dir_start`, with how
+/// often, sorted (for the message only: the zip reader already counted that some name repeats).
+fn duplicate_names(bytes: &[u8], dir_start: u64) -> Vec<(String, usize)> {
+    const HEADER: &[u8] = b"PK\x01\x02";
+    let u16_at = |at: usize| -> Option<usize> {
+        bytes
+            .get(at..at + 2)
+            .map(|b| usize::from(u16::from_le_bytes([b[0], b[1]])))
+    };
+    let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut at = usize::try_from(dir_start).unwrap_or(usize::MAX);
+    while bytes.get(at..at.saturating_add(4)) == Some(HEADER) {
+        let (Some(name_len), Some(extra_len), Some(comment_len)) =
+            (u16_at(at + 28), u16_at(at + 30), u16_at(at + 32))
+        else {
+            break;
+        };
+        let Some(name) = bytes.get(at + 46..at + 46 + name_len) else {
+            break;
+        };
+        *seen
+            .entry(String::from_utf8_lossy(name).into_owned())
+            .or_default() += 1;
+        at += 46 + name_len + extra_len + comment_len;
+    }
+    seen.into_iter().filter(|(_, k)| *k > 1).collect()
 }
 
 /// A paragraph being read.
