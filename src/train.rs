@@ -15,7 +15,9 @@ use lexbench_baselines::Device;
 use lexbench_baselines::rank::model::NeuralRanker;
 use lexbench_baselines::rank::neural::NeuralOutput;
 use lexbench_baselines::rank::{RunTarget, write_run};
-use lexbench_baselines::train::config::{ArticleEncoder, ModelKind, TrainConfig};
+use lexbench_baselines::train::config::{
+    ArticleEncoder, LR_RANGE, MAX_EPOCHS, ModelKind, TrainConfig, lr_ok,
+};
 use lexbench_baselines::train::dr_gnn::GnnSummary;
 use lexbench_baselines::train::export::TrainedRanker;
 use lexbench_baselines::train::qabisar::QabisarSummary;
@@ -49,9 +51,21 @@ pub struct TrainRequest {
     pub quiet: bool,
 }
 
-/// The experiment of `request`: the TOML file with the request's overrides, validated, its base
-/// model folder present.
+/// The experiment of `request`: the TOML file with the request's overrides, validated (every value
+/// in its documented range, see [`TrainConfig::check`]); nothing is loaded. `--lr` and `--epochs`
+/// are checked first and named as flags (`--lr -1: must be a finite number > 0`).
 pub fn load_config(request: &TrainRequest) -> Result<TrainConfig> {
+    let path = request.config.display();
+    if let Some(lr) = request.lr
+        && !lr_ok(lr)
+    {
+        bail!("{path}: --lr {lr}: must be {LR_RANGE}");
+    }
+    if let Some(e) = request.epochs
+        && !(1..=MAX_EPOCHS).contains(&e)
+    {
+        bail!("{path}: --epochs {e}: must be an integer from 1 to {MAX_EPOCHS}");
+    }
     let mut cfg = TrainConfig::from_file_with(&request.config, &request.set)?;
     if let Some(b) = &request.base {
         cfg.base = b.clone();
@@ -62,16 +76,56 @@ pub fn load_config(request: &TrainRequest) -> Result<TrainConfig> {
     if let Some(e) = request.epochs {
         cfg.schedule.epochs = e;
     }
-    cfg.validate()
-        .with_context(|| request.config.display().to_string())?;
-    if !cfg.base.join("config.json").is_file() {
+    cfg.validate().with_context(|| path.to_string())?;
+    Ok(cfg)
+}
+
+/// The dataset `cfg` trains on is built under `data` and has the splits the experiment reads: the
+/// training and validation splits and the splits `run` ranks afterwards. Checked before any model is
+/// loaded; an unknown split is named with the dataset's splits. `config` names the experiment.
+pub fn check_splits(data: &DataDir, cfg: &TrainConfig, run: &[String], config: &Path) -> Result<()> {
+    let config = config.display();
+    let name = &cfg.data.dataset;
+    let dir = lexbench_core::dataset::DatasetDir::in_data(data.root(), name)?;
+    if !dir.0.join("manifest.json").is_file() {
         bail!(
-            "{}: base model folder {} has no config.json (run scripts/fetch-models for models/minilm)",
-            request.config.display(),
+            "{config}: data.dataset = {name:?}: no dataset {name} is built in {} (lexbench build)",
+            dir.0.display()
+        );
+    }
+    let known = dir.split_names()?;
+    let mut wanted = vec![("data.train_split =", &cfg.data.train_split)];
+    if !cfg.data.val_split.is_empty() {
+        wanted.push(("data.val_split =", &cfg.data.val_split));
+    }
+    wanted.extend(run.iter().map(|s| ("--run", s)));
+    for (what, split) in wanted {
+        lexbench_core::check_name("split name", split)
+            .with_context(|| format!("{config}: {what} {split:?}"))?;
+        if !known.contains(split) {
+            bail!(
+                "{config}: {what} {split:?}: dataset {name} has no split {split:?} (its splits: {})",
+                known.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The base model folder of `cfg` has a `config.json`, and the configured lengths fit the positions
+/// it declares (`max_position_embeddings`), read before the weights. `config` names the experiment.
+pub fn check_base(cfg: &TrainConfig, config: &Path) -> Result<()> {
+    let config = config.display();
+    let bert_config = cfg.base.join("config.json");
+    if !bert_config.is_file() {
+        bail!(
+            "{config}: base model folder {} has no config.json (run scripts/fetch-models for models/minilm)",
             cfg.base.display()
         );
     }
-    Ok(cfg)
+    let bert = lexbench_baselines::encoder::BertConfig::from_file(&bert_config)?;
+    cfg.check_positions(bert.max_position_embeddings)
+        .map_err(|e| anyhow::anyhow!("{config}: {e} ({})", bert_config.display()))
 }
 
 /// One training run: its folder and summary.
@@ -178,6 +232,8 @@ pub fn sweep(
 /// selected model.
 pub fn train_experiment(data: &DataDir, request: &TrainRequest, device: &Device) -> Result<TrainReport> {
     let mut cfg = load_config(request)?;
+    check_splits(data, &cfg, &request.run, &request.config)?;
+    check_base(&cfg, &request.config)?;
     let opts = TrainOptions {
         progress: !request.quiet,
         restart: request.restart,
@@ -393,4 +449,132 @@ pub fn trained_ranker(
             NeuralRanker::Cross(Box::new(CrossEncoderRanker::new(model, params, device)?))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! What `lexbench train` checks before any model is loaded: `--lr` and `--epochs` out of range
+    //! (a negative rate included) are refused naming the flag; a split the dataset lacks (validation,
+    //! or one `--run` ranks) is refused naming the dataset's splits; a dataset that is not built is
+    //! named. None of these needs the base model, which the test does not have.
+    use lexbench_core::testing::TinyDataset;
+
+    use super::*;
+
+    const CONFIG: &str = r#"
+name = "flags"
+model = "dpr"
+base = "no/such/model"
+seed = 1
+[data]
+dataset = "mini"
+[negatives]
+bm25 = 1
+[schedule]
+epochs = 1
+[eval]
+measure = "R@10"
+"#;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("lexbench-train-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("scratch");
+        d
+    }
+
+    fn request(dir: &Path, text: &str) -> TrainRequest {
+        let config = dir.join("flags.toml");
+        std::fs::write(&config, text).expect("config");
+        TrainRequest {
+            config,
+            ..TrainRequest::default()
+        }
+    }
+
+    #[test]
+    fn bad_flags_are_named() {
+        let dir = scratch("flags");
+        let base = request(&dir, CONFIG);
+        let err = |r: TrainRequest| format!("{:#}", load_config(&r).expect_err("refused"));
+        for lr in [-1.0, 0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
+            let e = err(TrainRequest {
+                lr: Some(lr),
+                ..base.clone()
+            });
+            assert!(
+                e.contains(&format!("--lr {lr}: must be a finite number > 0")) && e.contains("flags.toml"),
+                "{e}"
+            );
+        }
+        for epochs in [0, MAX_EPOCHS + 1] {
+            let e = err(TrainRequest {
+                epochs: Some(epochs),
+                ..base.clone()
+            });
+            assert!(
+                e.contains(&format!("--epochs {epochs}: must be an integer from 1 to")),
+                "{e}"
+            );
+        }
+        let cfg = load_config(&TrainRequest {
+            lr: Some(2e-5),
+            epochs: Some(3),
+            ..base
+        })
+        .expect("valid");
+        assert_eq!((cfg.optim.lr, cfg.schedule.epochs), (2e-5, 3));
+    }
+
+    #[test]
+    fn unknown_splits_are_refused_before_the_model_is_loaded() {
+        let dir = scratch("splits");
+        TinyDataset::new("mini")
+            .doc("d1", "the right to a fair trial")
+            .doc("d2", "the prohibition of torture")
+            .topic("t1", "q1", "fair trial", &["d1"], "train")
+            .topic("t2", "q2", "torture", &["d2"], "val")
+            .write_in(&dir)
+            .expect("dataset");
+        let data = DataDir::new(&dir);
+        let config = |text: &str| load_config(&request(&dir, text)).expect("valid");
+        let check = |cfg: &TrainConfig, run: &[&str]| {
+            let run: Vec<String> = run.iter().map(|s| (*s).to_owned()).collect();
+            check_splits(&data, cfg, &run, Path::new("flags.toml")).map_err(|e| format!("{e:#}"))
+        };
+        let good = config(CONFIG);
+        check(&good, &["val"]).expect("known splits");
+        for (cfg, run, want) in [
+            (
+                config(&CONFIG.replace("[negatives]", "val_split = \"dev\"\n[negatives]")),
+                &[][..],
+                "data.val_split = \"dev\": dataset mini has no split \"dev\" (its splits: train, val)",
+            ),
+            (
+                config(&CONFIG.replace("[negatives]", "train_split = \"test\"\n[negatives]")),
+                &[],
+                "data.train_split = \"test\": dataset mini has no split \"test\"",
+            ),
+            (
+                good.clone(),
+                &["val", "test"],
+                "--run \"test\": dataset mini has no split \"test\" (its splits: train, val)",
+            ),
+            (good.clone(), &["../val"], "--run \"../val\": invalid split name"),
+            (
+                config(&CONFIG.replace("dataset = \"mini\"", "dataset = \"other\"")),
+                &[],
+                "data.dataset = \"other\": no dataset other is built",
+            ),
+        ] {
+            let e = check(&cfg, run).expect_err("refused");
+            assert!(e.contains(want) && e.starts_with("flags.toml: "), "{e}");
+        }
+        // The base model folder is checked after the splits, before any weights are read.
+        let e = format!(
+            "{:#}",
+            check_base(&good, Path::new("flags.toml")).expect_err("no model")
+        );
+        assert!(e.contains("no/such/model has no config.json"), "{e}");
+    }
 }

@@ -33,8 +33,8 @@ pub enum RunCommand {
 pub struct RandomArgs {
     #[command(flatten)]
     pub at: DatasetSplit,
-    /// The generator's seed.
-    #[arg(long, default_value_t = 0)]
+    /// The generator's seed (`-1` is read as a value and refused, not taken for a flag).
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = unsigned::<u64>)]
     pub seed: u64,
     /// The system's name: the run's file name and tag.
     #[arg(long, default_value = "random", value_parser = crate::name_arg)]
@@ -52,7 +52,7 @@ pub struct NeuralArgs {
     #[arg(long, default_value = "colbert", value_parser = crate::name_arg)]
     pub system: String,
     /// Documents kept per topic.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
     pub top_k: usize,
 }
 
@@ -68,11 +68,11 @@ pub struct CrossArgs {
     pub system: String,
     /// Rerank BM25's top N candidates per topic (needs `lexbench run bm25` first). Default: every
     /// paragraph of the topic's pool (the paper's protocol), or BM25's top 100 on a corpus-wide dataset.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
     pub depth: Option<usize>,
     /// Truncation length of the query–passage pair. A folder trained here reads pairs at its
     /// training's lengths (query + document), with or without --depth.
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
     pub max_len: usize,
 }
 
@@ -93,14 +93,14 @@ pub struct DenseArgs {
     #[arg(long, value_enum, default_value = "cosine")]
     pub similarity: SimilarityArg,
     /// Truncation length in tokens (documents, and queries unless --query-max-len is given).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value_t = 256, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
     pub max_len: usize,
     /// Truncation length of queries in tokens [default: --max-len]. A folder trained here reads
     /// queries and documents at its training's lengths.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
     pub query_max_len: Option<usize>,
     /// Documents kept per topic.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
     pub top_k: usize,
     /// Put before every query (E5 models want `--query-prefix "query: "`). A folder trained here
     /// ranks with its training's prefixes: leave this out, or give the same.
@@ -155,21 +155,30 @@ pub struct Bm25Args {
     /// A TOML file of parameters (k1, b, idf, top_k, language); flags override it.
     #[arg(long)]
     pub config: Option<PathBuf>,
-    /// Term-frequency saturation [default: 0.9].
-    #[arg(long)]
+    /// Term-frequency saturation [default: 0.9]. A value with a sign (`--k1 -1`) is read as the
+    /// value and refused by validation, not taken for a flag.
+    #[arg(long, allow_hyphen_values = true)]
     pub k1: Option<f64>,
-    /// Length normalisation, 0..1 [default: 0.4].
-    #[arg(long)]
+    /// Length normalisation, 0..1 [default: 0.4] (signed values as --k1).
+    #[arg(long, allow_hyphen_values = true)]
     pub b: Option<f64>,
     /// Statistics when ranking within pools [default: pool].
     #[arg(long, value_enum)]
     pub idf: Option<IdfArg>,
     /// Documents kept per topic [default: 1000].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
     pub top_k: Option<usize>,
     /// The analyzer [default: french for bsard*, english otherwise].
     #[arg(long, value_enum)]
     pub language: Option<LanguageArg>,
+}
+
+/// A count, length or seed on the command line: a whole number ≥ 0, with a message that says so
+/// for `-1` (read as a value, not taken for a flag) instead of the parser's "invalid digit".
+fn unsigned<T: std::str::FromStr>(s: &str) -> std::result::Result<T, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| "must be a whole number ≥ 0".to_owned())
 }
 
 impl Bm25Args {

@@ -12,6 +12,7 @@ use lexbench::train::{TrainReport, TrainRequest, train_experiment};
 use lexbench_baselines::curriculum::SemanticSource;
 use lexbench_baselines::encoder::peft::{PeftConfig, PeftMethod};
 use lexbench_baselines::train::Summary;
+use lexbench_baselines::train::config::MAX_EPOCHS;
 use lexbench_core::datadir::DataDir;
 
 use crate::cmd::args::DeviceArg;
@@ -27,15 +28,16 @@ pub struct TrainArgs {
     /// Replace the config's base model folder.
     #[arg(long)]
     pub base: Option<PathBuf>,
-    /// Replace the config's learning rate.
-    #[arg(long)]
+    /// Replace the config's learning rate (a finite number > 0). A value with a sign (`--lr -1`,
+    /// `--lr -inf`) is read as the value and refused by validation, not taken for a flag.
+    #[arg(long, allow_hyphen_values = true)]
     pub lr: Option<f64>,
-    /// Replace the config's number of epochs.
-    #[arg(long)]
+    /// Replace the config's number of epochs (1 to 1000).
+    #[arg(long, allow_negative_numbers = true, value_parser = epochs_arg)]
     pub epochs: Option<usize>,
     /// Override a value of the config (dotted TOML key), e.g. `--set schedule.batch_size=4
     /// --set data.max_doc_len=64`: a paper-sized config run tiny on the sample. Repeatable.
-    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = key_value)]
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = key_value, allow_hyphen_values = true)]
     pub set: Vec<(String, String)>,
     /// Train every point of the config's grid (`[sweep]`: every combination of its values;
     /// `lr_sweep`: learning rates) under OUT/<point>, keep the best on validation, write
@@ -97,6 +99,15 @@ fn print_summary(s: &Summary, out: &Path) {
         fmt(s.best_val)
     );
     println!("  model: {}", out.join("model").display());
+}
+
+/// `--epochs N`: an integer from 1 to [`MAX_EPOCHS`] (`-1` read as a value and refused, not taken
+/// for a flag).
+fn epochs_arg(s: &str) -> std::result::Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_EPOCHS).contains(&n) => Ok(n),
+        _ => Err(format!("must be an integer from 1 to {MAX_EPOCHS}")),
+    }
 }
 
 /// `KEY=VALUE` of `--set`.

@@ -869,7 +869,7 @@ impl TrainConfig {
             return Err(refuse(
                 "eval.measure",
                 format!("{:?}", self.eval.measure),
-                message,
+                format!("not a measure as lexbench eval names them: {message}"),
             ));
         }
         int("eval.top_k", self.eval.top_k, 1, MAX_TOP_K)?;
