@@ -172,6 +172,11 @@ pub fn build_ecthr(data: &DataDir, options: &EcthrOptions) -> Result<EcthrBuild>
         cfg.seed = seed;
     }
     let (pairs, assembly) = assemble(&guides, &judgments, options.labels);
+    if options.split_config.is_none() {
+        // The default holds out the release's guides: those of them this build has. (A guide a
+        // user's configuration names must be there: `assign` refuses one that is not.)
+        cfg.unseen_guides.retain(|g| pairs.iter().any(|p| &p.guide == g));
+    }
     let assignment = assign(&pairs, &cfg)?;
     let dir = data.dataset(&options.name)?.0;
     let sources = format!(
@@ -394,12 +399,19 @@ pub struct SplitOptions {
 pub fn split_dataset(data: &DataDir, options: &SplitOptions) -> Result<Relabelled> {
     let from = DatasetDir(dataset_path(data, &options.dataset));
     let (pairs, _) = lexbench_splits::reload::load_pairs(&from)?;
-    let cfg = split_config(options.split_config.as_deref(), options.seed)?;
+    let mut cfg = split_config(options.split_config.as_deref(), options.seed)?;
+    if options.split_config.is_none() {
+        // As in `build_ecthr`: the default's held-out guides that these pairs have.
+        cfg.unseen_guides.retain(|g| pairs.iter().any(|p| &p.guide == g));
+    }
     let assignment = assign(&pairs, &cfg)?;
-    let name = options
-        .name
-        .clone()
-        .unwrap_or_else(|| format!("{}-split", options.dataset));
+    // A dataset given as a path (a folder outside the data directory) names the new one by its
+    // folder's name: the path itself is not a name.
+    let stem = from
+        .0
+        .file_name()
+        .map_or_else(|| options.dataset.clone(), |n| n.to_string_lossy().into_owned());
+    let name = options.name.clone().unwrap_or_else(|| format!("{stem}-split"));
     let judgments = load_judgments(data, false)?;
     let dir = data.dataset(&name)?.0;
     let sources = format!("the pairs of dataset {}, split again", options.dataset);

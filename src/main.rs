@@ -212,8 +212,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 /// A reader that closes stdout early (`lexbench stats … | head`) is normal use, not a crash: `print!`
-/// panics on the broken pipe, and this hook turns exactly that panic into a quiet exit. Every other
-/// panic goes to the default hook.
+/// panics on the broken pipe, and this hook turns exactly that panic into a quiet exit. Any other
+/// failure to print (standard output on a full device, `> /dev/full`; a file over `ulimit -f`) is an
+/// error, exit 2 with a message, never a panic with a backtrace. Every other panic goes to the
+/// default hook. (Commands that record something before they report it check their report is
+/// written first, or undo the record: `submit`.)
 fn quiet_broken_pipe() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -223,8 +226,13 @@ fn quiet_broken_pipe() {
             .map(String::as_str)
             .or_else(|| info.payload().downcast_ref::<&str>().copied())
             .unwrap_or_default();
-        if msg.contains("failed printing to stdout") && msg.contains("Broken pipe") {
-            std::process::exit(0);
+        if msg.contains("failed printing to stdout") {
+            if msg.contains("Broken pipe") {
+                std::process::exit(0);
+            }
+            let cause = msg.split_once(": ").map_or(msg, |(_, c)| c);
+            eprintln!("error: writing to standard output failed: {cause}");
+            std::process::exit(2);
         }
         default(info);
     }));

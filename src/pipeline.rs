@@ -7,8 +7,9 @@
 //! 3. **build + split** — [`crate::build::build_ecthr`]: pairs, pools, qrels, the settings, the
 //!    certificate; [`crate::build::build_bsard`] when BSARD's files were crawled (the sample has a
 //!    fictional statute book).
-//! 4. **bm25** — a run per evaluated split.
-//! 5. **submit** and **leaderboard** — each run validated, evaluated and ranked.
+//! 4. **bm25 baseline** — the harness runs BM25 on each evaluated split and records it as the
+//!    leaderboard's baseline, a verified entry ([`crate::submit::submit_baseline`]).
+//! 5. **leaderboard** — the tables, the page and the plots.
 //!
 //! Each stage reports what it wrote, line by line, to the `log` the caller gives.
 
@@ -157,8 +158,8 @@ pub fn run_pipeline(
     }
     done(log, t);
 
-    let t = stage(log, 4, "bm25");
-    let mut runs: Vec<(String, String, PathBuf)> = Vec::new();
+    let t = stage(log, 4, "bm25 baseline (run by the harness, recorded as verified)");
+    let mut planned: Vec<(String, String)> = Vec::new();
     for split in EVALUATED_SPLITS {
         if written
             .stats
@@ -172,23 +173,38 @@ pub fn run_pipeline(
             log(format!("      {split}: no topics, skipped"));
             continue;
         }
-        let out = bm25_run(data, &options.name, split)?;
-        log(format!(
-            "      {}/{split}: {}",
-            options.name,
-            out.run_path.display()
-        ));
-        runs.push((options.name.clone(), split.to_owned(), out.run_path));
+        planned.push((options.name.clone(), split.to_owned()));
     }
     if with_bsard {
-        let out = bm25_run(data, "bsard", "test")?;
-        log(format!("      bsard/test: {}", out.run_path.display()));
-        runs.push(("bsard".into(), "test".into(), out.run_path));
+        planned.push(("bsard".into(), "test".into()));
+    }
+    let mut runs: Vec<(String, String, PathBuf)> = Vec::new();
+    let mut entries = Vec::new();
+    for (dataset, split) in planned {
+        let subs = crate::submit::submit_baseline(
+            data,
+            std::slice::from_ref(&dataset),
+            std::slice::from_ref(&split),
+            &mut |_| {},
+        )
+        .with_context(|| format!("running the baseline on {dataset}/{split}"))?;
+        let run = data.run_file(&dataset, &split, lexbench_baselines::rank::bm25::SYSTEM)?;
+        log(format!("      {dataset}/{split}: {}", run.display()));
+        for s in subs {
+            log(format!("      {dataset}/{split}: entry {}", s.path.display()));
+            entries.push(s.path);
+        }
+        runs.push((dataset, split, run));
     }
     done(log, t);
 
-    let t = stage(log, 5, "submit + leaderboard");
-    let (entries, site) = leaderboard_stage(data, &runs, log)?;
+    let t = stage(log, 5, "leaderboard");
+    let site = lexbench_leaderboard::render::render_site(data.root())?;
+    log(format!("      {}", site.markdown.display()));
+    log(format!("      {}", site.html.display()));
+    for p in &site.plots {
+        log(format!("      {}", p.display()));
+    }
     done(log, t);
 
     let seconds = started.elapsed().as_secs_f64();
@@ -201,49 +217,4 @@ pub fn run_pipeline(
         html: site.html,
         seconds,
     })
-}
-
-/// Submits each run as "BM25" and renders the leaderboard.
-fn leaderboard_stage(
-    data: &DataDir,
-    runs: &[(String, String, PathBuf)],
-    log: &mut dyn FnMut(String),
-) -> Result<(Vec<PathBuf>, lexbench_leaderboard::render::Rendered)> {
-    use lexbench_leaderboard::submit::{SubmitRequest, submit};
-    let mut entries = Vec::new();
-    for (dataset, split, run) in runs {
-        let s = submit(&SubmitRequest {
-            data: data.root(),
-            run,
-            dataset,
-            split,
-            name: "BM25",
-            card: None,
-        })
-        .with_context(|| format!("submitting {}", run.display()))?;
-        log(format!("      {dataset}/{split}: entry {}", s.path.display()));
-        entries.push(s.path);
-    }
-    let r = lexbench_leaderboard::render::render_site(data.root())?;
-    log(format!("      {}", r.markdown.display()));
-    log(format!("      {}", r.html.display()));
-    for p in &r.plots {
-        log(format!("      {}", p.display()));
-    }
-    Ok((entries, r))
-}
-
-/// BM25 with default parameters over `split` of `dataset`, written as `lexbench run bm25` does.
-fn bm25_run(
-    data: &DataDir,
-    dataset: &str,
-    split: &str,
-) -> lexbench_baselines::Result<lexbench_baselines::rank::bm25::Bm25Output> {
-    use lexbench_baselines::rank::bm25::{Bm25Ranker, SYSTEM};
-    use lexbench_baselines::rank::{RunTarget, write_run};
-    let target = RunTarget::new(data.root(), dataset, split, SYSTEM)?;
-    write_run(
-        &mut Bm25Ranker::new(lexbench_baselines::sparse::Bm25Params::default())?,
-        &target,
-    )
 }

@@ -162,11 +162,12 @@ pub fn model_ranker(
     use lexbench_baselines::train::config::ModelKind as Trained;
     let ranker = match crate::train::trained_config(model)? {
         Some(cfg) => {
-            let fits = match cfg.model {
-                Trained::Dpr | Trained::Ance => kind == ModelKind::BiEncoder,
-                Trained::Colbert => kind == ModelKind::Colbert,
-                Trained::CrossEncoder => kind == ModelKind::CrossEncoder,
-            };
+            let fits = kind != ModelKind::Bm25
+                && match cfg.model {
+                    Trained::Dpr | Trained::Ance => kind == ModelKind::BiEncoder,
+                    Trained::Colbert => kind == ModelKind::Colbert,
+                    Trained::CrossEncoder => kind == ModelKind::CrossEncoder,
+                };
             if !fits {
                 bail!(
                     "{}: trained as {:?} ({}), not a {kind} model",
@@ -178,6 +179,10 @@ pub fn model_ranker(
             crate::train::trained_ranker(&cfg, model, system, TOP_K, None, device)?
         }
         None => match kind {
+            ModelKind::Bm25 => bail!(
+                "{}: BM25 is lexbench's own baseline, not a model folder (`lexbench submit --baseline`)",
+                model.display()
+            ),
             ModelKind::BiEncoder => {
                 let params = DenseParams {
                     system: system.to_owned(),
@@ -212,8 +217,8 @@ pub fn model_ranker(
 
 /// A fresh embedding cache folder for one harness run, `DATA/cache/.harness-embeddings-N.partial-PID`,
 /// removed when dropped (a killed run's is removed by the next command that opens the data
-/// directory, as every `.partial-` leftover is).
-struct ScratchCache(PathBuf);
+/// directory: it is named in the write journal, `lexbench_core::journal`).
+struct ScratchCache(PathBuf, Option<lexbench_core::journal::Intent>);
 
 impl ScratchCache {
     fn new(data: &Path) -> Result<Self> {
@@ -225,14 +230,20 @@ impl ScratchCache {
             std::process::id()
         ));
         let _ = std::fs::remove_dir_all(&dir);
+        let intent =
+            lexbench_core::journal::Intent::record(lexbench_core::journal::Kind::Partial, &dir, None);
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        Ok(Self(dir))
+        Ok(Self(dir, Some(intent)))
     }
 }
 
 impl Drop for ScratchCache {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        if std::fs::remove_dir_all(&self.0).is_ok()
+            && let Some(intent) = self.1.take()
+        {
+            intent.done();
+        }
     }
 }
 
@@ -609,6 +620,95 @@ pub fn submit_model(
     })
 }
 
+/// The model reference of lexbench's BM25 as the harness runs it: no folder (`builtin:bm25`), its
+/// sha256 that of [`MODEL_HASH_DOMAIN`], `bm25` and the parameters' JSON (the defaults, the
+/// analyzer chosen per dataset), so that a change of defaults is a different model.
+pub fn bm25_model_ref() -> Result<ModelRef> {
+    let params = serde_json::to_string(&lexbench_baselines::sparse::Bm25Params::default())?;
+    let params_sha = sha256_hex(params.as_bytes());
+    Ok(ModelRef {
+        path: "builtin:bm25".to_owned(),
+        kind: ModelKind::Bm25,
+        sha256: sha256_hex(format!("{MODEL_HASH_DOMAIN}bm25  {params_sha}\n").as_bytes()),
+        files: BTreeMap::from([("bm25-params.json".to_owned(), params_sha)]),
+    })
+}
+
+/// BM25 with its default parameters over one split, written as `lexbench run bm25` writes it.
+fn bm25_run(
+    data: &DataDir,
+    dataset: &str,
+    split: &str,
+) -> lexbench_baselines::Result<lexbench_baselines::rank::bm25::Bm25Output> {
+    use lexbench_baselines::rank::bm25::{Bm25Ranker, SYSTEM};
+    let target = RunTarget::new(data.root(), dataset, split, SYSTEM)?;
+    write_run(
+        &mut Bm25Ranker::new(lexbench_baselines::sparse::Bm25Params::default())?,
+        &target,
+    )
+}
+
+/// `lexbench submit --baseline`: the harness runs lexbench's BM25 (default parameters) itself over
+/// every split of the plan ([`plan`]) and records each as the leaderboard's baseline, a verified
+/// entry named `BM25` ([`lexbench_leaderboard::submit_baseline`]). The only way a baseline is made:
+/// a run file is never one, whatever its sidecar says. `log` receives a line per split.
+pub fn submit_baseline(
+    data: &DataDir,
+    datasets: &[String],
+    splits: &[String],
+    log: &mut dyn FnMut(String),
+) -> Result<Vec<lexbench_leaderboard::Submitted>> {
+    let plan = plan(data, datasets, splits)?;
+    let model = bm25_model_ref()?;
+    let started = now_rfc3339();
+    let stamp: String = started.chars().filter(char::is_ascii_alphanumeric).collect();
+    let submission = format!("bm25-{stamp}");
+    let mut out = Vec::new();
+    for p in &plan {
+        let t0 = Instant::now();
+        let run = bm25_run(data, &p.dataset, &p.split)
+            .with_context(|| format!("BM25 on dataset {} split {}", p.dataset, p.split))?;
+        if run.sidecar.header.dataset_hash != p.dataset_hash {
+            bail!(
+                "dataset {} changed while the baseline ran (version {} planned, {} now): run it again",
+                p.dataset,
+                p.dataset_hash,
+                run.sidecar.header.dataset_hash
+            );
+        }
+        let harness = Harness {
+            model: model.clone(),
+            lexbench_version: env!("CARGO_PKG_VERSION").to_owned(),
+            git_revision: lexbench_baselines::rank::git_revision(),
+            device: "cpu".to_owned(),
+            seconds: t0.elapsed().as_secs_f64(),
+            submission: submission.clone(),
+        };
+        let sub = lexbench_leaderboard::submit_baseline(
+            &SubmitRequest {
+                data: data.root(),
+                run: &run.run_path,
+                dataset: &p.dataset,
+                split: &p.split,
+                name: lexbench_leaderboard::board::BASELINE,
+                card: None,
+            },
+            harness,
+        )
+        .with_context(|| format!("recording {}", run.run_path.display()))?;
+        log(format!(
+            "{}/{}: {} in {:.1} s → {}",
+            p.dataset,
+            p.split,
+            scores_line(&sub.entry),
+            t0.elapsed().as_secs_f64(),
+            sub.path.display()
+        ));
+        out.push(sub);
+    }
+    Ok(out)
+}
+
 /// `R@2%=0.5000 R@5%=…` in the entry's measure order.
 pub fn scores_line(e: &Entry) -> String {
     e.measures
@@ -689,6 +789,9 @@ pub fn recheck(data: &DataDir, entry: &str, model: Option<&Path>) -> Result<Rech
             )));
         }
     }
+    if harness.model.kind == ModelKind::Bm25 {
+        return recheck_bm25(data, &recorded, &path, &harness.model, model);
+    }
     let model_dir = model.map_or_else(|| PathBuf::from(&harness.model.path), Path::to_owned);
     let files = model_sha256(&model_dir)?;
     if files.sha256 != harness.model.sha256 {
@@ -751,6 +854,62 @@ pub fn recheck(data: &DataDir, entry: &str, model: Option<&Path>) -> Result<Rech
     Ok(Rechecked {
         entry: recorded,
         path,
+        run: run_path,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// [`recheck`] of the baseline: BM25 with this lexbench's defaults must be the model the entry
+/// records ([`bm25_model_ref`]); it is run again and compared as a model is.
+fn recheck_bm25(
+    data: &DataDir,
+    recorded: &Entry,
+    path: &Path,
+    model_ref: &ModelRef,
+    model: Option<&Path>,
+) -> Result<Rechecked> {
+    let fail = |m: String| anyhow::Error::new(CheckFailed(m));
+    if model.is_some() {
+        bail!("--model: the baseline is lexbench's own BM25, not a model folder");
+    }
+    let now = bm25_model_ref()?;
+    if now.sha256 != model_ref.sha256 {
+        return Err(fail(format!(
+            "{}: made with BM25 parameters {} (sha256), this lexbench's defaults are {}",
+            path.display(),
+            model_ref.sha256,
+            now.sha256
+        )));
+    }
+    let d = &recorded.dataset;
+    let t0 = Instant::now();
+    let tag = &recorded.run.tag;
+    let mut ranker =
+        lexbench_baselines::rank::bm25::Bm25Ranker::new(lexbench_baselines::sparse::Bm25Params::default())?;
+    let target = RunTarget::new(data.root(), &d.name, &d.split, tag)?;
+    let ranked = rank_split(&mut ranker, &target)?;
+    let run_path = data.run_file(&d.name, &d.split, &format!("{tag}.recheck"))?;
+    ranked.run.write(&run_path)?;
+    let again = lexbench_leaderboard::submit::assess(&SubmitRequest {
+        data: data.root(),
+        run: &run_path,
+        dataset: &d.name,
+        split: &d.split,
+        name: "bm25-recheck",
+        card: None,
+    })?;
+    let differences = lexbench_leaderboard::recheck::compare(recorded, &again.entry);
+    if !differences.is_empty() {
+        return Err(fail(format!(
+            "{}: NOT reproduced; the re-run ({}) differs:\n  {}",
+            path.display(),
+            run_path.display(),
+            differences.join("\n  ")
+        )));
+    }
+    Ok(Rechecked {
+        entry: recorded.clone(),
+        path: path.to_owned(),
         run: run_path,
         seconds: t0.elapsed().as_secs_f64(),
     })

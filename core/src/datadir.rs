@@ -33,12 +33,14 @@ impl DataDir {
         Self { root: root.into() }
     }
 
-    /// Opens the data directory at `root` for a command: leftovers of interrupted writes by processes
-    /// that are gone are recovered or removed first (a dataset whose replacement was cut short is
-    /// put back; `.partial-`, `.old-` and `.tmp.` leftovers are deleted). Returns what was done, for
-    /// the command to report. A `root` that does not exist yet is fine.
+    /// Opens the data directory at `root` for a command: from now on this process journals every
+    /// temporary it writes there ([`crate::journal`]), and what the journal says processes that are
+    /// gone left is settled first (a dataset whose replacement was cut short is put back; their
+    /// temporary files and folders are deleted; nothing the journal does not name is touched).
+    /// Returns what was done, for the command to report. A `root` that does not exist yet is fine.
     pub fn open(root: impl Into<PathBuf>) -> Result<(Self, Vec<Recovered>)> {
         let dir = Self::new(root);
+        crate::journal::register(&dir.root);
         let recovered = recover_leftovers(&dir.root)?;
         Ok((dir, recovered))
     }

@@ -180,17 +180,58 @@ impl DatasetManifest {
         Ok(m)
     }
 
-    /// Checks that every listed file exists with its sha256; returns the paths that do not.
+    /// Checks that every listed file exists with its sha256; returns the paths that do not. A path
+    /// that does not stay inside `dir` (absolute, `..`, empty parts) is an error naming it, and is
+    /// never opened: a manifest is a file anyone can edit, and hashing `../../disk.img` would read
+    /// 20 GiB outside the dataset. A listed path that is a link or not a regular file fails too.
     pub fn verify(&self, dir: &Path) -> Result<Vec<String>> {
+        self.check_paths(dir)?;
         let mut bad = Vec::new();
         for (rel, sha) in self.files.iter().chain(&self.extras) {
             let p = dir.join(rel);
-            if !p.is_file() || &sha256_file(&p)? != sha {
+            let regular = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_file());
+            if !regular || &sha256_file(&p)? != sha {
                 bad.push(rel.clone());
             }
         }
         Ok(bad)
     }
+
+    /// Refuses a manifest whose file paths leave the dataset's folder (module docs of
+    /// [`DatasetManifest::verify`]).
+    pub fn check_paths(&self, dir: &Path) -> Result<()> {
+        for rel in self.files.keys().chain(self.extras.keys()) {
+            if !is_dataset_path(rel) {
+                return Err(Error::MissingInput(format!(
+                    "{}: the file path {:?} is not a path inside the dataset (only relative paths of \
+                     plain names separated by `/` are)",
+                    dir.join("manifest.json").display(),
+                    rel.chars().take(200).collect::<String>()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The sha256 the manifest records for `rel` (a file or an extra).
+    pub fn sha256_of(&self, rel: &str) -> Option<&str> {
+        self.files
+            .get(rel)
+            .or_else(|| self.extras.get(rel))
+            .map(String::as_str)
+    }
+}
+
+/// Is `rel` a path inside a dataset: plain names separated by `/`, none empty, `.` or `..`, no `\`,
+/// not absolute?
+fn is_dataset_path(rel: &str) -> bool {
+    !rel.is_empty()
+        && !rel.contains('\\')
+        && !rel.contains('\0')
+        && rel
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
+        && !Path::new(rel).is_absolute()
 }
 
 /// Paths of a dataset directory.
@@ -303,24 +344,45 @@ impl Dataset {
         self.manifest.dataset_hash()
     }
 
-    /// Every topic (`queries.jsonl`).
-    pub fn topics(&self) -> Result<Vec<DatasetTopic>> {
-        crate::io::read_jsonl(&self.dir.queries())
-    }
-
-    /// The corpus (`corpus.jsonl`), each line read as `T` (a [`CorpusDoc`], or a narrower view).
-    pub fn corpus<T: DeserializeOwned>(&self) -> Result<Vec<T>> {
-        crate::io::read_jsonl(&self.dir.corpus())
-    }
-
-    /// The pools (`pools.jsonl`), `None` when every topic ranks the whole corpus.
-    pub fn pools(&self) -> Result<Option<Vec<Pool>>> {
-        let path = self.dir.pools();
-        if path.is_file() {
-            crate::io::read_jsonl(&path).map(Some)
-        } else {
-            Ok(None)
+    /// The bytes of the dataset file `rel`, read once and checked against the sha256 its manifest
+    /// records: what a caller parses is exactly what was verified, even if the file is rewritten
+    /// after [`Dataset::open`] (a file changed in between is [`Error::Changed`]; one the manifest
+    /// does not list is one too).
+    pub fn verified_bytes(&self, rel: &str) -> Result<Vec<u8>> {
+        let changed = || Error::Changed {
+            dir: self.dir.0.clone(),
+            files: vec![rel.to_owned()],
+        };
+        let want = self.manifest.sha256_of(rel).ok_or_else(changed)?;
+        let path = self.dir.0.join(rel);
+        let bytes = crate::text::read_bytes_at_most(&path, MAX_DATASET_FILE_BYTES)?;
+        if crate::sha256_hex(&bytes) != want {
+            return Err(changed());
         }
+        Ok(bytes)
+    }
+
+    /// Every topic (`queries.jsonl`), as verified ([`Dataset::verified_bytes`]).
+    pub fn topics(&self) -> Result<Vec<DatasetTopic>> {
+        let bytes = self.verified_bytes("queries.jsonl")?;
+        crate::io::read_jsonl_bytes(&bytes, &self.dir.queries())
+    }
+
+    /// The corpus (`corpus.jsonl`), each line read as `T` (a [`CorpusDoc`], or a narrower view), as
+    /// verified ([`Dataset::verified_bytes`]).
+    pub fn corpus<T: DeserializeOwned>(&self) -> Result<Vec<T>> {
+        let bytes = self.verified_bytes("corpus.jsonl")?;
+        crate::io::read_jsonl_bytes(&bytes, &self.dir.corpus())
+    }
+
+    /// The pools (`pools.jsonl`), `None` when every topic ranks the whole corpus (the manifest lists
+    /// no pools), as verified ([`Dataset::verified_bytes`]).
+    pub fn pools(&self) -> Result<Option<Vec<Pool>>> {
+        if self.manifest.sha256_of("pools.jsonl").is_none() {
+            return Ok(None);
+        }
+        let bytes = self.verified_bytes("pools.jsonl")?;
+        crate::io::read_jsonl_bytes(&bytes, &self.dir.pools()).map(Some)
     }
 
     /// The split names present, sorted.
@@ -333,14 +395,16 @@ impl Dataset {
     pub fn split(&self, name: &str) -> Result<Split> {
         crate::ids::check_name("split name", name)?;
         let path = self.dir.split(name);
-        if !path.is_file() {
+        let rel = format!("splits/{name}.json");
+        if !path.is_file() || self.manifest.sha256_of(&rel).is_none() {
             return Err(Error::NoSplit {
                 path,
                 split: name.to_owned(),
                 known: self.split_names().unwrap_or_default(),
             });
         }
-        crate::io::read_json(&path)
+        let text = crate::text::text_from_bytes(self.verified_bytes(&rel)?, &path)?;
+        crate::io::json_from_str(&text, &path)
     }
 
     /// The topics of split `name`, in the split's order; a topic the split names that is not in
@@ -366,9 +430,14 @@ impl Dataset {
     /// The qrels of split `name` (`qrels/<name>.tsv`), read with `options`.
     pub fn qrels(&self, name: &str, options: &ReadOptions) -> Result<Qrels> {
         crate::ids::check_name("split name", name)?;
-        Qrels::read(&self.dir.qrels(name), options)
+        let bytes = self.verified_bytes(&format!("qrels/{name}.tsv"))?;
+        Qrels::read_bytes(&bytes, &self.dir.qrels(name), options)
     }
 }
+
+/// The largest dataset file read whole ([`Dataset::verified_bytes`]): far above any corpus built
+/// here (the full ECtHR corpus is about 150 MB).
+pub const MAX_DATASET_FILE_BYTES: usize = 4 << 30;
 
 /// Every regular, non-hidden file under `dir`, sorted.
 fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
@@ -455,5 +524,75 @@ mod tests {
         let text = serde_json::to_string(&without).unwrap();
         assert!(!text.contains("extras"), "{text}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Issue 29, item 11: a manifest naming a path outside the dataset (`../x`, an absolute path) is
+    /// refused before anything is hashed; a link is not a dataset file.
+    #[test]
+    fn manifest_paths_stay_inside_the_dataset() {
+        let root = std::env::temp_dir().join(format!("lexbench-dataset-paths-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let dir = root.join("ds");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(root.join("outside"), "secret").unwrap();
+        std::fs::write(dir.join("queries.jsonl"), "{}\n").unwrap();
+        let m = DatasetManifest::write_for(&dir, "t", "test").unwrap();
+        let outside_sha = crate::sha256_hex(b"secret");
+        for bad in [
+            "../outside",
+            "/etc/passwd",
+            "a//b",
+            "./queries.jsonl",
+            "",
+            "a\\..\\b",
+        ] {
+            let mut forged = m.clone();
+            forged.files.insert(bad.to_owned(), outside_sha.clone());
+            let err = forged.verify(&dir).unwrap_err().to_string();
+            assert!(err.contains("is not a path inside the dataset"), "{bad:?}: {err}");
+        }
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(root.join("outside"), dir.join("link")).unwrap();
+            let mut forged = m.clone();
+            forged.files.insert("link".into(), outside_sha);
+            assert_eq!(forged.verify(&dir).unwrap(), vec!["link"]);
+        }
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// Issue 29, item 11: a file rewritten after the dataset was opened (verified) is not read as
+    /// if it were the verified one: each read checks the bytes it parses.
+    #[test]
+    fn what_is_read_is_what_was_verified() {
+        let root = std::env::temp_dir().join(format!("lexbench-dataset-toctou-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let dir = root.join("ds");
+        std::fs::create_dir_all(dir.join("qrels")).unwrap();
+        std::fs::create_dir_all(dir.join("splits")).unwrap();
+        let doc = |d: &str| format!("{{\"doc\":\"{d}\",\"text\":\"x\"}}\n");
+        std::fs::write(dir.join("corpus.jsonl"), doc("d1")).unwrap();
+        std::fs::write(
+            dir.join("queries.jsonl"),
+            "{\"topic\":\"q1\",\"query\":\"q1\",\"text\":\"x\"}\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("qrels/test.tsv"), "q1 0 d1 1\n").unwrap();
+        std::fs::write(
+            dir.join("splits/test.json"),
+            "{\"dataset\":\"t\",\"name\":\"test\",\"topics\":[\"q1\"]}\n",
+        )
+        .unwrap();
+        DatasetManifest::write_for(&dir, "t", "test").unwrap();
+        let ds = Dataset::open(DatasetDir(dir.clone())).unwrap();
+        let docs: Vec<CorpusDoc> = ds.corpus().unwrap();
+        assert_eq!(docs.len(), 1);
+        std::fs::write(dir.join("corpus.jsonl"), doc("forged")).unwrap();
+        std::fs::write(dir.join("qrels/test.tsv"), "q1 0 forged 1\n").unwrap();
+        let changed = |e: Error| matches!(e, Error::Changed { .. });
+        assert!(changed(ds.corpus::<CorpusDoc>().unwrap_err()));
+        assert!(changed(ds.qrels("test", &ReadOptions::default()).unwrap_err()));
+        assert!(ds.split("test").is_ok() && ds.topics().is_ok());
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -60,6 +60,18 @@ pub enum LineError {
         /// The most a line may hold, in bytes.
         max: usize,
     },
+    /// A column holds an integer outside the range the format allows.
+    #[error("{column} {value} is out of range ({min} to {max})")]
+    OutOfRange {
+        /// The column's name.
+        column: &'static str,
+        /// What the line holds there (at most 40 characters of it).
+        value: String,
+        /// The smallest value allowed.
+        min: i64,
+        /// The largest value allowed.
+        max: i64,
+    },
     /// A quoted CSV field is never closed (the line is where it opens).
     #[error("a quoted field opens here and is never closed (a missing `\"`?)")]
     UnterminatedQuote,

@@ -23,10 +23,12 @@ fn is_token(s: &str) -> bool {
         // ASCII whitespace and control characters are exactly the bytes ≤ 0x20 and 0x7f.
         return !s.is_empty() && s.bytes().all(|b| b > b' ' && b != 0x7f);
     }
+    // Other Unicode spaces (U+00A0, U+2003, …) are part of an id, as trec_eval reads them: its
+    // columns are separated by spaces and tabs only, and so are ours ([`crate::trec`]).
     !s.is_empty()
         && !s
             .chars()
-            .any(|c| c.is_whitespace() || c.is_control() || c == '\u{feff}')
+            .any(|c| c.is_ascii_whitespace() || c.is_control() || c == '\u{feff}')
 }
 
 fn invalid(kind: &'static str, value: &str, reason: &'static str) -> Error {

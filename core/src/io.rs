@@ -13,6 +13,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::{Error, LineError, Result};
+pub use crate::journal::Recovered;
+use crate::journal::{Intent, Kind};
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> Error + '_ {
     move |source| Error::Io {
@@ -42,6 +44,7 @@ where
         fs::create_dir_all(dir).map_err(io_err(dir))?;
     }
     let tmp = temp_path(path);
+    let intent = Intent::record(Kind::Tmp, &tmp, None);
     let result = (|| {
         let file = File::create(&tmp)?;
         let mut w = BufWriter::new(file);
@@ -52,12 +55,15 @@ where
     })();
     if let Err(e) = result {
         // Best effort: the temporary file is ours and useless now.
-        let _ = fs::remove_file(&tmp);
+        if fs::remove_file(&tmp).is_ok() || fs::symlink_metadata(&tmp).is_err() {
+            intent.done();
+        }
         return Err(Error::Io {
             path: path.to_owned(),
             source: e,
         });
     }
+    intent.done();
     Ok(())
 }
 
@@ -122,18 +128,31 @@ where
     if fs::symlink_metadata(&tmp).is_ok() {
         fs::remove_dir_all(&tmp).map_err(io_err(&tmp))?;
     }
-    fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
+    let intent = Intent::record(Kind::Partial, &tmp, None);
+    // The entry goes once the temporary folder is gone (moved into place, or removed).
+    let settle = |intent: Intent| {
+        if fs::symlink_metadata(&tmp).is_err() {
+            intent.done();
+        }
+    };
+    if let Err(e) = fs::create_dir_all(&tmp) {
+        settle(intent);
+        return Err(io_err(&tmp)(e).into());
+    }
     let value = match fill(&tmp) {
         Ok(v) => v,
         Err(e) => {
             let _ = fs::remove_dir_all(&tmp);
+            settle(intent);
             return Err(e);
         }
     };
     if let Err(e) = swap_in(&tmp, dir, &parent.join(old_name(&name)), exchange) {
         let _ = fs::remove_dir_all(&tmp);
+        settle(intent);
         return Err(e.into());
     }
+    settle(intent);
     Ok(value)
 }
 
@@ -162,13 +181,24 @@ fn swap_in(
     if fs::symlink_metadata(old).is_ok() {
         fs::remove_dir_all(old).map_err(io_err(old))?;
     }
-    fs::rename(dir, old).map_err(io_err(dir))?;
+    let intent = Intent::record(Kind::Old, old, Some(dir));
+    let settle = |intent: Intent| {
+        if fs::symlink_metadata(old).is_err() {
+            intent.done();
+        }
+    };
+    if let Err(e) = fs::rename(dir, old) {
+        settle(intent);
+        return Err(io_err(dir)(e));
+    }
     if let Err(e) = fs::rename(tmp, dir) {
         // Put the previous version back; if even that fails, recovery will.
         let _ = fs::rename(old, dir);
+        settle(intent);
         return Err(io_err(dir)(e));
     }
     let _ = fs::remove_dir_all(old);
+    settle(intent);
     Ok(())
 }
 
@@ -193,158 +223,10 @@ fn exchange_unsupported(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::Unsupported || matches!(e.raw_os_error(), Some(EINVAL | ENOSYS))
 }
 
-/// One leftover of an interrupted write that [`recover_leftovers`] dealt with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Recovered {
-    /// A previous version parked by an interrupted swap was put back in place (`from` → `to`).
-    Restored {
-        /// The parked folder.
-        from: PathBuf,
-        /// Where it belongs.
-        to: PathBuf,
-    },
-    /// An incomplete new version, a superseded old one or a temporary file was removed.
-    Removed(PathBuf),
-}
-
-impl std::fmt::Display for Recovered {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Recovered::Restored { from, to } => write!(
-                f,
-                "restored {} from an interrupted replacement ({})",
-                to.display(),
-                from.display()
-            ),
-            Recovered::Removed(p) => write!(f, "removed {}, left by an interrupted write", p.display()),
-        }
-    }
-}
-
-/// A leftover's kind, parsed from its name.
-#[derive(Debug, PartialEq, Eq)]
-enum LeftoverKind<'a> {
-    /// `.{name}.partial-{pid}`: a directory being built (or, after an exchange, the old version).
-    Partial,
-    /// `.{name}.old-{pid}`: a complete previous version of `name`, parked by the fallback swap.
-    Old(&'a str),
-    /// `.{name}.tmp.{pid}.{n}`: a file being written by [`write_atomic`].
-    Tmp,
-}
-
-/// Parses a leftover's file name into its kind and the id of the process that made it.
-fn parse_leftover(file_name: &str) -> Option<(LeftoverKind<'_>, u32)> {
-    let rest = file_name.strip_prefix('.')?;
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if let Some((name, pid)) = rest.rsplit_once(".partial-")
-        && !name.is_empty()
-        && digits(pid)
-    {
-        return Some((LeftoverKind::Partial, pid.parse().ok()?));
-    }
-    if let Some((name, pid)) = rest.rsplit_once(".old-")
-        && !name.is_empty()
-        && digits(pid)
-    {
-        return Some((LeftoverKind::Old(name), pid.parse().ok()?));
-    }
-    let (head, n) = rest.rsplit_once('.')?;
-    let (name, pid) = head.rsplit_once(".tmp.")?;
-    (!name.is_empty() && digits(pid) && digits(n)).then_some(())?;
-    Some((LeftoverKind::Tmp, pid.parse().ok()?))
-}
-
-/// Is the process `pid` (possibly) still running? Leftovers of running processes are theirs.
-fn process_alive(pid: u32) -> bool {
-    if pid == std::process::id() {
-        return true;
-    }
-    #[cfg(unix)]
-    {
-        let Some(p) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
-            return false;
-        };
-        // ESRCH: no such process. Any other answer (success, EPERM: another user's) means it exists.
-        !matches!(rustix::process::test_kill_process(p), Err(e) if e == rustix::io::Errno::SRCH)
-    }
-    #[cfg(not(unix))]
-    {
-        // No portable check: keep everything rather than remove a running writer's work.
-        true
-    }
-}
-
-/// Finds and settles, under `root` (recursively, not following links), what interrupted atomic writes
-/// of dead processes left behind: an old version parked by [`write_dir_atomic`]'s fallback swap whose
-/// folder is missing is renamed back; incomplete `.partial-` folders, superseded `.old-` folders and
-/// `.tmp.` files are removed. Leftovers of processes still running are left alone (they are theirs).
-/// A missing `root` has nothing to recover.
-///
-/// Commands started together all run this: a path that vanishes between being listed and being
-/// handled (another command settled that leftover first, or a writer swapped that folder away) is
-/// no error.
-///
-/// Process ids are those of this machine: a data directory shared by several machines (or PID
-/// namespaces) must not run commands on two of them at once.
+/// Settles what interrupted writes of dead processes left in the data directory `root`, as its write
+/// journal names them ([`crate::journal::recover`]); nothing the journal does not name is touched.
 pub fn recover_leftovers(root: &Path) -> Result<Vec<Recovered>> {
-    let gone = |e: &io::Error| e.kind() == io::ErrorKind::NotFound;
-    let mut done = Vec::new();
-    let mut stack = vec![root.to_owned()];
-    while let Some(dir) = stack.pop() {
-        let rd = match fs::read_dir(&dir) {
-            Ok(rd) => rd,
-            Err(e) if gone(&e) => continue,
-            Err(e) => return Err(io_err(&dir)(e)),
-        };
-        let mut entries = Vec::new();
-        for e in rd {
-            let e = e.map_err(io_err(&dir))?;
-            let ty = match e.file_type() {
-                Ok(ty) => ty,
-                Err(err) if gone(&err) => continue,
-                Err(err) => return Err(io_err(&e.path())(err)),
-            };
-            entries.push((e.file_name(), ty));
-        }
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        for (os_name, ty) in entries {
-            let path = dir.join(&os_name);
-            let file_name = os_name.to_string_lossy();
-            match parse_leftover(&file_name) {
-                Some((kind, pid)) if !process_alive(pid) => {
-                    let target = match kind {
-                        LeftoverKind::Old(name) => Some(dir.join(name)),
-                        _ => None,
-                    };
-                    match target {
-                        Some(to) if fs::symlink_metadata(&to).is_err() => match fs::rename(&path, &to) {
-                            Ok(()) => done.push(Recovered::Restored { from: path, to }),
-                            Err(e) if gone(&e) => {}
-                            Err(e) => return Err(io_err(&path)(e)),
-                        },
-                        _ => {
-                            let removed = if ty.is_dir() {
-                                fs::remove_dir_all(&path)
-                            } else {
-                                fs::remove_file(&path)
-                            };
-                            match removed {
-                                Ok(()) => done.push(Recovered::Removed(path)),
-                                Err(e) if gone(&e) => {}
-                                Err(e) => return Err(io_err(&path)(e)),
-                            }
-                        }
-                    }
-                }
-                // Not a leftover, or a running process's: descend into ordinary folders only
-                // (never into hidden ones, which are not lexbench's).
-                Some(_) => {}
-                None if ty.is_dir() && !file_name.starts_with('.') => stack.push(path),
-                None => {}
-            }
-        }
-    }
-    Ok(done)
+    crate::journal::recover(root)
 }
 
 /// Opens `path` for buffered reading.
@@ -446,17 +328,7 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     let mut out = Vec::new();
     let mut lines = crate::text::Lines::open(path, Some(MAX_JSONL_LINE_BYTES))?;
     while let Some((line_no, line)) = lines.next_line()? {
-        let at_line = |error| Error::Line {
-            path: path.to_owned(),
-            line: line_no,
-            error,
-        };
-        let line = line.map_err(at_line)?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let rec = serde_json::from_str(line).map_err(|e| at_line(LineError::Json(e.to_string())))?;
-        out.push(rec);
+        jsonl_line(path, line_no, line, &mut out)?;
     }
     if out.is_empty() {
         return Err(Error::Empty {
@@ -464,6 +336,39 @@ pub fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
         });
     }
     Ok(out)
+}
+
+/// [`read_jsonl`] of the bytes of `path` already in memory (by the same rules: byte-order mark,
+/// UTF-8 and the line cap checked per line, blank lines skipped, no record an error).
+pub fn read_jsonl_bytes<T: DeserializeOwned>(bytes: &[u8], path: &Path) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    for (line_no, line) in crate::text::ByteLines::new(bytes, Some(MAX_JSONL_LINE_BYTES), true) {
+        jsonl_line(path, line_no, line, &mut out)?;
+    }
+    if out.is_empty() {
+        return Err(Error::Empty {
+            path: path.to_owned(),
+        });
+    }
+    Ok(out)
+}
+
+fn jsonl_line<T: DeserializeOwned>(
+    path: &Path,
+    line_no: usize,
+    line: std::result::Result<&str, LineError>,
+    out: &mut Vec<T>,
+) -> Result<()> {
+    let at_line = |error| Error::Line {
+        path: path.to_owned(),
+        line: line_no,
+        error,
+    };
+    let line = line.map_err(at_line)?;
+    if !line.trim().is_empty() {
+        out.push(serde_json::from_str(line).map_err(|e| at_line(LineError::Json(e.to_string())))?);
+    }
+    Ok(())
 }
 
 /// Reads a JSON file of the project (a manifest, a split, a graph, a sidecar) into `T`: the text is
@@ -577,14 +482,6 @@ mod tests {
         assert!(!d.join("a").exists() && d.join("c").exists(), "replaced whole");
     }
 
-    /// The id of a process that has exited (a child started and waited for).
-    fn dead_pid() -> u32 {
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let pid = child.id();
-        child.wait().unwrap();
-        pid
-    }
-
     fn names(dir: &Path) -> Vec<String> {
         let mut v: Vec<String> = fs::read_dir(dir)
             .unwrap()
@@ -592,117 +489,6 @@ mod tests {
             .collect();
         v.sort();
         v
-    }
-
-    #[test]
-    fn leftover_names_parse() {
-        assert_eq!(
-            parse_leftover(".ecthr.partial-42"),
-            Some((LeftoverKind::Partial, 42))
-        );
-        assert_eq!(
-            parse_leftover(".ecthr-release.old-7"),
-            Some((LeftoverKind::Old("ecthr-release"), 7))
-        );
-        assert_eq!(
-            parse_leftover(".bm25.trec.tmp.123.0"),
-            Some((LeftoverKind::Tmp, 123))
-        );
-        for not in [
-            "ecthr",
-            ".git",
-            ".partial-1",
-            ".x.partial-",
-            ".x.tmp.1",
-            ".x.old-1a",
-            "a.tmp.1.2",
-        ] {
-            assert_eq!(parse_leftover(not), None, "{not}");
-        }
-    }
-
-    #[test]
-    fn a_swap_interrupted_between_its_renames_is_undone() {
-        // The fallback swap killed after parking the old version and before moving the new one in:
-        // no `ds`, a complete `.ds.old-PID` and a complete `.ds.partial-PID`.
-        let root = scratch("interrupted");
-        let pid = dead_pid();
-        let data = root.join("datasets");
-        write_atomic(&data.join(format!(".ds.old-{pid}")).join("a"), |w| {
-            w.write_all(b"old")
-        })
-        .unwrap();
-        write_atomic(&data.join(format!(".ds.partial-{pid}")).join("a"), |w| {
-            w.write_all(b"new")
-        })
-        .unwrap();
-        write_atomic(
-            &root.join("runs/x").join(format!(".bm25.trec.tmp.{pid}.3")),
-            |w| w.write_all(b"half"),
-        )
-        .unwrap();
-        let done = recover_leftovers(&root).unwrap();
-        assert_eq!(done.len(), 3, "{done:?}");
-        assert_eq!(fs::read_to_string(data.join("ds/a")).unwrap(), "old");
-        assert_eq!(names(&data), vec!["ds"]);
-        assert!(names(&root.join("runs/x")).is_empty());
-        assert!(
-            recover_leftovers(&root).unwrap().is_empty(),
-            "nothing left the second time"
-        );
-    }
-
-    #[test]
-    fn superseded_versions_are_removed_and_running_writers_left_alone() {
-        let root = scratch("superseded");
-        let dead = dead_pid();
-        let live = std::process::id();
-        write_atomic(&root.join("ds/a"), |w| w.write_all(b"current")).unwrap();
-        for leftover in [format!(".ds.old-{dead}"), format!(".ds.partial-{dead}")] {
-            write_atomic(&root.join(&leftover).join("a"), |w| w.write_all(b"stale")).unwrap();
-        }
-        // A concurrent build of this very process (or another running one) is not a leftover.
-        fs::create_dir_all(root.join(format!(".ds.partial-{live}"))).unwrap();
-        fs::create_dir_all(root.join(".git")).unwrap();
-        let done = recover_leftovers(&root).unwrap();
-        assert_eq!(done.len(), 2, "{done:?}");
-        assert_eq!(fs::read_to_string(root.join("ds/a")).unwrap(), "current");
-        assert_eq!(
-            names(&root),
-            vec![
-                ".ds.partial-".to_owned() + &live.to_string(),
-                ".git".into(),
-                "ds".into()
-            ]
-        );
-        assert!(recover_leftovers(&root.join("missing")).unwrap().is_empty());
-    }
-
-    /// Commands started together after a kill all settle the same leftovers: the one that finds a
-    /// leftover already gone must not fail (it used to stop with "No such file or directory").
-    #[test]
-    fn leftovers_settled_at_once_by_several_commands() {
-        let root = scratch("at-once");
-        let pid = dead_pid();
-        for n in 0..40 {
-            write_atomic(&root.join(format!("entries/.e{n}.json.tmp.{pid}.0")), |w| {
-                w.write_all(b"half")
-            })
-            .unwrap();
-            write_atomic(&root.join(format!("datasets/.d{n}.partial-{pid}/a")), |w| {
-                w.write_all(b"half")
-            })
-            .unwrap();
-        }
-        let settled: Vec<usize> = std::thread::scope(|s| {
-            let all: Vec<_> = (0..8)
-                .map(|_| s.spawn(|| recover_leftovers(&root).map(|done| done.len())))
-                .collect();
-            all.into_iter().map(|t| t.join().unwrap().unwrap()).collect()
-        });
-        assert!(settled.iter().sum::<usize>() >= 80, "{settled:?}");
-        assert!(names(&root.join("entries")).is_empty());
-        assert!(names(&root.join("datasets")).is_empty());
     }
 
     #[test]

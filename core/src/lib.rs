@@ -15,7 +15,9 @@
 //!   read by `baselines`.
 //! - [`io`]: [`write_atomic`](io::write_atomic), whole-folder swaps and their crash recovery, JSON
 //!   Lines; [`datadir`]: the data directory's layout, where names never become paths; [`text`]: how
-//!   user files become text (byte-order mark removed, UTF-8 checked by line, over-long lines refused).
+//!   user files become text (byte-order mark removed, UTF-8 checked by line, over-long lines refused);
+//!   [`journal`]: the write journal that names every temporary a command creates in the data
+//!   directory, so that recovery after a kill touches those and nothing else.
 //! - [`hash`]: sha256 as lower-case hex, of bytes ([`sha256_hex`]) and of a file, streamed
 //!   ([`sha256_file`]).
 //! - [`run`]: the [`SidecarHeader`](run::SidecarHeader) every run sidecar starts with, and the
@@ -52,6 +54,7 @@ pub mod graph;
 pub mod hash;
 pub mod ids;
 pub mod io;
+pub mod journal;
 pub mod records;
 pub mod rng;
 pub mod run;

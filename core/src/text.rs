@@ -139,6 +139,55 @@ pub fn read_bytes_at_most(path: &Path, max_bytes: usize) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// [`read_bytes_at_most`] for a line-oriented file: a file whose size the file system does not give
+/// (a pipe, a device such as `/dev/zero` or `/dev/urandom`) is checked line by line while it is read,
+/// so a line that is over `max_line` bytes or not UTF-8 stops the read at once with
+/// [`Error::Line`] naming it, instead of after `max_bytes` of input. A regular file is read whole
+/// (its lines are checked by the caller's parser).
+pub fn read_line_bytes_at_most(path: &Path, max_bytes: usize, max_line: usize) -> Result<Vec<u8>> {
+    let mut file = File::open(path).map_err(io_err(path))?;
+    if file.metadata().is_ok_and(|m| m.is_file()) {
+        drop(file);
+        return read_bytes_at_most(path, max_bytes);
+    }
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 1 << 16];
+    let (mut checked, mut lines) = (0usize, 0usize);
+    loop {
+        let n = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_err(path)(e)),
+        };
+        bytes.extend_from_slice(&chunk[..n]);
+        if bytes.len() > max_bytes {
+            return Err(Error::TooLarge {
+                path: path.to_owned(),
+                max_bytes,
+            });
+        }
+        let at = |line: usize, error: LineError| Error::Line {
+            path: path.to_owned(),
+            line,
+            error,
+        };
+        if let Some(end) = memchr::memrchr(b'\n', &bytes[checked..]).map(|i| checked + i + 1) {
+            let mut last = 0;
+            for (n, line) in ByteLines::new(&bytes[checked..end], Some(max_line), checked == 0) {
+                line.map_err(|e| at(lines + n, e))?;
+                last = n;
+            }
+            lines += last;
+            checked = end;
+        }
+        if bytes.len() - checked > max_line + 2 {
+            return Err(at(lines + 1, LineError::LineTooLong { max: max_line }));
+        }
+    }
+    Ok(bytes)
+}
+
 /// `n` bytes for a message: `64 MiB`, `16 KiB`, `1 GiB` when exact, the byte count otherwise.
 pub fn human_bytes(n: usize) -> String {
     for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10)] {
@@ -162,6 +211,12 @@ pub struct Lines {
     buf: Vec<u8>,
     line_no: usize,
     max_len: Option<usize>,
+    /// The rest of an over-long line is still to be skipped (done at the next call, so that a reader
+    /// that stops at the error never reads on: `/dev/zero` as a file is one endless line).
+    skip_pending: bool,
+    /// Bytes read so far, and the most that may be read ([`Lines::at_most`]).
+    consumed: u64,
+    max_total: Option<u64>,
 }
 
 impl Lines {
@@ -173,7 +228,33 @@ impl Lines {
             buf: Vec::new(),
             line_no: 0,
             max_len,
+            skip_pending: false,
+            consumed: 0,
+            max_total: None,
         })
+    }
+
+    /// Reads at most `max_bytes` of the file: past that, [`Error::TooLarge`]. For files whose size is
+    /// not known beforehand (a pipe, a device), where [`check_size`] can not help.
+    pub fn at_most(mut self, max_bytes: usize) -> Self {
+        self.max_total = Some(max_bytes as u64);
+        self
+    }
+
+    /// What may still be read before the cap (one byte more, to notice the excess).
+    fn budget(&self) -> u64 {
+        self.max_total
+            .map_or(u64::MAX, |m| (m + 1).saturating_sub(self.consumed))
+    }
+
+    fn over_budget(&self) -> Result<()> {
+        match self.max_total {
+            Some(m) if self.consumed > m => Err(Error::TooLarge {
+                path: self.path.clone(),
+                max_bytes: m as usize,
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// The file being read.
@@ -185,12 +266,25 @@ impl Lines {
     /// wrong with it. I/O errors are `Err`.
     pub fn next_line(&mut self) -> Result<Option<(usize, Result<&str, LineError>)>> {
         self.buf.clear();
+        if self.skip_pending {
+            // The rest of the previous, over-long line, skipped unread.
+            self.skip_pending = false;
+            let budget = self.budget();
+            let n = (&mut self.reader)
+                .take(budget)
+                .skip_until(b'\n')
+                .map_err(io_err(&self.path))?;
+            self.consumed += n as u64;
+            self.over_budget()?;
+        }
         // Two bytes beyond the cap: room for a "\r\n" after a line of exactly `max` bytes.
-        let limit = self.max_len.map_or(u64::MAX, |m| m as u64 + 2);
+        let limit = self.max_len.map_or(u64::MAX, |m| m as u64 + 2).min(self.budget());
         let n = (&mut self.reader)
             .take(limit)
             .read_until(b'\n', &mut self.buf)
             .map_err(io_err(&self.path))?;
+        self.consumed += n as u64;
+        self.over_budget()?;
         if n == 0 {
             return Ok(None);
         }
@@ -206,8 +300,9 @@ impl Lines {
             && self.buf.len() > max
         {
             if !complete {
-                // The rest of the line is skipped unread, so the next call starts on the next line.
-                self.reader.skip_until(b'\n').map_err(io_err(&self.path))?;
+                // The rest of the line is skipped unread by the next call, which starts on the
+                // next line; a reader that stops here reads no further.
+                self.skip_pending = true;
             }
             return Ok(Some((self.line_no, Err(LineError::LineTooLong { max }))));
         }

@@ -90,17 +90,23 @@ impl Qrels {
 
     /// Reads a qrels file.
     pub fn read(path: &Path, opts: &ReadOptions) -> Result<Self> {
+        Self::read_from(path, None, opts)
+    }
+
+    /// [`Qrels::read`] of the bytes of `path` already in memory (a dataset file whose bytes were
+    /// checked against its manifest: what is parsed is what was verified).
+    pub fn read_bytes(bytes: &[u8], path: &Path, opts: &ReadOptions) -> Result<Self> {
+        Self::read_from(path, Some(bytes), opts)
+    }
+
+    fn read_from(path: &Path, bytes: Option<&[u8]>, opts: &ReadOptions) -> Result<Self> {
         let mut q = Qrels::default();
         let mut first_line: HashMap<(TopicId, DocId), usize> = HashMap::new();
         // Qrels are always strict: the extra-fields option is about run files.
-        for_each_record(path, 4, false, "topic 0 doc relevance", |line_no, cols| {
+        for_each_record(path, bytes, 4, false, "topic 0 doc relevance", |line_no, cols| {
             let topic = topic_col(cols[0], opts)?;
             let doc = DocId::new(cols[2]).map_err(|e| LineError::Id(e.to_string()))?;
-            let rel: i32 = cols[3].parse().map_err(|_| LineError::NotANumber {
-                column: "relevance",
-                value: cols[3].to_owned(),
-                expected: "integer",
-            })?;
+            let rel: i32 = int_col("relevance", cols[3])?;
             if let Some(first) = first_line.insert((topic.clone(), doc.clone()), line_no) {
                 return Err(LineError::DuplicateDoc {
                     topic: topic.to_string(),
@@ -199,7 +205,7 @@ impl Run {
     /// Reads a run file, also returning what was accepted but worth a warning (lines with extra
     /// fields, when [`ReadOptions::extra_run_fields`] allows them).
     pub fn read_with_notes(path: &Path, opts: &ReadOptions) -> Result<(Self, ReadNotes)> {
-        let bytes = crate::text::read_bytes_at_most(path, MAX_FILE_BYTES)?;
+        let bytes = crate::text::read_line_bytes_at_most(path, MAX_FILE_BYTES, MAX_LINE_BYTES)?;
         if crate::text::ByteLines::has_bom(&bytes) {
             crate::text::warn_bom(path);
         }
@@ -397,9 +403,14 @@ impl<'a> RunChunk<'a> {
     }
 }
 
-/// Splits `line` at whitespace as `str::split_whitespace` does, keeping the first `cols.len()`
-/// columns; returns how many there are. ASCII lines (nearly all) are split byte by byte.
-fn split_columns<'a>(line: &'a str, cols: &mut [&'a str]) -> usize {
+/// Splits `line` at spaces and tabs, as trec_eval does (9.0.8, `get_results` / `get_qrels`: only
+/// `' '` and `'\t'` separate columns), keeping the first `cols.len()` columns; returns how many there
+/// are. Any other character, a no-break space (U+00A0) or another Unicode space included, belongs
+/// to the column it is in: splitting there too would shift a line's columns where trec_eval does
+/// not. (A line's terminator, `\n` or `\r\n`, is already gone.)
+pub(crate) fn split_columns<'a>(line: &'a str, cols: &mut [&'a str]) -> usize {
+    // Byte by byte: a space or tab byte never occurs inside a multi-byte UTF-8 character, so every
+    // split point is a character boundary whatever the line holds.
     let mut found = 0usize;
     let mut keep = |c: &'a str| {
         if let Some(slot) = cols.get_mut(found) {
@@ -407,41 +418,70 @@ fn split_columns<'a>(line: &'a str, cols: &mut [&'a str]) -> usize {
         }
         found += 1;
     };
-    if line.is_ascii() {
-        // `char::is_whitespace` on ASCII: tab, line feed, vertical tab, form feed, carriage return,
-        // space.
-        let bytes = line.as_bytes();
-        let mut start = None;
-        for (i, &b) in bytes.iter().enumerate() {
-            let space = matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ');
-            match (space, start) {
-                (true, Some(s)) => {
-                    keep(&line[s..i]);
-                    start = None;
-                }
-                (false, None) => start = Some(i),
-                _ => {}
+    let bytes = line.as_bytes();
+    let mut start = None;
+    for (i, &b) in bytes.iter().enumerate() {
+        match (b == b' ' || b == b'\t', start) {
+            (true, Some(s)) => {
+                keep(&line[s..i]);
+                start = None;
             }
-        }
-        if let Some(s) = start {
-            keep(&line[s..]);
-        }
-    } else {
-        for c in line.split_whitespace() {
-            keep(c);
+            (false, None) => start = Some(i),
+            _ => {}
         }
     }
+    if let Some(s) = start {
+        keep(&line[s..]);
+    }
     found
+}
+
+/// An integer column: an integer too large or small for it is out of range (naming the range), any
+/// other text not an integer.
+fn int_col<T>(column: &'static str, value: &str) -> Result<T, LineError>
+where
+    T: std::str::FromStr + num_bounds::Bounded,
+{
+    value.parse::<T>().map_err(|_| {
+        let digits = value.strip_prefix(['+', '-']).unwrap_or(value);
+        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            LineError::OutOfRange {
+                column,
+                value: value.chars().take(40).collect(),
+                min: T::MIN,
+                max: T::MAX,
+            }
+        } else {
+            LineError::NotANumber {
+                column,
+                value: value.to_owned(),
+                expected: "integer",
+            }
+        }
+    })
+}
+
+/// The bounds of the integer types of TREC columns, as `i64`.
+mod num_bounds {
+    /// An integer type's range.
+    pub(super) trait Bounded {
+        const MIN: i64;
+        const MAX: i64;
+    }
+    impl Bounded for i32 {
+        const MIN: i64 = i32::MIN as i64;
+        const MAX: i64 = i32::MAX as i64;
+    }
+    impl Bounded for i64 {
+        const MIN: i64 = i64::MIN;
+        const MAX: i64 = i64::MAX;
+    }
 }
 
 /// The hit of a run line's six columns (document, rank checked, finite score, tag length checked).
 fn run_hit(cols: &[&str]) -> Result<Hit, LineError> {
     let doc = DocId::new(cols[2]).map_err(|e| LineError::Id(e.to_string()))?;
-    cols[3].parse::<i64>().map_err(|_| LineError::NotANumber {
-        column: "rank",
-        value: cols[3].to_owned(),
-        expected: "integer",
-    })?;
+    int_col::<i64>("rank", cols[3])?;
     let score = cols[4]
         .parse::<f64>()
         .ok()
@@ -503,6 +543,7 @@ fn first_duplicate(path: &Path, extra_fields: bool) -> Error {
     let mut first_line: HashMap<(String, String), usize> = HashMap::new();
     let scan = for_each_record(
         path,
+        None,
         6,
         extra_fields,
         RUN_FORMAT,
@@ -539,15 +580,20 @@ fn topic_col(s: &str, opts: &ReadOptions) -> Result<TopicId, LineError> {
 /// least `n`: `f` sees the first `n` and the lines with more are counted in the notes); wraps errors
 /// with the file and line; fails on a file without records. Lines are read through [`Lines`] (BOM
 /// removed, UTF-8 checked, at most [`MAX_LINE_BYTES`]).
-fn for_each_record<F>(path: &Path, n: usize, extra: bool, format: &'static str, mut f: F) -> Result<ReadNotes>
+fn for_each_record<F>(
+    path: &Path,
+    bytes: Option<&[u8]>,
+    n: usize,
+    extra: bool,
+    format: &'static str,
+    mut f: F,
+) -> Result<ReadNotes>
 where
     F: FnMut(usize, &[&str]) -> Result<(), LineError>,
 {
     let mut records = 0usize;
     let mut notes = ReadNotes::default();
-    crate::text::check_size(path, MAX_FILE_BYTES)?;
-    let mut lines = Lines::open(path, Some(MAX_LINE_BYTES))?;
-    while let Some((line_no, line)) = lines.next_line()? {
+    let mut handle = |line_no: usize, line: Result<&str, LineError>| -> Result<()> {
         let at_line = |error| Error::Line {
             path: path.to_owned(),
             line: line_no,
@@ -556,15 +602,9 @@ where
         let line = line.map_err(at_line)?;
         // Up to 8 columns are kept without allocating; the count is exact either way.
         let mut cols = [""; 8];
-        let mut found = 0usize;
-        for c in line.split_whitespace() {
-            if found < cols.len() {
-                cols[found] = c;
-            }
-            found += 1;
-        }
+        let found = split_columns(line, &mut cols);
         if found == 0 {
-            continue;
+            return Ok(());
         }
         if extra && found > n {
             notes.lines_with_extra_fields += 1;
@@ -581,6 +621,27 @@ where
         };
         res.map_err(at_line)?;
         records += 1;
+        Ok(())
+    };
+    match bytes {
+        Some(b) => {
+            if b.len() > MAX_FILE_BYTES {
+                return Err(Error::TooLarge {
+                    path: path.to_owned(),
+                    max_bytes: MAX_FILE_BYTES,
+                });
+            }
+            for (line_no, line) in crate::text::ByteLines::new(b, Some(MAX_LINE_BYTES), true) {
+                handle(line_no, line)?;
+            }
+        }
+        None => {
+            crate::text::check_size(path, MAX_FILE_BYTES)?;
+            let mut lines = Lines::open(path, Some(MAX_LINE_BYTES))?.at_most(MAX_FILE_BYTES);
+            while let Some((line_no, line)) = lines.next_line()? {
+                handle(line_no, line)?;
+            }
+        }
     }
     if records == 0 {
         return Err(Error::Empty {
@@ -600,7 +661,7 @@ mod tests {
     /// The line-by-line reader the chunked one replaced, as the reference.
     fn reference(path: &Path, opts: &ReadOptions) -> Result<(Run, ReadNotes)> {
         let mut run = Run::default();
-        let notes = for_each_record(path, 6, opts.extra_run_fields, RUN_FORMAT, |_, cols| {
+        let notes = for_each_record(path, None, 6, opts.extra_run_fields, RUN_FORMAT, |_, cols| {
             let hit = run_hit(cols)?;
             if run.tag.is_empty() {
                 run.tag = cols[5].to_owned();

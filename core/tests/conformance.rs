@@ -399,3 +399,22 @@ fn agrees_with_trec_eval_on_the_reference_case() {
         }
     }
 }
+
+/// Issue 29, item 10: columns are separated by spaces and tabs only, as trec_eval reads them. A
+/// document id holding a no-break space (U+00A0) is one id: splitting there too shifted the columns
+/// (the id's second half read as the rank, …) and gave RR 0.5 where trec_eval gives 1.0.
+#[test]
+fn only_spaces_and_tabs_separate_columns() {
+    let q = qrels("nbsp.qrels", "q1 0 doc\u{a0}a 1\n");
+    let r = run("nbsp.run", "q1 Q0 doc\u{a0}a 1 2.0 t\nq1\tQ0\tother 2 1.0 t\n");
+    let ev = evaluate(&r, &q, &measures("RR"), None).unwrap();
+    // trec_eval 9.0.8: `doc\u{a0}a` is ranked first (score 2.0) and is the relevant one: RR = 1.
+    assert_eq!(ev.mean, vec![1.0]);
+    assert_eq!(r.topics["q1"][0].doc.as_str(), "doc\u{a0}a");
+    // Other Unicode spaces are part of the column too; an ASCII control character is refused.
+    let r = run("em.run", "q1 Q0 a\u{2003}b 1 2.0 t\n");
+    assert_eq!(r.topics["q1"][0].doc.as_str(), "a\u{2003}b");
+    let bad = write("vt.run", "q1 Q0 a\u{b}b 1 2.0 t\n");
+    let err = Run::read(&bad, &ReadOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("vt.run:1:"), "{err}");
+}

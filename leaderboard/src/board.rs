@@ -6,12 +6,19 @@
 //!   model, [`crate::entry::Provenance`]) and its self-reported ones (run files) never share a row,
 //!   so a verified row ([`Row::verified`]) shows verified numbers only. The same name submitted both
 //!   ways gives two rows.
+//! - **A name belongs to its submitter**: entries under one system name from submitters whose
+//!   cards name other authors ([`owner`]; no card or no authors is an owner too, "no authors
+//!   given") are separate rows, each shown with its authors: a second submitter's run under a name
+//!   already taken never replaces the first one's row.
 //! - **Which entry fills a cell**: of a row's entries on a dataset split, the latest on the dataset
 //!   version built now (its `manifest.json` hash); if it has none, its latest on any version, marked
 //!   as stale (†) because its scores come from different data.
-//! - **The baseline** is the entry [`is_baseline`] says is one: named exactly [`BASELINE`] and made by
-//!   lexbench's BM25 runner (its sidecar, copied into the entry, says `"system": "bm25"`). The name
-//!   is reserved at submission in any case ([`is_baseline_name`], [`crate::submit()`]), so a board
+//! - **The baseline** is the entry [`is_baseline`] says is one: named exactly [`BASELINE`] and run
+//!   by the harness itself (`lexbench submit --baseline`: a verified entry whose model is
+//!   lexbench's BM25, [`ModelKind::Bm25`]). What a run file or its sidecar says never makes a
+//!   baseline: a sidecar is the submitter's text, and a run copied and edited from a BM25 run would
+//!   otherwise become the reference every significance mark is computed against. The name is
+//!   reserved at submission in any case ([`is_baseline_name`], [`crate::submit()`]), so a board
 //!   has at most one baseline row and no submission can become it by its name.
 //! - **Significance**: against the baseline's entry in the same split and on the same dataset version
 //!   (cells on another version are not tested). For each measure, the paired randomization test over
@@ -23,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::dataset::task_measures;
-use crate::entry::Entry;
+use crate::entry::{Entry, ModelKind};
 use crate::stats::{holm, paired_randomization};
 
 /// The baseline's name on the leaderboard, reserved for lexbench's BM25 run.
@@ -32,24 +39,61 @@ pub const BASELINE: &str = "BM25";
 /// The `system` that the sidecar of a run written by `lexbench run bm25` names.
 pub const BASELINE_SIDECAR_SYSTEM: &str = "bm25";
 
-/// Is `name` the baseline's name in any case or padding (`bm25`, ` Bm25 `)? Such names are reserved:
-/// only [`BASELINE`] itself, for a BM25 run, is accepted.
+/// Is `name` the baseline's name in any case, padding or look-alike letters (`bm25`, ` Bm25 `,
+/// Cyrillic `ВМ25`, fullwidth `ＢＭ２５`, `B M 2 5`)? Such names are reserved: only the harness's own
+/// BM25 is recorded under [`BASELINE`]. Names are compared by their [`skeleton`].
 pub fn is_baseline_name(name: &str) -> bool {
-    name.trim().eq_ignore_ascii_case(BASELINE)
+    skeleton(name).eq_ignore_ascii_case(BASELINE)
 }
 
-/// Is `entry` the baseline: named exactly [`BASELINE`], its run written by lexbench's BM25 runner
-/// (the sidecar says [`BASELINE_SIDECAR_SYSTEM`])?
+/// What a name looks like, for comparing names that look alike: fullwidth forms as their ASCII
+/// letters and digits, the Cyrillic and Greek capitals and small letters that look like Latin ones
+/// as those, combining marks, spaces and hidden characters dropped. (A small fold of Unicode's
+/// confusables for the letters that matter here, not the whole table.)
+pub fn skeleton(name: &str) -> String {
+    name.chars()
+        .filter(|c| !c.is_whitespace() && !crate::submit::is_hidden(*c) && !crate::submit::is_mark(*c))
+        .filter(|c| !crate::submit::is_invisible(*c))
+        .map(|c| {
+            let u = u32::from(c);
+            if (0xFF01..=0xFF5E).contains(&u) {
+                // Fullwidth ASCII.
+                return char::from_u32(u - 0xFEE0).unwrap_or(c);
+            }
+            match c {
+                'А' | 'а' | 'Α' | 'α' => 'a',
+                'В' | 'в' | 'Β' | 'β' => 'b',
+                'С' | 'с' | 'Ϲ' | 'ϲ' => 'c',
+                'Е' | 'е' | 'Ε' | 'ε' => 'e',
+                'Н' | 'н' | 'Η' => 'h',
+                'І' | 'і' | 'Ι' | 'ι' | 'ӏ' => 'i',
+                'Ј' | 'ј' => 'j',
+                'К' | 'к' | 'Κ' | 'κ' => 'k',
+                'М' | 'м' | 'Μ' => 'm',
+                'Ν' => 'n',
+                'О' | 'о' | 'Ο' | 'ο' => 'o',
+                'Р' | 'р' | 'Ρ' | 'ρ' => 'p',
+                'Ѕ' | 'ѕ' => 's',
+                'Т' | 'т' | 'Τ' | 'τ' => 't',
+                'Х' | 'х' | 'Χ' | 'χ' => 'x',
+                'У' | 'у' | 'Υ' => 'y',
+                'Ζ' => 'z',
+                'Ƽ' | 'ƽ' => '5',
+                'Ƨ' | 'ƨ' => '2',
+                _ => c,
+            }
+        })
+        .collect()
+}
+
+/// Is `entry` the baseline: named exactly [`BASELINE`] and made by the harness running lexbench's
+/// BM25 (verified, [`ModelKind::Bm25`])?
 pub fn is_baseline(entry: &Entry) -> bool {
     entry.system == BASELINE
         && entry
-            .run
-            .sidecar
-            .as_ref()
-            .map(lexbench_core::run::SidecarClaims::of)
-            .and_then(|c| c.system)
-            .as_deref()
-            == Some(BASELINE_SIDECAR_SYSTEM)
+            .provenance
+            .harness()
+            .is_some_and(|h| h.model.kind == ModelKind::Bm25)
 }
 /// Significance level after Holm's correction.
 pub const ALPHA: f64 = 0.05;
@@ -99,6 +143,11 @@ pub struct Row {
     pub verified: bool,
     /// Its description from the model card, if any.
     pub description: Option<String>,
+    /// Its submitter: the authors its card names ([`owner`]; empty when none are named).
+    pub owner: String,
+    /// True when another row of the board has the same system name from another submitter: the
+    /// row is then shown with its authors.
+    pub shared_name: bool,
     /// Cells by split.
     pub cells: BTreeMap<String, Cell>,
 }
@@ -120,8 +169,15 @@ pub struct DatasetBoard {
     pub rows: Vec<Row>,
 }
 
-/// A row's key: the system's name and whether its entries are verified.
-type Sys<'a> = (&'a str, bool);
+/// A row's key: the system's name, whether its entries are verified, and their submitter
+/// ([`owner`]).
+type Sys<'a> = (&'a str, bool, String);
+
+/// Who submitted an entry, as far as it says: the authors its card names, joined with `; ` (empty:
+/// no card, or no authors).
+pub fn owner(e: &Entry) -> String {
+    e.card.as_ref().map(|c| c.authors.join("; ")).unwrap_or_default()
+}
 
 /// The primary (sorting) measure of a task.
 pub fn primary_measure(pooled: bool) -> &'static str {
@@ -158,7 +214,7 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
         let mut chosen: BTreeMap<(Sys<'_>, &str), &Entry> = BTreeMap::new();
         for e in &list {
             let key = (
-                (e.system.as_str(), e.provenance.is_verified()),
+                (e.system.as_str(), e.provenance.is_verified(), owner(e)),
                 e.dataset.split.as_str(),
             );
             let is_cur = |x: &Entry| current.as_deref() == Some(x.dataset.hash.as_str());
@@ -170,13 +226,17 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
                 }
             }
         }
-        let systems: BTreeSet<Sys<'_>> = chosen.keys().map(|(s, _)| *s).collect();
+        let systems: BTreeSet<Sys<'_>> = chosen.keys().map(|(s, _)| s.clone()).collect();
         let mut rows: Vec<Row> = systems
             .iter()
             .map(|sys| Row {
                 system: sys.0.to_owned(),
                 baseline: chosen.iter().any(|((s, _), e)| s == sys && is_baseline(e)),
                 verified: sys.1,
+                owner: sys.2.clone(),
+                shared_name: systems
+                    .iter()
+                    .any(|o| o.0 == sys.0 && o.1 == sys.1 && o.2 != sys.2),
                 description: chosen
                     .iter()
                     .filter(|((s, _), _)| s == sys)
@@ -193,7 +253,10 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
             let mut tests: Vec<(usize, usize, f64)> = Vec::new();
             for (ri, row) in rows.iter_mut().enumerate() {
                 let Some(e) = chosen
-                    .get(&((row.system.as_str(), row.verified), split.as_str()))
+                    .get(&(
+                        (row.system.as_str(), row.verified, row.owner.clone()),
+                        split.as_str(),
+                    ))
                     .copied()
                 else {
                     continue;
@@ -254,6 +317,7 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
                 .total_cmp(&key(a))
                 .then_with(|| a.system.cmp(&b.system))
                 .then_with(|| b.verified.cmp(&a.verified))
+                .then_with(|| a.owner.cmp(&b.owner))
         });
         boards.push(DatasetBoard {
             name: name.to_owned(),
@@ -265,4 +329,19 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
         });
     }
     boards
+}
+
+impl Row {
+    /// The row's name as shown: the system's name, with its authors when another submitter's row
+    /// has the same name.
+    pub fn shown_name(&self) -> String {
+        if !self.shared_name {
+            return self.system.clone();
+        }
+        if self.owner.is_empty() {
+            format!("{} (no authors given)", self.system)
+        } else {
+            format!("{} (by {})", self.system, self.owner)
+        }
+    }
 }

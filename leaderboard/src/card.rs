@@ -114,14 +114,35 @@ impl ModelCard {
             .into_iter()
             .chain(authors)
             .filter_map(|(key, value)| {
-                let len = value?.chars().count();
-                (len > MAX_CARD_FIELD_CHARS).then(|| Problem {
+                let value = value?;
+                let problem = |message: String| Problem {
                     path: path.to_owned(),
                     line: line_of_key(text, key),
-                    message: format!(
+                    message,
+                };
+                let len = value.chars().count();
+                if len > MAX_CARD_FIELD_CHARS {
+                    return Some(problem(format!(
                         "{key} is {len} characters long; at most {MAX_CARD_FIELD_CHARS} are allowed"
-                    ),
-                })
+                    )));
+                }
+                // The card's texts reach the pages as the name does: no control, format (U+202E
+                // reorders what follows), private-use or blank-looking characters; a description
+                // may hold line breaks and tabs.
+                let allowed = |c: char| key == "description" && matches!(c, '\n' | '\t');
+                value
+                    .chars()
+                    .find(|c| {
+                        !allowed(*c)
+                            && (crate::submit::is_hidden(*c) || crate::submit::is_invisible(*c))
+                    })
+                    .map(|c| {
+                        problem(format!(
+                            "{key} holds U+{:04X}, a control, format, private-use or blank-looking character; \
+                             card texts hold visible text only",
+                            u32::from(c)
+                        ))
+                    })
             })
             .collect()
     }

@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use lexbench_core::TopicId;
+use lexbench_core::journal::{Intent, Kind};
 use serde::{Deserialize, Serialize};
 
 use crate::card::ModelCard;
@@ -157,15 +158,21 @@ pub enum ModelKind {
     CrossEncoder,
     /// Late interaction, MaxSim over token embeddings (`lexbench run colbert`).
     Colbert,
+    /// lexbench's own BM25 with its default parameters (`lexbench submit --baseline`): the
+    /// leaderboard's baseline. Its [`ModelRef`] names no folder; its sha256 is that of the
+    /// parameters it ran with.
+    Bm25,
 }
 
 impl ModelKind {
-    /// The name used on the command line and in entries: `bi-encoder`, `cross-encoder`, `colbert`.
+    /// The name used on the command line and in entries: `bi-encoder`, `cross-encoder`, `colbert`,
+    /// `bm25`.
     pub fn as_str(self) -> &'static str {
         match self {
             ModelKind::BiEncoder => "bi-encoder",
             ModelKind::CrossEncoder => "cross-encoder",
             ModelKind::Colbert => "colbert",
+            ModelKind::Bm25 => "bm25",
         }
     }
 }
@@ -322,17 +329,22 @@ fn create_new(dir: &Path, id: &str, text: &str) -> Result<Option<PathBuf>> {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     ));
+    let intent = Intent::record(Kind::Tmp, &tmp, None);
     let written = (|| {
         let mut f = std::fs::File::create_new(&tmp)?;
         f.write_all(text.as_bytes())?;
         f.sync_all()
     })();
     if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
+        if std::fs::remove_file(&tmp).is_ok() {
+            intent.done();
+        }
         return Err(io_err(&tmp)(e));
     }
     let linked = std::fs::hard_link(&tmp, &path);
-    let _ = std::fs::remove_file(&tmp);
+    if std::fs::remove_file(&tmp).is_ok() {
+        intent.done();
+    }
     match linked {
         Ok(()) => Ok(Some(path)),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(None),
@@ -414,8 +426,9 @@ pub fn seal_of(entry: &serde_json::Value) -> String {
     lexbench_core::sha256_hex(format!("{SEAL_DOMAIN}{v}").as_bytes())
 }
 
-/// Checks an entry read as JSON: schema 2 or later must carry a seal that matches ([`seal_of`]); a
-/// verified entry must be of schema 2 or later. `Err` says what is wrong.
+/// Checks an entry read as JSON: it must carry a seal that matches ([`seal_of`]) — an entry without
+/// one (schema 1, written before seals, or any entry whose seal was removed) fails; a verified
+/// entry must be of schema 2 or later. `Err` says what is wrong.
 pub fn check_integrity(entry: &serde_json::Value) -> std::result::Result<(), String> {
     let version = entry
         .get("schema_version")
@@ -433,7 +446,12 @@ pub fn check_integrity(entry: &serde_json::Value) -> std::result::Result<(), Str
         None | Some(serde_json::Value::Null) if verified => Err(format!(
             "it says it is verified, but it is of schema {version}, which has no verified entries"
         )),
-        None | Some(serde_json::Value::Null) => Ok(()),
+        // An entry without a seal can not be checked: whatever its schema says, it may be a sealed
+        // entry edited and "downgraded" (schema 2 → 1, seal removed). Never shown as it is.
+        None | Some(serde_json::Value::Null) => Err(format!(
+            "it has no seal (schema {version}): an unsealed entry can not be checked, and a sealed one \
+             with its seal removed looks the same; submit its run again"
+        )),
         Some(serde_json::Value::String(seal)) => {
             let want = seal_of(entry);
             if *seal == want {
@@ -519,6 +537,11 @@ pub fn entry_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(paths)
 }
 
+/// Is `id` an entry id ([`is_entry_id`]) and the stem of `path`, as every entry written here is?
+fn id_fits_file(id: &str, path: &Path) -> bool {
+    is_entry_id(id) && path.file_stem().and_then(|s| s.to_str()) == Some(id)
+}
+
 /// Reads every `*.json` entry in `dir` (none if it does not exist), sorted by submission time then
 /// id. Entries with a newer schema are left out ([`EntrySet::skipped`]), and so are entries that fail
 /// their integrity check ([`EntrySet::tampered`]); a file that is not an entry at all is an error.
@@ -538,6 +561,12 @@ pub fn read_entries(dir: &Path) -> Result<EntrySet> {
             continue;
         }
         match entry_from_value(v, &p) {
+            Ok(e) if !id_fits_file(&e.id, &p) => set.tampered.push(format!(
+                "{}: integrity check failed: its id {:?} is not the file's name (an id names the entry's \
+                 file, and is used as a file name on export)",
+                p.display(),
+                e.id.chars().take(80).collect::<String>()
+            )),
             Ok(e) => set.entries.push(e),
             Err(Error::Tampered { path, message }) => {
                 set.tampered

@@ -52,4 +52,4 @@ pub use dataset::DatasetView;
 pub use entry::{Entry, ModelKind, Provenance, SCHEMA_VERSION};
 pub use error::{Error, Problem, Result};
 pub use render::{RenderOptions, Rendered, render_site, render_site_with};
-pub use submit::{SubmitRequest, Submitted, submit, submit_verified};
+pub use submit::{SubmitRequest, Submitted, submit, submit_baseline, submit_verified};

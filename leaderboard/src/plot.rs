@@ -88,7 +88,7 @@ fn draw(board: &DatasetBoard, split: &str) -> std::result::Result<String, String
                 .enumerate()
                 .filter_map(|(i, v)| v.map(|v| (i as f64, 100.0 * v)))
                 .collect();
-            let mut label = row.system.clone();
+            let mut label = row.shown_name();
             if row.verified {
                 label.push(' ');
                 label.push_str(crate::render::VERIFIED_MARK);

@@ -73,7 +73,12 @@ pub struct Exported {
 
 /// Writes every entry of `DATA/leaderboard/entries` that passes its checks into `dir` as
 /// `<id>.json` ([`ResultFile`]), each atomically; a file of the same name in `dir` is replaced.
+///
+/// `dir` may not be the data directory itself or lie inside one of the folders lexbench keeps there
+/// (`leaderboard/`, `datasets/`, `runs/`, …): an export into `leaderboard/entries` would write each
+/// entry's export wrapper over the entry. Paths are compared after resolving links.
 pub fn export(data: &Path, dir: &Path) -> Result<Exported> {
+    refuse_inside_data(data, dir)?;
     let EntrySet {
         entries,
         skipped,
@@ -95,6 +100,78 @@ pub fn export(data: &Path, dir: &Path) -> Result<Exported> {
         files,
         left_out: [skipped, tampered].concat(),
     })
+}
+
+/// The folders of a data directory that lexbench writes (and the journal's): no export goes there.
+const DATA_FOLDERS: [&str; 7] = [
+    "raw",
+    "parsed",
+    "datasets",
+    "runs",
+    "models",
+    "leaderboard",
+    ".lexbench",
+];
+
+/// `path` with links resolved as far as it exists, the rest appended as written; `None` when that
+/// rest holds `..` (a path through a folder that does not exist yet, which the kernel would not
+/// resolve the same way).
+fn resolved(path: &Path) -> std::io::Result<Option<PathBuf>> {
+    let abs = std::path::absolute(path)?;
+    let mut existing = abs.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(mut out) = existing.canonicalize() {
+            for part in rest.iter().rev() {
+                let part: &std::ffi::OsString = part;
+                if part == ".." {
+                    return Ok(None);
+                }
+                if part != "." {
+                    out.push(part);
+                }
+            }
+            return Ok(Some(out));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            (Some(parent), None) => {
+                // `existing` ends in `..` or `.`: keep it as a component of the rest.
+                rest.push(
+                    existing
+                        .components()
+                        .next_back()
+                        .map_or_else(Default::default, |c| c.as_os_str().to_owned()),
+                );
+                existing = parent;
+            }
+            (None, _) => return Ok(Some(abs)),
+        }
+    }
+}
+
+/// Refuses an export folder that is the data directory or inside one of its lexbench folders.
+fn refuse_inside_data(data: &Path, dir: &Path) -> Result<()> {
+    let refuse = |why: String| Err(Error::Param(format!("--export {}: {why}", dir.display())));
+    let Some(d) = resolved(dir).map_err(io_err(dir))? else {
+        return refuse(
+            "the path goes through `..` after a folder that does not exist; give the folder plainly".into(),
+        );
+    };
+    let Some(root) = resolved(data).map_err(io_err(data))? else {
+        return Ok(());
+    };
+    if d == root || DATA_FOLDERS.iter().any(|f| d.starts_with(root.join(f))) {
+        return refuse(format!(
+            "that is {} of the data directory {}; export into a folder of its own",
+            if d == root { "the root" } else { "inside a folder" },
+            data.display()
+        ));
+    }
+    Ok(())
 }
 
 /// What [`import`] did.

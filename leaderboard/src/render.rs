@@ -116,7 +116,7 @@ pub fn markdown(boards: &[DatasetBoard], options: &RenderOptions) -> String {
             } else {
                 String::new()
             };
-            let _ = write!(s, "| {}{verified} |", md(&r.system));
+            let _ = write!(s, "| {}{verified} |", md(&r.shown_name()));
             for split in &b.splits {
                 match r.cells.get(split) {
                     Some(c) => {
@@ -272,7 +272,7 @@ pub fn html(boards: &[DatasetBoard], options: &RenderOptions) -> String {
             let _ = write!(
                 s,
                 "<tr{class}><td class=\"sys\" data-v=\"{0}\"><bdi>{0}</bdi>{mark}{desc}</td>",
-                esc(&r.system)
+                esc(&r.shown_name())
             );
             for split in &b.splits {
                 match r.cells.get(split) {

@@ -10,7 +10,8 @@ use crate::board::{BASELINE, BASELINE_SIDECAR_SYSTEM, is_baseline_name};
 use crate::card::{ModelCard, line_containing, line_of_key};
 use crate::dataset::DatasetView;
 use crate::entry::{
-    DatasetRef, Entry, Harness, Provenance, RunRef, SCHEMA_VERSION, entries_dir, now_rfc3339, write_new,
+    DatasetRef, Entry, Harness, ModelKind, Provenance, RunRef, SCHEMA_VERSION, entries_dir, now_rfc3339,
+    write_new,
 };
 use crate::error::{Error, Problem, Result};
 use crate::validate::{Report, validate_run};
@@ -91,7 +92,44 @@ pub fn check_system_name(name: &str) -> Result<()> {
             u32::from(c)
         ));
     }
+    if let Some(c) = name.chars().find(|c| is_invisible(*c)) {
+        return bad(format!(
+            "U+{:04X} is a private-use, unassigned or blank-looking character; names hold visible text only",
+            u32::from(c)
+        ));
+    }
+    if name.chars().next().is_some_and(is_mark) {
+        return bad("starts with a combining mark, which has no letter to combine with".into());
+    }
+    if !name.chars().any(|c| !c.is_whitespace() && !is_mark(c)) {
+        return bad("holds nothing visible".into());
+    }
     Ok(())
+}
+
+/// Is `c` a combining mark (general category Mn, Mc or Me)?
+pub fn is_mark(c: char) -> bool {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    matches!(
+        c.general_category(),
+        GeneralCategory::NonspacingMark | GeneralCategory::SpacingMark | GeneralCategory::EnclosingMark
+    )
+}
+
+/// Is `c` a character that shows as nothing, or as nothing anyone can type or compare: private use
+/// (Co), unassigned (Cn), surrogates (Cs), and the blank-looking characters that are letters or
+/// marks by category — the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), the combining grapheme
+/// joiner (U+034F), the Braille blank (U+2800), the Mongolian vowel separator and variation
+/// selectors (U+180B–U+180F, U+FE00–U+FE0F, U+E0100–U+E01EF)?
+pub fn is_invisible(c: char) -> bool {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    matches!(
+        c.general_category(),
+        GeneralCategory::PrivateUse | GeneralCategory::Unassigned | GeneralCategory::Surrogate
+    ) || matches!(
+        u32::from(c),
+        0x115F | 0x1160 | 0x3164 | 0xFFA0 | 0x034F | 0x2800 | 0x180B..=0x180F | 0xFE00..=0xFE0F | 0xE0100..=0xE01EF
+    )
 }
 
 /// Is `c` a character that is not shown as itself: a control (general category Cc), a format
@@ -136,15 +174,70 @@ pub fn sidecar_path(run: &Path) -> PathBuf {
 /// Validates, evaluates and records a submission. A run that does not fit the dataset is
 /// `Err(Error::Rejected)` with every problem named by file and line; nothing is written then.
 ///
-/// The name [`BASELINE`] is reserved, in any case: it is accepted only, and exactly so spelt, for the
-/// run `lexbench run bm25` wrote, recognised by its sidecar ([`crate::board::is_baseline`]); any other submission
-/// under that name is `Err(Error::Param)`. So the board has one baseline, and no submission can pose
-/// as it.
+/// The name [`BASELINE`] is reserved, in any case and padding: a run file is never the baseline,
+/// whatever its sidecar says (a sidecar is the submitter's own text); the baseline is recorded only
+/// by [`submit_baseline`], which the harness calls after running BM25 itself (`lexbench submit
+/// --baseline`). Any submission under that name here is `Err(Error::Param)`.
 ///
 /// The entry is always self-reported ([`Provenance::SelfReported`]): nothing a run file brings (its
 /// sidecar, its card) can make it verified.
 pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
     let Assessed { mut entry, report } = assess(req)?;
+    warn_shared_name(req.data, &mut entry)?;
+    let path = write_new(&entries_dir(req.data), &mut entry)?;
+    Ok(Submitted { entry, path, report })
+}
+
+/// Adds a warning to `entry` when entries of its dataset already use its system name from another
+/// submitter ([`crate::board::owner`]): the board shows both rows, each with its authors, and the
+/// submitter learns it now rather than from the page.
+fn warn_shared_name(data: &Path, entry: &mut Entry) -> Result<()> {
+    let mine = crate::board::owner(entry);
+    // A folder that can not be read is reported by the commands that read it, not here.
+    let Ok(set) = crate::entry::read_entries(&entries_dir(data)) else {
+        return Ok(());
+    };
+    let mut others: Vec<String> = set
+        .entries
+        .iter()
+        .filter(|e| e.dataset.name == entry.dataset.name && e.system == entry.system)
+        .map(crate::board::owner)
+        .filter(|o| *o != mine)
+        .map(|o| {
+            if o.is_empty() {
+                "no authors given".to_owned()
+            } else {
+                o
+            }
+        })
+        .collect();
+    others.sort();
+    others.dedup();
+    if !others.is_empty() {
+        entry.warnings.push(format!(
+            "the name {:?} is already used on {} by another submitter ({}): both rows are shown, each \
+             with its authors; give your card's `authors` to tell them apart",
+            entry.system,
+            entry.dataset.name,
+            others.join(" | ")
+        ));
+    }
+    Ok(())
+}
+
+/// Records the baseline: a run the harness made itself with lexbench's BM25 (`lexbench submit
+/// --baseline`), validated and evaluated exactly as [`submit()`] does, its entry named
+/// [`BASELINE`] and marked verified with `harness`'s record, whose model must be
+/// [`ModelKind::Bm25`]. The run's sidecar must be the BM25 runner's.
+pub fn submit_baseline(req: &SubmitRequest<'_>, harness: Harness) -> Result<Submitted> {
+    if harness.model.kind != ModelKind::Bm25 || req.name != BASELINE {
+        return Err(Error::Param(format!(
+            "internal: the baseline is {BASELINE} run by the harness, not {:?} ({})",
+            req.name, harness.model.kind
+        )));
+    }
+    let Assessed { mut entry, report } = assess_as(req, true)?;
+    entry.provenance = Provenance::Verified(harness);
     let path = write_new(&entries_dir(req.data), &mut entry)?;
     Ok(Submitted { entry, path, report })
 }
@@ -172,6 +265,7 @@ pub fn submit_verified(req: &SubmitRequest<'_>, harness: Harness) -> Result<Subm
     }
     let Assessed { mut entry, report } = assess(req)?;
     entry.provenance = Provenance::Verified(harness);
+    warn_shared_name(req.data, &mut entry)?;
     let path = write_new(&entries_dir(req.data), &mut entry)?;
     Ok(Submitted { entry, path, report })
 }
@@ -180,7 +274,25 @@ pub fn submit_verified(req: &SubmitRequest<'_>, harness: Harness) -> Result<Subm
 /// would record, writing nothing (`lexbench leaderboard --recheck` compares such an entry of a
 /// re-run with the recorded one).
 pub fn assess(req: &SubmitRequest<'_>) -> Result<Assessed> {
+    assess_as(req, false)
+}
+
+/// [`assess`]; `baseline`: the harness's own BM25 run, the one submission that may be named
+/// [`BASELINE`] (its sidecar must be the BM25 runner's).
+fn assess_as(req: &SubmitRequest<'_>, baseline: bool) -> Result<Assessed> {
     check_system_name(req.name)?;
+    // A run is read three times (validated, evaluated, hashed): a pipe would give each read another
+    // part of it (or nothing), and a device such as /dev/zero never ends.
+    match std::fs::metadata(req.run) {
+        Ok(m) if !m.is_file() && !m.is_dir() => {
+            return Err(Error::Param(format!(
+                "{}: not a regular file (a pipe or a device); a submitted run is read more than once \
+                 (validated, evaluated, hashed): save it to a file and submit that",
+                req.run.display()
+            )));
+        }
+        _ => {}
+    }
     let view = DatasetView::load(req.data, req.dataset, req.split)?;
     let hash = view.hash();
     let mut problems = Vec::new();
@@ -236,12 +348,12 @@ pub fn assess(req: &SubmitRequest<'_>) -> Result<Assessed> {
             .and_then(|c| c.system)
             .as_deref()
             == Some(BASELINE_SIDECAR_SYSTEM);
-        if req.name != BASELINE || !from_bm25 {
+        if !baseline || req.name != BASELINE || !from_bm25 {
             return Err(Error::Param(format!(
-                "system name {:?} is reserved for the {BASELINE} baseline: it is the run `lexbench run bm25` \
-                 wrote, submitted with its sidecar ({}) as {BASELINE}; name other runs otherwise",
-                req.name,
-                sidecar_file.display()
+                "system name {:?} is reserved for the {BASELINE} baseline, which the harness runs itself \
+                 (`lexbench submit --baseline`); a run file is never the baseline, whatever its sidecar says: \
+                 name it otherwise",
+                req.name
             )));
         }
     }

@@ -47,7 +47,7 @@ pub struct Report {
 /// Checks the run file at `path` against `view`; `Err(Error::Rejected)` lists every problem found.
 pub fn validate_run(path: &Path, view: &DatasetView) -> Result<Report> {
     lexbench_core::text::check_size(path, lexbench_core::trec::MAX_FILE_BYTES)?;
-    let mut lines = Lines::open(path, Some(MAX_LINE_BYTES))?;
+    let mut lines = Lines::open(path, Some(MAX_LINE_BYTES))?.at_most(lexbench_core::trec::MAX_FILE_BYTES);
     let mut problems = Vec::new();
     let mut report = Report::default();
     let mut first_line: HashMap<(String, String), usize> = HashMap::new();
@@ -71,7 +71,8 @@ pub fn validate_run(path: &Path, view: &DatasetView) -> Result<Report> {
                 continue;
             }
         };
-        let cols: Vec<&str> = line.split_whitespace().collect();
+        // Spaces and tabs only, as trec_eval and the run reader split a line.
+        let cols: Vec<&str> = line.split([' ', '\t']).filter(|c| !c.is_empty()).collect();
         if cols.is_empty() {
             continue;
         }
@@ -102,7 +103,18 @@ pub fn validate_run(path: &Path, view: &DatasetView) -> Result<Report> {
             );
         }
         if rank.parse::<i64>().is_err() {
-            problem(line_no, format!("rank {rank:?} is not an integer"), &mut problems);
+            let digits = rank.strip_prefix(['+', '-']).unwrap_or(rank);
+            let why = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                format!(
+                    "rank {} is out of range ({} to {})",
+                    rank.chars().take(40).collect::<String>(),
+                    i64::MIN,
+                    i64::MAX
+                )
+            } else {
+                format!("rank {rank:?} is not an integer")
+            };
+            problem(line_no, why, &mut problems);
         }
         let score_value = score.parse::<f64>().ok().filter(|s| s.is_finite());
         if score_value.is_none() {

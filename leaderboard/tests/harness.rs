@@ -118,6 +118,26 @@ fn bm25_sidecar(run: &Path, hash: &str) {
     std::fs::write(run.with_extension("json"), side.to_string()).unwrap();
 }
 
+/// Records `run` (a BM25 run with its sidecar) as the baseline, as the harness does after running
+/// BM25 itself (`lexbench submit --baseline`).
+fn submit_bm25(data: &Path, run: &Path) -> lexbench_leaderboard::Result<lexbench_leaderboard::Submitted> {
+    use lexbench_leaderboard::entry::{Harness, ModelRef};
+    let harness = Harness {
+        model: ModelRef {
+            path: "builtin:bm25".into(),
+            kind: lexbench_leaderboard::ModelKind::Bm25,
+            sha256: "ef".repeat(32),
+            files: BTreeMap::new(),
+        },
+        lexbench_version: "0.1.0".into(),
+        git_revision: None,
+        device: "cpu".into(),
+        seconds: 0.1,
+        submission: "bm25-1".into(),
+    };
+    lexbench_leaderboard::submit_baseline(&req(data, run, "BM25"), harness)
+}
+
 fn req<'a>(data: &'a Path, run: &'a Path, name: &'a str) -> SubmitRequest<'a> {
     SubmitRequest {
         data,
@@ -450,7 +470,7 @@ fn board_significance_stale_marks_and_rendering() {
         }
     });
     bm25_sidecar(&bm25, &old_hash);
-    submit(&req(&data, &bm25, "BM25")).unwrap();
+    submit_bm25(&data, &bm25).unwrap();
     submit(&req(&data, &oracle, "oracle")).unwrap();
     submit(&req(&data, &coin, "coin")).unwrap();
     // An entry on an older dataset version: rebuild, resubmit bm25 and oracle, keep "legacy" old.
@@ -460,7 +480,7 @@ fn board_significance_stale_marks_and_rendering() {
     let new_hash = pooled_dataset(&data, "v2");
     assert_ne!(old_hash, new_hash);
     bm25_sidecar(&bm25, &new_hash);
-    submit(&req(&data, &bm25, "BM25")).unwrap();
+    submit_bm25(&data, &bm25).unwrap();
     submit(&req(&data, &oracle, "oracle")).unwrap();
     submit(&req(&data, &coin, "coin")).unwrap();
 
@@ -757,7 +777,11 @@ fn the_baseline_is_the_bm25_run_and_no_submission_can_pose_as_it() {
     let bm25 = data.join("bm25.trec");
     write_run(&bm25, "bm25", TOPICS, |_| (0..POOL).rev().collect());
     bm25_sidecar(&bm25, &hash);
-    submit(&req(&data, &bm25, "BM25")).unwrap();
+    // Issue 29, item 4: a run file is never the baseline, even lexbench's own BM25 run with its
+    // sidecar (anyone can copy and edit one: the prober's forged run was `awk` over bm25.trec with
+    // a sidecar saying `"system": "bm25"`). Only the harness records it.
+    assert!(matches!(submit(&req(&data, &bm25, "BM25")), Err(Error::Param(_))));
+    submit_bm25(&data, &bm25).unwrap();
 
     // A user's run under the baseline's name, in any case or spacing: refused, nothing written.
     let mine = data.join("mine.trec");
@@ -830,4 +854,141 @@ fn the_baseline_is_the_bm25_run_and_no_submission_can_pose_as_it() {
     let (entries, _) = lexbench_leaderboard::entry::read_all(&data.join("leaderboard/entries")).unwrap();
     let picked = lexbench_leaderboard::regression::pick(&exp, &entries, Some(&hash)).unwrap();
     assert_eq!(picked.system, "BM25");
+}
+
+/// Issue 29, item 5: a second submitter's run under a name already on the board never replaces the
+/// first one's row: each submitter (the authors its card names; no card is a submitter too) keeps a
+/// row, both shown with their authors, and the later submission is warned.
+#[test]
+fn a_name_taken_by_another_submitter_keeps_both_rows() {
+    let data = scratch("takeover");
+    pooled_dataset(&data, "");
+    let first = data.join("first.trec");
+    write_run(&first, "first", TOPICS, |_| (0..POOL).collect());
+    let card_a = data.join("a.toml");
+    std::fs::write(&card_a, "authors = [\"A. Author\"]\n").unwrap();
+    let a = submit(&SubmitRequest {
+        card: Some(&card_a),
+        ..req(&data, &first, "Great System")
+    })
+    .unwrap();
+    assert!(a.entry.warnings.iter().all(|w| !w.contains("another submitter")));
+    // Another submitter, better numbers, the same name: with another card, and with none.
+    let second = data.join("second.trec");
+    write_run(&second, "second", TOPICS, |_| (0..POOL).rev().collect());
+    let card_b = data.join("b.toml");
+    std::fs::write(&card_b, "authors = [\"B. Other\"]\n").unwrap();
+    let b = submit(&SubmitRequest {
+        card: Some(&card_b),
+        ..req(&data, &second, "Great System")
+    })
+    .unwrap();
+    assert!(
+        b.entry
+            .warnings
+            .iter()
+            .any(|w| w.contains("another submitter") && w.contains("A. Author")),
+        "{:?}",
+        b.entry.warnings
+    );
+    submit(&req(&data, &second, "Great System")).unwrap();
+    // The first submitter again: their own row is updated, no other.
+    submit(&SubmitRequest {
+        card: Some(&card_a),
+        ..req(&data, &second, "Great System")
+    })
+    .unwrap();
+
+    let out = render_site(&data).unwrap();
+    let rows: Vec<(String, String)> = out.boards[0]
+        .rows
+        .iter()
+        .filter(|r| r.system == "Great System")
+        .map(|r| (r.owner.clone(), r.shown_name()))
+        .collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for want in [
+        "Great System (by A. Author)",
+        "Great System (by B. Other)",
+        "Great System (no authors given)",
+    ] {
+        assert!(rows.iter().any(|(_, n)| n == want), "{want}: {rows:?}");
+    }
+    let md = std::fs::read_to_string(&out.markdown).unwrap();
+    assert!(md.contains("| Great System \\(by A. Author\\) |"), "{md}");
+}
+
+/// Issue 29, item 19: names that look like the baseline's (Cyrillic, fullwidth, spaced) are
+/// reserved; names that show nothing or cannot be told apart (Hangul fillers, the combining
+/// grapheme joiner, private use, a lone combining mark) are refused; card texts follow the same
+/// rules (NUL, ESC and U+202E no longer reach the page).
+#[test]
+fn look_alike_and_invisible_names_and_card_texts_are_refused() {
+    let data = scratch("names19");
+    pooled_dataset(&data, "");
+    let run = data.join("r.trec");
+    write_run(&run, "r", TOPICS, |_| (0..POOL).collect());
+    for name in [
+        "ВМ25",
+        "ＢＭ２５",
+        "B M 2 5",
+        "Βm25",
+        "\u{3164}",
+        "x\u{3164}",
+        "a\u{34f}b",
+        "\u{e000}sys",
+        "\u{301}",
+        "\u{301}abc",
+        "\u{115f}\u{1160}",
+    ] {
+        let got = submit(&req(&data, &run, name));
+        assert!(matches!(got, Err(Error::Param(_))), "{name:?} accepted: {got:?}");
+    }
+    // Accented and non-Latin names are fine.
+    submit(&req(&data, &run, "Modèle ünïcödé")).unwrap();
+    submit(&req(&data, &run, "Система")).unwrap();
+    for (field, value) in [
+        ("description", "a\u{0}b"),
+        ("description", "esc \u{1b}[31m"),
+        ("authors", "\u{202e}evil"),
+        ("url", "https://x\u{e000}"),
+    ] {
+        let card = data.join("card19.toml");
+        let text = toml_escape(field, value);
+        std::fs::write(&card, &text).unwrap();
+        let got = submit(&SubmitRequest {
+            card: Some(&card),
+            ..req(&data, &run, "carded")
+        });
+        match got {
+            Err(Error::Rejected { problems }) => assert!(
+                problems
+                    .iter()
+                    .any(|p| p.message.contains(field) && p.message.contains("U+")),
+                "{field}: {problems:?} ({text})"
+            ),
+            other => panic!("{field} {value:?}: {other:?}"),
+        }
+    }
+}
+
+/// A TOML line `field = "…"` (or `authors = ["…"]`) with `value`'s characters as `\uXXXX` escapes
+/// where they are not printable ASCII.
+fn toml_escape(field: &str, value: &str) -> String {
+    let mut s = String::new();
+    for c in value.chars() {
+        if c.is_ascii_graphic() || c == ' ' {
+            if c == '"' || c == '\\' {
+                s.push('\\');
+            }
+            s.push(c);
+        } else {
+            s.push_str(&format!("\\U{:08X}", u32::from(c)));
+        }
+    }
+    if field == "authors" {
+        format!("authors = [\"{s}\"]\n")
+    } else {
+        format!("{field} = \"{s}\"\n")
+    }
 }

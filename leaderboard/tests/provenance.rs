@@ -125,7 +125,14 @@ fn board_data(name: &str) -> (PathBuf, String) {
     let side = serde_json::json!({"schema_version": 1, "system": "bm25", "dataset": "mini", "split": "test",
         "dataset_hash": hash, "program": "lexbench-baselines 0.1.0"});
     std::fs::write(bm25.with_extension("json"), side.to_string()).unwrap();
-    submit(&req(&data, &bm25, "BM25", None)).unwrap();
+    let mut h = harness();
+    h.model = ModelRef {
+        path: "builtin:bm25".into(),
+        kind: ModelKind::Bm25,
+        sha256: "ef".repeat(32),
+        files: BTreeMap::new(),
+    };
+    lexbench_leaderboard::submit_baseline(&req(&data, &bm25, "BM25", None), h).unwrap();
     let model = data.join("model.trec");
     run(&model, "harness-model-x", |_| (1..POOL).chain([0]).collect());
     let card = good_card(&data);
@@ -147,7 +154,7 @@ fn run_files_are_self_reported_and_only_the_model_path_verifies() {
     assert_eq!(
         marks,
         [
-            ("BM25".to_owned(), false),
+            ("BM25".to_owned(), true),
             ("Model X".to_owned(), true),
             ("Model X".to_owned(), false)
         ]
@@ -178,7 +185,7 @@ fn run_files_are_self_reported_and_only_the_model_path_verifies() {
         .map(|r| (r.system.clone(), r.verified))
         .collect();
     assert_eq!(rows.len(), 2, "{rows:?}");
-    assert!(rows.contains(&("Model X".into(), true)) && rows.contains(&("BM25".into(), false)));
+    assert!(rows.contains(&("Model X".into(), true)) && rows.contains(&("BM25".into(), true)));
 }
 
 #[test]
@@ -226,7 +233,11 @@ fn model_cards_are_checked_naming_the_card_file_and_line() {
 fn edited_entries_fail_their_integrity_check() {
     let (data, _) = board_data("tampered");
     let set = read_entries(&entries_dir(&data)).unwrap();
-    let verified = set.entries.iter().find(|e| e.provenance.is_verified()).unwrap();
+    let verified = set
+        .entries
+        .iter()
+        .find(|e| e.system == "Model X" && e.provenance.is_verified())
+        .unwrap();
     let plain = set
         .entries
         .iter()
@@ -251,10 +262,37 @@ fn edited_entries_fail_their_integrity_check() {
     old["id"] = "old".into();
     old.as_object_mut().unwrap().remove("seal");
     std::fs::write(file("old"), old.to_string()).unwrap();
+    // Issue 29, item 12: a sealed self-reported entry "downgraded" to schema 1 with its seal
+    // removed and its scores raised to 100: an unsealed entry is never shown as it is.
+    let bm25 = set.entries.iter().find(|e| e.system == "BM25").unwrap();
+    let mut down = read(&bm25.id);
+    down["system"] = "Downgraded".into();
+    down["provenance"] = serde_json::json!({"status": "self_reported"});
+    down["schema_version"] = 1.into();
+    down["id"] = "downgraded".into();
+    down["scores"]["R@10%"] = 1.0.into();
+    down.as_object_mut().unwrap().remove("seal");
+    std::fs::write(file("downgraded"), down.to_string()).unwrap();
+    // Issue 29, item 3: an entry whose id is a path (resealed: anyone can compute a seal) is left
+    // out; its id would be a file name on export.
+    let mut pathy = read(&plain.id);
+    pathy["id"] = "../../../../tmp/X".into();
+    pathy["seal"] = seal_of(&pathy).into();
+    std::fs::write(file("pathy"), pathy.to_string()).unwrap();
 
     let out = render_site(&data).unwrap();
-    assert_eq!(out.tampered.len(), 3, "{:?}", out.tampered);
-    for id in [&plain.id, &verified.id, &"old".to_owned()] {
+    assert_eq!(out.tampered.len(), 5, "{:?}", out.tampered);
+    assert!(
+        out.boards[0].rows.iter().all(|r| r.system != "Downgraded"),
+        "the downgraded entry is not shown"
+    );
+    for id in [
+        &plain.id,
+        &verified.id,
+        &"old".to_owned(),
+        &"downgraded".to_owned(),
+        &"pathy".to_owned(),
+    ] {
         assert!(
             out.tampered
                 .iter()
@@ -264,8 +302,8 @@ fn edited_entries_fail_their_integrity_check() {
         );
     }
     assert!(
-        out.boards[0].rows.iter().all(|r| !r.verified),
-        "no verified row is left"
+        out.boards[0].rows.iter().all(|r| !r.verified || r.baseline),
+        "no verified row is left but the baseline's"
     );
     let err = lexbench_leaderboard::recheck::find_entry(&data, &verified.id).unwrap_err();
     assert!(matches!(err, Error::Tampered { .. }), "{err}");
@@ -365,4 +403,68 @@ fn compare_finds_one_ulp() {
     assert_eq!(diff.len(), 2, "{diff:?}");
     assert!(diff[0].starts_with("the run differs"), "{diff:?}");
     assert!(diff[1].starts_with(&format!("topic {topic} R@2%")), "{diff:?}");
+}
+
+/// Issue 29, items 2 and 3: an export into the data directory's own folders (the entries folder
+/// above all, where each entry would be overwritten with its export wrapper) is refused, writing
+/// nothing; an entry whose id is a path is left out of the export, never written where it points.
+#[test]
+fn exports_stay_out_of_the_data_directory_and_where_ids_point() {
+    let (data, _) = board_data("export-guard");
+    let entries = entries_dir(&data);
+    let before: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(&entries)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            let b = std::fs::read(&p).unwrap();
+            (p, b)
+        })
+        .collect();
+    for dir in [
+        entries.clone(),
+        data.join("leaderboard"),
+        data.join("leaderboard/site/x"),
+        data.join("datasets/mini"),
+        data.clone(),
+        data.join("results/../leaderboard/entries"),
+    ] {
+        let err = portable::export(&data, &dir).unwrap_err().to_string();
+        assert!(err.contains("--export"), "{}: {err}", dir.display());
+    }
+    #[cfg(unix)]
+    {
+        // Through a link to the entries folder too.
+        let link = data.with_extension("link");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&entries, &link).unwrap();
+        assert!(portable::export(&data, &link).is_err());
+        std::fs::remove_file(&link).unwrap();
+    }
+    for (p, b) in &before {
+        assert_eq!(&std::fs::read(p).unwrap(), b, "{} unchanged", p.display());
+    }
+    assert!(
+        render_site(&data).unwrap().tampered.is_empty(),
+        "the board still renders"
+    );
+
+    // An entry whose id points out of the export folder (resealed).
+    let any = &before[0].0;
+    let mut v: serde_json::Value = serde_json::from_slice(&before[0].1).unwrap();
+    let target = std::env::temp_dir().join(format!("lexbench-export-escape-{}", std::process::id()));
+    let _ = std::fs::remove_file(target.with_extension("json"));
+    v["id"] = format!("../../../../../../../..{}", target.display()).into();
+    v["seal"] = seal_of(&v).into();
+    std::fs::write(any, v.to_string()).unwrap();
+    let out = portable::export(&data, &data.with_extension("results")).unwrap();
+    assert_eq!(out.files.len(), before.len() - 1);
+    assert!(
+        out.left_out.iter().any(|l| l.contains("is not the file's name")),
+        "{:?}",
+        out.left_out
+    );
+    assert!(
+        !target.with_extension("json").exists(),
+        "nothing written where the id points"
+    );
 }

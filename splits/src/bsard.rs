@@ -476,12 +476,58 @@ pub fn write_bsard(
     lexbench_core::io::write_dir_atomic(dir, |tmp| write_bsard_into(tmp, name, articles, splits))
 }
 
+/// Refuses questions that are in two splits: the same id, or the same text (folded as ECtHR
+/// queries are, [`crate::pairs::fold`]) under two ids. A question in both the training and the test
+/// file is a leak that would inflate every trained model's score.
+pub fn check_disjoint(splits: &BTreeMap<String, Vec<Question>>) -> Result<()> {
+    let mut by_id: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut by_text: BTreeMap<String, (&str, &str)> = BTreeMap::new();
+    let mut leaks = Vec::new();
+    for (split, qs) in splits {
+        let mut here_ids = BTreeSet::new();
+        let mut here_texts = BTreeSet::new();
+        for q in qs {
+            let id = q.id.as_str();
+            if here_ids.insert(id)
+                && let Some(other) = by_id.get(id)
+            {
+                leaks.push(format!("question {id} is in {other} and in {split}"));
+            }
+            let text = crate::pairs::fold(&q.text);
+            if here_texts.insert(text.clone())
+                && let Some((other, other_id)) = by_text.get(&text)
+                && *other_id != id
+            {
+                leaks.push(format!(
+                    "question {id} ({split}) has the text of question {other_id} ({other})"
+                ));
+            }
+        }
+        for q in qs {
+            by_id.entry(q.id.as_str()).or_insert(split);
+            by_text
+                .entry(crate::pairs::fold(&q.text))
+                .or_insert((split.as_str(), q.id.as_str()));
+        }
+    }
+    if leaks.is_empty() {
+        return Ok(());
+    }
+    let n = leaks.len();
+    leaks.truncate(10);
+    if n > 10 {
+        leaks.push(format!("… {} more", n - 10));
+    }
+    Err(Error::Leak(leaks))
+}
+
 fn write_bsard_into(
     tmp: &Path,
     name: &str,
     articles: &[Article],
     splits: &BTreeMap<String, Vec<Question>>,
 ) -> Result<BsardWritten> {
+    check_disjoint(splits)?;
     let g = graph(articles);
     let corpus: Vec<CorpusDoc> = articles
         .iter()

@@ -3,7 +3,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use lexbench_core::dataset::{Dataset, DatasetDir, DatasetTopic};
-use lexbench_core::io::read_jsonl;
 use lexbench_core::{ParagraphId, Qrels, ReadOptions, TopicId};
 
 use crate::error::{Error, Result};
@@ -17,8 +16,10 @@ pub fn load_pairs(dir: &DatasetDir) -> Result<(Vec<Pair>, Assignment)> {
     let ds = Dataset::open(dir.clone())?;
     let topics: Vec<DatasetTopic> = ds.topics()?;
     let audit_path = dir.0.join("audit.jsonl");
-    let audit: Vec<QrelSource> = if audit_path.exists() {
-        match read_jsonl(&audit_path) {
+    // Read as verified against the manifest, as every other file of the dataset.
+    let audit: Vec<QrelSource> = if ds.manifest().sha256_of("audit.jsonl").is_some() {
+        let bytes = ds.verified_bytes("audit.jsonl")?;
+        match lexbench_core::io::read_jsonl_bytes(&bytes, &audit_path) {
             Ok(a) => a,
             Err(lexbench_core::Error::Empty { .. }) => Vec::new(),
             Err(e) => return Err(e.into()),

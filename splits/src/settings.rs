@@ -116,6 +116,22 @@ pub fn assign(pairs: &[Pair], cfg: &SplitConfig) -> Result<Assignment> {
         }
         held
     } else {
+        // A guide named to be held out that has no pair here (a typo, a guide not crawled or
+        // parsed) would leave the unseen-guide setting short or empty while the build passes.
+        let unknown: Vec<&str> = cfg
+            .unseen_guides
+            .iter()
+            .filter(|g| !guides.contains(g))
+            .map(GuideId::as_str)
+            .collect();
+        if !unknown.is_empty() {
+            return Err(Error::Config(format!(
+                "unseen_guides names {} guide(s) with no pair in this build: {}; the guides with pairs are: {}",
+                unknown.len(),
+                unknown.join(", "),
+                guides.iter().map(|g| g.as_str()).collect::<Vec<_>>().join(", ")
+            )));
+        }
         cfg.unseen_guides.iter().cloned().collect()
     };
     let mut seen = Vec::new();

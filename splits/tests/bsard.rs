@@ -70,3 +70,38 @@ fn the_sample_statute_book() {
     assert!(err.to_string().contains("99999"), "{err}");
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// Issue 29, item 6: a question in both the training and the test file (the same id, or the same
+/// text under another id) is a leak: the build refuses it, naming the question, and writes nothing.
+#[test]
+fn a_question_in_two_splits_is_refused() {
+    let (ap, at) = sample("articles_fr.csv");
+    let arts = read_articles(&ap, &at).unwrap();
+    let known = arts.iter().map(|a| &a.id).collect();
+    let read = |file: &str| {
+        let (p, t) = sample(file);
+        read_questions(&p, &t, &known).unwrap()
+    };
+    let (train, test) = (read("questions_fr_train.csv"), read("questions_fr_test.csv"));
+    let base = std::env::temp_dir().join(format!("lexbench-bsard-leak-{}", std::process::id()));
+    for (case, leaked) in [
+        ("same id", train[0].clone()),
+        ("same text", {
+            let mut q = train[1].clone();
+            q.id = lexbench_core::QueryId::new("leak-9999").unwrap();
+            q.text = format!("  {}  ", q.text.to_uppercase());
+            q
+        }),
+    ] {
+        let mut t = test.clone();
+        t.push(leaked.clone());
+        let splits = BTreeMap::from([("train".to_owned(), train.clone()), ("test".to_owned(), t)]);
+        let dir = base.join("bsard");
+        let err = write_bsard(&dir, "bsard", &arts, &splits)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(leaked.id.as_str()), "{case}: {err}");
+        assert!(!dir.exists(), "{case}: nothing written");
+    }
+    std::fs::remove_dir_all(&base).ok();
+}

@@ -251,3 +251,28 @@ fn release_rows() -> BTreeMap<String, (String, Vec<u32>)> {
     }
     out
 }
+
+/// Issue 29, item 7: a held-out guide that no pair comes from (a typo) is an error naming it, not
+/// an empty unseen-guide setting that the certificate passes.
+#[test]
+fn an_unknown_held_out_guide_is_an_error() {
+    let r = release();
+    let cfg = SplitConfig {
+        unseen_guides: vec![
+            lexbench_core::GuideId::new("guide_art_3_eng").unwrap(),
+            lexbench_core::GuideId::new("guide_typo").unwrap(),
+        ],
+        ..SplitConfig::default()
+    };
+    let err = assign(&r.pairs, &cfg).unwrap_err().to_string();
+    assert!(err.contains("guide_typo"), "{err}");
+    let named = err.split("; the guides with pairs").next().unwrap();
+    assert!(
+        !named.contains("guide_art_3_eng"),
+        "only the unknown one is named: {err}"
+    );
+    assert!(
+        err.contains("the guides with pairs are: guide_"),
+        "the guides with pairs are listed: {err}"
+    );
+}

@@ -3,7 +3,9 @@
 //!   dataset split it claims, evaluate it and record a self-reported leaderboard entry;
 //! - `submit --model DIR --kind bi-encoder|cross-encoder|colbert --card CARD [--dataset D,…]
 //!   [--splits S,…] [--device …]`: the harness runs the model itself over every evaluated split and
-//!   records a verified entry per split (`lexbench::submit`), resuming an interrupted run.
+//!   records a verified entry per split (`lexbench::submit`), resuming an interrupted run;
+//! - `submit --baseline [--dataset D,…] [--splits S,…]`: the harness runs lexbench's BM25 itself and
+//!   records it as the leaderboard's baseline (`BM25`, verified), the only way a baseline is made.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -18,7 +20,7 @@ use crate::cmd::args::{DeviceArg, ReportFormat};
 
 /// Arguments of `lexbench submit`.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("source").required(true).args(["run", "model"])))]
+#[command(group(ArgGroup::new("source").required(true).args(["run", "model", "baseline"])))]
 pub struct SubmitArgs {
     /// The TREC run (`topic Q0 doc rank score tag`), self-reported; a JSON sidecar beside it
     /// (RUN.json) is checked too. Leave it out with --model.
@@ -45,9 +47,14 @@ pub struct SubmitArgs {
     /// How the model ranks.
     #[arg(long, value_enum, requires = "model")]
     pub kind: Option<KindArg>,
-    /// With --model: the splits to run on, in every dataset (comma-separated) [default: each
-    /// dataset's evaluated splits, all but train and val].
-    #[arg(long, value_parser = crate::name_arg, value_delimiter = ',', requires = "model")]
+    /// Record the leaderboard's baseline: the harness runs lexbench's BM25 (default parameters)
+    /// itself on every evaluated split and records it as `BM25`, verified. A run file is never the
+    /// baseline, whatever its sidecar says.
+    #[arg(long, conflicts_with_all = ["run", "model", "card", "name", "split"])]
+    pub baseline: bool,
+    /// With --model or --baseline: the splits to run on, in every dataset (comma-separated)
+    /// [default: each dataset's evaluated splits, all but train and val].
+    #[arg(long, value_parser = crate::name_arg, value_delimiter = ',')]
     pub splits: Vec<String>,
     #[command(flatten)]
     pub device: DeviceArg,
@@ -76,6 +83,12 @@ impl From<KindArg> for ModelKind {
 
 /// Runs `lexbench submit`: exit 0 accepted, 1 rejected (problems on stderr), 2 other errors.
 pub fn cmd_submit(data: &DataDir, args: &SubmitArgs, format: ReportFormat) -> Result<ExitCode> {
+    if args.baseline {
+        return submit_the_baseline(data, args, format);
+    }
+    if args.run.is_some() && !args.splits.is_empty() {
+        bail!("--splits is for --model and --baseline; a run file ranks one --split");
+    }
     match (&args.run, &args.model) {
         (Some(run), None) => submit_run(data.root(), run, args, format),
         (None, Some(model)) => submit_a_model(data, model, args, format),
@@ -111,12 +124,13 @@ fn submit_run(data: &Path, run: &Path, args: &SubmitArgs, format: ReportFormat) 
     for w in &sub.entry.warnings {
         eprintln!("warning: {w}");
     }
-    match format {
-        ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&sub.entry)?),
+    let report = match format {
+        ReportFormat::Json => serde_json::to_string_pretty(&sub.entry)? + "\n",
         ReportFormat::Human => {
+            use std::fmt::Write as _;
             let e = &sub.entry;
-            println!(
-                "accepted {} on {}/{} (dataset {}), {} topics, self-reported:",
+            let mut r = format!(
+                "accepted {} on {}/{} (dataset {}), {} topics, self-reported:\n",
                 e.system,
                 e.dataset.name,
                 e.dataset.split,
@@ -124,12 +138,39 @@ fn submit_run(data: &Path, run: &Path, args: &SubmitArgs, format: ReportFormat) 
                 e.per_topic.len()
             );
             for m in &e.measures {
-                println!("  {m:<8} {:.4}", e.scores[m]);
+                let _ = writeln!(r, "  {m:<8} {:.4}", e.scores[m]);
             }
-            println!("entry: {}", sub.path.display());
+            let _ = writeln!(r, "entry: {}", sub.path.display());
+            r
         }
-    }
+    };
+    report_or_undo(&report, std::slice::from_ref(&sub.path))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a submission's report to standard output; if that fails (a full device, a closed pipe),
+/// the entries just recorded are removed again and the failure is the command's error: a submission
+/// either is recorded and reported, or is not recorded (issue 29, item 13: `submit … > /dev/full`
+/// used to record the entry and then die with a backtrace).
+fn report_or_undo(report: &str, entries: &[PathBuf]) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(report.as_bytes()).and_then(|()| out.flush()) {
+        let mut kept = Vec::new();
+        for p in entries {
+            if std::fs::remove_file(p).is_err() {
+                kept.push(p.display().to_string());
+            }
+        }
+        if kept.is_empty() {
+            bail!("writing the report to standard output failed ({e}): the submission was not recorded");
+        }
+        bail!(
+            "writing the report to standard output failed ({e}); the entries {} were recorded and could not be removed",
+            kept.join(", ")
+        );
+    }
+    Ok(())
 }
 
 fn submit_a_model(data: &DataDir, model: &Path, args: &SubmitArgs, format: ReportFormat) -> Result<ExitCode> {
@@ -199,6 +240,30 @@ fn submit_a_model(data: &DataDir, model: &Path, args: &SubmitArgs, format: Repor
                 println!("    entry: {}", s.path.display());
             }
         }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn submit_the_baseline(data: &DataDir, args: &SubmitArgs, format: ReportFormat) -> Result<ExitCode> {
+    if args.device.device.is_some() {
+        bail!("--device is for --model: BM25 runs on the CPU");
+    }
+    let human = format == ReportFormat::Human;
+    let subs = lexbench::submit::submit_baseline(data, &args.dataset, &args.splits, &mut |line| {
+        if human {
+            println!("{line}");
+        }
+    })?;
+    match format {
+        ReportFormat::Json => {
+            let entries: Vec<_> = subs.iter().map(|s| &s.entry).collect();
+            println!("{}", serde_json::to_string_pretty(&entries)?);
+        }
+        ReportFormat::Human => println!(
+            "verified: the {} baseline on {} split(s)",
+            lexbench_leaderboard::board::BASELINE,
+            subs.len()
+        ),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -18,6 +18,7 @@ use std::process::Command;
 
 use crate::common::{lexbench, sample_data};
 use lexbench_core::dataset::DatasetManifest;
+use lexbench_core::journal::{Entry, Kind};
 
 /// A fresh folder `lexbench-safety-PID-NAME` in the temporary directory.
 pub(crate) fn scratch(name: &str) -> PathBuf {
@@ -48,9 +49,13 @@ pub(crate) fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
-/// Names under `root` that interrupted writes leave: `.X.partial-PID`, `.X.old-PID`, `.X.tmp.PID.N`.
+/// Names under `root` that interrupted writes leave: `.X.partial-PID`, `.X.old-PID`, `.X.tmp.PID.N`,
+/// and entries of the write journal (`.lexbench/journal/`) still open.
 pub(crate) fn leftovers(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(root.join(lexbench_core::journal::JOURNAL_DIR)) {
+        out.extend(rd.map(|e| e.unwrap().path().display().to_string()));
+    }
     let mut stack = vec![root.to_owned()];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
@@ -207,11 +212,8 @@ fn runs_and_submissions_stay_in_their_data_directory() {
     let escape = root.join("escaped");
     entry["dataset"]["name"] = serde_json::Value::String(escape.join("x").display().to_string());
     entry["id"] = "old-entry".into();
-    // Such an entry predates provenance and seals (schema 1): the leaderboard reads it unchecked.
-    entry["schema_version"] = 1.into();
-    let fields = entry.as_object_mut().unwrap();
-    fields.remove("seal");
-    fields.remove("provenance");
+    // Sealed again (anyone can compute a seal): the leaderboard still never follows the path.
+    entry["seal"] = lexbench_leaderboard::entry::seal_of(&entry).into();
     std::fs::write(entries.join("old-entry.json"), entry.to_string()).unwrap();
     let out = lexbench(&data, &["leaderboard"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -223,6 +225,61 @@ fn runs_and_submissions_stay_in_their_data_directory() {
     );
     assert_eq!(std::fs::read_dir(&entries).unwrap().count(), n_entries + 1);
     assert_eq!(tree(&other), other_before);
+}
+
+/// Writes the journal entries the process `pid` would have left for `leftovers` (kind, path, and
+/// where an old version belongs), as a process killed mid-write leaves them.
+pub(crate) fn journal(data: &Path, pid: u32, leftovers: &[(Kind, String, Option<&str>)]) {
+    for (n, (kind, path, target)) in leftovers.iter().enumerate() {
+        let entry = Entry {
+            kind: *kind,
+            path: path.clone(),
+            target: target.map(str::to_owned),
+        };
+        lexbench_core::journal::write_entry(data, pid, n as u64, &entry).unwrap();
+    }
+}
+
+/// Issue 29, item 1: files a user keeps in the data directory whose names look like lexbench's
+/// temporaries (with "pids" of no running process) are neither renamed nor removed by the next
+/// command: recovery acts only on what the write journal names.
+#[test]
+fn a_users_files_that_look_like_temporaries_survive_every_command() {
+    let root = scratch("users-files");
+    let data = root.join("data");
+    sample_data(&data);
+    let files = [
+        "notes/.report.md.old-20231231",
+        ".thesis.tex.old-20240101",
+        ".draft.tmp.2024.1",
+        "datasets/.notes.old-99999999",
+        "runs/ecthr/.mine.trec.tmp.99999999.0",
+    ];
+    for f in files {
+        let p = data.join(f);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, f).unwrap();
+    }
+    std::fs::create_dir_all(data.join(".photos.partial-7777777")).unwrap();
+    std::fs::write(data.join(".photos.partial-7777777/a.jpg"), "jpg").unwrap();
+    for args in [
+        &["stats", "ecthr"][..],
+        &["leaderboard"],
+        &["run", "bm25", "--dataset", "ecthr", "--split", "test"],
+    ] {
+        let out = lexbench(&data, args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for f in files {
+        assert_eq!(std::fs::read_to_string(data.join(f)).unwrap(), f, "{f}");
+    }
+    assert!(!data.join("notes/report.md").exists(), "not renamed");
+    assert!(data.join(".photos.partial-7777777/a.jpg").is_file());
+    std::fs::remove_dir_all(&root).ok();
 }
 
 /// The id of a process that has exited.
@@ -253,6 +310,29 @@ fn interrupted_replacements_and_temporary_files_are_settled_by_the_next_command(
     std::fs::write(&tmp_entry, "{\"half").unwrap();
     let tmp_page = data.join(format!("leaderboard/site/.index.html.tmp.{pid}.3"));
     std::fs::write(&tmp_page, "<html").unwrap();
+    // What the killed process's write journal says it left.
+    journal(
+        &data,
+        pid,
+        &[
+            (
+                Kind::Old,
+                format!("datasets/.ecthr.old-{pid}"),
+                Some("datasets/ecthr"),
+            ),
+            (Kind::Partial, format!("datasets/.ecthr.partial-{pid}"), None),
+            (
+                Kind::Tmp,
+                format!("leaderboard/entries/.ecthr__test__x.tmp.{pid}.0"),
+                None,
+            ),
+            (
+                Kind::Tmp,
+                format!("leaderboard/site/.index.html.tmp.{pid}.3"),
+                None,
+            ),
+        ],
+    );
 
     let out = lexbench(&data, &["leaderboard"]);
     let stderr = String::from_utf8_lossy(&out.stderr);

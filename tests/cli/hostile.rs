@@ -1168,3 +1168,372 @@ fn inputs_over_the_documented_limits() {
     run_table("inputs over the documented limits", &cases);
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// The second hostile probe (issue 29): one table of its cases that a command line shows, each
+/// failing on the code before that issue (the data-loss and forgery cases have tests of their own
+/// too: `data_safety::a_users_files_that_look_like_temporaries_survive_every_command`, the
+/// leaderboard's `exports_stay_out_of_the_data_directory_and_where_ids_point`,
+/// `a_name_taken_by_another_submitter_keeps_both_rows`).
+#[test]
+fn second_probe() {
+    let root = scratch("probe2");
+    let data = root.join("data");
+    sample_data(&data);
+    let mut cases = Vec::new();
+    let entries = data.join("leaderboard/entries");
+
+    // 2. An export into the data directory's own folders.
+    for (label, dir) in [
+        ("leaderboard/entries", entries.clone()),
+        ("the data directory", data.clone()),
+        ("datasets/ecthr", data.join("datasets/ecthr")),
+    ] {
+        cases.push(Case::new(
+            format!("leaderboard --export into {label}"),
+            Some(&data),
+            &["leaderboard", "--export", &s(&dir)],
+            fails(2, &["--export", "export into a folder of its own"]),
+        ));
+    }
+
+    // 4. The BM25 baseline forged from a copy of its run and a sidecar that says bm25.
+    let bm25 = std::fs::read_to_string(data.join("runs/ecthr/test/bm25.trec")).unwrap();
+    let forged: String = bm25
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let c: Vec<&str> = l.split(' ').collect();
+            format!("{} Q0 {} {} {} f\n", c[0], c[2], i + 1, i + 1)
+        })
+        .collect();
+    let f = write(&root.join("f.trec"), forged);
+    write(&root.join("f.json"), "{\"system\":\"bm25\"}");
+    let submit = |run: &str, name: &str| -> Vec<String> {
+        [
+            "submit",
+            run,
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+            "--name",
+            name,
+        ]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect()
+    };
+    let run = s(&data.join("runs/ecthr/test/bm25.trec"));
+    cases.push(Case {
+        name: "submit a forged BM25 run as BM25".into(),
+        data: Some(data.clone()),
+        args: submit(&f, "BM25"),
+        expect: fails(2, &["reserved", "lexbench submit --baseline"]),
+    });
+    // 19. Names that look like BM25, or like nothing.
+    for (label, name, why) in [
+        ("Cyrillic ВМ25", "ВМ25", "reserved"),
+        ("fullwidth ＢＭ２５", "ＢＭ２５", "reserved"),
+        ("U+3164 alone", "\u{3164}", "U+3164"),
+        ("U+034F inside", "a\u{34f}b", "U+034F"),
+        ("private use", "\u{e000}sys", "U+E000"),
+        ("a lone combining mark", "\u{301}", "combining mark"),
+        ("a leading combining mark", "\u{301}abc", "combining mark"),
+    ] {
+        cases.push(Case {
+            name: format!("submit --name: {label}"),
+            data: Some(data.clone()),
+            args: submit(&run, name),
+            expect: fails(2, &[why]),
+        });
+    }
+    // 19. Card texts under the names' rules: U+202E, ESC and NUL never reach the page.
+    for (label, line) in [
+        ("U+202E in authors", "authors = [\"\\u202Eevil\"]\n"),
+        ("ESC in the description", "description = \"x \\u001B[31m\"\n"),
+        ("NUL in the url", "url = \"https://x\\u0000y\"\n"),
+    ] {
+        let card = write(&root.join(format!("card-{}.toml", cases.len())), line);
+        let mut args = submit(&run, "carded");
+        args.extend(["--card".to_owned(), card.clone()]);
+        cases.push(Case {
+            name: format!("submit --card: {label}"),
+            data: Some(data.clone()),
+            args,
+            expect: fails(1, &[&card, "U+"]),
+        });
+    }
+    // 20. A run from a pipe is read once, not three times.
+    let fifo = root.join("run.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo");
+    cases.push(Case {
+        name: "submit a FIFO as the run".into(),
+        data: Some(data.clone()),
+        args: submit(&s(&fifo), "piped"),
+        expect: fails(2, &[&s(&fifo), "not a regular file"]),
+    });
+
+    // 6. A question in both BSARD files.
+    let from = root.join("bsard-leak");
+    std::fs::create_dir_all(&from).unwrap();
+    let sample_bsard = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample/bsard");
+    for f in [
+        "articles_fr.csv",
+        "questions_fr_train.csv",
+        "questions_fr_test.csv",
+    ] {
+        std::fs::copy(sample_bsard.join(f), from.join(f)).unwrap();
+    }
+    let train = std::fs::read_to_string(from.join("questions_fr_train.csv")).unwrap();
+    let first_row = train.lines().nth(1).unwrap().to_owned();
+    let mut test = std::fs::read_to_string(from.join("questions_fr_test.csv")).unwrap();
+    test.push_str(&first_row);
+    test.push('\n');
+    write(&from.join("questions_fr_test.csv"), test);
+    let leaked_id = first_row.split(',').next().unwrap().to_owned();
+    cases.push(Case::new(
+        "build bsard --from: a question in train and test",
+        Some(&data),
+        &["build", "bsard", "--from", &s(&from), "--name", "bsard-leak"],
+        fails(2, &[&format!("question q{leaked_id} is in test and in train")]),
+    ));
+    // 7. A held-out guide that no pair comes from.
+    let cfg = write(
+        &root.join("split.json"),
+        "{\"unseen_guides\": [\"guide_fictional_liberty_eng\", \"guide_typo\"]}",
+    );
+    cases.push(Case::new(
+        "build ecthr --split-config naming guide_typo",
+        Some(&data),
+        &["build", "ecthr", "--split-config", &cfg, "--name", "typo"],
+        fails(2, &["guide_typo", "no pair in this build"]),
+    ));
+
+    // 10. Columns split on spaces and tabs only: a doc id holding U+00A0 is one id.
+    let q = write(&root.join("nbsp.qrels"), "q1 0 doc\u{a0}a 1\n");
+    let r = write(
+        &root.join("nbsp.run"),
+        "q1 Q0 doc\u{a0}a 1 2.0 t\nq1 Q0 other 2 1.0 t\n",
+    );
+    cases.push(Case::new(
+        "eval: a doc id holding U+00A0",
+        None,
+        &["eval", &r, &q, "--measures", "RR", "--format", "json"],
+        Expect::SameJson {
+            pointer: "/measures/RR",
+            want: serde_json::json!(1.0),
+        },
+    ));
+    // 18. Out of range, not "not an integer"; endless devices stop at line 1.
+    let big_rank = write(&root.join("rank.run"), "q1 Q0 d 99999999999999999999 1.0 t\n");
+    let ok_qrels = write(&root.join("ok.qrels"), "q1 0 d 1\n");
+    cases.push(Case::new(
+        "eval: rank 99999999999999999999",
+        None,
+        &["eval", &big_rank, &ok_qrels],
+        fails(2, &[&format!("{big_rank}:1:"), "out of range"]),
+    ));
+    let big_rel = write(&root.join("rel.qrels"), "q1 0 d 4294967296\n");
+    let ok_run = write(&root.join("ok.run"), "q1 Q0 d 1 1.0 t\n");
+    cases.push(Case::new(
+        "eval: relevance 4294967296",
+        None,
+        &["eval", &ok_run, &big_rel],
+        fails(2, &[&format!("{big_rel}:1:"), "out of range"]),
+    ));
+    for dev in ["/dev/zero", "/dev/urandom"] {
+        cases.push(Case::new(
+            format!("eval: {dev} as the run"),
+            None,
+            &["eval", dev, &ok_qrels],
+            fails(2, &[&format!("{dev}:")]),
+        ));
+    }
+    cases.push(Case::new(
+        "eval: /dev/zero as the qrels",
+        None,
+        &["eval", &ok_run, "/dev/zero"],
+        fails(2, &["/dev/zero:1:", "longer than"]),
+    ));
+
+    // 11. A manifest that names a path outside the dataset.
+    let outside = root.join("outside");
+    sample_data(&outside);
+    let manifest_path = outside.join("datasets/ecthr/manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    m["files"]["../../../x"] = "00".repeat(32).into();
+    write(&manifest_path, m.to_string());
+    for args in [
+        &["stats", "ecthr"][..],
+        &["run", "bm25", "--dataset", "ecthr", "--split", "test"],
+    ] {
+        cases.push(Case::new(
+            format!("{}: manifest naming ../../../x", args[..2].join(" ")),
+            Some(&outside),
+            args,
+            fails(2, &["../../../x", "is not a path inside the dataset"]),
+        ));
+    }
+
+    // 14, 20. Crawl settings and names (crawlers/src/http.rs, bsard.rs).
+    for (label, args, needle) in [
+        (
+            "--rate 1e-20",
+            vec![
+                "crawl",
+                "bsard",
+                "--base-url",
+                "http://m.example",
+                "--rate",
+                "1e-20",
+            ],
+            "--rate 1e-20",
+        ),
+        (
+            "--concurrency u64::MAX",
+            vec![
+                "crawl",
+                "bsard",
+                "--base-url",
+                "http://m.example",
+                "--concurrency",
+                "18446744073709551615",
+            ],
+            "--concurrency 18446744073709551615",
+        ),
+        (
+            "--files ..",
+            vec![
+                "crawl",
+                "bsard",
+                "--base-url",
+                "http://m.example",
+                "--files",
+                "..",
+            ],
+            "not a plain file name",
+        ),
+        (
+            "credentials in --base-url",
+            vec![
+                "crawl",
+                "bsard",
+                "--base-url",
+                "https://user:secret@m.example/bsard",
+            ],
+            "https://***@m.example/bsard",
+        ),
+    ] {
+        cases.push(Case::new(
+            format!("crawl bsard {label}"),
+            Some(&data),
+            &args,
+            fails(2, &[needle]),
+        ));
+    }
+
+    run_table("second probe (issue 29)", &cases);
+    let out = lexbench(
+        &data,
+        &[
+            "crawl",
+            "bsard",
+            "--base-url",
+            "https://user:secret@m.example/bsard",
+        ],
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("secret"),
+        "the password is never printed"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Issue 29, item 13: output to a full device is an error (exit 2, a message), not a panic with a
+/// backtrace; and `submit` does not keep an entry it could not report.
+#[test]
+fn standard_output_on_a_full_device() {
+    let root = scratch("full");
+    let data = root.join("data");
+    sample_data(&data);
+    let run = s(&data.join("runs/ecthr/test/bm25.trec"));
+    let qrels = s(&data.join("datasets/ecthr/qrels/test.tsv"));
+    let entries = data.join("leaderboard/entries");
+    let count = || std::fs::read_dir(&entries).unwrap().count();
+    let before = count();
+    for args in [
+        vec!["eval", &run, &qrels],
+        vec!["stats", "ecthr"],
+        vec!["diff", "ecthr", "--against", "ecthr"],
+        vec!["leaderboard"],
+        vec![
+            "submit",
+            &run,
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+            "--name",
+            "full",
+        ],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_lexbench"))
+            .arg("--data")
+            .arg(&data)
+            .args(&args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(stderr.contains("No space left on device"), "{args:?}: {stderr}");
+    }
+    assert_eq!(
+        count(),
+        before,
+        "the submission that could not be reported was not kept"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Issue 29, item 18: a data directory that can not be written (mounted read-only), holding a
+/// dead command's leftover, still serves the commands that only read; the leftover waits.
+#[test]
+fn a_read_only_data_directory_with_a_leftover_serves_reads() {
+    let root = scratch("read-only");
+    let data = root.join("data");
+    sample_data(&data);
+    let pid = crate::data_safety::dead_pid();
+    let tmp = format!("runs/ecthr/test/.bm25.trec.tmp.{pid}.0");
+    write(&data.join(&tmp), "half");
+    crate::data_safety::journal(
+        &data,
+        pid,
+        &[(lexbench_core::journal::Kind::Tmp, tmp.clone(), None)],
+    );
+    // A private mount namespace with the data directory bound read-only over itself.
+    let script = format!(
+        "mount --bind -o ro {0} {0} && exec {1} --data {0} stats ecthr",
+        s(&data),
+        env!("CARGO_BIN_EXE_lexbench")
+    );
+    let out = std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .output()
+        .expect("unshare (util-linux) runs the command in a mount namespace of its own");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("left") && stderr.contains(".bm25.trec.tmp."),
+        "{stderr}"
+    );
+    assert!(data.join(&tmp).exists(), "left for a later command");
+    // Writable again: the next command settles it.
+    let out = lexbench(&data, &["stats", "ecthr"]);
+    assert!(out.status.success());
+    assert!(!data.join(&tmp).exists());
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -43,7 +43,8 @@ use lexbench_leaderboard::Entry;
 use lexbench_leaderboard::entry::{entries_dir, entry_files, read_entries, read_entry};
 
 use crate::common::{lexbench, lexbench_spawn, sample_data, tiny_bert};
-use crate::data_safety::{dead_pid, leftovers, other_release, release, scratch, tree};
+use crate::data_safety::{dead_pid, journal, leftovers, other_release, release, scratch, tree};
+use lexbench_core::journal::Kind;
 
 /// Kills per command.
 const KILLS: usize = 50;
@@ -860,11 +861,19 @@ fn sixteen_submissions_at_once_all_land() {
     // one that finds a leftover already gone must not fail (they used to, "No such file or
     // directory").
     let pid = dead_pid();
+    let mut journaled = Vec::new();
     for n in 0..20 {
         std::fs::write(dir.join(format!(".e{n}.tmp.{pid}.0")), "{\"half").unwrap();
         let partial = data.join(format!("datasets/.ecthr.partial-{pid}/x{n}"));
         std::fs::create_dir_all(&partial).unwrap();
+        let rel = dir
+            .strip_prefix(&data)
+            .unwrap()
+            .join(format!(".e{n}.tmp.{pid}.0"));
+        journaled.push((Kind::Tmp, rel.display().to_string(), None));
     }
+    journaled.push((Kind::Partial, format!("datasets/.ecthr.partial-{pid}"), None));
+    journal(&data, pid, &journaled);
     all_at_once(&data, &NAMES.map(submit));
     let entries = verified_entries(&dir).unwrap();
     assert_eq!(entries.len(), before + 16);

@@ -175,7 +175,7 @@ fn pipeline_in_process() {
     assert_eq!(r.entries.len(), 4);
     assert!(r.markdown.is_file() && r.html.is_file());
     assert_eq!(log[0], "[1/5] crawl");
-    assert!(log.iter().any(|l| l == "[5/5] submit + leaderboard"), "{log:?}");
+    assert!(log.iter().any(|l| l == "[5/5] leaderboard"), "{log:?}");
     let _ = std::fs::remove_dir_all(data.root());
 }
 

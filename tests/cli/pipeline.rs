@@ -38,8 +38,8 @@ fn pipeline_on_the_sample() {
         "[1/5] crawl",
         "[2/5] parse",
         "[3/5] build + split",
-        "[4/5] bm25",
-        "[5/5] submit + leaderboard",
+        "[4/5] bm25 baseline",
+        "[5/5] leaderboard",
     ] {
         assert!(stderr.contains(stage), "{stage} missing from\n{stderr}");
     }
@@ -63,12 +63,17 @@ fn pipeline_on_the_sample() {
 
     // The leaderboard's BM25 scores equal `lexbench eval` on the same runs.
     let index = std::fs::read_to_string(data.join("leaderboard/index.md")).unwrap();
-    assert!(index.contains("| BM25 |"), "{index}");
+    assert!(index.contains("| BM25 ✓ |"), "the harness ran it: {index}");
     let ds = data.join("datasets/ecthr");
     let mut checked = BTreeMap::new();
     for entry in std::fs::read_dir(data.join("leaderboard/entries")).unwrap() {
         let e = json(&entry.unwrap().path());
         assert_eq!(e["system"], "BM25");
+        // The harness ran BM25 itself: a verified entry, rechecked bit for bit.
+        assert_eq!(e["provenance"]["model"]["kind"], "bm25", "{e}");
+        let id = e["id"].as_str().unwrap();
+        let re = lexbench(&data, &["leaderboard", "--recheck", id]);
+        assert!(re.status.success(), "{}", String::from_utf8_lossy(&re.stderr));
         let dataset = e["dataset"]["name"].as_str().unwrap().to_owned();
         let split = e["dataset"]["split"].as_str().unwrap().to_owned();
         let dir = data.join("datasets").join(&dataset);

@@ -183,8 +183,9 @@ fn run_submit_leaderboard_on_a_pooled_dataset() {
     assert_eq!(side["seed"], 0);
     assert!(side["timings"]["index_s"].as_f64().is_some());
 
-    // Submit; the entry's scores are `lexbench eval`'s.
-    let sub = ok(&lexbench(
+    // The run file, even lexbench's own BM25 run, is never the baseline (issue 29, item 4): the
+    // harness records the baseline by running BM25 itself.
+    let forged = lexbench(
         &data,
         &[
             "submit",
@@ -195,11 +196,29 @@ fn run_submit_leaderboard_on_a_pooled_dataset() {
             "test",
             "--name",
             "BM25",
+        ],
+    );
+    assert_eq!(forged.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&forged.stderr).contains("lexbench submit --baseline"));
+    // Submit the baseline; the entry's scores are `lexbench eval`'s on the run it made.
+    let sub = ok(&lexbench(
+        &data,
+        &[
+            "submit",
+            "--baseline",
+            "--dataset",
+            "mini-ecthr",
+            "--splits",
+            "test",
             "--format",
             "json",
         ],
     ));
-    let entry: serde_json::Value = serde_json::from_str(&sub).unwrap();
+    let entries: serde_json::Value = serde_json::from_str(&sub).unwrap();
+    let entry = entries[0].clone();
+    assert_eq!(entry["provenance"]["status"], "verified");
+    assert_eq!(entry["provenance"]["model"]["kind"], "bm25");
+
     let ds = data.join("datasets/mini-ecthr");
     let ev = ok(&lexbench(
         &data,
@@ -270,7 +289,7 @@ fn run_submit_leaderboard_on_a_pooled_dataset() {
 
     // Rendering and regression checks.
     let md = std::fs::read_to_string(data.join("leaderboard/index.md")).unwrap();
-    assert!(md.contains("| BM25 | 100.00 | 100.00 | 100.00 |"), "{md}");
+    assert!(md.contains("| BM25 ✓ | 100.00 | 100.00 | 100.00 |"), "{md}");
     assert!(data.join("leaderboard/site/index.html").is_file());
     assert!(
         std::fs::read_to_string(data.join("leaderboard/site/plots/mini-ecthr-test.svg"))

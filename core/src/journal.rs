@@ -1,0 +1,782 @@
+//! The write journal: how lexbench knows which temporaries in a data directory are its own.
+//!
+//! Every temporary that [`write_atomic`](crate::io::write_atomic) and
+//! [`write_dir_atomic`](crate::io::write_dir_atomic) create under a data directory opened by
+//! [`DataDir::open`](crate::datadir::DataDir::open) is first named in a journal entry,
+//! `DATA/.lexbench/journal/{pid}-{n}.json`, and the entry is removed once the temporary is gone
+//! (renamed into place or deleted). A process killed in between leaves the entry naming exactly what
+//! it left, and [`recover`] (run by the next command that opens the data directory) settles those
+//! paths and nothing else: a file or folder that no entry names is never touched, whatever its name
+//! (`notes/.report.md.old-20231231` is a user's file, not a leftover).
+//!
+//! An entry is one JSON object:
+//!
+//! ```json
+//! {"kind": "tmp", "path": "runs/ecthr/test/.bm25.trec.tmp.4242.0"}
+//! {"kind": "partial", "path": "datasets/.ecthr.partial-4242"}
+//! {"kind": "old", "path": "datasets/.ecthr.old-4242", "target": "datasets/ecthr"}
+//! ```
+//!
+//! `path` and `target` are relative to the data directory (so a moved data directory still
+//! recovers) and hold only plain components; the leftover's own name must also be the name that kind
+//! of temporary of that process has (`.{name}.tmp.{pid}.{n}`, `.{name}.partial-{pid}`,
+//! `.{name}.old-{pid}`), or the entry is set aside unused. The entry is written before the temporary
+//! exists, so a kill at any instant leaves either no temporary or an entry that names it.
+
+use std::fs;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The journal's folder inside a data directory.
+pub const JOURNAL_DIR: &str = ".lexbench/journal";
+
+/// The data directories whose temporaries this process journals (absolute, lexically normalised).
+static ROOTS: RwLock<Vec<PathBuf>> = RwLock::new(Vec::new());
+
+/// What kind of temporary an entry names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A file being written (`.{name}.tmp.{pid}.{n}`): removed.
+    Tmp,
+    /// A folder being built, or after an exchange the previous version (`.{name}.partial-{pid}`):
+    /// removed.
+    Partial,
+    /// A complete previous version parked by the fallback swap (`.{name}.old-{pid}`): put back
+    /// where it belongs when nothing is there, else removed.
+    Old,
+}
+
+/// One journal entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    /// The temporary's kind.
+    pub kind: Kind,
+    /// The temporary, relative to the data directory, `/`-separated.
+    pub path: String,
+    /// For [`Kind::Old`]: where the parked version belongs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+}
+
+/// Journals the temporaries of writes under `root` from now on, in this process.
+pub fn register(root: &Path) {
+    let Some(root) = normalised(root) else { return };
+    let mut roots = ROOTS.write().unwrap_or_else(|e| e.into_inner());
+    if !roots.contains(&root) {
+        roots.push(root);
+    }
+}
+
+/// `path` made absolute and lexically normalised (`.` dropped, `..` taken back), without touching
+/// the file system.
+fn normalised(path: &Path) -> Option<PathBuf> {
+    let abs = std::path::absolute(path).ok()?;
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    Some(out)
+}
+
+/// The registered data directory holding `path` (the deepest one) and `path` relative to it.
+fn root_of(path: &Path) -> Option<(PathBuf, String)> {
+    let roots = ROOTS.read().unwrap_or_else(|e| e.into_inner());
+    if roots.is_empty() {
+        return None;
+    }
+    let abs = normalised(path)?;
+    let root = roots
+        .iter()
+        .filter(|r| abs.starts_with(r) && abs != **r)
+        .max_by_key(|r| r.components().count())?
+        .clone();
+    let rel = relative_string(abs.strip_prefix(&root).ok()?)?;
+    Some((root, rel))
+}
+
+/// `rel` as a `/`-separated string of plain components (`None` for anything else).
+fn relative_string(rel: &Path) -> Option<String> {
+    let mut parts = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(s) => parts.push(s.to_str()?),
+            _ => return None,
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+/// A journal entry written for a temporary about to be created; [`Intent::done`] removes it once the
+/// temporary is gone. Dropping it without `done` leaves the entry (the temporary may still exist).
+///
+/// Code that makes a temporary of its own (not through [`crate::io`]'s writers) in the data directory
+/// records it the same way, with a name of the kind's form, so that a kill never leaves it for good.
+#[derive(Debug)]
+#[must_use = "call done() once the temporary is gone"]
+pub struct Intent {
+    entry: Option<PathBuf>,
+}
+
+impl Intent {
+    /// Records, when `path` lies in a registered data directory, that this process is about to
+    /// create the temporary `path` of `kind` (`target`: where an `Old` version belongs). Journaling
+    /// is best effort: a journal that can not be written (a read-only data directory, where the write
+    /// itself fails next) records nothing.
+    pub fn record(kind: Kind, path: &Path, target: Option<&Path>) -> Self {
+        let none = Self { entry: None };
+        let Some((root, rel)) = root_of(path) else {
+            return none;
+        };
+        let target = match target {
+            Some(t) => match root_of(t) {
+                Some((r, t)) if r == root => Some(t),
+                _ => return none,
+            },
+            None => None,
+        };
+        let entry = Entry {
+            kind,
+            path: rel,
+            target,
+        };
+        let Ok(text) = serde_json::to_string(&entry) else {
+            return none;
+        };
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir = root.join(JOURNAL_DIR);
+        let file = dir.join(format!("{}-{n}.json", std::process::id()));
+        let written = fs::create_dir_all(&dir).and_then(|()| fs::write(&file, text + "\n"));
+        Self {
+            entry: written.is_ok().then_some(file),
+        }
+    }
+
+    /// The temporary is gone: the entry goes too.
+    pub fn done(self) {
+        if let Some(e) = self.entry {
+            let _ = fs::remove_file(e);
+        }
+    }
+}
+
+/// Writes a journal entry as process `pid` would have: for tests that make the state a killed
+/// process leaves without killing one.
+pub fn write_entry(root: &Path, pid: u32, n: u64, entry: &Entry) -> Result<()> {
+    let dir = root.join(JOURNAL_DIR);
+    let file = dir.join(format!("{pid}-{n}.json"));
+    let text = serde_json::to_string(entry).map_err(|source| Error::Serialise {
+        path: file.clone(),
+        source,
+    })?;
+    fs::create_dir_all(&dir)
+        .and_then(|()| fs::write(&file, text + "\n"))
+        .map_err(|source| Error::Io { path: file, source })
+}
+
+/// One leftover of an interrupted write that [`recover`] dealt with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recovered {
+    /// A previous version parked by an interrupted swap was put back in place (`from` → `to`).
+    Restored {
+        /// The parked folder.
+        from: PathBuf,
+        /// Where it belongs.
+        to: PathBuf,
+    },
+    /// An incomplete new version, a superseded old one or a temporary file was removed.
+    Removed(PathBuf),
+    /// A leftover that could not be settled now (a read-only data directory): left, with its journal
+    /// entry, for a later command.
+    Left {
+        /// The leftover.
+        path: PathBuf,
+        /// Why it is still there.
+        why: String,
+    },
+    /// A journal entry that names no temporary of its process (edited by hand?): set aside, and
+    /// the path it names left alone.
+    Ignored {
+        /// The entry's file.
+        entry: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+}
+
+impl std::fmt::Display for Recovered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Recovered::Restored { from, to } => write!(
+                f,
+                "restored {} from an interrupted replacement ({})",
+                to.display(),
+                from.display()
+            ),
+            Recovered::Removed(p) => write!(f, "removed {}, left by an interrupted write", p.display()),
+            Recovered::Left { path, why } => write!(
+                f,
+                "left {}, a leftover of an interrupted write, for a later command: {why}",
+                path.display()
+            ),
+            Recovered::Ignored { entry, why } => {
+                write!(f, "ignored the write-journal entry {}: {why}", entry.display())
+            }
+        }
+    }
+}
+
+/// A leftover's kind, parsed from its name.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum NameKind<'a> {
+    /// `.{name}.partial-{pid}`.
+    Partial,
+    /// `.{name}.old-{pid}`, with `name`.
+    Old(&'a str),
+    /// `.{name}.tmp.{pid}.{n}`.
+    Tmp,
+}
+
+/// Parses a temporary's file name into its kind and the id of the process that made it.
+pub(crate) fn parse_name(file_name: &str) -> Option<(NameKind<'_>, u32)> {
+    let rest = file_name.strip_prefix('.')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if let Some((name, pid)) = rest.rsplit_once(".partial-")
+        && !name.is_empty()
+        && digits(pid)
+    {
+        return Some((NameKind::Partial, pid.parse().ok()?));
+    }
+    if let Some((name, pid)) = rest.rsplit_once(".old-")
+        && !name.is_empty()
+        && digits(pid)
+    {
+        return Some((NameKind::Old(name), pid.parse().ok()?));
+    }
+    let (head, n) = rest.rsplit_once('.')?;
+    let (name, pid) = head.rsplit_once(".tmp.")?;
+    (!name.is_empty() && digits(pid) && digits(n)).then_some(())?;
+    Some((NameKind::Tmp, pid.parse().ok()?))
+}
+
+/// Is the process `pid` (possibly) still running? Leftovers of running processes are theirs.
+fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        let Some(p) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else {
+            return false;
+        };
+        // ESRCH: no such process. Any other answer (success, EPERM: another user's) means it exists.
+        !matches!(rustix::process::test_kill_process(p), Err(e) if e == rustix::io::Errno::SRCH)
+    }
+    #[cfg(not(unix))]
+    {
+        // No portable check: keep everything rather than remove a running writer's work.
+        true
+    }
+}
+
+/// Settles what the journal of the data directory `root` says dead processes left: each named
+/// temporary file or incomplete folder is removed, a parked previous version is put back where
+/// nothing took its place (else removed), and the entry goes. Nothing an entry does not name is
+/// touched. Entries of running processes are theirs and left alone.
+///
+/// Commands started together all run this: a path or entry that vanishes between being listed and
+/// being handled (another command settled it first) is no error. Where a leftover can not be
+/// removed for lack of permission (a read-only data directory), it is reported as
+/// [`Recovered::Left`] and the command goes on. A missing `root` or journal has nothing to recover.
+///
+/// Process ids are those of this machine: a data directory shared by several machines (or PID
+/// namespaces) must not run commands on two of them at once.
+pub fn recover(root: &Path) -> Result<Vec<Recovered>> {
+    let gone = |e: &io::Error| e.kind() == io::ErrorKind::NotFound;
+    let io_err = |path: &Path, source: io::Error| Error::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let journal = root.join(JOURNAL_DIR);
+    let rd = match fs::read_dir(&journal) {
+        Ok(rd) => rd,
+        Err(e) if gone(&e) => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(&journal, e)),
+    };
+    let mut files = Vec::new();
+    for e in rd {
+        let e = e.map_err(|e| io_err(&journal, e))?;
+        files.push(e.file_name().to_string_lossy().into_owned());
+    }
+    files.sort();
+    let mut done = Vec::new();
+    for name in files {
+        let entry_file = journal.join(&name);
+        let Some(pid) = name
+            .strip_suffix(".json")
+            .and_then(|s| s.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            // Not an entry of ours (a journal holds nothing else): left alone.
+            continue;
+        };
+        if process_alive(pid) {
+            continue;
+        }
+        let text = match fs::read_to_string(&entry_file) {
+            Ok(t) => t,
+            Err(e) if gone(&e) => continue,
+            Err(e) => return Err(io_err(&entry_file, e)),
+        };
+        let outcome = match serde_json::from_str::<Entry>(&text) {
+            // A torn entry: its process died writing it, before the temporary existed.
+            Err(_) if !text.ends_with('\n') => Ok(None),
+            Err(e) => Err(format!("not a journal entry ({e})")),
+            Ok(entry) => settle(root, pid, &entry),
+        };
+        match outcome {
+            Ok(Some(r)) => {
+                let left = matches!(r, Recovered::Left { .. });
+                done.push(r);
+                if left {
+                    continue;
+                }
+            }
+            Ok(None) => {}
+            Err(why) => {
+                // Set aside so that it is reported once, not at every command.
+                let aside = journal.join(format!("{name}.ignored"));
+                let _ = fs::rename(&entry_file, &aside);
+                done.push(Recovered::Ignored {
+                    entry: entry_file,
+                    why,
+                });
+                continue;
+            }
+        }
+        match fs::remove_file(&entry_file) {
+            Ok(()) => {}
+            Err(e) if gone(&e) => {}
+            Err(e) if denied(&e) => {}
+            Err(e) => return Err(io_err(&entry_file, e)),
+        }
+    }
+    Ok(done)
+}
+
+/// A permission or read-only file system error: a leftover that must wait for a writable moment.
+fn denied(e: &io::Error) -> bool {
+    const EROFS: i32 = 30;
+    e.kind() == io::ErrorKind::PermissionDenied || e.raw_os_error() == Some(EROFS)
+}
+
+/// A journal path as a path under `root`: only plain components (never `..`, never absolute).
+fn under(root: &Path, rel: &str) -> Option<PathBuf> {
+    let p = Path::new(rel);
+    let plain =
+        !rel.is_empty() && !rel.contains('\\') && p.components().all(|c| matches!(c, Component::Normal(_)));
+    plain.then(|| root.join(p))
+}
+
+/// Settles one entry of the dead process `pid`: `Ok(None)` when its temporary is already gone,
+/// `Err` when the entry names something that is not that process's temporary.
+fn settle(root: &Path, pid: u32, entry: &Entry) -> std::result::Result<Option<Recovered>, String> {
+    let Some(path) = under(root, &entry.path) else {
+        return Err(format!(
+            "{:?} is not a path inside the data directory",
+            entry.path
+        ));
+    };
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let target = match (entry.kind, parse_name(&file_name)) {
+        (Kind::Tmp, Some((NameKind::Tmp, p))) if p == pid => None,
+        (Kind::Partial, Some((NameKind::Partial, p))) if p == pid => None,
+        (Kind::Old, Some((NameKind::Old(name), p))) if p == pid => {
+            let Some(target) = entry.target.as_deref().and_then(|t| under(root, t)) else {
+                return Err("an old version without the folder it belongs to".into());
+            };
+            if target.file_name().and_then(|n| n.to_str()) != Some(name) || target.parent() != path.parent() {
+                return Err(format!(
+                    "{} does not belong at {}",
+                    entry.path,
+                    entry.target.as_deref().unwrap_or_default()
+                ));
+            }
+            Some(target)
+        }
+        _ => {
+            return Err(format!(
+                "{:?} is not the name of a {:?} temporary of process {pid}",
+                entry.path, entry.kind
+            ));
+        }
+    };
+    let meta = match fs::symlink_metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Ok(Some(left(&path, &e))),
+    };
+    if let Some(to) = target
+        && fs::symlink_metadata(&to).is_err()
+    {
+        return Ok(Some(match fs::rename(&path, &to) {
+            Ok(()) => Recovered::Restored { from: path, to },
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => left(&path, &e),
+        }));
+    }
+    let removed = if meta.is_dir() {
+        fs::remove_dir_all(&path)
+    } else {
+        fs::remove_file(&path)
+    };
+    Ok(Some(match removed {
+        Ok(()) => Recovered::Removed(path),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => left(&path, &e),
+    }))
+}
+
+fn left(path: &Path, e: &io::Error) -> Recovered {
+    Recovered::Left {
+        path: path.to_owned(),
+        why: e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Properties: a killed writer's temporaries are settled from the journal, and nothing the
+    //! journal does not name is touched, whatever its name.
+    use std::io::Write;
+
+    use super::*;
+    use crate::io::{write_atomic, write_dir_atomic};
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("lexbench-journal-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// The id of a process that has exited (a child started and waited for).
+    fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn entry(kind: Kind, path: &str, target: Option<&str>) -> Entry {
+        Entry {
+            kind,
+            path: path.into(),
+            target: target.map(Into::into),
+        }
+    }
+
+    fn journal_names(root: &Path) -> Vec<String> {
+        match fs::read_dir(root.join(JOURNAL_DIR)) {
+            Ok(_) => names(&root.join(JOURNAL_DIR)),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn temporary_names_parse() {
+        assert_eq!(parse_name(".ecthr.partial-42"), Some((NameKind::Partial, 42)));
+        assert_eq!(
+            parse_name(".ecthr-release.old-7"),
+            Some((NameKind::Old("ecthr-release"), 7))
+        );
+        assert_eq!(parse_name(".bm25.trec.tmp.123.0"), Some((NameKind::Tmp, 123)));
+        for not in [
+            "ecthr",
+            ".git",
+            ".partial-1",
+            ".x.partial-",
+            ".x.tmp.1",
+            ".x.old-1a",
+            "a.tmp.1.2",
+        ] {
+            assert_eq!(parse_name(not), None, "{not}");
+        }
+    }
+
+    /// Issue 29, item 1: files that merely look like temporaries (a user's notes, a thesis, a draft,
+    /// a photo folder, all with dead "pids") are never renamed or removed; the sweep used to match
+    /// them by name anywhere in the tree.
+    #[test]
+    fn files_no_journal_entry_names_are_never_touched() {
+        let root = scratch("users-files");
+        let files = [
+            "notes/.report.md.old-20231231",
+            ".thesis.tex.old-20240101",
+            "datasets/.draft.tmp.2024.1",
+            "runs/.x.trec.tmp.7777777.0",
+        ];
+        for f in files {
+            let p = root.join(f);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(&p, "mine").unwrap();
+        }
+        fs::create_dir_all(root.join(".photos.partial-7777777")).unwrap();
+        fs::write(root.join(".photos.partial-7777777/a.jpg"), "jpg").unwrap();
+        // A journal entry of a dead process elsewhere does not widen the sweep.
+        let pid = dead_pid();
+        write_entry(
+            &root,
+            pid,
+            0,
+            &entry(Kind::Tmp, &format!("runs/.bm25.trec.tmp.{pid}.0"), None),
+        )
+        .unwrap();
+        let done = recover(&root).unwrap();
+        assert!(done.is_empty(), "{done:?}");
+        for f in files {
+            assert_eq!(fs::read_to_string(root.join(f)).unwrap(), "mine", "{f}");
+        }
+        assert!(!root.join("notes/report.md").exists());
+        assert!(root.join(".photos.partial-7777777/a.jpg").is_file());
+        assert!(journal_names(&root).is_empty(), "the settled entry goes");
+    }
+
+    /// An entry naming what is not its process's temporary (a path out of the data directory, a
+    /// user's file, another pid's name) is set aside and the path left alone.
+    #[test]
+    fn entries_that_name_no_temporary_of_theirs_are_ignored() {
+        let root = scratch("forged");
+        let outside = scratch("forged-outside");
+        fs::write(outside.join("precious"), "keep").unwrap();
+        fs::write(root.join("report.md"), "keep").unwrap();
+        let pid = dead_pid();
+        let other = pid.wrapping_add(1);
+        fs::write(root.join(format!(".x.tmp.{other}.0")), "keep").unwrap();
+        let bad = [
+            entry(Kind::Tmp, "../forged-outside/precious", None),
+            entry(Kind::Tmp, &outside.join("precious").display().to_string(), None),
+            entry(Kind::Tmp, "report.md", None),
+            entry(Kind::Tmp, &format!(".x.tmp.{other}.0"), None),
+            entry(Kind::Old, &format!(".x.old-{pid}"), Some("y")),
+        ];
+        for (n, e) in bad.iter().enumerate() {
+            write_entry(&root, pid, n as u64, e).unwrap();
+        }
+        fs::write(root.join(format!(".x.old-{pid}")), "keep").unwrap();
+        let done = recover(&root).unwrap();
+        assert_eq!(done.len(), bad.len(), "{done:?}");
+        assert!(
+            done.iter().all(|r| matches!(r, Recovered::Ignored { .. })),
+            "{done:?}"
+        );
+        assert_eq!(fs::read_to_string(outside.join("precious")).unwrap(), "keep");
+        assert_eq!(fs::read_to_string(root.join("report.md")).unwrap(), "keep");
+        assert!(root.join(format!(".x.tmp.{other}.0")).exists());
+        assert!(root.join(format!(".x.old-{pid}")).exists());
+        assert!(recover(&root).unwrap().is_empty(), "reported once");
+    }
+
+    #[test]
+    fn a_swap_interrupted_between_its_renames_is_undone() {
+        // The fallback swap killed after parking the old version and before moving the new one in:
+        // no `ds`, a complete `.ds.old-PID` and a complete `.ds.partial-PID`, both journaled.
+        let root = scratch("interrupted");
+        let pid = dead_pid();
+        let data = root.join("datasets");
+        write_atomic(&data.join(format!(".ds.old-{pid}")).join("a"), |w| {
+            w.write_all(b"old")
+        })
+        .unwrap();
+        write_atomic(&data.join(format!(".ds.partial-{pid}")).join("a"), |w| {
+            w.write_all(b"new")
+        })
+        .unwrap();
+        write_atomic(
+            &root.join("runs/x").join(format!(".bm25.trec.tmp.{pid}.3")),
+            |w| w.write_all(b"half"),
+        )
+        .unwrap();
+        let entries = [
+            entry(Kind::Partial, &format!("datasets/.ds.partial-{pid}"), None),
+            entry(Kind::Old, &format!("datasets/.ds.old-{pid}"), Some("datasets/ds")),
+            entry(Kind::Tmp, &format!("runs/x/.bm25.trec.tmp.{pid}.3"), None),
+        ];
+        for (n, e) in entries.iter().enumerate() {
+            write_entry(&root, pid, n as u64, e).unwrap();
+        }
+        let done = recover(&root).unwrap();
+        assert_eq!(done.len(), 3, "{done:?}");
+        assert_eq!(fs::read_to_string(data.join("ds/a")).unwrap(), "old");
+        assert_eq!(names(&data), vec!["ds"]);
+        assert!(names(&root.join("runs/x")).is_empty());
+        assert!(journal_names(&root).is_empty());
+        assert!(recover(&root).unwrap().is_empty(), "nothing left the second time");
+    }
+
+    #[test]
+    fn superseded_versions_are_removed_and_running_writers_left_alone() {
+        let root = scratch("superseded");
+        let dead = dead_pid();
+        let live = std::process::id();
+        write_atomic(&root.join("ds/a"), |w| w.write_all(b"current")).unwrap();
+        for leftover in [format!(".ds.old-{dead}"), format!(".ds.partial-{dead}")] {
+            write_atomic(&root.join(&leftover).join("a"), |w| w.write_all(b"stale")).unwrap();
+        }
+        write_entry(
+            &root,
+            dead,
+            0,
+            &entry(Kind::Old, &format!(".ds.old-{dead}"), Some("ds")),
+        )
+        .unwrap();
+        write_entry(
+            &root,
+            dead,
+            1,
+            &entry(Kind::Partial, &format!(".ds.partial-{dead}"), None),
+        )
+        .unwrap();
+        // A concurrent build of this very process (or another running one) is not a leftover.
+        fs::create_dir_all(root.join(format!(".ds.partial-{live}"))).unwrap();
+        write_entry(
+            &root,
+            live,
+            0,
+            &entry(Kind::Partial, &format!(".ds.partial-{live}"), None),
+        )
+        .unwrap();
+        let done = recover(&root).unwrap();
+        assert_eq!(done.len(), 2, "{done:?}");
+        assert_eq!(fs::read_to_string(root.join("ds/a")).unwrap(), "current");
+        assert_eq!(
+            names(&root),
+            vec![
+                ".ds.partial-".to_owned() + &live.to_string(),
+                ".lexbench".into(),
+                "ds".into()
+            ]
+        );
+        assert_eq!(journal_names(&root), vec![format!("{live}-0.json")]);
+        assert!(recover(&root.join("missing")).unwrap().is_empty());
+    }
+
+    /// Commands started together after a kill all settle the same leftovers: the one that finds a
+    /// leftover already gone must not fail.
+    #[test]
+    fn leftovers_settled_at_once_by_several_commands() {
+        let root = scratch("at-once");
+        let pid = dead_pid();
+        for n in 0..40 {
+            let tmp = format!("entries/.e{n}.json.tmp.{pid}.0");
+            write_atomic(&root.join(&tmp), |w| w.write_all(b"half")).unwrap();
+            write_entry(&root, pid, 2 * n, &entry(Kind::Tmp, &tmp, None)).unwrap();
+            let partial = format!("datasets/.d{n}.partial-{pid}");
+            write_atomic(&root.join(&partial).join("a"), |w| w.write_all(b"half")).unwrap();
+            write_entry(&root, pid, 2 * n + 1, &entry(Kind::Partial, &partial, None)).unwrap();
+        }
+        let settled: Vec<usize> = std::thread::scope(|s| {
+            let all: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| recover(&root).map(|done| done.len())))
+                .collect();
+            all.into_iter().map(|t| t.join().unwrap().unwrap()).collect()
+        });
+        assert!(settled.iter().sum::<usize>() >= 80, "{settled:?}");
+        assert!(names(&root.join("entries")).is_empty());
+        assert!(names(&root.join("datasets")).is_empty());
+        assert!(journal_names(&root).is_empty());
+    }
+
+    /// Writes under a registered data directory journal their temporaries while they exist and leave
+    /// no entry behind when they finish, succeeded or failed.
+    #[test]
+    fn finished_writes_leave_no_entry() {
+        let root = scratch("registered");
+        register(&root);
+        let seen = std::cell::RefCell::new(Vec::new());
+        write_atomic(&root.join("runs/a.trec"), |w| {
+            seen.borrow_mut().extend(journal_names(&root));
+            w.write_all(b"x")
+        })
+        .unwrap();
+        assert_eq!(seen.borrow().len(), 1, "journaled while written");
+        let failed = write_atomic(&root.join("runs/b.trec"), |_| Err(std::io::Error::other("no")));
+        assert!(failed.is_err());
+        write_dir_atomic::<_, Error, _>(&root.join("datasets/d"), |t| {
+            write_atomic(&t.join("a"), |w| w.write_all(b"1"))
+        })
+        .unwrap();
+        // Replace it: the exchange (or fallback) parks the old version under a journaled name.
+        write_dir_atomic::<_, Error, _>(&root.join("datasets/d"), |t| {
+            write_atomic(&t.join("b"), |w| w.write_all(b"2"))
+        })
+        .unwrap();
+        assert!(journal_names(&root).is_empty(), "{:?}", journal_names(&root));
+        assert_eq!(names(&root.join("runs")), vec!["a.trec"]);
+        assert_eq!(names(&root.join("datasets")), vec!["d"]);
+    }
+
+    /// A leftover in a data directory that can not be written (read-only) is left for later with a
+    /// note, and its entry kept: the command still runs (issue 29, item 18). The folder is made
+    /// unwritable with `chattr +i` (which binds root too, as tests run here) or, for another user,
+    /// with its permission bits.
+    #[test]
+    fn a_leftover_that_can_not_be_removed_is_left_for_later() {
+        let root = scratch("read-only");
+        let pid = dead_pid();
+        let tmp = format!("runs/.a.trec.tmp.{pid}.0");
+        write_atomic(&root.join(&tmp), |w| w.write_all(b"half")).unwrap();
+        write_entry(&root, pid, 0, &entry(Kind::Tmp, &tmp, None)).unwrap();
+        let runs = root.join("runs");
+        let lock = |on: bool| {
+            if rustix::process::geteuid().is_root() {
+                let st = std::process::Command::new("chattr")
+                    .arg(if on { "+i" } else { "-i" })
+                    .arg(&runs)
+                    .status()
+                    .expect("chattr (e2fsprogs) is needed to make a folder unwritable for root");
+                assert!(st.success(), "chattr failed on {}", runs.display());
+            } else {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = if on { 0o555 } else { 0o755 };
+                fs::set_permissions(&runs, fs::Permissions::from_mode(mode)).unwrap();
+            }
+        };
+        lock(true);
+        let done = recover(&root);
+        lock(false);
+        let done = done.unwrap();
+        assert!(matches!(done.as_slice(), [Recovered::Left { .. }]), "{done:?}");
+        assert!(root.join(&tmp).exists());
+        assert_eq!(journal_names(&root).len(), 1, "kept for a later command");
+        let done = recover(&root).unwrap();
+        assert!(matches!(done.as_slice(), [Recovered::Removed(_)]), "{done:?}");
+        assert!(journal_names(&root).is_empty());
+    }
+}
