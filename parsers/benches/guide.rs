@@ -5,6 +5,14 @@
 //! the same), `citations` (extraction alone over the text under every heading of the Art 1 and
 //! Terrorism guides) and `resolve` (resolving the Art 1 guide's citations against the HUDOC metadata
 //! fixtures, index built once). Run with `cargo bench -p lexbench-parsers --bench guide`.
+//!
+//! The `scaling` group shows how time grows with the input (issue 29: both were quadratic):
+//! `scaling/citations/N` (the citation reader as `lexbench parse citations` runs it,
+//! [`citation::extract_text`], on N lines made by repeating the Art 1 guide's extracted text, 3,247
+//! lines) and `scaling/parse_text/N` (the whole guide parser on a guide whose table of contents has
+//! one entry and whose body is those N lines under that one heading, page breaks and the table of
+//! contents taken out: one long section for the citation reader), for N = 10k, 20k and 40k.
+//! Linear code takes twice as long for twice the lines.
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
 
@@ -82,5 +90,55 @@ fn benches(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(guide_benches, benches);
+/// The first `n` lines of the Art 1 guide's text repeated (pages, table of contents and all).
+fn repeated_lines(text: &str, n: usize) -> String {
+    let mut out = String::new();
+    for line in text.lines().cycle().take(n) {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+fn scaling(c: &mut Criterion) {
+    let id = GuideId::new("guide_art_1_eng").expect("id");
+    let text = String::from_utf8(read("guides/text/guide_art_1_eng.txt")).expect("utf-8");
+    let mut g = c.benchmark_group("scaling");
+    g.sample_size(10);
+    let body: String = text
+        .lines()
+        .filter(|l| {
+            // Not the contents' title nor its entries (`… .......... 9`): the one-entry contents
+            // would otherwise run on into the body.
+            let t = l.trim_end();
+            let head = t.trim_end_matches(|c: char| c.is_ascii_digit());
+            t.trim() != "Table of contents" && !(head.len() < t.len() && head.trim_end().ends_with('.'))
+        })
+        .map(|l| format!("{}\n", l.replace('\u{c}', "")))
+        .collect();
+    let one_section = |n: usize| {
+        format!(
+            "Guide\n\u{c}Guide\nTable of contents\nI.  Scope ........ 3\n\u{c}Guide\nI.  Scope\n{}",
+            repeated_lines(&body, n)
+        )
+    };
+    for n in [10_000, 20_000, 40_000] {
+        let big = repeated_lines(&text, n);
+        g.throughput(Throughput::Bytes(big.len() as u64));
+        g.bench_function(format!("citations/{}k", n / 1000), |b| {
+            b.iter(|| citation::extract_text(black_box(&big)).len())
+        });
+        let big = one_section(n);
+        g.throughput(Throughput::Bytes(big.len() as u64));
+        g.bench_function(format!("parse_text/{}k", n / 1000), |b| {
+            b.iter(|| {
+                let g = guide::parse_text("big", id.clone(), black_box(&big)).expect("parses");
+                g.queries.iter().map(|q| q.citations.len()).sum::<usize>()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(guide_benches, benches, scaling);
 criterion_main!(guide_benches);

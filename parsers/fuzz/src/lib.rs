@@ -5,8 +5,8 @@
 //! - [`judgment`]: the main judgment's numbers strictly increase, every opinion numbers from 1;
 //! - [`guide`]: one detail and one text per query, the same number of citations in both, each
 //!   citation's offsets inside its heading's text on character boundaries;
-//! - [`citations`]: offsets in order, on character boundaries, and the slice they delimit is the
-//!   citation's raw string (up to surrounding whitespace; whitespace runs collapsed for
+//! - [`citations`]: offsets in order, on character boundaries, paragraphs in
+//!   1..=[`citation::MAX_PARAGRAPH`], and the slice they delimit is the citation's raw string (up to surrounding whitespace; whitespace runs collapsed for
 //!   [`citation::extract_text`], which maps offsets back to the uncollapsed text).
 
 use lexbench_core::records::Judgment;
@@ -54,6 +54,16 @@ pub fn citations(text: &str, found: &[Found]) {
         let slice = text.get(f.start..f.end);
         assert!(slice.is_some(), "{}..{} not a slice of the text", f.start, f.end);
         assert_eq!(slice.map(str::trim), Some(f.citation.raw.trim()));
+        // Numbers are read whole and bounded (issue 29): never a cut or invented paragraph.
+        assert!(
+            f.citation
+                .paragraphs
+                .iter()
+                .all(|p| (1..=citation::MAX_PARAGRAPH).contains(p)),
+            "{:?}",
+            f.citation.paragraphs
+        );
+        assert!(!f.unreadable_pinpoint || f.citation.paragraphs.is_empty());
     }
 }
 

@@ -20,7 +20,7 @@ use lexbench_core::records::Warning;
 use regex::Regex;
 
 use super::text::{Page, compact, squash};
-use super::toc::{Kind, TocEntry, assign_levels, split_number};
+use super::toc::{Kind, Leveled, Leveler, TocEntry, split_number};
 
 /// A body line with the page it is printed on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -201,11 +201,15 @@ static ANY_MARK: LazyLock<Regex> =
 ///
 /// Heuristics: a heading line is short (its title at most 110 characters after joining a wrap), its
 /// title starts with a capital letter or a quote, and its number continues an open heading sequence or
-/// starts a new level (as in [`assign_levels`]); an arabic number equal to the next paragraph number is
+/// starts a new level (as in [`assign_levels`](super::toc::assign_levels)); an arabic number equal to the next paragraph number is
 /// a paragraph. A heading continues on the next line when its own line is long (≥ 60 characters, so
 /// it reached the margin) and the next line is short (< 50) and unnumbered.
 pub fn infer(lines: &[Line]) -> Vec<Heading> {
     let mut out: Vec<Heading> = Vec::new();
+    // The levels of `out` as they are assigned, and per level the last heading at it (its index in
+    // `out`): the state `assign_levels` over `out` would rebuild for every candidate line.
+    let mut leveler = Leveler::default();
+    let mut last_at_level: Vec<Option<(usize, Leveled)>> = Vec::new();
     let mut last_para = 0u32;
     let mut i = 0;
     while i < lines.len() {
@@ -239,16 +243,16 @@ pub fn infer(lines: &[Line]) -> Vec<Heading> {
             }
         }
         let short = full.chars().count() <= 110;
-        // Would this number continue the heading sequence?
-        let mut items: Vec<(Option<&str>, &str)> = out
-            .iter()
-            .map(|h| (h.number.as_deref(), h.title.as_str()))
-            .collect();
-        items.push((Some(number.as_str()), full.as_str()));
-        let lv = assign_levels(&items);
-        let me = lv[lv.len() - 1];
+        // Would this number continue the heading sequence? Leveled after the headings so far (a
+        // copy of their leveler: a few entries), not by leveling them all again.
+        let me = leveler.clone().push(Some(number.as_str()));
         // The last heading at this level or above: a sibling to continue, or a parent to start under.
-        let before = lv[..lv.len() - 1].iter().rev().find(|l| l.level <= me.level);
+        let before = last_at_level
+            .iter()
+            .take(usize::from(me.level) + 1)
+            .flatten()
+            .max_by_key(|(k, _)| *k)
+            .map(|(_, l)| l);
         let continues = match before {
             Some(p) if p.level == me.level && p.kind == me.kind => p.value + 1 == me.value,
             _ => me.value == 1,
@@ -260,6 +264,12 @@ pub fn infer(lines: &[Line]) -> Vec<Heading> {
         });
         let is_heading = starts_ok && short && continues && ends_block;
         if is_heading {
+            let me = leveler.push(Some(number.as_str()));
+            let level = usize::from(me.level);
+            if last_at_level.len() <= level {
+                last_at_level.resize(level + 1, None);
+            }
+            last_at_level[level] = Some((out.len(), me));
             out.push(Heading {
                 number: Some(number),
                 title: full,
@@ -284,19 +294,19 @@ pub fn infer(lines: &[Line]) -> Vec<Heading> {
 
 /// The text under each located heading: from its end to the next located heading's start.
 pub fn texts(lines: &[Line], headings: &[Heading]) -> Vec<(String, Option<u32>)> {
-    let starts: Vec<Option<(usize, usize)>> = headings.iter().map(|h| h.span).collect();
+    // `next_start[k]`: the start of the first located heading after heading k (the end of the
+    // lines when none), filled from the back in one pass.
+    let mut next_start = vec![lines.len(); headings.len()];
+    for k in (0..headings.len().saturating_sub(1)).rev() {
+        next_start[k] = headings[k + 1].span.map_or(next_start[k + 1], |(s, _)| s);
+    }
     let mut out = Vec::with_capacity(headings.len());
     for (k, h) in headings.iter().enumerate() {
         let Some((_, end)) = h.span else {
             out.push((String::new(), None));
             continue;
         };
-        let next = starts[k + 1..]
-            .iter()
-            .flatten()
-            .map(|(s, _)| *s)
-            .next()
-            .unwrap_or(lines.len());
+        let next = next_start[k];
         let text = lines[end..next.max(end)]
             .iter()
             .map(|l| l.text.as_str())

@@ -16,9 +16,15 @@
 //!   `(`, `;` or a comma ends the walk, and leading words such as `See`, `In`, `Also` are dropped;
 //! - the respondent is capitalised words and connectors; a following parenthesis is part of the name
 //!   when it is a qualifier (`(no. 1)`, `(re Crimea)`, `(merits)`, `(preliminary objections)` …);
-//! - an abbreviated range keeps the start's leading digits (`243-44` → 243, 244); ranges longer than
-//!   500 paragraphs are taken as two numbers; a number followed by a month name is a date, not a
-//!   paragraph, and ends the list;
+//! - an abbreviated range keeps the start's leading digits (`243-44` → 243, 244); a number followed
+//!   by a month name is a date, not a paragraph, and ends the list;
+//! - numbers are read whole, never cut to their first digits: a pinpoint with a number outside
+//!   1..=[`MAX_PARAGRAPH`] (`§ 12345`), or a range that does not go up or spans more than
+//!   [`MAX_RANGE`] paragraphs (`§§ 1-999999999`, `§§ 40-30`, `§§ 1-600`), is *unreadable*: the
+//!   citation keeps its case, year and flags and the pinpoint's text in `raw`, but gets no
+//!   paragraphs (`case_level_only`) and is marked [`Found::unreadable_pinpoint`], rather than a list
+//!   of paragraphs the text does not give; a bare pinpoint (`(§ 12345)`) that is unreadable is no
+//!   citation at all;
 //! - a mention such as `Z.B. v. France` with neither year, flags nor `§` is not a citation;
 //! - `ibid.` refers to the previous non-ibid citation in the same text (the same heading); with none
 //!   before it, it is kept with an empty case name and an `ibid_without_antecedent` mark.
@@ -40,6 +46,9 @@ pub struct Found {
     pub end: usize,
     /// No paragraph numbers: a case-level citation only.
     pub case_level_only: bool,
+    /// The citation printed a pinpoint that cannot be read (a number over [`MAX_PARAGRAPH`], an
+    /// absurd range: see [`pinpoint`]); it is kept without paragraphs, so `case_level_only` too.
+    pub unreadable_pinpoint: bool,
 }
 
 impl Found {
@@ -90,9 +99,9 @@ static APPNOS: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 static SECTION: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*,?\s*§§?\s*").expect("static regex"));
-static NUM: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(\d{1,4})").expect("static regex"));
+static NUM: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(\d+)").expect("static regex"));
 static IN_FINE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s+in\s+fine\b").expect("static regex"));
-static RANGE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*[-–]\s*(\d{1,4})").expect("static regex"));
+static RANGE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*[-–]\s*(\d+)").expect("static regex"));
 static SEP: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*(?:,|and|&)\s*(?:§§?\s*)?").expect("static regex"));
 static MONTH: LazyLock<Regex> = LazyLock::new(|| {
@@ -177,42 +186,84 @@ const LEADING: &[&str] = &[
     "–",
 ];
 
-/// Parses a paragraph list at the start of `s`; returns the numbers and the bytes consumed.
-pub fn paragraph_list(s: &str) -> (Vec<u32>, usize) {
+/// The largest paragraph number a pinpoint may give: 9,999. The Court's longest judgments run to a
+/// few thousand paragraphs (inter-State cases: `Georgia v. Russia (I)` has under 400, `Ukraine and
+/// the Netherlands v. Russia` under 1,000 in its admissibility decision); a five-digit "paragraph"
+/// is a misprint or not a paragraph at all, and reading its first four digits (`§ 12345` → 1234)
+/// would invent one.
+pub const MAX_PARAGRAPH: u32 = 9_999;
+
+/// The longest range a pinpoint may give, in paragraphs: 500. The widest real ranges in the guides
+/// are a few dozen paragraphs (`§§ 83-89`, `§§ 243-44`); a longer one is a misprint
+/// (`§§ 1-999999999`) and would put hundreds of wrong paragraphs in the relevance labels.
+pub const MAX_RANGE: u32 = 500;
+
+/// A paragraph list read by [`pinpoint`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pinpoint {
+    /// The paragraphs, in the order printed (ranges expanded); empty when `unreadable`.
+    pub paragraphs: Vec<u32>,
+    /// Bytes of the input the list took (all of it, also when unreadable).
+    pub used: usize,
+    /// A number outside 1..=[`MAX_PARAGRAPH`], or a range that does not go up or spans more than
+    /// [`MAX_RANGE`] paragraphs: the list gives no paragraphs at all (not the readable part of it,
+    /// which would pass for the whole).
+    pub unreadable: bool,
+}
+
+/// A paragraph number as printed, read whole: `None` outside 1..=[`MAX_PARAGRAPH`].
+fn paragraph_number(digits: &str) -> Option<u32> {
+    digits
+        .parse::<u32>()
+        .ok()
+        .filter(|n| (1..=MAX_PARAGRAPH).contains(n))
+}
+
+/// Reads a paragraph list at the start of `s` (after `§`/`§§`): `146-147`, `61, 67, 71`,
+/// `34 in fine and 35-36`, `243-44`. See the module's heuristics for what ends a list and what
+/// makes it unreadable.
+pub fn pinpoint(s: &str) -> Pinpoint {
     let mut out = Vec::new();
+    let mut unreadable = false;
     let mut pos = 0;
     loop {
         let rest = &s[pos..];
         let Some(m) = NUM.captures(rest) else { break };
-        let start: u32 = m[1].parse().unwrap_or(0);
         let mut p = pos + m[0].len();
         if MONTH.is_match(&s[p..]) {
             break;
         }
+        let start = paragraph_number(&m[1]);
+        unreadable |= start.is_none();
         if let Some(f) = IN_FINE.find(&s[p..]) {
             p += f.end();
         }
-        let mut nums = vec![start];
         if let Some(r) = RANGE.captures(&s[p..]) {
             let end_txt = &r[1];
-            let mut end: u32 = end_txt.parse().unwrap_or(0);
-            let digits = m[1].len();
-            if end < start && end_txt.len() < digits {
-                // Abbreviated range: `243-44` → 244.
-                let scale = 10u32.pow(end_txt.len() as u32);
-                end += start - start % scale;
-            }
-            if end > start && end - start <= 500 {
-                nums = (start..=end).collect();
-            } else {
-                nums.push(end);
+            if let Some(start) = start {
+                // Abbreviated range: `243-44` → 244 (the start has at most four digits here, so
+                // the scale cannot overflow).
+                let abbreviated = end_txt.len() < m[1].len();
+                let end = end_txt.parse::<u32>().ok().map(|end| {
+                    if abbreviated && end < start {
+                        let scale = 10u32.pow(end_txt.len() as u32);
+                        end + (start - start % scale)
+                    } else {
+                        end
+                    }
+                });
+                match end.filter(|&e| e > start && e - start <= MAX_RANGE && e <= MAX_PARAGRAPH) {
+                    Some(end) => out.extend(start..=end),
+                    None => unreadable = true,
+                }
             }
             p += r[0].len();
             if let Some(f) = IN_FINE.find(&s[p..]) {
                 p += f.end();
             }
+        } else if let Some(start) = start {
+            out.push(start);
         }
-        out.extend(nums);
         pos = p;
         // A separator counts only when a number follows (`§ 84 and the cases cited therein`).
         match SEP.find(&s[pos..]) {
@@ -220,7 +271,21 @@ pub fn paragraph_list(s: &str) -> (Vec<u32>, usize) {
             _ => break,
         }
     }
-    (out, pos)
+    if unreadable {
+        out.clear();
+    }
+    Pinpoint {
+        paragraphs: out,
+        used: pos,
+        unreadable,
+    }
+}
+
+/// Parses a paragraph list at the start of `s`; returns the numbers and the bytes consumed (see
+/// [`pinpoint`]: an unreadable list gives no numbers).
+pub fn paragraph_list(s: &str) -> (Vec<u32>, usize) {
+    let p = pinpoint(s);
+    (p.paragraphs, p.used)
 }
 
 /// Walks back from `anchor` (the byte offset of ` v. `) to the start of the case name.
@@ -413,13 +478,18 @@ pub struct Located {
 /// The citation reader on any text (a sentence, a paragraph, a guide body): whitespace runs are
 /// collapsed as the guide parser does (so citations wrapping lines are whole), then offsets are
 /// mapped back to the text as given, with the line where each citation starts.
+///
+/// A byte-order mark (U+FEFF) at the very start is not text, as for every other reader of a user
+/// file ([`lexbench_core::text`]): it is skipped like white space, so it never glues onto the first
+/// word (`\u{feff}Assanidze v. Georgia …` would lose its case name, and the citation with it);
+/// offsets still count its three bytes.
 pub fn extract_text(text: &str) -> Vec<Located> {
     // `map[i]`: the byte offset in `text` of byte `i` of the collapsed text (one past the end last).
     let mut squashed = String::with_capacity(text.len());
     let mut map: Vec<usize> = Vec::with_capacity(text.len() + 1);
     let mut pending_space = None;
     for (i, c) in text.char_indices() {
-        if c.is_whitespace() {
+        if c.is_whitespace() || (i == 0 && c == lexbench_core::text::BOM) {
             if !squashed.is_empty() && pending_space.is_none() {
                 pending_space = Some(i);
             }
@@ -444,12 +514,26 @@ pub fn extract_text(text: &str) -> Vec<Located> {
             map[squashed_end - last] + last
         }
     };
+    // Lines are counted from the previous citation on ([`extract`] returns them in text order), so
+    // the count costs one pass over the text, not one per citation.
+    let (mut line, mut counted) = (1, 0);
     extract(&squashed)
         .into_iter()
         .map(|mut f| {
             f.start = map.get(f.start).copied().unwrap_or(text.len());
             f.end = end_of(f.end);
-            let line = 1 + text[..f.start].matches('\n').count();
+            if f.start >= counted {
+                line += text.as_bytes()[counted..f.start]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
+            } else {
+                line -= text.as_bytes()[f.start..counted]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
+            }
+            counted = f.start;
             Located { found: f, line }
         })
         .collect()
@@ -459,6 +543,8 @@ pub fn extract_text(text: &str) -> Vec<Located> {
 fn printed(text: &str) -> Vec<Found> {
     let mut out: Vec<Found> = Vec::new();
     let mut cursor = 0;
+    // The last non-ibid citation so far (what an `ibid.` refers to), kept rather than searched for.
+    let mut antecedent = None;
     // Candidate starts: every ` v. ` and every `ibid`, in text order.
     let mut anchors: Vec<(usize, bool)> = V_ANCHOR.find_iter(text).map(|m| (m.start(), false)).collect();
     anchors.extend(IBID.find_iter(text).map(|m| (m.start(), true)));
@@ -468,12 +554,15 @@ fn printed(text: &str) -> Vec<Found> {
             continue;
         }
         let found = if ibid {
-            ibid_at(text, at, &out)
+            ibid_at(text, at, antecedent.map(|i: usize| &out[i].citation))
         } else {
             case_at(text, at)
         };
         if let Some(f) = found {
             cursor = f.end;
+            if !f.is_ibid() {
+                antecedent = Some(out.len());
+            }
             out.push(f);
         }
     }
@@ -558,14 +647,21 @@ fn case_at(text: &str, anchor: usize) -> Option<Found> {
         p += c[0].len();
     }
     let mut paragraphs = Vec::new();
+    let mut unreadable_pinpoint = false;
     if let Some(m) = SECTION.find(&text[p..]) {
-        let (nums, used) = paragraph_list(&text[p + m.end()..]);
-        if !nums.is_empty() {
-            paragraphs = nums;
-            p += m.end() + used;
+        let pin = pinpoint(&text[p + m.end()..]);
+        if !pin.paragraphs.is_empty() || pin.unreadable {
+            paragraphs = pin.paragraphs;
+            unreadable_pinpoint = pin.unreadable;
+            p += m.end() + pin.used;
         }
     }
-    if year.is_none() && paragraphs.is_empty() && !flags.grand_chamber && !flags.decision && !flags.commission
+    if year.is_none()
+        && paragraphs.is_empty()
+        && !unreadable_pinpoint
+        && !flags.grand_chamber
+        && !flags.decision
+        && !flags.commission
     {
         return None;
     }
@@ -573,6 +669,7 @@ fn case_at(text: &str, anchor: usize) -> Option<Found> {
     let end = start + raw.len();
     Some(Found {
         case_level_only: paragraphs.is_empty(),
+        unreadable_pinpoint,
         citation: Citation {
             raw,
             case_name: name,
@@ -588,20 +685,23 @@ fn case_at(text: &str, anchor: usize) -> Option<Found> {
     })
 }
 
-fn ibid_at(text: &str, at: usize, before: &[Found]) -> Option<Found> {
+/// An `ibid.` at `at`, referring to `antecedent` (the previous non-ibid citation, if any).
+fn ibid_at(text: &str, at: usize, antecedent: Option<&Citation>) -> Option<Found> {
     let m = IBID.find(&text[at..])?;
     let mut p = at + m.end();
     let mut paragraphs = Vec::new();
+    let mut unreadable_pinpoint = false;
     if let Some(s) = SECTION.find(&text[p..]) {
-        let (nums, used) = paragraph_list(&text[p + s.end()..]);
-        if !nums.is_empty() {
-            paragraphs = nums;
-            p += s.end() + used;
+        let pin = pinpoint(&text[p + s.end()..]);
+        if !pin.paragraphs.is_empty() || pin.unreadable {
+            paragraphs = pin.paragraphs;
+            unreadable_pinpoint = pin.unreadable;
+            p += s.end() + pin.used;
         }
     }
-    let antecedent = before.iter().rev().find(|f| !f.is_ibid()).map(|f| &f.citation);
     Some(Found {
         case_level_only: paragraphs.is_empty(),
+        unreadable_pinpoint,
         citation: Citation {
             raw: text[at..p].to_owned(),
             case_name: antecedent.map(|c| c.case_name.clone()).unwrap_or_default(),
@@ -677,28 +777,81 @@ fn sentence_starts(text: &str) -> Vec<usize> {
     out
 }
 
-/// The byte offset of the parenthesis open at `pos` within its sentence, if any.
-fn open_paren(text: &str, sentence_start: usize, pos: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (i, c) in text[sentence_start..pos].char_indices().rev() {
-        match c {
-            ')' => depth += 1,
-            '(' if depth == 0 => return Some(sentence_start + i),
-            '(' => depth -= 1,
-            _ => {}
-        }
+/// The sentence holding `pos`: the last of `starts` (in text order) at or before it, else 0.
+fn sentence_of(starts: &[usize], pos: usize) -> usize {
+    match starts.partition_point(|&b| b <= pos) {
+        0 => 0,
+        i => starts[i - 1],
     }
-    None
+}
+
+/// The byte offset of the parenthesis open at a position within its sentence, if any, for
+/// positions met in text order: the parentheses still open are kept from one call to the next (and
+/// dropped when the sentence changes), in one pass over the text instead of a scan back to the
+/// sentence's start per call, which made a long sentence with many cases (a list of cited cases)
+/// quadratic.
+#[derive(Default)]
+struct OpenParens {
+    sentence: usize,
+    scanned: usize,
+    open: Vec<usize>,
+}
+
+impl OpenParens {
+    fn at(&mut self, text: &str, sentence: usize, pos: usize) -> Option<usize> {
+        if sentence != self.sentence || pos < self.scanned || self.scanned < sentence {
+            // Another sentence (or, never in text order, a step back): start again from its start.
+            *self = OpenParens {
+                sentence,
+                scanned: sentence,
+                open: Vec::new(),
+            };
+        }
+        // Parentheses are ASCII, so bytes are characters here; a `)` closes the innermost open `(`
+        // (one with none open is ignored).
+        for (i, b) in text.as_bytes()[self.scanned..pos].iter().enumerate() {
+            match b {
+                b'(' => self.open.push(self.scanned + i),
+                b')' => {
+                    self.open.pop();
+                }
+                _ => {}
+            }
+        }
+        self.scanned = pos;
+        self.open.last().copied()
+    }
+}
+
+/// Are the offsets `key` gives non-decreasing through `items`? The one-pass lookups below rely on
+/// it (it holds for what [`printed`] and [`mentions`] return: each starts where the one before
+/// ended); where it does not, they search as before.
+fn in_order<T>(items: &[T], key: impl Fn(&T) -> usize) -> bool {
+    items.windows(2).all(|w| key(&w[0]) <= key(&w[1]))
 }
 
 fn mentions(text: &str, found: &[Found], starts: &[usize]) -> Vec<Mention> {
     let mut out: Vec<Mention> = Vec::new();
+    // The printed case citation holding an anchor: the cases' starts and ends increase (a name never
+    // reaches back over an earlier ` v. `), so the first one ending after the anchor is the only
+    // candidate, and a pointer that only moves forward finds it.
+    let cases: Vec<&Found> = found.iter().filter(|f| !f.is_ibid()).collect();
+    let sorted = in_order(&cases, |f| f.start) && in_order(&cases, |f| f.end);
+    let mut next_case = 0;
+    let mut parens = OpenParens::default();
     for m in V_ANCHOR.find_iter(text) {
         let at = m.start();
         if out.last().is_some_and(|p| at < p.end) {
             continue;
         }
-        let printed = found.iter().find(|f| !f.is_ibid() && f.start <= at && at < f.end);
+        let printed = if sorted {
+            while cases.get(next_case).is_some_and(|f| f.end <= at) {
+                next_case += 1;
+            }
+            cases.get(next_case).copied().filter(|f| f.start <= at)
+        } else {
+            cases.iter().copied().find(|f| f.start <= at && at < f.end)
+        };
         let (start, end, name, year, flags, pinpoint) = match printed {
             Some(f) => (
                 f.start,
@@ -715,8 +868,9 @@ fn mentions(text: &str, found: &[Found], starts: &[usize]) -> Vec<Mention> {
                 (start, end, name, None, flags, false)
             }
         };
-        let sentence = starts.iter().rev().find(|&&b| b <= start).copied().unwrap_or(0);
-        let supporting = open_paren(text, sentence, start)
+        let sentence = sentence_of(starts, start);
+        let supporting = parens
+            .at(text, sentence, start)
             .is_some_and(|open| pinpoint || !text[open + 1..start].trim().is_empty());
         out.push(Mention {
             end,
@@ -742,10 +896,30 @@ fn applicant_starts_with(name: &str, short: &str) -> bool {
 fn bare_pinpoints(text: &str, found: &[Found]) -> Vec<Found> {
     let starts = sentence_starts(text);
     let named = mentions(text, found, &starts);
+    // Bare pinpoints come in text order, and the ends of `found` and of `named` do not decrease, so
+    // each lookup below moves a pointer forward instead of searching the whole list (which made the
+    // reader quadratic in the length of the text).
+    let found_sorted = in_order(found, |f| f.end);
+    // The smallest start of `found[i..]`: does a citation ending after `open` start before it?
+    let mut min_start_from = vec![usize::MAX; found.len() + 1];
+    for (i, f) in found.iter().enumerate().rev() {
+        min_start_from[i] = min_start_from[i + 1].min(f.start);
+    }
+    let mut next_found = 0;
+    let named_sorted = in_order(&named, |c| c.end);
+    let (mut named_seen, mut last_antecedent) = (0, None);
     let mut out = Vec::new();
     for m in BARE.find_iter(text) {
         let open = m.start();
-        if found.iter().any(|f| f.start <= open + 1 && open < f.end) {
+        let inside_printed = if found_sorted {
+            while found.get(next_found).is_some_and(|f| f.end <= open) {
+                next_found += 1;
+            }
+            min_start_from[next_found] <= open + 1
+        } else {
+            found.iter().any(|f| f.start <= open + 1 && open < f.end)
+        };
+        if inside_printed {
             continue;
         }
         let (paragraphs, used) = paragraph_list(&text[m.end()..]);
@@ -753,12 +927,23 @@ fn bare_pinpoints(text: &str, found: &[Found]) -> Vec<Found> {
         if paragraphs.is_empty() || !BARE_CLOSE.is_match(&text[close..]) {
             continue;
         }
-        let Some(mut antecedent) = named.iter().rev().find(|c| c.end <= open && c.antecedent) else {
+        let antecedent = if named_sorted {
+            while named.get(named_seen).is_some_and(|c| c.end <= open) {
+                if named[named_seen].antecedent {
+                    last_antecedent = Some(&named[named_seen]);
+                }
+                named_seen += 1;
+            }
+            last_antecedent
+        } else {
+            named.iter().rev().find(|c| c.end <= open && c.antecedent)
+        };
+        let Some(mut antecedent) = antecedent else {
             continue;
         };
         // A short name in an earlier sentence is a comparison in passing (`As in the Al-Skeini
         // judgment, …`); only one in the pinpoint's own sentence names its case.
-        let sentence = starts.iter().rev().find(|&&b| b <= open).copied().unwrap_or(0);
+        let sentence = sentence_of(&starts, open);
         let from = antecedent.end.max(sentence);
         if let Some(short) = SHORT_REF
             .captures_iter(&text[from..open])
@@ -772,7 +957,8 @@ fn bare_pinpoints(text: &str, found: &[Found]) -> Vec<Found> {
                 None => continue,
             }
         }
-        let later = starts.iter().any(|&b| b > antecedent.end && b <= open);
+        // A sentence starts in (antecedent.end, open].
+        let later = starts.partition_point(|&b| b <= open) > starts.partition_point(|&b| b <= antecedent.end);
         let read = if later {
             ReadKind::PreviousSentence
         } else if antecedent.end <= open && text[antecedent.end..open].trim().is_empty() {
@@ -795,6 +981,7 @@ fn bare_pinpoints(text: &str, found: &[Found]) -> Vec<Found> {
             start: open + 1,
             end: close,
             case_level_only: false,
+            unreadable_pinpoint: false,
         });
     }
     out
@@ -1126,6 +1313,94 @@ mod tests {
         );
         assert_eq!(all[0].citation.case_name, "Osman v. the United Kingdom");
         assert_eq!(all[1].citation.case_name, "Branko Tomašić and Others v. Croatia");
+    }
+
+    /// Issue 29, item 8: `lexbench parse citations` on a file saved with a byte-order mark lost its
+    /// first citation (the mark glued onto the first word of the case name).
+    #[test]
+    fn a_leading_byte_order_mark_is_not_text() {
+        let text = "\u{feff}Assanidze v. Georgia [GC], 2004, §§ 146-147. Then (ibid., § 149).";
+        let got = extract_text(text);
+        assert_eq!(got.len(), 2, "{got:#?}");
+        let f = &got[0].found;
+        assert_eq!(f.citation.case_name, "Assanidze v. Georgia");
+        assert_eq!(f.citation.paragraphs, [146, 147]);
+        // Offsets count the mark's three bytes: they are offsets in the input as given.
+        assert_eq!(f.start, 3);
+        assert_eq!(
+            &text[f.start..f.end],
+            "Assanidze v. Georgia [GC], 2004, §§ 146-147"
+        );
+        assert_eq!(got[1].found.citation.case_name, "Assanidze v. Georgia");
+        // Only at the start: elsewhere U+FEFF is left alone, as the other readers do.
+        assert_eq!(extract_text("\u{feff}").len(), 0);
+    }
+
+    /// Issue 29, item 9: numbers were cut to four digits (`§ 12345` → 1234, `§§ 1-999999999` →
+    /// 1, 9999). Now a number is read whole; outside 1..=9999, or in a range that does not go up or
+    /// spans more than 500 paragraphs, the pinpoint is unreadable: the citation keeps its case, year
+    /// and flags and the pinpoint in `raw`, gets no paragraphs, and is marked.
+    #[test]
+    fn numbers_are_read_whole_and_out_of_range_pinpoints_give_no_paragraphs() {
+        for (pin, raw_pin) in [
+            ("§ 12345", "§ 12345"),
+            ("§§ 1-999999999", "§§ 1-999999999"),
+            ("§§ 12, 13 and 12345", "§§ 12, 13 and 12345"),
+            ("§§ 40-30", "§§ 40-30"),
+            ("§§ 1-600", "§§ 1-600"),
+            ("§ 0", "§ 0"),
+            ("§ 99999999999999999999999", "§ 99999999999999999999999"),
+        ] {
+            let f = one(&format!("(Smith v. Malta [GC], 2001, {pin}). Then"));
+            assert!(f.unreadable_pinpoint && f.case_level_only, "{pin}: {f:#?}");
+            assert!(f.citation.paragraphs.is_empty(), "{pin}: {f:#?}");
+            assert_eq!(f.citation.raw, format!("Smith v. Malta [GC], 2001, {raw_pin}"));
+            assert_eq!(f.citation.year, Some(2001));
+            assert!(f.citation.flags.grand_chamber);
+        }
+        // The limits themselves are readable.
+        assert_eq!(paragraph_list("9999").0, [9999]);
+        assert_eq!(paragraph_list("1-501").0.len(), 501);
+        assert!(pinpoint("1-502").unreadable);
+        assert!(pinpoint("10000").unreadable);
+        assert_eq!(pinpoint("10000, 3").used, "10000, 3".len());
+        // Abbreviated ranges are unchanged; one whose end stays below its start is unreadable.
+        assert_eq!(paragraph_list("243-44").0, [243, 244]);
+        assert!(pinpoint("243-41").unreadable);
+        // A case with no year or flag but an unreadable pinpoint is still a citation.
+        let f = one("(Smith v. Malta, § 12345)");
+        assert!(f.unreadable_pinpoint && f.citation.paragraphs.is_empty());
+        // `ibid.` with an unreadable pinpoint keeps its antecedent, without paragraphs.
+        let all = extract("(Smith v. Malta, 2001, § 3). Then (ibid., § 12345).");
+        assert_eq!(all[1].citation.case_name, "Smith v. Malta");
+        assert!(all[1].unreadable_pinpoint && all[1].citation.paragraphs.is_empty());
+        // A bare pinpoint that cannot be read is no citation.
+        let all = extract("In Smith v. Malta, 2001, the Court held … (§§ 1-999999999).");
+        assert!(all.iter().all(|f| f.citation.paragraphs.is_empty()), "{all:#?}");
+        // The guide parser warns, naming the citation.
+        let text = "Guide on Article 9 of the Convention – Freedom\n\u{c}Guide on Article 9 of the Convention – Freedom\nTable of contents\nI.  Scope ........ 3\n\u{c}Guide on Article 9 of the Convention – Freedom\nI.  Scope\n2.  More (Z v. W [GC], 2010, § 12345).\n";
+        let id = lexbench_core::ids::GuideId::new("guide_art_9_eng").unwrap();
+        let g = crate::guide::parse_text("demo.txt", id, text).unwrap();
+        assert!(g.queries[0].citations[0].paragraphs.is_empty());
+        assert!(g.details[0].citations[0].unreadable_pinpoint);
+        let w: Vec<&str> = g.guide.warnings.iter().map(|w| w.code.as_str()).collect();
+        assert!(w.contains(&"unreadable_pinpoint"), "{w:?}");
+    }
+
+    /// Issue 29, item 16: lines are counted in one pass, not once per citation from the start of
+    /// the text (which made `parse citations` quadratic); they are the same lines as before. The
+    /// growth with the input is in `benches/guide.rs` (`scaling`), not in a timed test.
+    #[test]
+    fn lines_counted_in_one_pass_are_the_lines() {
+        let text =
+            std::fs::read_to_string(lexbench_core::testing::fixture("guides/text/guide_art_1_eng.txt"))
+                .unwrap();
+        let text = text.repeat(2);
+        let got = extract_text(&text);
+        assert!(got.len() > 800, "{}", got.len());
+        for l in &got {
+            assert_eq!(l.line, 1 + text[..l.found.start].matches('\n').count());
+        }
     }
 
     #[test]

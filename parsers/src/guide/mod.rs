@@ -80,6 +80,10 @@ pub struct CitationDetail {
     pub read: ReadKind,
     /// No paragraph numbers.
     pub case_level_only: bool,
+    /// A pinpoint was printed but cannot be read (`§ 12345`, `§§ 1-999999999`): no paragraphs, and
+    /// an `unreadable_pinpoint` warning on the guide ([`citation::pinpoint`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unreadable_pinpoint: bool,
     /// How resolution went, once [`resolve::resolve_guide`] ran.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resolution: Option<resolve::Outcome>,
@@ -298,6 +302,19 @@ fn build(
         }
         let qid = QueryId::new(format!("{}-{:03}", id, k + 1)).map_err(|e| invalid(e.to_string()))?;
         let found = citation::extract(&text);
+        for f in found.iter().filter(|f| f.unreadable_pinpoint) {
+            warnings.push(Warning {
+                code: "unreadable_pinpoint".into(),
+                message: format!(
+                    "“{}” under “{}”: the pinpoint has a paragraph number outside 1–{} or a range that does not go up or spans more than {} paragraphs; the citation is kept without paragraphs",
+                    f.citation.raw,
+                    h.title,
+                    citation::MAX_PARAGRAPH,
+                    citation::MAX_RANGE
+                ),
+                at: h.body_page.map(|p| format!("page {p}")),
+            });
+        }
         queries.push(GuideQuery {
             id: qid.clone(),
             guide: id.clone(),
@@ -316,6 +333,7 @@ fn build(
                     end: f.end,
                     read: f.read(),
                     case_level_only: f.case_level_only,
+                    unreadable_pinpoint: f.unreadable_pinpoint,
                     resolution: None,
                 })
                 .collect(),

@@ -233,21 +233,33 @@ pub struct Leveled {
 /// sibling reading wins (`h.` → `i.` is a letter); when neither does, the roman reading wins for
 /// multi-letter numbers and `i`/`I`, the letter reading otherwise.
 pub fn assign_levels(items: &[(Option<&str>, &str)]) -> Vec<Leveled> {
-    let mut stack: Vec<(Kind, u32)> = Vec::new();
-    let mut out = Vec::with_capacity(items.len());
-    for (number, title) in items {
+    let mut leveler = Leveler::default();
+    items.iter().map(|(number, _)| leveler.push(*number)).collect()
+}
+
+/// [`assign_levels`] one heading at a time: the stack of open headings (kind, value) between calls.
+/// Each kind is open at most once, so the stack is a few entries deep and a step costs the same
+/// however many headings came before (the body's heading inference levels each candidate against
+/// all the headings before it).
+#[derive(Debug, Clone, Default)]
+pub struct Leveler {
+    stack: Vec<(Kind, u32)>,
+}
+
+impl Leveler {
+    /// Levels the next heading (`None`: unnumbered).
+    pub fn push(&mut self, number: Option<&str>) -> Leveled {
+        let stack = &mut self.stack;
         let Some(number) = number else {
             // Unnumbered: front/back matter resets; anything else is taken as a level-1 heading too
             // (callers warn about it).
-            let _ = title;
             stack.clear();
             stack.push((Kind::None, 0));
-            out.push(Leveled {
+            return Leveled {
                 kind: Kind::None,
                 value: 0,
                 level: 1,
-            });
-            continue;
+            };
         };
         let rs = readings(number);
         let continues = |k: Kind, v: u32| -> (bool, bool) {
@@ -272,7 +284,7 @@ pub fn assign_levels(items: &[(Option<&str>, &str)]) -> Vec<Leveled> {
             } else if let Some((r, _)) = scored.iter().find(|(_, (_, child))| *child) {
                 *r
             } else {
-                let roman_first = number.len() > 1 || *number == "i" || *number == "I";
+                let roman_first = number.len() > 1 || number == "i" || number == "I";
                 *rs.iter()
                     .find(|(k, _)| matches!(k, Kind::Roman | Kind::LowerRoman) == roman_first)
                     .unwrap_or(&rs[0])
@@ -286,13 +298,12 @@ pub fn assign_levels(items: &[(Option<&str>, &str)]) -> Vec<Leveled> {
             stack.truncate(pos);
         }
         stack.push((kind, value));
-        out.push(Leveled {
+        Leveled {
             kind,
             value,
             level: stack.len() as u8,
-        });
+        }
     }
-    out
 }
 
 #[cfg(test)]
