@@ -232,8 +232,16 @@ pub fn sweep(
 /// selected model.
 pub fn train_experiment(data: &DataDir, request: &TrainRequest, device: &Device) -> Result<TrainReport> {
     let mut cfg = load_config(request)?;
-    check_splits(data, &cfg, &request.run, &request.config)?;
+    if request.sweep && cfg.lr_sweep.is_empty() && cfg.sweep.is_empty() {
+        bail!(
+            "{}: --sweep needs lr_sweep or a [sweep] grid in the config",
+            request.config.display()
+        );
+    }
+    // What the experiment reads, checked in order, before any weights are loaded: the
+    // configuration, the base model's config.json, the dataset's splits.
     check_base(&cfg, &request.config)?;
+    check_splits(data, &cfg, &request.run, &request.config)?;
     let opts = TrainOptions {
         progress: !request.quiet,
         restart: request.restart,
@@ -244,12 +252,6 @@ pub fn train_experiment(data: &DataDir, request: &TrainRequest, device: &Device)
         .clone()
         .unwrap_or_else(|| data.models().join(&cfg.name));
     let (trained, selected) = if request.sweep {
-        if cfg.lr_sweep.is_empty() && cfg.sweep.is_empty() {
-            bail!(
-                "{}: --sweep needs lr_sweep or a [sweep] grid in the config",
-                request.config.display()
-            );
-        }
         let (trained, best) =
             sweep(&cfg, data, &root, device, &opts).with_context(|| request.config.display().to_string())?;
         if let Some(p) = &trained[best].point {
@@ -456,7 +458,7 @@ mod tests {
     //! What `lexbench train` checks before any model is loaded: `--lr` and `--epochs` out of range
     //! (a negative rate included) are refused naming the flag; a split the dataset lacks (validation,
     //! or one `--run` ranks) is refused naming the dataset's splits; a dataset that is not built is
-    //! named. None of these needs the base model, which the test does not have.
+    //! named. None of these reads the base model, which the test does not have.
     use lexbench_core::testing::TinyDataset;
 
     use super::*;
@@ -570,7 +572,7 @@ measure = "R@10"
             let e = check(&cfg, run).expect_err("refused");
             assert!(e.contains(want) && e.starts_with("flags.toml: "), "{e}");
         }
-        // The base model folder is checked after the splits, before any weights are read.
+        // The base model folder (checked before the splits, before any weights are read).
         let e = format!(
             "{:#}",
             check_base(&good, Path::new("flags.toml")).expect_err("no model")
