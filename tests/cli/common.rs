@@ -5,10 +5,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 
+/// The binary under test: the one cargo built for these tests, or the one `LEXBENCH_TEST_BIN` names
+/// (to run the suite against another build, e.g. an older revision, to see a regression test fail
+/// there).
+pub fn bin() -> PathBuf {
+    std::env::var_os("LEXBENCH_TEST_BIN")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_lexbench")), PathBuf::from)
+}
+
 /// `lexbench --data DATA ARGS…`, with the caller's `RUST_LOG` and `LEXBENCH_DATA` removed and the
 /// git revision fixed (`LEXBENCH_GIT_REV=test-revision`), so sidecars do not depend on the checkout.
 pub fn lexbench(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexbench"))
+    Command::new(bin())
         .arg("--data")
         .arg(data)
         .args(args)
@@ -23,7 +31,7 @@ pub fn lexbench(data: &Path, args: &[&str]) -> Output {
 /// kill it or run several at once. Its stdout is discarded, its stderr piped (read it with
 /// `wait_with_output`).
 pub fn lexbench_spawn(data: &Path, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_lexbench"))
+    Command::new(bin())
         .arg("--data")
         .arg(data)
         .args(args)
@@ -38,7 +46,7 @@ pub fn lexbench_spawn(data: &Path, args: &[&str]) -> Child {
 
 /// `lexbench ARGS…` for commands that use no data directory (`eval`, `parse judgment|guide`).
 pub fn lexbench_no_data(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexbench"))
+    Command::new(bin())
         .args(args)
         .env_remove("RUST_LOG")
         .env_remove("LEXBENCH_DATA")

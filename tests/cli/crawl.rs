@@ -22,7 +22,7 @@ fn scratch(name: &str) -> PathBuf {
 /// Runs the binary off the async workers, so the in-process server keeps answering meanwhile.
 async fn lexbench(args: Vec<String>) -> Output {
     tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_lexbench"))
+        std::process::Command::new(crate::common::bin())
             .args(args)
             .env_remove("RUST_LOG")
             .output()
@@ -146,7 +146,7 @@ async fn crawl_reports_failures_and_bad_input() {
 /// test fails instead of hanging (a bad base URL used to be retried for 52 s).
 fn lexbench_within(secs: u64, args: &[&str]) -> Output {
     use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lexbench"))
+    let mut child = Command::new(crate::common::bin())
         .args(args)
         .env_remove("RUST_LOG")
         .stdout(Stdio::piped())

@@ -1479,7 +1479,7 @@ fn standard_output_on_a_full_device() {
             "full",
         ],
     ] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_lexbench"))
+        let out = std::process::Command::new(crate::common::bin())
             .arg("--data")
             .arg(&data)
             .args(&args)
@@ -1518,7 +1518,7 @@ fn a_read_only_data_directory_with_a_leftover_serves_reads() {
     let script = format!(
         "mount --bind -o ro {0} {0} && exec {1} --data {0} stats ecthr",
         s(&data),
-        env!("CARGO_BIN_EXE_lexbench")
+        crate::common::bin().display()
     );
     let out = std::process::Command::new("unshare")
         .args(["-m", "--propagation", "private", "sh", "-c", &script])
@@ -1535,5 +1535,209 @@ fn a_read_only_data_directory_with_a_leftover_serves_reads() {
     let out = lexbench(&data, &["stats", "ecthr"]);
     assert!(out.status.success());
     assert!(!data.join(&tmp).exists());
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// The second probe's training and ranking settings (issue 29, items 17 and 20): bad values in a
+/// train configuration, on `--set` and on flags are refused before any model is loaded, each named
+/// with the allowed range; negative numbers are read as values, not taken for flags.
+#[test]
+fn second_probe_training_settings() {
+    let root = scratch("probe2-train");
+    let data = root.join("data");
+    sample_data(&data);
+    let tiny = root.join("tiny");
+    tiny_bert(&tiny);
+    let tiny = s(&tiny);
+    let preset = Path::new(env!("CARGO_MANIFEST_DIR")).join("baselines/configs/ecthr/cpu");
+    let dpr = s(&preset.join("dpr.toml"));
+    let lora = s(&preset.join("dpr-lora.toml"));
+    // A copy of `from` with the line starting with `key =` replaced by `line` (or `line` added after
+    // the `seed` line when no line has the key).
+    let bad = |name: &str, from: &str, key: &str, line: &str| -> String {
+        let text = std::fs::read_to_string(from).unwrap();
+        let mut found = false;
+        let mut out = String::new();
+        for l in text.lines() {
+            if l.trim_start().starts_with(&format!("{key} =")) && !found {
+                found = true;
+                out.push_str(line);
+            } else {
+                out.push_str(l);
+                if !found && key == "lr_sweep" && l.starts_with("seed =") {
+                    out.push('\n');
+                    out.push_str(line);
+                    found = true;
+                }
+            }
+            out.push('\n');
+        }
+        assert!(found, "{key} in {from}");
+        write(&root.join(name), out)
+    };
+    let mut cases = Vec::new();
+    for (label, file, needles) in [
+        (
+            "lr = inf",
+            bad("lr-inf.toml", &dpr, "lr", "lr = inf"),
+            vec!["optim.lr = inf: must be a finite number > 0"],
+        ),
+        (
+            "lr = nan",
+            bad("lr-nan.toml", &dpr, "lr", "lr = nan"),
+            vec!["optim.lr = NaN"],
+        ),
+        (
+            "max_grad_norm = nan",
+            bad("norm.toml", &dpr, "max_grad_norm", "max_grad_norm = nan"),
+            vec!["schedule.max_grad_norm = NaN: must be a finite number ≥ 0"],
+        ),
+        (
+            "max_query_len = 4e9",
+            bad("len-float.toml", &dpr, "max_query_len", "max_query_len = 4e9"),
+            vec!["data.max_query_len = 4e9", "expected usize"],
+        ),
+        (
+            "max_query_len = 4000000000",
+            bad("len.toml", &dpr, "max_query_len", "max_query_len = 4000000000"),
+            vec!["data.max_query_len = 4000000000: must be an integer from 4 to 8192"],
+        ),
+        (
+            "measure = \"P@0\"",
+            bad("p0.toml", &dpr, "measure", "measure = \"P@0\""),
+            vec!["eval.measure = \"P@0\""],
+        ),
+        (
+            "lr_sweep with NaN",
+            bad("sweep.toml", &dpr, "lr_sweep", "lr_sweep = [1e-5, nan]"),
+            vec!["lr_sweep[1] = NaN"],
+        ),
+        (
+            "LoRA alpha = nan",
+            bad(
+                "alpha.toml",
+                &lora,
+                "lora",
+                "lora = { rank = 8, alpha = nan, targets = [\"query\", \"value\"] }",
+            ),
+            vec!["peft.lora.alpha = NaN: must be a finite number > 0"],
+        ),
+    ] {
+        let mut needles = needles;
+        needles.push(file.as_str());
+        cases.push(Case::new(
+            format!("train: {label}"),
+            Some(&data),
+            &["train", &file],
+            fails(2, &needles),
+        ));
+    }
+    for (label, args, needle) in [
+        (
+            "--lr -1",
+            vec!["train", dpr.as_str(), "--lr", "-1"],
+            "--lr -1: must be a finite number > 0",
+        ),
+        (
+            "--lr -inf",
+            vec!["train", &dpr, "--lr", "-inf"],
+            "--lr -inf: must be a finite number > 0",
+        ),
+        (
+            "--epochs -1",
+            vec!["train", &dpr, "--epochs", "-1"],
+            "must be an integer from 1 to 1000",
+        ),
+        (
+            "--set optim.lr=-1",
+            vec!["train", &dpr, "--set", "optim.lr=-1"],
+            "optim.lr = -1: must be a finite number > 0",
+        ),
+        (
+            "--set data.max_query_len=4e9",
+            vec!["train", &dpr, "--set", "data.max_query_len=4e9"],
+            "expected usize",
+        ),
+        (
+            "--run nope",
+            vec![
+                "train",
+                &dpr,
+                "--base",
+                &tiny,
+                "--set",
+                "data.max_doc_len=32",
+                "--run",
+                "nope",
+            ],
+            "dataset ecthr has no split \"nope\"",
+        ),
+        (
+            "val_split nope",
+            vec![
+                "train",
+                &dpr,
+                "--base",
+                &tiny,
+                "--set",
+                "data.max_doc_len=32",
+                "--set",
+                "data.max_query_len=16",
+                "--set",
+                "data.val_split=nope",
+            ],
+            "data.val_split = \"nope\": dataset ecthr has no split",
+        ),
+        (
+            "a length beyond the model's positions",
+            vec![
+                "train",
+                &dpr,
+                "--base",
+                &tiny,
+                "--set",
+                "data.max_doc_len=128",
+                "--set",
+                "data.max_query_len=100",
+            ],
+            "data.max_query_len = 100: must be at most 64",
+        ),
+        (
+            "run bm25 --k1 -1",
+            vec![
+                "run",
+                "bm25",
+                "--dataset",
+                "ecthr",
+                "--split",
+                "test",
+                "--k1",
+                "-1",
+            ],
+            "k1 must be a finite number ≥ 0, got -1",
+        ),
+        (
+            "run random --seed -1",
+            vec![
+                "run",
+                "random",
+                "--dataset",
+                "ecthr",
+                "--split",
+                "test",
+                "--seed",
+                "-1",
+            ],
+            "must be a whole number ≥ 0",
+        ),
+    ] {
+        cases.push(Case::new(
+            format!("{label}"),
+            Some(&data),
+            &args,
+            fails(2, &[needle]),
+        ));
+    }
+    run_table("second probe (issue 29): training and ranking settings", &cases);
     let _ = std::fs::remove_dir_all(&root);
 }

@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 use lexbench_baselines::encoder::BertConfig;
 
 fn encode(model: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lexbench"))
+    Command::new(crate::common::bin())
         .args(["encode", "--model"])
         .arg(model)
         .arg("some text")

@@ -163,7 +163,7 @@ fn bad_input_names_the_file() {
 /// `lexbench parse citations` with `input` on standard input.
 fn citations_stdin(input: &[u8], extra: &[&str]) -> Output {
     use std::io::Write;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lexbench"))
+    let mut child = std::process::Command::new(crate::common::bin())
         .args(["parse", "citations"])
         .args(extra)
         .env_remove("RUST_LOG")

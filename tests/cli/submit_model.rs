@@ -227,7 +227,7 @@ fn minilm_submitted_as_a_model_is_verified_on_every_split_and_rechecked() {
 
 /// `submit --model` of the tiny BERT on the sample, with `extra` arguments and environment.
 fn submit_tiny(data: &Path, model: &Path, card: &Path, env: Option<&str>) -> Output {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_lexbench"));
+    let mut cmd = std::process::Command::new(crate::common::bin());
     cmd.arg("--data")
         .arg(data)
         .args(["submit", "--model"])
