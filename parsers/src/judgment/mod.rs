@@ -21,6 +21,7 @@
 pub mod docx;
 pub mod html;
 pub mod segment;
+pub mod segmented;
 pub mod text;
 
 use lexbench_core::{ItemId, Judgment, Warning};
