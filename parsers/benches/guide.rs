@@ -12,6 +12,9 @@
 //! lines) and `scaling/parse_text/N` (the whole guide parser on a guide whose table of contents has
 //! one entry and whose body is those N lines under that one heading, page breaks and the table of
 //! contents taken out: one long section for the citation reader), for N = 10k, 20k and 40k.
+//! `scaling/headings/N` is the guide parser on N lines of numbered headings without a table of
+//! contents (`I.`, `A.`, `a.`–`z.`, `B.`, …, `II.`: a heading every other line, all inferred from
+//! numbering).
 //! Linear code takes twice as long for twice the lines.
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
@@ -137,7 +140,68 @@ fn scaling(c: &mut Criterion) {
             })
         });
     }
+    for n in [10_000, 20_000, 40_000] {
+        let text = headings(n);
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(format!("headings/{}k", n / 1000), |b| {
+            b.iter(|| {
+                guide::parse_text("headings", id.clone(), black_box(&text))
+                    .expect("parses")
+                    .queries
+                    .len()
+            })
+        });
+    }
     g.finish();
+}
+
+/// `n` lines of a guide without a table of contents: `I.  Part 1`, `A.  Chapter A`, `a.  Section a`
+/// … `z.`, `B.` …, `II.` …, each heading followed by a blank line (so each is a heading block).
+fn headings(n: usize) -> String {
+    fn roman(mut v: u32) -> String {
+        let mut s = String::new();
+        for (w, r) in [
+            (100, "C"),
+            (90, "XC"),
+            (50, "L"),
+            (40, "XL"),
+            (10, "X"),
+            (9, "IX"),
+            (5, "V"),
+            (4, "IV"),
+            (1, "I"),
+        ] {
+            while v >= w {
+                s.push_str(r);
+                v -= w;
+            }
+        }
+        s
+    }
+    let mut text = String::from("Guide\n\u{c}");
+    let mut lines = 0;
+    let mut push = |text: &mut String, line: String| {
+        text.push_str(&line);
+        text.push_str("\n\n");
+        lines += 2;
+        lines >= n
+    };
+    for part in 1..=399 {
+        if push(&mut text, format!("{}.  Part {part}", roman(part))) {
+            break;
+        }
+        for c in 'A'..='Z' {
+            if push(&mut text, format!("{c}.  Chapter {c}")) {
+                return text;
+            }
+            for s in 'a'..='z' {
+                if push(&mut text, format!("{s}.  Section {s}")) {
+                    return text;
+                }
+            }
+        }
+    }
+    text
 }
 
 criterion_group!(guide_benches, benches, scaling);
