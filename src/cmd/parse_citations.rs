@@ -37,6 +37,10 @@ struct Line<'a> {
     paragraphs: &'a [u32],
     kind: ReadKind,
     case_level_only: bool,
+    /// The pinpoint was printed but could not be read (a number outside 1..=9999, a range going down
+    /// or spanning more than 500): no paragraphs, never invented ones.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    unreadable_pinpoint: bool,
     start: usize,
     end: usize,
     line: usize,
@@ -93,6 +97,7 @@ pub fn cmd_parse_citations(args: &ParseCitationsArgs, format: RecordFormat) -> R
                 paragraphs: &c.paragraphs,
                 kind: c.read,
                 case_level_only: l.found.case_level_only,
+                unreadable_pinpoint: l.found.unreadable_pinpoint,
                 start: l.found.start,
                 end: l.found.end,
                 line: l.line,

@@ -1741,3 +1741,86 @@ fn second_probe_training_settings() {
     run_table("second probe (issue 29): training and ranking settings", &cases);
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// The second probe's reader cases (issue 29, items 8, 9, 15, 20a): a byte-order mark before the
+/// first citation, pinpoints out of range, HTML nested 60,000 deep, a DOCX with two document parts.
+#[test]
+fn second_probe_readers() {
+    let root = scratch("probe2-readers");
+    let mut cases = Vec::new();
+    let bom = write(
+        &root.join("bom.txt"),
+        "\u{feff}Assanidze v. Georgia [GC], 2004, §§ 146-147.\n",
+    );
+    cases.push(Case::new(
+        "parse citations: a BOM before the first citation",
+        None,
+        &["parse", "citations", &bom],
+        Expect::Accepted {
+            stdout: vec![
+                "\"case_name\":\"Assanidze v. Georgia\"".into(),
+                "\"paragraphs\":[146,147]".into(),
+            ],
+        },
+    ));
+    let big = write(
+        &root.join("big.txt"),
+        "(Smith v. Malta [GC], 2001, § 12345). (Jones v. Malta, 2002, §§ 1-999999999).\n",
+    );
+    cases.push(Case::new(
+        "parse citations: § 12345 and §§ 1-999999999",
+        None,
+        &["parse", "citations", &big],
+        Expect::Accepted {
+            stdout: vec!["\"paragraphs\":[]".into(), "\"unreadable_pinpoint\":true".into()],
+        },
+    ));
+    let mut deep = String::from("<html><body>");
+    deep.push_str(&"<div>".repeat(60_000));
+    deep.push_str("<p>1. x</p>");
+    deep.push_str(&"</div>".repeat(60_000));
+    deep.push_str("</body></html>");
+    let deep = write(&root.join("deep.html"), deep);
+    cases.push(Case::new(
+        "parse judgment: HTML nested 60,000 deep",
+        None,
+        &["parse", "judgment", &deep],
+        fails(2, &[&deep, "nested more than 1000 deep"]),
+    ));
+    // Two entries named word/document.xml: written under two names, one renamed in the bytes.
+    let xml = |body: &str| {
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{body}</w:body></w:document>"#
+        )
+    };
+    let (one, other) = (xml(&para("1. One.")), xml(&para("1. Two.")));
+    let two = zip_with(&[
+        ("[Content_Types].xml", b"<Types/>"),
+        ("word/document.xml", one.as_bytes()),
+        ("word/document.xmX", other.as_bytes()),
+    ]);
+    let needle = b"word/document.xmX";
+    let mut bytes = two.clone();
+    let mut i = 0;
+    while i + needle.len() <= bytes.len() {
+        if &bytes[i..i + needle.len()] == needle {
+            bytes[i + needle.len() - 1] = b'l';
+        }
+        i += 1;
+    }
+    let dup = write(&root.join("dup.docx"), bytes);
+    cases.push(Case::new(
+        "parse judgment: a DOCX with two word/document.xml",
+        None,
+        &["parse", "judgment", &dup],
+        fails(2, &[&dup, "2 entries named word/document.xml"]),
+    ));
+    run_table("second probe (issue 29): readers", &cases);
+    // The unreadable pinpoints give no invented number.
+    let out = lexbench_no_data(&["parse", "citations", &big]);
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["paragraphs"], serde_json::json!([]), "{line}");
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}
