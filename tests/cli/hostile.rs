@@ -36,7 +36,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{lexbench, lexbench_no_data, sample_data, tiny_bert};
+use crate::common::{copy_tree, lexbench, lexbench_no_data, sample_data, tiny_bert};
 use lexbench_core::testing::fixture;
 
 /// What a case must do.
@@ -1435,6 +1435,20 @@ fn second_probe() {
     }
 
     run_table("second probe (issue 29)", &cases);
+    // 20. `split` of a dataset given as a path names the new one after the folder, not the path.
+    let elsewhere = root.join("elsewhere");
+    sample_data(&elsewhere);
+    let copy = root.join("copies/ecthr-copy");
+    copy_tree(&data.join("datasets/ecthr"), &copy);
+    let out = lexbench(&elsewhere, &["split", &s(&copy)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        elsewhere
+            .join("datasets/ecthr-copy-split/manifest.json")
+            .is_file(),
+        "{stderr}"
+    );
     let out = lexbench(
         &data,
         &[
