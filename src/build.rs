@@ -225,129 +225,539 @@ pub fn import_release(data: &DataDir, release: &Path, name: &str) -> Result<Rela
     write_relabelled(data, name, &r.pairs, &r.assignment, &judgments, &sources, &[])
 }
 
-/// What [`import_release_texts`] left out.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Dropped {
-    /// Release pairs whose judgment has no `<itemid>.txt` in the text folder.
-    pub no_text: usize,
-    /// Release pairs whose judgment's text did not parse, with the first judgments and why.
-    pub unparsed: usize,
-    /// `(itemid, reason)` of every judgment left out, in itemid order.
-    pub judgments: Vec<(ItemId, String)>,
+/// Where `import release --texts` takes judgment texts from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TextSource {
+    /// A folder of `<itemid>.txt|.docx|.html|.json` files, each read by
+    /// [`lexbench_parsers::judgment::parse`].
+    Folder(PathBuf),
+    /// A segmented corpus, JSON Lines of judgments already cut into paragraphs
+    /// ([`lexbench_parsers::judgment::segmented`]).
+    Corpus(PathBuf),
 }
 
-/// Imports the published release with judgment texts from `texts` (`<itemid>.txt`, one printed
-/// paragraph per line, or any format `lexbench parse judgment` reads under `<itemid>.docx|html`):
-/// pairs whose judgment has no readable text are left out (counted in [`Dropped`] and on the card);
-/// every relevant paragraph of a kept pair must be in its judgment's parsed paragraphs, or the
-/// import fails naming the pair, the paragraph and the file.
+/// The file extensions looked for in a [`TextSource::Folder`], in this order: the first that
+/// exists is the judgment's file there.
+pub const TEXT_EXTENSIONS: &[&str] = &["txt", "docx", "html", "json"];
+
+impl TextSource {
+    /// A folder is a [`TextSource::Folder`], a `.jsonl` file a [`TextSource::Corpus`]; anything
+    /// else is an error naming the path.
+    pub fn from_path(path: &Path) -> Result<Self> {
+        if path.is_dir() {
+            Ok(Self::Folder(path.to_owned()))
+        } else if path.is_file() && lexbench_parsers::judgment::segmented::is_corpus_path(path) {
+            Ok(Self::Corpus(path.to_owned()))
+        } else if path.exists() {
+            anyhow::bail!(
+                "{}: judgment texts are a folder of <itemid>.txt|.docx|.html|.json files or a .jsonl \
+                 segmented corpus, not this file",
+                path.display()
+            )
+        } else {
+            anyhow::bail!(
+                "{}: no such folder or file (the judgment texts: a folder of <itemid>.txt|.docx|.html|.json, \
+                 or a .jsonl segmented corpus)",
+                path.display()
+            )
+        }
+    }
+
+    /// The path given.
+    pub fn path(&self) -> &Path {
+        match self {
+            Self::Folder(p) | Self::Corpus(p) => p,
+        }
+    }
+
+    /// `folder` or `corpus`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Folder(_) => "folder",
+            Self::Corpus(_) => "corpus",
+        }
+    }
+}
+
+/// What one text source held of the release's judgments.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct SourceTexts {
+    /// Parsed judgments with at least one numbered paragraph.
+    parsed: BTreeMap<ItemId, Judgment>,
+    /// Judgments there whose text did not parse (or has no numbered paragraph), and why.
+    unparsed: BTreeMap<ItemId, String>,
+}
+
+/// Reads the release's judgments (`items`) from one source.
+fn read_source(source: &TextSource, items: &std::collections::BTreeSet<&ItemId>) -> Result<SourceTexts> {
+    let mut out = SourceTexts::default();
+    match source {
+        TextSource::Folder(dir) => {
+            for &item in items {
+                let Some(path) = TEXT_EXTENSIONS
+                    .iter()
+                    .map(|ext| dir.join(format!("{item}.{ext}")))
+                    .find(|p| p.is_file())
+                else {
+                    continue;
+                };
+                let bytes = lexbench_parsers::judgment::read_file(&path)?;
+                let name = path.display().to_string();
+                match lexbench_parsers::judgment::parse(&bytes, &name, Some(item.clone())) {
+                    Ok(j) if !j.paragraphs.is_empty() => {
+                        out.parsed.insert(item.clone(), j);
+                    }
+                    Ok(_) => {
+                        out.unparsed
+                            .insert(item.clone(), format!("{name}: no numbered paragraph"));
+                    }
+                    Err(e) => {
+                        out.unparsed.insert(item.clone(), e.to_string());
+                    }
+                }
+            }
+        }
+        TextSource::Corpus(path) => {
+            use lexbench_parsers::judgment::segmented;
+            let bytes = segmented::read_file(path)?;
+            let name = path.display().to_string();
+            for e in segmented::parse(&bytes, &name)? {
+                let Some(item) = e.judgment.item.clone().filter(|i| items.contains(i)) else {
+                    continue;
+                };
+                if e.judgment.paragraphs.is_empty() {
+                    out.unparsed
+                        .insert(item, format!("{name}:{}: no numbered paragraph", e.line));
+                } else {
+                    out.parsed.insert(item, e.judgment);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// How many characters of a paragraph's opening [`opening`] compares.
+pub const OPENING_CHARS: usize = 40;
+
+/// A paragraph's opening as two sources are compared on: its letters and digits, lower-cased, the
+/// first [`OPENING_CHARS`] of them (white space, punctuation, quotation-mark styles and no-break
+/// spaces are the differences between two extractions of one text that say nothing about it).
+pub fn opening(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .take(OPENING_CHARS)
+        .collect()
+}
+
+/// How two sources' texts of one judgment agree: the share of paragraph numbers both have (of the
+/// numbers either has), and the share of those common numbers whose [`opening`]s are equal (0 when
+/// none is common).
+pub fn judgment_agreement(a: &Judgment, b: &Judgment) -> (usize, f64, f64) {
+    let a: BTreeMap<u32, &str> = a.paragraphs.iter().map(|p| (p.num, p.text.as_str())).collect();
+    let b: BTreeMap<u32, &str> = b.paragraphs.iter().map(|p| (p.num, p.text.as_str())).collect();
+    let common: Vec<u32> = a.keys().filter(|n| b.contains_key(n)).copied().collect();
+    let union = a.len() + b.len() - common.len();
+    let share = if union == 0 {
+        0.0
+    } else {
+        common.len() as f64 / union as f64
+    };
+    let same = common.iter().filter(|n| opening(a[n]) == opening(b[n])).count();
+    let openings = if common.is_empty() {
+        0.0
+    } else {
+        same as f64 / common.len() as f64
+    };
+    (common.len(), share, openings)
+}
+
+/// The judgment on which two sources agree least.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct WorstJudgment {
+    /// The judgment.
+    pub item: ItemId,
+    /// Paragraph numbers in both texts.
+    pub common_numbers: usize,
+    /// Share of the numbers either text has that both have.
+    pub number_share: f64,
+    /// Share of the common numbers whose openings agree.
+    pub opening_agreement: f64,
+}
+
+/// How two text sources agree on the release judgments they both parsed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SourceAgreement {
+    /// The earlier source on the command line.
+    pub a: String,
+    /// The later one.
+    pub b: String,
+    /// Release judgments both parsed.
+    pub judgments: usize,
+    /// Mean over those judgments of the share of paragraph numbers in common (of the numbers either
+    /// has).
+    pub mean_number_share: Option<f64>,
+    /// Mean over those judgments of the share of common numbers whose openings (first
+    /// [`OPENING_CHARS`] letters and digits) agree.
+    pub mean_opening_agreement: Option<f64>,
+    /// The judgment with the lowest opening agreement (then number share, then itemid).
+    pub worst: Option<WorstJudgment>,
+}
+
+fn agreement(a: &SourceTexts, b: &SourceTexts, names: (String, String)) -> SourceAgreement {
+    let mut rows: Vec<WorstJudgment> = a
+        .parsed
+        .iter()
+        .filter_map(|(item, ja)| {
+            b.parsed.get(item).map(|jb| {
+                let (common, share, openings) = judgment_agreement(ja, jb);
+                WorstJudgment {
+                    item: item.clone(),
+                    common_numbers: common,
+                    number_share: share,
+                    opening_agreement: openings,
+                }
+            })
+        })
+        .collect();
+    let n = rows.len();
+    let mean = |f: fn(&WorstJudgment) -> f64| (n > 0).then(|| rows.iter().map(f).sum::<f64>() / n as f64);
+    let (mean_number_share, mean_opening_agreement) =
+        (mean(|r| r.number_share), mean(|r| r.opening_agreement));
+    rows.sort_by(|x, y| {
+        x.opening_agreement
+            .total_cmp(&y.opening_agreement)
+            .then(x.number_share.total_cmp(&y.number_share))
+            .then(x.item.cmp(&y.item))
+    });
+    SourceAgreement {
+        a: names.0,
+        b: names.1,
+        judgments: n,
+        mean_number_share,
+        mean_opening_agreement,
+        worst: rows.into_iter().next(),
+    }
+}
+
+/// Why a release pair was left out of an import with texts.
+pub const LEFT_OUT_REASONS: [&str; 3] = ["no_text", "unparsed", "missing_paragraph"];
+
+/// One text source's share of an import.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SourceCount {
+    /// Its position on the command line, from 1 (its precedence: lower wins).
+    pub rank: usize,
+    /// The path given.
+    pub source: String,
+    /// `folder` or `corpus`.
+    pub kind: &'static str,
+    /// Release judgments it holds a text of that parsed.
+    pub parsed: usize,
+    /// Release judgments it holds a text of that did not parse.
+    pub unparsed: usize,
+    /// Release judgments whose text was taken from it.
+    pub used: usize,
+}
+
+/// What [`import_release_texts`] did with the text sources: written into the dataset as
+/// `sources.json` and shown by `lexbench stats`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TextImport {
+    /// The rule that picks a judgment's text.
+    pub precedence: String,
+    /// The sources, in command-line order.
+    pub sources: Vec<SourceCount>,
+    /// Release pairs, and those kept, per setting.
+    pub release_pairs: BTreeMap<String, usize>,
+    /// Pairs kept per setting.
+    pub kept: BTreeMap<String, usize>,
+    /// Pairs left out per reason ([`LEFT_OUT_REASONS`]), all settings together.
+    pub left_out: BTreeMap<String, usize>,
+    /// Pairs left out per setting and reason.
+    pub left_out_per_setting: BTreeMap<String, BTreeMap<String, usize>>,
+    /// Agreement of every two sources on the judgments both parsed, keyed `"i-j"` by their ranks.
+    pub agreement: BTreeMap<String, SourceAgreement>,
+}
+
+/// What [`import_release_texts`] left out, beside the counts of [`TextImport`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dropped {
+    /// Release pairs whose judgment has no text in any source.
+    pub no_text: usize,
+    /// Release pairs whose judgment's texts all failed to parse.
+    pub unparsed: usize,
+    /// Release pairs a paragraph of whose labels is not in the text used.
+    pub missing_paragraph: usize,
+    /// `(itemid, reason)` of every judgment whose texts did not parse, in itemid order.
+    pub judgments: Vec<(ItemId, String)>,
+    /// `(topic, reason)` of every pair left out for a missing paragraph, in release order.
+    pub pairs: Vec<(String, String)>,
+}
+
+/// The file of a dataset imported with texts that records its text sources ([`TextImport`]).
+pub const TEXT_SOURCES_FILE: &str = "sources.json";
+
+/// The precedence rule, as the card and `sources.json` state it.
+pub const TEXT_PRECEDENCE: &str = "a judgment's text is taken from the first source, in the order \
+     given on the command line, that holds a text of it that parses; a later source's text of the same \
+     judgment is only compared with it";
+
+/// Imports the published release with judgment texts from `texts`, in precedence order: each a
+/// folder of `<itemid>.txt|.docx|.html|.json` (the first extension of [`TEXT_EXTENSIONS`] present;
+/// read as `lexbench parse judgment` reads it) or a `.jsonl` segmented corpus. A judgment's text is
+/// the first source's that parses ([`TEXT_PRECEDENCE`]); where two sources hold the same judgment
+/// they are compared ([`SourceAgreement`]). A release pair is left out, and counted by reason, when
+/// its judgment has no text in any source, when every text of it failed to parse, or when a
+/// paragraph the release labels relevant is not in the text used (never kept with a positive
+/// missing from its pool).
 pub fn import_release_texts(
     data: &DataDir,
     release: &Path,
-    texts: &Path,
+    texts: &[PathBuf],
     name: &str,
-) -> Result<(Relabelled, Dropped)> {
+) -> Result<(Relabelled, Dropped, TextImport)> {
+    if texts.is_empty() {
+        anyhow::bail!("no judgment texts given");
+    }
     let r = read_release(release)?;
-    if !texts.is_dir() {
-        anyhow::bail!(
-            "{}: no such folder (the judgment texts, <itemid>.txt)",
-            texts.display()
-        );
+    let sources: Vec<TextSource> = texts
+        .iter()
+        .map(|p| TextSource::from_path(p))
+        .collect::<Result<_>>()?;
+    for (i, s) in sources.iter().enumerate() {
+        if sources[..i].iter().any(|t| t.path() == s.path()) {
+            anyhow::bail!("{}: the same judgment texts are given twice", s.path().display());
+        }
     }
     let items: std::collections::BTreeSet<&ItemId> = r.pairs.iter().map(|p| &p.item).collect();
-    let mut judgments = BTreeMap::new();
-    let mut missing: BTreeMap<ItemId, (bool, String)> = BTreeMap::new();
-    let mut files: BTreeMap<ItemId, PathBuf> = BTreeMap::new();
-    for item in items {
-        let Some(path) = ["txt", "docx", "html"]
-            .iter()
-            .map(|ext| texts.join(format!("{item}.{ext}")))
-            .find(|p| p.is_file())
-        else {
-            missing.insert(item.clone(), (true, "no text file".into()));
-            continue;
-        };
-        let bytes = lexbench_parsers::judgment::read_file(&path)?;
-        let source = path.display().to_string();
-        match lexbench_parsers::judgment::parse(&bytes, &source, Some(item.clone())) {
-            Ok(j) => {
-                judgments.insert(item.clone(), j);
-                files.insert(item.clone(), path);
+    let read: Vec<SourceTexts> = sources
+        .iter()
+        .map(|s| read_source(s, &items))
+        .collect::<Result<_>>()?;
+
+    // Each judgment's text: the first source that parsed it.
+    let mut judgments: BTreeMap<ItemId, Judgment> = BTreeMap::new();
+    let mut used_from: BTreeMap<ItemId, usize> = BTreeMap::new();
+    let mut unparsed: BTreeMap<ItemId, Vec<String>> = BTreeMap::new();
+    for &item in &items {
+        match read.iter().position(|s| s.parsed.contains_key(item)) {
+            Some(k) => {
+                judgments.insert(item.clone(), read[k].parsed[item].clone());
+                used_from.insert(item.clone(), k);
             }
-            Err(e) => {
-                missing.insert(item.clone(), (false, format!("{}: {e}", path.display())));
+            None => {
+                let why: Vec<String> = read
+                    .iter()
+                    .filter_map(|s| s.unparsed.get(item).cloned())
+                    .collect();
+                if !why.is_empty() {
+                    unparsed.insert(item.clone(), why);
+                }
             }
         }
     }
-    // Keep the pairs with a judgment; every relevant paragraph must be one of its paragraphs.
+
+    let split_of: BTreeMap<usize, &str> = r
+        .assignment
+        .iter()
+        .flat_map(|(split, idx)| idx.iter().map(move |&i| (i, split.as_str())))
+        .collect();
     let mut kept = Vec::new();
     let mut new_index = vec![None; r.pairs.len()];
     let mut dropped = Dropped::default();
+    let mut left_out_per_setting: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
     for (i, pair) in r.pairs.iter().enumerate() {
-        let Some(j) = judgments.get(&pair.item) else {
-            match missing.get(&pair.item) {
-                Some((true, _)) => dropped.no_text += 1,
-                _ => dropped.unparsed += 1,
+        let reason = match judgments.get(&pair.item) {
+            None if unparsed.contains_key(&pair.item) => {
+                dropped.unparsed += 1;
+                "unparsed"
             }
-            continue;
+            None => {
+                dropped.no_text += 1;
+                "no_text"
+            }
+            Some(j) => {
+                let nums: std::collections::BTreeSet<u32> = j.paragraphs.iter().map(|p| p.num).collect();
+                let missing: Vec<String> = pair
+                    .relevant
+                    .iter()
+                    .filter(|n| !nums.contains(n))
+                    .map(u32::to_string)
+                    .collect();
+                if missing.is_empty() {
+                    new_index[i] = Some(kept.len());
+                    kept.push(pair.clone());
+                    continue;
+                }
+                dropped.missing_paragraph += 1;
+                dropped.pairs.push((
+                    pair.topic().to_string(),
+                    format!(
+                        "labelled paragraph(s) {} not among the {} paragraphs of {} in {}",
+                        missing.join(", "),
+                        nums.len(),
+                        pair.item,
+                        sources[used_from[&pair.item]].path().display()
+                    ),
+                ));
+                "missing_paragraph"
+            }
         };
-        let nums: std::collections::BTreeSet<u32> = j.paragraphs.iter().map(|p| p.num).collect();
-        if let Some(bad) = pair.relevant.iter().find(|n| !nums.contains(n)) {
-            anyhow::bail!(
-                "{}: the release marks paragraph {bad} of {} relevant to {:?} (topic {}), but the parsed \
-                 text has no paragraph {bad} (it has {} paragraphs)",
-                files[&pair.item].display(),
-                pair.item,
-                pair.text,
-                pair.topic(),
-                nums.len()
-            );
-        }
-        new_index[i] = Some(kept.len());
-        kept.push(pair.clone());
+        let split = split_of.get(&i).copied().unwrap_or("none");
+        *left_out_per_setting
+            .entry(split.to_owned())
+            .or_default()
+            .entry(reason.to_owned())
+            .or_default() += 1;
     }
     if kept.is_empty() {
-        let why = missing
+        let why = unparsed
             .values()
             .next()
-            .map_or(String::new(), |(_, w)| format!(" (first: {w})"));
+            .map_or(String::new(), |w| format!(" (first: {})", w[0]));
         anyhow::bail!(
-            "{}: no judgment of the release's {} pairs has a readable text there{why}",
-            texts.display(),
+            "{}: no judgment of the release's {} pairs has a readable text there with its labelled \
+             paragraphs{why}",
+            texts
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
             r.pairs.len()
         );
     }
-    dropped.judgments = missing.into_iter().map(|(i, (_, why))| (i, why)).collect();
-    let assignment = r
+    dropped.judgments = unparsed
+        .iter()
+        .map(|(i, why)| (i.clone(), why.join("; ")))
+        .collect();
+    let assignment: lexbench_splits::settings::Assignment = r
         .assignment
         .iter()
         .map(|(split, idx)| (split.clone(), idx.iter().filter_map(|&i| new_index[i]).collect()))
         .collect();
+
+    let label = |k: usize| sources[k].path().display().to_string();
+    let mut agreements = BTreeMap::new();
+    for a in 0..read.len() {
+        for b in a + 1..read.len() {
+            agreements.insert(
+                format!("{}-{}", a + 1, b + 1),
+                agreement(&read[a], &read[b], (label(a), label(b))),
+            );
+        }
+    }
+    let report = TextImport {
+        precedence: TEXT_PRECEDENCE.to_owned(),
+        sources: sources
+            .iter()
+            .enumerate()
+            .map(|(k, s)| SourceCount {
+                rank: k + 1,
+                source: label(k),
+                kind: s.kind(),
+                parsed: read[k].parsed.len(),
+                unparsed: read[k].unparsed.len(),
+                used: used_from.values().filter(|&&u| u == k).count(),
+            })
+            .collect(),
+        release_pairs: r
+            .assignment
+            .iter()
+            .map(|(s, idx)| (s.clone(), idx.len()))
+            .collect(),
+        kept: assignment.iter().map(|(s, idx)| (s.clone(), idx.len())).collect(),
+        left_out: LEFT_OUT_REASONS
+            .iter()
+            .zip([dropped.no_text, dropped.unparsed, dropped.missing_paragraph])
+            .map(|(r, n)| ((*r).to_owned(), n))
+            .collect(),
+        left_out_per_setting,
+        agreement: agreements,
+    };
+
+    let notes = text_import_notes(&report, &dropped, r.pairs.len(), kept.len(), judgments.len());
+    let sources_line = format!(
+        "the published release in {}, judgment texts from {}",
+        release.display(),
+        texts
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let extra = serde_json::to_vec_pretty(&report)?;
+    let input = BuildInput {
+        name,
+        pairs: &kept,
+        assignment: &assignment,
+        judgments: &judgments,
+        config: None,
+        assembly: None,
+        sources: &sources_line,
+        plots: false,
+        notes: &notes,
+    };
+    let out = write_with_extra(data, &input, Some((TEXT_SOURCES_FILE, &extra)))?;
+    Ok((out, dropped, report))
+}
+
+/// The card's lines about an import with texts: counts, precedence, each source, agreement, and
+/// what was left out.
+fn text_import_notes(
+    report: &TextImport,
+    dropped: &Dropped,
+    release_pairs: usize,
+    kept: usize,
+    judgments: usize,
+) -> Vec<String> {
+    let fmt = |x: Option<f64>| x.map_or_else(|| "–".to_owned(), |x| format!("{x:.3}"));
     let mut notes = vec![format!(
-        "{} of the release's {} pairs have their judgment's text in {} ({} judgments parsed); {} \
-         pairs left out: {} with no text file, {} whose text did not parse.",
-        kept.len(),
-        r.pairs.len(),
-        texts.display(),
-        judgments.len(),
-        dropped.no_text + dropped.unparsed,
+        "{kept} of the release's {release_pairs} pairs have their judgment's text in the sources \
+         ({judgments} judgments parsed); {} pairs left out: {} with no text in any source, {} whose \
+         text did not parse, {} with a labelled paragraph missing from the text used.",
+        dropped.no_text + dropped.unparsed + dropped.missing_paragraph,
         dropped.no_text,
-        dropped.unparsed
+        dropped.unparsed,
+        dropped.missing_paragraph
     )];
+    notes.push(format!("Text sources: {}.", report.precedence));
+    for s in &report.sources {
+        notes.push(format!(
+            "Source {} ({}, {}): {} release judgments parsed, {} did not parse, {} used.",
+            s.rank, s.kind, s.source, s.parsed, s.unparsed, s.used
+        ));
+    }
+    for (key, a) in &report.agreement {
+        let worst = a.worst.as_ref().map_or(String::new(), |w| {
+            format!(
+                "; worst {} ({} numbers in common, share {:.3}, openings {:.3})",
+                w.item, w.common_numbers, w.number_share, w.opening_agreement
+            )
+        });
+        notes.push(format!(
+            "Sources {key} agree on {} judgments in common: mean share of paragraph numbers in common \
+             {}, mean agreement of the openings ({OPENING_CHARS} letters and digits) of common numbers \
+             {}{worst}.",
+            a.judgments,
+            fmt(a.mean_number_share),
+            fmt(a.mean_opening_agreement)
+        ));
+    }
     notes.extend(
         dropped
             .judgments
             .iter()
-            .filter(|(_, why)| why != "no text file")
             .map(|(item, why)| format!("left out {item}: {why}")),
     );
-    let sources = format!(
-        "the published release in {}, judgment texts from {}",
-        release.display(),
-        texts.display()
+    notes.extend(
+        dropped
+            .pairs
+            .iter()
+            .map(|(topic, why)| format!("left out pair {topic}: {why}")),
     );
-    let out = write_relabelled(data, name, &kept, &assignment, &judgments, &sources, &notes)?;
-    Ok((out, dropped))
+    notes
 }
 
 /// Writes a dataset of pairs already labelled and assigned to splits.
@@ -360,24 +770,51 @@ fn write_relabelled(
     sources: &str,
     notes: &[String],
 ) -> Result<Relabelled> {
-    let dir = data.dataset(name)?.0;
-    let written = write_dataset(
-        &dir,
-        &BuildInput {
-            name,
-            pairs,
-            assignment,
-            judgments,
-            config: None,
-            assembly: None,
-            sources,
-            plots: false,
-            notes,
-        },
-    )?;
+    let input = BuildInput {
+        name,
+        pairs,
+        assignment,
+        judgments,
+        config: None,
+        assembly: None,
+        sources,
+        plots: false,
+        notes,
+    };
+    write_with_extra(data, &input, None)
+}
+
+/// Writes the dataset of `input`, with `extra` (a file name and its bytes) beside its files when
+/// given: the whole folder is written atomically, and the extra file is in the manifest (part of
+/// the dataset's identity, verified as the others are).
+fn write_with_extra(
+    data: &DataDir,
+    input: &BuildInput<'_>,
+    extra: Option<(&str, &[u8])>,
+) -> Result<Relabelled> {
+    let dir = data.dataset(input.name)?.0;
+    let written = match extra {
+        None => write_dataset(&dir, input)?,
+        Some((file, bytes)) => lexbench_core::io::write_dir_atomic(&dir, |tmp| -> Result<Written> {
+            let mut written = write_dataset(tmp, input)?;
+            lexbench_core::io::write_atomic(&tmp.join(file), |w| {
+                use std::io::Write;
+                w.write_all(bytes)?;
+                w.write_all(b"\n")
+            })?;
+            let m = &written.manifest;
+            written.manifest = lexbench_core::dataset::DatasetManifest::write_with_language(
+                tmp,
+                &m.name,
+                &m.built_by,
+                m.language,
+            )?;
+            Ok(written)
+        })?,
+    };
     Ok(Relabelled {
         built: Built { written, dir },
-        pairs: pairs.len(),
+        pairs: input.pairs.len(),
         seed: None,
     })
 }
@@ -481,7 +918,8 @@ pub fn load_judgments(data: &DataDir, required: bool) -> Result<BTreeMap<ItemId,
 }
 
 /// A dataset's statistics and certificate summary, as `lexbench stats` prints them:
-/// `{"dataset", "version", "stats", "certificate": {"passed", "shared_judgments"}}`. The dataset is
+/// `{"dataset", "version", "stats", "certificate": {"passed", "shared_judgments"}}`, and
+/// `"text_sources"` ([`TextImport`]) for a release imported with judgment texts. The dataset is
 /// verified against its manifest first, as every command that reads it does: a version and a passed
 /// certificate are not printed for files that are no longer the ones they describe.
 pub fn dataset_stats(data: &DataDir, dataset: &str) -> Result<serde_json::Value> {
@@ -497,6 +935,9 @@ pub fn dataset_stats(data: &DataDir, dataset: &str) -> Result<serde_json::Value>
         "version": manifest.dataset_hash(),
         "stats": read("stats.json")?,
     });
+    if manifest.files.contains_key(TEXT_SOURCES_FILE) {
+        out["text_sources"] = read(TEXT_SOURCES_FILE)?;
+    }
     if dir.join("certificate.json").exists() {
         let c = read("certificate.json")?;
         out["certificate"] =

@@ -110,11 +110,15 @@ pub struct StatsArgs {
 pub struct ImportReleaseArgs {
     /// The release folder (training.jsonl, validation.jsonl, testing.jsonl, unseen_article.jsonl, unseen.jsonl).
     pub dir: PathBuf,
-    /// Judgment texts (`<itemid>.txt`, one printed paragraph per line; or `.docx` / `.html`): the
-    /// pairs whose judgment is there are imported with its parsed paragraphs, the others left out
-    /// (counted on the card). Without it, judgments come from the parsed store.
-    #[arg(long)]
-    pub texts: Option<PathBuf>,
+    /// Judgment texts, repeatable: a folder of `<itemid>.txt|.docx|.html|.json` (one printed paragraph
+    /// per line as text, or any format `lexbench parse judgment` reads) or a `.jsonl` segmented corpus
+    /// (one judgment a line: itemid, case_name, source_file, paragraphs [{num, text}]). A judgment's
+    /// text comes from the first source given that parses it; where sources share a judgment they are
+    /// compared (on the card and in `lexbench stats`). Pairs without a usable text, or missing a
+    /// labelled paragraph from it, are left out and counted. Without it, judgments come from the
+    /// parsed store.
+    #[arg(long, value_name = "SRC")]
+    pub texts: Vec<PathBuf>,
     /// The dataset's name (default `ecthr-release`, or `ecthr-release-text` with `--texts`).
     #[arg(long, value_parser = crate::name_arg)]
     pub name: Option<String>,
@@ -253,6 +257,9 @@ fn render_stats_human(out: &serde_json::Value) -> String {
     }
     let mut lines = Vec::new();
     flatten_stats("", &out["stats"], &mut lines);
+    if let Some(t) = out.get("text_sources") {
+        flatten_stats("text_sources", t, &mut lines);
+    }
     let width = lines.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
     for (key, value) in lines {
         let pad = width - key.chars().count();
@@ -342,20 +349,60 @@ pub fn cmd_build(data: &DataDir, cmd: &BuildCommand) -> Result<ExitCode> {
 
 /// Runs `lexbench import release`.
 pub fn cmd_import_release(data: &DataDir, args: &ImportReleaseArgs) -> Result<ExitCode> {
-    let r = match &args.texts {
-        None => lib::import_release(data, &args.dir, args.name.as_deref().unwrap_or("ecthr-release"))?,
-        Some(texts) => {
-            let name = args.name.as_deref().unwrap_or("ecthr-release-text");
-            let (r, dropped) = lib::import_release_texts(data, &args.dir, texts, name)?;
-            eprintln!(
-                "left out {} pairs: {} whose judgment has no text file, {} whose text did not parse",
-                dropped.no_text + dropped.unparsed,
-                dropped.no_text,
-                dropped.unparsed
-            );
-            r
+    if args.texts.is_empty() {
+        let r = lib::import_release(data, &args.dir, args.name.as_deref().unwrap_or("ecthr-release"))?;
+        eprintln!("imported {} pairs", r.pairs);
+        report(&r.built.written, &r.built.dir);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let name = args.name.as_deref().unwrap_or("ecthr-release-text");
+    let (r, dropped, t) = lib::import_release_texts(data, &args.dir, &args.texts, name)?;
+    eprintln!("text sources ({}):", t.precedence);
+    for s in &t.sources {
+        eprintln!(
+            "  {}. {} ({}): {} release judgments parsed, {} did not parse, {} used",
+            s.rank, s.source, s.kind, s.parsed, s.unparsed, s.used
+        );
+    }
+    for (key, a) in &t.agreement {
+        let f = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), |x| format!("{x:.3}"));
+        eprint!(
+            "  sources {key}: {} judgments in common, mean number share {}, mean opening agreement {}",
+            a.judgments,
+            f(a.mean_number_share),
+            f(a.mean_opening_agreement)
+        );
+        match &a.worst {
+            Some(w) => eprintln!(
+                ", worst {} (share {:.3}, openings {:.3})",
+                w.item, w.number_share, w.opening_agreement
+            ),
+            None => eprintln!(),
         }
-    };
+    }
+    eprintln!(
+        "left out {} pairs: {} whose judgment has no text in any source, {} whose text did not parse, \
+         {} with a labelled paragraph missing from the text used",
+        dropped.no_text + dropped.unparsed + dropped.missing_paragraph,
+        dropped.no_text,
+        dropped.unparsed,
+        dropped.missing_paragraph
+    );
+    eprintln!(
+        "  {:<13} {:>8} {:>6} {:>8} {:>9} {:>8}",
+        "setting", "release", "kept", "no_text", "unparsed", "missing"
+    );
+    for (split, n) in &t.release_pairs {
+        let left = t.left_out_per_setting.get(split);
+        let reason = |r: &str| left.and_then(|m| m.get(r)).copied().unwrap_or(0);
+        eprintln!(
+            "  {split:<13} {n:>8} {:>6} {:>8} {:>9} {:>8}",
+            t.kept.get(split).copied().unwrap_or(0),
+            reason("no_text"),
+            reason("unparsed"),
+            reason("missing_paragraph")
+        );
+    }
     eprintln!("imported {} pairs", r.pairs);
     report(&r.built.written, &r.built.dir);
     Ok(ExitCode::SUCCESS)

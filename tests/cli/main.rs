@@ -12,6 +12,7 @@ mod datasets;
 mod dense;
 mod eval;
 mod hostile;
+mod import_texts;
 #[cfg(unix)]
 mod kills;
 mod lib_stages;
