@@ -1746,7 +1746,7 @@ fn second_probe_training_settings() {
         ),
     ] {
         cases.push(Case::new(
-            format!("{label}"),
+            label,
             Some(&data),
             &args,
             fails(2, &[needle]),
