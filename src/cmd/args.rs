@@ -95,3 +95,11 @@ impl OutputFormat {
         })
     }
 }
+
+/// A count, length or seed on the command line: a whole number ≥ 0, with a message that says so
+/// for `-1` (read as a value, not taken for a flag) instead of the parser's "invalid digit".
+pub(crate) fn unsigned<T: std::str::FromStr>(s: &str) -> std::result::Result<T, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| "must be a whole number ≥ 0".to_owned())
+}

@@ -43,8 +43,8 @@ pub struct BuildEcthrArgs {
     /// A split configuration (JSON: seed, unseen_guides, shares); default: the paper's proportions.
     #[arg(long)]
     pub split_config: Option<PathBuf>,
-    /// Override the configuration's seed.
-    #[arg(long)]
+    /// Override the configuration's seed (a whole number ≥ 0).
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::cmd::args::unsigned::<u64>)]
     pub seed: Option<u64>,
     /// Also draw SVG histograms for the dataset card (DATA/datasets/NAME/plots/).
     #[arg(long)]
@@ -84,8 +84,8 @@ pub struct SplitArgs {
     /// A split configuration (JSON); default: the paper's proportions and the release's held-out guides.
     #[arg(long)]
     pub split_config: Option<PathBuf>,
-    /// Override the configuration's seed.
-    #[arg(long)]
+    /// Override the configuration's seed (a whole number ≥ 0).
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::cmd::args::unsigned::<u64>)]
     pub seed: Option<u64>,
 }
 

@@ -26,16 +26,16 @@ use lexbench_crawlers::hudoc::{self, HudocSettings};
 #[derive(Debug, Args)]
 pub struct CommonArgs {
     /// Requests per second, across all concurrent downloads (0.001..=10000).
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, allow_negative_numbers = true)]
     pub rate: f64,
     /// Downloads in flight at once (1..=64).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = crate::cmd::args::unsigned::<usize>)]
     pub concurrency: usize,
     /// Timeout of one attempt, in seconds (1..=3600).
-    #[arg(long, default_value_t = 75)]
+    #[arg(long, default_value_t = 75, allow_negative_numbers = true, value_parser = crate::cmd::args::unsigned::<u64>)]
     pub timeout: u64,
     /// Retries after a failed attempt (403, 429, 5xx, timeouts, cut bodies; 0..=20).
-    #[arg(long, default_value_t = 6)]
+    #[arg(long, default_value_t = 6, allow_negative_numbers = true, value_parser = crate::cmd::args::unsigned::<u32>)]
     pub retries: u32,
     /// Make no request: rebuild the indexes from what the raw store already holds.
     #[arg(long)]

@@ -11,7 +11,7 @@ use lexbench_baselines::rank::bm25::{self, Bm25Ranker};
 use lexbench_baselines::rank::{RunTarget, write_run};
 use lexbench_baselines::sparse::{Bm25Params, IdfScope, Language};
 
-use crate::cmd::args::{DatasetSplit, ModelDevice};
+use crate::cmd::args::{DatasetSplit, ModelDevice, unsigned};
 
 /// The systems `lexbench run` knows.
 #[derive(Debug, Subcommand)]
@@ -171,14 +171,6 @@ pub struct Bm25Args {
     /// The analyzer [default: french for bsard*, english otherwise].
     #[arg(long, value_enum)]
     pub language: Option<LanguageArg>,
-}
-
-/// A count, length or seed on the command line: a whole number ≥ 0, with a message that says so
-/// for `-1` (read as a value, not taken for a flag) instead of the parser's "invalid digit".
-fn unsigned<T: std::str::FromStr>(s: &str) -> std::result::Result<T, String> {
-    s.trim()
-        .parse()
-        .map_err(|_| "must be a whole number ≥ 0".to_owned())
 }
 
 impl Bm25Args {

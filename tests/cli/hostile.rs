@@ -1731,6 +1731,21 @@ fn second_probe_training_settings() {
             "k1 must be a finite number ≥ 0, got -1",
         ),
         (
+            "build ecthr --seed -1",
+            vec!["build", "ecthr", "--seed", "-1"],
+            "'--seed <SEED>': must be a whole number ≥ 0",
+        ),
+        (
+            "crawl bsard --rate -1",
+            vec!["crawl", "bsard", "--base-url", "http://m.example", "--rate", "-1"],
+            "--rate -1.0: requests per second must be a number within 0.001..=10000",
+        ),
+        (
+            "crawl hudoc --concurrency -3",
+            vec!["crawl", "hudoc", "--concurrency", "-3"],
+            "must be a whole number ≥ 0",
+        ),
+        (
             "run random --seed -1",
             vec![
                 "run",
@@ -1745,12 +1760,7 @@ fn second_probe_training_settings() {
             "must be a whole number ≥ 0",
         ),
     ] {
-        cases.push(Case::new(
-            label,
-            Some(&data),
-            &args,
-            fails(2, &[needle]),
-        ));
+        cases.push(Case::new(label, Some(&data), &args, fails(2, &[needle])));
     }
     run_table("second probe (issue 29): training and ranking settings", &cases);
     let _ = std::fs::remove_dir_all(&root);
