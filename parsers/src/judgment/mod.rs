@@ -20,6 +20,7 @@
 
 pub mod docx;
 pub mod html;
+pub mod hudoc_json;
 pub mod segment;
 pub mod segmented;
 pub mod text;
@@ -40,6 +41,12 @@ pub enum Format {
     Html,
     /// Text without markup (a judgment as `N. text` per line: [`parse_text`]).
     Text,
+    /// A HUDOC mirror's JSON document: metadata and the flattened HTML body in `full_text`
+    /// ([`parse_hudoc_json`]).
+    HudocJson,
+    /// The flattened HTML body saved alone: CSS rules, then the text on one line with inline
+    /// `N. &#xa0;` paragraph numbers ([`parse_flat`]).
+    Flat,
     /// Anything else, described for the user ("a PDF", "binary data of no known format").
     Other(&'static str),
 }
@@ -146,6 +153,12 @@ pub fn detect(bytes: &[u8]) -> Format {
     if looks_binary(bytes) {
         return Format::Other("binary data of no known format");
     }
+    if hudoc_json::looks_json(bytes) {
+        return Format::HudocJson;
+    }
+    if hudoc_json::looks_flat(&bytes[..bytes.len().min(SNIFF_LEN)]) {
+        return Format::Flat;
+    }
     if has_markup(bytes) {
         Format::Html
     } else {
@@ -246,7 +259,94 @@ pub fn parse_text(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Ju
     Ok(j)
 }
 
-/// Parses any of the three formats, chosen by [`detect`].
+/// Parses the flattened HUDOC HTML body a mirror stores (CSS rules, then the text on one line with
+/// inline `N. &#xa0;` paragraph numbers; [`hudoc_json`]). Invalid UTF-8 is replaced, with an
+/// `invalid_utf8` warning.
+///
+/// # Errors
+/// [`crate::Error::NotAJudgment`] when the text holds no numbered paragraph in its main judgment;
+/// [`crate::Error::Invalid`] when it has no text.
+pub fn parse_flat(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgment> {
+    crate::error::check_len(bytes.len(), MAX_INPUT_BYTES, source, "judgment")?;
+    let text = String::from_utf8_lossy(bytes);
+    let mut warnings = Vec::new();
+    if matches!(text, std::borrow::Cow::Owned(_)) {
+        warnings.push(Warning {
+            code: "invalid_utf8".into(),
+            message: "the text is not valid UTF-8; invalid bytes were replaced".into(),
+            at: None,
+        });
+    }
+    flat_judgment(&text, source, item, hudoc_json::FLAT_FORMAT, warnings)
+}
+
+fn flat_judgment(
+    text: &str,
+    source: &str,
+    item: Option<ItemId>,
+    format: &'static str,
+    warnings: Vec<Warning>,
+) -> Result<Judgment> {
+    let blocks = hudoc_json::blocks(text);
+    let meta = Meta { source, item, format };
+    let j = segment::segment(&blocks, meta, warnings)?;
+    if j.paragraphs.is_empty() {
+        return Err(crate::Error::NotAJudgment {
+            source_name: source.to_string(),
+            found: "flattened HUDOC text",
+            note: "; no numbered paragraph `N. &#xa0; …` in its main judgment",
+        });
+    }
+    Ok(j)
+}
+
+/// Parses a HUDOC mirror's JSON document ([`hudoc_json`]): a JSON object with the `itemid`, `title`
+/// and `date` of the judgment and its `full_text`, the flattened HTML body (or HTML, read by
+/// [`parse_html`]). The itemid, title and date come from the metadata; an `item` the caller gives
+/// that differs from the metadata's is reported as an `itemid_mismatch` warning.
+///
+/// # Errors
+/// [`crate::Error::Invalid`] when the JSON is broken or lacks `itemid` or `full_text`; otherwise as
+/// [`parse_flat`] or [`parse_html`].
+pub fn parse_hudoc_json(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgment> {
+    crate::error::check_len(bytes.len(), MAX_INPUT_BYTES, source, "judgment")?;
+    let doc = hudoc_json::document(bytes, source)?;
+    let mut warnings = Vec::new();
+    if let Some(given) = item.as_ref().filter(|i| **i != doc.item) {
+        warnings.push(Warning {
+            code: "itemid_mismatch".into(),
+            message: format!(
+                "the file is named for {given} but its metadata says {}; the metadata wins",
+                doc.item
+            ),
+            at: None,
+        });
+    }
+    let body = doc.full_text.as_bytes();
+    let mut j = if !hudoc_json::looks_flat(&body[..body.len().min(SNIFF_LEN)]) && has_markup(body) {
+        let mut j = parse_html(body, source, Some(doc.item.clone()))?;
+        j.warnings.splice(0..0, warnings);
+        j
+    } else {
+        flat_judgment(
+            &doc.full_text,
+            source,
+            Some(doc.item.clone()),
+            hudoc_json::JSON_FORMAT,
+            warnings,
+        )?
+    };
+    j.item = Some(doc.item);
+    if let Some(t) = doc.title {
+        j.title = t;
+    }
+    if doc.date.is_some() {
+        j.date = doc.date;
+    }
+    Ok(j)
+}
+
+/// Parses any of the formats, chosen by [`detect`].
 ///
 /// # Errors
 /// As [`parse_docx`], [`parse_html`] or [`parse_text`]; [`crate::Error::NotAJudgment`] for anything
@@ -257,6 +357,8 @@ pub fn parse(bytes: &[u8], source: &str, item: Option<ItemId>) -> Result<Judgmen
         Format::Docx => parse_docx(bytes, source, item),
         Format::Html => parse_html(bytes, source, item),
         Format::Text => parse_text(bytes, source, item),
+        Format::HudocJson => parse_hudoc_json(bytes, source, item),
+        Format::Flat => parse_flat(bytes, source, item),
         Format::Other(found) => Err(crate::Error::NotAJudgment {
             source_name: source.to_string(),
             found,
