@@ -8,6 +8,10 @@ R@10% (cut-off max(1, ceil(k n / 100)), as lexbench eval) over the split's judge
     pip install rank_bm25==0.2.2
     python3 scripts/bm25_rank_bm25.py DATA/datasets/NAME SPLIT split|lower
 """
+import json, math, re, sys
+
+from rank_bm25 import BM25Okapi
+
 ds = sys.argv[1]; split = sys.argv[2]; mode = sys.argv[3]
 corpus = {}
 for l in open(f"{ds}/corpus.jsonl"):
