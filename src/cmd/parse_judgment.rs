@@ -1,7 +1,10 @@
 //! `lexbench parse judgment`: print the records the judgment parser makes of the given files.
 //!
-//! Each file is a HUDOC judgment as DOCX, HTML or plain text (one printed paragraph `N. text` per
-//! line), told apart by content (a zip starts with `PK`, HTML has markup), not by its name; anything
+//! Each file is a HUDOC judgment as DOCX, HTML, plain text (one printed paragraph `N. text` per
+//! line), a HUDOC mirror's JSON document (`{"itemid", "title", "date", …, "full_text"}`, the HTML body
+//! flattened to one line; its itemid, title and date are taken from it) or that flattened
+//! `full_text` saved alone, told apart by content (a zip starts with `PK`, HTML has markup, JSON is an
+//! object, flattened text starts with CSS rules), not by its name; anything
 //! else (a PDF, binary data, text without a numbered paragraph) is refused as what it looks like
 //! (`error: x.pdf: a PDF, not a judgment (expected DOCX, HTML or text)`). The itemid comes from a file
 //! name such as `001-175180.docx` or `001-100469.txt`; other names give no itemid. Files that cannot be read or parsed are
@@ -21,8 +24,9 @@ use crate::cmd::args::RecordFormat;
 /// Arguments of `lexbench parse judgment`.
 #[derive(Debug, Args)]
 pub struct ParseJudgmentArgs {
-    /// The files to parse: HUDOC judgments, DOCX, HTML or plain text (detected by content). The
-    /// itemid is taken from a file name like `001-175180.docx`.
+    /// The files to parse: HUDOC judgments, DOCX, HTML, plain text, a HUDOC mirror's JSON document
+    /// or its flattened `full_text` (detected by content). The itemid is taken from a file name like
+    /// `001-175180.docx` (from the metadata for JSON).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
 }

@@ -20,7 +20,8 @@
 //! 2. before a **heading or list marker** followed by two no-break spaces (`A. &#xa0; &#xa0; `,
 //!    `IV. &#xa0; &#xa0; `, `(a) &#xa0; &#xa0; `): one would be a no-break space in a name (`Mr
 //!    &#xa0; M. &#xa0; Ferschtman`);
-//! 3. at a run of two or more no-break spaces elsewhere (empty paragraphs; the cover page);
+//! 3. at a run of two or more no-break spaces elsewhere (empty paragraphs), and, before `Delivers
+//!    the following judgment`, around the cover page's application line and date;
 //! 4. around a **separate opinion's heading**: a run of words without lower-case letters holding
 //!    `OPINION` (or `DECLARATION`, `STATEMENT`) and `JUDGE` (`… M.O.B. CONCURRING OPINION OF JUDGE
 //!    ROZAKIS I have voted …`);
@@ -350,8 +351,10 @@ fn split_tail(piece: &str, out: &mut Vec<String>) {
         let run_closes = run.trim_end().ends_with(['.', ';', ')', '”', '"']);
         // `I. THE CIRCUMSTANCES`: a marker alone before the title is the title's own.
         let text_before = has_lower(&piece[..at]);
+        // `CASE OF A. v. THE NETHERLANDS`: `v.` ends no sentence.
         if letters >= 4
             && sentence_end(words[s - 1].1)
+            && words[s - 1].1 != "v."
             && text_before
             && !run_closes
             && super::segment::upper_ratio(run) >= 0.8
@@ -462,7 +465,25 @@ pub fn blocks(flat: &str) -> Vec<Block> {
             cuts.push((m.start(), c.get(1).is_some().then_some("tab")));
         }
     }
-    let marked: Vec<usize> = cuts.iter().map(|c| c.0).collect();
+    // The cover page (`CASE OF X v. Y &#xa0; (Application no. …) &#xa0; JUDGMENT &#xa0; STRASBOURG
+    // &#xa0; 20 July 2010 &#xa0; FINAL`) separates its lines with single no-break spaces, as titles
+    // hold them too (`A. v.&#xa0;THE NETHERLANDS`): before the judgment's opening words, the
+    // application line and the date are cut out, so the title and date lines stand alone.
+    static COVER: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"\(Application|\b\d{1,2} (?:January|February|March|April|May|June|July|August|September|October|November|December) \d{4}\b",
+        )
+    });
+    if let Some(opening) = text.find("Delivers the following judgment") {
+        for m in COVER.find_iter(&text[..opening]) {
+            cuts.push((m.start(), None));
+            if !m.as_str().starts_with('(') {
+                cuts.push((m.end(), None));
+            }
+        }
+    }
+    let mut marked: Vec<usize> = cuts.iter().map(|c| c.0).collect();
+    marked.sort_unstable();
     for m in NBSP_RUN.find_iter(&text) {
         // Not the no-break spaces after a marker (which start within a few bytes of it).
         let i = marked.partition_point(|&at| at <= m.start());
