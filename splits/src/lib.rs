@@ -24,8 +24,11 @@
 //!     relevant: [1].into(), sources: vec![],
 //! };
 //! let pairs = vec![pair("A .  x", "guide_a_eng", "001-1"), pair("B .  y", "guide_art_3_eng", "001-2")];
-//! let a = assign(&pairs, &SplitConfig::default())?;
+//! let held_out = SplitConfig { unseen_guides: vec!["guide_art_3_eng".parse().unwrap()], ..SplitConfig::default() };
+//! let a = assign(&pairs, &held_out)?;
 //! assert_eq!(a["unseen_guide"], vec![1]);
+//! // A held-out guide with no pair here is an error, not an empty setting.
+//! assert!(assign(&pairs, &SplitConfig::default()).is_err());
 //! assert!(certify(&pairs, &a).passed);
 //! # Ok::<(), lexbench_splits::Error>(())
 //! ```
