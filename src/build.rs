@@ -938,12 +938,93 @@ pub fn dataset_stats(data: &DataDir, dataset: &str) -> Result<serde_json::Value>
     if manifest.files.contains_key(TEXT_SOURCES_FILE) {
         out["text_sources"] = read(TEXT_SOURCES_FILE)?;
     }
+    if let Some(rows) = beside_paper(&out["stats"]) {
+        out["beside_paper"] = rows;
+    }
     if dir.join("certificate.json").exists() {
         let c = read("certificate.json")?;
         out["certificate"] =
             serde_json::json!({"passed": c["passed"], "shared_judgments": c["shared_judgments"]});
     }
     Ok(out)
+}
+
+/// The ECtHR paper's dataset figures (Santosh et al., LREC-COLING 2024, §3; `../shared/design/PAPERS.md`):
+/// `(measure, paper's figure, this dataset's statistic as a JSON pointer into stats.json and how to show it)`.
+const PAPER_ECTHR: [(&str, &str, &str); 12] = [
+    ("pairs, train", "2,230", "/splits/train/pairs"),
+    ("pairs, val", "302", "/splits/val/pairs"),
+    ("pairs, test (seen query)", "480", "/splits/test/pairs"),
+    ("pairs, unseen query", "694", "/splits/unseen_query/pairs"),
+    (
+        "pairs, unseen guide (article)",
+        "403",
+        "/splits/unseen_guide/pairs",
+    ),
+    ("queries, unseen query", "120", "/splits/unseen_query/queries"),
+    (
+        "queries, unseen guide (article)",
+        "111",
+        "/splits/unseen_guide/queries",
+    ),
+    (
+        "paragraphs per judgment, min–max",
+        "21–942",
+        "/paragraphs_per_judgment",
+    ),
+    (
+        "paragraphs per judgment, mean",
+        "102.78",
+        "/paragraphs_per_judgment/mean",
+    ),
+    (
+        "relevant share per pair (%), min–max",
+        "0.10–15",
+        "/relevant_share_percent",
+    ),
+    (
+        "relevant share per pair (%), mean",
+        "≈ 1.95",
+        "/relevant_share_percent/mean",
+    ),
+    (
+        "query tokens, mean / paragraph tokens, mean",
+        "≈ 36 / ≈ 135",
+        "/query_tokens/mean",
+    ),
+];
+
+/// The paper's dataset figures beside this dataset's (for an ECtHR dataset: its stats have
+/// `paragraphs_per_judgment`): rows of `{measure, here, paper}`. Tokens are counted here as
+/// whitespace-separated words; the paper does not say how it counted.
+fn beside_paper(stats: &serde_json::Value) -> Option<serde_json::Value> {
+    stats.get("paragraphs_per_judgment")?;
+    let num = |v: &serde_json::Value| match v.as_f64() {
+        Some(x) if x.fract() == 0.0 => format!("{x:.0}"),
+        Some(x) => format!("{x:.2}"),
+        None => "—".to_owned(),
+    };
+    let rows = PAPER_ECTHR
+        .iter()
+        .map(|(measure, paper, pointer)| {
+            let v = stats.pointer(pointer).cloned().unwrap_or_default();
+            let here = if measure.ends_with("min–max") {
+                format!("{}–{}", num(&v["min"]), num(&v["max"]))
+            } else if measure.starts_with("query tokens") {
+                format!(
+                    "{} / {}",
+                    num(&v),
+                    num(stats
+                        .pointer("/paragraph_tokens/mean")
+                        .unwrap_or(&serde_json::Value::Null))
+                )
+            } else {
+                num(&v)
+            };
+            serde_json::json!({"measure": measure, "here": here, "paper": paper})
+        })
+        .collect();
+    Some(serde_json::Value::Array(rows))
 }
 
 /// What differs, per split, between dataset `a` and dataset `b` (names or paths); the flag says

@@ -255,6 +255,29 @@ fn render_stats_human(out: &serde_json::Value) -> String {
             }
         }
     }
+    if let Some(rows) = out["beside_paper"].as_array() {
+        let _ = writeln!(
+            s,
+            "beside the paper (Santosh et al. 2024, the dataset's section):"
+        );
+        let w = rows
+            .iter()
+            .map(|r| text(&r["measure"]).chars().count())
+            .max()
+            .unwrap_or(0);
+        let _ = writeln!(s, "  {:w$}  {:>14}  {:>14}", "", "here", "paper");
+        for r in rows {
+            let m = text(&r["measure"]);
+            let pad = w - m.chars().count();
+            let _ = writeln!(
+                s,
+                "  {m}{:pad$}  {:>14}  {:>14}",
+                "",
+                text(&r["here"]),
+                text(&r["paper"])
+            );
+        }
+    }
     let mut lines = Vec::new();
     flatten_stats("", &out["stats"], &mut lines);
     if let Some(t) = out.get("text_sources") {

@@ -61,6 +61,17 @@ fn pipeline_on_the_sample() {
     let cert = json(&data.join("datasets/ecthr/certificate.json"));
     assert_eq!(cert["passed"], true);
 
+    // `stats` puts the dataset's figures beside the paper's (issue 30, item 3).
+    let st = lexbench(&data, &["stats", "ecthr", "--format", "json"]);
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let st: serde_json::Value = serde_json::from_slice(&st.stdout).unwrap();
+    let rows = st["beside_paper"].as_array().expect("beside_paper");
+    let train = rows.iter().find(|r| r["measure"] == "pairs, train").unwrap();
+    assert_eq!(train["paper"], "2,230");
+    assert_eq!(train["here"], st["stats"]["splits"]["train"]["pairs"].to_string());
+    let human = lexbench(&data, &["stats", "ecthr"]);
+    assert!(String::from_utf8_lossy(&human.stdout).contains("beside the paper"));
+
     // The leaderboard's BM25 scores equal `lexbench eval` on the same runs.
     let index = std::fs::read_to_string(data.join("leaderboard/index.md")).unwrap();
     assert!(index.contains("| BM25 ✓ |"), "the harness ran it: {index}");
