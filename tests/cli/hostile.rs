@@ -28,6 +28,14 @@
 //! bytes as a judgment (`parse_judgment.rs`), a model whose config does not fit its weights
 //! (`model_errors.rs`), dataset names that are paths (`data_safety.rs`).
 //!
+//! The second probe (issue 29) adds `second_probe` (exports into the data directory, a forged BM25
+//! baseline, names that look like BM25 or like nothing, card texts, a FIFO run, a BSARD leak, an
+//! unknown held-out guide, U+00A0 in ids, out-of-range numbers, endless devices, manifest paths
+//! outside the dataset, crawl settings, `split` on a path), `second_probe_training_settings`,
+//! `second_probe_readers`, `standard_output_on_a_full_device` and
+//! `a_read_only_data_directory_with_a_leftover_serves_reads`. `LEXBENCH_TEST_BIN=PATH` runs them
+//! against another build (an older revision, to see them fail there).
+//!
 //! Each test prints its table (case, exit code, pass/FAIL) on stderr: `cargo test --test cli hostile
 //! -- --nocapture`.
 
