@@ -543,22 +543,14 @@ pub fn submit_model(
         let target = RunTarget::new(data.root(), &p.dataset, &p.split, &system)?;
         let out = write_run(&mut ranker, &target)
             .with_context(|| format!("{} on dataset {} split {}", name, p.dataset, p.split))?;
-        if out.sidecar.header.dataset_hash != p.dataset_hash {
-            bail!(
-                "dataset {} changed while the submission ran (version {} planned, {} now): run it again",
-                p.dataset,
-                p.dataset_hash,
-                out.sidecar.header.dataset_hash
-            );
-        }
-        let harness = Harness {
-            model: model_ref.clone(),
-            lexbench_version: env!("CARGO_PKG_VERSION").to_owned(),
-            git_revision: lexbench_baselines::rank::git_revision(),
-            device: device.clone(),
-            seconds: t0.elapsed().as_secs_f64(),
-            submission: state.submission.clone(),
-        };
+        let harness = harness_record(
+            p,
+            &out.sidecar.header.dataset_hash,
+            &model_ref,
+            &device,
+            t0,
+            &state.submission,
+        )?;
         let sub = lexbench_leaderboard::submit_verified(
             &SubmitRequest {
                 data: data.root(),
@@ -668,22 +660,14 @@ pub fn submit_baseline(
         let t0 = Instant::now();
         let run = bm25_run(data, &p.dataset, &p.split)
             .with_context(|| format!("BM25 on dataset {} split {}", p.dataset, p.split))?;
-        if run.sidecar.header.dataset_hash != p.dataset_hash {
-            bail!(
-                "dataset {} changed while the baseline ran (version {} planned, {} now): run it again",
-                p.dataset,
-                p.dataset_hash,
-                run.sidecar.header.dataset_hash
-            );
-        }
-        let harness = Harness {
-            model: model.clone(),
-            lexbench_version: env!("CARGO_PKG_VERSION").to_owned(),
-            git_revision: lexbench_baselines::rank::git_revision(),
-            device: "cpu".to_owned(),
-            seconds: t0.elapsed().as_secs_f64(),
-            submission: submission.clone(),
-        };
+        let harness = harness_record(
+            p,
+            &run.sidecar.header.dataset_hash,
+            &model,
+            "cpu",
+            t0,
+            &submission,
+        )?;
         let sub = lexbench_leaderboard::submit_baseline(
             &SubmitRequest {
                 data: data.root(),
@@ -707,6 +691,34 @@ pub fn submit_baseline(
         out.push(sub);
     }
     Ok(out)
+}
+
+/// The harness's record of a split it ran (model, lexbench version and revision, device, seconds
+/// since `t0`, submission), after checking that the run was made on the planned dataset version
+/// (`ran_on`: the version its sidecar names).
+fn harness_record(
+    p: &PlannedSplit,
+    ran_on: &str,
+    model: &ModelRef,
+    device: &str,
+    t0: Instant,
+    submission: &str,
+) -> Result<Harness> {
+    if ran_on != p.dataset_hash {
+        bail!(
+            "dataset {} changed while the harness ran (version {} planned, {ran_on} now): run it again",
+            p.dataset,
+            p.dataset_hash
+        );
+    }
+    Ok(Harness {
+        model: model.clone(),
+        lexbench_version: env!("CARGO_PKG_VERSION").to_owned(),
+        git_revision: lexbench_baselines::rank::git_revision(),
+        device: device.to_owned(),
+        seconds: t0.elapsed().as_secs_f64(),
+        submission: submission.to_owned(),
+    })
 }
 
 /// `R@2%=0.5000 R@5%=…` in the entry's measure order.

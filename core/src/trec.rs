@@ -436,9 +436,16 @@ pub(crate) fn split_columns<'a>(line: &'a str, cols: &mut [&'a str]) -> usize {
     found
 }
 
+/// The columns of a TREC line as trec_eval reads them ([`split_columns`]: spaces and tabs only), for
+/// readers that check a line themselves (the submission validator).
+pub fn columns(line: &str) -> impl Iterator<Item = &str> {
+    line.split([' ', '\t']).filter(|c| !c.is_empty())
+}
+
 /// An integer column: an integer too large or small for it is out of range (naming the range), any
-/// other text not an integer.
-fn int_col<T>(column: &'static str, value: &str) -> Result<T, LineError>
+/// other text not an integer. Public for readers that check a line themselves, so that they word it
+/// the same way.
+pub fn int_col<T>(column: &'static str, value: &str) -> Result<T, LineError>
 where
     T: std::str::FromStr + num_bounds::Bounded,
 {
@@ -462,10 +469,12 @@ where
 }
 
 /// The bounds of the integer types of TREC columns, as `i64`.
-mod num_bounds {
+pub mod num_bounds {
     /// An integer type's range.
-    pub(super) trait Bounded {
+    pub trait Bounded {
+        /// The smallest value.
         const MIN: i64;
+        /// The largest value.
         const MAX: i64;
     }
     impl Bounded for i32 {

@@ -72,7 +72,7 @@ pub fn validate_run(path: &Path, view: &DatasetView) -> Result<Report> {
             }
         };
         // Spaces and tabs only, as trec_eval and the run reader split a line.
-        let cols: Vec<&str> = line.split([' ', '\t']).filter(|c| !c.is_empty()).collect();
+        let cols: Vec<&str> = lexbench_core::trec::columns(line).collect();
         if cols.is_empty() {
             continue;
         }
@@ -102,19 +102,8 @@ pub fn validate_run(path: &Path, view: &DatasetView) -> Result<Report> {
                 &mut problems,
             );
         }
-        if rank.parse::<i64>().is_err() {
-            let digits = rank.strip_prefix(['+', '-']).unwrap_or(rank);
-            let why = if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-                format!(
-                    "rank {} is out of range ({} to {})",
-                    rank.chars().take(40).collect::<String>(),
-                    i64::MIN,
-                    i64::MAX
-                )
-            } else {
-                format!("rank {rank:?} is not an integer")
-            };
-            problem(line_no, why, &mut problems);
+        if let Err(e) = lexbench_core::trec::int_col::<i64>("rank", rank) {
+            problem(line_no, e.to_string(), &mut problems);
         }
         let score_value = score.parse::<f64>().ok().filter(|s| s.is_finite());
         if score_value.is_none() {
