@@ -235,10 +235,25 @@ pub const POOLED_MEASURES: &str = "R@2%,R@5%,R@10%";
 /// The measures of a whole-corpus task (BSARD), as its paper reports them.
 pub const CORPUS_MEASURES: &str = "R@100,R@200,R@500,AP,RPrec";
 
-/// The measures the leaderboard reports for a task with or without pools.
+/// Measures a pooled task's entries record beside [`POOLED_MEASURES`] without showing them as
+/// columns: the same recalls with the cut-off rounded to the nearest integer. The paper does not say
+/// how it rounds `k%` of a judgment's paragraphs, so tables set beside its figures give both.
+pub const POOLED_EXTRA_MEASURES: &str = "R@2%nearest,R@5%nearest,R@10%nearest";
+
+/// The measures the leaderboard shows for a task with or without pools (its columns).
 pub fn task_measures(pooled: bool) -> Vec<Measure> {
     let list = if pooled { POOLED_MEASURES } else { CORPUS_MEASURES };
     Measure::parse_list(list).expect("the task measures parse")
+}
+
+/// The measures an entry of the task records: [`task_measures`], then (pooled)
+/// [`POOLED_EXTRA_MEASURES`].
+pub fn recorded_measures(pooled: bool) -> Vec<Measure> {
+    let mut list = task_measures(pooled);
+    if pooled {
+        list.extend(Measure::parse_list(POOLED_EXTRA_MEASURES).expect("the extra measures parse"));
+    }
+    list
 }
 
 /// The deepest rank a whole-corpus task's measures read (500: BSARD's R@500); a run of such a task
@@ -572,6 +587,19 @@ mod tests {
         assert_eq!(pct_cutoff_nearest(2, 10), 1);
         assert_eq!(m("R@5%nearest").depth(41), Some(2));
         assert_eq!(task_measures(true).len(), 3);
+        let recorded: Vec<String> = recorded_measures(true).iter().map(ToString::to_string).collect();
+        assert_eq!(
+            recorded,
+            [
+                "R@2%",
+                "R@5%",
+                "R@10%",
+                "R@2%nearest",
+                "R@5%nearest",
+                "R@10%nearest"
+            ]
+        );
+        assert_eq!(recorded_measures(false), task_measures(false));
     }
 
     #[test]

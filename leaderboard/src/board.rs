@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::dataset::task_measures;
+use crate::dataset::{recorded_measures, task_measures};
 use crate::entry::{Entry, ModelKind};
 use crate::stats::{holm, paired_randomization};
 
@@ -129,6 +129,11 @@ pub struct Cell {
     pub sig: Vec<Sig>,
     /// Holm-adjusted p-values per measure (when tested).
     pub p_holm: Vec<Option<f64>>,
+    /// Topics the entry was evaluated on.
+    pub topics: usize,
+    /// The means of the measures the task records but does not show as columns (`R@k%nearest`),
+    /// by name.
+    pub hidden: BTreeMap<String, f64>,
 }
 
 /// One system.
@@ -148,6 +153,9 @@ pub struct Row {
     /// True when another row of the board has the same system name from another submitter: the
     /// row is then shown with its authors.
     pub shared_name: bool,
+    /// The published row it stands beside: its card's `paper_row`, or `bm25` for the baseline
+    /// ([`crate::reference`]).
+    pub paper_row: Option<String>,
     /// Cells by split.
     pub cells: BTreeMap<String, Cell>,
 }
@@ -195,9 +203,15 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
         let current = current_hash(name);
         let pooled = list.iter().any(|e| e.dataset.pooled);
         let mut measures: Vec<String> = task_measures(pooled).iter().map(ToString::to_string).collect();
+        // Columns: the task's measures, then any other an entry has, except those every entry of
+        // the task records without showing (`R@k%nearest`: in the "beside the paper" table).
+        let recorded: Vec<String> = recorded_measures(pooled)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         for e in &list {
             for m in &e.measures {
-                if !measures.contains(m) {
+                if !measures.contains(m) && !recorded.contains(m) {
                     measures.push(m.clone());
                 }
             }
@@ -241,6 +255,13 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
                     .iter()
                     .filter(|((s, _), _)| s == sys)
                     .find_map(|(_, e)| e.card.as_ref().and_then(|c| c.description.clone())),
+                paper_row: chosen.iter().filter(|((s, _), _)| s == sys).find_map(|(_, e)| {
+                    if is_baseline(e) {
+                        Some(crate::reference::BASELINE_ROW.to_owned())
+                    } else {
+                        e.card.as_ref().and_then(|c| c.paper_row.clone())
+                    }
+                }),
                 cells: BTreeMap::new(),
             })
             .collect();
@@ -286,6 +307,12 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
                         scores,
                         sig,
                         p_holm: vec![None; measures.len()],
+                        topics: e.dataset.topics,
+                        hidden: recorded
+                            .iter()
+                            .filter(|m| !measures.contains(m))
+                            .filter_map(|m| Some((m.clone(), e.score(m)?)))
+                            .collect(),
                     },
                 );
             }

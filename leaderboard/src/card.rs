@@ -12,6 +12,8 @@
 //! training_data = "none"
 //! parameters = 0
 //! dataset_hash = "…"   # optional: the dataset version the run was made on; checked
+//! paper_row = "dpr-zero-shot"   # optional: the published row it stands beside (a key of
+//!                               # leaderboard/references/*.toml; `lexbench leaderboard --paper-rows`)
 //! ```
 //!
 //! A card is at most [`MAX_CARD_BYTES`] long and each text in it at most [`MAX_CARD_FIELD_CHARS`]
@@ -76,6 +78,10 @@ pub struct ModelCard {
     /// The dataset version the run was produced on; a submission against another version is rejected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset_hash: Option<String>,
+    /// The published row the system stands beside in the "beside the paper" table, by its key in
+    /// the leaderboard's references ([`crate::reference`]); an unknown key is refused at submission.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paper_row: Option<String>,
 }
 
 impl ModelCard {
@@ -98,7 +104,7 @@ impl ModelCard {
     /// The card's problems, each with its line in `text` (the card as read from `path`): a text over
     /// [`MAX_CARD_FIELD_CHARS`].
     pub fn check(&self, path: &Path, text: &str) -> Vec<Problem> {
-        let fields: [(&str, Option<&String>); 9] = [
+        let fields: [(&str, Option<&String>); 10] = [
             ("name", self.name.as_ref()),
             ("description", self.description.as_ref()),
             ("base_model", self.base_model.as_ref()),
@@ -108,6 +114,7 @@ impl ModelCard {
             ("license", self.license.as_ref()),
             ("training_data", self.training_data.as_ref()),
             ("dataset_hash", self.dataset_hash.as_ref()),
+            ("paper_row", self.paper_row.as_ref()),
         ];
         let authors = self.authors.iter().map(|a| ("authors", Some(a)));
         fields
@@ -144,6 +151,19 @@ impl ModelCard {
                         ))
                     })
             })
+            .chain(self.paper_row.as_deref().and_then(|key| {
+                if crate::reference::is_row_key(key) {
+                    return None;
+                }
+                Some(Problem {
+                    path: path.to_owned(),
+                    line: line_of_key(text, "paper_row"),
+                    message: format!(
+                        "paper_row {key:?} is no published row; known rows: {}",
+                        crate::reference::row_keys().join(", ")
+                    ),
+                })
+            }))
             .collect()
     }
 }

@@ -10,7 +10,9 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 
-pub use lexbench_core::eval::{CORPUS_MEASURES, POOLED_MEASURES, task_measures};
+pub use lexbench_core::eval::{
+    CORPUS_MEASURES, POOLED_EXTRA_MEASURES, POOLED_MEASURES, recorded_measures, task_measures,
+};
 
 /// A dataset split, loaded for validating and evaluating runs.
 #[derive(Debug)]
@@ -95,9 +97,10 @@ impl DatasetView {
         self.manifest.dataset_hash()
     }
 
-    /// The task's measures: [`POOLED_MEASURES`] with pools, [`CORPUS_MEASURES`] without.
+    /// The measures an entry records: [`POOLED_MEASURES`] and [`POOLED_EXTRA_MEASURES`] with pools,
+    /// [`CORPUS_MEASURES`] without.
     pub fn measures(&self) -> Vec<Measure> {
-        task_measures(self.pools.is_some())
+        recorded_measures(self.pools.is_some())
     }
 
     /// Pool sizes for `R@k%` (`None` without pools).

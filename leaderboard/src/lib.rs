@@ -41,6 +41,7 @@ pub mod error;
 pub mod plot;
 pub mod portable;
 pub mod recheck;
+pub mod reference;
 pub mod regression;
 pub mod render;
 pub mod stats;

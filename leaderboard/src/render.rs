@@ -20,6 +20,7 @@ use crate::dataset::current_hash;
 use crate::entry::{entries_dir, leaderboard_dir, read_entries};
 use crate::error::Result;
 use crate::plot::plot_split;
+use crate::reference::{Line, Reference, beside, references};
 
 /// Scores are shown as percentages with two decimals.
 fn pct(v: Option<f64>) -> String {
@@ -142,8 +143,218 @@ pub fn markdown(boards: &[DatasetBoard], options: &RenderOptions) -> String {
             })
             .collect();
         let _ = writeln!(s, "\nPlots: {}\n", plots.join(" · "));
+        for r in references().iter().filter(|r| r.applies_to(b)) {
+            beside_markdown(&mut s, r, b);
+        }
     }
     s
+}
+
+/// One of our cells beside the paper: the shown measures in %, their marks, then the hidden ones
+/// (`R@k%nearest`) and the topics.
+struct BesideCell {
+    main: String,
+    marks: Vec<Sig>,
+    nearest: String,
+    topics: usize,
+    stale: bool,
+}
+
+fn beside_cell(r: &Reference, b: &DatasetBoard, row: &crate::board::Row, split: &str) -> Option<BesideCell> {
+    let c = row.cells.get(split)?;
+    let idx: Vec<Option<usize>> = r
+        .measures
+        .iter()
+        .map(|m| b.measures.iter().position(|x| x == m))
+        .collect();
+    let main = idx
+        .iter()
+        .map(|i| pct1(i.and_then(|i| c.scores[i])))
+        .collect::<Vec<_>>()
+        .join(" / ");
+    let marks = idx
+        .iter()
+        .map(|i| i.map_or(Sig::Untested, |i| c.sig[i]))
+        .collect();
+    let nearest = r
+        .measures
+        .iter()
+        .map(|m| pct1(c.hidden.get(&format!("{m}nearest")).copied()))
+        .collect::<Vec<_>>()
+        .join(" / ");
+    Some(BesideCell {
+        main,
+        marks,
+        nearest,
+        topics: c.topics,
+        stale: c.stale,
+    })
+}
+
+/// A fraction as a percentage with one decimal (the paper prints two-decimal fractions).
+fn pct1(v: Option<f64>) -> String {
+    v.map_or("—".to_owned(), |v| format!("{:.1}", 100.0 * v))
+}
+
+fn paper_values(values: &[f64]) -> String {
+    values
+        .iter()
+        .map(|v| format!("{:.0}", 100.0 * v))
+        .collect::<Vec<_>>()
+        .join(" / ")
+}
+
+fn marks_text(marks: &[Sig]) -> String {
+    if marks
+        .iter()
+        .all(|m| matches!(m, Sig::Untested | Sig::Baseline | Sig::Same))
+    {
+        return String::new();
+    }
+    let m: String = marks
+        .iter()
+        .map(|m| match m {
+            Sig::Better => '▲',
+            Sig::Worse => '▼',
+            _ => '·',
+        })
+        .collect();
+    format!(" {m}")
+}
+
+const BESIDE_NOTE: &str = "The paper's figures (R@2% / R@5% / R@10%, in %, as printed to two decimals) \
+     and, under each published row, our entries whose model card names it (`paper_row`; the BM25 baseline \
+     stands beside BM25). Ours: R@k% with the cut-off ⌈k·n/100⌉ of a judgment's n paragraphs, then \
+     R@k%nearest (cut-off rounded to the nearest; the paper does not say how it rounds) and the topics \
+     evaluated. ▲/▼ per measure: significantly better/worse than BM25 on the same split. Our systems are \
+     stand-ins where the paper's checkpoints are not used: their names and descriptions say which. A \
+     published row with nothing under it was not run here.";
+
+fn beside_markdown(s: &mut String, r: &Reference, b: &DatasetBoard) {
+    let _ = writeln!(s, "### Beside the paper: {}\n", md(&r.paper));
+    let _ = writeln!(s, "{}\n", BESIDE_NOTE);
+    let mut header = String::from("| table | system | init / description |");
+    let mut rule = String::from("|---|---|---|");
+    for st in &r.settings {
+        let _ = write!(header, " {} ({}) |", md(&st.paper), md(&st.split));
+        rule.push_str("---:|");
+    }
+    let _ = writeln!(s, "{header}\n{rule}");
+    for line in beside(r, b) {
+        match line {
+            Line::Paper(p) => {
+                let _ = write!(s, "| {} | {} | {} |", md(&p.table), md(&p.system), md(&p.init));
+                for v in &p.values {
+                    let _ = write!(s, " {} |", paper_values(v));
+                }
+            }
+            Line::Ours(i) => {
+                let row = &b.rows[i];
+                let verified = if row.verified {
+                    format!(" {VERIFIED_MARK}")
+                } else {
+                    String::new()
+                };
+                let desc = row.description.as_deref().map(md).unwrap_or_default();
+                let _ = write!(s, "| | ↳ ours: {}{verified} | {desc} |", md(&row.shown_name()));
+                for st in &r.settings {
+                    match beside_cell(r, b, row, &st.split) {
+                        Some(c) => {
+                            let dagger = if c.stale { " †" } else { "" };
+                            let _ = write!(
+                                s,
+                                " **{}**{}{dagger}<br>nearest {} · {} topics |",
+                                c.main,
+                                marks_text(&c.marks),
+                                c.nearest,
+                                c.topics
+                            );
+                        }
+                        None => s.push_str(" not run |"),
+                    }
+                }
+            }
+        }
+        s.push('\n');
+    }
+    s.push('\n');
+}
+
+fn beside_html(s: &mut String, r: &Reference, b: &DatasetBoard) {
+    let _ = writeln!(s, "<h3>Beside the paper: {}</h3>", esc(&r.paper));
+    let _ = writeln!(
+        s,
+        "<p class=\"note\">{}</p>",
+        esc(BESIDE_NOTE).replace("`paper_row`", "<code>paper_row</code>")
+    );
+    s.push_str("<table class=\"beside\"><thead><tr><th>table</th><th>system</th><th>init / description</th>");
+    for st in &r.settings {
+        let _ = write!(
+            s,
+            "<th>{}<br><small>{}</small></th>",
+            esc(&st.paper),
+            esc(&st.split)
+        );
+    }
+    s.push_str("</tr></thead><tbody>\n");
+    for line in beside(r, b) {
+        match line {
+            Line::Paper(p) => {
+                let _ = write!(
+                    s,
+                    "<tr class=\"paper\"><td>{}</td><td>{}</td><td>{}</td>",
+                    esc(&p.table),
+                    esc(&p.system),
+                    esc(&p.init)
+                );
+                for v in &p.values {
+                    let _ = write!(s, "<td class=\"num\">{}</td>", paper_values(v));
+                }
+            }
+            Line::Ours(i) => {
+                let row = &b.rows[i];
+                let verified = if row.verified {
+                    format!("<span class=\"verified\" title=\"verified\">{VERIFIED_MARK}</span>")
+                } else {
+                    String::new()
+                };
+                let desc = row.description.as_deref().map(esc).unwrap_or_default();
+                let _ = write!(
+                    s,
+                    "<tr class=\"ours\"><td></td><td class=\"sys\">↳ <bdi>{}</bdi>{verified}</td><td><small>{desc}</small></td>",
+                    esc(&row.shown_name())
+                );
+                for st in &r.settings {
+                    match beside_cell(r, b, row, &st.split) {
+                        Some(c) => {
+                            let marks: String = c
+                                .marks
+                                .iter()
+                                .map(|m| match m {
+                                    Sig::Better => "<span class=\"better\">▲</span>",
+                                    Sig::Worse => "<span class=\"worse\">▼</span>",
+                                    _ => "",
+                                })
+                                .collect();
+                            let stale = if c.stale {
+                                "<span class=\"stale\" title=\"other dataset version\">†</span>"
+                            } else {
+                                ""
+                            };
+                            let _ = write!(
+                                s,
+                                "<td class=\"num\"><b>{}</b>{marks}{stale}<br><small>nearest {} · {} topics</small></td>",
+                                c.main, c.nearest, c.topics
+                            );
+                        }
+                        None => s.push_str("<td class=\"num\">not run</td>"),
+                    }
+                }
+            }
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</tbody></table>\n");
 }
 
 /// `s` as HTML text or a double-quoted attribute value.
@@ -161,7 +372,9 @@ th.sortable:hover{background:#e3e8f0}th.sorted-desc::after{content:' ↓'}th.sor
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}tr.baseline td{background:#fafaf2}\
 .better{color:#0a7a2f;font-weight:600}.worse{color:#b3261e;font-weight:600}.stale{color:#8a5a00}\
 .note{color:#555;font-size:.9em}.verified{color:#0a7a2f;font-weight:700;margin-left:.3em}.sys small{color:#666;display:block;max-width:22em}figure{display:inline-block;margin:1em 1em 0 0}\
-figure img{border:1px solid #ddd;max-width:560px}";
+figure img{border:1px solid #ddd;max-width:560px}\
+table.beside{margin-top:.5em}table.beside tr.paper td{background:#f3f5f8;color:#333}table.beside tr.ours td{background:#fff}\
+table.beside td small{color:#666}";
 
 const SCRIPT: &str = r#"document.querySelectorAll('table.board').forEach(function(t){
   t.querySelectorAll('th.sortable').forEach(function(th){
@@ -311,6 +524,9 @@ pub fn html(boards: &[DatasetBoard], options: &RenderOptions) -> String {
             s.push_str("</tr>\n");
         }
         s.push_str("</tbody></table>\n");
+        for r in references().iter().filter(|r| r.applies_to(b)) {
+            beside_html(&mut s, r, b);
+        }
         for split in &b.splits {
             let _ = writeln!(
                 s,

@@ -298,7 +298,10 @@ fn entry_scores_are_the_evaluator_scores() {
     r.card = Some(&card);
     let sub = submit(&r).unwrap();
     let e = &sub.entry;
-    assert_eq!(e.measures, vec!["R@2%", "R@5%", "R@10%"]);
+    assert_eq!(
+        e.measures,
+        vec!["R@2%", "R@5%", "R@10%", "R@2%nearest", "R@5%nearest", "R@10%nearest"]
+    );
     assert_eq!(e.dataset.hash, hash);
     assert_eq!(
         (e.dataset.topics, e.dataset.documents, e.dataset.pooled),
@@ -320,7 +323,9 @@ fn entry_scores_are_the_evaluator_scores() {
     let run = Run::read(&run_path, &ReadOptions::default()).unwrap();
     let qrels = Qrels::read(&ds.join("qrels/test.tsv"), &ReadOptions::default()).unwrap();
     let pools = PoolSizes::read(&ds.join("pools.jsonl")).unwrap();
-    let measures = lexbench_core::Measure::parse_list("R@2%,R@5%,R@10%").unwrap();
+    let measures =
+        lexbench_core::Measure::parse_list("R@2%,R@5%,R@10%,R@2%nearest,R@5%nearest,R@10%nearest")
+            .unwrap();
     let ev = evaluate(&run, &qrels, &measures, Some(&pools)).unwrap();
     for (m, v) in measures.iter().zip(&ev.mean) {
         assert_eq!(e.scores[&m.to_string()], *v, "{m}");

@@ -477,3 +477,117 @@ fn run_random_is_seeded_and_submittable() {
     ));
     assert!(out.contains("random"), "{out}");
 }
+
+/// Issue 30: an entry whose card names a published row (`paper_row`) stands beside it in the "beside
+/// the paper" table of index.md and index.html, with R@k%nearest and its topics; the baseline stands
+/// beside BM25 without a card; an unknown row is refused with its card line.
+#[test]
+fn entries_stand_beside_the_papers_rows() {
+    let data = scratch("beside");
+    ecthr_like(&data);
+    ok(&lexbench(
+        &data,
+        &[
+            "submit",
+            "--baseline",
+            "--dataset",
+            "mini-ecthr",
+            "--splits",
+            "test",
+        ],
+    ));
+    // A reversed BM25 run, standing beside the paper's DPR zero-shot row (a stand-in, named so).
+    ok(&lexbench(
+        &data,
+        &["run", "bm25", "--dataset", "mini-ecthr", "--split", "test"],
+    ));
+    let text = std::fs::read_to_string(data.join("runs/mini-ecthr/test/bm25.trec")).unwrap();
+    let reversed: String = text
+        .lines()
+        .map(|l| {
+            let mut c: Vec<String> = l.split_whitespace().map(str::to_owned).collect();
+            c[4] = format!("{}", -c[4].parse::<f64>().unwrap());
+            c.join(" ") + "\n"
+        })
+        .collect();
+    let run = data.join("reversed.trec");
+    std::fs::write(&run, reversed).unwrap();
+    let card = data.join("card.toml");
+    std::fs::write(
+        &card,
+        "description = \"BM25 reversed, standing in for DPR\"\npaper_row = \"dpr-zero-shot\"\n",
+    )
+    .unwrap();
+    let args = |card: &Path| {
+        vec![
+            "submit".to_owned(),
+            run.to_string_lossy().into_owned(),
+            "--dataset".into(),
+            "mini-ecthr".into(),
+            "--split".into(),
+            "test".into(),
+            "--name".into(),
+            "reversed".into(),
+            "--card".into(),
+            card.to_string_lossy().into_owned(),
+        ]
+    };
+    let a = args(&card);
+    ok(&lexbench(
+        &data,
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+    ));
+    ok(&lexbench(&data, &["leaderboard"]));
+    let md = std::fs::read_to_string(data.join("leaderboard/index.md")).unwrap();
+    let beside = &md[md
+        .find("### Beside the paper: Santosh et al., LREC-COLING 2024")
+        .expect("beside table")..];
+    let lines: Vec<&str> = beside.lines().collect();
+    let at = |prefix: &str| {
+        lines
+            .iter()
+            .position(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no line {prefix:?} in\n{beside}"))
+    };
+    // BM25's published row, then ours under it: the baseline, with 4 topics and the nearest cut-off.
+    let bm25 = at("| Table 1 | BM25 | — | 7 / 17 / 29 | 9 / 23 / 37 | 10 / 25 / 40 |");
+    assert!(
+        lines[bm25 + 1].starts_with("| | ↳ ours: BM25 ✓ |"),
+        "{}",
+        lines[bm25 + 1]
+    );
+    assert!(lines[bm25 + 1].contains("· 4 topics |"), "{}", lines[bm25 + 1]);
+    assert!(lines[bm25 + 1].contains("<br>nearest "), "{}", lines[bm25 + 1]);
+    assert!(
+        lines[bm25 + 1].ends_with("not run | not run |"),
+        "{}",
+        lines[bm25 + 1]
+    );
+    let dpr =
+        at("| Table 1 | DPR zero-shot | facebook/dpr-question\\_encoder-multiset-base | 11 / 22 / 33 |");
+    assert!(
+        lines[dpr + 1].starts_with("| | ↳ ours: reversed | BM25 reversed, standing in for DPR |"),
+        "{}",
+        lines[dpr + 1]
+    );
+    // A row nothing stands beside has nothing under it.
+    let ance = at("| Table 1 | ANCE zero-shot |");
+    assert!(lines[ance + 1].starts_with("| Table 1 | ColBERT zero-shot |"));
+    let html = std::fs::read_to_string(data.join("leaderboard/site/index.html")).unwrap();
+    assert!(html.contains("<table class=\"beside\">"), "{html}");
+    assert!(html.contains("↳ <bdi>reversed</bdi>"), "{html}");
+    // An unknown row: refused, the card's line named, nothing written.
+    let bad = data.join("bad-card.toml");
+    std::fs::write(&bad, "description = \"x\"\npaper_row = \"gpt-4\"\n").unwrap();
+    let a = args(&bad);
+    let out = lexbench(&data, &a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad-card.toml:2: "), "{err}");
+    assert!(err.contains("paper_row \"gpt-4\" is no published row"), "{err}");
+}
