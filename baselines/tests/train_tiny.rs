@@ -459,6 +459,80 @@ fn ecthr_configs_draw_negatives_from_the_same_judgment() -> TestResult {
     Ok(())
 }
 
+/// ECtHR paper, §5: the BM25 negatives are "the top non-relevant paragraphs of the same judgment"
+/// retrieved by BM25, in rank order, mixed with random ones (DPR 4 : 1, five per pair; ColBERT and the
+/// cross-encoder 3 BM25 + 4 random). Every shipped ECtHR config with BM25 negatives takes BM25's top
+/// non-positives, the same in every epoch, then random ones from the rest of the judgment; not a
+/// uniform draw from BM25's top 30 (most of a 21–100-paragraph judgment).
+#[test]
+fn ecthr_bm25_negatives_are_the_top_non_relevant_in_rank_order() -> TestResult {
+    use lexbench_baselines::train::data::Topic;
+    let n = 40;
+    let docs: Vec<CorpusDoc> = (0..n)
+        .map(|i| CorpusDoc {
+            doc: DocId::new(format!("001-990001:{}", i + 1)).expect("doc id"),
+            text: format!("paragraph {i}"),
+            item: None,
+            num: Some(i as u32 + 1),
+            section: None,
+        })
+        .collect();
+    let split = SplitData {
+        dataset_hash: String::new(),
+        language: None,
+        index: docs.iter().enumerate().map(|(i, d)| (d.doc.clone(), i)).collect(),
+        docs,
+        topics: vec![Topic {
+            topic: "q1/001-990001".parse()?,
+            text: "q".into(),
+            positives: vec![0, 2],
+            pool: Some((0..n).collect()),
+        }],
+        qrels: Default::default(),
+    };
+    // BM25 ranks the judgment's paragraphs 0, 1, 2, …: the top non-relevant ones are 1, 3, 4, 5, ….
+    let bm25 = vec![(0..n).collect::<Vec<usize>>()];
+    let top: Vec<usize> = (0..n).filter(|d| ![0, 2].contains(d)).collect();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/ecthr");
+    let mut checked = 0;
+    for dir in [root.clone(), root.join("cpu")] {
+        for e in std::fs::read_dir(&dir)? {
+            let p = e?.path();
+            if p.extension().is_none_or(|x| x != "toml") {
+                continue;
+            }
+            let cfg = TrainConfig::from_file(&p)?;
+            let neg = &cfg.negatives;
+            if neg.bm25 == 0 {
+                continue;
+            }
+            let (b, r) = (neg.bm25, neg.random);
+            match cfg.model {
+                ModelKind::Dpr => assert_eq!((b, r), (4, 1), "{}", p.display()),
+                _ => assert_eq!((b, r), (3, 4), "{}", p.display()),
+            }
+            for epoch in 0..3u64 {
+                let ex = examples(&split, neg, Some(&bm25), None, &mut SplitMix64::new(epoch));
+                assert_eq!(ex.len(), 2, "{}", p.display());
+                for e in &ex {
+                    assert_eq!(e.negatives.len(), b + r, "{}", p.display());
+                    assert_eq!(e.negatives[..b], top[..b], "{}: epoch {epoch}", p.display());
+                    assert!(
+                        e.negatives[b..]
+                            .iter()
+                            .all(|d| !e.negatives[..b].contains(d) && top.contains(d)),
+                        "{}",
+                        p.display()
+                    );
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "{checked}");
+    Ok(())
+}
+
 /// `--set KEY=VALUE` overrides a config before it is read: a paper-sized config runs tiny without a
 /// second copy; an unknown key or a bad value is refused naming the file.
 #[test]

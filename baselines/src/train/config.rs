@@ -141,9 +141,15 @@ pub struct NegativesConfig {
     /// Uniformly random candidates.
     #[serde(default)]
     pub random: usize,
-    /// Drawn from BM25's top `bm25_depth` candidates (static, ranked once).
+    /// From BM25's ranking of the candidates (static, ranked once): the top `bm25` non-positives in
+    /// rank order (`bm25_order = "ranked"`, the ECtHR paper's), or drawn uniformly from the top
+    /// `bm25_depth` non-positives (`"uniform"`, the default).
     #[serde(default)]
     pub bm25: usize,
+    /// How BM25 negatives are taken from BM25's ranking (default `uniform`; left out of the
+    /// serialised config when uniform, so runs trained before the key existed still resume).
+    #[serde(default, skip_serializing_if = "NegativeOrder::is_uniform")]
+    pub bm25_order: NegativeOrder,
     /// Drawn from the model's own top `model_depth` candidates, re-ranked at every epoch (ANCE).
     #[serde(default)]
     pub model: usize,
@@ -163,11 +169,31 @@ fn default_depth() -> usize {
     30
 }
 
+/// How negatives are taken from a ranking of the candidates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NegativeOrder {
+    /// Uniformly at random from the top `depth` non-positives (seeded per epoch).
+    #[default]
+    Uniform,
+    /// The top non-positives in rank order, the same every epoch: the ECtHR paper's "top
+    /// non-relevant paragraphs of the same judgment retrieved by BM25".
+    Ranked,
+}
+
+impl NegativeOrder {
+    /// Whether this is the default (left out of serialised configs).
+    pub fn is_uniform(&self) -> bool {
+        *self == Self::Uniform
+    }
+}
+
 impl Default for NegativesConfig {
     fn default() -> Self {
         Self {
             random: 0,
             bm25: 0,
+            bm25_order: NegativeOrder::Uniform,
             model: 0,
             bm25_depth: default_depth(),
             model_depth: default_depth(),

@@ -2,7 +2,8 @@
 //!
 //! For every topic and every one of its positives, [`examples`] draws negatives from the topic's
 //! candidates (ECtHR: the judgment's other paragraphs; BSARD: the corpus) in the configured mix:
-//! - **BM25**: uniformly from BM25's top `bm25_depth` candidates that are not positives (static);
+//! - **BM25**: BM25's top non-positive candidates in rank order (`bm25_order = "ranked"`, the ECtHR
+//!   paper's), or uniformly from its top `bm25_depth` non-positives (`"uniform"`); ranked once;
 //! - **model**: uniformly from the model's own top `model_depth` non-positive candidates (ANCE; the
 //!   ranking is recomputed at every epoch by the trainer);
 //! - **random**: uniformly from the remaining candidates.
@@ -21,7 +22,7 @@ use std::collections::HashSet;
 use lexbench_core::rng::SplitMix64;
 
 use crate::sparse::{Analyzer, Bm25Index, Bm25Params};
-use crate::train::config::NegativesConfig;
+use crate::train::config::{NegativeOrder, NegativesConfig};
 use crate::train::data::SplitData;
 
 /// One training example.
@@ -74,16 +75,25 @@ fn take_from(
     ranked: &[usize],
     depth: usize,
     n: usize,
+    order: NegativeOrder,
     excluded: &HashSet<usize>,
     chosen: &mut Vec<usize>,
     rng: &mut SplitMix64,
 ) {
+    let take = match order {
+        NegativeOrder::Ranked => n,
+        NegativeOrder::Uniform => depth,
+    };
     let mut pool: Vec<usize> = ranked
         .iter()
         .copied()
         .filter(|d| !excluded.contains(d) && !chosen.contains(d))
-        .take(depth)
+        .take(take)
         .collect();
+    if order == NegativeOrder::Ranked {
+        chosen.append(&mut pool);
+        return;
+    }
     for _ in 0..n.min(pool.len()) {
         let i = rng.below(pool.len());
         chosen.push(pool.swap_remove(i));
@@ -130,10 +140,28 @@ pub fn examples_with(
                 }
             }
             if let (Some(r), true) = (model, cfg.model > 0) {
-                take_from(&r[t], cfg.model_depth, cfg.model, &excluded, &mut chosen, rng);
+                let order = NegativeOrder::Uniform;
+                take_from(
+                    &r[t],
+                    cfg.model_depth,
+                    cfg.model,
+                    order,
+                    &excluded,
+                    &mut chosen,
+                    rng,
+                );
             }
             if let (Some(r), true) = (bm25, cfg.bm25 > 0) {
-                take_from(&r[t], cfg.bm25_depth, cfg.bm25, &excluded, &mut chosen, rng);
+                let order = cfg.bm25_order;
+                take_from(
+                    &r[t],
+                    cfg.bm25_depth,
+                    cfg.bm25,
+                    order,
+                    &excluded,
+                    &mut chosen,
+                    rng,
+                );
             }
             let missing = cfg.total().saturating_sub(chosen.len());
             if missing > 0 {
@@ -234,6 +262,7 @@ mod tests {
         let cfg = NegativesConfig {
             random: 1,
             bm25: 4,
+            bm25_order: NegativeOrder::Uniform,
             model: 0,
             bm25_depth: 6,
             model_depth: 30,
@@ -263,6 +292,35 @@ mod tests {
         let s = split(vec![(vec![0], vec![0, 1, 2])], 3);
         let ex = examples(&s, &cfg, None, None, &mut SplitMix64::new(1));
         assert_eq!(ex[0].negatives.len(), 2);
+    }
+
+    #[test]
+    fn ranked_bm25_negatives_are_the_top_non_positives() {
+        let s = split(vec![(vec![3, 5], (0..20).collect())], 20);
+        let cfg = NegativesConfig {
+            random: 1,
+            bm25: 3,
+            bm25_order: NegativeOrder::Ranked,
+            ..NegativesConfig::default()
+        };
+        let bm25 = vec![(0..20).rev().collect::<Vec<_>>()];
+        for seed in 0..4 {
+            let ex = examples(&s, &cfg, Some(&bm25), None, &mut SplitMix64::new(seed));
+            for e in &ex {
+                assert_eq!(e.negatives[..3], [19, 18, 17]);
+                assert!(![3, 5, 19, 18, 17].contains(&e.negatives[3]));
+            }
+        }
+        // Fewer non-positives than asked: the ranking's remainder, then nothing.
+        let s = split(vec![(vec![0], vec![0, 1, 2])], 3);
+        let ex = examples(
+            &s,
+            &cfg,
+            Some(&vec![vec![2, 0, 1]]),
+            None,
+            &mut SplitMix64::new(1),
+        );
+        assert_eq!(ex[0].negatives, [2, 1]);
     }
 
     #[test]
