@@ -1,5 +1,5 @@
-//! sha256 as lower-case hex: of bytes in memory ([`sha256_hex`]) and of a file, streamed
-//! ([`sha256_file`]). Every stage names content this way (the raw store's objects, a dataset's
+//! sha256 as lower-case hex: of bytes in memory ([`sha256_hex`]), of a file, streamed
+//! ([`sha256_file`]), and of bytes fed piece by piece ([`Sha256Stream`]). Every stage names content this way (the raw store's objects, a dataset's
 //! manifest, model files), so there is one implementation.
 //!
 //! ```
@@ -29,6 +29,27 @@ pub fn to_hex(bytes: &[u8]) -> String {
 /// sha256 of `bytes`, lower-case hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     to_hex(&Sha256::digest(bytes))
+}
+
+/// sha256 of bytes fed piece by piece (a download hashed as it is checked), lower-case hex.
+#[derive(Debug, Clone, Default)]
+pub struct Sha256Stream(Sha256);
+
+impl Sha256Stream {
+    /// A fresh hash.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds `bytes`.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The digest, lower-case hex.
+    pub fn hex(self) -> String {
+        to_hex(&self.0.finalize())
+    }
 }
 
 /// sha256 of the file at `path`, lower-case hex, read in 64 KiB blocks (a model's weights are never
@@ -69,6 +90,11 @@ mod tests {
         let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
         std::fs::write(&p, &bytes).unwrap();
         assert_eq!(sha256_file(&p).unwrap(), sha256_hex(&bytes));
+        let mut s = Sha256Stream::new();
+        for c in bytes.chunks(999) {
+            s.update(c);
+        }
+        assert_eq!(s.hex(), sha256_hex(&bytes));
         assert!(sha256_file(&dir.join("missing")).is_err());
         let _ = std::fs::remove_dir_all(&dir);
     }

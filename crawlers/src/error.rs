@@ -40,6 +40,26 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A host could not be reached, or kept failing (the model hub offline, a refused connection).
+    #[error("could not reach {url}: {reason}")]
+    Unreachable {
+        /// The URL asked for.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// A downloaded file is not what its source lists: refused and deleted.
+    #[error("{file}: {what} {got} does not match the {expected} listed for it; the file is refused")]
+    Mismatch {
+        /// The file (its path in the repository).
+        file: String,
+        /// What was compared (`sha256`, `git blob id`, `size`).
+        what: String,
+        /// What the source lists.
+        expected: String,
+        /// What the download has.
+        got: String,
+    },
     /// A setting is invalid.
     #[error("invalid setting: {0}")]
     Config(String),

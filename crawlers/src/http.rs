@@ -289,7 +289,7 @@ pub struct PoliteClient {
 
 /// Installs rustls' ring crypto provider once (reqwest is built without a default provider so that no
 /// C/asm-heavy aws-lc build is needed).
-fn install_crypto_provider() {
+pub(crate) fn install_crypto_provider() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         // Err means another provider was installed first, which is fine.

@@ -15,6 +15,9 @@
 //!   (DOCX, HTML; `204` is "no body"). [`guides`]: case-law guide PDFs. [`bsard`]: BSARD's CSV files
 //!   and Justel PDFs.
 //! - [`fake_hudoc`]: a faithful local HUDOC with fault injection, which the tests crawl.
+//! - [`hub`]: the Hugging Face Hub (`lexbench models fetch hf:ORG/NAME[@REVISION]`): revision to
+//!   commit, the files an encoder folder needs, resumable and verified downloads;
+//!   [`fake_hub`]: a Hub-shaped loopback server with fault injection for its tests.
 //!
 //! ```
 //! use lexbench_crawlers::hudoc::{docx_url, search_url};
@@ -26,10 +29,12 @@
 pub mod bsard;
 pub mod date;
 pub mod error;
+pub mod fake_hub;
 pub mod fake_hudoc;
 pub mod fetch;
 pub mod guides;
 pub mod http;
+pub mod hub;
 pub mod hudoc;
 pub mod kind;
 pub mod store;
