@@ -124,7 +124,7 @@ pub fn check_base(cfg: &TrainConfig, config: &Path) -> Result<()> {
         );
     }
     let bert = lexbench_baselines::encoder::BertConfig::from_file(&bert_config)?;
-    cfg.check_positions(bert.max_position_embeddings)
+    cfg.check_positions(bert.max_tokens())
         .map_err(|e| anyhow::anyhow!("{config}: {e} ({})", bert_config.display()))
 }
 

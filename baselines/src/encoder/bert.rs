@@ -1,9 +1,13 @@
-//! BERT on candle-nn, trainable and open to PEFT.
+//! BERT and the RoBERTa family on candle-nn, trainable and open to PEFT.
 //!
 //! Module and tensor names mirror HuggingFace checkpoints (`embeddings.word_embeddings.weight`,
-//! `encoder.layer.{i}.attention.self.query.weight`, …, `pooler.dense.weight`; a `bert.` prefix is
-//! detected), so any HF BERT folder loads. Unlike candle-transformers' BERT, dropout is real:
-//! `forward_t(…, train = true)` applies it, `train = false` is deterministic.
+//! `encoder.layer.{i}.attention.self.query.weight`, …, `pooler.dense.weight`; the prefix of the
+//! architecture `config.json` names is detected: `bert.`, `roberta.`, DPR's
+//! `question_encoder.bert_model.` / `ctx_encoder.bert_model.`), so any HF BERT, DPR, RoBERTa,
+//! CamemBERT or XLM-R folder loads, and any other is refused ([`super::arch`]). The RoBERTa family
+//! differs only in its embeddings: positions after the padding index, token type 0 always. Unlike
+//! candle-transformers' BERT, dropout is real: `forward_t(…, train = true)` applies it,
+//! `train = false` is deterministic.
 
 use std::path::Path;
 
@@ -12,6 +16,7 @@ use candle_nn::{Embedding, VarBuilder};
 
 use super::dropout::Dropout;
 
+use super::arch::Arch;
 use super::config::{BertConfig, HiddenAct};
 use super::peft::{
     Adapter, AdapterConfig, LinearKind, Lora, LoraConfig, PeftLinear, Prefix, PrefixConfig, PrefixEncoder,
@@ -94,6 +99,10 @@ pub struct Embeddings {
     token_type: Embedding,
     layer_norm: LayerNorm,
     dropout: Dropout,
+    /// RoBERTa family: the padding index positions start after (and token types are always 0).
+    roberta_pad: Option<u32>,
+    /// The longest input in tokens ([`BertConfig::max_tokens`]).
+    max_tokens: usize,
 }
 
 impl Embeddings {
@@ -115,6 +124,8 @@ impl Embeddings {
             token_type: emb(cfg.type_vocab_size, "token_type_embeddings")?,
             layer_norm: LayerNorm::load(cfg.hidden_size, cfg.layer_norm_eps, vb.pp("LayerNorm"))?,
             dropout: Dropout::new(cfg.hidden_dropout_prob),
+            roberta_pad: cfg.arch()?.is_roberta_family().then_some(cfg.pad_token_id),
+            max_tokens: cfg.max_tokens(),
         })
     }
 
@@ -126,19 +137,39 @@ impl Embeddings {
     fn forward_t(&self, input_ids: &Tensor, type_ids: &Tensor, train: bool) -> Result<Tensor> {
         use candle_core::Module;
         let (_b, s) = input_ids.dims2()?;
-        let max_pos = self.position.embeddings().dim(0)?;
-        if s > max_pos {
+        let max = self.max_tokens;
+        if s > max {
             return Err(Error::Param(format!(
-                "max_len must be at most the model's {max_pos} positions, got a sequence of {s} tokens"
+                "max_len must be at most the model's {max} positions, got a sequence of {s} tokens"
             )));
         }
-        let pos = Tensor::arange(0u32, s as u32, input_ids.device())?;
         let x = self.word.forward(input_ids)?;
-        let x = x.broadcast_add(&self.position.forward(&pos)?)?;
-        let x = (x + self.token_type.forward(type_ids)?)?;
+        let x = match self.roberta_pad {
+            None => {
+                let pos = Tensor::arange(0u32, s as u32, input_ids.device())?;
+                let x = x.broadcast_add(&self.position.forward(&pos)?)?;
+                (x + self.token_type.forward(type_ids)?)?
+            }
+            Some(pad) => {
+                let pos = roberta_positions(input_ids, pad)?;
+                let x = (x + self.position.forward(&pos)?)?;
+                // No token types: row 0 for every token, a text pair's second text included
+                // (RoBERTa tokenizers return no token_type_ids, so transformers uses zeros).
+                x.broadcast_add(&self.token_type.embeddings().get(0)?)?
+            }
+        };
         let x = self.layer_norm.forward(&x)?;
         Ok(self.dropout.forward(&x, train)?)
     }
+}
+
+/// RoBERTa's position ids, `(b, s)` `u32`: `cumsum(ids != pad) * (ids != pad) + pad`, transformers'
+/// `create_position_ids_from_input_ids` (`modeling_roberta.py`): the first token is at `pad + 1`,
+/// padding at `pad`.
+pub fn roberta_positions(input_ids: &Tensor, pad: u32) -> Result<Tensor> {
+    let keep = input_ids.ne(pad)?.to_dtype(DType::F32)?;
+    let pos = (keep.cumsum(1)? * &keep)? + f64::from(pad);
+    Ok(pos?.to_dtype(DType::U32)?)
 }
 
 /// Self-attention with its output projection, residual and layer norm; hosts LoRA on its four
@@ -448,6 +479,7 @@ pub struct Inputs {
 #[derive(Debug, Clone)]
 pub struct BertModel {
     config: BertConfig,
+    arch: Arch,
     embeddings: Embeddings,
     layers: Vec<Layer>,
     pooler: Option<Pooler>,
@@ -479,6 +511,7 @@ impl BertModel {
         };
         Ok(Self {
             config: cfg.clone(),
+            arch: cfg.arch()?,
             embeddings,
             layers,
             pooler,
@@ -506,17 +539,16 @@ impl BertModel {
         let bytes = std::fs::read(&weights).map_err(io_err(&weights))?;
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
             .map_err(weights_err(&weights, "config.json"))?;
-        let vb = if vb.contains_tensor("bert.embeddings.word_embeddings.weight") {
-            vb.pp("bert")
-        } else {
-            vb
+        let arch = cfg.arch()?;
+        let prefix =
+            weights_prefix(arch, |name| vb.contains_tensor(name)).map_err(|message| Error::Format {
+                path: weights.clone(),
+                message,
+            })?;
+        let vb = match prefix.strip_suffix('.') {
+            Some(p) => p.split('.').fold(vb, |vb, part| vb.pp(part)),
+            None => vb,
         };
-        if !vb.contains_tensor("embeddings.word_embeddings.weight") {
-            return Err(Error::Format {
-                path: weights,
-                message: "no embeddings.word_embeddings.weight (not a BERT checkpoint?)".into(),
-            });
-        }
         let with_pooler = vb.contains_tensor("pooler.dense.weight");
         // A config.json whose sizes do not fit the weights fails here: name the file and tensor.
         let mut model =
@@ -567,6 +599,11 @@ impl BertModel {
     /// The configuration.
     pub fn config(&self) -> &BertConfig {
         &self.config
+    }
+
+    /// The architecture (`config.json`'s `model_type`).
+    pub fn arch(&self) -> Arch {
+        self.arch
     }
 
     /// The device the weights live on.
@@ -737,4 +774,48 @@ impl BertModel {
         }
         Ok(x)
     }
+}
+
+/// The prefix `arch`'s encoder tensors sit under in a checkpoint holding the tensors `has` says it
+/// holds: the first of [`Arch::weight_prefixes`] with `{prefix}embeddings.word_embeddings.weight`.
+/// The error says where they were looked for.
+pub fn weights_prefix(arch: Arch, has: impl Fn(&str) -> bool) -> std::result::Result<&'static str, String> {
+    let prefixes = arch.weight_prefixes();
+    if let Some(p) = prefixes
+        .iter()
+        .find(|p| has(&format!("{p}embeddings.word_embeddings.weight")))
+    {
+        return Ok(p);
+    }
+    let tried: Vec<String> = prefixes
+        .iter()
+        .map(|p| format!("{p}embeddings.word_embeddings.weight"))
+        .collect();
+    Err(format!(
+        "no {} (config.json says model_type {arch}: not a {arch} checkpoint?)",
+        tried.join(" or ")
+    ))
+}
+
+/// A checkpoint's tensors with the prefix of `arch`'s encoder removed ([`weights_prefix`]): what
+/// [`BertModel::load`] reads from a `VarBuilder` over them (training starts from these). Tensors
+/// outside the prefix (a ColBERT `linear.weight`, a `classifier.*` head, `lm_head.*`) keep their
+/// names.
+pub fn encoder_tensors(
+    weights: &Path,
+    arch: Arch,
+    device: &Device,
+) -> Result<std::collections::HashMap<String, Tensor>> {
+    let raw = candle_core::safetensors::load(weights, device).map_err(weights_err(weights, "config.json"))?;
+    let prefix = weights_prefix(arch, |name| raw.contains_key(name)).map_err(|message| Error::Format {
+        path: weights.to_owned(),
+        message,
+    })?;
+    Ok(raw
+        .into_iter()
+        .map(|(k, v)| match k.strip_prefix(prefix) {
+            Some(rest) if !prefix.is_empty() => (rest.to_owned(), v),
+            _ => (k, v),
+        })
+        .collect())
 }

@@ -1,9 +1,10 @@
-//! `config.json` of a HuggingFace BERT folder.
+//! `config.json` of a HuggingFace BERT or RoBERTa-family folder ([`super::arch`]).
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::arch::Arch;
 use crate::error::{Error, Result, io_err};
 
 /// The activation of the feed-forward block. HuggingFace spells the tanh approximation `gelu_new` or
@@ -20,10 +21,17 @@ pub enum HiddenAct {
     Relu,
 }
 
-/// The subset of a BERT `config.json` the encoder reads; other keys are ignored (checkpoints carry
-/// many, e.g. `architectures`, `transformers_version`).
+/// The subset of a BERT or RoBERTa-family `config.json` the encoder reads; other keys are ignored
+/// (checkpoints carry many, e.g. `transformers_version`). `model_type` and `architectures` say which
+/// architecture it is ([`BertConfig::arch`]); configs with neither are BERT.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BertConfig {
+    /// HuggingFace's `model_type` (`bert`, `roberta`, …); absent in lexbench's older folders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_type: Option<String>,
+    /// The model classes that saved the checkpoint (`BertModel`, `RobertaForMaskedLM`, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub architectures: Vec<String>,
     /// Vocabulary size (rows of the word-embedding matrix).
     pub vocab_size: usize,
     /// Width of every hidden state.
@@ -57,6 +65,14 @@ pub struct BertConfig {
     /// Position embeddings; only `absolute` is supported.
     #[serde(default = "default_position")]
     pub position_embedding_type: String,
+    /// DPR's projection after `[CLS]` (`encode_proj`); only 0 (none, as every released DPR
+    /// checkpoint) is supported.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub projection_dim: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn default_act() -> HiddenAct {
@@ -76,13 +92,26 @@ fn default_position() -> String {
 }
 
 impl BertConfig {
-    /// Reads and validates `config.json`.
+    /// Reads and validates `config.json`. The architecture is checked first: a `config.json` of a
+    /// model lexbench does not run (`gpt2`) is refused for its `model_type`, not for a missing size.
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(io_err(path))?;
-        let cfg: Self = serde_json::from_str(&text).map_err(|source| Error::Json {
+        let json_err = |source| Error::Json {
             path: path.to_owned(),
             source,
+        };
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(json_err)?;
+        let model_type = value.get("model_type").and_then(|v| v.as_str());
+        let classes: Vec<String> = value
+            .get("architectures")
+            .and_then(|v| v.as_array())
+            .map(|a| a.iter().filter_map(|c| c.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default();
+        Arch::resolve(model_type, &classes).map_err(|message| Error::Format {
+            path: path.to_owned(),
+            message,
         })?;
+        let cfg: Self = serde_json::from_value(value).map_err(json_err)?;
         cfg.validate().map_err(|e| Error::Format {
             path: path.to_owned(),
             message: e.to_string(),
@@ -90,9 +119,40 @@ impl BertConfig {
         Ok(cfg)
     }
 
+    /// The architecture `model_type` and `architectures` name ([`Arch::resolve`]).
+    pub fn arch(&self) -> Result<Arch> {
+        Arch::resolve(self.model_type.as_deref(), &self.architectures).map_err(Error::Param)
+    }
+
+    /// The longest input in tokens, special tokens included: `max_position_embeddings`, less
+    /// `pad_token_id + 1` for the RoBERTa family, whose positions start after the padding index
+    /// (514 rows → 512 tokens for roberta-base).
+    pub fn max_tokens(&self) -> usize {
+        match self.arch() {
+            Ok(a) if a.is_roberta_family() => self
+                .max_position_embeddings
+                .saturating_sub(self.pad_token_id as usize + 1),
+            _ => self.max_position_embeddings,
+        }
+    }
+
     /// Checks that the shapes are consistent and the options supported.
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(Error::Param(m));
+        let arch = self.arch()?;
+        if arch.is_roberta_family() && self.max_position_embeddings <= self.pad_token_id as usize + 1 {
+            return bad(format!(
+                "max_position_embeddings {} leaves no position after pad_token_id {} ({arch} positions start \
+                 at pad_token_id + 1)",
+                self.max_position_embeddings, self.pad_token_id
+            ));
+        }
+        if self.projection_dim != 0 {
+            return bad(format!(
+                "projection_dim {} is not supported (DPR's projection after [CLS]; only 0)",
+                self.projection_dim
+            ));
+        }
         if self.num_attention_heads == 0 || !self.hidden_size.is_multiple_of(self.num_attention_heads) {
             return bad(format!(
                 "hidden_size {} is not a multiple of num_attention_heads {}",
@@ -124,6 +184,8 @@ impl BertConfig {
     /// A tiny configuration for tests: 2 layers, hidden 32, 4 heads, vocabulary 100.
     pub fn tiny() -> Self {
         Self {
+            model_type: None,
+            architectures: Vec::new(),
             vocab_size: 100,
             hidden_size: 32,
             num_hidden_layers: 2,
@@ -137,6 +199,21 @@ impl BertConfig {
             layer_norm_eps: 1e-12,
             pad_token_id: 0,
             position_embedding_type: default_position(),
+            projection_dim: 0,
+        }
+    }
+
+    /// [`BertConfig::tiny`] as a RoBERTa: `model_type` `roberta`, padding index 1, positions after
+    /// it (66 rows: 64 tokens), one token type, layer-norm epsilon 1e-5.
+    pub fn tiny_roberta() -> Self {
+        Self {
+            model_type: Some("roberta".into()),
+            architectures: vec!["RobertaModel".into()],
+            max_position_embeddings: 66,
+            type_vocab_size: 1,
+            layer_norm_eps: 1e-5,
+            pad_token_id: 1,
+            ..Self::tiny()
         }
     }
 }

