@@ -20,7 +20,8 @@ pub enum RunCommand {
     Bm25(Bm25Args),
     /// Zero-shot dense retrieval with a bi-encoder from a HuggingFace BERT folder (e.g. models/minilm).
     Dense(DenseArgs),
-    /// ColBERT late interaction (MaxSim); a checkpoint without ColBERT's projection gets a seeded one.
+    /// Late interaction (ColBERT's MaxSim). A checkpoint without ColBERT's projection (all-MiniLM-L6-v2)
+    /// gets a seeded one: late interaction over its token states, not ColBERT.
     Colbert(NeuralArgs),
     /// A cross-encoder reranking BM25's top candidates (run `lexbench run bm25` first).
     CrossEncoder(CrossArgs),
@@ -54,6 +55,13 @@ pub struct NeuralArgs {
     /// Documents kept per topic.
     #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
     pub top_k: usize,
+    /// Query length in tokens, `[MASK]` augmentation included [default: 32, ColBERT's]. A folder
+    /// trained here reads queries and documents at its training's lengths.
+    #[arg(long, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
+    pub query_max_len: Option<usize>,
+    /// Document truncation length in tokens [default: 180, ColBERT's].
+    #[arg(long, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
+    pub doc_max_len: Option<usize>,
 }
 
 /// Arguments of `lexbench run cross-encoder`.
@@ -287,9 +295,16 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                 return out;
             }
             use lexbench_baselines::rank::colbert::{ColBertParams, ColBertRanker};
+            let mut colbert = lexbench_baselines::scorers::ColBertConfig::default();
+            if let Some(q) = args.query_max_len {
+                colbert.query_maxlen = q;
+            }
+            if let Some(d) = args.doc_max_len {
+                colbert.doc_maxlen = d;
+            }
             let params = ColBertParams {
                 system: args.system.clone(),
-                colbert: Default::default(),
+                colbert,
                 top_k: args.top_k,
             };
             let device = args.encoder.device.device()?;
@@ -446,6 +461,13 @@ fn print_neural(out: &lexbench_baselines::rank::neural::NeuralOutput) {
     );
     if s.details.config.get("head").and_then(|h| h.as_str()) == Some("new, seeded, untrained") {
         println!("note: the checkpoint has no classifier head; this run uses a seeded untrained one");
+    }
+    let seeded = lexbench_baselines::rank::colbert::PROJECTION_SEEDED;
+    if s.details.config.get("projection").and_then(|h| h.as_str()) == Some(seeded) {
+        println!(
+            "note: the checkpoint has no ColBERT projection; this run is late interaction over its token \
+             states with a seeded projection, not ColBERT"
+        );
     }
     println!("run:     {}", out.run_path.display());
     println!("sidecar: {}", out.sidecar_path.display());

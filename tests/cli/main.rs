@@ -5,6 +5,7 @@
 mod common;
 
 mod args;
+mod colbert_lengths;
 mod crawl;
 mod curriculum;
 mod data_safety;

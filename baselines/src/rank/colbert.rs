@@ -1,5 +1,11 @@
-//! Zero-shot ColBERT: late interaction (MaxSim) over a checkpoint's token states, ranking each
+//! Zero-shot late interaction (ColBERT's MaxSim) over a checkpoint's token states, ranking each
 //! topic's candidates (its pool, or the whole corpus).
+//!
+//! With a ColBERT checkpoint (one holding `linear.weight`) this is ColBERT. With any other BERT folder
+//! (all-MiniLM-L6-v2 here) the projection is seeded: the run is late interaction over that model's
+//! token states, not ColBERT — the sidecar says which (`projection`), and so does `lexbench run
+//! colbert`. Query and document lengths are ColBERT's (32, 180) unless given
+//! (`--query-max-len`, `--doc-max-len`); a folder trained here reads at its training's lengths.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -82,6 +88,25 @@ impl ColBertRanker {
     }
 }
 
+impl ColBertRanker {
+    /// Where the projection comes from: [`PROJECTION_CHECKPOINT`] or [`PROJECTION_SEEDED`].
+    pub fn projection(&self) -> &'static str {
+        if self.colbert.projection_from_checkpoint() {
+            PROJECTION_CHECKPOINT
+        } else {
+            PROJECTION_SEEDED
+        }
+    }
+}
+
+/// The sidecar's `projection` of a checkpoint with ColBERT's `linear.weight` (a ColBERT model, or one
+/// trained here).
+pub const PROJECTION_CHECKPOINT: &str = "checkpoint";
+/// The sidecar's `projection` of a checkpoint without one: the run is late interaction with a seeded
+/// projection, not ColBERT.
+pub const PROJECTION_SEEDED: &str =
+    "seeded: late interaction over the checkpoint's token states, not a trained ColBERT";
+
 impl Ranker for ColBertRanker {
     type Details = NeuralDetails;
 
@@ -127,6 +152,9 @@ impl Ranker for ColBertRanker {
         let timings = [("encode_and_rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
         let mut config = to_json(&self.params, &self.model_dir)?;
         record_prefixes(&mut config, &self.prefixes);
+        if let Some(c) = config.as_object_mut() {
+            c.insert("projection".into(), self.projection().into());
+        }
         Ok(Ranked {
             run,
             details: NeuralDetails::new(&self.model_dir, config, encoded)?,

@@ -121,6 +121,10 @@ pub struct ColBert {
     d_marker: u32,
     mask_id: u32,
     skiplist: HashSet<u32>,
+    /// Whether `linear.weight` came from the checkpoint (a trained ColBERT) rather than from the
+    /// caller's new weights (a seeded projection: late interaction over the checkpoint's token
+    /// states, not ColBERT's trained model).
+    projection_from_checkpoint: bool,
 }
 
 impl ColBert {
@@ -169,7 +173,14 @@ impl ColBert {
             d_marker,
             mask_id,
             skiplist,
+            projection_from_checkpoint: false,
         })
+    }
+
+    /// Whether the projection was read from the checkpoint ([`Self::from_dir`] on a folder with
+    /// `linear.weight`); false for a new or seeded one.
+    pub fn projection_from_checkpoint(&self) -> bool {
+        self.projection_from_checkpoint
     }
 
     /// Loads a HF folder; `linear.weight` comes from the checkpoint when present (a trained ColBERT),
@@ -187,7 +198,10 @@ impl ColBert {
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
             .map_err(crate::error::weights_err(&weights, "config.json"))?;
         if vb.contains_tensor("linear.weight") {
-            Self::new(model, &tok, vb, cfg).map_err(|e| e.in_weights(&weights, "the ColBERT settings"))
+            let mut cb = Self::new(model, &tok, vb, cfg)
+                .map_err(|e| e.in_weights(&weights, "the ColBERT settings"))?;
+            cb.projection_from_checkpoint = true;
+            Ok(cb)
         } else {
             Self::new(model, &tok, new_linear, cfg)
         }
