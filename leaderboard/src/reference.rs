@@ -35,8 +35,10 @@ const SOURCES: [(&str, &str); 1] = [(
 pub struct Reference {
     /// The paper, as cited on the page.
     pub paper: String,
-    /// `pooled` or `corpus`: the boards it applies to.
+    /// `pooled` or `corpus`: the task of the boards it applies to.
     pub task: String,
+    /// The datasets it applies to, by name; a trailing `*` matches any rest (`ecthr-*`).
+    pub datasets: Vec<String>,
     /// Its measures, in the order of each row's values (leaderboard measure names).
     pub measures: Vec<String>,
     /// Its settings, in its column order.
@@ -121,9 +123,16 @@ impl Reference {
         Ok(())
     }
 
-    /// Does it apply to `board`: same task, and the board shows every measure it gives?
+    /// Does it apply to `board`: a dataset it names, the same task, and the board shows every
+    /// measure it gives?
     pub fn applies_to(&self, board: &DatasetBoard) -> bool {
-        (self.task == "pooled") == board.pooled && self.measures.iter().all(|m| board.measures.contains(m))
+        let named = self.datasets.iter().any(|d| match d.strip_suffix('*') {
+            Some(prefix) => board.name.starts_with(prefix),
+            None => board.name == *d,
+        });
+        named
+            && (self.task == "pooled") == board.pooled
+            && self.measures.iter().all(|m| board.measures.contains(m))
     }
 }
 

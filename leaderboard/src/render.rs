@@ -373,7 +373,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}tr.
 .better{color:#0a7a2f;font-weight:600}.worse{color:#b3261e;font-weight:600}.stale{color:#8a5a00}\
 .note{color:#555;font-size:.9em}.verified{color:#0a7a2f;font-weight:700;margin-left:.3em}.sys small{color:#666;display:block;max-width:22em}figure{display:inline-block;margin:1em 1em 0 0}\
 figure img{border:1px solid #ddd;max-width:560px}\
-table.beside{margin-top:.5em}table.beside tr.paper td{background:#f3f5f8;color:#333}table.beside tr.ours td{background:#fff}\
+table.beside{margin-top:.5em}table.beside td:first-child{white-space:nowrap}table.beside tr.paper td{background:#f3f5f8;color:#333}table.beside tr.ours td{background:#fff}\
 table.beside td small{color:#666}";
 
 const SCRIPT: &str = r#"document.querySelectorAll('table.board').forEach(function(t){

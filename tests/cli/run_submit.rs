@@ -40,6 +40,11 @@ fn scratch(name: &str) -> PathBuf {
 
 /// ECtHR-like: two judgments of four paragraphs; two queries, each paired with both judgments.
 fn ecthr_like(data: &Path) -> String {
+    ecthr_like_named(data, "mini-ecthr")
+}
+
+/// [`ecthr_like`] under another dataset name.
+fn ecthr_like_named(data: &Path, name: &str) -> String {
     let paras = [
         (
             "001-100001:1",
@@ -71,7 +76,7 @@ fn ecthr_like(data: &Path) -> String {
             "The applicant was ill-treated in police custody, which amounts to torture.",
         ),
     ];
-    let mut ds = TinyDataset::new("mini-ecthr");
+    let mut ds = TinyDataset::new(name);
     for (id, text) in paras {
         ds = ds.doc(id, text);
     }
@@ -484,14 +489,16 @@ fn run_random_is_seeded_and_submittable() {
 #[test]
 fn entries_stand_beside_the_papers_rows() {
     let data = scratch("beside");
-    ecthr_like(&data);
+    // The table stands beside lexbench's ECtHR datasets (`ecthr`, `ecthr-*`) only.
+    ecthr_like_named(&data, "ecthr-mini");
+    ecthr_like_named(&data, "mini-ecthr");
     ok(&lexbench(
         &data,
         &[
             "submit",
             "--baseline",
             "--dataset",
-            "mini-ecthr",
+            "ecthr-mini",
             "--splits",
             "test",
         ],
@@ -499,9 +506,9 @@ fn entries_stand_beside_the_papers_rows() {
     // A reversed BM25 run, standing beside the paper's DPR zero-shot row (a stand-in, named so).
     ok(&lexbench(
         &data,
-        &["run", "bm25", "--dataset", "mini-ecthr", "--split", "test"],
+        &["run", "bm25", "--dataset", "ecthr-mini", "--split", "test"],
     ));
-    let text = std::fs::read_to_string(data.join("runs/mini-ecthr/test/bm25.trec")).unwrap();
+    let text = std::fs::read_to_string(data.join("runs/ecthr-mini/test/bm25.trec")).unwrap();
     let reversed: String = text
         .lines()
         .map(|l| {
@@ -523,7 +530,7 @@ fn entries_stand_beside_the_papers_rows() {
             "submit".to_owned(),
             run.to_string_lossy().into_owned(),
             "--dataset".into(),
-            "mini-ecthr".into(),
+            "ecthr-mini".into(),
             "--split".into(),
             "test".into(),
             "--name".into(),
@@ -537,8 +544,27 @@ fn entries_stand_beside_the_papers_rows() {
         &data,
         &a.iter().map(String::as_str).collect::<Vec<_>>(),
     ));
+    ok(&lexbench(
+        &data,
+        &[
+            "submit",
+            "--baseline",
+            "--dataset",
+            "mini-ecthr",
+            "--splits",
+            "test",
+        ],
+    ));
     ok(&lexbench(&data, &["leaderboard"]));
     let md = std::fs::read_to_string(data.join("leaderboard/index.md")).unwrap();
+    assert_eq!(md.matches("### Beside the paper").count(), 1, "{md}");
+    // Boards come by name: the table sits in ecthr-mini's section, none in mini-ecthr's.
+    let (ours, other) = (
+        md.find("## ecthr-mini").unwrap(),
+        md.find("## mini-ecthr").unwrap(),
+    );
+    let beside_at = md.find("### Beside the paper").unwrap();
+    assert!(ours < beside_at && beside_at < other, "{md}");
     let beside = &md[md
         .find("### Beside the paper: Santosh et al., LREC-COLING 2024")
         .expect("beside table")..];
