@@ -819,6 +819,114 @@ fn exported_models_rank_as_in_training() -> TestResult {
     Ok(())
 }
 
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &dest)?;
+        } else {
+            std::fs::copy(e.path(), dest)?;
+        }
+    }
+    Ok(())
+}
+
+/// Issue 31, item 1: "Bi-encoders employ separate encoders … E_q and E_p". With `biencoder.encoders =
+/// "separate"` DPR trains a query encoder and a passage encoder apart from the same start (full
+/// fine-tuning and LoRA): after training their weights differ; the exported folder holds the passage
+/// encoder and `query_encoder/`; `lexbench run dense`'s code path encodes queries with the subfolder
+/// and ranks exactly as the network did in training; replacing the query encoder with the passage
+/// encoder changes the ranking (the subfolder is really read). Every ECtHR DPR and ANCE config uses
+/// separate encoders; shared stays the default and is left out of a serialised config.
+#[test]
+fn separate_query_and_passage_encoders() -> TestResult {
+    use lexbench_baselines::encoder::EncodeOptions;
+    use lexbench_baselines::rank::dense::{DenseParams, DenseRanker};
+    use lexbench_baselines::rank::{RunTarget, write_run};
+    use lexbench_baselines::scorers::Similarity;
+    use lexbench_baselines::train::config::Encoders;
+    let base = common::tiny_folder("train-towers")?;
+    let data = scratch("towers");
+    tiny_dataset(&data)?;
+    for p in [None, Some(peft(PeftMethod::Lora))] {
+        let name = if p.is_some() { "towers-lora" } else { "towers-full" };
+        let mut cfg = config(name, &base, ModelKind::Dpr);
+        cfg.peft = p.clone();
+        cfg.biencoder.encoders = Encoders::Separate;
+        cfg.data.val_split = String::new();
+        cfg.validate()?;
+        let out = data.join("models").join(name);
+        train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
+        let params = params_of(&out, 2)?;
+        let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        let (q, d) = if p.is_some() {
+            let k = params
+                .iter()
+                .map(|(n, _)| n.clone())
+                .find(|n| n.starts_with("peft.") && n.contains("lora"))
+                .ok_or("no LoRA variable")?;
+            (get(&format!("query_encoder.{k}")), get(&k))
+        } else {
+            let k = "encoder.layer.0.attention.self.query.weight";
+            (get(&format!("query_encoder.{k}")), get(k))
+        };
+        let (q, d) = (
+            q.ok_or("no query encoder variable")?,
+            d.ok_or("no passage variable")?,
+        );
+        assert_eq!(q.len(), d.len(), "{name}");
+        assert_ne!(q, d, "{name}: the two encoders did not train apart");
+        let model = out.join("model");
+        assert!(model.join("query_encoder").is_dir(), "{name}");
+        assert!(model.join("query_encoder/tokenizer.json").is_file(), "{name}");
+        let net = Trainable::build(&cfg, &Device::Cpu)?;
+        net.store
+            .load_values(&out.join("checkpoints/epoch-2/params.safetensors"))?;
+        let val = SplitData::load(&data, "tiny", "val", false)?;
+        let trained = net.rank(&val, 100, None, 8)?;
+        let dense = |folder: &Path, system: &str| -> Result<lexbench_core::Run, Box<dyn std::error::Error>> {
+            let params = DenseParams {
+                system: system.into(),
+                encode: EncodeOptions {
+                    max_len: 24,
+                    ..EncodeOptions::default()
+                },
+                query_max_len: Some(12),
+                similarity: Similarity::Cosine,
+                top_k: 100,
+                ..DenseParams::default()
+            };
+            let mut ranker = DenseRanker::new(folder, params, &Device::Cpu)?;
+            let run = write_run(&mut ranker, &RunTarget::new(&data, "tiny", "val", system)?)?;
+            Ok(lexbench_core::Run::read(&run.run_path, &Default::default())?)
+        };
+        assert_same_ranking(&trained, &dense(&model, name)?, name);
+        // The same folder without its query encoder: queries through the passage encoder.
+        let shared = data.join(format!("{name}-shared"));
+        copy_dir(&model, &shared)?;
+        std::fs::remove_dir_all(shared.join("query_encoder"))?;
+        let other = dense(&shared, &format!("{name}-shared"))?;
+        let scores =
+            |r: &lexbench_core::Run| -> Vec<f64> { r.topics.values().flatten().map(|h| h.score).collect() };
+        assert_ne!(scores(&trained), scores(&other), "{name}");
+    }
+    // Shared is the default and is not written: configs trained before the option resume.
+    let plain = config("plain", &base, ModelKind::Dpr);
+    assert_eq!(plain.biencoder.encoders, Encoders::Shared);
+    assert!(!toml::to_string(&plain)?.contains("encoders"));
+    for (p, cfg) in ecthr_configs()? {
+        if cfg.model.is_biencoder() {
+            assert_eq!(cfg.biencoder.encoders, Encoders::Separate, "{}", p.display());
+        }
+    }
+    let mut colbert = config("c", &base, ModelKind::Colbert);
+    colbert.biencoder.encoders = Encoders::Separate;
+    assert!(colbert.validate().is_err());
+    Ok(())
+}
+
 #[test]
 fn trainable_share_from_config() -> TestResult {
     // bert-base-uncased: 30522 vocabulary, 512 positions, 2 types, hidden 768, 12 layers, FFN 3072.

@@ -6,6 +6,10 @@
 //! bi-encoder trained here reads queries at its `data.max_query_len` and passages at its
 //! `data.max_doc_len`, and is ranked the same way.
 //!
+//! A folder trained with separate query and passage encoders (`biencoder.encoders = "separate"`) holds
+//! the query encoder in its subfolder `query_encoder/` ([`QUERY_ENCODER_DIR`]): queries are encoded
+//! with it, documents with the folder's own encoder. A folder without one encodes both with the same.
+//!
 //! Document embeddings go through the on-disk [`crate::encoder::cache::EmbeddingCache`] (keyed by the
 //! model's hash, the encoding options and the text), so a second run over the same corpus encodes only
 //! the queries. The cache lives in `DATA/cache/embeddings`, or in a folder of the caller's
@@ -69,6 +73,10 @@ impl Default for DenseParams {
     }
 }
 
+/// The subfolder of a model folder that holds its separate query encoder (written by training with
+/// `biencoder.encoders = "separate"`).
+pub const QUERY_ENCODER_DIR: &str = "query_encoder";
+
 /// The shortest truncation length: `[CLS]`, `[SEP]` and two tokens of text.
 const MIN_LEN: usize = 4;
 
@@ -119,6 +127,8 @@ pub struct DenseRanker {
     encoder: SentenceEncoder,
     /// The queries' tokenizer when they are cut at another length than the documents.
     query_tok: Option<TextTokenizer>,
+    /// The separate query encoder (`query_encoder/`), cut at the queries' length, when there is one.
+    query_encoder: Option<SentenceEncoder>,
     /// Where the embedding cache is; `None`: `DATA/cache/embeddings`.
     cache_dir: Option<PathBuf>,
 }
@@ -152,11 +162,22 @@ impl DenseRanker {
         let query_tok = (query_len != encoder.tokenizer().max_len())
             .then(|| TextTokenizer::new(encoder.tokenizer().inner().clone(), query_len))
             .transpose()?;
+        let query_dir = model_dir.join(QUERY_ENCODER_DIR);
+        let query_encoder = if query_dir.is_dir() {
+            let opts = EncodeOptions {
+                max_len: query_len,
+                ..params.encode.clone()
+            };
+            Some(SentenceEncoder::from_dir(&query_dir, device, opts)?)
+        } else {
+            None
+        };
         Ok(Self {
             model_dir: model_dir.to_owned(),
             params,
             encoder,
             query_tok,
+            query_encoder,
             cache_dir: None,
         })
     }
@@ -171,6 +192,9 @@ impl DenseRanker {
     /// queries' own truncation when it differs from the documents' (same batching: by length, then
     /// input order).
     fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        if let Some(q) = &self.query_encoder {
+            return q.embed(texts);
+        }
         let Some(tok) = &self.query_tok else {
             return self.encoder.embed(texts);
         };
@@ -249,13 +273,17 @@ impl Ranker for DenseRanker {
             run.topics.insert(topic.topic.clone(), hits);
         }
         let t3 = Instant::now();
+        let mut config = to_json(&self.params, &self.model_dir)?;
+        if self.query_encoder.is_some() {
+            let dir = self.model_dir.join(QUERY_ENCODER_DIR);
+            config["query_encoder"] = serde_json::json!({
+                "folder": QUERY_ENCODER_DIR,
+                "model_hash": crate::encoder::models::model_hash(&dir)?,
+            });
+        }
         Ok(Ranked {
             run,
-            details: NeuralDetails::new(
-                &self.model_dir,
-                to_json(&self.params, &self.model_dir)?,
-                encoded_now,
-            )?,
+            details: NeuralDetails::new(&self.model_dir, config, encoded_now)?,
             timings: [
                 ("encode_documents_s".to_owned(), (t1 - t0).as_secs_f64()),
                 ("encode_queries_s".to_owned(), (t2 - t1).as_secs_f64()),

@@ -293,6 +293,12 @@ pub struct BiEncoderConfig {
     /// Use the other examples' passages as extra negatives (default true).
     #[serde(default = "default_true")]
     pub in_batch: bool,
+    /// One encoder for queries and passages (`shared`, the default: sentence-transformers'
+    /// convention) or two (`separate`: a query encoder E_q and a passage encoder E_p, both from
+    /// `base`; DPR's towers, the ECtHR paper's "separate encoders"). DPR and ANCE only; left out of the
+    /// serialised config when shared.
+    #[serde(default, skip_serializing_if = "Encoders::is_shared")]
+    pub encoders: Encoders,
     /// How passages are embedded: `flat` (default) or `hierarchical` (DPR and ANCE only).
     #[serde(default, skip_serializing_if = "ArticleEncoder::is_flat")]
     pub article_encoder: ArticleEncoder,
@@ -301,6 +307,24 @@ pub struct BiEncoderConfig {
     /// with `article_encoder = "hierarchical"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hier: Option<HierConfig>,
+}
+
+/// Whether a bi-encoder's queries and passages go through one encoder or two.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Encoders {
+    /// One encoder for both (sentence-transformers' bi-encoders).
+    #[default]
+    Shared,
+    /// A query encoder and a passage encoder, trained apart from the same start (DPR).
+    Separate,
+}
+
+impl Encoders {
+    /// Whether this is the default shared encoder (left out of serialised configs).
+    pub fn is_shared(&self) -> bool {
+        *self == Self::Shared
+    }
 }
 
 /// How a bi-encoder turns two embeddings into a score.
@@ -389,6 +413,7 @@ impl Default for BiEncoderConfig {
             scale: default_scale(),
             temperature: default_temperature(),
             in_batch: true,
+            encoders: Encoders::Shared,
             article_encoder: ArticleEncoder::Flat,
             hier: None,
         }
@@ -968,6 +993,20 @@ impl TrainConfig {
                     b.temperature
                 ),
             ));
+        }
+        if self.biencoder.encoders == Encoders::Separate {
+            if !self.model.is_biencoder() {
+                return Err(about(
+                    "biencoder.encoders",
+                    "encoders = \"separate\" needs a bi-encoder (model = \"dpr\" or \"ance\")",
+                ));
+            }
+            if self.gnn.is_some() || self.qabisar.is_some() {
+                return Err(about(
+                    "biencoder.encoders",
+                    "encoders = \"separate\" is not supported with a [gnn] or [qabisar] section",
+                ));
+            }
         }
         match (self.biencoder.article_encoder, &self.biencoder.hier) {
             (ArticleEncoder::Hierarchical, h) => {

@@ -10,17 +10,23 @@
 //!   PEFT weights, LoRA merged into the base weights for inference. Prefixes trained through the
 //!   reparametrisation MLP (`peft.prefix.projection`) are exported as its output, every layer's
 //!   `peft.layer.{i}.prefix.{key,value}` (what PEFT saves too): the MLP is not needed to rank.
+//! - Separate query and passage encoders (`biencoder.encoders = "separate"`): the folder is the
+//!   passage encoder, as above, and its subfolder `query_encoder/` the query encoder, a folder of the
+//!   same kind (full or PEFT; base files copied, no training record). `lexbench run dense` (and `submit
+//!   --model`) encode queries with the subfolder when there is one; a folder without it is one shared
+//!   encoder, as every folder written before the option existed.
 //! - A hierarchical article encoder (`biencoder.article_encoder = "hierarchical"`) adds its
 //!   `hier.…` tensors to either weights file. `lexbench run dense` cannot use them (it refuses such
 //!   folders); [`TrainedRanker`] ranks with the network rebuilt from the folder instead.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use candle_core::Device;
+use candle_core::{Device, Tensor};
 
 use super::config::TrainConfig;
 use super::data::SplitData;
-use super::model::Trainable;
+use super::model::{QUERY_ENCODER, Trainable};
 use super::params::{ParamStore, save_tensors};
 use crate::encoder::BertConfig;
 use crate::encoder::files::{ADAPTER_CONFIG, ADAPTER_WEIGHTS, AdapterFile, weights_file};
@@ -69,33 +75,56 @@ pub fn export(
     dir: &Path,
     meta: &serde_json::Value,
 ) -> Result<()> {
+    // The separate query encoder's variables (`query_encoder.…`) go to its subfolder, unprefixed.
     let mut tensors = store.tensors()?;
+    let query_prefix = format!("{QUERY_ENCODER}.");
+    let query: BTreeMap<String, Tensor> = tensors
+        .iter()
+        .filter_map(|(k, v)| k.strip_prefix(&query_prefix).map(|k| (k.to_owned(), v.clone())))
+        .collect();
+    tensors.retain(|k, _| !k.starts_with(&query_prefix));
+    let mut parts = vec![(None, tensors)];
+    if !query.is_empty() {
+        parts.push((Some(QUERY_ENCODER), query));
+    }
     let mlp = |p: &&PeftConfig| p.method == PeftMethod::Prefix && p.prefix.projection;
     if let Some(p) = cfg.peft.as_ref().filter(mlp) {
         let bert = BertConfig::from_file(&cfg.base.join("config.json"))?;
-        materialize_prefix_tensors(
-            &p.prefix,
-            bert.num_hidden_layers,
-            bert.hidden_size,
-            &mut tensors,
-            "peft.",
-        )?;
+        for (_, tensors) in &mut parts {
+            materialize_prefix_tensors(
+                &p.prefix,
+                bert.num_hidden_layers,
+                bert.hidden_size,
+                tensors,
+                "peft.",
+            )?;
+        }
     }
     lexbench_core::io::write_dir_atomic(dir, |tmp| -> Result<()> {
-        copy_base_files(&cfg.base, tmp)?;
-        match &cfg.peft {
-            None => save_tensors(&tmp.join("model.safetensors"), &tensors)?,
-            Some(p) => {
-                save_tensors(&tmp.join(ADAPTER_WEIGHTS), &tensors)?;
-                let base = std::path::absolute(&cfg.base).map_err(io_err(&cfg.base))?;
-                let file = AdapterFile {
-                    peft: p.clone(),
-                    base_sha256: lexbench_core::dataset::sha256_file(&base.join("model.safetensors"))?,
-                    base_model: base,
-                    trainable_params: trainable,
-                    total_params: total,
-                };
-                lexbench_core::io::write_json_pretty(&tmp.join(ADAPTER_CONFIG), &file)?;
+        for (sub, tensors) in &parts {
+            let to = match sub {
+                Some(s) => {
+                    let to = tmp.join(s);
+                    std::fs::create_dir_all(&to).map_err(io_err(&to))?;
+                    to
+                }
+                None => tmp.to_owned(),
+            };
+            copy_base_files(&cfg.base, &to)?;
+            match &cfg.peft {
+                None => save_tensors(&to.join("model.safetensors"), tensors)?,
+                Some(p) => {
+                    save_tensors(&to.join(ADAPTER_WEIGHTS), tensors)?;
+                    let base = std::path::absolute(&cfg.base).map_err(io_err(&cfg.base))?;
+                    let file = AdapterFile {
+                        peft: p.clone(),
+                        base_sha256: lexbench_core::dataset::sha256_file(&base.join("model.safetensors"))?,
+                        base_model: base,
+                        trainable_params: trainable,
+                        total_params: total,
+                    };
+                    lexbench_core::io::write_json_pretty(&to.join(ADAPTER_CONFIG), &file)?;
+                }
             }
         }
         lexbench_core::io::write_json_pretty(&tmp.join(TRAINING_RECORD), meta)?;
@@ -121,7 +150,14 @@ impl TrainedRanker {
             p.prefix = p.prefix.materialized();
         }
         let net = Trainable::build(&exported, device)?;
-        net.store.load_values(&weights_file(model_dir))?;
+        let query_dir = model_dir.join(QUERY_ENCODER);
+        let query_weights = weights_file(&query_dir);
+        let mut files = vec![("", weights_file(model_dir))];
+        if query_dir.is_dir() {
+            files.push((QUERY_ENCODER, query_weights));
+        }
+        let files: Vec<(&str, &Path)> = files.iter().map(|(p, f)| (*p, f.as_path())).collect();
+        net.store.load_values_from(&files)?;
         Ok(Self {
             cfg: cfg.clone(),
             model_dir: model_dir.to_owned(),

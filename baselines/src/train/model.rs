@@ -1,8 +1,10 @@
 //! The networks being trained, their losses, and ranking with them (validation, ANCE mining).
 //!
-//! - Bi-encoder (DPR, ANCE): one shared BERT for queries and passages (sentence-transformers'
-//!   convention for all-MiniLM-L6-v2; DPR's original has two towers). Scores are dot products, or
-//!   cosines times `scale`. With `article_encoder = "hierarchical"` passages go through a
+//! - Bi-encoder (DPR, ANCE): one BERT shared by queries and passages (`biencoder.encoders =
+//!   "shared"`, sentence-transformers' convention for all-MiniLM-L6-v2), or two, a query encoder E_q and
+//!   a passage encoder E_p, both starting from the base checkpoint (`"separate"`: DPR's two towers,
+//!   the ECtHR paper's "separate encoders"); the query encoder's trainable variables are named
+//!   `query_encoder.…` ([`QUERY_ENCODER`]). Scores are dot products, or cosines times `scale`. With `article_encoder = "hierarchical"` passages go through a
 //!   [`HierarchicalEncoder`] over the same BERT (segments → `[CLS]` → segment transformer →
 //!   max-pool), whose new parameters are trainable variables `hier.…`; queries keep the plain BERT.
 //!   Loss: negative log-likelihood of the positive among the example's negatives and, with
@@ -33,7 +35,7 @@ use candle_nn::VarBuilder;
 use lexbench_core::Run;
 use lexbench_core::trec::{Hit, trec_order};
 
-use super::config::{ModelKind, TrainConfig};
+use super::config::{Encoders, ModelKind, TrainConfig};
 use super::data::SplitData;
 use super::params::{ParamStore, load_tensors};
 use crate::encoder::hier::{HierarchicalEncoder, SpecialTokens};
@@ -52,8 +54,10 @@ use crate::scorers::cross::CrossEncoder;
 pub enum Net {
     /// DPR / ANCE.
     Bi {
-        /// The shared encoder.
+        /// The passage encoder, and the query encoder when it is shared.
         model: BertModel,
+        /// The query encoder when it is separate (`biencoder.encoders = "separate"`).
+        query_model: Option<BertModel>,
         /// Query tokenizer (query truncation).
         query_tok: TextTokenizer,
         /// Passage tokenizer (passage truncation).
@@ -150,6 +154,10 @@ pub struct Trainable {
     prefixes: TextPrefixes,
 }
 
+/// The prefix of the separate query encoder's variables (`query_encoder.embeddings.…`), and the
+/// subfolder of an exported model that holds it.
+pub const QUERY_ENCODER: &str = crate::rank::dense::QUERY_ENCODER_DIR;
+
 /// A checkpoint's tensors with any `bert.` prefix removed.
 pub fn base_tensors(dir: &Path, device: &Device) -> Result<HashMap<String, Tensor>> {
     let path = dir.join("model.safetensors");
@@ -196,12 +204,30 @@ impl Trainable {
             .filter(|t| t.dtype().is_float())
             .map(|t| t.elem_count())
             .sum();
-        let (model, store) = match &cfg.peft {
+        let separate = cfg.model.is_biencoder() && cfg.biencoder.encoders == Encoders::Separate;
+        let (model, query_model, store) = match &cfg.peft {
             None => {
-                let store = ParamStore::with_initial(cfg.seed, tensors);
-                let model = BertModel::load(&bert, store.var_builder(device), with_pooler)
-                    .map_err(|e| e.in_weights(&base_weights, "config.json"))?;
-                (model, store)
+                let mut initial = tensors;
+                if separate {
+                    // E_q starts as a copy of the base: its own variables, the same values.
+                    let copies: Vec<(String, Tensor)> = initial
+                        .iter()
+                        .map(|(k, v)| (format!("{QUERY_ENCODER}.{k}"), v.clone()))
+                        .collect();
+                    initial.extend(copies);
+                }
+                let store = ParamStore::with_initial(cfg.seed, initial);
+                let load = |vb: VarBuilder<'static>| {
+                    BertModel::load(&bert, vb, with_pooler)
+                        .map_err(|e| e.in_weights(&base_weights, "config.json"))
+                };
+                let model = load(store.var_builder(device))?;
+                let query_model = if separate {
+                    Some(load(store.var_builder(device).pp(QUERY_ENCODER))?)
+                } else {
+                    None
+                };
+                (model, query_model, store)
             }
             Some(p) => {
                 let heads: HashMap<String, Tensor> = tensors
@@ -210,17 +236,28 @@ impl Trainable {
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
                 let store = ParamStore::with_initial(cfg.seed, heads);
-                let vb = VarBuilder::from_tensors(tensors, DType::F32, device);
-                let mut model = BertModel::load(&bert, vb, with_pooler)
-                    .map_err(|e| e.in_weights(&base_weights, "config.json"))?;
-                model.freeze()?;
-                let pvb = store.var_builder(device).pp("peft");
-                match p.method {
-                    PeftMethod::Lora => model.add_lora(&p.lora, pvb)?,
-                    PeftMethod::Adapter => model.add_adapters(&p.adapter, pvb)?,
-                    PeftMethod::Prefix => model.add_prefix(&p.prefix, pvb)?,
-                }
-                (model, store)
+                // Each encoder: the frozen base (the same constants) with its own PEFT variables.
+                let peft_model = |pvb: VarBuilder<'static>| -> Result<BertModel> {
+                    let vb = VarBuilder::from_tensors(tensors.clone(), DType::F32, device);
+                    let mut model = BertModel::load(&bert, vb, with_pooler)
+                        .map_err(|e| e.in_weights(&base_weights, "config.json"))?;
+                    model.freeze()?;
+                    match p.method {
+                        PeftMethod::Lora => model.add_lora(&p.lora, pvb)?,
+                        PeftMethod::Adapter => model.add_adapters(&p.adapter, pvb)?,
+                        PeftMethod::Prefix => model.add_prefix(&p.prefix, pvb)?,
+                    }
+                    Ok(model)
+                };
+                let model = peft_model(store.var_builder(device).pp("peft"))?;
+                let query_model = if separate {
+                    Some(peft_model(
+                        store.var_builder(device).pp(QUERY_ENCODER).pp("peft"),
+                    )?)
+                } else {
+                    None
+                };
+                (model, query_model, store)
             }
         };
         let tok_path = cfg.base.join("tokenizer.json");
@@ -235,6 +272,7 @@ impl Trainable {
                 };
                 Net::Bi {
                     model,
+                    query_model,
                     query_tok: TextTokenizer::from_file(&tok_path, cfg.data.max_query_len)?,
                     doc_tok,
                     articles,
@@ -256,7 +294,11 @@ impl Trainable {
                 let heads: usize = store
                     .vars()
                     .iter()
-                    .filter(|(k, _)| !k.starts_with("peft.") && !k.starts_with("hier."))
+                    .filter(|(k, _)| {
+                        !k.starts_with("peft.")
+                            && !k.starts_with("hier.")
+                            && !k.starts_with(&format!("{QUERY_ENCODER}.peft."))
+                    })
                     .map(|(_, v)| v.elem_count())
                     .sum();
                 base_count - heads + store.num_params()
@@ -292,9 +334,21 @@ impl Trainable {
         self.similarity
     }
 
-    fn bi_encode(&self, seqs: &[&Tokens], train: bool) -> Result<Tensor> {
-        let Net::Bi { model, doc_tok, .. } = &self.net else {
+    /// Pooled (and, for cosine, normalised) vectors of token sequences through the query encoder
+    /// (`query`) or the passage encoder; one and the same when shared.
+    fn bi_encode(&self, seqs: &[&Tokens], train: bool, query: bool) -> Result<Tensor> {
+        let Net::Bi {
+            model,
+            query_model,
+            doc_tok,
+            ..
+        } = &self.net
+        else {
             return Err(Error::internal("not a bi-encoder"));
+        };
+        let model = match (query, query_model) {
+            (true, Some(q)) => q,
+            _ => model,
         };
         let inputs = pad_batch(seqs, doc_tok.pad_id(), model.device())?;
         let hidden = model.forward_t(&inputs, train)?;
@@ -320,7 +374,7 @@ impl Trainable {
             }
             None => {
                 let d = doc_tok.encode(passages)?;
-                self.bi_encode(&d.iter().collect::<Vec<_>>(), train)
+                self.bi_encode(&d.iter().collect::<Vec<_>>(), train, false)
             }
         }
     }
@@ -341,7 +395,7 @@ impl Trainable {
         match &self.net {
             Net::Bi { query_tok, .. } => {
                 let q = query_tok.encode(queries)?;
-                let qv = self.bi_encode(&q.iter().collect::<Vec<_>>(), train)?;
+                let qv = self.bi_encode(&q.iter().collect::<Vec<_>>(), train, true)?;
                 let dv = self.encode_passages(passages, train)?;
                 let s = qv.matmul(&dv.t()?)?;
                 // cosine · scale, or dot / temperature (the embeddings are normalised for cosine).
@@ -499,7 +553,7 @@ impl Trainable {
         let mut out = vec![Vec::new(); toks.len()];
         for chunk in order.chunks(batch_size.max(1)) {
             let seqs: Vec<&Tokens> = chunk.iter().map(|&i| &toks[i]).collect();
-            let rows = self.bi_encode(&seqs, false)?.to_vec2::<f32>()?;
+            let rows = self.bi_encode(&seqs, false, query)?.to_vec2::<f32>()?;
             for (&i, r) in chunk.iter().zip(rows) {
                 out[i] = r;
             }
@@ -516,7 +570,7 @@ impl Trainable {
         };
         let queries = self.prefixes.queries(queries);
         let toks = query_tok.encode(&as_strs(&queries))?;
-        self.bi_encode(&toks.iter().collect::<Vec<_>>(), train)
+        self.bi_encode(&toks.iter().collect::<Vec<_>>(), train, true)
     }
 
     /// Per topic: its candidates (see [`Trainable::rank`]) and their scores.

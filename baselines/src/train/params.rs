@@ -140,16 +140,42 @@ impl ParamStore {
     /// Sets every variable from a safetensors file written by [`ParamStore::save`]; a variable missing
     /// from the file or of another shape is an error naming both.
     pub fn load_values(&self, path: &Path) -> Result<()> {
+        self.load_values_from(&[("", path)])
+    }
+
+    /// [`Self::load_values`] from several files: a variable named `PREFIX.rest` is read as `rest` from
+    /// the file given with `PREFIX` (the longest prefix that matches; `""` matches every name). An
+    /// exported model with a separate query encoder keeps `query_encoder.…` in its subfolder's file.
+    pub fn load_values_from(&self, files: &[(&str, &Path)]) -> Result<()> {
         let device = self
             .vars()
             .first()
             .map(|(_, v)| v.device().clone())
             .unwrap_or(Device::Cpu);
-        let file = candle_core::safetensors::load(path, &device).map_err(weights_err(path, "the model"))?;
+        let mut loaded = Vec::with_capacity(files.len());
+        for &(prefix, path) in files {
+            let file =
+                candle_core::safetensors::load(path, &device).map_err(weights_err(path, "the model"))?;
+            loaded.push((prefix, path, file));
+        }
         for (name, var) in self.vars() {
-            let t = file.get(&name).ok_or_else(|| Error::Format {
+            let source = loaded
+                .iter()
+                .filter_map(|(prefix, path, file)| {
+                    let rest = if prefix.is_empty() {
+                        Some(name.as_str())
+                    } else {
+                        name.strip_prefix(prefix).and_then(|r| r.strip_prefix('.'))
+                    };
+                    rest.map(|r| (prefix.len(), r, *path, file))
+                })
+                .max_by_key(|(len, ..)| *len);
+            let Some((_, key, path, file)) = source else {
+                return Err(Error::internal(format!("no weights file for variable {name}")));
+            };
+            let t = file.get(key).ok_or_else(|| Error::Format {
                 path: path.to_owned(),
-                message: format!("no tensor {name}"),
+                message: format!("no tensor {key}"),
             })?;
             if t.shape() != var.shape() {
                 return Err(Error::Format {
