@@ -1,0 +1,396 @@
+//! Golden tests against transformers (PyTorch) on small random-weight replicas of the HuggingFace
+//! checkpoints lexbench loads, made at test time by `scripts/hf-replicas` (never committed, nothing
+//! downloaded). The folder is `$LEXBENCH_HF_REPLICAS` (default `target/hf-replicas`); without it these
+//! tests fail, never skip.
+//!
+//! Each replica keeps its checkpoint's `config.json` (`model_type`, `architectures`, positions,
+//! token types, padding index, layer-norm epsilon) and tensor names (the class that saved it), with
+//! 2 layers, hidden 32, a small vocabulary and a tokenizer of its kind. Reference values:
+//! `reference.json` in that folder, written by `scripts/hf_replicas.py` with torch 2.15.0,
+//! transformers 5.24.0, tokenizers 0.23.3: `AutoTokenizer.from_pretrained(dir)(texts, padding=True)`
+//! then `Model.from_pretrained(dir)(**batch).last_hidden_state` (the class of `architectures`).
+//!
+//! Properties checked, for BERT (legal-bert-base-uncased's shape), DPR question and context encoders,
+//! RoBERTa (roberta-base), CamemBERT (camembert-base) and XLM-R (multilingual-e5-base):
+//! - token ids of single texts and of a text pair equal transformers' exactly;
+//! - the last hidden state of a padded batch of four texts (real tokens), its mean over the attention
+//!   mask, the `[CLS]` state, the pooler and DPR's output equal transformers' within 1e-5 (max |Δ|);
+//! - a text pair's hidden states equal transformers' within 1e-5: segment ids 0 / 1 for BERT, none
+//!   (type 0 everywhere) for the RoBERTa family;
+//! - `SentenceEncoder::embed` (mean pooling, length-sorted batches) gives the reference means;
+//! - the RoBERTa family's padding index is 1 and its longest input `max_position_embeddings - 2`;
+//! - one in-batch softmax step of a RoBERTa bi-encoder (dot products of mean-pooled vectors, dropout
+//!   0, the training forward pass) gives PyTorch's loss and gradients of eight named parameters
+//!   (word, position and token-type embeddings, layer norms, attention and feed-forward weights)
+//!   within 1e-5;
+//! - a folder of a model lexbench does not run (GPT-2) is refused naming config.json and the
+//!   model_type.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use candle_core::{Device, Tensor};
+use lexbench_baselines::encoder::bert::encoder_tensors;
+use lexbench_baselines::encoder::{
+    Arch, BertConfig, BertModel, EncodeOptions, Pooling, SentenceEncoder, TextTokenizer, Tokens, pad_batch,
+    pool,
+};
+use lexbench_baselines::train::params::ParamStore;
+use serde::Deserialize;
+
+const TOL: f32 = 1e-5;
+
+#[derive(Deserialize)]
+struct Pair {
+    texts: (String, String),
+    token_ids: Vec<u32>,
+    type_ids: Option<Vec<u32>>,
+    hidden: Vec<Vec<f32>>,
+}
+
+#[derive(Deserialize)]
+struct Replica {
+    checkpoint: String,
+    model_type: String,
+    texts: Vec<String>,
+    token_ids: Vec<Vec<u32>>,
+    hidden: Vec<Vec<Vec<f32>>>,
+    mean: Vec<Vec<f32>>,
+    cls: Vec<Vec<f32>>,
+    pooler: Option<Vec<Vec<f32>>>,
+    dpr_output: Option<Vec<Vec<f32>>>,
+    pair: Pair,
+}
+
+#[derive(Deserialize)]
+struct TrainStep {
+    queries: Vec<String>,
+    passages: Vec<String>,
+    scores: Vec<Vec<f32>>,
+    loss: f32,
+    grads: BTreeMap<String, serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct Reference {
+    replicas: BTreeMap<String, Replica>,
+    train_step: TrainStep,
+}
+
+/// The replicas' folder, failing with what to run when it is missing.
+fn replicas() -> PathBuf {
+    let dir = std::env::var_os("LEXBENCH_HF_REPLICAS").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/hf-replicas"),
+        PathBuf::from,
+    );
+    assert!(
+        dir.join("reference.json").is_file(),
+        "{} has no reference.json: run scripts/hf-replicas (it makes the HuggingFace replicas these \
+         tests compare against; LEXBENCH_HF_REPLICAS names another folder)",
+        dir.display()
+    );
+    dir
+}
+
+fn reference() -> Reference {
+    let path = replicas().join("reference.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn max_delta(got: &[f32], want: &[f32], what: &str) -> f32 {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    got.iter()
+        .zip(want)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f32::max)
+}
+
+fn flat(rows: &[Vec<f32>]) -> Vec<f32> {
+    rows.iter().flatten().copied().collect()
+}
+
+/// Every value of a JSON array nested to any depth, in order.
+fn numbers(v: &serde_json::Value, out: &mut Vec<f32>) {
+    match v {
+        serde_json::Value::Array(a) => a.iter().for_each(|x| numbers(x, out)),
+        serde_json::Value::Number(n) => out.push(n.as_f64().unwrap_or(f64::NAN) as f32),
+        other => panic!("not a number: {other}"),
+    }
+}
+
+/// Compares `name`'s replica with transformers; returns the largest |Δ| over every vector compared.
+fn check(name: &str) -> f32 {
+    let r = reference();
+    let rep = r
+        .replicas
+        .get(name)
+        .unwrap_or_else(|| panic!("reference.json has no replica {name}: rerun scripts/hf-replicas"));
+    let dir = replicas().join(name);
+    let dev = Device::Cpu;
+    let model = BertModel::from_dir(&dir, &dev).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(model.arch().model_type(), rep.model_type, "{name}");
+    let tok = TextTokenizer::from_file(&dir.join("tokenizer.json"), 512).expect("tokenizer");
+    let texts: Vec<&str> = rep.texts.iter().map(String::as_str).collect();
+    let toks = tok.encode(&texts).expect("encode");
+    let ids: Vec<Vec<u32>> = toks.iter().map(|t| t.ids.clone()).collect();
+    assert_eq!(ids, rep.token_ids, "{name}: token ids");
+
+    let mut worst = 0f32;
+    let mut note = |what: &str, got: &[f32], want: &[f32]| {
+        let d = max_delta(got, want, what);
+        assert!(
+            d <= TOL,
+            "{name} ({}): {what} max |Δ| {d:e} > {TOL:e}",
+            rep.checkpoint
+        );
+        worst = worst.max(d);
+    };
+    let refs: Vec<&Tokens> = toks.iter().collect();
+    let inputs = pad_batch(&refs, tok.pad_id(), &dev).expect("pad");
+    let hidden = model.forward_t(&inputs, false).expect("forward");
+    let h = hidden.to_vec3::<f32>().expect("hidden");
+    for (i, want) in rep.hidden.iter().enumerate() {
+        note(
+            &format!("hidden state of text {i}"),
+            &flat(&h[i][..want.len()]),
+            &flat(want),
+        );
+    }
+    let mean = pool(&hidden, &inputs.attention_mask, Pooling::Mean).expect("mean");
+    note(
+        "mean",
+        &flat(&mean.to_vec2::<f32>().expect("mean")),
+        &flat(&rep.mean),
+    );
+    let cls = pool(&hidden, &inputs.attention_mask, Pooling::Cls).expect("cls");
+    let cls = flat(&cls.to_vec2::<f32>().expect("cls"));
+    note("[CLS] state", &cls, &flat(&rep.cls));
+    if let Some(dpr) = &rep.dpr_output {
+        note("DPR output ([CLS] pooling)", &cls, &flat(dpr));
+    }
+    match (&rep.pooler, model.pooler()) {
+        (Some(want), Some(p)) => {
+            let got = p.forward_t(&hidden, false).expect("pooler");
+            note(
+                "pooler",
+                &flat(&got.to_vec2::<f32>().expect("pooler")),
+                &flat(want),
+            );
+        }
+        (None, None) => {}
+        (want, got) => panic!(
+            "{name}: transformers has a pooler: {}, lexbench: {}",
+            want.is_some(),
+            got.is_some()
+        ),
+    }
+
+    // A text pair: BERT's segment ids, none for the RoBERTa family.
+    let pair = tok
+        .encode_pairs(&[(rep.pair.texts.0.as_str(), rep.pair.texts.1.as_str())])
+        .expect("pair");
+    assert_eq!(pair[0].ids, rep.pair.token_ids, "{name}: pair token ids");
+    if let Some(types) = &rep.pair.type_ids {
+        assert_eq!(&pair[0].type_ids, types, "{name}: pair segment ids");
+    }
+    let inputs = pad_batch(&[&pair[0]], tok.pad_id(), &dev).expect("pad");
+    let got = model.forward_t(&inputs, false).expect("pair forward");
+    note(
+        "pair hidden state",
+        &flat(&got.to_vec3::<f32>().expect("pair")[0]),
+        &flat(&rep.pair.hidden),
+    );
+
+    // The sentence encoder (length-sorted batches, mean pooling, no normalisation).
+    let options = EncodeOptions {
+        normalize: false,
+        pooling: Pooling::Mean,
+        batch_size: 3,
+        ..EncodeOptions::default()
+    };
+    let enc = SentenceEncoder::from_dir(&dir, &dev, options).expect("sentence encoder");
+    let vecs = enc.embed(&texts).expect("embed");
+    note("SentenceEncoder::embed", &flat(&vecs), &flat(&rep.mean));
+    eprintln!("{name} ({}): max |Δ| {worst:e}", rep.checkpoint);
+    worst
+}
+
+#[test]
+fn legal_bert_replica_matches_transformers() {
+    check("legal-bert");
+}
+
+#[test]
+fn dpr_question_encoder_replica_matches_transformers() {
+    check("dpr-question");
+}
+
+#[test]
+fn dpr_context_encoder_replica_matches_transformers() {
+    check("dpr-ctx");
+}
+
+#[test]
+fn roberta_replica_matches_transformers() {
+    check("roberta");
+}
+
+#[test]
+fn camembert_replica_matches_transformers() {
+    check("camembert");
+}
+
+#[test]
+fn xlm_roberta_replica_matches_transformers() {
+    check("multilingual-e5");
+}
+
+#[test]
+fn roberta_family_pads_with_1_and_takes_positions_less_two() {
+    for name in ["roberta", "camembert", "multilingual-e5"] {
+        let dir = replicas().join(name);
+        let options = EncodeOptions {
+            max_len: 10_000,
+            ..EncodeOptions::default()
+        };
+        let enc = SentenceEncoder::from_dir(&dir, &Device::Cpu, options).expect("load");
+        assert!(enc.model().arch().is_roberta_family(), "{name}");
+        assert_eq!(enc.tokenizer().pad_id(), 1, "{name}: <pad>");
+        assert_eq!(enc.model().config().max_position_embeddings, 514, "{name}");
+        assert_eq!(
+            enc.tokenizer().max_len(),
+            512,
+            "{name}: 514 positions less pad + 1"
+        );
+        // The longest input runs; one token more is refused, never read past the positions.
+        let tok = enc.tokenizer();
+        let long = vec!["court"; 600].join(" ");
+        let toks = tok.encode(&[&long]).expect("encode");
+        assert_eq!(toks[0].ids.len(), 512, "{name}");
+        enc.encode_tokens(&[&toks[0]]).expect("512 tokens");
+        let mut over = toks[0].clone();
+        over.ids.push(over.ids[1]);
+        over.type_ids.push(0);
+        over.mask.push(1);
+        let e = enc.encode_tokens(&[&over]).expect_err("513 tokens").to_string();
+        assert!(e.contains("at most the model's 512 positions"), "{name}: {e}");
+    }
+    let bert = SentenceEncoder::from_dir(
+        &replicas().join("legal-bert"),
+        &Device::Cpu,
+        EncodeOptions {
+            max_len: 10_000,
+            ..EncodeOptions::default()
+        },
+    )
+    .expect("load");
+    assert_eq!(bert.tokenizer().pad_id(), 0);
+    assert_eq!(bert.tokenizer().max_len(), 512);
+}
+
+#[test]
+fn roberta_bi_encoder_training_step_matches_pytorch() {
+    let step = reference().train_step;
+    let dir = replicas().join("roberta");
+    let dev = Device::Cpu;
+    let mut cfg = BertConfig::from_file(&dir.join("config.json")).expect("config");
+    assert_eq!(cfg.arch().expect("arch"), Arch::Roberta);
+    // PyTorch's reference ran in eval mode: no dropout; here the training forward pass without it.
+    cfg.hidden_dropout_prob = 0.0;
+    cfg.attention_probs_dropout_prob = 0.0;
+    let tensors = encoder_tensors(&dir.join("model.safetensors"), Arch::Roberta, &dev).expect("tensors");
+    let store = ParamStore::with_initial(1, tensors);
+    let model = BertModel::load(&cfg, store.var_builder(&dev), false).expect("model");
+    let tok = TextTokenizer::from_file(&dir.join("tokenizer.json"), 512).expect("tokenizer");
+    let embed = |texts: &[String]| -> Tensor {
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let toks = tok.encode(&texts).expect("encode");
+        let refs: Vec<&Tokens> = toks.iter().collect();
+        let inputs = pad_batch(&refs, tok.pad_id(), &dev).expect("pad");
+        let h = model.forward_t(&inputs, true).expect("forward");
+        pool(&h, &inputs.attention_mask, Pooling::Mean).expect("pool")
+    };
+    let scores = embed(&step.queries)
+        .matmul(&embed(&step.passages).t().expect("t"))
+        .expect("scores");
+    let mut worst = max_delta(
+        &flat(&scores.to_vec2::<f32>().expect("scores")),
+        &flat(&step.scores),
+        "scores",
+    );
+    assert!(worst <= TOL, "scores max |Δ| {worst:e}");
+    let targets = Tensor::new(&[0u32, 1, 2], &dev).expect("targets");
+    let loss = candle_nn::loss::cross_entropy(&scores, &targets).expect("loss");
+    let got = loss.to_scalar::<f32>().expect("loss");
+    assert!(
+        (got - step.loss).abs() <= TOL,
+        "loss {got} vs PyTorch {}",
+        step.loss
+    );
+    let grads = loss.backward().expect("backward");
+    let vars: BTreeMap<String, _> = store.vars().into_iter().collect();
+    for (name, want) in &step.grads {
+        let var = vars.get(name).unwrap_or_else(|| panic!("no variable {name}"));
+        let got = grads
+            .get(var.as_tensor())
+            .unwrap_or_else(|| panic!("no gradient for {name}"))
+            .flatten_all()
+            .and_then(|t| t.to_vec1::<f32>())
+            .expect("gradient");
+        let mut want_v = Vec::new();
+        numbers(want, &mut want_v);
+        let d = max_delta(&got, &want_v, name);
+        assert!(d <= TOL, "gradient of {name}: max |Δ| {d:e} > {TOL:e}");
+        assert!(
+            want_v.iter().any(|&x| x != 0.0),
+            "{name}: PyTorch's gradient is all zeros"
+        );
+        worst = worst.max(d);
+    }
+    eprintln!(
+        "roberta training step: loss {got} (PyTorch {}), max |Δ| {worst:e}",
+        step.loss
+    );
+}
+
+#[test]
+fn a_model_lexbench_does_not_run_is_refused() {
+    let dir = replicas().join("unknown-gpt2");
+    let e = BertModel::from_dir(&dir, &Device::Cpu)
+        .expect_err("a GPT-2 folder loaded")
+        .to_string();
+    let config = dir.join("config.json");
+    assert!(e.starts_with(&format!("{}: ", config.display())), "{e}");
+    assert!(e.contains("model_type \"gpt2\" is not supported"), "{e}");
+    assert!(e.contains("roberta") && e.contains("bert"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    let e = SentenceEncoder::from_dir(&dir, &Device::Cpu, EncodeOptions::default())
+        .expect_err("a GPT-2 folder loaded")
+        .to_string();
+    assert!(e.contains("gpt2"), "{e}");
+}
+
+#[test]
+fn a_roberta_config_over_bert_weights_is_refused() {
+    // legal-bert's weights (under `bert.`) with a config saying roberta: the tensors are not where
+    // a RoBERTa checkpoint has them, so nothing loads under the wrong edges.
+    let src = replicas().join("legal-bert");
+    let dir = std::env::temp_dir().join(format!("lexbench-hf-golden-{}-mixed", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::copy(src.join("model.safetensors"), dir.join("model.safetensors")).expect("copy");
+    let mut cfg: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src.join("config.json")).expect("read")).expect("json");
+    cfg["model_type"] = "roberta".into();
+    cfg["architectures"] = serde_json::json!(["RobertaModel"]);
+    cfg["max_position_embeddings"] = 514.into();
+    std::fs::write(dir.join("config.json"), cfg.to_string()).expect("write");
+    let e = BertModel::from_dir(&dir, &Device::Cpu)
+        .expect_err("loaded")
+        .to_string();
+    assert!(
+        e.contains("no roberta.embeddings.word_embeddings.weight or embeddings.word_embeddings.weight"),
+        "{e}"
+    );
+    assert!(e.contains("model_type roberta"), "{e}");
+}

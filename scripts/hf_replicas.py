@@ -1,0 +1,368 @@
+#!/usr/bin/env python3
+"""Small random-weight replicas of the HuggingFace checkpoints lexbench loads, and transformers'
+outputs on them: the references of baselines/tests/hf_golden.rs and tests/cli/hf_models.rs.
+
+Each replica keeps its checkpoint's config.json `model_type`, `architectures`, position rows, token
+types, padding index, layer-norm epsilon and activation, and the class that saved it (so tensor names
+and prefixes are the checkpoint's: `bert.` + `cls.` for BertForPreTraining, `roberta.` + `lm_head.`
+for RobertaForMaskedLM, `question_encoder.bert_model.` for DPR, bare for XLMRobertaModel), with 2
+layers, hidden 32 and a small vocabulary, seeded; plus a tokenizer of its kind built with the
+`tokenizers` library (WordPiece for BERT and DPR, byte-level BPE for RoBERTa, SentencePiece-style
+Unigram with `<s> … </s>` for CamemBERT and XLM-R), saved with save_pretrained (safetensors) and
+tokenizer.json. Nothing is downloaded.
+
+    scripts/hf-replicas                      # the usual way (venv, pinned versions, caching)
+    python3 scripts/hf_replicas.py OUT_DIR   # with torch, transformers, tokenizers importable
+
+Writes OUT_DIR/<replica>/ and OUT_DIR/reference.json:
+  {"versions": {...}, "replicas": {name: {"checkpoint", "arch", "texts", "token_ids",
+   "hidden" (last hidden state of the padded batch, real tokens only), "mean", "cls", "pooler",
+   "pair": {"texts", "token_ids", "type_ids", "hidden"}, ...}}, "train_step": {...}}
+All values come from transformers (PyTorch, float32, CPU); none from lexbench.
+"""
+
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import tokenizers
+import transformers
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from transformers import PreTrainedTokenizerFast
+
+SEED = 20_260_032
+LAYERS = 2
+HIDDEN = 32
+HEADS = 4
+FFN = 64
+
+# Training text for the tokenizers: legal English and French, as the benchmarks read.
+CORPUS = [
+    "The Court held that there had been a violation of Article 6 of the Convention.",
+    "The applicant complained of a violation of his right to a fair trial.",
+    "The Government contested that argument and asked the Court to declare the application inadmissible.",
+    "Hello world, the court is in session.",
+    "What is the margin of appreciation of the State in matters of privacy?",
+    "The domestic courts dismissed the applicant's appeal on points of law.",
+    "Le requérant se plaint d'une violation de l'article 8 de la Convention.",
+    "La Cour estime qu'il y a eu violation du droit au respect de la vie privée.",
+    "Le Gouvernement conteste cette thèse et invite la Cour à déclarer la requête irrecevable.",
+    "Les juridictions internes ont rejeté le pourvoi du requérant.",
+    "Der Gerichtshof stellt eine Verletzung von Artikel 6 fest.",
+] * 3
+
+# What the models read: a short text, sentences of different lengths (a padded batch), accents,
+# capitals, a word no vocabulary has in full.
+TEXTS = [
+    "hello world",
+    "The Court held that there had been a violation of Article 6 of the Convention.",
+    "Le requérant se plaint d'une violation de l'article 8.",
+    "Privacy? Appreciation!",
+]
+PAIR = ("what is the margin of appreciation?", "The Court held that there had been a violation of Article 8.")
+
+# The bi-encoder training step (RoBERTa): in-batch softmax over dot products of mean-pooled vectors.
+TRAIN_QUERIES = ["violation of the right to a fair trial", "margin of appreciation", "privacy"]
+TRAIN_PASSAGES = [
+    "The applicant complained of a violation of his right to a fair trial.",
+    "What is the margin of appreciation of the State?",
+    "La Cour estime qu'il y a eu violation du droit au respect de la vie privée.",
+]
+# Parameters whose gradients are compared (names without the checkpoint's prefix).
+TRAIN_GRADS = [
+    "embeddings.word_embeddings.weight",
+    "embeddings.position_embeddings.weight",
+    "embeddings.token_type_embeddings.weight",
+    "embeddings.LayerNorm.weight",
+    "encoder.layer.0.attention.self.query.weight",
+    "encoder.layer.0.attention.output.LayerNorm.bias",
+    "encoder.layer.1.intermediate.dense.weight",
+    "encoder.layer.1.output.dense.bias",
+]
+
+
+def randomize(model, seed):
+    """Weights far from the initialiser's (layer norms off 1 and 0, non-zero biases, larger
+    matrices), so a wrong epsilon, bias or position shows in the outputs."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            noise = torch.randn(p.shape, generator=g)
+            if "LayerNorm.weight" in name or "layer_norm.weight" in name:
+                p.copy_(1.0 + 0.2 * noise)
+            elif name.endswith("bias"):
+                p.copy_(0.1 * noise)
+            elif "embeddings" in name:
+                p.copy_(0.5 * noise)
+            else:
+                p.copy_(0.15 * noise)
+
+
+# ---- tokenizers -------------------------------------------------------------------------------
+
+
+def wordpiece():
+    """BERT-style: lower-cased WordPiece, `[CLS] a [SEP] b [SEP]` with segment ids 0 then 1."""
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    t = Tokenizer(models.WordPiece(unk_token="[UNK]", max_input_chars_per_word=100))
+    t.normalizer = normalizers.BertNormalizer(lowercase=True, strip_accents=None, clean_text=True)
+    t.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    t.train_from_iterator(CORPUS, trainers.WordPieceTrainer(vocab_size=180, special_tokens=special, show_progress=False))
+    cls, sep = t.token_to_id("[CLS]"), t.token_to_id("[SEP]")
+    t.post_processor = processors.TemplateProcessing(
+        single="[CLS]:0 $A:0 [SEP]:0",
+        pair="[CLS]:0 $A:0 [SEP]:0 $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls), ("[SEP]", sep)],
+    )
+    t.decoder = decoders.WordPiece()
+    kw = dict(unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    return t, kw, ["input_ids", "token_type_ids", "attention_mask"]
+
+
+def byte_level_bpe():
+    """roberta-base's kind: byte-level BPE, `<s>`=0 `<pad>`=1 `</s>`=2 `<unk>`=3 `<mask>`=4, RobertaProcessing."""
+    special = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    t = Tokenizer(models.BPE())
+    t.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    t.decoder = decoders.ByteLevel()
+    t.train_from_iterator(
+        CORPUS,
+        trainers.BpeTrainer(
+            vocab_size=420, special_tokens=special, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        ),
+    )
+    t.post_processor = processors.RobertaProcessing(
+        ("</s>", t.token_to_id("</s>")), ("<s>", t.token_to_id("<s>")), trim_offsets=True, add_prefix_space=False
+    )
+    kw = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>",
+              cls_token="<s>", sep_token="</s>")
+    return t, kw, ["input_ids", "attention_mask"]
+
+
+def unigram(camembert):
+    """SentencePiece-style Unigram (Metaspace `▁`), `<s> a </s> </s> b </s>`: XLM-R's fairseq order
+    `<s>`=0 `<pad>`=1 `</s>`=2 `<unk>`=3; CamemBERT's `<s>NOTUSED`=0 `<pad>`=1 `</s>NOTUSED`=2
+    `<unk>`=3 `<unk>NOTUSED`=4 `<s>`=5 `</s>`=6; `<mask>` last."""
+    if camembert:
+        head = ["<s>NOTUSED", "<pad>", "</s>NOTUSED", "<unk>", "<unk>NOTUSED", "<s>", "</s>"]
+    else:
+        head = ["<s>", "<pad>", "</s>", "<unk>"]
+    norm = normalizers.Sequence([normalizers.NFKC(), normalizers.Replace(Regex(" {2,}"), " ")])
+    # Pieces: frequent words (with the word-start mark), a few word pieces, every character.
+    counts = {}
+    for line in CORPUS:
+        for w in norm.normalize_str(line).split(" "):
+            counts["▁" + w] = counts.get("▁" + w, 0) + 1
+    words = sorted((w for w, c in counts.items() if c >= 6 and len(w) > 2), key=lambda w: (-counts[w], w))[:60]
+    pieces = ["▁viol", "ation", "▁appr", "eci", "▁Con", "vention", "▁requ", "érant", "s", "▁"]
+    chars = sorted({ch for line in CORPUS + TEXTS + list(PAIR) for ch in norm.normalize_str(line) if ch != " "})
+    # Lower chars than "h" and "w" are left out, so "hello world" has characters with no piece (<unk>).
+    chars = [c for c in chars if c not in "hw"]
+    vocab = [(t, 0.0) for t in head]
+    seen = set(head)
+    for p in words + pieces + chars:
+        if p not in seen:
+            seen.add(p)
+            score = -2.0 - 0.1 * len(vocab) if p in words else (-6.0 if p in pieces else -9.0)
+            vocab.append((p, score))
+    vocab.append(("<mask>", 0.0))
+    t = Tokenizer(models.Unigram(vocab, unk_id=3, byte_fallback=False))
+    t.normalizer = norm
+    t.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+    t.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+    bos, eos = t.token_to_id("<s>"), t.token_to_id("</s>")
+    t.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", bos), ("</s>", eos)]
+    )
+    t.add_special_tokens(["<s>", "</s>", "<pad>", "<unk>", "<mask>"])
+    kw = dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>",
+              cls_token="<s>", sep_token="</s>")
+    return t, kw, ["input_ids", "attention_mask"]
+
+
+# ---- replicas ---------------------------------------------------------------------------------
+
+
+def shape(**over):
+    base = dict(hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS, intermediate_size=FFN,
+                hidden_act="gelu", hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
+    base.update(over)
+    return base
+
+
+def replicas():
+    """name → (checkpoint id, model class, config class, config kwargs, tokenizer builder)."""
+    from transformers import (BertConfig, BertForPreTraining, CamembertConfig, CamembertForMaskedLM, DPRConfig,
+                              DPRContextEncoder, DPRQuestionEncoder, RobertaConfig, RobertaForMaskedLM,
+                              XLMRobertaConfig, XLMRobertaModel)
+    roberta_like = dict(max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=1)
+    return {
+        "legal-bert": ("nlpaueb/legal-bert-base-uncased", BertForPreTraining, BertConfig,
+                       shape(max_position_embeddings=512, type_vocab_size=2, layer_norm_eps=1e-12, pad_token_id=0),
+                       wordpiece),
+        "roberta": ("roberta-base", RobertaForMaskedLM, RobertaConfig,
+                    shape(bos_token_id=0, eos_token_id=2, **roberta_like), byte_level_bpe),
+        "camembert": ("camembert-base", CamembertForMaskedLM, CamembertConfig,
+                      shape(bos_token_id=5, eos_token_id=6, **roberta_like), lambda: unigram(True)),
+        "multilingual-e5": ("intfloat/multilingual-e5-base", XLMRobertaModel, XLMRobertaConfig,
+                            shape(bos_token_id=0, eos_token_id=2, **roberta_like), lambda: unigram(False)),
+        "dpr-question": ("facebook/dpr-question_encoder-single-nq-base", DPRQuestionEncoder, DPRConfig,
+                         shape(max_position_embeddings=512, type_vocab_size=2, layer_norm_eps=1e-12, pad_token_id=0,
+                               projection_dim=0), wordpiece),
+        "dpr-ctx": ("facebook/dpr-ctx_encoder-single-nq-base", DPRContextEncoder, DPRConfig,
+                    shape(max_position_embeddings=512, type_vocab_size=2, layer_norm_eps=1e-12, pad_token_id=0,
+                          projection_dim=0), wordpiece),
+    }
+
+
+def save_tokenizer(t, kw, input_names, out):
+    hf = PreTrainedTokenizerFast(tokenizer_object=t, model_input_names=input_names, **kw)
+    hf.save_pretrained(out)
+    t.save(os.path.join(out, "tokenizer.json"))
+    return hf
+
+
+def encoder_of(model):
+    """The encoder whose hidden states lexbench returns: the base model (no pooler for RoBERTa
+    MLM checkpoints) or DPR's inner BERT."""
+    if hasattr(model, "question_encoder"):
+        return model.question_encoder.bert_model
+    if hasattr(model, "ctx_encoder"):
+        return model.ctx_encoder.bert_model
+    return getattr(model, "bert", None) or getattr(model, "roberta", None) or model
+
+
+def run(model, hf, batch_texts, pair=None):
+    """Last hidden state of a padded batch as transformers computes it from the tokenizer's output."""
+    enc = hf(list(batch_texts), padding=True, return_tensors="pt") if pair is None else \
+        hf([pair[0]], [pair[1]], return_tensors="pt")
+    with torch.no_grad():
+        out = model(**enc)
+    return enc, out
+
+
+def rows(hidden, mask):
+    return [h[: int(m.sum())].tolist() for h, m in zip(hidden, mask)]
+
+
+def make(name, spec, root, seed):
+    checkpoint, model_cls, config_cls, cfg_kw, tok_fn = spec
+    out = os.path.join(root, name)
+    os.makedirs(out, exist_ok=True)
+    t, kw, input_names = tok_fn()
+    hf = save_tokenizer(t, kw, input_names, out)
+    cfg = config_cls(vocab_size=t.get_vocab_size(), **cfg_kw)
+    torch.manual_seed(seed)
+    model = model_cls(cfg)
+    randomize(model, seed)
+    model.eval()
+    model.save_pretrained(out, safe_serialization=True)
+    # Read back as a user would: the saved folder, the class the checkpoint names.
+    model = model_cls.from_pretrained(out).eval()
+    hf = transformers.AutoTokenizer.from_pretrained(out)
+    # The wrapper must tokenise as tokenizer.json alone does (what lexbench reads).
+    raw = Tokenizer.from_file(os.path.join(out, "tokenizer.json"))
+    ids = [hf(x)["input_ids"] for x in TEXTS]
+    assert ids == [raw.encode(x).ids for x in TEXTS], name
+    enc, outs = run(model, hf, TEXTS)
+    inner = encoder_of(model)
+    with torch.no_grad():
+        base = inner(**enc)
+    hidden = base.last_hidden_state
+    mask = enc["attention_mask"]
+    m = mask.unsqueeze(-1).float()
+    mean = (hidden * m).sum(1) / m.sum(1).clamp(min=1e-9)
+    ref = {
+        "checkpoint": checkpoint,
+        "model_type": cfg.model_type,
+        "architectures": cfg.architectures,
+        "texts": TEXTS,
+        "token_ids": ids,
+        "hidden": rows(hidden, mask),
+        "mean": mean.tolist(),
+        "cls": hidden[:, 0].tolist(),
+    }
+    if getattr(base, "pooler_output", None) is not None:
+        ref["pooler"] = base.pooler_output.tolist()
+    if hasattr(outs, "pooler_output") and name.startswith("dpr"):
+        ref["dpr_output"] = outs.pooler_output.tolist()  # DPR's own output: the [CLS] state
+    penc, _ = run(model, hf, None, PAIR)
+    with torch.no_grad():
+        phidden = inner(**penc).last_hidden_state
+    ref["pair"] = {
+        "texts": list(PAIR),
+        "token_ids": penc["input_ids"][0].tolist(),
+        # What the model was given: none for the RoBERTa family (their tokenizers return none).
+        "type_ids": penc["token_type_ids"][0].tolist() if "token_type_ids" in penc else None,
+        "hidden": phidden[0].tolist(),
+    }
+    return ref, model, hf
+
+
+def train_step(model, hf):
+    """Loss and gradients of one in-batch softmax step of a RoBERTa bi-encoder, dropout off."""
+    enc = encoder_of(model)
+    enc.zero_grad()
+
+    def embed(texts):
+        b = hf(texts, padding=True, return_tensors="pt")
+        h = enc(**b).last_hidden_state
+        m = b["attention_mask"].unsqueeze(-1).float()
+        return (h * m).sum(1) / m.sum(1)
+
+    scores = embed(TRAIN_QUERIES) @ embed(TRAIN_PASSAGES).T
+    loss = F.cross_entropy(scores, torch.arange(len(TRAIN_QUERIES)))
+    loss.backward()
+    params = dict(enc.named_parameters())
+    return {
+        "queries": TRAIN_QUERIES,
+        "passages": TRAIN_PASSAGES,
+        "scores": scores.tolist(),
+        "loss": loss.item(),
+        "grads": {n: params[n].grad.tolist() for n in TRAIN_GRADS},
+    }
+
+
+def unknown(root, seed):
+    """A folder of a model lexbench does not run (GPT-2, byte-level BPE), which must be refused."""
+    from transformers import GPT2Config, GPT2Model
+    out = os.path.join(root, "unknown-gpt2")
+    os.makedirs(out, exist_ok=True)
+    t, kw, names = byte_level_bpe()
+    save_tokenizer(t, kw, names, out)
+    torch.manual_seed(seed)
+    GPT2Model(GPT2Config(vocab_size=t.get_vocab_size(), n_embd=HIDDEN, n_layer=LAYERS, n_head=HEADS,
+                         n_positions=64)).save_pretrained(out, safe_serialization=True)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    root = sys.argv[1]
+    os.makedirs(root, exist_ok=True)
+    torch.set_num_threads(1)
+    refs = {}
+    train = None
+    for i, (name, spec) in enumerate(replicas().items()):
+        ref, model, hf = make(name, spec, root, SEED + i)
+        refs[name] = ref
+        if name == "roberta":
+            train = train_step(model, hf)
+        print(f"{name}: {spec[0]} ({ref['model_type']}, {ref['architectures'][0]})", file=sys.stderr)
+    unknown(root, SEED + 99)
+    doc = {
+        "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
+                     "tokenizers": tokenizers.__version__, "numpy": np.__version__},
+        "replicas": refs,
+        "train_step": train,
+    }
+    with open(os.path.join(root, "reference.json"), "w") as f:
+        json.dump(doc, f)
+
+
+if __name__ == "__main__":
+    main()
