@@ -12,6 +12,7 @@ mod data_safety;
 mod datasets;
 mod dense;
 mod eval;
+mod hf_models;
 mod hostile;
 mod import_texts;
 #[cfg(unix)]

@@ -1,0 +1,123 @@
+//! HuggingFace folders of other architectures through the command line (issue 32), on the small
+//! random replicas `scripts/hf-replicas` makes in `$LEXBENCH_HF_REPLICAS` (default
+//! `target/hf-replicas`; these tests fail, not skip, without them). Reference values: the folder's
+//! `reference.json`, transformers' outputs (baselines/tests/hf_golden.rs says how they are made).
+//!
+//! Properties checked:
+//! - `lexbench encode --model <roberta-base replica> "hello world"` prints transformers' vector
+//!   (`RobertaModel` last hidden state, mean over the attention mask, the command's default pooling)
+//!   within 1e-5; so do the CamemBERT and XLM-R (multilingual-e5-base) replicas, and DPR's question
+//!   encoder with `--pooling cls` (DPR's output is the `[CLS]` state);
+//! - `lexbench encode` and `lexbench run dense` on a folder of a model lexbench does not run (GPT-2)
+//!   exit 2 with one error line naming its config.json and the model_type, and write no run.
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use crate::common::{lexbench, lexbench_no_data, sample_data};
+
+fn replicas() -> PathBuf {
+    let dir = std::env::var_os("LEXBENCH_HF_REPLICAS").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/hf-replicas"),
+        PathBuf::from,
+    );
+    assert!(
+        dir.join("reference.json").is_file(),
+        "{} has no reference.json: run scripts/hf-replicas (it makes the HuggingFace replicas these \
+         tests compare against; LEXBENCH_HF_REPLICAS names another folder)",
+        dir.display()
+    );
+    dir
+}
+
+/// The replica's reference value `key` (`mean`, `cls`) of its first text, and that text.
+fn reference(name: &str, key: &str) -> (String, Vec<f64>) {
+    let path = replicas().join("reference.json");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("reference.json")).expect("JSON");
+    let rep = &doc["replicas"][name];
+    let text = rep["texts"][0].as_str().expect("text").to_owned();
+    let v = rep[key][0]
+        .as_array()
+        .unwrap_or_else(|| panic!("{name}: no {key} in reference.json: rerun scripts/hf-replicas"))
+        .iter()
+        .map(|x| x.as_f64().expect("number"))
+        .collect();
+    (text, v)
+}
+
+fn stdout_vectors(out: &Output) -> Vec<Vec<f64>> {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("a JSON array of vectors")
+}
+
+#[test]
+fn encode_gives_transformers_vectors_for_roberta_family_and_dpr() {
+    for (name, pooling, key) in [
+        ("roberta", "mean", "mean"),
+        ("camembert", "mean", "mean"),
+        ("multilingual-e5", "mean", "mean"),
+        ("dpr-question", "cls", "dpr_output"),
+    ] {
+        let (text, want) = reference(name, key);
+        let dir = replicas().join(name);
+        let mut args = vec!["encode", "--model", dir.to_str().expect("UTF-8 path")];
+        if pooling != "mean" {
+            args.extend(["--pooling", pooling]);
+        }
+        args.push(&text);
+        let got = stdout_vectors(&lexbench_no_data(&args));
+        assert_eq!(got.len(), 1, "{name}");
+        assert_eq!(got[0].len(), want.len(), "{name}");
+        let d = got[0]
+            .iter()
+            .zip(&want)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(d <= 1e-5, "{name}: max |Δ| {d:e} against transformers");
+    }
+}
+
+#[test]
+fn a_model_lexbench_does_not_run_is_refused_by_encode_and_run_dense() {
+    let dir = replicas().join("unknown-gpt2");
+    let config = dir.join("config.json");
+    let model = dir.to_str().expect("UTF-8 path");
+    let check = |out: &Output, what: &str| {
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{what}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{what}: not one line:\n{stderr}");
+        assert!(stderr.contains(&config.display().to_string()), "{what}: {stderr}");
+        assert!(
+            stderr.contains("model_type \"gpt2\" is not supported"),
+            "{what}: {stderr}"
+        );
+    };
+    check(
+        &lexbench_no_data(&["encode", "--model", model, "hello world"]),
+        "encode",
+    );
+    let data = std::env::temp_dir().join(format!("lexbench-hf-models-{}", std::process::id()));
+    sample_data(&data);
+    let out = lexbench(
+        &data,
+        &[
+            "run",
+            "dense",
+            "--model",
+            model,
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+            "--system",
+            "gpt2",
+        ],
+    );
+    check(&out, "run dense");
+    assert!(
+        !data.join("runs/ecthr/test/gpt2.trec").exists(),
+        "a run was written"
+    );
+    let _ = std::fs::remove_dir_all(&data);
+}
