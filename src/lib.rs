@@ -13,6 +13,8 @@
 //!   every evaluated split, record verified entries, resume after a kill) and the recheck of a
 //!   verified entry (`lexbench leaderboard --recheck`);
 //! - [`device`]: `--device cpu|cuda[:N]` and the default device;
+//! - [`hub_fetch`]: `lexbench models fetch hf:ORG/NAME[@REVISION]`, a Hugging Face Hub checkpoint
+//!   downloaded (crawlers' Hub client), verified and installed with its record (baselines');
 //! - [`pipeline`]: every stage on the embedded sample ([`sample`]) or a crawl.
 //!
 //! Stage crates never depend on each other; what needs two of them (crawl, then parse; build, then
@@ -28,6 +30,7 @@
 pub mod build;
 pub mod crawl;
 pub mod device;
+pub mod hub_fetch;
 pub mod parse_store;
 pub mod pipeline;
 pub mod sample;

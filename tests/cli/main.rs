@@ -14,6 +14,7 @@ mod dense;
 mod eval;
 mod hf_models;
 mod hostile;
+mod hub_fetch;
 mod import_texts;
 #[cfg(unix)]
 mod kills;

