@@ -159,6 +159,13 @@ pub struct NegativesConfig {
     /// Model-ranked candidates considered (default 30).
     #[serde(default = "default_depth")]
     pub model_depth: usize,
+    /// When ANCE's model-mined negatives are mined again: 0 (the default) at the start of every
+    /// epoch, from the model as the previous epoch left it; N > 0 also every N updates within an
+    /// epoch (the ANCE paper refreshes asynchronously at each checkpoint; here synchronously, the
+    /// training waiting for the new ranking). Needs `model > 0`; left out of the serialised config
+    /// when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub model_refresh_steps: usize,
     /// Drawn by the CuSINeS curriculum sampler (needs a `[curriculum]` section): difficulty buckets
     /// from the fused semantic / hierarchical / sequential views, easy → hard over the epochs.
     #[serde(default)]
@@ -167,6 +174,10 @@ pub struct NegativesConfig {
 
 fn default_depth() -> usize {
     30
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// How negatives are taken from a ranking of the candidates.
@@ -197,6 +208,7 @@ impl Default for NegativesConfig {
             model: 0,
             bm25_depth: default_depth(),
             model_depth: default_depth(),
+            model_refresh_steps: 0,
             curriculum: 0,
         }
     }
@@ -596,6 +608,8 @@ pub const MAX_BATCH_SIZE: usize = 4096;
 /// The most negatives per positive from one source (`negatives.random`, `bm25`, `model`,
 /// `curriculum`).
 pub const MAX_NEGATIVES: usize = 1000;
+/// The most updates between two refreshes of ANCE's negatives (`negatives.model_refresh_steps`).
+pub const MAX_REFRESH_STEPS: usize = 10_000_000;
 /// The deepest candidate list negatives are drawn from (`negatives.bm25_depth`, `model_depth`).
 pub const MAX_NEGATIVE_DEPTH: usize = 100_000;
 /// The most documents ranked per topic (`eval.top_k`).
@@ -912,6 +926,19 @@ impl TrainConfig {
         }
         int("negatives.bm25_depth", n.bm25_depth, 1, MAX_NEGATIVE_DEPTH)?;
         int("negatives.model_depth", n.model_depth, 1, MAX_NEGATIVE_DEPTH)?;
+        int(
+            "negatives.model_refresh_steps",
+            n.model_refresh_steps,
+            0,
+            MAX_REFRESH_STEPS,
+        )?;
+        if n.model_refresh_steps > 0 && n.model == 0 {
+            return Err(about(
+                "negatives.model_refresh_steps",
+                "negatives.model_refresh_steps refreshes model-mined negatives: set negatives.model > 0 \
+                 (model = \"ance\")",
+            ));
+        }
         if let Err(e) = self.eval.measure.parse::<lexbench_core::Measure>() {
             let message = match e {
                 lexbench_core::Error::Measure { reason, .. } => reason,

@@ -94,6 +94,11 @@ impl Objective for Finetune<'_> {
 
     /// ANCE: the model's own ranking of the training topics' candidates, as it is now.
     fn start_epoch(&mut self, split: &SplitData, _epoch: usize) -> Result<Option<Rankings>> {
+        self.refresh_model_negatives(split)
+    }
+
+    /// ANCE: as at an epoch's start ([`Self::start_epoch`]).
+    fn refresh_model_negatives(&mut self, split: &SplitData) -> Result<Option<Rankings>> {
         if self.cfg.negatives.model == 0 {
             return Ok(None);
         }

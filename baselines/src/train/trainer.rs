@@ -17,7 +17,9 @@
 //! train_log.jsonl                 one line per update (loss, lr, gradient norm, examples/s), per evaluation,
 //!                                 and per epoch what CuSINeS's curriculum drew (`"event": "curriculum"`)
 //! checkpoints/epoch-N/            params (the objective's files), optimizer[-G].safetensors, state.json
-//! checkpoints/ance-negatives-epoch-N.json   model-mined negatives used in epoch N (ANCE)
+//! checkpoints/ance-negatives-epoch-N.json   model-mined negatives used in epoch N (ANCE), and with
+//!                                 `negatives.model_refresh_steps`, `ance-negatives-epoch-N-step-S.json`:
+//!                                 those mined again before update S + 1
 //! ```
 //! and what the objective exports for the selected epoch.
 
@@ -34,7 +36,7 @@ pub use super::seeds::{LoopSeeds, SeedPurpose, derive_seed};
 use super::config::NegativesConfig;
 use super::data::SplitData;
 use super::negatives::curriculum::{CurriculumNegatives, DrawStats};
-use super::negatives::{Example, Rankings, batches, examples, examples_with};
+use super::negatives::{CurriculumDraws, Example, Rankings, batches, examples, examples_with};
 use super::optim::{AdamW, AdamWConfig, LinearSchedule, clip_grad_norm};
 use super::params::{load_tensors, save_tensors};
 use crate::encoder::dropout;
@@ -134,6 +136,12 @@ pub trait Objective {
     /// model's own rankings of the training topics when they are negatives (ANCE), and refreshes
     /// whatever the objective recomputes per epoch.
     fn start_epoch(&mut self, _split: &SplitData, _epoch: usize) -> Result<Option<Rankings>> {
+        Ok(None)
+    }
+    /// Within an epoch, every `negatives.model_refresh_steps` updates: the model's own rankings of
+    /// the training topics as it is now (ANCE's refresh at a checkpoint), or `None` when the objective
+    /// mines no model negatives. Nothing else is recomputed.
+    fn refresh_model_negatives(&mut self, _split: &SplitData) -> Result<Option<Rankings>> {
         Ok(None)
     }
     /// The model's scores of each training topic's candidates (CuSINeS's dynamic semantic view).
@@ -416,7 +424,7 @@ impl<'a, O: Objective> Trainer<'a, O> {
         &self,
         epoch: usize,
         model_rank: Option<&Rankings>,
-    ) -> Result<(Vec<Example>, Option<DrawStats>)> {
+    ) -> Result<(Vec<Example>, Option<DrawStats>, Option<CurriculumDraws>)> {
         let (spec, split) = (&self.spec, self.spec.split);
         let neg = spec.negatives;
         let (draws, stats) = match &neg.curriculum {
@@ -435,16 +443,31 @@ impl<'a, O: Objective> Trainer<'a, O> {
             }
             None => (None, None),
         };
-        let mut rng = SplitMix64::new(derive_seed(spec.seed, spec.seeds.negatives, epoch as u64));
-        let examples = examples_with(
-            split,
+        let examples = self.draw_examples(epoch, 0, model_rank, draws.as_ref());
+        Ok((examples, stats, draws))
+    }
+
+    /// The examples of epoch `epoch` over its curriculum draws and the model's rankings, the
+    /// `refresh`-th time they are drawn in the epoch (0: at its start; `k`: after the `k`-th
+    /// mid-epoch refresh of ANCE's negatives), each from its own random stream.
+    fn draw_examples(
+        &self,
+        epoch: usize,
+        refresh: u64,
+        model_rank: Option<&Rankings>,
+        draws: Option<&CurriculumDraws>,
+    ) -> Vec<Example> {
+        let (spec, neg) = (&self.spec, self.spec.negatives);
+        let stream = epoch as u64 | (refresh << 32);
+        let mut rng = SplitMix64::new(derive_seed(spec.seed, spec.seeds.negatives, stream));
+        examples_with(
+            spec.split,
             &neg.cfg,
             neg.bm25.as_ref(),
             model_rank,
-            draws.as_ref(),
+            draws,
             &mut rng,
-        );
-        Ok((examples, stats))
+        )
     }
 
     /// One update: reseeded dropout, the loss, a finiteness check, backward, clipping, every
@@ -514,7 +537,9 @@ impl<'a, O: Objective> Trainer<'a, O> {
                 let p = dir.join(format!("ance-negatives-epoch-{}.json", epoch + 1));
                 lexbench_core::io::write_json_pretty(&p, r)?;
             }
-            let (exs, curriculum) = self.epoch_examples(epoch, model_rank.as_ref())?;
+            let (mut exs, curriculum, draws) = self.epoch_examples(epoch, model_rank.as_ref())?;
+            let every = self.spec.negatives.cfg.model_refresh_steps as u64;
+            let mut refreshes = 0u64;
             if let Some(c) = &curriculum {
                 log.line(&serde_json::json!({
                     "epoch": epoch + 1, "event": "curriculum", "semantic": c.semantic,
@@ -525,6 +550,24 @@ impl<'a, O: Objective> Trainer<'a, O> {
             for b in 0..self.plans[epoch].len() {
                 if max_steps > 0 && state.step >= max_steps {
                     break;
+                }
+                // ANCE: the negatives mined again from the model as it is now, every `every` updates
+                // (the refresh at the epoch's start counts for its first update).
+                if every > 0 && b > 0 && state.step % every == 0 {
+                    if let Some(r) = self.objective.refresh_model_negatives(self.spec.split)? {
+                        refreshes += 1;
+                        let dir = self.spec.out.join("checkpoints");
+                        let p = dir.join(format!(
+                            "ance-negatives-epoch-{}-step-{}.json",
+                            epoch + 1,
+                            state.step
+                        ));
+                        lexbench_core::io::write_json_pretty(&p, &r)?;
+                        log.line(&serde_json::json!({
+                            "epoch": epoch + 1, "step": state.step, "event": "model_negatives",
+                        }))?;
+                        exs = self.draw_examples(epoch, refreshes, Some(&r), draws.as_ref());
+                    }
                 }
                 let ts = Instant::now();
                 let refs: Vec<&Example> = self.plans[epoch][b].iter().map(|&i| &exs[i]).collect();

@@ -5,7 +5,8 @@
 //! - **BM25**: BM25's top non-positive candidates in rank order (`bm25_order = "ranked"`, the ECtHR
 //!   paper's), or uniformly from its top `bm25_depth` non-positives (`"uniform"`); ranked once;
 //! - **model**: uniformly from the model's own top `model_depth` non-positive candidates (ANCE; the
-//!   ranking is recomputed at every epoch by the trainer);
+//!   ranking is recomputed by the trainer at every epoch and, with `model_refresh_steps`, every N
+//!   updates);
 //! - **random**: uniformly from the remaining candidates.
 //!
 //! A topic's positives are never its negatives, and one example never holds a document twice. When a
@@ -266,6 +267,7 @@ mod tests {
             model: 0,
             bm25_depth: 6,
             model_depth: 30,
+            model_refresh_steps: 0,
             curriculum: 0,
         };
         // BM25 ranks positives first: they must be skipped.
