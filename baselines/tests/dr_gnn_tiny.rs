@@ -6,7 +6,8 @@
 //! - CuSINeS's structural views read `graph.json` for a corpus-wide dataset;
 //! - QABISAR: stage 2 refuses a folder without a stage-1 encoder; its frozen article features are
 //!   the stage-1 encoder's embeddings (not the base's); its edges are typed by node-kind pairs; the
-//!   distillation loss's gradient reaches the query encoder's LoRA parameters and no GAT parameter,
+//!   graph of DR+GNN and QABISAR holds the legislative hierarchy only unless `sequence_edges = true`
+//!   adds article order; the distillation loss's gradient reaches the query encoder's LoRA parameters and no GAT parameter,
 //!   the graph contrastive loss's the GAT and no encoder parameter; training writes a run over the
 //!   corpus for test questions (not in the graph).
 
@@ -241,17 +242,10 @@ fn qabisar_distills_into_the_query_encoder_only() -> TestResult {
     let model = Qabisar::build(&cfg, &split, &data, &out, &Device::Cpu)?;
     // 6 query nodes + 3 structure nodes + 12 articles.
     assert_eq!(model.nodes(), 21);
-    // Edge types by the kinds of the nodes they join (after the 7 generic ones).
+    // Edge types by the kinds of the nodes they join (after the 7 generic ones): the hierarchy only.
     assert_eq!(
         &model.edge_types()[7..],
-        [
-            "article→article next",
-            "article→article previous",
-            "article→book",
-            "book→article",
-            "book→code",
-            "code→book"
-        ]
+        ["article→book", "book→article", "book→code", "code→book"]
     );
     assert_eq!(&model.edge_types()[..2], ["query→article", "article→query"]);
     let mut neg = cfg.negatives.clone();
@@ -303,7 +297,73 @@ fn qabisar_distills_into_the_query_encoder_only() -> TestResult {
     let card: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("qabisar/qabisar.json"))?)?;
     assert_eq!(card["stage1_encoder_sha256"], model.encoder_sha256());
-    assert_eq!(card["edge_types"].as_array().map(Vec::len), Some(13));
+    assert_eq!(card["edge_types"].as_array().map(Vec::len), Some(11));
+    Ok(())
+}
+
+/// Issue 31, item 11: DR+GNN's and QABISAR's graph holds the legislative hierarchy (code → book →
+/// article, both directions) and no next / previous article edge, unless `sequence_edges = true`.
+/// The tiny law has 14 hierarchy pairs (code → 2 books, books → 12 articles) and 11 article-order
+/// pairs: 28 directed edges by default, 50 with the option.
+#[test]
+fn the_graph_holds_the_hierarchy_and_article_order_is_an_option() -> TestResult {
+    let base = common::tiny_folder("hierarchy-only")?;
+    let data = scratch("hierarchy-only");
+    tiny_law(&data)?;
+    let all = TrainOptions::default();
+    let mut cfg = config(&base, "gnn-edges")?;
+    cfg.curriculum = None;
+    cfg.negatives.curriculum = 0;
+    cfg.negatives.random = 2;
+    let out = data.join("models/gnn-edges");
+    train(&cfg, &data, &out, &Device::Cpu, &all)?;
+    let mut gnn = cfg.gnn.clone().ok_or("no [gnn]")?;
+    gnn.epochs = 1;
+    assert!(!gnn.sequence_edges, "off by default");
+    cfg.gnn = Some(gnn.clone());
+    let (summary, _) = train_dr_gnn(&cfg, &data, &out, &Device::Cpu, &[], &all)?;
+    assert_eq!(summary.edges, 28, "hierarchy only");
+    gnn.sequence_edges = true;
+    cfg.gnn = Some(gnn);
+    let restart = TrainOptions {
+        restart: true,
+        ..TrainOptions::default()
+    };
+    let (summary, _) = train_dr_gnn(&cfg, &data, &out, &Device::Cpu, &[], &restart)?;
+    assert_eq!(summary.edges, 50, "hierarchy + next / previous");
+
+    let mut qcfg = qabisar_config(&base)?;
+    let split = SplitData::load(&data, "law", "train", true)?;
+    let qout = data.join("models/qabisar-edges");
+    train(&qcfg, &data, &qout, &Device::Cpu, &all)?;
+    let hier = ["article→book", "book→article", "book→code", "code→book"];
+    let model = Qabisar::build(&qcfg, &split, &data, &qout, &Device::Cpu)?;
+    assert_eq!(&model.edge_types()[7..], hier);
+    let mut q = qcfg.qabisar.clone().ok_or("no [qabisar]")?;
+    q.sequence_edges = true;
+    qcfg.qabisar = Some(q);
+    let model = Qabisar::build(&qcfg, &split, &data, &qout, &Device::Cpu)?;
+    assert_eq!(
+        &model.edge_types()[7..],
+        [
+            "article→article next",
+            "article→article previous",
+            "article→book",
+            "book→article",
+            "book→code",
+            "code→book"
+        ]
+    );
+    // The option is read from TOML and left out of the serialised config when off.
+    let text = |on: bool| format!("[gnn]\nsequence_edges = {on}\n");
+    #[derive(serde::Deserialize, serde::Serialize)]
+    struct G {
+        gnn: lexbench_baselines::train::dr_gnn::GnnConfig,
+    }
+    let g: G = toml::from_str(&text(false))?;
+    assert!(!toml::to_string(&g)?.contains("sequence_edges"));
+    let g: G = toml::from_str(&text(true))?;
+    assert!(g.gnn.sequence_edges);
     Ok(())
 }
 

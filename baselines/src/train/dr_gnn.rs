@@ -6,7 +6,9 @@
 //! 2. with the encoder **frozen**, node features are computed once, without gradient: article nodes
 //!    get the passage embedding of their article's text, structure nodes (code, book, …) the passage
 //!    embedding of their label; corpus articles missing from the graph are isolated nodes. A [`Gat`]
-//!    (edge types parent → child, child → parent, next, previous, self-loop) maps them to enriched
+//!    (edge types parent → child, child → parent and self-loop: the legislative hierarchy, as the
+//!    papers' graph holds it; next / previous article only with `gnn.sequence_edges = true`, an
+//!    option of ours, off by default — [`legal_graph_edges`]) maps them to enriched
 //!    vectors, mixed with the input by a learned gate (`residual_mix`, `σ(m)·gat + (1 − σ(m))·x`,
 //!    `m` starting at 0) and L2-normalised. The GAT (and the gate) are trained with the contrastive
 //!    NLL between the frozen query embeddings and the enriched article vectors of training questions:
@@ -72,6 +74,27 @@ pub struct GnnConfig {
     /// dot product over `biencoder.temperature` instead, as the encoder was trained.
     #[serde(default = "default_scale")]
     pub scale: f64,
+    /// Also link each article to the next and previous article of its code (default false: the
+    /// graph holds the legislative hierarchy only, as the papers' graph does; see
+    /// [`legal_graph_edges`]). Left out of the serialised config when false, so the identity of
+    /// stages trained before the option is unchanged.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sequence_edges: bool,
+}
+
+pub(crate) fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The legislative graph's edges the graph models (DR+GNN, QABISAR) read: every parent → child pair
+/// of the hierarchy (code → book → … → article) in both directions, and — only with
+/// `sequence_edges` — every article → next-article pair of a code in both directions (types
+/// [`crate::graph::EdgeType::NextArticle`] and `PreviousArticle`). Off by default: the statute graph
+/// of the CuSINeS (DR+GNN) and QABISAR papers is the legislative hierarchy; article-order edges are
+/// our option.
+pub fn legal_graph_edges(graph: &LegalGraph, sequence_edges: bool) -> Result<EdgeList> {
+    let sequence: &[(usize, usize)] = if sequence_edges { &graph.sequence } else { &[] };
+    EdgeList::from_legal_graph(&graph.hierarchy, sequence)
 }
 
 fn default_epochs() -> usize {
@@ -114,6 +137,7 @@ impl Default for GnnConfig {
             attention_dropout: default_dropout(),
             residual_mix: true,
             scale: default_scale(),
+            sequence_edges: false,
         }
     }
 }
@@ -259,6 +283,10 @@ pub struct GnnSummary {
     pub epoch_s: Vec<f64>,
     /// Graph nodes (structure + articles + isolated corpus articles).
     pub nodes: usize,
+    /// Directed edges the GAT reads, self-loops not counted (hierarchy in both directions, plus article
+    /// order with `gnn.sequence_edges`).
+    #[serde(default)]
+    pub edges: usize,
     /// Trainable parameters of the GAT and the gate.
     pub trainable_params: usize,
     /// The runs written.
@@ -296,7 +324,7 @@ impl Stage {
         let encoder = load_selected_encoder(&net, out)?.unwrap_or_else(|| "untrained".to_owned());
         let feats = GraphFeatures::build(&net, &split, data, &cfg.data.dataset, device)?;
         let dim = feats.dim();
-        let edges = EdgeList::from_legal_graph(&feats.graph.hierarchy, &feats.graph.sequence)?;
+        let edges = legal_graph_edges(&feats.graph, gnn.sequence_edges)?;
         edges.validate(feats.nodes())?;
         let store = ParamStore::new(derive_seed(cfg.seed, SeedPurpose::GnnShuffle, u64::MAX));
         let vb = store.var_builder(device);
@@ -493,6 +521,7 @@ pub fn train_dr_gnn(
         dir: dir.clone(),
     };
     let nodes = objective.stage.x.dims2()?.0;
+    let edges = objective.stage.edges.len();
     let trainable_params = objective.stage.store.num_params();
     let negatives = negative_sources(cfg, &split, data)?;
     // The stage's identity: the configuration and the encoder it starts from.
@@ -521,12 +550,13 @@ pub fn train_dr_gnn(
         losses: epochs.iter().map(|e| e.loss).collect(),
         epoch_s: epochs.iter().map(|e| e.train_s + e.val_s).collect(),
         nodes,
+        edges,
         trainable_params,
         runs: Vec::new(),
     };
     lexbench_core::io::write_json_pretty(
         &dir.join("gnn.json"),
-        &serde_json::json!({"name": cfg.name, "gnn": gnn, "nodes": summary.nodes, "trainable_params": trainable_params, "losses": summary.losses, "epoch_s": summary.epoch_s}),
+        &serde_json::json!({"name": cfg.name, "gnn": gnn, "nodes": summary.nodes, "edges": summary.edges, "trainable_params": trainable_params, "losses": summary.losses, "epoch_s": summary.epoch_s}),
     )?;
     let mut outputs = Vec::new();
     let mut ranker = DrGnnRanker {

@@ -7,7 +7,9 @@
 //! - **Graph**: the training queries, BSARD's legislative graph (structure nodes and articles; corpus
 //!   articles missing from it are isolated nodes) with edges typed by the kinds of the nodes they join
 //!   ([`EdgeList::typed_by_node_kinds`]: `query→article`, `article→query`, `code→book`,
-//!   `section→article`, `article→section`, `article→article next`, …; and the GAT's self-loops). The
+//!   `section→article`, `article→section`, …; and the GAT's self-loops). The statute graph is the
+//!   hierarchy, as the paper's; `article→article next` / `previous` edges (article order within a
+//!   code) only with `qabisar.sequence_edges = true`, an option of ours, off by default. The
 //!   edge-type embeddings are as wide as the node features unless `edge_dim` says otherwise.
 //! - **Node features**, without gradient: articles and structure labels embedded once by the
 //!   **stage-1 encoder** (the article side is frozen in stage 2); query nodes re-embedded by the
@@ -88,6 +90,11 @@ pub struct QabisarConfig {
     /// Distillation temperature (default 1).
     #[serde(default = "default_temperature")]
     pub temperature: f64,
+    /// Also link each article to the next and previous article of its code (default false: the
+    /// hierarchy only, as the paper's graph; see [`super::dr_gnn::legal_graph_edges`]). Left out of
+    /// the serialised config when false.
+    #[serde(default, skip_serializing_if = "super::dr_gnn::is_false")]
+    pub sequence_edges: bool,
 }
 
 fn default_hops() -> usize {
@@ -121,6 +128,7 @@ impl Default for QabisarConfig {
             contrastive_weight: default_contrastive(),
             kd_weight: default_kd(),
             temperature: default_temperature(),
+            sequence_edges: false,
         }
     }
 }
@@ -242,7 +250,7 @@ impl Qabisar {
             u32::try_from(n + nq).map_err(|_| Error::data("qabisar graph", "more than 2^32 nodes"))
         };
         let doc_node: Vec<u32> = feats.doc_node.iter().map(|&n| shift(n)).collect::<Result<_>>()?;
-        let structural = EdgeList::from_legal_graph(&feats.graph.hierarchy, &feats.graph.sequence)?;
+        let structural = super::dr_gnn::legal_graph_edges(&feats.graph, q.sequence_edges)?;
         let mut edges = EdgeList::new();
         for (t, topic) in split.topics.iter().enumerate() {
             for &d in &topic.positives {
