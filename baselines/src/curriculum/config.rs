@@ -101,7 +101,8 @@ impl ViewSet {
 /// absent. The fused difficulty is still computed (same code path) but no longer steers the draw.
 ///
 /// **Fixed** (the paper's Table 3 ablation): hard from the start, `schedule = [[0, 0, 1], [0, 0, 1],
-/// [0, 0, 1]]` with three buckets: every negative from the hardest third of the top `top_n`.
+/// [0, 0, 1]]` with three buckets: every negative from the hardest third of the ranking (of its top
+/// `top_n` when set).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CurriculumConfig {
@@ -115,10 +116,11 @@ pub struct CurriculumConfig {
     pub semantic: SemanticSource,
     /// Number of difficulty buckets B ≥ 1. Default 3 (the paper's easy / medium / hard).
     pub buckets: usize,
-    /// The buckets cut the `top_n` hardest candidates by fused difficulty, not the whole candidate
-    /// set: over BSARD's 22.6k articles, thirds of the corpus would make "hard" a uniform draw from
-    /// 7.5k articles, far easier than BM25's top 30. Default [`DEFAULT_TOP_N`]; 0 = every candidate.
-    /// Ignored when the curriculum is off (then negatives are uniform over every candidate).
+    /// An option of ours: the buckets cut only the `top_n` hardest candidates by fused difficulty.
+    /// Default [`DEFAULT_TOP_N`] = 0: **every** negative of the query is bucketed, the paper's reading
+    /// (the buckets split the query's whole fused ranking). Over BSARD's 22.6k articles a third is
+    /// 7.5k articles, so "hard" is much easier than BM25's top 30; `top_n = 100` keeps the hardest
+    /// 100. Ignored when the curriculum is off (then negatives are uniform over every candidate).
     pub top_n: usize,
     /// An explicit B × B schedule: row p = the bucket probabilities (bucket 0 = easiest) of phase p.
     /// Default `None`: [`Schedule::for_buckets`] (the paper's numbers for B = 3).
@@ -140,10 +142,9 @@ impl Default for CurriculumConfig {
     }
 }
 
-/// The default number of hardest candidates the buckets cut (see [`CurriculumConfig::top_n`]). The
-/// CuSINeS paper we have does not state the candidate depth; 100 is our documented choice: three
-/// buckets of about 33, the hard one comparable to the BM25 top-30 negatives of the DR baseline.
-pub const DEFAULT_TOP_N: usize = 100;
+/// The default of [`CurriculumConfig::top_n`]: 0, every negative of the query in the buckets (the
+/// paper's reading: its buckets split the fused ranking of the query's negatives, with no cut-off).
+pub const DEFAULT_TOP_N: usize = 0;
 
 impl CurriculumConfig {
     /// Checks: `rrf_k` finite and ≥ 0; at least one view on; `buckets` ≥ 1; an explicit schedule is

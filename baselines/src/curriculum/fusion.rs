@@ -12,7 +12,8 @@ use crate::error::{Error, Result};
 /// `rank(i) = 1 + #{j : score[j] > score[i]}`. Tied candidates share the smallest rank of their group
 /// (scores 5, 3, 3, 1 → ranks 1, 2, 2, 4), so a rank never depends on the input order.
 /// `-∞` is allowed (an unreachable candidate): all of them tie for the last rank.
-/// Errors on NaN.
+/// Errors on NaN. Not what [`rrf`] fuses (it fuses [`permutation_ranks`], as the paper's rankings
+/// are permutations); kept for reports that want tied ranks.
 pub fn ranks_with_ties(scores: &[f64]) -> Result<Vec<usize>> {
     if let Some(i) = scores.iter().position(|s| s.is_nan()) {
         return Err(Error::data(
@@ -34,11 +35,53 @@ pub fn ranks_with_ties(scores: &[f64]) -> Result<Vec<usize>> {
     Ok(ranks)
 }
 
-/// Reciprocal rank fusion: `fused[i] = Σ_v 1 / (k + rank_v(i))` with the ranks of
-/// [`ranks_with_ties`] (1-based, ties share the min rank). Every view holds one difficulty score per
-/// candidate (higher = harder) and all views have the same length; a view switched off is simply not
-/// passed. Errors on no view, unequal lengths, NaN scores, or `k` not finite or negative.
-pub fn rrf<V: AsRef<[f64]>>(views: &[V], k: f64) -> Result<Vec<f64>> {
+/// The 1-based ranks of one view as a **permutation** of the query's negatives (CuSINeS: each view
+/// ranks the negatives, then the rankings are fused): difficulty score descending (higher = harder =
+/// rank 1), **ties broken by `ids` ascending** — the candidates' corpus indices, so on BSARD the
+/// article that comes first in the release's order ranks first among equally distant or equally
+/// scored ones. Every rank 1..=n appears once, and the ranks do not depend on the input order.
+/// `-∞` is allowed (an unreachable candidate: last, by id). Errors on NaN, on `ids` not one per score,
+/// and on repeated ids.
+pub fn permutation_ranks(scores: &[f64], ids: &[usize]) -> Result<Vec<usize>> {
+    if let Some(i) = scores.iter().position(|s| s.is_nan()) {
+        return Err(Error::data(
+            "curriculum difficulty scores",
+            format!("score {i} is NaN"),
+        ));
+    }
+    if ids.len() != scores.len() {
+        return Err(Error::internal(format!(
+            "curriculum: {} ids for {} scores",
+            ids.len(),
+            scores.len()
+        )));
+    }
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    order.sort_by(|&a, &b| {
+        scores[b]
+            .partial_cmp(&scores[a])
+            .unwrap_or(Ordering::Equal)
+            .then(ids[a].cmp(&ids[b]))
+    });
+    if let Some(w) = order.windows(2).find(|w| ids[w[0]] == ids[w[1]]) {
+        return Err(Error::data(
+            "curriculum candidates",
+            format!("doc {} is listed twice", ids[w[0]]),
+        ));
+    }
+    let mut ranks = vec![0; scores.len()];
+    for (pos, &i) in order.iter().enumerate() {
+        ranks[i] = pos + 1;
+    }
+    Ok(ranks)
+}
+
+/// Reciprocal rank fusion: `fused[i] = Σ_v 1 / (k + rank_v(i))` with each view's ranks from
+/// [`permutation_ranks`] (1-based, a permutation: ties broken by `ids` ascending). Every view holds
+/// one difficulty score per candidate (higher = harder) and all views have the same length as `ids`;
+/// a view switched off is simply not passed. Errors on no view, unequal lengths, NaN scores, repeated
+/// ids, or `k` not finite or negative.
+pub fn rrf<V: AsRef<[f64]>>(views: &[V], ids: &[usize], k: f64) -> Result<Vec<f64>> {
     if !k.is_finite() || k < 0.0 {
         return Err(Error::Param(format!(
             "curriculum rrf_k must be a finite number ≥ 0, got {k}"
@@ -57,7 +100,7 @@ pub fn rrf<V: AsRef<[f64]>>(views: &[V], k: f64) -> Result<Vec<f64>> {
                 view.len()
             )));
         }
-        for (f, r) in fused.iter_mut().zip(ranks_with_ties(view)?) {
+        for (f, r) in fused.iter_mut().zip(permutation_ranks(view, ids)?) {
             *f += 1.0 / (k + r as f64);
         }
     }
@@ -96,9 +139,9 @@ pub struct Difficulty {
 }
 
 impl Difficulty {
-    /// Fuses the given views (one score per candidate each, higher = harder) with [`rrf`] and orders
-    /// the candidates hardest first. Errors as [`rrf`] does, and when a view's length is not the
-    /// number of candidates.
+    /// Fuses the given views (one score per candidate each, higher = harder) with [`rrf`] (each view a
+    /// permutation, ties by doc index) and orders the candidates hardest first, fused ties by doc
+    /// index. Errors as [`rrf`] does, and when a view's length is not the number of candidates.
     pub fn fuse<V: AsRef<[f64]>>(candidates: &[usize], views: &[V], k: f64) -> Result<Self> {
         if let Some(v) = views.iter().position(|v| v.as_ref().len() != candidates.len()) {
             return Err(Error::internal(format!(
@@ -107,7 +150,7 @@ impl Difficulty {
                 candidates.len()
             )));
         }
-        let fused = rrf(views, k)?;
+        let fused = rrf(views, candidates, k)?;
         let mut idx: Vec<usize> = (0..candidates.len()).collect();
         idx.sort_by(|&a, &b| {
             fused[b]

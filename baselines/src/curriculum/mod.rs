@@ -7,17 +7,20 @@
 //!   semantic — the current model's query–candidate scores, refreshed each epoch
 //!   ([`SemanticSource::Dynamic`]) or static BM25 scores ([`SemanticSource::StaticBm25`]), same code
 //!   path; hierarchical — `-`(graph distance to the nearest positive) in the legislative tree
-//!   ([`hierarchical_distances`], one multi-source BFS per query); sequential — `-`(distance in article
-//!   order to the nearest positive of the same code) ([`sequential_distances`]). Unreachable / other
-//!   code → `-∞`: ranked last, all tied. [`CorpusStructure`] holds the structure of BSARD
+//!   ([`hierarchical_distances`], one multi-source BFS per query); sequential — `-`(distance to the
+//!   nearest positive in the statutes linearised as one sequence: the articles of every code, code
+//!   after code, [`linear_positions`]) ([`sequential_distances`]). Unreachable (another code's tree,
+//!   outside the graph) → `-∞`. [`CorpusStructure`] holds the structure of BSARD
 //!   ([`CorpusStructure::from_legal_graph`]) or of one ECtHR judgment
 //!   ([`CorpusStructure::from_judgment`]: paragraphs under sections, paragraph numbers).
-//! - Fusion: [`rrf`] with `k` = 60 by default; ranks from [`ranks_with_ties`] are 1-based
-//!   **competition ranks** (tied candidates share the smallest rank of the group), so nothing depends
-//!   on input order. [`Difficulty`] orders a query's candidates hardest first: fused score descending,
-//!   ties by doc index ascending. Positives are removed from the pool before ranking.
-//! - Buckets: [`Buckets::split`] cuts the hardest-first order — its first `top_n` candidates
-//!   ([`CurriculumConfig::top_n`], default 100) — into B contiguous near-equal buckets;
+//! - Fusion: each view ranks the query's negatives as a **permutation** ([`permutation_ranks`]:
+//!   score descending, ties broken by doc index ascending — on BSARD the release's article order),
+//!   then [`rrf`] with `k` = 60 by default, so nothing depends on input order. [`Difficulty`] orders a
+//!   query's candidates hardest first: fused score descending, ties by doc index ascending.
+//!   Positives are removed from the pool before ranking.
+//! - Buckets: [`Buckets::split`] cuts the hardest-first order — **all of the query's negatives**
+//!   by default, the paper's reading; its first `top_n` only with [`CurriculumConfig::top_n`] > 0, an
+//!   option of ours — into B contiguous near-equal buckets;
 //!   **bucket 0 = easiest**, bucket B − 1 = hardest (larger buckets on the hard side).
 //! - Schedule: [`Schedule::paper_default`] (3 buckets, thirds of training: 0.7/0.2/0.1,
 //!   0.15/0.7/0.15, 0.1/0.2/0.7); [`Schedule::for_buckets`] generalises to B phases (0.7 on bucket p in
@@ -60,8 +63,9 @@ mod tests;
 pub use config::{
     CurriculumConfig, DEFAULT_TOP_N, SCHEDULE_SUM_TOLERANCE, SemanticSource, ViewSet, validate_schedule,
 };
-pub use fusion::{Difficulty, QueryViews, distance_difficulty, ranks_with_ties, rrf};
+pub use fusion::{Difficulty, QueryViews, distance_difficulty, permutation_ranks, ranks_with_ties, rrf};
 pub use schedule::{Buckets, CurriculumSampler, PEAK_MASS, Schedule};
 pub use structure::{
-    CorpusStructure, hierarchical_distances, sequence_positions, sequential_distances, undirected_adjacency,
+    CorpusStructure, hierarchical_distances, linear_positions, sequence_positions, sequential_distances,
+    undirected_adjacency,
 };

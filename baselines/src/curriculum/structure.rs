@@ -115,6 +115,53 @@ pub fn sequence_positions(nodes: usize, sequence: &[(usize, usize)]) -> Result<V
     Ok(pos)
 }
 
+/// The statutes **linearised as one sequence** (CuSINeS's sequential view reads the statutes as one
+/// linear sequence, not one sequence per code): every chain of `sequence` (article → next article
+/// of the same code, see [`sequence_positions`]) and every node of `singles` on no chain (an article
+/// alone in its code) is a run; the runs are laid end to end in the order of their first node's index
+/// (BSARD's `graph.json` numbers nodes in the release's order, so this is the corpus order, code after
+/// code), and a node's position is its place in that one sequence, all in group 0. Nodes neither on a
+/// chain nor in `singles` (codes, books, …) get `None`. Errors as [`sequence_positions`] does, and on
+/// a node of `singles` ≥ `nodes`.
+pub fn linear_positions(
+    nodes: usize,
+    sequence: &[(usize, usize)],
+    singles: impl IntoIterator<Item = usize>,
+) -> Result<Vec<Option<(usize, usize)>>> {
+    let chained = sequence_positions(nodes, sequence)?;
+    let mut next = vec![None; nodes];
+    for &(a, b) in sequence {
+        next[a] = Some(b);
+    }
+    // Run heads, by node index: the first node of every chain, and every single off the chains.
+    let mut heads: BTreeMap<usize, bool> = (0..nodes)
+        .filter(|&n| matches!(chained[n], Some((_, 0))))
+        .map(|n| (n, true))
+        .collect();
+    for n in singles {
+        if n >= nodes {
+            return Err(Error::data(
+                "curriculum sequence",
+                format!("article node {n} outside the {nodes} nodes"),
+            ));
+        }
+        if chained[n].is_none() {
+            heads.insert(n, false);
+        }
+    }
+    let mut positions = vec![None; nodes];
+    let mut offset = 0;
+    for (head, chain) in heads {
+        let mut node = Some(head);
+        while let Some(n) = node {
+            positions[n] = Some((0, offset));
+            offset += 1;
+            node = if chain { next[n] } else { None };
+        }
+    }
+    Ok(positions)
+}
+
 /// For each of `targets`, the smallest `|position difference|` to one of `sources` in the same group
 /// (indices into `positions`). `None` when the target or every source has no position, or no source
 /// shares its group ("infinitely far"). Errors on an index out of range.
@@ -203,18 +250,21 @@ impl CorpusStructure {
     }
 
     /// BSARD: `nodes` graph nodes, `hierarchy` parent → child edges (made undirected), `sequence`
-    /// article → next article edges (see [`sequence_positions`]), and `doc_node[d]` = the graph node of
-    /// doc index `d` (from `LegalGraph::article_nodes` and the corpus order).
+    /// article → next article edges, and `doc_node[d]` = the graph node of doc index `d` (from
+    /// `LegalGraph::article_nodes` and the corpus order). The sequential view reads the statutes
+    /// linearised as one sequence ([`linear_positions`]): the articles of every code, code after code,
+    /// so two articles of different codes are a finite distance apart.
     pub fn from_legal_graph(
         nodes: usize,
         hierarchy: &[(usize, usize)],
         sequence: &[(usize, usize)],
         doc_node: Vec<Option<usize>>,
     ) -> Result<Self> {
+        let singles: Vec<usize> = doc_node.iter().flatten().copied().collect();
         Self::new(
             undirected_adjacency(nodes, hierarchy)?,
             doc_node,
-            sequence_positions(nodes, sequence)?,
+            linear_positions(nodes, sequence, singles)?,
         )
     }
 

@@ -1,15 +1,17 @@
 //! Properties checked:
-//! 1. Ranks are 1-based competition ranks (ties share the min rank, `-∞` ties last, NaN is an error);
-//!    RRF on hand-made rankings matches fused values worked out by hand, with a tie inside one view and
-//!    with a view switched off; the difficulty order does not depend on the input order and breaks
-//!    fused ties by doc index.
+//! 1. Each view ranks the query's negatives as a permutation (score descending, ties by doc index,
+//!    `-∞` last, NaN and repeated ids are errors); competition ranks are still available; RRF on
+//!    hand-made rankings matches fused values worked out by hand, with ties inside views and with a
+//!    view switched off; the difficulty order does not depend on the input order and breaks fused
+//!    ties by doc index.
 //! 2. Bucket split (bucket 0 = easiest, near-equal sizes, extra on the hard side, empty buckets when
-//!    B > n); the paper's 3-bucket schedule at progress 0.0, 0.34, 0.99; B = 1 puts all mass on the
-//!    one bucket; B = 5 rows sum to 1 and peak on their own bucket; explicit schedules and configs are
-//!    validated.
-//! 3. Graph distances (multi-source BFS) on a small hand-drawn hierarchy; sequential distances with
-//!    two codes; sequence edges → (group, position), with malformed chains rejected; an edge naming an
-//!    unknown node is `Error::Data`, a bad config value `Error::Param`.
+//!    B > n); by default the buckets cover every negative of the query; the paper's 3-bucket schedule
+//!    at progress 0.0, 0.34, 0.99; B = 1 puts all mass on the one bucket; B = 5 rows sum to 1 and
+//!    peak on their own bucket; explicit schedules and configs are validated.
+//! 3. Graph distances (multi-source BFS) on a small hand-drawn hierarchy; sequential distances over
+//!    the statutes linearised as one sequence (two codes end to end, an article alone in its code
+//!    included); sequence edges → (group, position), with malformed chains rejected; an edge naming
+//!    an unknown node is `Error::Data`, a bad config value `Error::Param`.
 //! 4. Sampler: bucket shares over many draws match the schedule within 4 standard errors; positives
 //!    never drawn; no duplicates within a query; deterministic per seed; n > candidates returns all;
 //!    empty and zero-probability buckets are handled.
@@ -46,20 +48,79 @@ fn ranks_are_competition_ranks() {
     ));
 }
 
+/// Issue 31, item 9: each view gives a permutation of the query's negatives; ties are broken by doc
+/// index ascending, whatever the input order.
+#[test]
+fn each_view_is_a_permutation_ties_broken_by_doc_index() {
+    let inf = f64::NEG_INFINITY;
+    // ids 10, 11, 12, 13: 11 and 12 tie at 3 → 11 first; the two -∞ last, by id.
+    assert_eq!(
+        permutation_ranks(&[5.0, 3.0, 3.0, 1.0], &[10, 11, 12, 13]).unwrap(),
+        vec![1, 2, 3, 4]
+    );
+    assert_eq!(
+        permutation_ranks(&[3.0, 3.0, 5.0, 3.0], &[13, 12, 11, 10]).unwrap(),
+        vec![4, 3, 1, 2]
+    );
+    assert_eq!(
+        permutation_ranks(&[inf, -2.0, inf, -1.0], &[7, 1, 3, 2]).unwrap(),
+        vec![4, 2, 3, 1]
+    );
+    assert!(permutation_ranks(&[], &[]).unwrap().is_empty());
+    assert!(matches!(
+        permutation_ranks(&[1.0, f64::NAN], &[0, 1]),
+        Err(crate::Error::Data { .. })
+    ));
+    assert!(permutation_ranks(&[1.0, 1.0], &[4, 4]).is_err());
+    assert!(permutation_ranks(&[1.0], &[0, 1]).is_err());
+    // Through a query: a structural view full of ties (all at distance 2) still fuses a permutation:
+    // the structure-only order of equally distant candidates is the doc order.
+    let paras = [
+        (1, "Facts"),
+        (2, "Facts"),
+        (3, "Facts"),
+        (4, "Facts"),
+        (5, "Facts"),
+    ];
+    let structure = CorpusStructure::from_judgment(&paras).unwrap();
+    let config = CurriculumConfig {
+        views: ViewSet {
+            semantic: false,
+            hierarchical: true,
+            sequential: false,
+        },
+        ..CurriculumConfig::default()
+    };
+    let d = Difficulty::for_query(
+        &config,
+        QueryViews {
+            candidates: &[4, 2, 0, 3, 1],
+            positives: &[2],
+            semantic: None,
+            structure: Some(&structure),
+        },
+    )
+    .unwrap();
+    assert_eq!(d.order, vec![0, 1, 3, 4]);
+    let want: Vec<f64> = (1..=4).map(|r| 1.0 / (K + r as f64)).collect();
+    assert_eq!(d.fused, want, "ranks 1, 2, 3, 4: no shared rank");
+}
+
 #[test]
 fn rrf_matches_hand_computed_values() {
-    // Candidates (doc indices) a = 10, b = 11, c = 12, d = 13; difficulty, higher = harder.
-    //   semantic      0.9  0.5  0.5  0.1   → ranks 1 2 2 4   (b, c tied: both rank 2, d is 4th)
-    //   hierarchical  d=4  d=2  ∞    d=2   → ranks 3 1 4 1   (scores -4 -2 -∞ -2; b, d tied at 1)
-    //   sequential    d=1  d=3  ∞    d=1   → ranks 1 3 4 1
+    // Candidates (doc indices) a = 10, b = 11, c = 12, d = 13; difficulty, higher = harder; each view a
+    // permutation, ties by doc index:
+    //   semantic      0.9  0.5  0.5  0.1   → ranks 1 2 3 4   (b, c tied: b first)
+    //   hierarchical  d=4  d=2  ∞    d=2   → ranks 3 1 4 2   (scores -4 -2 -∞ -2; b, d tied: b first)
+    //   sequential    d=1  d=3  ∞    d=1   → ranks 1 3 4 2   (a, d tied: a first)
     // All three views, k = 60:
     //   a = 1/61 + 1/63 + 1/61    b = 1/62 + 1/61 + 1/63
-    //   c = 1/62 + 1/64 + 1/64    d = 1/64 + 1/61 + 1/61
-    //   a − d = 1/63 − 1/64 > 0;  d − b = (1/61 − 1/62) − (1/63 − 1/64) > 0;  c is smallest
-    //   → hardest first: a, d, b, c = 10, 13, 11, 12.
+    //   c = 1/63 + 1/64 + 1/64    d = 1/64 + 1/62 + 1/62
+    //   a − b = 1/61 − 1/62 > 0;  b − d = (1/61 − 1/62) + (1/63 − 1/64) > 0;  c is smallest
+    //   → hardest first: a, b, d, c = 10, 11, 13, 12.
     // Semantic off (structure only):
-    //   a = 1/63 + 1/61 = b,  c = 2/64,  d = 2/61  → d, then a and b tied (doc index: a first), c
-    //   → 13, 10, 11, 12.
+    //   a = 1/63 + 1/61 = b,  c = 2/64,  d = 2/62 < a (1/x is convex)  → a and b tied (doc index: a
+    //   first), d, c → 10, 11, 13, 12.
     let semantic = vec![0.9, 0.5, 0.5, 0.1];
     let hier: Vec<f64> = [Some(4), Some(2), None, Some(2)]
         .into_iter()
@@ -69,35 +130,36 @@ fn rrf_matches_hand_computed_values() {
         .into_iter()
         .map(distance_difficulty)
         .collect();
+    let cands = [10, 11, 12, 13];
     assert_eq!(ranks_with_ties(&hier).unwrap(), vec![3, 1, 4, 1]);
+    assert_eq!(permutation_ranks(&hier, &cands).unwrap(), vec![3, 1, 4, 2]);
 
-    let fused = rrf(&[semantic.clone(), hier.clone(), seq.clone()], K).unwrap();
+    let fused = rrf(&[semantic.clone(), hier.clone(), seq.clone()], &cands, K).unwrap();
     let want = [
         1.0 / 61.0 + 1.0 / 63.0 + 1.0 / 61.0,
         1.0 / 62.0 + 1.0 / 61.0 + 1.0 / 63.0,
-        1.0 / 62.0 + 1.0 / 64.0 + 1.0 / 64.0,
-        1.0 / 64.0 + 1.0 / 61.0 + 1.0 / 61.0,
+        1.0 / 63.0 + 1.0 / 64.0 + 1.0 / 64.0,
+        1.0 / 64.0 + 1.0 / 62.0 + 1.0 / 62.0,
     ];
     for (f, w) in fused.iter().zip(want) {
         assert!(close(*f, w), "{f} vs {w}");
     }
-    let cands = [10, 11, 12, 13];
     let all = Difficulty::fuse(&cands, &[&semantic, &hier, &seq], K).unwrap();
-    assert_eq!(all.order, vec![10, 13, 11, 12]);
+    assert_eq!(all.order, vec![10, 11, 13, 12]);
 
-    let structure_only = rrf(&[&hier, &seq], K).unwrap();
+    let structure_only = rrf(&[&hier, &seq], &cands, K).unwrap();
     let want = [
         1.0 / 63.0 + 1.0 / 61.0,
         1.0 / 61.0 + 1.0 / 63.0,
         2.0 / 64.0,
-        2.0 / 61.0,
+        2.0 / 62.0,
     ];
     for (f, w) in structure_only.iter().zip(want) {
         assert!(close(*f, w), "{f} vs {w}");
     }
     assert_eq!(structure_only[0], structure_only[1], "a and b tie exactly");
     let d = Difficulty::fuse(&cands, &[&hier, &seq], K).unwrap();
-    assert_eq!(d.order, vec![13, 10, 11, 12]);
+    assert_eq!(d.order, vec![10, 11, 13, 12]);
 
     // The same candidates in another input order give the same result.
     let perm = [3, 1, 0, 2];
@@ -107,10 +169,11 @@ fn rrf_matches_hand_computed_values() {
     assert_eq!(d2, all);
 
     // Errors: no view, unequal lengths, bad k, a view not matching the candidates.
-    assert!(rrf::<Vec<f64>>(&[], K).is_err());
-    assert!(rrf(&[vec![1.0], vec![1.0, 2.0]], K).is_err());
-    assert!(rrf(&[vec![1.0]], -1.0).is_err());
-    assert!(rrf(&[vec![1.0]], f64::NAN).is_err());
+    assert!(rrf::<Vec<f64>>(&[], &[], K).is_err());
+    assert!(rrf(&[vec![1.0], vec![1.0, 2.0]], &[0], K).is_err());
+    assert!(rrf(&[vec![1.0]], &[0], -1.0).is_err());
+    assert!(rrf(&[vec![1.0]], &[0], f64::NAN).is_err());
+    assert!(rrf(&[vec![1.0, 2.0]], &[0], K).is_err());
     assert!(Difficulty::fuse(&[1, 2], &[vec![1.0]], K).is_err());
 }
 
@@ -130,9 +193,9 @@ fn views_switch_off_through_the_config() {
         structure: None,
     };
     let d = Difficulty::for_query(&config, q).unwrap();
-    // ranks 1 2 2 4 → 1/61, 1/62, 1/62, 1/64; the b/c tie is broken by doc index.
+    // ranks 1 2 3 4 (the b/c tie broken by doc index) → 1/61, 1/62, 1/63, 1/64.
     assert_eq!(d.order, vec![10, 11, 12, 13]);
-    assert!(close(d.fused[1], 1.0 / 62.0) && close(d.fused[2], 1.0 / 62.0));
+    assert!(close(d.fused[1], 1.0 / 62.0) && close(d.fused[2], 1.0 / 63.0));
     // A structural view on without a structure, the semantic view on without scores, NaN, duplicates.
     let all = CurriculumConfig::default();
     assert!(Difficulty::for_query(&all, q).is_err());
@@ -408,16 +471,18 @@ fn sequential_distances_two_codes() {
     );
 
     let g = toy_graph();
-    // Positive a 7 (doc 1, position 1): a 6 → 1, a 8 → 1, a 9 → 2, a 10 → 3; code 11 and doc 7 → ∞.
+    // The statutes as one sequence: a 6 … a 10 at 0..=4, then code 11's a 12, a 13 at 5, 6.
+    // Positive a 7 (doc 1, position 1): a 6 → 1, a 8 → 1, a 9 → 2, a 10 → 3, a 12 → 4, a 13 → 5;
+    // doc 7 (outside the graph) → ∞.
     let d = g.sequential_distances(&[1], &[0, 2, 3, 4, 5, 6, 7]).unwrap();
-    assert_eq!(d, vec![Some(1), Some(1), Some(2), Some(3), None, None, None]);
+    assert_eq!(
+        d,
+        vec![Some(1), Some(1), Some(2), Some(3), Some(4), Some(5), None]
+    );
     // Positives in both codes: a 7 and a 12.
     let d = g.sequential_distances(&[1, 5], &[4, 6]).unwrap();
-    assert_eq!(d, vec![Some(3), Some(1)]);
-    assert_eq!(
-        g.sequential_view(&[1], &[3, 6]).unwrap(),
-        vec![-2.0, f64::NEG_INFINITY]
-    );
+    assert_eq!(d, vec![Some(1), Some(1)]);
+    assert_eq!(g.sequential_view(&[1], &[3, 6]).unwrap(), vec![-2.0, -5.0]);
     // Raw function: the nearest source on either side.
     let raw = [Some((0, 0)), Some((0, 10)), Some((0, 4)), Some((1, 4)), None];
     assert_eq!(
@@ -448,6 +513,77 @@ fn sequential_distances_two_codes() {
         no_buckets.validate().unwrap_err().to_string(),
         "invalid parameter: curriculum buckets must be at least 1, got 0"
     );
+}
+
+/// Issue 31, item 9: the sequential view runs over the statutes linearised as one sequence, not
+/// within one code: codes follow each other in node order (the release's), and an article alone in
+/// its code (on no sequence edge) takes its place in the sequence too.
+#[test]
+fn the_sequential_view_runs_over_the_linearised_statutes() {
+    // Nodes: code 0 with articles 1, 2; code 3 with article 4 alone; code 5 with articles 6, 7.
+    let hierarchy = [(0, 1), (0, 2), (3, 4), (5, 6), (5, 7)];
+    let sequence = [(1, 2), (6, 7)];
+    let pos = linear_positions(8, &sequence, [1, 2, 4, 6, 7]).unwrap();
+    assert_eq!(
+        pos,
+        vec![
+            None,
+            Some((0, 0)),
+            Some((0, 1)),
+            None,
+            Some((0, 2)),
+            None,
+            Some((0, 3)),
+            Some((0, 4))
+        ]
+    );
+    let g = CorpusStructure::from_legal_graph(
+        8,
+        &hierarchy,
+        &sequence,
+        vec![Some(1), Some(2), Some(4), Some(6), Some(7)],
+    )
+    .unwrap();
+    // Positive: doc 0 (article 1). Every other article is a finite distance away, across codes.
+    assert_eq!(
+        g.sequential_distances(&[0], &[1, 2, 3, 4]).unwrap(),
+        vec![Some(1), Some(2), Some(3), Some(4)]
+    );
+    // The hierarchical view still separates the codes.
+    assert_eq!(
+        g.hierarchical_distances(&[0], &[1, 2]).unwrap(),
+        vec![Some(2), None]
+    );
+    assert!(linear_positions(3, &[], [3]).is_err());
+}
+
+/// Issue 31, item 9: by default the buckets cover every negative of the query (the paper's reading);
+/// `top_n` is an option that keeps the hardest `top_n`.
+#[test]
+fn the_buckets_cover_every_negative_by_default() {
+    let config = CurriculumConfig {
+        views: ViewSet::semantic_only(),
+        ..CurriculumConfig::default()
+    };
+    assert_eq!(config.top_n, 0);
+    let cands: Vec<usize> = (0..300).collect();
+    let semantic: Vec<f64> = cands.iter().map(|&d| -(d as f64)).collect();
+    let d = Difficulty::for_query(
+        &config,
+        QueryViews {
+            candidates: &cands,
+            positives: &[0],
+            semantic: Some(&semantic),
+            structure: None,
+        },
+    )
+    .unwrap();
+    let kept = config.bucketed(d.len());
+    let b = Buckets::split(&d.order[..kept], 3).unwrap();
+    assert_eq!(b.total(), 299, "every negative");
+    assert_eq!(b.bucket(2), &(1..101).collect::<Vec<_>>()[..], "hardest third");
+    let cut = CurriculumConfig { top_n: 30, ..config };
+    assert_eq!(cut.bucketed(d.len()), 30);
 }
 
 // ---------------------------------------------------------------- 4. sampler
@@ -659,8 +795,10 @@ fn ecthr_views_from_paragraph_lists() {
         structure: Some(&j),
     };
     let d = Difficulty::for_query(&config, q).unwrap();
-    // hier ranks: docs 2, 4 → 1; others → 3. seq: 2, 4 → 1; 1, 5 → 3; 0, 6 → 5.
-    assert_eq!(d.order, vec![2, 4, 1, 5, 0, 6]);
+    // Permutations, ties by doc index. hier: 2, 4, 0, 1, 5, 6 (ranks 1–6). seq: 2, 4 (distance 1),
+    // 1, 5 (2), 0, 6 (3). Fused: 2 = 2/61, 4 = 2/62, 1 = 1/64 + 1/63, 0 = 1/63 + 1/65,
+    // 5 = 1/65 + 1/64, 6 = 2/66.
+    assert_eq!(d.order, vec![2, 4, 1, 0, 5, 6]);
     assert!(
         CorpusStructure::from_judgment::<&str>(&[])
             .unwrap()

@@ -108,7 +108,8 @@ pub fn bm25_scores(split: &SplitData, dataset: &str) -> Vec<Vec<f64>> {
 /// counts as the middle of their block, not its top). No ranks when the semantic view is off.
 ///
 /// A diagnostic of how hard "hard" is: how far down the semantic ranking the hard bucket's negatives
-/// reach, e.g. with `top_n = 0` (the corpus cut in thirds) against the default `top_n`.
+/// reach, e.g. with `top_n = 0` (the default: every candidate, the corpus cut in thirds) against
+/// `top_n = 100`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DrawStats {
@@ -394,7 +395,10 @@ mod tests {
     //! draw statistics count draws per bucket and rank them by the semantic scores, ties sharing the
     //! mean of their places.
     use super::*;
-    use crate::curriculum::{DEFAULT_TOP_N, SemanticSource, ViewSet};
+    use crate::curriculum::{SemanticSource, ViewSet};
+
+    /// The `top_n` option these tests set (the default, 0, buckets every candidate).
+    const TOP_100: usize = 100;
     use crate::train::data::Topic;
     use lexbench_core::dataset::CorpusDoc;
     use lexbench_core::records::Section;
@@ -492,7 +496,7 @@ mod tests {
         Ok(())
     }
 
-    /// The buckets cut the top `top_n` candidates (default 100), not the whole corpus: over 2,000
+    /// With `top_n = 100` the buckets cut the top 100 candidates, not the whole corpus: over 2,000
     /// corpus-wide candidates ranked by a semantic score (rank = doc index, as BM25's would be), the
     /// hardest bucket's negatives had a mean rank of about 333 when the whole corpus was cut in thirds
     /// (a uniform draw from ranks 0–665), and about 17 now (the hardest third of the top 100). With the Table 3 "fixed" schedule (hard from the start) every
@@ -533,7 +537,7 @@ mod tests {
             all.iter().sum::<usize>() as f64 / all.len() as f64
         };
         let (whole_buckets, whole) = negatives(0)?;
-        let (top_buckets, top) = negatives(DEFAULT_TOP_N)?;
+        let (top_buckets, top) = negatives(TOP_100)?;
         assert_eq!(whole_buckets[0].total(), 1_998);
         assert_eq!(top_buckets[0].total(), 100);
         let (before, after) = (mean_rank(&whole), mean_rank(&top));
@@ -541,7 +545,7 @@ mod tests {
         // The draw statistics say the same (ranks from 1: the doc index + 1), all from the hard bucket.
         for (top_n, buckets, draws, mean) in [
             (0, &whole_buckets, &whole, before),
-            (DEFAULT_TOP_N, &top_buckets, &top, after),
+            (TOP_100, &top_buckets, &top, after),
         ] {
             let cfg = CurriculumConfig {
                 views: ViewSet::semantic_only(),
