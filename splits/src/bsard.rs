@@ -451,6 +451,35 @@ pub fn graph(articles: &[Article]) -> LegalGraph {
     g
 }
 
+/// The split the build carves from the training questions for model selection (issue 31, item 12).
+/// BSARD's release has a training and a test file only; the papers select on a validation set taken
+/// from the training questions, so the build writes two derived splits beside `train` (kept whole):
+/// [`VALIDATION_SPLIT`] and [`FIT_SPLIT`] (the rest), id lists over the same queries and qrels.
+pub const VALIDATION_SPLIT: &str = "validation";
+/// The training questions left once [`VALIDATION_SPLIT`] is carved out: the split the BSARD configs
+/// train on.
+pub const FIT_SPLIT: &str = "train-fit";
+/// The share of the training questions in [`VALIDATION_SPLIT`]: 10% (ours; the papers do not give
+/// the size), rounded, at least one question: 89 of BSARD's 886, 4 of the sample's 39.
+pub const VALIDATION_SHARE: f64 = 0.1;
+/// The seed of the validation draw (stated, so every build carves the same questions).
+pub const VALIDATION_SEED: u64 = 20_261_122;
+
+/// The validation questions carved from `train` and the rest, both in `train`'s order: the question
+/// ids sorted, shuffled by [`crate::rng::SplitMix64`] seeded with [`VALIDATION_SEED`], the first
+/// `max(1, round(VALIDATION_SHARE · n))` taken. Fewer than two training questions carve nothing.
+pub fn carve_validation(train: &[Question]) -> (Vec<Question>, Vec<Question>) {
+    if train.len() < 2 {
+        return (Vec::new(), train.to_vec());
+    }
+    let n = ((VALIDATION_SHARE * train.len() as f64).round() as usize).clamp(1, train.len() - 1);
+    let mut ids: Vec<&QueryId> = train.iter().map(|q| &q.id).collect();
+    ids.sort();
+    crate::rng::SplitMix64::new(VALIDATION_SEED).shuffle(&mut ids);
+    let chosen: BTreeSet<&QueryId> = ids.into_iter().take(n).collect();
+    train.iter().cloned().partition(|q| chosen.contains(&q.id))
+}
+
 /// What a BSARD build wrote.
 #[derive(Debug, Clone)]
 pub struct BsardWritten {
@@ -462,6 +491,9 @@ pub struct BsardWritten {
     pub questions: BTreeMap<String, usize>,
     /// Graph nodes and hierarchy edges.
     pub graph: (usize, usize),
+    /// The splits derived from `train` ([`VALIDATION_SPLIT`], [`FIT_SPLIT`]) and their questions;
+    /// empty without a `train` split of at least two questions.
+    pub derived: BTreeMap<String, usize>,
 }
 
 /// Writes the BSARD dataset: `corpus.jsonl` (articles as documents), `articles.jsonl` (with their
@@ -575,6 +607,36 @@ fn write_bsard_into(
             },
         )?;
     }
+    // The validation split carved from `train` and the rest: id lists over the queries written above.
+    let mut derived = BTreeMap::new();
+    let (validation, fit) = splits
+        .get("train")
+        .map(|t| carve_validation(t))
+        .unwrap_or_default();
+    if !validation.is_empty() {
+        for (split, qs) in [(VALIDATION_SPLIT, &validation), (FIT_SPLIT, &fit)] {
+            let mut qrels = Qrels::default();
+            let mut ids = Vec::new();
+            for q in qs {
+                let t = TopicId::query(&q.id);
+                for a in &q.articles {
+                    qrels.insert(t.clone(), a.doc_id(), 1);
+                }
+                ids.push(t);
+            }
+            ids.sort();
+            derived.insert(split.to_owned(), qs.len());
+            qrels.write(&tmp.join("qrels").join(format!("{split}.tsv")))?;
+            write_json_pretty(
+                &tmp.join("splits").join(format!("{split}.json")),
+                &Split {
+                    dataset: name.to_owned(),
+                    name: split.to_owned(),
+                    topics: ids,
+                },
+            )?;
+        }
+    }
     topics.sort_by(|a, b| a.topic.cmp(&b.topic));
     write_jsonl(&tmp.join("queries.jsonl"), &topics)?;
     let codes: BTreeSet<&str> = articles.iter().map(|a| a.code.as_str()).collect();
@@ -585,12 +647,13 @@ fn write_bsard_into(
         "relevant_per_question": crate::write::Summary::of(per_question),
         "article_tokens": crate::write::Summary::of(articles.iter().map(|a| a.text.split_whitespace().count() as f64).collect()),
         "graph": {"nodes": g.nodes.len(), "hierarchy_edges": g.hierarchy.len(), "sequence_edges": g.sequence.len()},
+        "derived_from_train": {"splits": derived, "validation_share": VALIDATION_SHARE, "seed": VALIDATION_SEED},
     });
     write_json_pretty(&tmp.join("stats.json"), &stats)?;
     let card = format!(
         "# Dataset card: {name}\n\nBSARD-format statutory article retrieval (Louis & Spanakis 2022): French questions, \
          Belgian-style statutory articles; every question ranks the whole corpus.\n\n{} articles in {} codes; questions: {}.\n\
-         Legislative graph: {} nodes, {} hierarchy edges, {} sequential edges (graph.json).\n\nFiles: corpus.jsonl, \
+         Legislative graph: {} nodes, {} hierarchy edges, {} sequential edges (graph.json).\n\n{}Files: corpus.jsonl, \
          articles.jsonl, graph.json, queries.jsonl, qrels/<split>.tsv, splits/<split>.json, stats.json, manifest.json.\n",
         articles.len(),
         codes.len(),
@@ -601,7 +664,15 @@ fn write_bsard_into(
             .join(", "),
         g.nodes.len(),
         g.hierarchy.len(),
-        g.sequence.len()
+        g.sequence.len(),
+        match (derived.get(VALIDATION_SPLIT), derived.get(FIT_SPLIT)) {
+            (Some(v), Some(f)) => format!(
+                "Model selection: {VALIDATION_SPLIT} ({v} questions) carved from train, {:.0}% drawn with seed \
+                 {VALIDATION_SEED}; {FIT_SPLIT} holds the other {f} (train stays whole).\n\n",
+                VALIDATION_SHARE * 100.0
+            ),
+            _ => String::new(),
+        }
     );
     write_atomic(&tmp.join("card.md"), |w| w.write_all(card.as_bytes()))?;
     let manifest = DatasetManifest::write_with_language(
@@ -615,6 +686,7 @@ fn write_bsard_into(
         articles: articles.len(),
         questions: counts,
         graph: (g.nodes.len(), g.hierarchy.len()),
+        derived,
     })
 }
 

@@ -3,12 +3,16 @@
 //! Properties checked: every article and question is read; the hierarchy columns become the article's
 //! path; positions count within each code; the legislative graph has one node per code, level and
 //! article with a tree of edges, and the sequential view links consecutive articles of a code; two
-//! builds are byte-identical; a question citing an unknown article is refused naming file and line.
+//! builds are byte-identical; a question citing an unknown article is refused naming file and line;
+//! the build carves a seeded validation split (10% of the training questions) and the rest
+//! (`train-fit`) from `train`, which stays whole.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use lexbench_splits::bsard::{graph, read_articles, read_questions, write_bsard};
+use lexbench_splits::bsard::{
+    FIT_SPLIT, VALIDATION_SPLIT, carve_validation, graph, read_articles, read_questions, write_bsard,
+};
 
 fn sample(name: &str) -> (std::path::PathBuf, String) {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -104,4 +108,65 @@ fn a_question_in_two_splits_is_refused() {
         assert!(!dir.exists(), "{case}: nothing written");
     }
     std::fs::remove_dir_all(&base).ok();
+}
+
+/// Issue 31, item 12: model selection on BSARD. The build writes `validation` (10% of the training
+/// questions, rounded: 4 of the sample's 39, drawn with a stated seed) and `train-fit` (the other
+/// 35), disjoint, together the training questions; `train` and `test` are unchanged; the draw does
+/// not depend on the questions' order.
+#[test]
+fn a_seeded_validation_split_is_carved_from_train() {
+    let (ap, at) = sample("articles_fr.csv");
+    let arts = read_articles(&ap, &at).unwrap();
+    let known = arts.iter().map(|a| &a.id).collect();
+    let mut splits = BTreeMap::new();
+    for (file, split) in [
+        ("questions_fr_train.csv", "train"),
+        ("questions_fr_test.csv", "test"),
+    ] {
+        let (p, t) = sample(file);
+        splits.insert(split.to_owned(), read_questions(&p, &t, &known).unwrap());
+    }
+    let base = std::env::temp_dir().join(format!("lexbench-bsard-val-{}", std::process::id()));
+    let written = write_bsard(&base, "bsard", &arts, &splits).unwrap();
+    assert_eq!(
+        written.derived,
+        BTreeMap::from([(VALIDATION_SPLIT.to_owned(), 4), (FIT_SPLIT.to_owned(), 35)])
+    );
+    let ids = |split: &str| -> BTreeSet<String> {
+        let v: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(base.join("splits").join(format!("{split}.json"))).unwrap(),
+        )
+        .unwrap();
+        v["topics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let (train, val, fit) = (ids("train"), ids(VALIDATION_SPLIT), ids(FIT_SPLIT));
+    assert_eq!(train.len(), 39);
+    assert!(val.is_disjoint(&fit));
+    assert_eq!(val.union(&fit).cloned().collect::<BTreeSet<_>>(), train);
+    assert!(val.is_disjoint(&ids("test")));
+    for split in [VALIDATION_SPLIT, FIT_SPLIT] {
+        assert!(base.join("qrels").join(format!("{split}.tsv")).is_file());
+    }
+    let card = std::fs::read_to_string(base.join("card.md")).unwrap();
+    assert!(
+        card.contains("validation (4 questions) carved from train"),
+        "{card}"
+    );
+    // The same questions whatever the order of the training file.
+    let mut reversed = splits["train"].clone();
+    reversed.reverse();
+    let key = |qs: Vec<lexbench_splits::bsard::Question>| -> BTreeSet<String> {
+        qs.into_iter().map(|q| q.id.to_string()).collect()
+    };
+    assert_eq!(
+        key(carve_validation(&reversed).0),
+        key(carve_validation(&splits["train"]).0)
+    );
+    let _ = std::fs::remove_dir_all(&base);
 }
