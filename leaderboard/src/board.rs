@@ -129,6 +129,9 @@ pub struct Cell {
     pub sig: Vec<Sig>,
     /// Holm-adjusted p-values per measure (when tested).
     pub p_holm: Vec<Option<f64>>,
+    /// The 95 % bootstrap interval of each mean over the entry's topics, in the board's measure
+    /// order ([`crate::stats::bootstrap_ci`]; `None` without per-topic values).
+    pub ci: Vec<Option<(f64, f64)>>,
     /// Topics the entry was evaluated on.
     pub topics: usize,
     /// The means of the measures the task records but does not show as columns (`R@k%nearest`),
@@ -148,6 +151,9 @@ pub struct Row {
     pub verified: bool,
     /// Its description from the model card, if any.
     pub description: Option<String>,
+    /// For a verified row, the checkpoint and architecture its model came from
+    /// ([`crate::entry::ModelRef::origin`]), if recorded.
+    pub model: Option<String>,
     /// Its submitter: the authors its card names ([`owner`]; empty when none are named).
     pub owner: String,
     /// True when another row of the board has the same system name from another submitter: the
@@ -255,6 +261,10 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
                     .iter()
                     .filter(|((s, _), _)| s == sys)
                     .find_map(|(_, e)| e.card.as_ref().and_then(|c| c.description.clone())),
+                model: chosen
+                    .iter()
+                    .filter(|((s, _), _)| s == sys)
+                    .find_map(|(_, e)| e.provenance.harness().and_then(|h| h.model.origin())),
                 paper_row: chosen.iter().filter(|((s, _), _)| s == sys).find_map(|(_, e)| {
                     if is_baseline(e) {
                         Some(crate::reference::BASELINE_ROW.to_owned())
@@ -307,6 +317,13 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
                         scores,
                         sig,
                         p_holm: vec![None; measures.len()],
+                        ci: measures
+                            .iter()
+                            .map(|m| {
+                                let v: Vec<f64> = e.topic_values(m)?.values().copied().collect();
+                                crate::stats::bootstrap_ci(&v)
+                            })
+                            .collect(),
                         topics: e.dataset.topics,
                         hidden: recorded
                             .iter()

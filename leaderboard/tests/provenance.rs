@@ -95,6 +95,8 @@ fn harness() -> Harness {
             kind: ModelKind::BiEncoder,
             sha256: "ab".repeat(32),
             files: BTreeMap::from([("config.json".into(), "cd".repeat(32))]),
+            architecture: None,
+            checkpoint: None,
         },
         lexbench_version: "0.1.0".into(),
         git_revision: None,
@@ -131,6 +133,8 @@ fn board_data(name: &str) -> (PathBuf, String) {
         kind: ModelKind::Bm25,
         sha256: "ef".repeat(32),
         files: BTreeMap::new(),
+        architecture: None,
+        checkpoint: None,
     };
     lexbench_leaderboard::submit_baseline(&req(&data, &bm25, "BM25", None), h).unwrap();
     let model = data.join("model.trec");
