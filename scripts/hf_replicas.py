@@ -2,7 +2,7 @@
 """Small random-weight replicas of the HuggingFace checkpoints lexbench loads, and transformers'
 outputs on them: the references of baselines/tests/hf_golden.rs and tests/cli/hf_models.rs.
 
-Each replica keeps its checkpoint's config.json `model_type`, `architectures`, position rows, token
+Each replica (the encoders and two cross-encoders) keeps its checkpoint's config.json `model_type`, `architectures`, position rows, token
 types, padding index, layer-norm epsilon and activation, and the class that saved it (so tensor names
 and prefixes are the checkpoint's: `bert.` + `cls.` for BertForPreTraining, `roberta.` + `lm_head.`
 for RobertaForMaskedLM, `question_encoder.bert_model.` for DPR, bare for XLMRobertaModel), with 2
@@ -17,7 +17,8 @@ tokenizer.json. Nothing is downloaded.
 Writes OUT_DIR/<replica>/ and OUT_DIR/reference.json:
   {"versions": {...}, "replicas": {name: {"checkpoint", "arch", "texts", "token_ids",
    "hidden" (last hidden state of the padded batch, real tokens only), "mean", "cls", "pooler",
-   "pair": {"texts", "token_ids", "type_ids", "hidden"}, ...}}, "train_step": {...}}
+   "pair": {"texts", "token_ids", "type_ids", "hidden"}, "cross": {"pairs", "token_ids", "logits"}
+   (cross-encoders)}}, "train_step": {...}}
 All values come from transformers (PyTorch, float32, CPU); none from lexbench.
 """
 
@@ -70,6 +71,12 @@ TRAIN_PASSAGES = [
     "The applicant complained of a violation of his right to a fair trial.",
     "What is the margin of appreciation of the State?",
     "La Cour estime qu'il y a eu violation du droit au respect de la vie privée.",
+]
+# Cross-encoder inputs: (query, passage) pairs of different lengths, one padded batch.
+CROSS_PAIRS = [
+    ("fair trial", "The applicant complained of a violation of his right to a fair trial."),
+    ("privacy", "La Cour estime qu'il y a eu violation du droit au respect de la vie privée."),
+    ("what is the margin of appreciation?", "The State."),
 ]
 # Parameters whose gradients are compared (names without the checkpoint's prefix).
 TRAIN_GRADS = [
@@ -196,9 +203,9 @@ def shape(**over):
 
 def replicas():
     """name → (checkpoint id, model class, config class, config kwargs, tokenizer builder)."""
-    from transformers import (BertConfig, BertForPreTraining, CamembertConfig, CamembertForMaskedLM, DPRConfig,
-                              DPRContextEncoder, DPRQuestionEncoder, RobertaConfig, RobertaForMaskedLM,
-                              XLMRobertaConfig, XLMRobertaModel)
+    from transformers import (BertConfig, BertForPreTraining, BertForSequenceClassification, CamembertConfig,
+                              CamembertForMaskedLM, DPRConfig, DPRContextEncoder, DPRQuestionEncoder, RobertaConfig,
+                              RobertaForMaskedLM, RobertaForSequenceClassification, XLMRobertaConfig, XLMRobertaModel)
     roberta_like = dict(max_position_embeddings=514, type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=1)
     return {
         "legal-bert": ("nlpaueb/legal-bert-base-uncased", BertForPreTraining, BertConfig,
@@ -216,6 +223,12 @@ def replicas():
         "dpr-ctx": ("facebook/dpr-ctx_encoder-single-nq-base", DPRContextEncoder, DPRConfig,
                     shape(max_position_embeddings=512, type_vocab_size=2, layer_norm_eps=1e-12, pad_token_id=0,
                           projection_dim=0), wordpiece),
+        # Cross-encoders: one relevance logit (num_labels 1).
+        "ms-marco-cross": ("cross-encoder/ms-marco-MiniLM-L-12-v2", BertForSequenceClassification, BertConfig,
+                           shape(max_position_embeddings=512, type_vocab_size=2, layer_norm_eps=1e-12, pad_token_id=0,
+                                 num_labels=1), wordpiece),
+        "roberta-cross": ("cross-encoder/stsb-roberta-base", RobertaForSequenceClassification, RobertaConfig,
+                          shape(bos_token_id=0, eos_token_id=2, num_labels=1, **roberta_like), byte_level_bpe),
     }
 
 
@@ -300,6 +313,17 @@ def make(name, spec, root, seed):
         "type_ids": penc["token_type_ids"][0].tolist() if "token_type_ids" in penc else None,
         "hidden": phidden[0].tolist(),
     }
+    if type(model).__name__.endswith("ForSequenceClassification"):
+        qs, ps = [q for q, _ in CROSS_PAIRS], [p for _, p in CROSS_PAIRS]
+        cenc = hf(qs, ps, padding=True, return_tensors="pt")
+        with torch.no_grad():
+            logits = model(**cenc).logits
+        assert logits.shape == (len(CROSS_PAIRS), 1), name
+        ref["cross"] = {
+            "pairs": [list(p) for p in CROSS_PAIRS],
+            "token_ids": [hf(q, p)["input_ids"] for q, p in CROSS_PAIRS],
+            "logits": logits[:, 0].tolist(),
+        }
     return ref, model, hf
 
 

@@ -11,7 +11,8 @@
 //! then `Model.from_pretrained(dir)(**batch).last_hidden_state` (the class of `architectures`).
 //!
 //! Properties checked, for BERT (legal-bert-base-uncased's shape), DPR question and context encoders,
-//! RoBERTa (roberta-base), CamemBERT (camembert-base) and XLM-R (multilingual-e5-base):
+//! RoBERTa (roberta-base), CamemBERT (camembert-base), XLM-R (multilingual-e5-base) and the two
+//! cross-encoders below:
 //! - token ids of single texts and of a text pair equal transformers' exactly;
 //! - the last hidden state of a padded batch of four texts (real tokens), its mean over the attention
 //!   mask, the `[CLS]` state, the pooler and DPR's output equal transformers' within 1e-5 (max |Δ|);
@@ -23,6 +24,10 @@
 //!   0, the training forward pass) gives PyTorch's loss and gradients of eight named parameters
 //!   (word, position and token-type embeddings, layer norms, attention and feed-forward weights)
 //!   within 1e-5;
+//! - cross-encoders of cross-encoder/ms-marco-MiniLM-L-12-v2's shape (`BertForSequenceClassification`:
+//!   pooler, `classifier`) and cross-encoder/stsb-roberta-base's (`RobertaForSequenceClassification`:
+//!   `classifier.dense` → tanh → `classifier.out_proj` on the first token, no pooler) read their head
+//!   from the checkpoint and give transformers' logits for a padded batch of pairs within 1e-5;
 //! - a folder of a model lexbench does not run (GPT-2) is refused naming config.json and the
 //!   model_type.
 
@@ -35,6 +40,7 @@ use lexbench_baselines::encoder::{
     Arch, BertConfig, BertModel, EncodeOptions, Pooling, SentenceEncoder, TextTokenizer, Tokens, pad_batch,
     pool,
 };
+use lexbench_baselines::scorers::CrossEncoder;
 use lexbench_baselines::train::params::ParamStore;
 use serde::Deserialize;
 
@@ -49,6 +55,13 @@ struct Pair {
 }
 
 #[derive(Deserialize)]
+struct Cross {
+    pairs: Vec<(String, String)>,
+    token_ids: Vec<Vec<u32>>,
+    logits: Vec<f32>,
+}
+
+#[derive(Deserialize)]
 struct Replica {
     checkpoint: String,
     model_type: String,
@@ -60,6 +73,7 @@ struct Replica {
     pooler: Option<Vec<Vec<f32>>>,
     dpr_output: Option<Vec<Vec<f32>>>,
     pair: Pair,
+    cross: Option<Cross>,
 }
 
 #[derive(Deserialize)]
@@ -246,6 +260,55 @@ fn xlm_roberta_replica_matches_transformers() {
     check("multilingual-e5");
 }
 
+/// [`check`], then the cross-encoder's logits for a padded batch of pairs (its head from the
+/// checkpoint: BERT's on the pooler, or RoBERTa's on the first token).
+fn check_cross(name: &str) {
+    let mut worst = check(name);
+    let r = reference();
+    let want = r.replicas[name]
+        .cross
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name}: no cross-encoder reference: rerun scripts/hf-replicas"));
+    let dir = replicas().join(name);
+    let fresh = candle_nn::VarMap::new();
+    let new_head = candle_nn::VarBuilder::from_varmap(&fresh, candle_core::DType::F32, &Device::Cpu);
+    let ce = CrossEncoder::from_dir(&dir, &Device::Cpu, 512, new_head).expect("cross-encoder");
+    assert!(
+        ce.head_from_checkpoint(),
+        "{name}: the checkpoint's head was not used"
+    );
+    assert!(fresh.all_vars().is_empty(), "{name}: a new head was made");
+    let pairs: Vec<(&str, &str)> = want.pairs.iter().map(|(q, p)| (q.as_str(), p.as_str())).collect();
+    let toks = ce.tokenize(&pairs).expect("tokenize");
+    let ids: Vec<Vec<u32>> = toks.iter().map(|t| t.ids.clone()).collect();
+    assert_eq!(ids, want.token_ids, "{name}: pair token ids");
+    // One padded batch, in the reference's order, and `score`'s length-sorted batches.
+    let refs: Vec<&Tokens> = toks.iter().collect();
+    let batch = ce
+        .forward_t(&refs, false)
+        .expect("forward")
+        .to_vec1::<f32>()
+        .expect("logits");
+    let d = max_delta(&batch, &want.logits, "logits").max(max_delta(
+        &ce.score(&pairs).expect("score"),
+        &want.logits,
+        "scores",
+    ));
+    assert!(d <= TOL, "{name}: logits max |Δ| {d:e} > {TOL:e}");
+    worst = worst.max(d);
+    eprintln!("{name} cross-encoder: logits max |Δ| {d:e}, overall {worst:e}");
+}
+
+#[test]
+fn ms_marco_cross_encoder_replica_matches_transformers() {
+    check_cross("ms-marco-cross");
+}
+
+#[test]
+fn roberta_cross_encoder_replica_matches_transformers() {
+    check_cross("roberta-cross");
+}
+
 #[test]
 fn roberta_family_pads_with_1_and_takes_positions_less_two() {
     for name in ["roberta", "camembert", "multilingual-e5"] {
@@ -393,4 +456,41 @@ fn a_roberta_config_over_bert_weights_is_refused() {
         "{e}"
     );
     assert!(e.contains("model_type roberta"), "{e}");
+}
+
+#[test]
+fn a_cross_encoder_head_with_two_labels_is_refused() {
+    let src = replicas().join("ms-marco-cross");
+    let dir = std::env::temp_dir().join(format!("lexbench-hf-golden-{}-two-labels", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    for f in ["config.json", "tokenizer.json"] {
+        std::fs::copy(src.join(f), dir.join(f)).expect("copy");
+    }
+    let weights = dir.join("model.safetensors");
+    let mut tensors =
+        candle_core::safetensors::load(src.join("model.safetensors"), &Device::Cpu).expect("load");
+    let w = tensors["classifier.weight"].clone();
+    tensors.insert(
+        "classifier.weight".into(),
+        Tensor::cat(&[&w, &w], 0).expect("cat"),
+    );
+    tensors.insert(
+        "classifier.bias".into(),
+        Tensor::zeros(2, candle_core::DType::F32, &Device::Cpu).expect("zeros"),
+    );
+    candle_core::safetensors::save(&tensors, &weights).expect("save");
+    let fresh = candle_nn::VarMap::new();
+    let new_head = candle_nn::VarBuilder::from_varmap(&fresh, candle_core::DType::F32, &Device::Cpu);
+    let e = CrossEncoder::from_dir(&dir, &Device::Cpu, 512, new_head)
+        .expect_err("two labels loaded")
+        .to_string();
+    assert_eq!(
+        e,
+        format!(
+            "{}: classifier.weight has 2 rows: a classification head with 2 labels, but a cross-encoder gives one \
+             relevance logit (num_labels 1)",
+            weights.display()
+        )
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -98,13 +98,8 @@ impl CrossEncoderRanker {
             device,
         );
         let model = CrossEncoder::from_dir(model_dir, device, params.max_len, vb)?;
-        let head_from_checkpoint = {
-            // A PEFT folder holds its trained head beside the adapters (adapter_model.safetensors).
-            let weights = crate::encoder::files::weights_file(model_dir);
-            let bytes = std::fs::read(&weights).map_err(crate::error::io_err(&weights))?;
-            candle_nn::VarBuilder::from_buffered_safetensors(bytes, candle_core::DType::F32, device)?
-                .contains_tensor("classifier.weight")
-        };
+        // A PEFT folder holds its trained head beside the adapters (adapter_model.safetensors).
+        let head_from_checkpoint = model.head_from_checkpoint();
         Ok(Self {
             model_dir: model_dir.to_owned(),
             params,
