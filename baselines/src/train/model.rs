@@ -4,9 +4,10 @@
 //!   "shared"`, sentence-transformers' convention for all-MiniLM-L6-v2), or two, a query encoder E_q and
 //!   a passage encoder E_p, both starting from the base checkpoint (`"separate"`: DPR's two towers,
 //!   the ECtHR paper's "separate encoders"); the query encoder's trainable variables are named
-//!   `query_encoder.…` ([`QUERY_ENCODER`]). Scores are dot products, or cosines times `scale`. With `article_encoder = "hierarchical"` passages go through a
-//!   [`HierarchicalEncoder`] over the same BERT (segments → `[CLS]` → segment transformer →
-//!   max-pool), whose new parameters are trainable variables `hier.…`; queries keep the plain BERT.
+//!   `query_encoder.…` ([`QUERY_ENCODER`]). Scores are dot products, or cosines times `scale`. With
+//!   `article_encoder = "hierarchical"` passages go through a [`HierarchicalEncoder`] over the
+//!   passage BERT (segments → `[CLS]` → segment transformer → max-pool), whose new parameters are
+//!   trainable variables `hier.…`; queries keep the plain (query) BERT.
 //!   Loss: negative log-likelihood of the positive among the example's negatives and, with
 //!   `in_batch`, every other passage of the batch — except passages that are positives of the same
 //!   topic, which are masked out.
@@ -57,7 +58,7 @@ pub enum Net {
         /// The passage encoder, and the query encoder when it is shared.
         model: BertModel,
         /// The query encoder when it is separate (`biencoder.encoders = "separate"`).
-        query_model: Option<BertModel>,
+        query_model: Option<Box<BertModel>>,
         /// Query tokenizer (query truncation).
         query_tok: TextTokenizer,
         /// Passage tokenizer (passage truncation).
@@ -223,7 +224,7 @@ impl Trainable {
                 };
                 let model = load(store.var_builder(device))?;
                 let query_model = if separate {
-                    Some(load(store.var_builder(device).pp(QUERY_ENCODER))?)
+                    Some(Box::new(load(store.var_builder(device).pp(QUERY_ENCODER))?))
                 } else {
                     None
                 };
@@ -251,9 +252,9 @@ impl Trainable {
                 };
                 let model = peft_model(store.var_builder(device).pp("peft"))?;
                 let query_model = if separate {
-                    Some(peft_model(
+                    Some(Box::new(peft_model(
                         store.var_builder(device).pp(QUERY_ENCODER).pp("peft"),
-                    )?)
+                    )?))
                 } else {
                     None
                 };
@@ -347,7 +348,7 @@ impl Trainable {
             return Err(Error::internal("not a bi-encoder"));
         };
         let model = match (query, query_model) {
-            (true, Some(q)) => q,
+            (true, Some(q)) => q.as_ref(),
             _ => model,
         };
         let inputs = pad_batch(seqs, doc_tok.pad_id(), model.device())?;

@@ -553,21 +553,23 @@ impl<'a, O: Objective> Trainer<'a, O> {
                 }
                 // ANCE: the negatives mined again from the model as it is now, every `every` updates
                 // (the refresh at the epoch's start counts for its first update).
-                if every > 0 && b > 0 && state.step % every == 0 {
-                    if let Some(r) = self.objective.refresh_model_negatives(self.spec.split)? {
-                        refreshes += 1;
-                        let dir = self.spec.out.join("checkpoints");
-                        let p = dir.join(format!(
-                            "ance-negatives-epoch-{}-step-{}.json",
-                            epoch + 1,
-                            state.step
-                        ));
-                        lexbench_core::io::write_json_pretty(&p, &r)?;
-                        log.line(&serde_json::json!({
-                            "epoch": epoch + 1, "step": state.step, "event": "model_negatives",
-                        }))?;
-                        exs = self.draw_examples(epoch, refreshes, Some(&r), draws.as_ref());
-                    }
+                if every > 0
+                    && b > 0
+                    && state.step % every == 0
+                    && let Some(r) = self.objective.refresh_model_negatives(self.spec.split)?
+                {
+                    refreshes += 1;
+                    let dir = self.spec.out.join("checkpoints");
+                    let p = dir.join(format!(
+                        "ance-negatives-epoch-{}-step-{}.json",
+                        epoch + 1,
+                        state.step
+                    ));
+                    lexbench_core::io::write_json_pretty(&p, &r)?;
+                    log.line(&serde_json::json!({
+                        "epoch": epoch + 1, "step": state.step, "event": "model_negatives",
+                    }))?;
+                    exs = self.draw_examples(epoch, refreshes, Some(&r), draws.as_ref());
                 }
                 let ts = Instant::now();
                 let refs: Vec<&Example> = self.plans[epoch][b].iter().map(|&i| &exs[i]).collect();
