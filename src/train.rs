@@ -392,7 +392,10 @@ pub fn rank_trained(
 /// similarity; ColBERT with its trained settings; a cross-encoder reads pairs at `max_query_len +
 /// max_doc_len` and scores the pool, or reranks BM25's top `depth` when one is given (`lexbench run
 /// cross-encoder --depth N`; an error for the other kinds). The rankers read the text prefixes from
-/// the folder themselves.
+/// the folder themselves. A bi-encoder with a hierarchical article encoder (`hier.…` tensors, which
+/// the plain dense ranker cannot load) is rebuilt from `cfg` and the folder's weights
+/// ([`TrainedRanker`], the network `lexbench train … --run` ranks with), named `system`, keeping
+/// `top_k`.
 pub fn trained_ranker(
     cfg: &TrainConfig,
     model: &Path,
@@ -414,6 +417,12 @@ pub fn trained_ranker(
         )));
     }
     Ok(match cfg.model {
+        ModelKind::Dpr | ModelKind::Ance if cfg.biencoder.hierarchical().is_some() => {
+            let mut named = cfg.clone();
+            named.name = system.to_owned();
+            named.eval.top_k = top_k;
+            NeuralRanker::Trained(Box::new(TrainedRanker::from_folder(&named, model, device)?))
+        }
         ModelKind::Dpr | ModelKind::Ance => {
             let params = DenseParams {
                 system: system.to_owned(),

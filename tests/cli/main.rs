@@ -13,6 +13,7 @@ mod datasets;
 mod dense;
 mod eval;
 mod hf_models;
+mod hier_dense;
 mod hostile;
 mod hub_fetch;
 mod import_texts;

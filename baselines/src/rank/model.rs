@@ -1,7 +1,9 @@
 //! A model folder ranked as one of the three neural kinds, behind one type: a caller that chooses
 //! the kind at run time (the submission harness, `lexbench submit --model DIR --kind K`) ranks
 //! through the same seam ([`super::Ranker`], [`super::write_run`]) as `lexbench run dense|colbert|
-//! cross-encoder`, with the same rankers.
+//! cross-encoder`, with the same rankers. A bi-encoder trained here with a hierarchical article
+//! encoder ranks as [`NeuralRanker::Trained`]: the network rebuilt from its training configuration
+//! and the folder's weights, as `lexbench train … --run` ranks it.
 
 use super::colbert::ColBertRanker;
 use super::cross::CrossEncoderRanker;
@@ -18,6 +20,10 @@ pub enum NeuralRanker {
     ColBert(Box<ColBertRanker>),
     /// Query–document pairs scored ([`CrossEncoderRanker`]).
     Cross(Box<CrossEncoderRanker>),
+    /// A trained bi-encoder [`DenseRanker`] cannot load (a hierarchical article encoder's `hier.…`
+    /// tensors), rebuilt from its training configuration
+    /// ([`crate::train::export::TrainedRanker`]).
+    Trained(Box<crate::train::export::TrainedRanker>),
 }
 
 impl Ranker for NeuralRanker {
@@ -28,6 +34,7 @@ impl Ranker for NeuralRanker {
             NeuralRanker::Dense(r) => r.seed(),
             NeuralRanker::ColBert(r) => r.seed(),
             NeuralRanker::Cross(r) => r.seed(),
+            NeuralRanker::Trained(r) => r.seed(),
         }
     }
 
@@ -36,6 +43,7 @@ impl Ranker for NeuralRanker {
             NeuralRanker::Dense(r) => r.rank(inputs),
             NeuralRanker::ColBert(r) => r.rank(inputs),
             NeuralRanker::Cross(r) => r.rank(inputs),
+            NeuralRanker::Trained(r) => r.rank(inputs),
         }
     }
 }
