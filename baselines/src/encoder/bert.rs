@@ -522,8 +522,10 @@ impl BertModel {
         })
     }
 
-    /// Loads a HuggingFace BERT folder (`config.json`, `model.safetensors`) with frozen weights.
-    /// The pooler is loaded when the checkpoint has one.
+    /// Loads a HuggingFace folder (`config.json`, `model.safetensors`) of an architecture lexbench
+    /// runs ([`Arch`]: BERT, DPR, RoBERTa, CamemBERT, XLM-R; any other `model_type` is an
+    /// [`Error::Format`] naming `config.json`), with frozen weights. The pooler is loaded when the
+    /// checkpoint has one.
     ///
     /// A PEFT folder written by training (`adapter_config.json` + `adapter_model.safetensors`) loads
     /// its base model (checked against the recorded sha256), then the PEFT weights; LoRA is merged
