@@ -821,3 +821,98 @@ pub fn encoder_tensors(
         })
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    //! Properties checked: RoBERTa position ids start after the padding index and leave padding at
+    //! it (transformers' `create_position_ids_from_input_ids`); a RoBERTa-family model ignores token
+    //! types (a pair's second segment reads type 0), takes `max_position_embeddings - pad - 1` tokens
+    //! and refuses one more; the weights prefix follows the architecture. Outputs against
+    //! transformers: `tests/hf_golden.rs`.
+    use candle_nn::VarMap;
+
+    use super::*;
+
+    fn tiny(cfg: &BertConfig) -> BertModel {
+        let vars = VarMap::new();
+        BertModel::load(
+            cfg,
+            VarBuilder::from_varmap(&vars, DType::F32, &Device::Cpu),
+            false,
+        )
+        .expect("model")
+    }
+
+    fn inputs(ids: &[u32], types: &[u32]) -> Inputs {
+        let n = ids.len();
+        let t = |v: &[u32]| Tensor::from_vec(v.to_vec(), (1, n), &Device::Cpu).expect("tensor");
+        Inputs {
+            input_ids: t(ids),
+            type_ids: t(types),
+            attention_mask: t(&vec![1; n]),
+        }
+    }
+
+    #[test]
+    fn roberta_positions_start_after_padding() {
+        let ids = Tensor::new(&[[0u32, 5, 6, 2, 1, 1], [0, 7, 2, 1, 1, 1]], &Device::Cpu).expect("ids");
+        let pos = roberta_positions(&ids, 1)
+            .expect("positions")
+            .to_vec2::<u32>()
+            .expect("vec");
+        assert_eq!(pos, vec![vec![2, 3, 4, 5, 1, 1], vec![2, 3, 4, 1, 1, 1]]);
+    }
+
+    #[test]
+    fn roberta_ignores_token_types_and_takes_positions_less_pad_and_one() {
+        let cfg = BertConfig::tiny_roberta();
+        assert_eq!(cfg.max_tokens(), 64);
+        let model = tiny(&cfg);
+        let ids = [0u32, 10, 11, 2, 2, 12, 2];
+        let zeros = model.forward_t(&inputs(&ids, &[0; 7]), false).expect("forward");
+        let pair = model
+            .forward_t(&inputs(&ids, &[0, 0, 0, 0, 1, 1, 1]), false)
+            .expect("forward");
+        let d = (zeros - pair)
+            .expect("sub")
+            .abs()
+            .expect("abs")
+            .max_all()
+            .expect("max");
+        assert_eq!(d.to_scalar::<f32>().expect("scalar"), 0.0);
+        let long: Vec<u32> = (0..65).map(|i| 3 + i % 90).collect();
+        model
+            .forward_t(&inputs(&long[..64], &[0; 64]), false)
+            .expect("64 tokens");
+        let e = model
+            .forward_t(&inputs(&long, &[0; 65]), false)
+            .expect_err("65 tokens");
+        assert!(e.to_string().contains("at most the model's 64 positions"), "{e}");
+        // BERT takes every position row.
+        assert_eq!(BertConfig::tiny().max_tokens(), 64);
+    }
+
+    #[test]
+    fn the_weights_prefix_follows_the_architecture() {
+        fn has(names: &[&str]) -> impl Fn(&str) -> bool {
+            move |n: &str| names.contains(&n)
+        }
+        let roberta = ["roberta.embeddings.word_embeddings.weight"];
+        assert_eq!(weights_prefix(Arch::Roberta, has(&roberta)), Ok("roberta."));
+        let e = weights_prefix(Arch::Bert, has(&roberta)).expect_err("BERT under roberta.");
+        assert_eq!(
+            e,
+            "no bert.embeddings.word_embeddings.weight or embeddings.word_embeddings.weight (config.json says \
+             model_type bert: not a bert checkpoint?)"
+        );
+        let dpr = ["ctx_encoder.bert_model.embeddings.word_embeddings.weight"];
+        assert_eq!(
+            weights_prefix(Arch::Dpr, has(&dpr)),
+            Ok("ctx_encoder.bert_model.")
+        );
+        let bare = ["embeddings.word_embeddings.weight"];
+        for arch in Arch::ALL {
+            assert_eq!(weights_prefix(arch, has(&bare)), Ok(""), "{arch}");
+        }
+    }
+}
