@@ -3,7 +3,9 @@
 //! It implements what the crawler meets on the real sites (DATA.md §1-2, §4):
 //! - `GET /app/query/results`: the query clauses the crawler sends (`doctype=`, `languageisocode=`,
 //!   `kpdate>=`/`<=`, `itemid:`, `NOT (…)`), `select`, `start`/`length` (a `length` over 500 is
-//!   refused with 400), `resultcount`, results sorted by `kpdate` descending, and **the cap**: rows past
+//!   refused with 400), `resultcount`, results in the `sort` asked for (`itemid Ascending` is stable;
+//!   `kpdate Descending` orders same-day documents differently on every request, as HUDOC does, so
+//!   its pages overlap and skip rows), and **the cap**: rows past
 //!   `start + i ≥ 10,000` silently come back empty. Dates are sent in HUDOC's two forms (ISO for even
 //!   positions, `DD/MM/YYYY HH:MM:SS` for odd ones).
 //! - `GET /app/conversion/docx?library=ECHR&id=…&filename=…`: the DOCX, 204 for items without a body,
@@ -321,7 +323,7 @@ async fn respond(stream: &mut TcpStream, s: &Shared, head: &str) -> std::io::Res
             .then(|| FAULTS[(x % FAULTS.len() as u64) as usize])
     };
 
-    let answer = route(&s.cfg, &target, &path);
+    let answer = route(&s.cfg, &target, &path, n);
     match fault {
         None => {
             write_answer(stream, &answer, None).await?;
@@ -437,10 +439,10 @@ fn decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn route(cfg: &FakeConfig, target: &str, path: &str) -> Answer {
+fn route(cfg: &FakeConfig, target: &str, path: &str, n: u64) -> Answer {
     let params = query_params(target);
     match path {
-        "/app/query/results" => search(cfg, &params),
+        "/app/query/results" => search(cfg, &params, n),
         "/app/conversion/docx" => {
             if !params.contains_key("filename") {
                 return Answer::new(404, "text/html", "<html>Not Found</html>");
@@ -555,7 +557,26 @@ fn hudoc_date(d: Date, iso: bool) -> String {
     }
 }
 
-fn search(cfg: &FakeConfig, params: &BTreeMap<String, String>) -> Answer {
+/// FNV-1a of a string: a tie's key, mixed with the request number by [`draw`].
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// Orders search hits as HUDOC does for `sort`: `itemid Ascending` (or `Descending`) is a total
+/// order, the same on every request; any other sort (`kpdate Descending`, `""` for relevance)
+/// orders documents of the same day differently on each request (request number `n`), so pages
+/// of one window overlap and skip rows.
+fn order_hits(hits: &mut [&FakeItem], sort: &str, n: u64) {
+    match sort.trim() {
+        "itemid Ascending" => hits.sort_by(|a, b| a.itemid.cmp(&b.itemid)),
+        "itemid Descending" => hits.sort_by(|a, b| b.itemid.cmp(&a.itemid)),
+        _ => hits.sort_by_cached_key(|i| (std::cmp::Reverse(i.kpdate), draw(n, fnv(&i.itemid)))),
+    }
+}
+
+fn search(cfg: &FakeConfig, params: &BTreeMap<String, String>, n: u64) -> Answer {
     const CAP: usize = 10_000;
     let start: usize = params.get("start").and_then(|s| s.parse().ok()).unwrap_or(0);
     let length: usize = params.get("length").and_then(|s| s.parse().ok()).unwrap_or(20);
@@ -573,7 +594,7 @@ fn search(cfg: &FakeConfig, params: &BTreeMap<String, String>) -> Answer {
         .filter(|i| f.until.is_none_or(|d| i.kpdate <= d))
         .filter(|i| f.itemid.as_ref().is_none_or(|id| id == &i.itemid))
         .collect();
-    hits.sort_by(|a, b| b.kpdate.cmp(&a.kpdate).then_with(|| b.itemid.cmp(&a.itemid)));
+    order_hits(&mut hits, params.get("sort").map_or("", String::as_str), n);
     let select: Vec<&str> = params
         .get("select")
         .map(|s| s.split(',').map(str::trim).collect())

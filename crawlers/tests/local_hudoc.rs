@@ -173,6 +173,59 @@ async fn metadata_over_the_cap_gets_every_record_once() {
     assert!(page.records.is_empty(), "rows past the cap must come back empty");
 }
 
+/// Issue 35, item 1: HUDOC orders judgments of the same day differently on every request, so paging
+/// by `kpdate Descending` overlaps and skips rows. Paging by `itemid Ascending` gets every one of
+/// 3,000 judgments delivered on three days exactly once, page after page; the old sort, paging the
+/// same window of the same stand-in, loses some.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_day_judgments_are_each_paged_exactly_once() {
+    let since = day(2021, 6, 1);
+    let items: Vec<FakeItem> = (0..3_000).map(|n| item(n, "HEJUD", "ENG", since, 3)).collect();
+    let want: BTreeSet<String> = items.iter().map(|i| i.itemid.clone()).collect();
+    let server = FakeServer::start(FakeConfig {
+        items,
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let store = Arc::new(RawStore::open(scratch("same-day")).unwrap());
+    let fetcher = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+    let s = HudocSettings {
+        docx: false,
+        ..settings(&server.base_url(), since, day(2021, 6, 3))
+    };
+    let report = crawl_metadata(&fetcher, &s, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    let got: BTreeSet<String> = report.records.keys().map(|k| k.to_string()).collect();
+    assert_eq!(got, want);
+    assert!(report.short_windows.is_empty(), "{:?}", report.short_windows);
+    assert_eq!((report.windows, report.pages), (1, 6));
+    // Every row of every page stored: each itemid exactly once.
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for l in server.log() {
+        let url = format!("{}{}", server.base_url(), l.target);
+        let e = store.lookup(&url).unwrap();
+        let page = hudoc::parse_search(&url, &store.get(e.sha256.as_deref().unwrap()).unwrap()).unwrap();
+        for m in page.records {
+            *seen.entry(m.itemid.to_string()).or_default() += 1;
+        }
+    }
+    assert_eq!(seen.len(), 3_000);
+    assert!(seen.values().all(|n| *n == 1));
+
+    // The sort the crawler used before: the same window, paged the same way, loses judgments.
+    let q = hudoc::query_string("ENG", &["HEJUD".into()], since, day(2021, 6, 3));
+    let mut old = BTreeSet::new();
+    for start in (0..3_000).step_by(500) {
+        let url = hudoc::search_url_sorted(&server.base_url(), &q, "kpdate Descending", start, 500);
+        let page = hudoc::parse_search(&url, &reqwest_get(&url).await).unwrap();
+        assert_eq!(page.records.len(), 500);
+        old.extend(page.records.into_iter().map(|m| m.itemid.to_string()));
+    }
+    assert!(old.len() < 3_000, "kpdate Descending got all {}", old.len());
+}
+
 async fn reqwest_get(url: &str) -> Vec<u8> {
     let client = PoliteClient::new(fast()).unwrap();
     client.get(url).await.unwrap().body
