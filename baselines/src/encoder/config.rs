@@ -30,7 +30,11 @@ pub struct BertConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_type: Option<String>,
     /// The model classes that saved the checkpoint (`BertModel`, `RobertaForMaskedLM`, …).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_empty"
+    )]
     pub architectures: Vec<String>,
     /// Vocabulary size (rows of the word-embedding matrix).
     pub vocab_size: usize,
@@ -69,6 +73,12 @@ pub struct BertConfig {
     /// checkpoint) is supported.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub projection_dim: usize,
+}
+
+/// `"architectures": null` (written by transformers for a config saved without a model class) is
+/// no class.
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<String>, D::Error> {
+    Ok(Option::<Vec<String>>::deserialize(d)?.unwrap_or_default())
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -215,5 +225,67 @@ impl BertConfig {
             pad_token_id: 1,
             ..Self::tiny()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Properties checked: `config.json` files of the architectures lexbench runs parse (with
+    //! `architectures` absent or null); any other `model_type` is refused naming the file and the
+    //! model type before its missing sizes are; `max_tokens` leaves the RoBERTa family's padding
+    //! index and the position before it out.
+    use super::*;
+
+    fn write(name: &str, json: &serde_json::Value) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("lexbench-config-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let path = dir.join("config.json");
+        std::fs::write(&path, json.to_string()).expect("write");
+        path
+    }
+
+    fn sizes(extra: serde_json::Value) -> serde_json::Value {
+        let mut v = serde_json::json!({
+            "vocab_size": 100, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+            "intermediate_size": 64, "max_position_embeddings": 514,
+        });
+        for (k, x) in extra.as_object().expect("object") {
+            v[k] = x.clone();
+        }
+        v
+    }
+
+    #[test]
+    fn configs_of_supported_models_parse() {
+        let cfg = BertConfig::from_file(&write("null", &sizes(serde_json::json!({"architectures": null}))))
+            .expect("null architectures");
+        assert_eq!(cfg.arch().expect("arch"), Arch::Bert);
+        assert_eq!(cfg.max_tokens(), 514);
+        let roberta = sizes(serde_json::json!({"model_type": "xlm-roberta", "pad_token_id": 1,
+            "architectures": ["XLMRobertaModel"], "type_vocab_size": 1, "layer_norm_eps": 1e-5}));
+        let cfg = BertConfig::from_file(&write("xlmr", &roberta)).expect("xlm-roberta");
+        assert_eq!(cfg.arch().expect("arch"), Arch::XlmRoberta);
+        assert_eq!((cfg.max_tokens(), cfg.layer_norm_eps), (512, 1e-5));
+    }
+
+    #[test]
+    fn other_model_types_are_refused_naming_the_file() {
+        for t in ["gpt2", "t5", "deberta-v2"] {
+            let path = write(t, &serde_json::json!({"model_type": t, "n_embd": 32}));
+            let e = BertConfig::from_file(&path).expect_err(t).to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "{}: model_type {t:?} is not supported (lexbench reads bert",
+                    path.display()
+                )),
+                "{e}"
+            );
+        }
+        let path = write(
+            "dpr-proj",
+            &sizes(serde_json::json!({"model_type": "dpr", "projection_dim": 128})),
+        );
+        let e = BertConfig::from_file(&path).expect_err("projection").to_string();
+        assert!(e.contains("projection_dim 128 is not supported"), "{e}");
     }
 }
