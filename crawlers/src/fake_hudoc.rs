@@ -14,7 +14,10 @@
 //! - `GET /documents/d/echr-ks/{id}` and `/documents/d/echr/{id}`: a guide PDF; a miss redirects (302)
 //!   to an HTML "page not found" answered with 200.
 //! - any other path registered in [`FakeConfig::files`] (BSARD's CSV mirror, Justel PDFs).
-//! - **Faults**, per request: 403 to clients without a User-Agent (or python-requests'), and with
+//! - **Faults**, per request: Cloudflare's bot check (403, "Just a moment…", `cf-mitigated:
+//!   challenge`) to clients without a User-Agent (or python-requests'); [`Faults::scripted`] answers
+//!   (a cut JSON search page, an empty 200, a challenge, a DOCX conversion that fails every time); and
+//!   with
 //!   probability [`Faults::rate`] one of 403, 429 with `Retry-After`, 500, a delay past the client's
 //!   timeout, a connection reset, a truncated body, an empty 200. Requests matching
 //!   [`Faults::always_fail`] always answer 500.
@@ -72,6 +75,50 @@ pub struct Faults {
     pub always_fail: BTreeSet<String>,
     /// The first this-many requests answer 429 with `Retry-After` (a server asking for a pause).
     pub throttle_first: u64,
+    /// Answers HUDOC gives some requests, checked in order before the random faults.
+    pub scripted: Vec<Rule>,
+}
+
+/// A scripted answer: requests whose target (path and query) contains `target_contains` get
+/// `answer`, the first `times` of them (0: every one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    /// A substring of the target (`start=500&`, `id=001-208029&filename`, `/app/conversion`).
+    pub target_contains: String,
+    /// What they get.
+    pub answer: Scripted,
+    /// How many matching requests get it (0: all).
+    pub times: u64,
+}
+
+/// What a [`Rule`] answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scripted {
+    /// 200, `application/json`, with a body that is not a search answer: JSON cut short
+    /// (`{"resultcount": 3, "results": [{"colu`), as an overloaded search node sends.
+    Malformed,
+    /// 200 with an empty body (HUDOC's conversion does this for a while).
+    Empty,
+    /// 403 with Cloudflare's "Just a moment…" challenge page (HTML, `cf-mitigated: challenge`).
+    Challenge,
+    /// 503 with `cf-mitigated: challenge` and a short HTML body without the usual words.
+    ChallengeHeader,
+    /// 500, every time (the DOCX conversion of some items, 001-208029, 001-160044).
+    ServerError,
+}
+
+/// The challenge page Cloudflare's bot check sends (shortened; the real one loads a script from
+/// `/cdn-cgi/challenge-platform/`).
+pub const CHALLENGE_PAGE: &str = "<!DOCTYPE html><html lang=\"en-US\"><head><title>Just a moment...</title>\
+<meta http-equiv=\"refresh\" content=\"390\"></head><body><div class=\"main-wrapper\">\
+<h1>hudoc.echr.coe.int</h1><h2>Verifying you are human. This may take a few seconds.</h2></div>\
+<script src=\"/cdn-cgi/challenge-platform/h/b/orchestrate/chl_page/v1?ray=8f1\"></script></body></html>";
+
+fn challenge(status: u16, body: &str) -> Answer {
+    let mut a = Answer::new(status, "text/html; charset=UTF-8", body);
+    a.extra_headers.push(("cf-mitigated".into(), "challenge".into()));
+    a.extra_headers.push(("Server".into(), "cloudflare".into()));
+    a
 }
 
 impl Default for Faults {
@@ -83,6 +130,7 @@ impl Default for Faults {
             delay: Duration::from_secs(2),
             always_fail: BTreeSet::new(),
             throttle_first: 0,
+            scripted: Vec::new(),
         }
     }
 }
@@ -123,6 +171,8 @@ struct Shared {
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
     counter: AtomicU64,
+    /// Requests each scripted rule has answered.
+    rule_hits: Vec<AtomicU64>,
 }
 
 /// A running fake server; stops when dropped.
@@ -145,11 +195,12 @@ impl FakeServer {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
-            cfg,
             log: Mutex::new(Vec::new()),
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
+            rule_hits: cfg.faults.scripted.iter().map(|_| AtomicU64::new(0)).collect(),
             counter: AtomicU64::new(0),
+            cfg,
         });
         let s = shared.clone();
         let task = tokio::spawn(async move {
@@ -236,6 +287,7 @@ fn reason(status: u16) -> &'static str {
         404 => "Not Found",
         429 => "Too Many Requests",
         500 => "Internal Server Error",
+        503 => "Service Unavailable",
         _ => "Unknown",
     }
 }
@@ -292,18 +344,35 @@ async fn respond(stream: &mut TcpStream, s: &Shared, head: &str) -> std::io::Res
     }
     let path = target.split('?').next().unwrap_or("/").to_owned();
 
-    // Cloudflare's answer to anonymous clients.
+    // Cloudflare's answer to anonymous clients: the bot check.
     if user_agent
         .as_deref()
         .is_none_or(|ua| ua.is_empty() || ua.starts_with("python-requests"))
     {
-        write_answer(
-            stream,
-            &Answer::new(403, "text/html", "<html>Forbidden</html>"),
-            None,
-        )
-        .await?;
+        write_answer(stream, &challenge(403, CHALLENGE_PAGE), None).await?;
         return Ok((target, 403, false));
+    }
+    for (rule, hits) in s.cfg.faults.scripted.iter().zip(&s.rule_hits) {
+        if !target.contains(rule.target_contains.as_str()) {
+            continue;
+        }
+        let hit = hits.fetch_add(1, Ordering::SeqCst);
+        if rule.times != 0 && hit >= rule.times {
+            continue;
+        }
+        let a = match rule.answer {
+            Scripted::Malformed => Answer::new(
+                200,
+                "application/json; charset=utf-8",
+                r#"{"resultcount": 3, "results": [{"colu"#,
+            ),
+            Scripted::Empty => Answer::new(200, "application/octet-stream", Vec::new()),
+            Scripted::Challenge => challenge(403, CHALLENGE_PAGE),
+            Scripted::ChallengeHeader => challenge(503, "<html><body>Please wait</body></html>"),
+            Scripted::ServerError => Answer::new(500, "text/plain", "internal error"),
+        };
+        write_answer(stream, &a, None).await?;
+        return Ok((target, a.status, false));
     }
     if s.cfg
         .faults
@@ -332,7 +401,7 @@ async fn respond(stream: &mut TcpStream, s: &Shared, head: &str) -> std::io::Res
         Some(Fault::Forbidden) => {
             write_answer(
                 stream,
-                &Answer::new(403, "text/html", "<html>Just a moment...</html>"),
+                &Answer::new(403, "text/html", "<html><body>403 Forbidden</body></html>"),
                 None,
             )
             .await?;

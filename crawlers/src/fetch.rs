@@ -108,13 +108,30 @@ impl Fetcher {
     /// line records the error, so a rerun fetches it again. A stored answer that fails the check
     /// (stored before the check existed) is fetched again online and reported offline.
     pub async fn fetch(&self, url: &str, request: &str, kind: BodyKind) -> Result<Fetched> {
+        self.fetch_checked(url, request, kind, &|_| Ok(())).await
+    }
+
+    /// [`Fetcher::fetch`], with `check` as a further test of the body: an answer that fails it (a
+    /// search page that is not a search answer) is refused like a body of the wrong kind: reported as
+    /// [`Fetched::Failed`], not stored, refetched by a rerun; a stored one is refetched online and
+    /// reported offline.
+    pub async fn fetch_checked(
+        &self,
+        url: &str,
+        request: &str,
+        kind: BodyKind,
+        check: &(dyn Fn(&[u8]) -> std::result::Result<(), String> + Sync),
+    ) -> Result<Fetched> {
         if !self.refresh
             && let Some(e) = self.store.lookup(url)
         {
             let cached = match &e.sha256 {
                 Some(sha) => {
                     let bytes = self.store.get(sha)?;
-                    match kind.check(e.content_type.as_deref(), None, &bytes) {
+                    match kind
+                        .check(e.content_type.as_deref(), None, &bytes)
+                        .and_then(|()| check(&bytes))
+                    {
                         Ok(()) => Ok(Fetched::Body {
                             bytes,
                             sha256: sha.clone(),
@@ -171,8 +188,9 @@ impl Fetcher {
                         status: r.status,
                         cached: false,
                     }
-                } else if let Err(why) =
-                    kind.check(r.content_type.as_deref(), r.content_encoding.as_deref(), &r.body)
+                } else if let Err(why) = kind
+                    .check(r.content_type.as_deref(), r.content_encoding.as_deref(), &r.body)
+                    .and_then(|()| check(&r.body))
                 {
                     // Not what was asked for: reported, and not stored under the URL's name.
                     entry.error = Some(why.clone());

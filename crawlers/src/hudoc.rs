@@ -271,17 +271,23 @@ pub fn meta_from_columns(columns: &serde_json::Map<String, Value>) -> std::resul
 }
 
 /// Parses a search answer.
+///
+/// # Errors
+/// [`Error::Source`] naming `url` when the body is not JSON or has no `resultcount`.
 pub fn parse_search(url: &str, body: &[u8]) -> Result<SearchPage> {
-    let bad = |message: String| Error::Source {
+    parse_search_body(body).map_err(|message| Error::Source {
         url: url.to_owned(),
         message,
-    };
-    let doc: Value =
-        serde_json::from_slice(body).map_err(|e| bad(format!("search answer is not JSON: {e}")))?;
+    })
+}
+
+/// [`parse_search`], with the reason alone as the error.
+fn parse_search_body(body: &[u8]) -> std::result::Result<SearchPage, String> {
+    let doc: Value = serde_json::from_slice(body).map_err(|e| format!("search answer is not JSON: {e}"))?;
     let resultcount = doc
         .get("resultcount")
         .and_then(Value::as_u64)
-        .ok_or_else(|| bad("search answer has no resultcount".into()))? as usize;
+        .ok_or_else(|| "search answer has no resultcount".to_owned())? as usize;
     let rows = doc
         .get("results")
         .and_then(Value::as_array)
@@ -326,17 +332,26 @@ pub struct MetadataReport {
     pub rejected_rows: Vec<String>,
 }
 
+/// One search page, or why it could not be had. A 200 that is not a search answer (JSON cut short,
+/// an error object) is a failed page like a 500: it is not stored, a stored one is not served, and
+/// the crawl goes on with the next page; a rerun asks for it again.
 async fn search_page(
     fetcher: &Fetcher,
     url: &str,
 ) -> Result<std::result::Result<(SearchPage, bool), String>> {
-    Ok(match fetcher.fetch(url, "hudoc-search", BodyKind::Json).await? {
-        Fetched::Body { bytes, cached, .. } => Ok((parse_search(url, &bytes)?, cached)),
-        Fetched::NoBody { status, .. } => Err(format!("HTTP {status} without a body")),
-        Fetched::NotFound { status } => Err(format!("HTTP {status}")),
-        Fetched::Failed { reason } => Err(reason),
-        Fetched::Missing => Err("not in the store (offline)".into()),
-    })
+    let check = |body: &[u8]| parse_search_body(body).map(|_| ());
+    Ok(
+        match fetcher
+            .fetch_checked(url, "hudoc-search", BodyKind::Json, &check)
+            .await?
+        {
+            Fetched::Body { bytes, cached, .. } => parse_search_body(&bytes).map(|p| (p, cached)),
+            Fetched::NoBody { status, .. } => Err(format!("HTTP {status} without a body")),
+            Fetched::NotFound { status } => Err(format!("HTTP {status}")),
+            Fetched::Failed { reason } => Err(reason),
+            Fetched::Missing => Err("not in the store (offline)".into()),
+        },
+    )
 }
 
 /// Crawls the metadata of every document matching `settings`, bisecting date windows over the cap.

@@ -35,7 +35,7 @@ use lexbench_core::GuideId;
 use lexbench_core::sha256_hex;
 use lexbench_crawlers::bsard::{BsardSettings, crawl_bsard};
 use lexbench_crawlers::date::Date;
-use lexbench_crawlers::fake_hudoc::{FakeConfig, FakeItem, FakeServer, Faults};
+use lexbench_crawlers::fake_hudoc::{FakeConfig, FakeItem, FakeServer, Faults, Rule, Scripted};
 use lexbench_crawlers::fetch::Fetcher;
 use lexbench_crawlers::guides::{GuideSettings, crawl_guides};
 use lexbench_crawlers::http::{HttpConfig, PoliteClient, Sleeper};
@@ -226,6 +226,92 @@ async fn same_day_judgments_are_each_paged_exactly_once() {
     assert!(old.len() < 3_000, "kpdate Descending got all {}", old.len());
 }
 
+/// Issue 35, item 8: a search page answered 200 with JSON cut short used to abort the whole metadata
+/// crawl (and, stored, every rerun). It is a failed page now: the crawl goes on, nothing is stored
+/// for it, and a rerun asks again and gets it; such a page already in the store is refused offline
+/// and refetched online.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_page_that_is_not_json_is_a_failed_page() {
+    let since = day(2018, 1, 1);
+    let items: Vec<FakeItem> = (0..1_200).map(|n| item(n, "HEJUD", "ENG", since, 60)).collect();
+    let server = FakeServer::start(FakeConfig {
+        items,
+        faults: Faults {
+            scripted: vec![Rule {
+                target_contains: "&start=500&".into(),
+                answer: Scripted::Malformed,
+                times: 1,
+            }],
+            ..Faults::default()
+        },
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let root = scratch("not-json");
+    let store = Arc::new(RawStore::open(&root).unwrap());
+    let fetcher = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+    let s = HudocSettings {
+        docx: false,
+        ..settings(&server.base_url(), since, day(2018, 3, 31))
+    };
+    let r = crawl_metadata(&fetcher, &s, &ProgressBar::hidden())
+        .await
+        .expect("a bad page does not abort the crawl");
+    assert_eq!(r.failed_pages.len(), 1, "{:?}", r.failed_pages);
+    let (bad_url, why) = &r.failed_pages[0];
+    assert!(
+        bad_url.contains("&start=500&") && why.contains("not JSON"),
+        "{why}"
+    );
+    assert_eq!(r.records.len(), 700, "the other pages were crawled");
+    assert!(store.lookup(bad_url).is_none(), "the bad page was stored");
+    // A rerun asks again for that page only, and completes the window.
+    let before = fetcher.requests();
+    let r = crawl_metadata(&fetcher, &s, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert_eq!(fetcher.requests() - before, 1);
+    assert_eq!((r.records.len(), r.failed_pages.len()), (1_200, 0));
+
+    // A store written before the fix holds the bad answer as a success (the latest line wins).
+    drop((fetcher, store));
+    let stale = root;
+    {
+        let old = RawStore::open(&stale).unwrap();
+        let body = br#"{"resultcount": 3, "results": [{"colu"#;
+        let sha = old.put(body).unwrap();
+        old.record(&lexbench_core::ManifestEntry {
+            url: bad_url.clone(),
+            fetched_at: "2026-01-01T00:00:00Z".into(),
+            status: 200,
+            content_type: Some("application/json".into()),
+            sha256: Some(sha),
+            bytes: body.len() as u64,
+            request: Some("hudoc-search".into()),
+            etag: None,
+            last_modified: None,
+            error: None,
+        })
+        .unwrap();
+    }
+    let store = Arc::new(RawStore::open(&stale).unwrap());
+    let r = crawl_metadata(&Fetcher::offline(store.clone()), &s, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert!(
+        r.failed_pages
+            .iter()
+            .any(|(u, w)| u == bad_url && w.contains("the stored answer is refused")),
+        "{:?}",
+        r.failed_pages
+    );
+    let online = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+    let r = crawl_metadata(&online, &s, &ProgressBar::hidden()).await.unwrap();
+    assert_eq!((r.records.len(), r.failed_pages.len()), (1_200, 0));
+    assert_store_invariant(&store);
+}
+
 async fn reqwest_get(url: &str) -> Vec<u8> {
     let client = PoliteClient::new(fast()).unwrap();
     client.get(url).await.unwrap().body
@@ -333,7 +419,7 @@ async fn a_twenty_percent_fault_rate_loses_nothing_fetchable() {
             retry_after_secs: 0,
             delay: Duration::from_millis(900),
             always_fail: doomed.iter().map(|d| format!("id={d}&filename")).collect(),
-            throttle_first: 0,
+            ..Faults::default()
         },
         ..FakeConfig::default()
     })
