@@ -39,7 +39,8 @@ fn train_a_preset_then_submit() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("sample-dpr-lora: 73728 trainable"), "{stdout}");
+    // Separate query and passage encoders (issue 31): LoRA r = 8 on each, 73,728 parameters apiece.
+    assert!(stdout.contains("sample-dpr-lora: 147456 trainable"), "{stdout}");
     let dir = data.join("models/sample-dpr-lora");
     for f in [
         "config.toml",
@@ -50,6 +51,9 @@ fn train_a_preset_then_submit() {
         "model/adapter_config.json",
         "model/adapter_model.safetensors",
         "model/tokenizer.json",
+        "model/query_encoder/adapter_config.json",
+        "model/query_encoder/adapter_model.safetensors",
+        "model/query_encoder/tokenizer.json",
     ] {
         assert!(dir.join(f).is_file(), "missing {f}");
     }
