@@ -518,8 +518,8 @@ pub fn submit_model(
         kind: req.kind,
         sha256: files.sha256.clone(),
         files: files.files.clone(),
-        architecture: architecture(&model_dir),
-        checkpoint: checkpoint(&model_dir, &files),
+        architecture: architecture(&model_dir).map(Box::new),
+        checkpoint: checkpoint(&model_dir, &files).map(Box::new),
     };
     let mut results: BTreeMap<(String, String), (Entry, PathBuf, bool)> =
         earlier.into_iter().map(|(k, (e, p))| (k, (e, p, true))).collect();

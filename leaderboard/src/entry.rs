@@ -148,12 +148,13 @@ pub struct ModelRef {
     pub files: BTreeMap<String, String>,
     /// Its architecture, from its `config.json` (absent in entries written before it was
     /// recorded, and for the built-in BM25).
+    /// (Boxed, as is `checkpoint`: a verified entry's harness record stays small.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub architecture: Option<Architecture>,
+    pub architecture: Option<Box<Architecture>>,
     /// The pretrained checkpoint it is, or was trained from, from the install record
     /// `lexbench models fetch` wrote (absent when there is none: a folder made elsewhere).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checkpoint: Option<Checkpoint>,
+    pub checkpoint: Option<Box<Checkpoint>>,
 }
 
 impl ModelRef {
@@ -672,11 +673,11 @@ mod tests {
             kind: ModelKind::BiEncoder,
             sha256: "ab".repeat(32),
             files: BTreeMap::new(),
-            architecture: Some(Architecture {
+            architecture: Some(Box::new(Architecture {
                 model_type: "roberta".into(),
                 architectures: vec!["RobertaModel".into()],
-            }),
-            checkpoint,
+            })),
+            checkpoint: checkpoint.map(Box::new),
         }
     }
 
