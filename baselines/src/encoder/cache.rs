@@ -194,7 +194,9 @@ impl<'a> CachedEncoder<'a> {
         &self.cache
     }
 
-    /// One vector per text (cached or encoded now), in input order; new vectors are flushed to disk.
+    /// One vector per text (cached or encoded now), in input order. New vectors are encoded in
+    /// chunks and flushed to disk after each ([`encode_flushing`]), so a run stopped part-way keeps
+    /// what it encoded and the next run starts from there.
     pub fn embed(&mut self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let mut missing: Vec<&str> = texts
             .iter()
@@ -203,13 +205,10 @@ impl<'a> CachedEncoder<'a> {
             .collect();
         missing.sort_unstable();
         missing.dedup();
-        if !missing.is_empty() {
-            let vecs = self.encoder.embed(&missing)?;
-            for (t, v) in missing.iter().zip(vecs) {
-                self.cache.insert(t, v)?;
-            }
-            self.cache.flush()?;
-        }
+        let encoder = self.encoder;
+        encode_flushing(&mut self.cache, &missing, FLUSH_EVERY, |chunk| {
+            encoder.embed(chunk)
+        })?;
         texts
             .iter()
             .map(|t| {
@@ -222,11 +221,99 @@ impl<'a> CachedEncoder<'a> {
     }
 }
 
+/// Texts encoded between two flushes of the cache, at least: a flush rewrites the whole file, so
+/// the interval also grows to an eighth of the cache (the bytes written stay linear in its size).
+pub const FLUSH_EVERY: usize = 2048;
+
+/// Encodes `missing` with `encode` in chunks, inserting and flushing after each: the first
+/// `flush_every` texts (or an eighth of the cache, if more), then the next, and so on. On an error
+/// the chunks done before it are on disk. Progress goes to a bar on a terminal and to the log
+/// (`-v`) elsewhere.
+pub fn encode_flushing(
+    cache: &mut EmbeddingCache,
+    missing: &[&str],
+    flush_every: usize,
+    mut encode: impl FnMut(&[&str]) -> Result<Vec<Vec<f32>>>,
+) -> Result<()> {
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) && missing.len() > flush_every {
+        let b = indicatif::ProgressBar::new(missing.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "encoding [{bar:30}] {pos}/{len} texts ({elapsed} / {eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let mut done = 0;
+    while done < missing.len() {
+        let step = flush_every.max(1).max(cache.len() / 8);
+        let chunk = &missing[done..(done + step).min(missing.len())];
+        let vecs = encode(chunk)?;
+        if vecs.len() != chunk.len() {
+            return Err(Error::internal(
+                "embedding cache: the encoder returned another number of vectors",
+            ));
+        }
+        for (t, v) in chunk.iter().zip(vecs) {
+            cache.insert(t, v)?;
+        }
+        cache.flush()?;
+        done += chunk.len();
+        bar.set_position(done as u64);
+        tracing::info!(encoded = done, of = missing.len(), cache = %cache.path.display(), "embeddings flushed");
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     //! Properties: the cache key names the device, so vectors cached on one device are a miss on
     //! another and a hit on the same one.
     use super::*;
+
+    /// A run stopped part-way (here: the encoder fails on the third chunk) leaves the chunks before
+    /// it on disk, and the next run encodes only the rest.
+    #[test]
+    fn an_interrupted_encoding_keeps_the_chunks_done() {
+        let dir = std::env::temp_dir().join(format!("lexbench-cache-chunks-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = EmbeddingCache::file_for(&dir, "ab12", "t");
+        let texts: Vec<String> = (0..10).map(|i| format!("text {i}")).collect();
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vector = |t: &str| vec![t.len() as f32, 1.0];
+        let mut calls = 0;
+        let mut cache = EmbeddingCache::open(path.clone()).unwrap();
+        let failed = encode_flushing(&mut cache, &texts, 3, |chunk| {
+            calls += 1;
+            if calls == 3 {
+                return Err(Error::internal("killed"));
+            }
+            Ok(chunk.iter().map(|t| vector(t)).collect())
+        });
+        assert!(failed.is_err());
+        let reopened = EmbeddingCache::open(path.clone()).unwrap();
+        assert_eq!(reopened.len(), 6, "two chunks of three on disk");
+        let mut cache = reopened;
+        let missing: Vec<&str> = texts.iter().copied().filter(|t| cache.get(t).is_none()).collect();
+        let mut encoded = Vec::new();
+        encode_flushing(&mut cache, &missing, 3, |chunk| {
+            encoded.extend(chunk.iter().map(|t| t.to_string()));
+            Ok(chunk.iter().map(|t| vector(t)).collect())
+        })
+        .unwrap();
+        assert_eq!(encoded.len(), 4, "only the rest: {encoded:?}");
+        let all = EmbeddingCache::open(path).unwrap();
+        assert!(texts.iter().all(|t| all.get(t) == Some(&vector(t)[..])));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn the_device_is_part_of_the_key() {
