@@ -60,6 +60,20 @@ pub enum Error {
         /// What the download has.
         got: String,
     },
+    /// A site answered with a bot check (a Cloudflare challenge page) instead of the document: the
+    /// crawl stops at once, without retries.
+    #[error(
+        "{url}: the site answered HTTP {status} with a bot check (a Cloudflare challenge page), not the \
+         document; the crawl stopped without retrying. What is stored is kept: wait (an hour or more) \
+         and rerun the same command, lower --rate, set --user-agent to one naming you and a contact \
+         address, or crawl a mirror (--base-url) or rebuild from the raw store with --offline"
+    )]
+    Challenged {
+        /// The URL asked for.
+        url: String,
+        /// The status (403 or 503).
+        status: u16,
+    },
     /// A setting is invalid.
     #[error("invalid setting: {0}")]
     Config(String),

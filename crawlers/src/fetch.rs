@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use lexbench_core::ManifestEntry;
 
 use crate::date::now_rfc3339;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::http::PoliteClient;
 use crate::kind::BodyKind;
 use crate::store::RawStore;
@@ -107,6 +107,10 @@ impl Fetcher {
     /// nobody asked for) is [`Fetched::Failed`] with the reason: it is not stored, and its manifest
     /// line records the error, so a rerun fetches it again. A stored answer that fails the check
     /// (stored before the check existed) is fetched again online and reported offline.
+    ///
+    /// # Errors
+    /// The store's errors, and [`Error::Challenged`] when the site answers with a bot check: the
+    /// crawl must stop, not go on to the next URL.
     pub async fn fetch(&self, url: &str, request: &str, kind: BodyKind) -> Result<Fetched> {
         self.fetch_checked(url, request, kind, &|_| Ok(())).await
     }
@@ -207,6 +211,16 @@ impl Fetcher {
                         cached: false,
                     }
                 }
+            }
+            Err(f) if f.challenge => {
+                entry.status = f.status.unwrap_or(0);
+                entry.error = Some(f.reason);
+                entry.fetched_at = now_rfc3339();
+                self.store.record(&entry)?;
+                return Err(Error::Challenged {
+                    url: url.to_owned(),
+                    status: entry.status,
+                });
             }
             Err(f) => {
                 entry.status = f.status.unwrap_or(0);

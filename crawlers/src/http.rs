@@ -1,6 +1,11 @@
 //! Polite HTTP: an identifying User-Agent, a global request rate, a concurrency limit, timeouts, and
 //! retries with exponential backoff and jitter that honour `Retry-After`.
 //!
+//! A bot check is not retried: a 403 or 503 that carries `cf-mitigated: challenge` or Cloudflare's
+//! challenge page ("Just a moment…", `/cdn-cgi/challenge-platform/`) fails at once with
+//! [`Failure::challenge`] set, and the fetcher stops the crawl ([`crate::Error::Challenged`]):
+//! retrying would only spend the budget and make the next answer more likely a block.
+//!
 //! What is retried (DATA.md §1, "Politeness"): 403 (HUDOC's Cloudflare layer), 429, 5xx, connection
 //! errors, timeouts, bodies cut short, and empty 200 bodies (up to [`HttpConfig::empty_retries`], then
 //! accepted as empty). What is not: other 4xx (a 404 is an answer), 204 ("no body" is an answer).
@@ -216,7 +221,7 @@ impl HttpConfig {
         }
         if self.user_agent.trim().is_empty() || self.user_agent.chars().any(char::is_control) {
             return bad(format!(
-                "user_agent {:?}: the User-Agent must be non-empty printable text",
+                "--user-agent {:?}: the User-Agent must be non-empty printable text",
                 self.user_agent
             ));
         }
@@ -258,6 +263,8 @@ pub struct Failure {
     pub reason: String,
     /// Attempts made.
     pub attempts: u32,
+    /// The answer was a bot check (a Cloudflare challenge), not a failure a retry could fix.
+    pub challenge: bool,
 }
 
 /// How the client waits out a backoff or a `Retry-After` before the next attempt.
@@ -299,10 +306,11 @@ pub(crate) fn install_crypto_provider() {
 
 enum Attempt {
     Done(Response),
-    /// Not worth another attempt (a body over the cap).
+    /// Not worth another attempt (a body over the cap, a bot check).
     Fail {
         status: Option<u16>,
         reason: String,
+        challenge: bool,
     },
     Retry {
         status: Option<u16>,
@@ -402,11 +410,16 @@ impl PoliteClient {
                     }
                 }
                 Attempt::Retry { status, reason, wait } => (status, reason, wait),
-                Attempt::Fail { status, reason } => {
+                Attempt::Fail {
+                    status,
+                    reason,
+                    challenge,
+                } => {
                     return Err(Failure {
                         status,
                         reason,
                         attempts,
+                        challenge,
                     });
                 }
             };
@@ -415,6 +428,7 @@ impl PoliteClient {
                     status,
                     reason,
                     attempts,
+                    challenge: false,
                 });
             }
             let wait = wait
@@ -458,6 +472,38 @@ impl PoliteClient {
         let etag = header(reqwest::header::ETAG);
         let last_modified = header(reqwest::header::LAST_MODIFIED);
         let retry_after = header(reqwest::header::RETRY_AFTER).and_then(|v| parse_retry_after(&v));
+        let mitigated = resp
+            .headers()
+            .get("cf-mitigated")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("challenge"));
+        let mut resp = resp;
+        if status == 403 || status == 503 {
+            // A challenge page is small; read at most 64 KiB of it to look.
+            let mut head = Vec::new();
+            if !mitigated {
+                while head.len() < 64 << 10 {
+                    match resp.chunk().await {
+                        Ok(Some(c)) => head.extend_from_slice(&c),
+                        _ => break,
+                    }
+                }
+            }
+            if mitigated || is_challenge_page(&head) {
+                return Attempt::Fail {
+                    status: Some(status),
+                    reason: format!(
+                        "HTTP {status}: a bot check (Cloudflare challenge{}), not retried",
+                        if mitigated {
+                            ", cf-mitigated: challenge"
+                        } else {
+                            " page"
+                        }
+                    ),
+                    challenge: true,
+                };
+            }
+        }
         if status == 403 || status == 429 || (500..600).contains(&status) {
             return Attempt::Retry {
                 status: Some(status),
@@ -469,13 +515,13 @@ impl PoliteClient {
         let too_large = |what: String| Attempt::Fail {
             status: Some(status),
             reason: format!("the body is {what}, larger than the {max} bytes accepted (max_body_bytes)"),
+            challenge: false,
         };
         if let Some(len) = resp.content_length()
             && len > max
         {
             return too_large(format!("{len} bytes (Content-Length)"));
         }
-        let mut resp = resp;
         // A server's Content-Length is a hint, not a promise: preallocate at most 8 MiB of it.
         let mut body = Vec::with_capacity(resp.content_length().unwrap_or(0).min(8 << 20) as usize);
         loop {
@@ -506,6 +552,22 @@ impl PoliteClient {
             attempts: n,
         })
     }
+}
+
+/// Does `body` look like Cloudflare's challenge page ("Just a moment…", the challenge platform's
+/// script, the older "Checking your browser" and "Attention Required!" pages)?
+pub fn is_challenge_page(body: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(&body[..body.len().min(64 << 10)]).to_ascii_lowercase();
+    [
+        "<title>just a moment",
+        "/cdn-cgi/challenge-platform/",
+        "cf_chl_opt",
+        "cf-browser-verification",
+        "checking your browser before accessing",
+        "attention required! | cloudflare",
+    ]
+    .iter()
+    .any(|m| text.contains(m))
 }
 
 /// `Retry-After` in seconds. (The HTTP-date form is not parsed; the normal backoff applies then.)

@@ -312,6 +312,105 @@ async fn a_search_page_that_is_not_json_is_a_failed_page() {
     assert_store_invariant(&store);
 }
 
+/// Issue 35, item 6: a bot check (Cloudflare's challenge: 403 "Just a moment…", or any 403/503 with
+/// `cf-mitigated: challenge`) used to be retried like a transient 403, spending the whole retry
+/// budget on every URL. It stops the crawl at the first one, with no retry and a message naming what
+/// to do; a plain 403 is still retried.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_check_stops_the_crawl_without_retries() {
+    let since = day(2019, 1, 1);
+    let items: Vec<FakeItem> = (0..40)
+        .map(|n| {
+            let mut it = item(n, "HEJUD", "ENG", since, 30);
+            it.docx = Some(vec![b'x'; 10]);
+            it
+        })
+        .collect();
+    let server = FakeServer::start(FakeConfig {
+        items,
+        faults: Faults {
+            scripted: vec![
+                // A transient 500 on the first search request: retried.
+                Rule {
+                    target_contains: "/app/query/".into(),
+                    answer: Scripted::ServerError,
+                    times: 1,
+                },
+                Rule {
+                    target_contains: "/app/conversion".into(),
+                    answer: Scripted::ChallengeHeader,
+                    times: 0,
+                },
+            ],
+            ..Faults::default()
+        },
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let s = settings(&server.base_url(), since, day(2019, 1, 31));
+
+    // The challenge page, as Cloudflare answers python-requests' User-Agent.
+    let store = Arc::new(RawStore::open(scratch("challenge-ua")).unwrap());
+    let client = PoliteClient::new(HttpConfig {
+        user_agent: "python-requests/2.31.0".into(),
+        ..fast()
+    })
+    .unwrap();
+    let e = crawl_metadata(
+        &Fetcher::online(store.clone(), client),
+        &s,
+        &ProgressBar::hidden(),
+    )
+    .await
+    .expect_err("a bot check stops the crawl");
+    assert!(
+        matches!(e, lexbench_crawlers::Error::Challenged { status: 403, .. }),
+        "{e}"
+    );
+    let msg = e.to_string();
+    for needle in ["bot check", "--rate", "--user-agent", "--offline", "--base-url"] {
+        assert!(msg.contains(needle), "{needle}: {msg}");
+    }
+    assert_eq!(server.log().len(), 1, "a bot check was retried");
+    assert_eq!(store.manifest_lines(), 1, "the challenge is recorded");
+    let url = format!("{}{}", server.base_url(), server.log()[0].target);
+    assert!(store.lookup(&url).is_none());
+
+    // Metadata passes (its transient 500 retried); the bodies meet `cf-mitigated: challenge` (503).
+    let store = Arc::new(RawStore::open(scratch("challenge-header")).unwrap());
+    let fetcher = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+    let meta = crawl_metadata(&fetcher, &s, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert_eq!(meta.records.len(), 40);
+    let e = crawl_bodies(&fetcher, &meta.records, &s, 4, &ProgressBar::hidden())
+        .await
+        .expect_err("a bot check stops the body crawl");
+    assert!(
+        matches!(e, lexbench_crawlers::Error::Challenged { status: 503, .. }),
+        "{e}"
+    );
+    let bodies: Vec<_> = server
+        .log()
+        .into_iter()
+        .filter(|l| l.target.contains("/app/conversion"))
+        .collect();
+    let distinct: BTreeSet<&str> = bodies.iter().map(|l| l.target.as_str()).collect();
+    assert_eq!(distinct.len(), bodies.len(), "a challenged body was asked twice");
+    assert!(
+        bodies.len() <= 4,
+        "{} body requests after the bot check",
+        bodies.len()
+    );
+    assert!(lexbench_crawlers::http::is_challenge_page(
+        lexbench_crawlers::fake_hudoc::CHALLENGE_PAGE.as_bytes()
+    ));
+    assert!(!lexbench_crawlers::http::is_challenge_page(
+        b"<html><body>403 Forbidden</body></html>"
+    ));
+}
+
 async fn reqwest_get(url: &str) -> Vec<u8> {
     let client = PoliteClient::new(fast()).unwrap();
     client.get(url).await.unwrap().body

@@ -6,6 +6,9 @@
 //! document types non-empty; `--rate`, `--concurrency`, `--timeout` and `--retries` within the ranges
 //! their help gives, checked by [`HttpConfig::validate`] for every source): a typo exits 2 at once
 //! instead of being retried as a network error, and no value makes the crawler panic.
+//!
+//! A bot check (a Cloudflare challenge page) stops the crawl at once, exit 2, with a message saying
+//! what to do (wait, `--rate`, `--user-agent`, a mirror, `--offline`); it is never retried.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -37,6 +40,10 @@ pub struct CommonArgs {
     /// Retries after a failed attempt (403, 429, 5xx, timeouts, cut bodies; 0..=20).
     #[arg(long, default_value_t = 6, allow_negative_numbers = true, value_parser = crate::cmd::args::unsigned::<u32>)]
     pub retries: u32,
+    /// The User-Agent sent with every request; default `lexbench/VERSION (…)`. Name yourself and a
+    /// contact address if a site answers with a bot check.
+    #[arg(long)]
+    pub user_agent: Option<String>,
     /// Make no request: rebuild the indexes from what the raw store already holds.
     #[arg(long)]
     pub offline: bool,
@@ -109,13 +116,15 @@ pub enum CrawlCommand {
 
 impl CommonArgs {
     fn fetch_options(&self) -> FetchOptions {
+        let defaults = HttpConfig::default();
         FetchOptions {
             http: HttpConfig {
                 rate_per_sec: self.rate,
                 concurrency: self.concurrency,
                 timeout: Duration::from_secs(self.timeout),
                 max_retries: self.retries,
-                ..HttpConfig::default()
+                user_agent: self.user_agent.clone().unwrap_or(defaults.user_agent.clone()),
+                ..defaults
             },
             offline: self.offline,
             refresh: self.refresh,

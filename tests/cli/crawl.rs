@@ -142,6 +142,66 @@ async fn crawl_reports_failures_and_bad_input() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--since"));
 }
 
+/// Issue 35, item 6: a bot check stops `lexbench crawl` at once (exit 2, one line naming what to do,
+/// one request, no retries); `--user-agent` sets the User-Agent, so the same crawl passes with one
+/// the site accepts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bot_check_exits_2_and_user_agent_is_settable() {
+    let items = (0..5)
+        .map(|n| FakeItem {
+            itemid: format!("001-{}", 600_000 + n),
+            docname: format!("CASE OF UA {n} v. NOWHERE"),
+            doctype: "HEJUD".into(),
+            lang: "ENG".into(),
+            kpdate: Date::from_days(Date { y: 2021, m: 1, d: 1 }.days() + n),
+            placeholder: false,
+            docx: Some(format!("docx body {n}").into_bytes()),
+            html: None,
+            columns: Default::default(),
+        })
+        .collect();
+    let server = FakeServer::start(FakeConfig {
+        items,
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let data = scratch("bot-check");
+    let d = data.to_string_lossy().into_owned();
+    let base = server.base_url();
+    let run = |ua: &str| {
+        args(&[
+            "--data",
+            &d,
+            "crawl",
+            "hudoc",
+            "--base-url",
+            &base,
+            "--since",
+            "2021-01-01",
+            "--until",
+            "2021-01-31",
+            "--rate",
+            "500",
+            "--user-agent",
+            ua,
+        ])
+    };
+    let out = lexbench(run("python-requests/2.31.0")).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    for needle in ["HTTP 403 with a bot check", "--user-agent", "--rate", "--offline"] {
+        assert!(stderr.contains(needle), "{needle}: {stderr}");
+    }
+    assert_eq!(server.log().len(), 1, "the bot check was retried");
+
+    let out = lexbench(run("lexbench-test (crawler@example.org)")).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("bodies: 5 fetched"), "{stderr}");
+}
+
 /// Runs the binary with a deadline: a command that is still running after `secs` is killed, and the
 /// test fails instead of hanging (a bad base URL used to be retried for 52 s).
 fn lexbench_within(secs: u64, args: &[&str]) -> Output {
