@@ -300,8 +300,25 @@ pub fn installed_hub(dir: &Path, repo: &str, commit: Option<&str>) -> Result<Opt
 
 /// A hash identifying the weights in `dir`: the recorded `model_sha256` when the folder was
 /// installed by `lexbench models fetch` (and the weights still have the recorded size), otherwise
-/// the sha256 of `model.safetensors`.
+/// the sha256 of `model.safetensors`; with a `query_encoder/` subfolder (separate encoders), a hash
+/// of both encoders' hashes.
 pub fn model_hash(dir: &Path) -> Result<String> {
+    let own = single_model_hash(dir)?;
+    // A bi-encoder trained with separate encoders keeps its query encoder in a subfolder: the
+    // folder's identity covers both, so a changed query encoder alone is another model.
+    let query = dir.join(crate::rank::dense::QUERY_ENCODER_DIR);
+    if !query.is_dir() {
+        return Ok(own);
+    }
+    let mut h = Sha256::new();
+    h.update(own.as_bytes());
+    h.update(b":query:");
+    h.update(single_model_hash(&query)?.as_bytes());
+    Ok(format!("{:x}", h.finalize()))
+}
+
+/// [`model_hash`] of one encoder's folder, its subfolders aside.
+fn single_model_hash(dir: &Path) -> Result<String> {
     let weights = dir.join("model.safetensors");
     let peft = dir.join(crate::encoder::files::ADAPTER_WEIGHTS);
     if !weights.is_file() && peft.is_file() {
@@ -351,6 +368,24 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    /// Issue 31: a changed query encoder alone makes another model (the submission's resume key and
+    /// the embedding cache follow the hash); a folder without one keeps its old hash.
+    #[test]
+    fn the_query_encoder_is_part_of_the_hash() {
+        let dir = scratch("separate");
+        std::fs::write(dir.join("model.safetensors"), b"passage weights").unwrap();
+        let alone = model_hash(&dir).unwrap();
+        assert_eq!(alone, sha256_hex(b"passage weights"));
+        let q = dir.join(crate::rank::dense::QUERY_ENCODER_DIR);
+        std::fs::create_dir_all(&q).unwrap();
+        std::fs::write(q.join("model.safetensors"), b"query weights").unwrap();
+        let both = model_hash(&dir).unwrap();
+        assert_ne!(both, alone);
+        std::fs::write(q.join("model.safetensors"), b"other query weights").unwrap();
+        assert_ne!(model_hash(&dir).unwrap(), both);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
