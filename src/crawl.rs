@@ -82,7 +82,8 @@ pub enum CrawlReport {
 
 impl CrawlReport {
     /// Problems a rerun may fix: failed pages and bodies, days over HUDOC's cap, short windows,
-    /// bodies missing offline, guides not found, files not fetched.
+    /// bodies still empty (200 without a body) after every round, bodies missing offline, guides not
+    /// found, files not fetched. A body taken as HTML because its DOCX fails for good is not one.
     pub fn problems(&self) -> usize {
         match self {
             CrawlReport::Hudoc(h) => {
@@ -90,7 +91,9 @@ impl CrawlReport {
                 m.failed_pages.len()
                     + m.over_cap_days.len()
                     + m.short_windows.len()
-                    + h.bodies.as_ref().map_or(0, |b| b.failed.len() + b.missing)
+                    + h.bodies
+                        .as_ref()
+                        .map_or(0, |b| b.failed.len() + b.empty.len() + b.missing)
             }
             CrawlReport::Guides(r, _) => r.missing.len(),
             CrawlReport::Bsard(r, _) => r.failed.len(),

@@ -28,7 +28,9 @@ pub enum Fetched {
         /// Served from the store without a request.
         cached: bool,
     },
-    /// A 2xx answer without a body (HUDOC's 204 for items without a document, or an empty 200).
+    /// A 2xx answer without a body: HUDOC's 204 for items without a document (final, stored), or an
+    /// empty 200 (status 200: HUDOC's conversion sends them for a while; not a final answer, so it is
+    /// recorded as an error and asked again by a rerun).
     NoBody {
         /// HTTP status.
         status: u16,
@@ -95,6 +97,11 @@ impl Fetcher {
         self.requests.load(Ordering::Relaxed)
     }
 
+    /// Does this fetcher fetch again what the store has (`--refresh`)?
+    pub fn is_refreshing(&self) -> bool {
+        self.refresh
+    }
+
     /// Is this fetcher offline?
     pub fn is_offline(&self) -> bool {
         self.client.is_none()
@@ -146,6 +153,8 @@ impl Fetcher {
                         Err(why) => Err(why),
                     }
                 }
+                // An empty 200 stored as an answer by an older crawl: asked again.
+                None if e.status == 200 => Err("an empty 200 answer is not an answer".to_owned()),
                 None => Ok(Fetched::NoBody {
                     status: e.status,
                     cached: true,
@@ -153,6 +162,12 @@ impl Fetcher {
             };
             match cached {
                 Ok(f) => return Ok(f),
+                Err(_) if self.client.is_none() && e.sha256.is_none() => {
+                    return Ok(Fetched::NoBody {
+                        status: e.status,
+                        cached: true,
+                    });
+                }
                 Err(why) if self.client.is_none() => {
                     return Ok(Fetched::Failed {
                         reason: format!("the stored answer is refused: {why}"),
@@ -188,6 +203,9 @@ impl Fetcher {
                     entry.error = Some(format!("HTTP {}", r.status));
                     Fetched::NotFound { status: r.status }
                 } else if r.body.is_empty() {
+                    if r.status == 200 {
+                        entry.error = Some(format!("empty 200 body (after {} attempts)", r.attempts));
+                    }
                     Fetched::NoBody {
                         status: r.status,
                         cached: false,

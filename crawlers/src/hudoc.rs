@@ -54,6 +54,11 @@ pub struct HudocSettings {
     pub docx: bool,
     /// Fetch HTML bodies.
     pub html: bool,
+    /// How many more rounds an empty 200 body is asked for in the same crawl (default 2).
+    pub empty_rounds: u32,
+    /// The pause before each of those rounds (default 60 s: HUDOC's conversion sends empty answers
+    /// for a while, then recovers).
+    pub empty_pause: std::time::Duration,
 }
 
 impl Default for HudocSettings {
@@ -68,6 +73,8 @@ impl Default for HudocSettings {
             cap: 10_000,
             docx: true,
             html: false,
+            empty_rounds: 2,
+            empty_pause: std::time::Duration::from_secs(60),
         }
     }
 }
@@ -448,8 +455,14 @@ pub struct BodiesReport {
     pub fetched: usize,
     /// Bodies already in the store.
     pub cached: usize,
-    /// Items without a body (204 or empty).
+    /// Items without a body (`204 No Content`: HUDOC has none).
     pub no_body: usize,
+    /// Answers still an empty 200 after every round ([`HudocSettings::empty_rounds`]): URLs. Not
+    /// stored as answers, so a rerun asks again.
+    pub empty: Vec<String>,
+    /// Items whose body is the HTML one because their DOCX fails for good (5xx after every retry,
+    /// while the HTML answers): (itemid, why). Their DOCX is not asked again until `--refresh`.
+    pub html_fallback: Vec<(ItemId, String)>,
     /// Placeholders skipped.
     pub placeholders: usize,
     /// Failures: (url, reason).
@@ -458,8 +471,93 @@ pub struct BodiesReport {
     pub missing: usize,
 }
 
+/// One body request.
+#[derive(Debug, Clone)]
+struct Job {
+    url: String,
+    item: ItemId,
+    format: &'static str,
+    /// An HTML body asked for because the DOCX fails for good.
+    fallback: bool,
+}
+
+impl Job {
+    fn new(settings: &HudocSettings, item: &ItemId, format: &'static str, fallback: bool) -> Self {
+        let url = match format {
+            "docx" => docx_url(&settings.base_url, item),
+            _ => html_url(&settings.base_url, item),
+        };
+        Self {
+            url,
+            item: item.clone(),
+            format,
+            fallback,
+        }
+    }
+}
+
+/// Fetches `jobs`, `concurrency` at a time; the answers in the order they came.
+async fn run_jobs(
+    fetcher: &Fetcher,
+    jobs: Vec<Job>,
+    concurrency: usize,
+    progress: &ProgressBar,
+) -> Result<Vec<(Job, Fetched)>> {
+    let mut set = tokio::task::JoinSet::new();
+    let mut queue = jobs.into_iter();
+    let mut out = Vec::new();
+    loop {
+        while set.len() < concurrency.max(1) {
+            let Some(job) = queue.next() else {
+                break;
+            };
+            let f = fetcher.clone();
+            set.spawn(async move {
+                let kind = if job.format == "docx" {
+                    BodyKind::Docx
+                } else {
+                    BodyKind::Html
+                };
+                let r = f
+                    .fetch(&job.url, &format!("hudoc-{} {}", job.format, job.item), kind)
+                    .await;
+                (job, r)
+            });
+        }
+        let Some(joined) = set.join_next().await else {
+            break;
+        };
+        let (job, fetched) = joined.map_err(|e| Error::Source {
+            url: "body task".into(),
+            message: e.to_string(),
+        })?;
+        // A bot check (Error::Challenged) stops here; the tasks still running are dropped with `set`.
+        out.push((job, fetched?));
+        progress.inc(1);
+    }
+    Ok(out)
+}
+
+/// Did the DOCX at `url` fail for good: its latest fetch failed with a 5xx after every retry (HUDOC's
+/// conversion answers 500 every time for some items, 001-208029, 001-160044)?
+fn docx_failed_for_good(fetcher: &Fetcher, url: &str) -> Option<String> {
+    let e = fetcher.store().last_failure(url)?;
+    (500..600)
+        .contains(&e.status)
+        .then(|| e.error.unwrap_or_else(|| format!("HTTP {}", e.status)))
+}
+
 /// Fetches the bodies of `records` (DOCX and/or HTML), `concurrency` at a time (the polite client
 /// enforces its own limit too).
+///
+/// - A DOCX that fails for good (5xx after every retry) is replaced by the item's HTML body when
+///   that one answers: the body index records `format: "html"`, [`BodiesReport::html_fallback`]
+///   names the item, and later crawls go straight to the stored HTML without asking for the DOCX
+///   again, until `--refresh`. If the HTML has no body either, the DOCX is a failure (a rerun
+///   retries it).
+/// - An empty 200 is not an answer: the URL is asked again after [`HudocSettings::empty_pause`],
+///   up to [`HudocSettings::empty_rounds`] more rounds, then reported in
+///   [`BodiesReport::empty`] (a problem; a rerun asks again). `204 No Content` is "no body".
 pub async fn crawl_bodies(
     fetcher: &Fetcher,
     records: &BTreeMap<ItemId, HudocMeta>,
@@ -468,76 +566,123 @@ pub async fn crawl_bodies(
     progress: &ProgressBar,
 ) -> Result<BodiesReport> {
     let mut report = BodiesReport::default();
-    let mut urls = Vec::new();
+    let store = fetcher.store();
+    // A DOCX given up on by an earlier crawl: it failed for good and the HTML body is stored.
+    let given_up = |item: &ItemId| -> Option<String> {
+        if fetcher.is_refreshing() {
+            return None;
+        }
+        let docx = docx_url(&settings.base_url, item);
+        let html_stored = store
+            .lookup(&html_url(&settings.base_url, item))
+            .is_some_and(|e| e.sha256.is_some());
+        if store.lookup(&docx).is_some() || !html_stored {
+            return None;
+        }
+        docx_failed_for_good(fetcher, &docx)
+            .map(|why| format!("DOCX failed for good earlier ({why}); not asked again until --refresh"))
+    };
+    let mut jobs = Vec::new();
+    let mut earlier: BTreeMap<ItemId, String> = BTreeMap::new();
     for (item, meta) in records {
         if meta.isplaceholder {
             report.placeholders += 1;
             continue;
         }
         if settings.docx {
-            urls.push((
-                docx_url(&settings.base_url, item),
-                format!("hudoc-docx {item}"),
-                item.clone(),
-                "docx",
-                BodyKind::Docx,
-            ));
+            match given_up(item) {
+                Some(why) => {
+                    earlier.insert(item.clone(), why);
+                    if !settings.html {
+                        jobs.push(Job::new(settings, item, "html", true));
+                    }
+                }
+                None => jobs.push(Job::new(settings, item, "docx", false)),
+            }
         }
         if settings.html {
-            urls.push((
-                html_url(&settings.base_url, item),
-                format!("hudoc-html {item}"),
-                item.clone(),
-                "html",
-                BodyKind::Html,
-            ));
+            jobs.push(Job::new(settings, item, "html", false));
         }
     }
     progress.set_message("HUDOC bodies");
-    progress.inc_length(urls.len() as u64);
-    let mut set = tokio::task::JoinSet::new();
-    let mut queue = urls.into_iter();
-    let concurrency = concurrency.max(1);
-    loop {
-        while set.len() < concurrency {
-            let Some((url, label, item, format, kind)) = queue.next() else {
-                break;
-            };
-            let f = fetcher.clone();
-            set.spawn(async move {
-                let r = f.fetch(&url, &label, kind).await;
-                (url, item, format, r)
-            });
+    progress.inc_length(jobs.len() as u64);
+    let mut results: BTreeMap<(ItemId, &'static str), (Job, Fetched)> = BTreeMap::new();
+    let mut rounds = 0;
+    while !jobs.is_empty() {
+        let mut next = Vec::new();
+        let mut empties = Vec::new();
+        for (job, fetched) in run_jobs(fetcher, jobs, concurrency, progress).await? {
+            match &fetched {
+                Fetched::NoBody { status: 200, .. } => empties.push(job.clone()),
+                Fetched::Failed { .. }
+                    if job.format == "docx"
+                        && !settings.html
+                        && docx_failed_for_good(fetcher, &job.url).is_some() =>
+                {
+                    next.push(Job::new(settings, &job.item, "html", true));
+                }
+                _ => {}
+            }
+            results.insert((job.item.clone(), job.format), (job, fetched));
         }
-        let Some(joined) = set.join_next().await else {
-            break;
-        };
-        let (url, itemid, format, fetched) = joined.map_err(|e| Error::Source {
-            url: "body task".into(),
-            message: e.to_string(),
-        })?;
-        match fetched? {
+        if !empties.is_empty() && rounds < settings.empty_rounds && !fetcher.is_offline() {
+            rounds += 1;
+            tracing::info!(
+                empty = empties.len(),
+                round = rounds,
+                "empty 200 answers: asking again after {:?}",
+                settings.empty_pause
+            );
+            tokio::time::sleep(settings.empty_pause).await;
+            next.extend(empties);
+        }
+        progress.inc_length(next.len() as u64);
+        jobs = next;
+    }
+    let html_body = |item: &ItemId| {
+        matches!(
+            results.get(&(item.clone(), "html")),
+            Some((_, Fetched::Body { .. }))
+        )
+    };
+    for (job, fetched) in results.values() {
+        match fetched {
             Fetched::Body { cached, sha256, .. } => {
-                if cached {
+                if *cached {
                     report.cached += 1;
                 } else {
                     report.fetched += 1;
                 }
                 report.stored.push(BodyRecord {
-                    itemid,
-                    format: format.to_owned(),
-                    url,
-                    sha256,
+                    itemid: job.item.clone(),
+                    format: job.format.to_owned(),
+                    url: job.url.clone(),
+                    sha256: sha256.clone(),
                 });
+                if let Some(why) = earlier.get(&job.item).filter(|_| job.format == "html") {
+                    report.html_fallback.push((job.item.clone(), why.clone()));
+                }
             }
+            // An HTML fallback without a body leaves the DOCX's failure to be reported.
+            Fetched::NoBody { status: 204, .. } if job.fallback => {}
+            Fetched::NoBody { status: 200, .. } => report.empty.push(job.url.clone()),
             Fetched::NoBody { .. } => report.no_body += 1,
-            Fetched::NotFound { status } => report.failed.push((url, format!("HTTP {status}"))),
-            Fetched::Failed { reason } => report.failed.push((url, reason)),
+            Fetched::NotFound { status } => report.failed.push((job.url.clone(), format!("HTTP {status}"))),
+            Fetched::Failed { .. }
+                if job.format == "docx"
+                    && html_body(&job.item)
+                    && let Some(why) = docx_failed_for_good(fetcher, &job.url) =>
+            {
+                report
+                    .html_fallback
+                    .push((job.item.clone(), format!("DOCX failed for good ({why})")));
+            }
+            Fetched::Failed { reason } => report.failed.push((job.url.clone(), reason.clone())),
             Fetched::Missing => report.missing += 1,
         }
-        progress.inc(1);
     }
     report.stored.sort();
+    report.html_fallback.sort();
     Ok(report)
 }
 

@@ -61,6 +61,8 @@ struct ManifestState {
     file: File,
     /// The latest successful entry per URL.
     done: HashMap<String, ManifestEntry>,
+    /// The latest failed entry per URL, if it came after the URL's latest success.
+    failed: HashMap<String, ManifestEntry>,
     lines: usize,
 }
 
@@ -83,6 +85,7 @@ impl RawStore {
         fs::create_dir_all(root.join("objects")).map_err(io_err(&root))?;
         let path = root.join("manifest.jsonl");
         let mut done = HashMap::new();
+        let mut failed = HashMap::new();
         let mut lines = 0usize;
         if path.exists() {
             let mut text = String::new();
@@ -108,7 +111,10 @@ impl RawStore {
                 let (_, entry) = entry?;
                 lines += 1;
                 if entry.is_success() {
+                    failed.remove(&entry.url);
                     done.insert(entry.url.clone(), entry);
+                } else {
+                    failed.insert(entry.url.clone(), entry);
                 }
             }
         }
@@ -119,7 +125,12 @@ impl RawStore {
             .map_err(io_err(&path))?;
         Ok(Self {
             root,
-            manifest: Mutex::new(ManifestState { file, done, lines }),
+            manifest: Mutex::new(ManifestState {
+                file,
+                done,
+                failed,
+                lines,
+            }),
         })
     }
 
@@ -175,7 +186,10 @@ impl RawStore {
         st.file.sync_data().map_err(io_err(&path))?;
         st.lines += 1;
         if entry.is_success() {
+            st.failed.remove(&entry.url);
             st.done.insert(entry.url.clone(), entry.clone());
+        } else {
+            st.failed.insert(entry.url.clone(), entry.clone());
         }
         Ok(())
     }
@@ -183,6 +197,11 @@ impl RawStore {
     /// The latest successful fetch of `url`, if any.
     pub fn lookup(&self, url: &str) -> Option<ManifestEntry> {
         self.lock().done.get(url).cloned()
+    }
+
+    /// The latest failed fetch of `url`, when it is later than its latest success (or there is none).
+    pub fn last_failure(&self, url: &str) -> Option<ManifestEntry> {
+        self.lock().failed.get(url).cloned()
     }
 
     /// Number of manifest lines.

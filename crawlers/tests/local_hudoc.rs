@@ -92,6 +92,7 @@ fn settings(base: &str, since: Date, until: Date) -> HudocSettings {
         base_url: base.to_owned(),
         since,
         until,
+        empty_pause: Duration::from_millis(20),
         ..HudocSettings::default()
     }
 }
@@ -409,6 +410,193 @@ async fn a_bot_check_stops_the_crawl_without_retries() {
     assert!(!lexbench_crawlers::http::is_challenge_page(
         b"<html><body>403 Forbidden</body></html>"
     ));
+}
+
+/// Issue 35, item 2: HUDOC's DOCX conversion answers 500 every time for some items (001-208029,
+/// 001-160044). Their bodies used to be reported failed on every rerun, and the HTML was never
+/// tried. Now the HTML body is fetched instead and recorded as `format: "html"`, the item is named
+/// as a fallback (not a failure), and later crawls do not ask for that DOCX again until `--refresh`.
+/// An item whose HTML has no body either stays a failure, retried by a rerun.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_docx_that_fails_for_good_falls_back_to_html() {
+    let since = day(2016, 1, 1);
+    let mut items: Vec<FakeItem> = (0..12)
+        .map(|n| {
+            let mut it = item(n, "HEJUD", "ENG", since, 200);
+            it.docx = Some(format!("PK\x03\x04 docx {n}").into_bytes());
+            it.html = Some(format!("<html><body><p>1.  Text {n}</p></body></html>"));
+            it
+        })
+        .collect();
+    items[0].itemid = "001-208029".into();
+    items[1].itemid = "001-160044".into();
+    items[2].itemid = "001-999999".into();
+    items[2].html = None; // 204: no HTML either
+    let broken = ["001-208029", "001-160044", "001-999999"];
+    let server = FakeServer::start(FakeConfig {
+        items,
+        faults: Faults {
+            scripted: broken
+                .iter()
+                .map(|id| Rule {
+                    target_contains: format!("id={id}&filename"),
+                    answer: Scripted::ServerError,
+                    times: 0,
+                })
+                .collect(),
+            ..Faults::default()
+        },
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let root = scratch("docx-gone");
+    let s = settings(&server.base_url(), since, day(2016, 12, 31));
+    let run = |refresh: bool| {
+        let (root, s) = (root.clone(), s.clone());
+        async move {
+            let store = Arc::new(RawStore::open(&root).unwrap());
+            let fetcher =
+                Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap()).refreshing(refresh);
+            let meta = crawl_metadata(&fetcher, &s, &ProgressBar::hidden())
+                .await
+                .unwrap();
+            let r = crawl_bodies(&fetcher, &meta.records, &s, 4, &ProgressBar::hidden())
+                .await
+                .unwrap();
+            assert_store_invariant(&store);
+            r
+        }
+    };
+    let docx_requests = |id: &str| {
+        server
+            .log()
+            .iter()
+            .filter(|l| l.target.contains(&format!("id={id}&filename")))
+            .count()
+    };
+    let r = run(false).await;
+    let fallback: Vec<String> = r.html_fallback.iter().map(|(i, _)| i.to_string()).collect();
+    assert_eq!(fallback, ["001-160044", "001-208029"], "{r:?}");
+    assert!(r.html_fallback[0].1.contains("HTTP 500"), "{r:?}");
+    assert_eq!(r.failed.len(), 1, "{r:?}");
+    assert!(r.failed[0].0.contains("id=001-999999&filename"), "{r:?}");
+    assert_eq!(r.stored.len(), 11);
+    let html: Vec<&str> = r
+        .stored
+        .iter()
+        .filter(|b| b.format == "html")
+        .map(|b| b.itemid.as_str())
+        .collect();
+    assert_eq!(html, ["001-160044", "001-208029"]);
+    assert_eq!(
+        r.no_body, 0,
+        "the fallback's 204 is not a document without a body"
+    );
+    let first = docx_requests("001-208029");
+    assert_eq!(first, 11, "one attempt and ten retries");
+
+    // A rerun does not ask for the DOCX that failed for good; the one without an HTML body is retried.
+    let r = run(false).await;
+    assert_eq!(docx_requests("001-208029"), first);
+    assert_eq!(docx_requests("001-160044"), first);
+    assert_eq!(docx_requests("001-999999"), 2 * first);
+    assert_eq!(
+        (r.fetched, r.cached, r.html_fallback.len(), r.failed.len()),
+        (0, 11, 2, 1)
+    );
+    assert!(
+        r.html_fallback[0].1.contains("not asked again until --refresh"),
+        "{r:?}"
+    );
+
+    // --refresh asks again.
+    run(true).await;
+    assert_eq!(docx_requests("001-208029"), 2 * first);
+}
+
+/// Issue 35, item 3: an empty 200 (HUDOC's conversion sends them for a while) used to be stored as
+/// "no body" after two tries and never asked again, and was not reported. It is asked again later in
+/// the same crawl; one still empty after every round is reported (not stored: a rerun asks again).
+/// A search page answered with an empty 200 is a failed page, asked again by a rerun.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_answers_are_asked_again_and_reported() {
+    let since = day(2014, 1, 1);
+    let items: Vec<FakeItem> = (0..8)
+        .map(|n| {
+            let mut it = item(n, "HEJUD", "ENG", since, 100);
+            it.docx = Some(format!("docx {n}").into_bytes());
+            it
+        })
+        .collect();
+    let (brief, lasting) = (items[0].itemid.clone(), items[1].itemid.clone());
+    let server = FakeServer::start(FakeConfig {
+        items,
+        faults: Faults {
+            scripted: vec![
+                // The client tries three times (empty_retries 2): the first crawl's search fails.
+                Rule {
+                    target_contains: "&start=0&".into(),
+                    answer: Scripted::Empty,
+                    times: 3,
+                },
+                Rule {
+                    target_contains: format!("id={brief}&filename"),
+                    answer: Scripted::Empty,
+                    times: 3,
+                },
+                Rule {
+                    target_contains: format!("id={lasting}&filename"),
+                    answer: Scripted::Empty,
+                    times: 0,
+                },
+            ],
+            ..Faults::default()
+        },
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let store = Arc::new(RawStore::open(scratch("empty")).unwrap());
+    let fetcher = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+    let s = settings(&server.base_url(), since, day(2014, 12, 31));
+    let meta = crawl_metadata(&fetcher, &s, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert_eq!(meta.records.len(), 0);
+    assert_eq!(meta.failed_pages.len(), 1, "{:?}", meta.failed_pages);
+    assert!(
+        store.lookup(&meta.failed_pages[0].0).is_none(),
+        "an empty page was stored"
+    );
+    let meta = crawl_metadata(&fetcher, &s, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert_eq!((meta.records.len(), meta.failed_pages.len()), (8, 0));
+
+    let r = crawl_bodies(&fetcher, &meta.records, &s, 4, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert_eq!((r.fetched, r.no_body), (7, 0), "{r:?}");
+    assert!(r.stored.iter().any(|b| b.itemid.as_str() == brief), "{r:?}");
+    assert_eq!(r.empty.len(), 1, "{r:?}");
+    assert!(r.empty[0].contains(&format!("id={lasting}&")), "{r:?}");
+    let asked = |id: &str| {
+        server
+            .log()
+            .iter()
+            .filter(|l| l.target.contains(&format!("id={id}&filename")))
+            .count()
+    };
+    // Three rounds (the first and empty_rounds = 2 more) of three attempts each.
+    assert_eq!(asked(&lasting), 9);
+    // Not stored as an answer: the next crawl asks again.
+    let r = crawl_bodies(&fetcher, &meta.records, &s, 4, &ProgressBar::hidden())
+        .await
+        .unwrap();
+    assert_eq!((r.cached, r.empty.len()), (7, 1));
+    assert_eq!(asked(&lasting), 18);
+    assert_store_invariant(&store);
 }
 
 async fn reqwest_get(url: &str) -> Vec<u8> {

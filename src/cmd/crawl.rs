@@ -258,12 +258,13 @@ fn print_report(report: &CrawlReport) {
             }
             if let Some(bodies) = &h.bodies {
                 eprintln!(
-                    "bodies: {} fetched, {} already stored, {} without a body, {} placeholders skipped, {} failed{}",
+                    "bodies: {} fetched, {} already stored, {} without a body, {} placeholders skipped, {} failed, {} empty{}",
                     bodies.fetched,
                     bodies.cached,
                     bodies.no_body,
                     bodies.placeholders,
                     bodies.failed.len(),
+                    bodies.empty.len(),
                     if bodies.missing > 0 {
                         format!(", {} not in the store (offline)", bodies.missing)
                     } else {
@@ -272,6 +273,18 @@ fn print_report(report: &CrawlReport) {
                 );
                 for (url, why) in &bodies.failed {
                     eprintln!("  failed {url}: {why}");
+                }
+                for url in &bodies.empty {
+                    eprintln!("  empty answer (200 without a body) every time: {url}");
+                }
+                if !bodies.html_fallback.is_empty() {
+                    eprintln!(
+                        "{} bodies taken as HTML because their DOCX fails for good (--refresh asks for the DOCX again):",
+                        bodies.html_fallback.len()
+                    );
+                    for (item, why) in &bodies.html_fallback {
+                        eprintln!("  {item}: {why}");
+                    }
                 }
             }
         }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::Output;
 
 use lexbench_crawlers::date::Date;
-use lexbench_crawlers::fake_hudoc::{FakeConfig, FakeItem, FakeServer};
+use lexbench_crawlers::fake_hudoc::{FakeConfig, FakeItem, FakeServer, Faults, Rule, Scripted};
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("lexbench-cli-crawl-{}-{name}", std::process::id()));
@@ -200,6 +200,82 @@ async fn a_bot_check_exits_2_and_user_agent_is_settable() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("bodies: 5 fetched"), "{stderr}");
+}
+
+/// Issue 35, item 2: a DOCX that HUDOC fails to convert every time (500) made `lexbench crawl hudoc`
+/// exit 1 on every rerun. Its HTML body is taken instead: exit 0, the body index says `html`, and a
+/// rerun does not ask for that DOCX again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_docx_failing_for_good_is_taken_as_html_and_exits_0() {
+    let items = (0..4)
+        .map(|n| FakeItem {
+            itemid: format!("001-{}", 208_029 + n),
+            docname: format!("CASE OF HTML {n} v. NOWHERE"),
+            doctype: "HEJUD".into(),
+            lang: "ENG".into(),
+            kpdate: Date::from_days(Date { y: 2020, m: 11, d: 1 }.days() + n),
+            placeholder: false,
+            docx: Some(format!("docx body {n}").into_bytes()),
+            html: Some(format!("<html><body><p>1.  Text {n}</p></body></html>")),
+            columns: Default::default(),
+        })
+        .collect();
+    let server = FakeServer::start(FakeConfig {
+        items,
+        faults: Faults {
+            scripted: vec![Rule {
+                target_contains: "id=001-208029&filename".into(),
+                answer: Scripted::ServerError,
+                times: 0,
+            }],
+            ..Faults::default()
+        },
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let data = scratch("docx-gone");
+    let d = data.to_string_lossy().into_owned();
+    let base = server.base_url();
+    let a = args(&[
+        "--data",
+        &d,
+        "crawl",
+        "hudoc",
+        "--base-url",
+        &base,
+        "--since",
+        "2020-11-01",
+        "--until",
+        "2020-11-30",
+        "--rate",
+        "500",
+        "--retries",
+        "1",
+    ]);
+    for run in 0..2 {
+        let out = lexbench(a.clone()).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "run {run}: {stderr}");
+        assert!(
+            stderr.contains("1 bodies taken as HTML because their DOCX fails for good")
+                && stderr.contains("001-208029: DOCX failed for good"),
+            "run {run}: {stderr}"
+        );
+    }
+    let docx_asked = server
+        .log()
+        .iter()
+        .filter(|l| l.target.contains("id=001-208029&filename"))
+        .count();
+    assert_eq!(docx_asked, 2, "the rerun asked for the DOCX again");
+    let index = std::fs::read_to_string(data.join("raw/index/hudoc_bodies.jsonl")).unwrap();
+    assert!(
+        index
+            .lines()
+            .any(|l| l.contains("\"001-208029\"") && l.contains("\"format\":\"html\"")),
+        "{index}"
+    );
 }
 
 /// Runs the binary with a deadline: a command that is still running after `secs` is killed, and the
