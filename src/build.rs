@@ -31,10 +31,23 @@ pub fn bsard_files(data: &DataDir, from: &BsardSource) -> Result<BTreeMap<String
     let mut out = BTreeMap::new();
     match from {
         BsardSource::Folder(dir) => {
-            for f in lexbench_crawlers::bsard::BSARD_FILES {
-                let p = dir.join(f);
-                if p.is_file() {
-                    out.insert((*f).to_owned(), (p.clone(), lexbench_core::text::read_text(&p)?));
+            // Either layout: the v1 names or the names of the Hugging Face copy since 2023
+            // (articles.csv, questions_train.csv, questions_test.csv), read as the v1 files.
+            for (v1, current) in lexbench_crawlers::bsard::RENAMED {
+                let found: Vec<PathBuf> = [v1, current]
+                    .iter()
+                    .map(|f| dir.join(f))
+                    .filter(|p| p.is_file())
+                    .collect();
+                if found.len() > 1 {
+                    anyhow::bail!(
+                        "{}: both {v1} and {current} (the same file under its two names); keep one",
+                        dir.display()
+                    );
+                }
+                if let Some(p) = found.into_iter().next() {
+                    let text = lexbench_core::text::read_text(&p)?;
+                    out.insert((*v1).to_owned(), (p, text));
                 }
             }
         }

@@ -1,7 +1,14 @@
 //! BSARD sources: the published CSV files from a mirror, and optionally Justel consolidated PDFs.
 //!
 //! The dataset's own host is not reachable from every machine, so the base URL is a setting (a mirror
-//! of the dataset's files). Justel PDFs are addressed by their numac: the first eight digits are the
+//! of the dataset's files). The Hugging Face copy (`maastrichtlawtech/bsard`) renamed its files on
+//! 19 September 2023 ([`RENAMED`]): `articles.csv`, `questions_train.csv`, `questions_test.csv` at
+//! `…/resolve/main`, the v1 names `articles_fr.csv`, `questions_fr_train.csv`,
+//! `questions_fr_test.csv` at earlier revisions (pin one with `--base-url
+//! https://huggingface.co/datasets/maastrichtlawtech/bsard/resolve/COMMIT`). Either layout is
+//! accepted: a file is asked for under its current name, then (on 404, or offline when the store
+//! lacks it) under the other, and recorded in `raw/index/bsard.jsonl` under its v1 name, the
+//! URL saying which was fetched. (The Parquet copy under `refs/convert/parquet` is not read.) Justel PDFs are addressed by their numac: the first eight digits are the
 //! promulgation date, e.g. `1804032150` → `{base}/img_l/pdf/1804/03/21/1804032150_F.pdf` (Code civil).
 
 use std::collections::BTreeMap;
@@ -20,6 +27,30 @@ pub const BSARD_FILES: &[&str] = &[
     "questions_fr_train.csv",
     "questions_fr_test.csv",
 ];
+/// The files renamed in the Hugging Face copy on 19 September 2023: (v1 name, current name).
+pub const RENAMED: &[(&str, &str)] = &[
+    ("articles_fr.csv", "articles.csv"),
+    ("questions_fr_train.csv", "questions_train.csv"),
+    ("questions_fr_test.csv", "questions_test.csv"),
+];
+
+/// The v1 name of a BSARD file under either name (`articles.csv` → `articles_fr.csv`); other names
+/// are returned as they are.
+pub fn v1_name(name: &str) -> &str {
+    RENAMED
+        .iter()
+        .find(|(old, new)| *old == name || *new == name)
+        .map_or(name, |(old, _)| old)
+}
+
+/// The names a file is asked for, in order: its current name, then its v1 name.
+fn names_to_try(name: &str) -> Vec<&str> {
+    match RENAMED.iter().find(|(old, new)| *old == name || *new == name) {
+        Some((old, new)) => vec![new, old],
+        None => vec![name],
+    }
+}
+
 /// eJustice, which serves Justel PDFs.
 pub const EJUSTICE_BASE: &str = "https://www.ejustice.just.fgov.be";
 
@@ -116,27 +147,72 @@ pub async fn crawl_bsard(
     progress: &ProgressBar,
 ) -> Result<BsardReport> {
     settings.validate()?;
-    let mut jobs = Vec::new();
+    // (name recorded, URLs to try in order, kind)
+    let mut jobs: Vec<(String, Vec<String>, BodyKind)> = Vec::new();
     for f in &settings.files {
-        jobs.push((
-            f.clone(),
-            format!("{}/{f}", settings.base_url.trim_end_matches('/')),
-            BodyKind::of_file_name(f),
-        ));
+        let name = v1_name(f).to_owned();
+        if jobs.iter().any(|(n, ..)| *n == name) {
+            continue;
+        }
+        let mut urls: Vec<String> = names_to_try(f)
+            .into_iter()
+            .map(|n| format!("{}/{n}", settings.base_url.trim_end_matches('/')))
+            .collect();
+        if !fetcher.is_refreshing() {
+            // What the store holds first: a rerun asks for nothing it already has.
+            urls.sort_by_key(|u| fetcher.store().lookup(u).is_none());
+        }
+        jobs.push((name, urls, BodyKind::of_file_name(f)));
     }
     for n in &settings.numacs {
         jobs.push((
             format!("justel:{n}"),
-            justel_url(&settings.ejustice_base, n)?,
+            vec![justel_url(&settings.ejustice_base, n)?],
             BodyKind::Pdf,
         ));
     }
     progress.set_message("BSARD");
     progress.inc_length(jobs.len() as u64);
     let mut report = BsardReport::default();
-    for (name, url, kind) in jobs {
+    for (name, urls, kind) in jobs {
+        // The first URL that answers; a 404 (or, offline, a URL not in the store) tries the next.
+        let mut tried = Vec::new();
+        let mut answer = None;
+        for url in urls {
+            let fetched = fetcher.fetch(&url, &format!("bsard {name}"), kind).await?;
+            match fetched {
+                Fetched::NotFound { status: 404 } | Fetched::Missing => tried.push((url, fetched)),
+                _ => {
+                    answer = Some((url, fetched));
+                    break;
+                }
+            }
+        }
+        let (url, fetched) = match answer {
+            Some(a) => a,
+            None => {
+                let why: Vec<String> = tried
+                    .iter()
+                    .map(|(u, f)| match f {
+                        Fetched::Missing => format!("{u}: not in the store (offline)"),
+                        _ => format!("{u}: HTTP 404"),
+                    })
+                    .collect();
+                let why = if why.len() == 1 {
+                    match &tried[0].1 {
+                        Fetched::Missing => "not in the store (offline)".to_owned(),
+                        _ => "HTTP 404".to_owned(),
+                    }
+                } else {
+                    why.join("; ")
+                };
+                report.failed.insert(name, why);
+                progress.inc(1);
+                continue;
+            }
+        };
         // A body that is not what the name says (an HTML page, a gzip stream) comes back Failed.
-        match fetcher.fetch(&url, &format!("bsard {name}"), kind).await? {
+        match fetched {
             Fetched::Body { sha256, bytes, .. } => {
                 report.found.insert(
                     name.clone(),

@@ -1021,10 +1021,82 @@ async fn bsard_files_are_stored_with_checksums() {
     let r = crawl_bsard(&fetcher, &s, &ProgressBar::hidden()).await.unwrap();
     assert_eq!(r.found["articles_fr.csv"].sha256, sha256_hex(csv.as_bytes()));
     assert_eq!(r.found["justel:1804032150"].sha256, sha256_hex(&pdf));
-    assert_eq!(r.failed["questions_fr_test.csv"], "HTTP 404");
+    // Asked under both names (issue 35, item 4), neither there.
+    let why = &r.failed["questions_fr_test.csv"];
+    assert!(
+        why.contains("/bsard/questions_test.csv: HTTP 404")
+            && why.contains("/bsard/questions_fr_test.csv: HTTP 404"),
+        "{why}"
+    );
     let e = store.lookup(&r.found["articles_fr.csv"].url).unwrap();
     assert!(e.etag.is_some(), "ETag recorded");
     assert_store_invariant(&store);
+}
+
+/// Issue 35, item 4: the Hugging Face copy of BSARD renamed its files in 2023 (`articles.csv`,
+/// `questions_train.csv`, `questions_test.csv` at `resolve/main`; the v1 `*_fr.csv` names only at
+/// older revisions). A crawl of `resolve/main` used to get 404 for all three. Both layouts are
+/// crawled now, and recorded under the v1 names `build bsard` reads, the URL naming the file fetched;
+/// a rerun asks for nothing, and offline finds either layout in the store.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bsard_both_layouts_of_the_mirror_are_crawled() {
+    let pinned = "4d4ef4699389165ab96ec7faded8eace716968b1";
+    let repo = "/datasets/maastrichtlawtech/bsard/resolve";
+    let mut files = BTreeMap::new();
+    for (old, new) in lexbench_crawlers::bsard::RENAMED {
+        let body = format!("id,x\n1,{new}\n").into_bytes();
+        files.insert(format!("{repo}/main/{new}"), ("text/csv".to_owned(), body));
+        let body = format!("id,x\n1,{old}\n").into_bytes();
+        files.insert(format!("{repo}/{pinned}/{old}"), ("text/csv".to_owned(), body));
+    }
+    let server = FakeServer::start(FakeConfig {
+        files,
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    for revision in ["main", pinned] {
+        let root = scratch(&format!("bsard-layout-{revision}"));
+        let store = Arc::new(RawStore::open(&root).unwrap());
+        let fetcher = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+        let s = BsardSettings {
+            base_url: format!("{}{repo}/{revision}", server.base_url()),
+            files: lexbench_crawlers::bsard::BSARD_FILES
+                .iter()
+                .map(|f| (*f).to_owned())
+                .collect(),
+            ejustice_base: server.base_url(),
+            numacs: Vec::new(),
+        };
+        let r = crawl_bsard(&fetcher, &s, &ProgressBar::hidden()).await.unwrap();
+        assert!(r.failed.is_empty(), "{revision}: {r:?}");
+        for (old, new) in lexbench_crawlers::bsard::RENAMED {
+            let f = &r.found[*old];
+            let served = if revision == "main" { new } else { old };
+            assert!(f.url.ends_with(&format!("/{revision}/{served}")), "{f:?}");
+            let text = String::from_utf8(store.get(&f.sha256).unwrap()).unwrap();
+            assert!(text.contains(served), "{text}");
+        }
+        // Asking under the current names gives the same index.
+        let current = BsardSettings {
+            files: lexbench_crawlers::bsard::RENAMED
+                .iter()
+                .map(|(_, new)| (*new).to_owned())
+                .collect(),
+            ..s.clone()
+        };
+        let before = fetcher.requests();
+        let again = crawl_bsard(&fetcher, &current, &ProgressBar::hidden())
+            .await
+            .unwrap();
+        assert_eq!(again, r);
+        assert_eq!(fetcher.requests(), before, "a rerun asked again");
+        let offline = crawl_bsard(&Fetcher::offline(store.clone()), &s, &ProgressBar::hidden())
+            .await
+            .unwrap();
+        assert_eq!(offline, r);
+        assert_store_invariant(&store);
+    }
 }
 
 /// Issue 29 (20b): a mirror answering 200 with an HTML page, or with a gzip stream nobody asked
@@ -1084,10 +1156,11 @@ async fn bsard_answers_that_are_not_what_was_asked_for_are_refused() {
     // Nothing refused is stored, or served from the store as a success.
     assert_eq!(store.verify().unwrap().objects, 1);
     assert!(store.lookup(&format!("{}/articles_fr.csv", s.base_url)).is_none());
-    // A rerun asks again for what was refused (and not for what was stored).
+    // A rerun asks again for what was refused (and not for what was stored): each CSV under its
+    // current name (404 here) and its v1 name, the PDF once.
     let before = fetcher.requests();
     crawl_bsard(&fetcher, &s, &ProgressBar::hidden()).await.unwrap();
-    assert_eq!(fetcher.requests() - before, 3);
+    assert_eq!(fetcher.requests() - before, 5);
     assert_store_invariant(&store);
 
     // An HTML page stored under a CSV's URL by an earlier crawl: refused offline, refetched online.

@@ -28,7 +28,8 @@ pub struct BuildBsardArgs {
     /// The dataset's name.
     #[arg(long, default_value = "bsard", value_parser = crate::name_arg)]
     pub name: String,
-    /// A folder with articles_fr.csv, questions_fr_train.csv, questions_fr_test.csv; default: the
+    /// A folder with articles_fr.csv, questions_fr_train.csv, questions_fr_test.csv (or their names
+    /// since 2023: articles.csv, questions_train.csv, questions_test.csv); default: the
     /// files `lexbench crawl bsard` stored (DATA/raw/index/bsard.jsonl).
     #[arg(long)]
     pub from: Option<PathBuf>,

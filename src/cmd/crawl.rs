@@ -97,7 +97,11 @@ pub enum CrawlCommand {
     },
     /// BSARD's published files (from a mirror) and Justel PDFs.
     Bsard {
-        /// The mirror serving articles_fr.csv, questions_fr_train.csv, questions_fr_test.csv.
+        /// The mirror serving BSARD's CSV files, e.g.
+        /// https://huggingface.co/datasets/maastrichtlawtech/bsard/resolve/main (or resolve/COMMIT to
+        /// pin a revision). Each file is asked for under its current name (articles.csv,
+        /// questions_train.csv, questions_test.csv), then its v1 name (articles_fr.csv, …), and
+        /// recorded under the v1 name.
         #[arg(long)]
         base_url: String,
         /// Files to fetch from the mirror (comma-separated).

@@ -278,6 +278,55 @@ async fn a_docx_failing_for_good_is_taken_as_html_and_exits_0() {
     );
 }
 
+/// Issue 35, item 4: `crawl bsard --base-url …/resolve/main` got 404 for all three files (renamed in
+/// 2023) and `build bsard` wanted the v1 names. The renamed files are crawled and built, from the
+/// store and from a folder holding them under their current names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bsard_is_crawled_and_built_from_the_renamed_files() {
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample/bsard");
+    let repo = "/datasets/maastrichtlawtech/bsard/resolve/main";
+    let folder = scratch("bsard-renamed-folder");
+    std::fs::create_dir_all(&folder).unwrap();
+    let mut files = std::collections::BTreeMap::new();
+    for (old, new) in lexbench_crawlers::bsard::RENAMED {
+        let body = std::fs::read(sample.join(old)).unwrap();
+        std::fs::write(folder.join(new), &body).unwrap();
+        files.insert(format!("{repo}/{new}"), ("text/csv".to_owned(), body));
+    }
+    let server = FakeServer::start(FakeConfig {
+        files,
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let data = scratch("bsard-renamed");
+    let d = data.to_string_lossy().into_owned();
+    let base = format!("{}{repo}", server.base_url());
+    let out = lexbench(args(&[
+        "--data",
+        &d,
+        "crawl",
+        "bsard",
+        "--base-url",
+        &base,
+        "--rate",
+        "500",
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("bsard: 3 files stored, 0 failed"), "{stderr}");
+    for from in [None, Some(folder.to_string_lossy().into_owned())] {
+        let mut a = args(&["--data", &d, "build", "bsard", "--name", "bsard-renamed"]);
+        if let Some(f) = &from {
+            a.extend(args(&["--from", f]));
+        }
+        let out = lexbench(a).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{from:?}: {stderr}");
+    }
+}
+
 /// Runs the binary with a deadline: a command that is still running after `secs` is killed, and the
 /// test fails instead of hanging (a bad base URL used to be retried for 52 s).
 fn lexbench_within(secs: u64, args: &[&str]) -> Output {
