@@ -8,8 +8,16 @@
 //! https://huggingface.co/datasets/maastrichtlawtech/bsard/resolve/COMMIT`). Either layout is
 //! accepted: a file is asked for under its current name, then (on 404, or offline when the store
 //! lacks it) under the other, and recorded in `raw/index/bsard.jsonl` under its v1 name, the
-//! URL saying which was fetched. (The Parquet copy under `refs/convert/parquet` is not read.) Justel PDFs are addressed by their numac: the first eight digits are the
+//! URL saying which was fetched. (The Parquet copy under `refs/convert/parquet` is not read.)
+//!
+//! Justel PDFs live under the act's promulgation date, not under the numac's first eight digits:
+//! `img_l/pdf/2020/04/27/2020030910_F.pdf`, and a numac may hold letters (`2019A41000`). An act is
+//! given as `NUMAC@YYYY-MM-DD`, as its ELI (`…/eli/loi/2020/04/27/2020030910/justel`, which holds
+//! both), or as a bare numac, whose first eight characters are taken as the date only when they are
+//! one (right for the old codes, `1804032150`: Code civil of 21 March 1804). An act whose date is not
+//! known is reported as a failure naming what to give; the crawl goes on. Justel PDFs are addressed by their numac: the first eight digits are the
 //! promulgation date, e.g. `1804032150` → `{base}/img_l/pdf/1804/03/21/1804032150_F.pdf` (Code civil).
+//! (True of that one; see below.)
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -17,6 +25,7 @@ use std::path::Path;
 use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 
+use crate::date::Date;
 use crate::error::{Error, Result};
 use crate::fetch::{Fetched, Fetcher};
 use crate::kind::BodyKind;
@@ -63,7 +72,7 @@ pub struct BsardSettings {
     pub files: Vec<String>,
     /// eJustice's base URL.
     pub ejustice_base: String,
-    /// Justel numacs to fetch (optional).
+    /// Justel acts to fetch (optional): `NUMAC`, `NUMAC@YYYY-MM-DD` or an ELI ([`JustelAct::parse`]).
     pub numacs: Vec<String>,
 }
 
@@ -84,7 +93,7 @@ impl BsardSettings {
             )));
         }
         for n in &self.numacs {
-            justel_url(&self.ejustice_base, n)?;
+            JustelAct::parse(n)?;
         }
         Ok(())
     }
@@ -103,17 +112,87 @@ pub fn is_plain_file_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'+'))
 }
 
-/// The Justel PDF URL of a numac.
-pub fn justel_url(base: &str, numac: &str) -> Result<String> {
-    if numac.len() != 10 || !numac.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(Error::Config(format!("--numac {numac:?}: a numac has 10 digits")));
+/// A Justel act: its numac and, when known, its promulgation date (the date in its PDF's path).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JustelAct {
+    /// Ten characters, digits and capital letters (`1804032150`, `2019A41000`).
+    pub numac: String,
+    /// The promulgation date, when given or readable from the numac.
+    pub date: Option<Date>,
+}
+
+impl JustelAct {
+    /// Reads `NUMAC`, `NUMAC@YYYY-MM-DD`, or an ELI (`[https://…/]eli/TYPE/YYYY/MM/DD/NUMAC[/…]`).
+    /// A bare numac's date is its first eight characters when they are a calendar date, else unknown.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming `--numac` and the value: a numac that is not ten digits or capital
+    /// letters, a date that is not a calendar date, an ELI without a date and a numac.
+    pub fn parse(spec: &str) -> Result<Self> {
+        let bad = |why: &str| Error::Config(format!("--numac {spec:?}: {why}"));
+        let check_numac = |n: &str| -> Result<String> {
+            if n.len() == 10 && n.bytes().all(|b| b.is_ascii_digit() || b.is_ascii_uppercase()) {
+                Ok(n.to_owned())
+            } else {
+                Err(bad(
+                    "a numac has 10 characters, digits or capital letters (1804032150, 2019A41000)",
+                ))
+            }
+        };
+        let date = |y: &str, m: &str, d: &str| -> Option<Date> {
+            let date: Date = format!("{y}-{m}-{d}").parse().ok()?;
+            (y.len() == 4 && m.len() == 2 && d.len() == 2).then_some(date)
+        };
+        let eli = spec
+            .strip_prefix("eli/")
+            .or_else(|| spec.find("/eli/").map(|i| &spec[i + 5..]));
+        if let Some(eli) = eli {
+            let parts: Vec<&str> = eli.split('/').collect();
+            if parts.len() < 5 {
+                return Err(bad("an ELI reads eli/TYPE/YYYY/MM/DD/NUMAC"));
+            }
+            let d = date(parts[1], parts[2], parts[3])
+                .ok_or_else(|| bad("the ELI's date is not a calendar date"))?;
+            return Ok(Self {
+                numac: check_numac(parts[4])?,
+                date: Some(d),
+            });
+        }
+        if let Some((numac, d)) = spec.split_once('@') {
+            let d: Date = d
+                .parse()
+                .map_err(|_| bad("the date after @ must be a calendar date YYYY-MM-DD"))?;
+            return Ok(Self {
+                numac: check_numac(numac)?,
+                date: Some(d),
+            });
+        }
+        let numac = check_numac(spec)?;
+        let date = date(&numac[0..4], &numac[4..6], &numac[6..8]);
+        Ok(Self { numac, date })
     }
+}
+
+/// The Justel PDF URL of an act (`NUMAC`, `NUMAC@YYYY-MM-DD` or an ELI; [`JustelAct::parse`]):
+/// `{base}/img_l/pdf/YYYY/MM/DD/NUMAC_F.pdf`, the date the act's promulgation date.
+///
+/// # Errors
+/// [`Error::Config`] when `spec` does not parse, or names no date (a numac with letters given bare).
+pub fn justel_url(base: &str, spec: &str) -> Result<String> {
+    let act = JustelAct::parse(spec)?;
+    let Some(d) = act.date else {
+        return Err(Error::Config(format!(
+            "--numac {spec:?}: the act's promulgation date is not known (its PDF lives under it); \
+             give NUMAC@YYYY-MM-DD or the act's ELI (…/eli/loi/YYYY/MM/DD/NUMAC)"
+        )));
+    };
     Ok(format!(
-        "{}/img_l/pdf/{}/{}/{}/{numac}_F.pdf",
+        "{}/img_l/pdf/{:04}/{:02}/{:02}/{}_F.pdf",
         base.trim_end_matches('/'),
-        &numac[0..4],
-        &numac[4..6],
-        &numac[6..8]
+        d.y,
+        d.m,
+        d.d,
+        act.numac
     ))
 }
 
@@ -164,16 +243,19 @@ pub async fn crawl_bsard(
         }
         jobs.push((name, urls, BodyKind::of_file_name(f)));
     }
+    let mut report = BsardReport::default();
     for n in &settings.numacs {
-        jobs.push((
-            format!("justel:{n}"),
-            vec![justel_url(&settings.ejustice_base, n)?],
-            BodyKind::Pdf,
-        ));
+        let name = format!("justel:{}", JustelAct::parse(n)?.numac);
+        match justel_url(&settings.ejustice_base, n) {
+            Ok(url) => jobs.push((name, vec![url], BodyKind::Pdf)),
+            // Not an abort: the other files and acts are still fetched.
+            Err(e) => {
+                report.failed.insert(name, e.to_string());
+            }
+        }
     }
     progress.set_message("BSARD");
     progress.inc_length(jobs.len() as u64);
-    let mut report = BsardReport::default();
     for (name, urls, kind) in jobs {
         // The first URL that answers; a 404 (or, offline, a URL not in the store) tries the next.
         let mut tried = Vec::new();
@@ -313,5 +395,35 @@ mod tests {
         );
         assert!(justel_url("https://e", "18040321").is_err());
         assert!(justel_url("https://e", "18040321x0").is_err());
+    }
+
+    /// Issue 35, item 5: the path date is the act's promulgation date (from `@DATE` or the ELI),
+    /// not the numac's first eight digits; numacs may hold letters.
+    #[test]
+    fn justel_urls_use_the_acts_date() {
+        let want = "https://e/img_l/pdf/2020/04/27/2020030910_F.pdf";
+        for spec in [
+            "2020030910@2020-04-27",
+            "https://www.ejustice.just.fgov.be/eli/loi/2020/04/27/2020030910/justel",
+            "eli/loi/2020/04/27/2020030910",
+        ] {
+            assert_eq!(justel_url("https://e", spec).unwrap(), want, "{spec}");
+        }
+        assert_eq!(
+            justel_url("https://e", "2019A41000@2019-05-02").unwrap(),
+            "https://e/img_l/pdf/2019/05/02/2019A41000_F.pdf"
+        );
+        let lettered = JustelAct::parse("2019A41000").unwrap();
+        assert_eq!((lettered.numac.as_str(), lettered.date), ("2019A41000", None));
+        let e = justel_url("https://e", "2019A41000").unwrap_err().to_string();
+        assert!(e.contains("NUMAC@YYYY-MM-DD") && e.contains("ELI"), "{e}");
+        for bad in [
+            "2020030910@2020-02-30",
+            "eli/loi/2020/13/01/2020030910",
+            "eli/loi/2020",
+            "2019a41000",
+        ] {
+            assert!(JustelAct::parse(bad).is_err(), "{bad}");
+        }
     }
 }

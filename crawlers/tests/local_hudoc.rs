@@ -1099,6 +1099,77 @@ async fn bsard_both_layouts_of_the_mirror_are_crawled() {
     }
 }
 
+/// Issue 35, item 5: Justel PDFs live under the act's promulgation date, and numacs may hold letters
+/// (which used to abort the whole BSARD crawl in validation). Acts given with their date or ELI are
+/// fetched from the right path; a lettered numac without a date is a reported failure naming what to
+/// give, and the rest of the crawl goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn justel_acts_are_fetched_under_their_promulgation_date() {
+    let pdf = |n: &str| format!("%PDF-1.4 justel {n}").into_bytes();
+    let server = FakeServer::start(FakeConfig {
+        files: [
+            "/img_l/pdf/2020/04/27/2020030910_F.pdf",
+            "/img_l/pdf/2019/05/02/2019A41000_F.pdf",
+            "/img_l/pdf/1804/03/21/1804032150_F.pdf",
+            "/bsard/articles.csv",
+        ]
+        .into_iter()
+        .map(|p| {
+            let ct = if p.ends_with(".csv") {
+                "text/csv"
+            } else {
+                "application/pdf"
+            };
+            let body = if p.ends_with(".csv") {
+                b"id,x\n1,y\n".to_vec()
+            } else {
+                pdf(p)
+            };
+            (p.to_owned(), (ct.to_owned(), body))
+        })
+        .collect(),
+        ..FakeConfig::default()
+    })
+    .await
+    .unwrap();
+    let store = Arc::new(RawStore::open(scratch("justel-dates")).unwrap());
+    let fetcher = Fetcher::online(store.clone(), PoliteClient::new(fast()).unwrap());
+    let s = BsardSettings {
+        base_url: format!("{}/bsard", server.base_url()),
+        files: vec!["articles_fr.csv".into()],
+        ejustice_base: server.base_url(),
+        numacs: vec![
+            format!("{}/eli/loi/2020/04/27/2020030910/justel", server.base_url()),
+            "2019A41000@2019-05-02".into(),
+            "1804032150".into(),
+            "2021B12345".into(),
+        ],
+    };
+    let r = crawl_bsard(&fetcher, &s, &ProgressBar::hidden()).await.unwrap();
+    let found: Vec<&str> = r.found.keys().map(String::as_str).collect();
+    assert_eq!(
+        found,
+        [
+            "articles_fr.csv",
+            "justel:1804032150",
+            "justel:2019A41000",
+            "justel:2020030910"
+        ],
+        "{r:?}"
+    );
+    assert!(
+        r.found["justel:2020030910"]
+            .url
+            .ends_with("/img_l/pdf/2020/04/27/2020030910_F.pdf")
+    );
+    assert_eq!(r.failed.len(), 1, "{r:?}");
+    assert!(
+        r.failed["justel:2021B12345"].contains("NUMAC@YYYY-MM-DD"),
+        "{r:?}"
+    );
+    assert_store_invariant(&store);
+}
+
 /// Issue 29 (20b): a mirror answering 200 with an HTML page, or with a gzip stream nobody asked
 /// for, used to have it stored as `articles_fr.csv` (and listed in the BSARD index).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

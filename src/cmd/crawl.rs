@@ -107,7 +107,10 @@ pub enum CrawlCommand {
         /// Files to fetch from the mirror (comma-separated).
         #[arg(long, value_delimiter = ',')]
         files: Vec<String>,
-        /// Justel numacs to fetch (comma-separated), e.g. 1804032150 (Code civil).
+        /// Justel acts to fetch (comma-separated): NUMAC@YYYY-MM-DD (the promulgation date, under
+        /// which Justel files the PDF), the act's ELI (…/eli/loi/2020/04/27/2020030910/justel), or a
+        /// bare numac whose first eight digits are that date (1804032150, Code civil). Numacs may
+        /// hold capital letters (2019A41000).
         #[arg(long, value_delimiter = ',')]
         numac: Vec<String>,
         /// eJustice's base URL.
