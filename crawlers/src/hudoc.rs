@@ -2,10 +2,15 @@
 //!
 //! The search endpoint pages at most 10,000 results deep (rows past it silently come back empty), so a
 //! crawl covers its date range in `kpdate` windows: a window whose `resultcount` exceeds the cap is
-//! bisected until every window fits, then paged with `length` ≤ 500. Records are de-duplicated by
-//! itemid; dates arrive in two forms and are normalised; language placeholders are kept in the index
-//! but get no body request. Bodies: the DOCX conversion endpoint (which needs a `filename` parameter)
-//! and optionally the HTML one; `204 No Content` is recorded as "no body", not retried.
+//! bisected until every window fits, then paged with `length` ≤ 500 in [`SORT`] order (`itemid
+//! Ascending`: HUDOC orders same-day judgments differently on every request, so date order loses
+//! rows). Records are de-duplicated by itemid; dates arrive in two forms and are normalised; language
+//! placeholders are kept in the index but get no body request. A page that is not a search answer
+//! (JSON cut short, an empty 200) is a failed page: not stored, the crawl goes on. Bodies: the DOCX
+//! conversion endpoint (which needs a `filename` parameter) and optionally the HTML one; `204 No
+//! Content` is recorded as "no body", not retried; an empty 200 is asked again in later rounds; a DOCX
+//! that fails for good is replaced by the HTML body. A bot check stops the crawl
+//! ([`Error::Challenged`]).
 //!
 //! Every answer goes through the raw store, so an interrupted crawl resumes where it stopped and
 //! `--offline` rebuilds the same index from the store with zero requests.
