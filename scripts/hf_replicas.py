@@ -14,11 +14,19 @@ tokenizer.json. Nothing is downloaded.
     scripts/hf-replicas                      # the usual way (venv, pinned versions, caching)
     python3 scripts/hf_replicas.py OUT_DIR   # with torch, transformers, tokenizers importable
 
+Plus sentence-transformers folders (`st-*`, see `st_replicas`: the modules after the transformer,
+and `SentenceTransformer(dir).encode(texts)`) and a ColBERT folder (`colbert`, see `colbert_replica`:
+`HF_ColBERT` weights, `artifact.metadata`, and query / document token vectors and MaxSim scores
+computed here following ColBERT's algorithm, written out step by step).
+
 Writes OUT_DIR/<replica>/ and OUT_DIR/reference.json:
   {"versions": {...}, "replicas": {name: {"checkpoint", "arch", "texts", "token_ids",
    "hidden" (last hidden state of the padded batch, real tokens only), "mean", "cls", "pooler",
    "pair": {"texts", "token_ids", "type_ids", "hidden"}, "cross": {"pairs", "token_ids", "logits"}
-   (cross-encoders)}}, "train_step": {...}}
+   (cross-encoders)}}, "train_step": {...},
+   "sentence_transformers": {name: {"checkpoint", "modules", "pooling", "max_seq_length", "texts",
+   "vectors"}}, "colbert": {"checkpoint", "metadata", "queries", "docs", "query_ids", "doc_ids",
+   "query_vectors", "doc_vectors", "doc_kept", "scores"}}
 All values come from transformers (PyTorch, float32, CPU); none from lexbench.
 """
 
@@ -111,9 +119,10 @@ def randomize(model, seed):
 # ---- tokenizers -------------------------------------------------------------------------------
 
 
-def wordpiece():
-    """BERT-style: lower-cased WordPiece, `[CLS] a [SEP] b [SEP]` with segment ids 0 then 1."""
-    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+def wordpiece(extra=()):
+    """BERT-style: lower-cased WordPiece, `[CLS] a [SEP] b [SEP]` with segment ids 0 then 1; `extra`
+    tokens (ColBERT's `[unused0]`, `[unused1]`) after the five special ones."""
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *extra]
     t = Tokenizer(models.WordPiece(unk_token="[UNK]", max_input_chars_per_word=100))
     t.normalizer = normalizers.BertNormalizer(lowercase=True, strip_accents=None, clean_text=True)
     t.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
@@ -363,6 +372,194 @@ def unknown(root, seed):
                          n_positions=64)).save_pretrained(out, safe_serialization=True)
 
 
+# ---- sentence-transformers folders ------------------------------------------------------------
+
+# Longer than the all-MiniLM-style replica's max_seq_length (12 tokens), so its truncation shows.
+ST_TEXTS = TEXTS + ["The applicant complained of a violation of his right to a fair trial before the domestic courts."]
+
+
+def legacy_layout(out, pooling_keys, max_seq_length):
+    """Rewrites a folder saved by sentence-transformers 6 in the layout of the hub's older folders
+    (all-MiniLM-L6-v2, msmarco-roberta-base-ance-firstp: sentence-transformers 2.x): module types
+    `sentence_transformers.models.*`, the pooling as `pooling_mode_*_token(s)` booleans, and
+    `max_seq_length` in sentence_bert_config.json."""
+    with open(os.path.join(out, "modules.json")) as f:
+        modules = json.load(f)
+    for m in modules:
+        m["type"] = "sentence_transformers.models." + m["type"].rsplit(".", 1)[1]
+    with open(os.path.join(out, "modules.json"), "w") as f:
+        json.dump(modules, f, indent=2)
+    pool = os.path.join(out, "1_Pooling", "config.json")
+    with open(pool) as f:
+        dim = json.load(f)["embedding_dimension"]
+    keys = {"word_embedding_dimension": dim}
+    for k in ["cls_token", "mean_tokens", "max_tokens", "mean_sqrt_len_tokens", "weightedmean_tokens", "lasttoken"]:
+        keys["pooling_mode_" + k] = k in pooling_keys
+    keys["include_prompt"] = True
+    with open(pool, "w") as f:
+        json.dump(keys, f, indent=2)
+    with open(os.path.join(out, "sentence_bert_config.json"), "w") as f:
+        json.dump({"max_seq_length": max_seq_length, "do_lower_case": False}, f, indent=2)
+
+
+def st_replicas(root, seed):
+    """Three sentence-transformers folders, each a transformer replica plus the modules of a real
+    checkpoint's kind, saved with `SentenceTransformer.save` and read back with
+    `SentenceTransformer(dir)`:
+      st-minilm: sentence-transformers/all-MiniLM-L6-v2's (BERT, mean pooling, Normalize), in the hub's
+                 older layout (legacy_layout), max_seq_length 12;
+      st-ance:   sentence-transformers/msmarco-roberta-base-ance-firstp's (RoBERTa, [CLS] pooling,
+                 Dense 32→32 with Identity, LayerNorm: ANCE's embedding head), sentence-transformers 6
+                 layout;
+      st-tanh:   BERT, max pooling, Dense 32→16 with Tanh, Normalize, sentence-transformers 6 layout.
+    The Dense and LayerNorm weights are randomised like the transformer's."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Dense, LayerNorm, Normalize, Pooling, Transformer
+    import tempfile
+    specs = replicas()
+    base = tempfile.mkdtemp(prefix="st-bases-")
+    plans = {
+        "st-minilm": ("sentence-transformers/all-MiniLM-L6-v2", "legal-bert", "mean",
+                      lambda: [Normalize()], 12),
+        "st-ance": ("sentence-transformers/msmarco-roberta-base-ance-firstp", "roberta", "cls",
+                    lambda: [Dense(HIDDEN, HIDDEN, activation_function=torch.nn.Identity()), LayerNorm(HIDDEN)], None),
+        "st-tanh": ("a sentence-transformers Dense head with tanh", "legal-bert", "max",
+                    lambda: [Dense(HIDDEN, 16, activation_function=torch.nn.Tanh()), Normalize()], None),
+    }
+    refs = {}
+    for i, (name, (checkpoint, base_name, pooling, head, legacy_len)) in enumerate(plans.items()):
+        make(base_name, specs[base_name], base, seed + i)
+        modules = [Transformer(os.path.join(base, base_name)), Pooling(HIDDEN, pooling), *head()]
+        g = torch.Generator().manual_seed(seed + 50 + i)
+        with torch.no_grad():
+            for m in modules[2:]:
+                for pname, p in m.named_parameters():
+                    noise = torch.randn(p.shape, generator=g)
+                    p.copy_(1.0 + 0.2 * noise if pname == "norm.weight" else 0.3 * noise)
+        out = os.path.join(root, name)
+        SentenceTransformer(modules=modules, device="cpu").save(out)
+        if legacy_len is not None:
+            legacy_layout(out, {"mean": "mean_tokens", "cls": "cls_token", "max": "max_tokens"}[pooling], legacy_len)
+        # Read back as a user would.
+        model = SentenceTransformer(out, device="cpu")
+        vectors = model.encode(ST_TEXTS, convert_to_numpy=True, normalize_embeddings=False, batch_size=2)
+        with open(os.path.join(out, "modules.json")) as f:
+            types = [m["type"] for m in json.load(f)]
+        refs[name] = {
+            "checkpoint": checkpoint,
+            "modules": types,
+            "pooling": pooling,
+            "max_seq_length": model.max_seq_length,
+            "texts": ST_TEXTS,
+            "vectors": vectors.astype(np.float64).tolist(),
+        }
+        print(f"{name}: {checkpoint} ({', '.join(t.rsplit('.', 1)[1] for t in types)})", file=sys.stderr)
+    return refs
+
+
+# ---- ColBERT ----------------------------------------------------------------------------------
+
+COLBERT_QUERIES = ["fair trial", "what is the margin of appreciation of the State in matters of privacy?"]
+COLBERT_DOCS = [
+    "The applicant complained of a violation of his right to a fair trial.",
+    "Privacy § 2 ~ appreciation? The State's margin of Article 8.",
+    "La Cour estime qu'il y a eu violation du droit au respect de la vie privée.",
+]
+
+
+def colbert_replica(root, seed):
+    """A folder shaped like colbert-ir/colbertv2.0: config.json with architectures ["HF_ColBERT"]
+    (model_type bert), the BERT under `bert.` (pooler included, as HF_ColBERT's BertModel has one)
+    and `linear.weight` (dim × hidden, no bias) in model.safetensors, a WordPiece tokenizer holding
+    `[unused0]` and `[unused1]`, and artifact.metadata with ColBERT's settings (query_maxlen 10 and
+    doc_maxlen 12 here so truncation and [MASK] augmentation both show; dim 16). The reference vectors
+    and scores follow ColBERT v2's algorithm (colbert/modeling/tokenization/query_tokenization.py,
+    doc_tokenization.py, colbert.py of stanford-futuredata/ColBERT), written out below."""
+    import string
+    from safetensors.torch import save_file
+    from transformers import BertConfig, BertModel
+    out = os.path.join(root, "colbert")
+    os.makedirs(out, exist_ok=True)
+    t, kw, names = wordpiece(extra=("[unused0]", "[unused1]"))
+    save_tokenizer(t, kw, names, out)
+    meta = {
+        "query_token_id": "[unused0]", "doc_token_id": "[unused1]", "query_token": "[Q]", "doc_token": "[D]",
+        "similarity": "cosine", "dim": 16, "query_maxlen": 10, "doc_maxlen": 12, "attend_to_mask_tokens": False,
+        "mask_punctuation": True, "interaction": "colbert", "checkpoint": "bert-base-uncased",
+    }
+    cfg = BertConfig(vocab_size=t.get_vocab_size(), **shape(max_position_embeddings=512, type_vocab_size=2,
+                                                             layer_norm_eps=1e-12, pad_token_id=0))
+    cfg.architectures = ["HF_ColBERT"]
+    torch.manual_seed(seed)
+    bert = BertModel(cfg)
+    randomize(bert, seed)
+    bert.eval()
+    g = torch.Generator().manual_seed(seed + 1)
+    linear = 0.3 * torch.randn((meta["dim"], HIDDEN), generator=g)
+    tensors = {"bert." + k: v.contiguous() for k, v in bert.state_dict().items()}
+    tensors["linear.weight"] = linear.contiguous()
+    save_file(tensors, os.path.join(out, "model.safetensors"), metadata={"format": "pt"})
+    cfg.save_pretrained(out)
+    with open(os.path.join(out, "artifact.metadata"), "w") as f:
+        json.dump(meta, f, indent=4)
+
+    tok = PreTrainedTokenizerFast(tokenizer_file=os.path.join(out, "tokenizer.json"), **kw)
+    q_marker, d_marker = tok.convert_tokens_to_ids(meta["query_token_id"]), tok.convert_tokens_to_ids(meta["doc_token_id"])
+    pad, mask_id = tok.pad_token_id, tok.mask_token_id
+
+    def encode(ids, attention):
+        # Token states, projected by `linear` (no bias): BERT's last hidden state · Wᵀ.
+        with torch.no_grad():
+            return bert(input_ids=ids, attention_mask=attention).last_hidden_state @ linear.T
+
+    # Queries (QueryTokenizer.tensorize): ". " before the text holds the marker's place; pad to
+    # query_maxlen with truncation; the "." at position 1 becomes [Q]; every padding token becomes
+    # [MASK] (query augmentation). The attention mask stays the tokenizer's unless
+    # attend_to_mask_tokens (false), so the [MASK]s attend nowhere but are encoded and scored.
+    q = tok([". " + x for x in COLBERT_QUERIES], padding="max_length", truncation=True,
+            max_length=meta["query_maxlen"], return_tensors="pt")
+    q_ids, q_att = q["input_ids"].clone(), q["attention_mask"].clone()
+    q_ids[:, 1] = q_marker
+    q_ids[q_ids == pad] = mask_id
+    if meta["attend_to_mask_tokens"]:
+        q_att[q_ids == mask_id] = 1
+    # ColBERT.query: every position is kept (the padding is [MASK] now), then L2 normalisation per token.
+    Q = F.normalize(encode(q_ids, q_att), p=2, dim=2)
+
+    # Documents (DocTokenizer.tensorize): ". " before the text, truncation at doc_maxlen, longest padding;
+    # the "." at position 1 becomes [D].
+    d = tok([". " + x for x in COLBERT_DOCS], padding="longest", truncation="longest_first",
+            max_length=meta["doc_maxlen"], return_tensors="pt")
+    d_ids, d_att = d["input_ids"].clone(), d["attention_mask"]
+    d_ids[:, 1] = d_marker
+    # The skiplist (ColBERT.__init__ with mask_punctuation): every string.punctuation symbol and the
+    # first id the tokenizer gives it alone ([UNK] for a symbol the vocabulary lacks).
+    skip = {w for s in string.punctuation for w in [s, tok.encode(s, add_special_tokens=False)[0]]}
+    # ColBERT.doc: vectors of skiplist tokens and padding are zeroed, then L2-normalised; the index
+    # (keep_dims="flatten") and colbert_score (D_mask) leave them out.
+    keep = torch.tensor([[(x not in skip) and (x != pad) for x in row] for row in d_ids.tolist()])
+    D = F.normalize(encode(d_ids, d_att) * keep.unsqueeze(2).float(), p=2, dim=2)
+    doc_vectors = [D[i][keep[i]].tolist() for i in range(len(COLBERT_DOCS))]
+
+    # MaxSim (similarity "cosine"): for each query token the best document token's dot product, summed.
+    scores = [[(Q[i] @ D[j][keep[j]].T).max(dim=1).values.sum().item() for j in range(len(COLBERT_DOCS))]
+              for i in range(len(COLBERT_QUERIES))]
+    print(f"colbert: colbert-ir/colbertv2.0 (HF_ColBERT, dim {meta['dim']})", file=sys.stderr)
+    return {
+        "checkpoint": "colbert-ir/colbertv2.0",
+        "metadata": meta,
+        "queries": COLBERT_QUERIES,
+        "docs": COLBERT_DOCS,
+        "query_ids": q_ids.tolist(),
+        "query_attention": q_att.tolist(),
+        "doc_ids": [row[: int(m.sum())] for row, m in zip(d_ids.tolist(), d_att)],
+        "doc_kept": [[int(k) for k in keep[i][: int(d_att[i].sum())]] for i in range(len(COLBERT_DOCS))],
+        "query_vectors": Q.tolist(),
+        "doc_vectors": doc_vectors,
+        "scores": scores,
+    }
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -378,11 +575,17 @@ def main():
             train = train_step(model, hf)
         print(f"{name}: {spec[0]} ({ref['model_type']}, {ref['architectures'][0]})", file=sys.stderr)
     unknown(root, SEED + 99)
+    st = st_replicas(root, SEED + 200)
+    colbert = colbert_replica(root, SEED + 300)
+    import sentence_transformers
     doc = {
         "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
+                     "sentence_transformers": sentence_transformers.__version__,
                      "tokenizers": tokenizers.__version__, "numpy": np.__version__},
         "replicas": refs,
         "train_step": train,
+        "sentence_transformers": st,
+        "colbert": colbert,
     }
     with open(os.path.join(root, "reference.json"), "w") as f:
         json.dump(doc, f)

@@ -428,7 +428,7 @@ pub fn trained_ranker(
                 system: system.to_owned(),
                 encode: EncodeOptions {
                     max_len: cfg.data.max_doc_len,
-                    pooling: cfg.biencoder.pooling,
+                    pooling: Some(cfg.biencoder.pooling),
                     normalize: cfg.biencoder.cosine,
                     ..EncodeOptions::default()
                 },

@@ -29,18 +29,34 @@
 //!   `classifier.dense` → tanh → `classifier.out_proj` on the first token, no pooler) read their head
 //!   from the checkpoint and give transformers' logits for a padded batch of pairs within 1e-5;
 //! - a folder of a model lexbench does not run (GPT-2) is refused naming config.json and the
-//!   model_type.
+//!   model_type;
+//! - sentence-transformers folders (`SentenceTransformer(dir).encode(texts)` with
+//!   sentence-transformers 6.2.0 is the reference) give its vectors within 1e-5 through
+//!   `SentenceEncoder` with no pooling asked and the folder's `max_seq_length`: all-MiniLM-L6-v2's
+//!   shape in the hub's older layout (BERT, mean, Normalize, max_seq_length 12 so truncation shows),
+//!   msmarco-roberta-base-ance-firstp's (RoBERTa, `[CLS]`, Dense with Identity, LayerNorm) and a
+//!   Dense with tanh after max pooling; a pooling asked against the folder's `Pooling` module is
+//!   refused naming its config.json, one that agrees is fine; unsupported modules and pooling modes
+//!   are refused naming the file; DPR without modules pools with `[CLS]`;
+//! - a ColBERT folder shaped like colbert-ir/colbertv2.0 (`HF_ColBERT`, `bert.` weights,
+//!   `linear.weight`, `artifact.metadata`) runs with its own projection, markers and lengths: query
+//!   and document token ids (marker after `[CLS]`, `[MASK]` padding to query_maxlen, not attended),
+//!   query vectors (every position), document vectors (skiplist and padding dropped) and MaxSim
+//!   scores equal the reference computed in `scripts/hf_replicas.py` from ColBERT's algorithm within
+//!   1e-5.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use candle_core::{Device, Tensor};
 use lexbench_baselines::encoder::bert::encoder_tensors;
+use lexbench_baselines::encoder::st;
 use lexbench_baselines::encoder::{
     Arch, BertConfig, BertModel, EncodeOptions, Pooling, SentenceEncoder, TextTokenizer, Tokens, pad_batch,
     pool,
 };
 use lexbench_baselines::scorers::CrossEncoder;
+use lexbench_baselines::scorers::colbert::{ColBert, ColBertConfig, has_projection};
 use lexbench_baselines::train::params::ParamStore;
 use serde::Deserialize;
 
@@ -86,9 +102,34 @@ struct TrainStep {
 }
 
 #[derive(Deserialize)]
+struct StReplica {
+    checkpoint: String,
+    pooling: String,
+    max_seq_length: usize,
+    texts: Vec<String>,
+    vectors: Vec<Vec<f32>>,
+}
+
+#[derive(Deserialize)]
+struct ColBertRef {
+    checkpoint: String,
+    queries: Vec<String>,
+    docs: Vec<String>,
+    query_ids: Vec<Vec<u32>>,
+    query_attention: Vec<Vec<u32>>,
+    doc_ids: Vec<Vec<u32>>,
+    doc_kept: Vec<Vec<u32>>,
+    query_vectors: Vec<Vec<Vec<f32>>>,
+    doc_vectors: Vec<Vec<Vec<f32>>>,
+    scores: Vec<Vec<f32>>,
+}
+
+#[derive(Deserialize)]
 struct Reference {
     replicas: BTreeMap<String, Replica>,
     train_step: TrainStep,
+    sentence_transformers: BTreeMap<String, StReplica>,
+    colbert: ColBertRef,
 }
 
 /// The replicas' folder, failing with what to run when it is missing.
@@ -219,7 +260,7 @@ fn check(name: &str) -> f32 {
     // The sentence encoder (length-sorted batches, mean pooling, no normalisation).
     let options = EncodeOptions {
         normalize: false,
-        pooling: Pooling::Mean,
+        pooling: Some(Pooling::Mean),
         batch_size: 3,
         ..EncodeOptions::default()
     };
@@ -493,4 +534,294 @@ fn a_cross_encoder_head_with_two_labels_is_refused() {
         )
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The sentence-transformers replica `name` through `SentenceEncoder` with nothing asked but the
+/// folder's `max_seq_length`: its pooling and modules, against `SentenceTransformer(dir).encode`.
+fn check_st(name: &str) -> f32 {
+    let r = reference();
+    let rep = r
+        .sentence_transformers
+        .get(name)
+        .unwrap_or_else(|| panic!("reference.json has no {name}: rerun scripts/hf-replicas"));
+    let dir = replicas().join(name);
+    let max_len = st::model_max_len(&dir).expect("max_seq_length").unwrap_or(256);
+    let options = EncodeOptions {
+        max_len,
+        pooling: None,
+        normalize: false,
+        batch_size: 2,
+    };
+    let enc =
+        SentenceEncoder::from_dir(&dir, &Device::Cpu, options).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(enc.modules().is_some(), "{name}: modules not read");
+    assert_eq!(enc.pooling().to_string(), rep.pooling, "{name}: pooling");
+    assert_eq!(
+        enc.tokenizer().max_len(),
+        rep.max_seq_length.min(enc.model().config().max_tokens()),
+        "{name}: max_seq_length"
+    );
+    let texts: Vec<&str> = rep.texts.iter().map(String::as_str).collect();
+    let got = enc.embed(&texts).expect("embed");
+    let d = max_delta(&flat(&got), &flat(&rep.vectors), name);
+    assert!(
+        d <= TOL,
+        "{name} ({}): max |Δ| {d:e} > {TOL:e} against sentence-transformers",
+        rep.checkpoint
+    );
+    eprintln!("{name} ({}): max |Δ| {d:e}", rep.checkpoint);
+    d
+}
+
+#[test]
+fn all_minilm_style_folder_matches_sentence_transformers() {
+    check_st("st-minilm");
+    let enc = SentenceEncoder::from_dir(
+        &replicas().join("st-minilm"),
+        &Device::Cpu,
+        EncodeOptions {
+            normalize: false,
+            ..EncodeOptions::default()
+        },
+    )
+    .expect("load");
+    assert!(enc.modules().expect("modules").normalizes(), "Normalize read");
+    assert_eq!(enc.pooling(), Pooling::Mean);
+}
+
+#[test]
+fn ance_style_folder_matches_sentence_transformers() {
+    check_st("st-ance");
+    let m = st::StModules::read(&replicas().join("st-ance"), &Device::Cpu)
+        .expect("read")
+        .expect("modules");
+    assert_eq!(m.pooling(), Pooling::Cls);
+    assert!(matches!(
+        m.stages(),
+        [
+            st::Stage::Dense {
+                activation: st::Activation::Identity,
+                bias: Some(_),
+                ..
+            },
+            st::Stage::LayerNorm(_)
+        ]
+    ));
+}
+
+#[test]
+fn dense_tanh_after_max_pooling_matches_sentence_transformers() {
+    check_st("st-tanh");
+    let m = st::StModules::read(&replicas().join("st-tanh"), &Device::Cpu)
+        .expect("read")
+        .expect("modules");
+    assert_eq!((m.pooling(), m.dim()), (Pooling::Max, 16));
+    assert!(matches!(
+        m.stages(),
+        [
+            st::Stage::Dense {
+                activation: st::Activation::Tanh,
+                ..
+            },
+            st::Stage::Normalize
+        ]
+    ));
+}
+
+#[test]
+fn a_pooling_against_the_folders_modules_is_refused() {
+    let dir = replicas().join("st-ance");
+    let load = |pooling| {
+        SentenceEncoder::from_dir(
+            &dir,
+            &Device::Cpu,
+            EncodeOptions {
+                pooling,
+                ..EncodeOptions::default()
+            },
+        )
+    };
+    let e = load(Some(Pooling::Mean))
+        .expect_err("mean on a [CLS] model")
+        .to_string();
+    assert_eq!(
+        e,
+        format!(
+            "{}: the model pools with cls (its sentence-transformers Pooling module), but mean pooling was asked \
+             for: leave the pooling out to use the model's",
+            dir.join("1_Pooling/config.json").display()
+        )
+    );
+    assert_eq!(load(Some(Pooling::Cls)).expect("agrees").pooling(), Pooling::Cls);
+    // DPR has no modules: [CLS] unless asked otherwise, and it gives DPR's output.
+    let dpr = replicas().join("dpr-question");
+    assert_eq!(st::default_pooling(&dpr).expect("pooling"), Pooling::Cls);
+    let enc = SentenceEncoder::from_dir(
+        &dpr,
+        &Device::Cpu,
+        EncodeOptions {
+            normalize: false,
+            ..EncodeOptions::default()
+        },
+    )
+    .expect("dpr");
+    assert_eq!(enc.pooling(), Pooling::Cls);
+    let r = reference();
+    let rep = &r.replicas["dpr-question"];
+    let texts: Vec<&str> = rep.texts.iter().map(String::as_str).collect();
+    let d = max_delta(
+        &flat(&enc.embed(&texts).expect("embed")),
+        &flat(rep.dpr_output.as_ref().expect("dpr output")),
+        "dpr",
+    );
+    assert!(d <= TOL, "DPR [CLS] by default: max |Δ| {d:e}");
+}
+
+#[test]
+fn unsupported_sentence_transformers_modules_are_refused() {
+    let src = replicas().join("st-tanh");
+    let dir = std::env::temp_dir().join(format!("lexbench-hf-golden-{}-st", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for rel in ["", "1_Pooling", "2_Dense", "3_Normalize"] {
+        std::fs::create_dir_all(dir.join(rel)).expect("mkdir");
+    }
+    for f in [
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "sentence_bert_config.json",
+        "modules.json",
+        "1_Pooling/config.json",
+        "2_Dense/config.json",
+        "2_Dense/model.safetensors",
+        "3_Normalize/config.json",
+    ] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+    }
+    let load = || {
+        SentenceEncoder::from_dir(&dir, &Device::Cpu, EncodeOptions::default())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    };
+    load().expect("the copy loads");
+    let edit = |file: &str, f: &dyn Fn(&mut serde_json::Value)| {
+        let path = dir.join(file);
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+        f(&mut v);
+        std::fs::write(&path, v.to_string()).expect("write");
+    };
+    // Two pooling modes at once (sentence-transformers concatenates them).
+    edit("1_Pooling/config.json", &|v| {
+        v["pooling_mode"] = serde_json::json!(["max", "mean"])
+    });
+    let e = load().expect_err("two modes");
+    assert!(
+        e.starts_with(&dir.join("1_Pooling/config.json").display().to_string()),
+        "{e}"
+    );
+    assert!(e.contains("exactly one of cls, mean and max"), "{e}");
+    edit("1_Pooling/config.json", &|v| v["pooling_mode"] = "max".into());
+    // An activation lexbench does not run.
+    edit("2_Dense/config.json", &|v| {
+        v["activation_function"] = "torch.nn.modules.activation.GELU".into();
+    });
+    let e = load().expect_err("GELU");
+    assert!(e.contains("2_Dense/config.json") && e.contains("GELU"), "{e}");
+    edit("2_Dense/config.json", &|v| {
+        v["activation_function"] = "torch.nn.modules.activation.Tanh".into();
+    });
+    // A module lexbench does not run.
+    edit("modules.json", &|v| {
+        v[2]["type"] = "sentence_transformers.models.WeightedLayerPooling".into();
+    });
+    let e = load().expect_err("WeightedLayerPooling");
+    assert!(
+        e.contains("modules.json") && e.contains("WeightedLayerPooling"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn colbert_checkpoint_matches_colberts_algorithm() {
+    let want = reference().colbert;
+    let dir = replicas().join("colbert");
+    let cfg = ColBertConfig::for_model(&dir).expect("artifact.metadata");
+    assert_eq!(
+        (
+            cfg.query_maxlen,
+            cfg.doc_maxlen,
+            cfg.dim,
+            cfg.attend_to_mask_tokens
+        ),
+        (10, 12, 16, false),
+        "{cfg:?}"
+    );
+    assert!(has_projection(&dir).expect("header"));
+    // Defaults given: the model's markers, dim and masking replace them; the lengths asked stay.
+    let fresh = candle_nn::VarMap::new();
+    let new_linear = candle_nn::VarBuilder::from_varmap(&fresh, candle_core::DType::F32, &Device::Cpu);
+    let cb = ColBert::from_dir(&dir, &Device::Cpu, cfg, new_linear).expect("colbert");
+    assert!(cb.projection_from_checkpoint(), "the checkpoint's linear.weight");
+    assert!(fresh.all_vars().is_empty(), "a new projection was made");
+    let queries: Vec<&str> = want.queries.iter().map(String::as_str).collect();
+    let docs: Vec<&str> = want.docs.iter().map(String::as_str).collect();
+    let qt = cb.query_tokens(&queries).expect("query tokens");
+    assert_eq!(
+        qt.iter().map(|t| t.ids.clone()).collect::<Vec<_>>(),
+        want.query_ids
+    );
+    assert_eq!(
+        qt.iter().map(|t| t.mask.clone()).collect::<Vec<_>>(),
+        want.query_attention
+    );
+    let dt = cb.doc_tokens(&docs).expect("doc tokens");
+    assert_eq!(dt.iter().map(|t| t.ids.clone()).collect::<Vec<_>>(), want.doc_ids);
+    let kept: Vec<Vec<u32>> = dt
+        .iter()
+        .map(|t| {
+            t.ids
+                .iter()
+                .map(|&id| u32::from(!cb.is_punctuation(id)))
+                .collect()
+        })
+        .collect();
+    assert_eq!(kept, want.doc_kept, "skiplist");
+    let mut worst = 0f32;
+    let mut note = |what: &str, got: &[f32], want: &[f32]| {
+        let d = max_delta(got, want, what);
+        assert!(d <= TOL, "colbert: {what} max |Δ| {d:e} > {TOL:e}");
+        worst = worst.max(d);
+    };
+    for (i, (q, w)) in cb
+        .encode_queries(&queries)
+        .expect("queries")
+        .iter()
+        .zip(&want.query_vectors)
+        .enumerate()
+    {
+        note(
+            &format!("query {i} vectors"),
+            &flat(&q.to_vec2::<f32>().expect("q")),
+            &flat(w),
+        );
+    }
+    for (i, (d, w)) in cb
+        .encode_docs(&docs)
+        .expect("docs")
+        .iter()
+        .zip(&want.doc_vectors)
+        .enumerate()
+    {
+        note(
+            &format!("document {i} vectors"),
+            &flat(&d.to_vec2::<f32>().expect("d")),
+            &flat(w),
+        );
+    }
+    let scores = cb.score(&queries, &docs).expect("score");
+    note("MaxSim scores", &flat(&scores), &flat(&want.scores));
+    eprintln!("colbert ({}): max |Δ| {worst:e}", want.checkpoint);
 }

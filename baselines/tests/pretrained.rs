@@ -77,7 +77,7 @@ fn minilm_matches_sentence_transformers() {
     let r = reference();
     let opts = EncodeOptions {
         max_len: 256,
-        pooling: Pooling::Mean,
+        pooling: Some(Pooling::Mean),
         normalize: true,
         batch_size: 8,
     };
@@ -91,7 +91,7 @@ fn e5_small_conversion_matches_pytorch() {
     let r = reference();
     let opts = EncodeOptions {
         max_len: 512,
-        pooling: Pooling::Mean,
+        pooling: Some(Pooling::Mean),
         normalize: true,
         batch_size: 8,
     };

@@ -35,7 +35,7 @@ fn encoder(dir: &Path) -> lexbench_baselines::Result<SentenceEncoder> {
         &Device::Cpu,
         EncodeOptions {
             max_len: 32,
-            pooling: Pooling::Mean,
+            pooling: Some(Pooling::Mean),
             normalize: true,
             batch_size: 2,
         },

@@ -16,6 +16,18 @@ pub enum PoolingArg {
     Mean,
     /// The `[CLS]` token.
     Cls,
+    /// Max over the attention mask.
+    Max,
+}
+
+impl From<PoolingArg> for Pooling {
+    fn from(p: PoolingArg) -> Self {
+        match p {
+            PoolingArg::Mean => Self::Mean,
+            PoolingArg::Cls => Self::Cls,
+            PoolingArg::Max => Self::Max,
+        }
+    }
 }
 
 /// Arguments of `lexbench encode`.
@@ -23,15 +35,17 @@ pub enum PoolingArg {
 pub struct EncodeArgs {
     #[command(flatten)]
     pub encoder: ModelDevice,
-    /// Pooling.
-    #[arg(long, value_enum, default_value = "mean")]
-    pub pooling: PoolingArg,
+    /// Pooling [default: the model's: its sentence-transformers Pooling module's, [CLS] for DPR, else
+    /// mean]. One contradicting the model's sentence-transformers modules is an error.
+    #[arg(long, value_enum)]
+    pub pooling: Option<PoolingArg>,
     /// L2-normalise the vectors.
     #[arg(long)]
     pub normalize: bool,
-    /// Truncation length in tokens (special tokens included).
-    #[arg(long, default_value_t = 256)]
-    pub max_len: usize,
+    /// Truncation length in tokens (special tokens included) [default: the model's max_seq_length
+    /// (sentence_bert_config.json), else 256].
+    #[arg(long)]
+    pub max_len: Option<usize>,
     /// The texts.
     #[arg(required = true)]
     pub texts: Vec<String>,
@@ -39,12 +53,15 @@ pub struct EncodeArgs {
 
 /// Prints the embeddings of `args.texts`.
 pub fn cmd_encode(args: &EncodeArgs) -> Result<ExitCode> {
+    let max_len = match args.max_len {
+        Some(n) => n,
+        None => lexbench_baselines::encoder::st::model_max_len(&args.encoder.model)
+            .with_context(|| format!("loading the model in {}", args.encoder.model.display()))?
+            .unwrap_or(256),
+    };
     let options = EncodeOptions {
-        max_len: args.max_len,
-        pooling: match args.pooling {
-            PoolingArg::Mean => Pooling::Mean,
-            PoolingArg::Cls => Pooling::Cls,
-        },
+        max_len,
+        pooling: args.pooling.map(Pooling::from),
         normalize: args.normalize,
         batch_size: 32,
     };

@@ -55,11 +55,13 @@ pub struct NeuralArgs {
     /// Documents kept per topic.
     #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
     pub top_k: usize,
-    /// Query length in tokens, `[MASK]` augmentation included [default: 32, ColBERT's]. A folder
-    /// trained here reads queries and documents at its training's lengths.
+    /// Query length in tokens, `[MASK]` augmentation included [default: the checkpoint's
+    /// artifact.metadata query_maxlen, else 32, ColBERT's]. A folder trained here reads queries and
+    /// documents at its training's lengths.
     #[arg(long, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
     pub query_max_len: Option<usize>,
-    /// Document truncation length in tokens [default: 180, ColBERT's].
+    /// Document truncation length in tokens [default: the checkpoint's artifact.metadata doc_maxlen,
+    /// else 180, ColBERT's].
     #[arg(long, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
     pub doc_max_len: Option<usize>,
 }
@@ -94,15 +96,18 @@ pub struct DenseArgs {
     /// The system's name: the run's file name and tag.
     #[arg(long, default_value = "dense", value_parser = crate::name_arg)]
     pub system: String,
-    /// Pooling of the token states.
-    #[arg(long, value_enum, default_value = "mean")]
-    pub pooling: PoolingArg,
+    /// Pooling of the token states [default: the model's: its sentence-transformers Pooling
+    /// module's, [CLS] for DPR, else mean]. One contradicting the model's sentence-transformers
+    /// modules is an error.
+    #[arg(long, value_enum)]
+    pub pooling: Option<PoolingArg>,
     /// Similarity of query and document vectors.
     #[arg(long, value_enum, default_value = "cosine")]
     pub similarity: SimilarityArg,
-    /// Truncation length in tokens (documents, and queries unless --query-max-len is given).
-    #[arg(long, default_value_t = 256, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
-    pub max_len: usize,
+    /// Truncation length in tokens (documents, and queries unless --query-max-len is given)
+    /// [default: the model's max_seq_length (sentence_bert_config.json), else 256].
+    #[arg(long, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
+    pub max_len: Option<usize>,
     /// Truncation length of queries in tokens [default: --max-len]. A folder trained here reads
     /// queries and documents at its training's lengths.
     #[arg(long, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
@@ -126,6 +131,8 @@ pub enum PoolingArg {
     Mean,
     /// The [CLS] token (DPR, ANCE).
     Cls,
+    /// Max over the real tokens.
+    Max,
 }
 
 /// Similarity of vectors.
@@ -266,11 +273,16 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                 system: args.system.clone(),
                 query_max_len: args.query_max_len,
                 encode: EncodeOptions {
-                    max_len: args.max_len,
-                    pooling: match args.pooling {
+                    max_len: match args.max_len {
+                        Some(n) => n,
+                        None => lexbench_baselines::encoder::st::model_max_len(&args.encoder.model)?
+                            .unwrap_or(256),
+                    },
+                    pooling: args.pooling.map(|p| match p {
                         PoolingArg::Mean => Pooling::Mean,
                         PoolingArg::Cls => Pooling::Cls,
-                    },
+                        PoolingArg::Max => Pooling::Max,
+                    }),
                     // Cosine needs no normalised vectors, dot products of normalised vectors are cosines:
                     // normalise only for cosine, so `--similarity dot` really is the dot product.
                     normalize: args.similarity == SimilarityArg::Cosine,
@@ -295,7 +307,8 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                 return out;
             }
             use lexbench_baselines::rank::colbert::{ColBertParams, ColBertRanker};
-            let mut colbert = lexbench_baselines::scorers::ColBertConfig::default();
+            // ColBERT's settings, or the checkpoint's own (artifact.metadata); the flags change lengths.
+            let mut colbert = lexbench_baselines::scorers::ColBertConfig::for_model(&args.encoder.model)?;
             if let Some(q) = args.query_max_len {
                 colbert.query_maxlen = q;
             }

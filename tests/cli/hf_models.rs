@@ -9,7 +9,13 @@
 //!   within 1e-5; so do the CamemBERT and XLM-R (multilingual-e5-base) replicas, and DPR's question
 //!   encoder with `--pooling cls` (DPR's output is the `[CLS]` state);
 //! - `lexbench encode` and `lexbench run dense` on a folder of a model lexbench does not run (GPT-2)
-//!   exit 2 with one error line naming its config.json and the model_type, and write no run.
+//!   exit 2 with one error line naming its config.json and the model_type, and write no run;
+//! - `lexbench encode --model <sentence-transformers folder> TEXTS` with no pooling or length flag
+//!   prints `SentenceTransformer(dir).encode(TEXTS)` within 1e-5: the all-MiniLM-L6-v2-style folder
+//!   (mean, Normalize, its max_seq_length 12 cutting the long text) and the
+//!   msmarco-roberta-base-ance-firstp-style one ([CLS], Dense, LayerNorm); DPR without `--pooling`
+//!   gives its `[CLS]` output; `--pooling mean` on the ANCE-style folder exits 2 with one line naming
+//!   its 1_Pooling/config.json, `--pooling cls` agrees and runs.
 
 use std::path::PathBuf;
 use std::process::Output;
@@ -120,4 +126,74 @@ fn a_model_lexbench_does_not_run_is_refused_by_encode_and_run_dense() {
         "a run was written"
     );
     let _ = std::fs::remove_dir_all(&data);
+}
+
+/// The sentence-transformers replica `name`'s texts and `SentenceTransformer(dir).encode(texts)`.
+fn st_reference(name: &str) -> (Vec<String>, Vec<Vec<f64>>) {
+    let path = replicas().join("reference.json");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("reference.json")).expect("JSON");
+    let rep = &doc["sentence_transformers"][name];
+    let texts = rep["texts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{name}: not in reference.json: rerun scripts/hf-replicas"))
+        .iter()
+        .map(|t| t.as_str().expect("text").to_owned())
+        .collect();
+    let vectors = serde_json::from_value(rep["vectors"].clone()).expect("vectors");
+    (texts, vectors)
+}
+
+#[test]
+fn encode_runs_the_folders_sentence_transformers_modules() {
+    for name in ["st-minilm", "st-ance"] {
+        let (texts, want) = st_reference(name);
+        let dir = replicas().join(name);
+        let mut args = vec!["encode", "--model", dir.to_str().expect("UTF-8 path")];
+        args.extend(texts.iter().map(String::as_str));
+        let got = stdout_vectors(&lexbench_no_data(&args));
+        assert_eq!(got.len(), want.len(), "{name}");
+        let d = got
+            .iter()
+            .flatten()
+            .zip(want.iter().flatten())
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(d <= 1e-5, "{name}: max |Δ| {d:e} against sentence-transformers");
+    }
+    // DPR: [CLS] when no pooling is asked for.
+    let (text, want) = reference("dpr-question", "dpr_output");
+    let dir = replicas().join("dpr-question");
+    let got = stdout_vectors(&lexbench_no_data(&[
+        "encode",
+        "--model",
+        dir.to_str().expect("UTF-8 path"),
+        &text,
+    ]));
+    let d = got[0]
+        .iter()
+        .zip(&want)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(d <= 1e-5, "dpr-question without --pooling: max |Δ| {d:e}");
+    // A pooling against the folder's modules is refused; the same as the folder's runs.
+    let dir = replicas().join("st-ance");
+    let model = dir.to_str().expect("UTF-8 path");
+    let out = lexbench_no_data(&["encode", "--model", model, "--pooling", "mean", "hello world"]);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "not one line:\n{stderr}");
+    assert!(
+        stderr.contains(&dir.join("1_Pooling/config.json").display().to_string())
+            && stderr.contains("pools with cls"),
+        "{stderr}"
+    );
+    stdout_vectors(&lexbench_no_data(&[
+        "encode",
+        "--model",
+        model,
+        "--pooling",
+        "cls",
+        "hello world",
+    ]));
 }

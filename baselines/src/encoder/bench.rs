@@ -211,7 +211,7 @@ pub fn run(
 ) -> Result<Vec<String>> {
     let options = crate::encoder::EncodeOptions {
         max_len: s.max_len,
-        pooling: crate::encoder::Pooling::Mean,
+        pooling: Some(crate::encoder::Pooling::Mean),
         normalize: true,
         batch_size: s.batch,
     };

@@ -176,12 +176,18 @@ impl<'a> CachedEncoder<'a> {
     /// options and its device, under `cache_dir`.
     pub fn open(encoder: &'a SentenceEncoder, model_dir: &Path, cache_dir: &Path) -> Result<Self> {
         let o = encoder.options();
-        let tag = cache_tag(
+        let mut tag = cache_tag(
             encoder.tokenizer().max_len(),
-            o.pooling,
+            encoder.pooling(),
             o.normalize,
             encoder.model().device().location(),
         );
+        // The sentence-transformers head (Dense, LayerNorm, Normalize and their weights' sha256)
+        // changes the vectors too; folders without one keep their old tag.
+        if let Some(m) = encoder.modules() {
+            tag.push(' ');
+            tag.push_str(m.tag());
+        }
         let path = EmbeddingCache::file_for(cache_dir, &model_hash(model_dir)?, &tag);
         Ok(Self {
             encoder,

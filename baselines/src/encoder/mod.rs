@@ -8,7 +8,9 @@
 //!   ([`PrefixConfig`]).
 //! - [`TextTokenizer`] + [`pad_batch`]: explicit truncation, longest-in-batch padding;
 //!   [`TextPrefixes`]: E5's `query: ` / `passage: ` before the texts.
-//! - [`pool`] and [`l2_normalize`]: mean (over the attention mask) or `[CLS]` pooling.
+//! - [`pool`] and [`l2_normalize`]: mean or max (over the attention mask) or `[CLS]` pooling.
+//! - [`st`]: a sentence-transformers folder's modules (`modules.json`: pooling, Dense, LayerNorm,
+//!   Normalize; `max_seq_length`), which [`SentenceEncoder`] runs after the transformer.
 //! - [`files`]: a PEFT folder's `adapter_config.json` and weights; [`seeded`]: weights a checkpoint
 //!   lacks, from a fixed seed.
 //! - [`hier`]: the hierarchical article encoder (segments → BERT `[CLS]` → transformer → max-pool).
@@ -30,6 +32,7 @@ pub mod kernels;
 pub mod models;
 pub mod peft;
 pub mod seeded;
+pub mod st;
 pub mod tokenize;
 
 pub use arch::Arch;
@@ -51,6 +54,19 @@ pub enum Pooling {
     Mean,
     /// The `[CLS]` (first) token's state (DPR, ANCE).
     Cls,
+    /// The largest value of each dimension over the tokens the attention mask keeps
+    /// (sentence-transformers' `pooling_mode_max_tokens`).
+    Max,
+}
+
+impl std::fmt::Display for Pooling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Mean => "mean",
+            Self::Cls => "cls",
+            Self::Max => "max",
+        })
+    }
 }
 
 impl std::str::FromStr for Pooling {
@@ -59,8 +75,9 @@ impl std::str::FromStr for Pooling {
         match s {
             "mean" => Ok(Self::Mean),
             "cls" => Ok(Self::Cls),
+            "max" => Ok(Self::Max),
             _ => Err(crate::Error::Param(format!(
-                "unknown pooling {s:?} (mean or cls)"
+                "unknown pooling {s:?} (mean, cls or max)"
             ))),
         }
     }
@@ -77,6 +94,7 @@ pub fn pool(hidden: &Tensor, mask: &Tensor, pooling: Pooling) -> Result<Tensor> 
             let count = m.sum(1)?.clamp(1e-9, f64::INFINITY)?;
             Ok(sum.broadcast_div(&count)?)
         }
+        Pooling::Max => st::max_pool(hidden, mask),
     }
 }
 
@@ -98,10 +116,13 @@ pub struct EncodeOptions {
     /// `max_seq_length` for all-MiniLM-L6-v2).
     #[serde(default = "default_max_len")]
     pub max_len: usize,
-    /// Pooling (default mean).
-    #[serde(default = "default_pooling")]
-    pub pooling: Pooling,
-    /// L2-normalise the vectors (default true).
+    /// Pooling; `None` (the default): the model's ([`st::default_pooling`]: its
+    /// sentence-transformers `Pooling` module's, `[CLS]` for DPR, else the mean). A pooling that
+    /// contradicts the folder's `Pooling` module is an error ([`SentenceEncoder::from_dir`]).
+    #[serde(default)]
+    pub pooling: Option<Pooling>,
+    /// L2-normalise the vectors (default true). A folder whose modules end with `Normalize` gives
+    /// unit vectors either way (the module is part of the model).
     #[serde(default = "default_true")]
     pub normalize: bool,
     /// Texts per forward pass (default 32).
@@ -111,9 +132,6 @@ pub struct EncodeOptions {
 
 fn default_max_len() -> usize {
     256
-}
-fn default_pooling() -> Pooling {
-    Pooling::Mean
 }
 fn default_true() -> bool {
     true
@@ -126,7 +144,7 @@ impl Default for EncodeOptions {
     fn default() -> Self {
         Self {
             max_len: default_max_len(),
-            pooling: default_pooling(),
+            pooling: None,
             normalize: default_true(),
             batch_size: default_batch(),
         }
@@ -134,16 +152,22 @@ impl Default for EncodeOptions {
 }
 
 /// A bi-encoder over a HF folder: tokenise, batch (texts sorted by length so batches carry little
-/// padding), encode, pool, optionally normalise; vectors come back in input order.
+/// padding), encode, pool, run the folder's sentence-transformers modules ([`st`]), optionally
+/// normalise; vectors come back in input order.
 #[derive(Debug, Clone)]
 pub struct SentenceEncoder {
     model: BertModel,
     tokenizer: TextTokenizer,
     options: EncodeOptions,
+    pooling: Pooling,
+    modules: Option<st::StModules>,
 }
 
 impl SentenceEncoder {
-    /// Loads `config.json`, `model.safetensors` and `tokenizer.json` from `dir`.
+    /// Loads `config.json`, `model.safetensors` and `tokenizer.json` from `dir`, and its
+    /// sentence-transformers modules when it has them ([`st`]). The pooling is the modules' (an
+    /// `options.pooling` contradicting it is an error naming the `Pooling` module's file), else
+    /// `options.pooling`, else [`st::default_pooling`].
     pub fn from_dir(
         dir: &std::path::Path,
         device: &candle_core::Device,
@@ -153,14 +177,46 @@ impl SentenceEncoder {
             return Err(crate::Error::Param("batch_size must be at least 1, got 0".into()));
         }
         let model = BertModel::from_dir(dir, device)?;
+        let modules = st::StModules::read(dir, device)?;
+        let pooling = match (&modules, options.pooling) {
+            (Some(m), Some(asked)) if asked != m.pooling() => {
+                return Err(crate::Error::Format {
+                    path: m.pooling_file().to_owned(),
+                    message: format!(
+                        "the model pools with {} (its sentence-transformers Pooling module), but {} pooling was \
+                         asked for: leave the pooling out to use the model's",
+                        m.pooling(),
+                        asked
+                    ),
+                });
+            }
+            (Some(m), _) => m.pooling(),
+            (None, Some(asked)) => asked,
+            (None, None) => st::default_pooling(dir)?,
+        };
         // RoBERTa-family models take fewer tokens than they have position rows (BertConfig::max_tokens).
         let max_len = options.max_len.min(model.config().max_tokens());
         let tokenizer = TextTokenizer::from_file(&dir.join("tokenizer.json"), max_len)?;
         Ok(Self {
             model,
             tokenizer,
-            options,
+            options: EncodeOptions {
+                pooling: Some(pooling),
+                ..options
+            },
+            pooling,
+            modules,
         })
+    }
+
+    /// The pooling the encoder applies (the model's, or the one asked for).
+    pub fn pooling(&self) -> Pooling {
+        self.pooling
+    }
+
+    /// The folder's sentence-transformers modules, when it has them.
+    pub fn modules(&self) -> Option<&st::StModules> {
+        self.modules.as_ref()
     }
 
     /// The model.
@@ -187,7 +243,10 @@ impl SentenceEncoder {
     pub fn encode_tokens(&self, seqs: &[&Tokens]) -> Result<Tensor> {
         let inputs = pad_batch(seqs, self.tokenizer.pad_id(), self.model.device())?;
         let hidden = self.model.forward_t(&inputs, false)?;
-        let v = pool(&hidden, &inputs.attention_mask, self.options.pooling)?;
+        let mut v = pool(&hidden, &inputs.attention_mask, self.pooling)?;
+        if let Some(m) = &self.modules {
+            v = m.apply(&v)?;
+        }
         if self.options.normalize {
             l2_normalize(&v)
         } else {

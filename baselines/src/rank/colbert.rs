@@ -1,8 +1,9 @@
 //! Zero-shot late interaction (ColBERT's MaxSim) over a checkpoint's token states, ranking each
 //! topic's candidates (its pool, or the whole corpus).
 //!
-//! With a ColBERT checkpoint (one holding `linear.weight`) this is ColBERT. With any other BERT folder
-//! (all-MiniLM-L6-v2 here) the projection is seeded: the run is late interaction over that model's
+//! With a ColBERT checkpoint (one holding `linear.weight`; colbert-ir/colbertv2.0 with its
+//! `artifact.metadata`, whose markers, dim and masking it runs with) this is ColBERT. With any other
+//! BERT folder (all-MiniLM-L6-v2 here) the projection is seeded ([`seeded_projection`]): the run is late interaction over that model's
 //! token states, not ColBERT — the sidecar says which (`projection`), and so does `lexbench run
 //! colbert`. Query and document lengths are ColBERT's (32, 180) unless given
 //! (`--query-max-len`, `--doc-max-len`); a folder trained here reads at its training's lengths.
@@ -22,7 +23,7 @@ use crate::encoder::files::ranking_prefixes;
 use crate::encoder::seeded::{SEED, seeded_normal};
 use crate::encoder::tokenize::as_strs;
 use crate::error::Result;
-use crate::scorers::colbert::{ColBert, maxsim};
+use crate::scorers::colbert::{ColBert, has_projection, maxsim};
 
 /// Settings of a ColBERT run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,19 +67,21 @@ impl ColBertRanker {
     pub fn new(model_dir: &Path, params: ColBertParams, device: &candle_core::Device) -> Result<Self> {
         params.colbert.validate()?;
         let prefixes = ranking_prefixes(model_dir, &TextPrefixes::default())?;
-        let h = hidden_size(model_dir)?;
-        let dim = params.colbert.dim;
-        let w = candle_core::Tensor::from_vec(
-            seeded_normal(dim, h, 1.0 / (h as f64).sqrt(), SEED),
-            (dim, h),
-            device,
-        )?;
-        let vb = candle_nn::VarBuilder::from_tensors(
-            [("linear.weight".to_owned(), w)].into(),
-            candle_core::DType::F32,
-            device,
-        );
-        let colbert = ColBert::from_dir(model_dir, device, params.colbert.clone(), vb)?;
+        let new_linear = if has_projection(model_dir)? {
+            // ColBERT's own projection is read from the checkpoint; nothing new is made.
+            candle_nn::VarBuilder::from_tensors(Default::default(), candle_core::DType::F32, device)
+        } else {
+            let h = hidden_size(model_dir)?;
+            // The model's dim when its artifact.metadata names one.
+            let dim = params.colbert.clone().with_model_settings(model_dir)?.dim;
+            seeded_projection(dim, h, device)?
+        };
+        let colbert = ColBert::from_dir(model_dir, device, params.colbert.clone(), new_linear)?;
+        // The sidecar names the settings the run used (the model's, from its artifact.metadata).
+        let params = ColBertParams {
+            colbert: colbert.config().clone(),
+            ..params
+        };
         Ok(Self {
             model_dir: model_dir.to_owned(),
             params,
@@ -86,6 +89,26 @@ impl ColBertRanker {
             prefixes,
         })
     }
+}
+
+/// The projection of a checkpoint without ColBERT's `linear.weight`: `(dim, hidden)` Gaussian
+/// weights (σ = 1/√hidden) from the fixed [`SEED`], under the name ColBERT's own has. The run is then
+/// late interaction over the checkpoint's token states, not ColBERT ([`PROJECTION_SEEDED`]).
+pub fn seeded_projection(
+    dim: usize,
+    hidden: usize,
+    device: &candle_core::Device,
+) -> Result<candle_nn::VarBuilder<'static>> {
+    let w = candle_core::Tensor::from_vec(
+        seeded_normal(dim, hidden, 1.0 / (hidden as f64).sqrt(), SEED),
+        (dim, hidden),
+        device,
+    )?;
+    Ok(candle_nn::VarBuilder::from_tensors(
+        [("linear.weight".to_owned(), w)].into(),
+        candle_core::DType::F32,
+        device,
+    ))
 }
 
 impl ColBertRanker {

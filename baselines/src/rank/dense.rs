@@ -156,6 +156,8 @@ impl DenseRanker {
             });
         }
         let encoder = SentenceEncoder::from_dir(model_dir, device, params.encode.clone())?;
+        // The sidecar names the pooling the run used (the model's, when none was asked for).
+        params.encode.pooling = Some(encoder.pooling());
         params.query_max_len = Some(params.query_len());
         // The documents' tokenizer is cut at the model's positions too (`SentenceEncoder::from_dir`).
         let query_len = params.query_len().min(encoder.model().config().max_tokens());

@@ -7,6 +7,17 @@
 //! Token states go through a linear projection to `dim` (128, no bias) and are L2-normalised;
 //! document vectors of punctuation tokens and padding are dropped; the score is MaxSim,
 //! `Σ_i max_j q_i · d_j`.
+//!
+//! A ColBERT checkpoint (colbert-ir/colbertv2.0: `config.json` with `architectures`
+//! `["HF_ColBERT"]`, the BERT under `bert.` and `linear.weight` `(dim, hidden)` without bias in
+//! `model.safetensors`) brings its settings in `artifact.metadata` ([`METADATA_FILE`]):
+//! `query_token_id` / `doc_token_id` (the markers), `dim`, `attend_to_mask_tokens`,
+//! `mask_punctuation` and `similarity` are the model's and replace the caller's
+//! ([`ColBert::from_dir`]); `query_maxlen` and `doc_maxlen` are the defaults of
+//! [`ColBertConfig::for_model`], which a caller may change (they are run settings, as in ColBERT's own
+//! `ColBERTConfig`). Only `similarity` `cosine` (MaxSim of dot products of unit vectors) is run; `l2`
+//! is refused. The skiplist is ColBERT's: for every `string.punctuation` symbol, the first id the
+//! tokenizer gives it alone (`[UNK]` for a symbol the vocabulary lacks).
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -104,6 +115,102 @@ impl ColBertConfig {
     }
 }
 
+/// The file of a ColBERT checkpoint holding its settings (ColBERT's `ColBERTConfig`, saved as JSON).
+pub const METADATA_FILE: &str = "artifact.metadata";
+
+/// The fields of [`METADATA_FILE`] lexbench reads (the file holds many more: training settings).
+#[derive(Debug, Default, Deserialize)]
+struct Metadata {
+    dim: Option<usize>,
+    query_maxlen: Option<usize>,
+    doc_maxlen: Option<usize>,
+    query_token_id: Option<String>,
+    doc_token_id: Option<String>,
+    attend_to_mask_tokens: Option<bool>,
+    mask_punctuation: Option<bool>,
+    similarity: Option<String>,
+}
+
+/// The folder's [`METADATA_FILE`], when it has one.
+fn read_metadata(dir: &Path) -> Result<Option<Metadata>> {
+    let path = dir.join(METADATA_FILE);
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&path).map_err(crate::error::io_err(&path))?;
+    let m: Metadata = serde_json::from_str(&text).map_err(|source| Error::Json {
+        path: path.clone(),
+        source,
+    })?;
+    match m.similarity.as_deref() {
+        None | Some("cosine") => Ok(Some(m)),
+        Some(other) => Err(Error::Format {
+            path,
+            message: format!(
+                "similarity {other:?}: lexbench scores ColBERT with cosine (MaxSim of dot products of unit vectors) only"
+            ),
+        }),
+    }
+}
+
+impl ColBertConfig {
+    /// The settings to run the model in `dir` with: [`ColBertConfig::default`], with every value its
+    /// [`METADATA_FILE`] names (markers, `dim`, lengths, `attend_to_mask_tokens`, `mask_punctuation`).
+    pub fn for_model(dir: &Path) -> Result<Self> {
+        let mut cfg = Self::default();
+        if let Some(m) = read_metadata(dir)? {
+            cfg.query_maxlen = m.query_maxlen.unwrap_or(cfg.query_maxlen);
+            cfg.doc_maxlen = m.doc_maxlen.unwrap_or(cfg.doc_maxlen);
+            cfg.apply_model_settings(&m);
+        }
+        Ok(cfg)
+    }
+
+    /// These settings with the model's own from `dir`'s [`METADATA_FILE`], when it has one (markers,
+    /// `dim`, `attend_to_mask_tokens`, `mask_punctuation`; not the lengths or the batch size).
+    pub fn with_model_settings(mut self, dir: &Path) -> Result<Self> {
+        if let Some(m) = read_metadata(dir)? {
+            self.apply_model_settings(&m);
+        }
+        Ok(self)
+    }
+
+    /// The model's own settings (everything but the lengths and the batch size).
+    fn apply_model_settings(&mut self, m: &Metadata) {
+        self.dim = m.dim.unwrap_or(self.dim);
+        if let Some(t) = &m.query_token_id {
+            self.query_marker.clone_from(t);
+        }
+        if let Some(t) = &m.doc_token_id {
+            self.doc_marker.clone_from(t);
+        }
+        self.attend_to_mask_tokens = m.attend_to_mask_tokens.unwrap_or(self.attend_to_mask_tokens);
+        self.mask_punctuation = m.mask_punctuation.unwrap_or(self.mask_punctuation);
+    }
+}
+
+/// Whether the weights of the model folder `dir` hold ColBERT's projection `linear.weight` (reads the
+/// safetensors header only).
+pub fn has_projection(dir: &Path) -> Result<bool> {
+    use std::io::Read;
+    let path = crate::encoder::files::weights_file(dir);
+    let mut f = std::fs::File::open(&path).map_err(crate::error::io_err(&path))?;
+    let mut len = [0u8; 8];
+    f.read_exact(&mut len).map_err(crate::error::io_err(&path))?;
+    let n = u64::from_le_bytes(len);
+    if n > 100 << 20 {
+        return Err(Error::Format {
+            path,
+            message: format!("a safetensors header of {n} bytes"),
+        });
+    }
+    let mut header = vec![0u8; n as usize];
+    f.read_exact(&mut header).map_err(crate::error::io_err(&path))?;
+    let v: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&header).map_err(|source| Error::Json { path, source })?;
+    Ok(v.contains_key("linear.weight"))
+}
+
 /// `Σ_i max_j q_i · d_j` for `q` `(nq, dim)` and `d` `(nd, dim)`.
 pub fn maxsim(q: &Tensor, d: &Tensor) -> Result<f32> {
     Ok(q.matmul(&d.t()?)?.max(D::Minus1)?.sum_all()?.to_scalar::<f32>()?)
@@ -146,11 +253,21 @@ impl ColBert {
             })
         };
         let (q_marker, d_marker, mask_id) = (id(&cfg.query_marker)?, id(&cfg.doc_marker)?, id("[MASK]")?);
-        // ColBERT's skiplist: every string.punctuation symbol that is a token of its own.
-        let skiplist = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
-            .chars()
-            .filter_map(|c| tokenizer.token_id(&c.to_string()))
-            .collect();
+        // ColBERT's skiplist (`ColBERT.__init__`): for every string.punctuation symbol, the first id
+        // the tokenizer gives it alone, without special tokens ([UNK] for one the vocabulary lacks).
+        let mut skiplist = HashSet::new();
+        for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~".chars() {
+            let enc = tokenizer
+                .inner()
+                .encode(c.to_string(), false)
+                .map_err(|e| Error::Tokenizer {
+                    context: format!("ColBERT's skiplist ({c:?})"),
+                    message: e.to_string(),
+                })?;
+            if let Some(&id) = enc.get_ids().first() {
+                skiplist.insert(id);
+            }
+        }
         let h = model.config().hidden_size;
         let linear = vb.get_with_hints(
             (cfg.dim, h),
@@ -184,13 +301,16 @@ impl ColBert {
     }
 
     /// Loads a HF folder; `linear.weight` comes from the checkpoint when present (a trained ColBERT),
-    /// otherwise from `new_linear` (e.g. a fresh `VarMap`).
+    /// otherwise from `new_linear` (e.g. a fresh `VarMap`). A folder with [`METADATA_FILE`] runs with
+    /// its markers, `dim`, `attend_to_mask_tokens` and `mask_punctuation` whatever `cfg` says (they are
+    /// the model's); `cfg`'s lengths and batch size stay.
     pub fn from_dir(
         dir: &Path,
         device: &Device,
         cfg: ColBertConfig,
         new_linear: VarBuilder<'_>,
     ) -> Result<Self> {
+        let cfg = cfg.with_model_settings(dir)?;
         let model = BertModel::from_dir(dir, device)?;
         let tok = TextTokenizer::from_file(&dir.join("tokenizer.json"), cfg.doc_maxlen)?;
         let weights = crate::encoder::files::weights_file(dir);
