@@ -65,8 +65,8 @@ pub struct HudocCrawl {
     pub metadata: MetadataReport,
     /// Where the metadata index was written (`raw/index/hudoc_metadata.jsonl`).
     pub metadata_index: PathBuf,
-    /// The body crawl, unless only metadata was asked for.
-    pub bodies: Option<BodiesReport>,
+    /// The body crawl, unless only metadata was asked for (boxed: the report is large).
+    pub bodies: Option<Box<BodiesReport>>,
 }
 
 /// What a crawl did, per source.
@@ -162,7 +162,7 @@ pub async fn crawl_with(
                 if !b.stored.is_empty() {
                     hudoc::write_bodies_index(&index.join("hudoc_bodies.jsonl"), &b.stored)?;
                 }
-                Some(b)
+                Some(Box::new(b))
             } else {
                 None
             };
