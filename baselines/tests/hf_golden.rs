@@ -825,3 +825,38 @@ fn colbert_checkpoint_matches_colberts_algorithm() {
     note("MaxSim scores", &flat(&scores), &flat(&want.scores));
     eprintln!("colbert ({}): max |Δ| {worst:e}", want.checkpoint);
 }
+
+#[test]
+fn training_reads_the_base_encoder_of_every_architecture() {
+    // `train --base` on a RoBERTa, CamemBERT, DPR or ColBERT folder: the encoder's tensors without
+    // the architecture's prefix, the same as the encoder loads; ColBERT's `linear.weight` kept.
+    for name in [
+        "legal-bert",
+        "roberta",
+        "camembert",
+        "multilingual-e5",
+        "dpr-question",
+        "dpr-ctx",
+        "colbert",
+    ] {
+        let dir = replicas().join(name);
+        let got = lexbench_baselines::train::model::base_tensors(&dir, &Device::Cpu)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let arch = BertConfig::from_file(&dir.join("config.json"))
+            .and_then(|c| c.arch())
+            .expect("arch");
+        let want = encoder_tensors(&dir.join("model.safetensors"), arch, &Device::Cpu).expect("tensors");
+        assert_eq!(
+            got.keys().collect::<std::collections::BTreeSet<_>>(),
+            want.keys().collect(),
+            "{name}"
+        );
+        for key in [
+            "embeddings.word_embeddings.weight",
+            "encoder.layer.1.output.LayerNorm.bias",
+        ] {
+            assert!(got.contains_key(key), "{name}: no {key}");
+        }
+        assert_eq!(got.contains_key("linear.weight"), name == "colbert", "{name}");
+    }
+}

@@ -38,7 +38,7 @@ use lexbench_core::trec::{Hit, trec_order};
 
 use super::config::{Encoders, ModelKind, TrainConfig};
 use super::data::SplitData;
-use super::params::{ParamStore, load_tensors};
+use super::params::ParamStore;
 use crate::encoder::hier::{HierarchicalEncoder, SpecialTokens};
 use crate::encoder::peft::PeftMethod;
 use crate::encoder::seeded::{SEED, seeded_normal};
@@ -159,18 +159,12 @@ pub struct Trainable {
 /// subfolder of an exported model that holds it.
 pub const QUERY_ENCODER: &str = crate::rank::dense::QUERY_ENCODER_DIR;
 
-/// A checkpoint's tensors with any `bert.` prefix removed.
+/// A checkpoint's tensors with its architecture's encoder prefix removed (`bert.`, `roberta.`, DPR's
+/// `question_encoder.bert_model.` / `ctx_encoder.bert_model.`; `encoder::bert::encoder_tensors`).
 pub fn base_tensors(dir: &Path, device: &Device) -> Result<HashMap<String, Tensor>> {
     let path = dir.join("model.safetensors");
-    let raw = load_tensors(&path, device)?;
-    let prefixed = raw.contains_key("bert.embeddings.word_embeddings.weight");
-    let out: HashMap<String, Tensor> = raw
-        .into_iter()
-        .map(|(k, v)| match k.strip_prefix("bert.") {
-            Some(rest) if prefixed => (rest.to_owned(), v),
-            _ => (k, v),
-        })
-        .collect();
+    let arch = BertConfig::from_file(&dir.join("config.json"))?.arch()?;
+    let out = crate::encoder::bert::encoder_tensors(&path, arch, device)?;
     if !out.contains_key("embeddings.word_embeddings.weight") {
         return Err(Error::Format {
             path,
