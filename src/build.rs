@@ -167,6 +167,56 @@ pub struct EcthrBuild {
     pub built: Built<Written>,
     /// Citations seen, pairs made, citations dropped and why.
     pub assembly: AssemblyReport,
+    /// What the build warns about (guides of different editions).
+    pub warnings: Vec<String>,
+}
+
+/// The most days between the "Last update" dates of the guides one build reads before it warns
+/// that it mixes editions: the Court updates its guides in rounds, about twice a year, so guides
+/// crawled together are within a year of each other; further apart, some were crawled (or kept in
+/// the raw store) from an older round.
+pub const EDITION_SPAN_DAYS: i64 = 366;
+
+/// The card's line on guide editions (each guide's printed "Last update" date) and, when the guides
+/// are of different editions (dates more than [`EDITION_SPAN_DAYS`] apart), a warning naming the
+/// oldest and newest.
+pub fn guide_editions(guides: &[GuideFile]) -> (String, Option<String>) {
+    use lexbench_core::time::Date;
+    let mut dated: Vec<(Date, &str)> = Vec::new();
+    let mut undated = Vec::new();
+    let mut listed = Vec::new();
+    for g in guides {
+        let id = g.guide.id.as_str();
+        match g.guide.updated.as_deref().and_then(|d| d.parse::<Date>().ok()) {
+            Some(d) => {
+                dated.push((d, id));
+                listed.push(format!("{id} {d}"));
+            }
+            None => {
+                undated.push(id);
+                listed.push(format!("{id} (no date found)"));
+            }
+        }
+    }
+    let line = format!(
+        "Guide editions (the \"Last update\" each guide prints): {}.",
+        if listed.is_empty() {
+            "none".to_owned()
+        } else {
+            listed.join("; ")
+        }
+    );
+    dated.sort();
+    let warning = match (dated.first(), dated.last()) {
+        (Some(old), Some(new)) if new.0.days() - old.0.days() > EDITION_SPAN_DAYS => Some(format!(
+            "the guides are of different editions: \"Last update\" {} ({}) to {} ({}), more than a year \
+             apart; crawl the guides again (lexbench crawl guides --refresh, then parse store) to build \
+             from one edition",
+            old.0, old.1, new.0, new.1
+        )),
+        _ => None,
+    };
+    (line, warning)
 }
 
 /// Builds the ECtHR dataset from `DATA/parsed/ecthr` (run [`crate::parse_store::parse_store`]
@@ -197,6 +247,9 @@ pub fn build_ecthr(data: &DataDir, options: &EcthrOptions) -> Result<EcthrBuild>
         guides.len(),
         judgments.len()
     );
+    let (editions, mixed) = guide_editions(&guides);
+    let mut notes = vec![options.labels.card_line().to_owned(), editions];
+    notes.extend(mixed.iter().map(|w| format!("Warning: {w}.")));
     let written = write_dataset(
         &dir,
         &BuildInput {
@@ -208,12 +261,13 @@ pub fn build_ecthr(data: &DataDir, options: &EcthrOptions) -> Result<EcthrBuild>
             assembly: Some(&assembly),
             sources: &sources,
             plots: options.plots,
-            notes: &[options.labels.card_line().to_owned()],
+            notes: &notes,
         },
     )?;
     Ok(EcthrBuild {
         built: Built { written, dir },
         assembly,
+        warnings: mixed.into_iter().collect(),
     })
 }
 

@@ -347,6 +347,9 @@ pub fn cmd_build(data: &DataDir, cmd: &BuildCommand) -> Result<ExitCode> {
             for (reason, n) in &b.assembly.dropped {
                 eprintln!("  not a label ({reason}): {n}");
             }
+            for w in &b.warnings {
+                eprintln!("warning: {w}");
+            }
             report(&b.built.written, &b.built.dir);
             Ok(ExitCode::SUCCESS)
         }

@@ -12,6 +12,7 @@ mod data_safety;
 mod datasets;
 mod dense;
 mod eval;
+mod guide_editions;
 mod hf_models;
 mod hier_dense;
 mod hostile;
