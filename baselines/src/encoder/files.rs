@@ -126,3 +126,7 @@ pub fn has_hier_tensors(dir: &Path) -> Result<bool> {
     };
     Ok(v.keys().any(|k| k.starts_with("hier.")))
 }
+
+/// The subfolder of a bi-encoder trained with separate encoders that holds its query encoder (the
+/// folder itself holds the passage encoder).
+pub const QUERY_ENCODER_DIR: &str = "query_encoder";

@@ -306,7 +306,7 @@ pub fn model_hash(dir: &Path) -> Result<String> {
     let own = single_model_hash(dir)?;
     // A bi-encoder trained with separate encoders keeps its query encoder in a subfolder: the
     // folder's identity covers both, so a changed query encoder alone is another model.
-    let query = dir.join(crate::rank::dense::QUERY_ENCODER_DIR);
+    let query = dir.join(crate::encoder::files::QUERY_ENCODER_DIR);
     if !query.is_dir() {
         return Ok(own);
     }
@@ -378,7 +378,7 @@ mod tests {
         std::fs::write(dir.join("model.safetensors"), b"passage weights").unwrap();
         let alone = model_hash(&dir).unwrap();
         assert_eq!(alone, sha256_hex(b"passage weights"));
-        let q = dir.join(crate::rank::dense::QUERY_ENCODER_DIR);
+        let q = dir.join(crate::encoder::files::QUERY_ENCODER_DIR);
         std::fs::create_dir_all(&q).unwrap();
         std::fs::write(q.join("model.safetensors"), b"query weights").unwrap();
         let both = model_hash(&dir).unwrap();

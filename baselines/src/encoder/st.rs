@@ -106,7 +106,7 @@ fn trained_here(dir: &Path) -> bool {
     record(dir)
         || (dir
             .file_name()
-            .is_some_and(|n| n == crate::rank::dense::QUERY_ENCODER_DIR)
+            .is_some_and(|n| n == crate::encoder::files::QUERY_ENCODER_DIR)
             && dir.parent().is_some_and(record))
 }
 

@@ -75,7 +75,7 @@ impl Default for DenseParams {
 
 /// The subfolder of a model folder that holds its separate query encoder (written by training with
 /// `biencoder.encoders = "separate"`).
-pub const QUERY_ENCODER_DIR: &str = "query_encoder";
+pub use crate::encoder::files::QUERY_ENCODER_DIR;
 
 /// The shortest truncation length: `[CLS]`, `[SEP]` and two tokens of text.
 const MIN_LEN: usize = 4;

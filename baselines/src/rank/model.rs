@@ -21,9 +21,9 @@ pub enum NeuralRanker {
     /// Query–document pairs scored ([`CrossEncoderRanker`]).
     Cross(Box<CrossEncoderRanker>),
     /// A trained bi-encoder [`DenseRanker`] cannot load (a hierarchical article encoder's `hier.…`
-    /// tensors), rebuilt from its training configuration
-    /// ([`crate::train::export::TrainedRanker`]).
-    Trained(Box<crate::train::export::TrainedRanker>),
+    /// tensors), rebuilt from its training configuration by the training layer
+    /// (`train::export::TrainedRanker`; a trait object, since ranking sits below training).
+    Trained(Box<dyn Ranker<Details = NeuralDetails>>),
 }
 
 impl Ranker for NeuralRanker {
