@@ -29,8 +29,11 @@
 //! as the sha256 of its canonical JSON ([`lexbench_leaderboard::entry::canonical_json`]) without
 //! `base_model`, the base's absolute path: the base enters through the sha256 of its weights that
 //! the file records (and that loading checks), so the hash does not change when folders move.
-//! `config.json`, the weights and `tokenizer.json` are required. Other files (README, the
-//! sentence-transformers pooling folder) are not read by lexbench and are not hashed.
+//! `config.json`, the weights and `tokenizer.json` are required. The other files lexbench reads
+//! count when present: sentence-transformers' `modules.json`, `sentence_bert_config.json` and the
+//! files of the module folders it names (pooling, dense, layer norm), a ColBERT checkpoint's
+//! `artifact.metadata`, and a separate query encoder's files under `query_encoder/`. Files lexbench
+//! does not read (README, model cards) are not hashed.
 //!
 //! **Resuming.** A submission is keyed by the model's sha256, the kind, the card's bytes, the
 //! lexbench version and the plan (each dataset, split and dataset version); its state,
@@ -45,7 +48,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use lexbench_baselines::Device;
-use lexbench_baselines::encoder::files::{ADAPTER_CONFIG, ADAPTER_WEIGHTS, TRAINING_RECORD};
+use lexbench_baselines::encoder::files::{
+    ADAPTER_CONFIG, ADAPTER_WEIGHTS, QUERY_ENCODER_DIR, TRAINING_RECORD,
+};
 use lexbench_baselines::rank::model::NeuralRanker;
 use lexbench_baselines::rank::{RunTarget, rank_split, write_run};
 use lexbench_core::datadir::DataDir;
@@ -136,6 +141,20 @@ pub fn model_sha256(dir: &Path) -> Result<ModelFiles> {
             files.insert(name.to_owned(), sha256_file(&p)?);
         }
     }
+    hash_read_extras(dir, "", &mut files)?;
+    let query = dir.join(QUERY_ENCODER_DIR);
+    if query.is_dir() {
+        for name in ["config.json", "model.safetensors", ADAPTER_WEIGHTS]
+            .into_iter()
+            .chain(TOKENIZER_FILES)
+        {
+            let p = query.join(name);
+            if p.is_file() {
+                files.insert(format!("{QUERY_ENCODER_DIR}/{name}"), sha256_file(&p)?);
+            }
+        }
+        hash_read_extras(&query, &format!("{QUERY_ENCODER_DIR}/"), &mut files)?;
+    }
     let mut text = String::from(MODEL_HASH_DOMAIN);
     for (name, sha) in &files {
         text.push_str(&format!("{name}  {sha}\n"));
@@ -144,6 +163,48 @@ pub fn model_sha256(dir: &Path) -> Result<ModelFiles> {
         sha256: sha256_hex(text.as_bytes()),
         files,
     })
+}
+
+/// Adds to `files` (names prefixed with `prefix`) the other files lexbench reads from a model folder
+/// when present: sentence-transformers' `modules.json`, `sentence_bert_config.json` and every file
+/// of the module folders `modules.json` names (pooling, dense, layer norm), and a ColBERT
+/// checkpoint's `artifact.metadata`. They decide the vectors as much as the weights do.
+fn hash_read_extras(dir: &Path, prefix: &str, files: &mut BTreeMap<String, String>) -> Result<()> {
+    for name in ["modules.json", "sentence_bert_config.json", "artifact.metadata"] {
+        let p = dir.join(name);
+        if p.is_file() {
+            files.insert(format!("{prefix}{name}"), sha256_file(&p)?);
+        }
+    }
+    let modules = dir.join("modules.json");
+    if !modules.is_file() {
+        return Ok(());
+    }
+    let v: serde_json::Value = lexbench_core::io::read_json(&modules)?;
+    for m in v.as_array().into_iter().flatten() {
+        let Some(rel) = m.get("path").and_then(serde_json::Value::as_str) else {
+            continue;
+        };
+        // The Transformer module sits at the folder's root (path ""); a path that leaves the
+        // folder is not followed.
+        if rel.is_empty() || rel.contains("..") || rel.starts_with('/') {
+            continue;
+        }
+        let sub = dir.join(rel);
+        let Ok(entries) = std::fs::read_dir(&sub) else {
+            continue;
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        for n in names {
+            files.insert(format!("{prefix}{rel}/{n}"), sha256_file(&sub.join(&n))?);
+        }
+    }
+    Ok(())
 }
 
 /// The ranker of the model folder `model` as `kind`, ranking as system `system` on `device`: a folder
@@ -991,4 +1052,61 @@ fn recheck_bm25(
         run: run_path,
         seconds: t0.elapsed().as_secs_f64(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! Properties: a model's sha256 covers every file lexbench reads to make its vectors — a changed
+    //! pooling module, ColBERT metadata or separate query encoder is another model — and no file it
+    //! does not read.
+    use super::*;
+
+    #[test]
+    fn the_model_hash_covers_the_modules_and_the_query_encoder() {
+        let dir = std::env::temp_dir().join(format!("lexbench-model-sha-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, text) in [
+            ("config.json", "{}"),
+            ("model.safetensors", "w"),
+            ("tokenizer.json", "{}"),
+        ] {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        let hash = || model_sha256(&dir).unwrap().sha256;
+        let bare = hash();
+        std::fs::write(dir.join("README.md"), "a model card").unwrap();
+        assert_eq!(hash(), bare, "a file lexbench does not read");
+        std::fs::write(
+            dir.join("modules.json"),
+            r#"[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+                {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]"#,
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.join("1_Pooling")).unwrap();
+        std::fs::write(
+            dir.join("1_Pooling/config.json"),
+            r#"{"pooling_mode_mean_tokens": true}"#,
+        )
+        .unwrap();
+        let mean = hash();
+        assert_ne!(mean, bare);
+        std::fs::write(
+            dir.join("1_Pooling/config.json"),
+            r#"{"pooling_mode_cls_token": true}"#,
+        )
+        .unwrap();
+        let cls = hash();
+        assert_ne!(cls, mean, "another pooling is another model");
+        std::fs::write(dir.join("artifact.metadata"), r#"{"query_maxlen": 32}"#).unwrap();
+        let colbert = hash();
+        assert_ne!(colbert, cls);
+        std::fs::create_dir_all(dir.join(QUERY_ENCODER_DIR)).unwrap();
+        std::fs::write(dir.join(QUERY_ENCODER_DIR).join("model.safetensors"), "q").unwrap();
+        let q = hash();
+        assert_ne!(q, colbert);
+        std::fs::write(dir.join(QUERY_ENCODER_DIR).join("model.safetensors"), "q2").unwrap();
+        assert_ne!(hash(), q, "a changed query encoder alone is another model");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
