@@ -9,14 +9,7 @@
 //!   not ColBERT, in the sidecar (`projection`) and on the command's output;
 //! - lengths below ColBERT's minimum are refused with exit 2.
 
-use std::path::Path;
-
-use crate::common::{lexbench, sample_data, tiny_bert};
-
-fn json(p: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .unwrap()
-}
+use crate::common::{lexbench, read_json as json, sample_data, tiny_bert};
 
 #[test]
 fn run_colbert_takes_query_and_document_lengths() {

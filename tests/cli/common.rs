@@ -183,3 +183,19 @@ pub fn tiny_bert(dir: &Path) {
     });
     std::fs::write(dir.join("tokenizer.json"), tok.to_string()).unwrap();
 }
+
+/// A JSON file, parsed; a missing or malformed file fails the test naming it.
+pub fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// A TREC run's lines without the tag (the last column): two runs of the same ranking by
+/// differently named systems compare equal.
+pub fn run_columns(p: &Path) -> Vec<String> {
+    std::fs::read_to_string(p)
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+        .lines()
+        .map(|l| l.rsplit_once(' ').unwrap().0.to_owned())
+        .collect()
+}

@@ -20,15 +20,10 @@
 
 use std::path::Path;
 
-use crate::common::{lexbench, sample_data, tiny_bert};
+use crate::common::{lexbench, read_json as json, sample_data, tiny_bert};
 
 const FIXED: &str = "baselines/configs/bsard/dr-cusines-fixed.toml";
 const SEMANTIC_ONLY: &str = "baselines/configs/bsard/dr-cusines-semantic-only.toml";
-
-fn json(p: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .unwrap()
-}
 
 /// Trains `config` with the static BM25 semantic view for one update with `top_n`, into
 /// `DATA/models/<out>`; returns the epoch's curriculum statistics from `summary.json`, checked against

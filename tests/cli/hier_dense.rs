@@ -7,23 +7,9 @@
 //! asked for), with a sidecar naming the hierarchical article encoder; `lexbench submit --model`
 //! ranks it too and records a verified entry.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::common::{lexbench, sample_data, tiny_bert};
-
-/// The run's lines without the tag (the last column).
-fn cols(p: &Path) -> Vec<String> {
-    std::fs::read_to_string(p)
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-        .lines()
-        .map(|l| l.rsplit_once(' ').unwrap().0.to_owned())
-        .collect()
-}
-
-fn json(p: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .unwrap()
-}
+use crate::common::{lexbench, read_json as json, run_columns as cols, sample_data, tiny_bert};
 
 #[test]
 fn a_hierarchical_model_ranks_through_run_dense_and_submit() {

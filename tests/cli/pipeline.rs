@@ -10,14 +10,9 @@
 //!   objects of the guide and the judgment (provenance is complete);
 //! - a second run on the same directory reuses the crawl and rebuilds the identical dataset.
 
-use crate::common::lexbench;
+use crate::common::{lexbench, read_json as json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
-        .unwrap()
-}
 
 fn lines(path: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)

@@ -10,21 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{lexbench, sample_data, tiny_bert};
-
-/// The run's lines without the tag (the last column).
-fn cols(p: &Path) -> Vec<String> {
-    std::fs::read_to_string(p)
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-        .lines()
-        .map(|l| l.rsplit_once(' ').unwrap().0.to_owned())
-        .collect()
-}
-
-fn json(p: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .unwrap()
-}
+use crate::common::{lexbench, read_json as json, run_columns as cols, sample_data, tiny_bert};
 
 #[test]
 fn a_trained_folder_ranks_with_its_training_prefixes() {

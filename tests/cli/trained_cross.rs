@@ -8,16 +8,7 @@
 
 use std::path::Path;
 
-use crate::common::{lexbench, sample_data, tiny_bert};
-
-/// The run's lines without the tag (the last column).
-fn cols(p: &Path) -> Vec<String> {
-    std::fs::read_to_string(p)
-        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-        .lines()
-        .map(|l| l.rsplit_once(' ').unwrap().0.to_owned())
-        .collect()
-}
+use crate::common::{lexbench, run_columns as cols, sample_data, tiny_bert};
 
 #[test]
 fn a_peft_cross_encoder_trains_ranks_and_reranks_as_trained() {

@@ -19,12 +19,7 @@ use lexbench_baselines::train::data::SplitData;
 use lexbench_baselines::train::model::Trainable;
 use lexbench_core::Run;
 
-use crate::common::{lexbench, sample_data, tiny_bert};
-
-fn json(p: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .unwrap()
-}
+use crate::common::{lexbench, read_json as json, sample_data, tiny_bert};
 
 fn read_run(p: &Path) -> Run {
     Run::read(p, &Default::default()).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
