@@ -32,3 +32,4 @@ mod train;
 mod train_prefixes;
 mod trained_cross;
 mod trained_lengths;
+mod wheel;

@@ -1,0 +1,169 @@
+//! `pip install lexbench` (issue 33, item 3): the wheel `scripts/build-wheel` makes (maturin, the
+//! command line as a binary inside a Python wheel), installed into a fresh virtual environment with
+//! no package index, runs as a user runs it.
+//!
+//! Properties checked:
+//! - `scripts/build-wheel --profile dev OUT` prints the path of one wheel in `OUT`, named for the
+//!   crate's version, and leaves nothing else there (no temporary folder);
+//! - `pip install --no-index` installs it into a fresh `python3 -m venv` (no network, no dependency);
+//! - the installed distribution's version (`importlib.metadata`) and `lexbench --version` are the
+//!   crate's;
+//! - the installed `lexbench pipeline`, run from a folder outside the checkout, runs every stage on the
+//!   embedded sample, exits 0 and writes the datasets, the BM25 runs and the leaderboard.
+//!
+//! maturin is the pinned one `scripts/python-tools` installs into `$LEXBENCH_PY_TOOLS` (default
+//! `target/py-tools-venv`); without it the test fails, naming that script. `LEXBENCH_TEST_WHEEL=PATH`
+//! tests that wheel instead of building one (a release wheel, say).
+//!
+//! Build cost: the dev wheel packages the binary `cargo build -p lexbench` makes, about 13 s after it
+//! (maturin's manylinux check and the deflate of the 200 MB debug binary). A test build is not that
+//! build: dev-dependencies' features are unified into it (`lexbench-core/testing`, and insta's globset
+//! turns on aho-corasick's `default`, which changes regex and everything above it), so after `cargo
+//! test --workspace` alone the wheel build compiles 29 crates (polars, candle, tokenizers, the
+//! workspace; about 8 minutes on 2 cores). Cargo then links `target/debug/lexbench`, the binary the
+//! other tests run, to that build: the same program without lexbench-core's `testing` module.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The checkout (this package's root).
+fn checkout() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `cmd`'s output, or a test failure naming the command and what it printed.
+fn ok(cmd: &mut Command) -> Output {
+    let what = format!("{cmd:?}");
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what}: {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The wheel under test: `LEXBENCH_TEST_WHEEL`, or one `scripts/build-wheel --profile dev` builds into
+/// `out` (checked to hold that wheel and nothing else).
+fn wheel(out: &Path) -> PathBuf {
+    if let Some(w) = std::env::var_os("LEXBENCH_TEST_WHEEL") {
+        let w = PathBuf::from(w);
+        assert!(w.is_file(), "LEXBENCH_TEST_WHEEL={}: no such file", w.display());
+        return w;
+    }
+    let tools = std::env::var_os("LEXBENCH_PY_TOOLS")
+        .map_or_else(|| checkout().join("target/py-tools-venv"), PathBuf::from);
+    let tools = if tools.is_relative() {
+        checkout().join(tools)
+    } else {
+        tools
+    };
+    assert!(
+        tools.join("bin/maturin").is_file(),
+        "maturin not found in {}: run scripts/python-tools (it installs the pinned maturin there; \
+         scripts/test runs it) or set LEXBENCH_PY_TOOLS",
+        tools.display()
+    );
+    let built = ok(Command::new(checkout().join("scripts/build-wheel"))
+        .args([OsStr::new("--profile"), OsStr::new("dev"), out.as_os_str()])
+        .env("LEXBENCH_PY_TOOLS", &tools));
+    let printed = String::from_utf8(built.stdout).unwrap();
+    let w = PathBuf::from(printed.trim_end());
+    assert_eq!(
+        printed.lines().count(),
+        1,
+        "stdout is the wheel's path alone: {printed:?}"
+    );
+    let listed: Vec<_> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(
+        listed,
+        std::slice::from_ref(&w),
+        "{} holds the wheel alone",
+        out.display()
+    );
+    w
+}
+
+#[test]
+fn the_wheel_installed_in_a_fresh_venv_runs_the_pipeline() {
+    let version = env!("CARGO_PKG_VERSION");
+    let root = std::env::temp_dir().join(format!("lexbench-wheel-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+
+    let wheel = wheel(&root.join("wheels"));
+    let name = wheel.file_name().unwrap().to_str().unwrap();
+    assert!(
+        name.starts_with(&format!("lexbench-{version}-")) && name.ends_with(".whl"),
+        "{name}: not a lexbench {version} wheel"
+    );
+
+    // A fresh environment, filled from the wheel alone: no index, no dependency, no pip config.
+    let venv = root.join("venv");
+    ok(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+    ok(Command::new(venv.join("bin/python"))
+        .args([
+            "-m",
+            "pip",
+            "--isolated",
+            "--disable-pip-version-check",
+            "install",
+        ])
+        .args(["--no-index", "--no-deps", "--quiet"])
+        .arg(&wheel));
+    let installed = ok(Command::new(venv.join("bin/python")).args([
+        "-c",
+        "import importlib.metadata as m; print(m.version('lexbench'))",
+    ]));
+    assert_eq!(String::from_utf8_lossy(&installed.stdout).trim(), version);
+
+    // The installed binary, run from a folder outside the checkout with nothing of the caller's.
+    let exe = venv.join("bin/lexbench");
+    assert!(
+        exe.is_file(),
+        "pip put no lexbench in {}",
+        venv.join("bin").display()
+    );
+    let work = root.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let lexbench = |args: &[&str]| {
+        ok(Command::new(&exe)
+            .args(args)
+            .current_dir(&work)
+            .env_remove("RUST_LOG")
+            .env_remove("LEXBENCH_DATA")
+            .env_remove("LEXBENCH_GIT_REV"))
+    };
+    let v = lexbench(&["--version"]);
+    assert_eq!(
+        String::from_utf8_lossy(&v.stdout),
+        format!("lexbench {version}\n")
+    );
+
+    let run = lexbench(&["--data", "data", "pipeline"]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("[5/5] leaderboard"), "{stderr}");
+    let data = work.join("data");
+    for f in [
+        "raw/manifest.jsonl",
+        "parsed/ecthr/judgments.jsonl",
+        "datasets/ecthr/manifest.json",
+        "datasets/ecthr/certificate.json",
+        "datasets/bsard/manifest.json",
+        "runs/ecthr/test/bm25.trec",
+        "leaderboard/index.md",
+        "leaderboard/site/index.html",
+    ] {
+        assert!(data.join(f).is_file(), "{f} not written:\n{stderr}");
+    }
+    let board = std::fs::read_to_string(data.join("leaderboard/index.md")).unwrap();
+    assert!(board.contains("| BM25 ✓ |"), "{board}");
+
+    std::fs::remove_dir_all(&root).unwrap();
+}
