@@ -37,6 +37,7 @@ pub mod assemble;
 pub mod bsard;
 pub mod diff;
 pub mod error;
+pub mod export;
 pub mod pairs;
 pub mod release;
 pub mod reload;
