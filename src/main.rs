@@ -19,6 +19,7 @@ mod cmd {
     pub mod crawl;
     pub mod encode;
     pub mod eval;
+    pub mod export;
     pub mod leaderboard;
     pub mod models;
     pub mod parse_citations;
@@ -32,7 +33,7 @@ mod cmd {
 }
 use cmd::args::{OutputFormat, RecordFormat};
 use cmd::{
-    bench_encoder, build, crawl, encode, eval, leaderboard, models, parse_citations, parse_guide,
+    bench_encoder, build, crawl, encode, eval, export, leaderboard, models, parse_citations, parse_guide,
     parse_judgment, parse_store, pipeline, run, submit, train,
 };
 
@@ -50,7 +51,7 @@ struct Cli {
     data: PathBuf,
 
     /// Output format: human or json for reports (eval, submit, stats, diff; default human), json or jsonl for
-    /// parsed records (parse judgment, parse guide; default json).
+    /// parsed records (parse judgment, parse guide; default json), hf, beir or mteb for `export`.
     #[arg(long, global = true, value_enum)]
     format: Option<OutputFormat>,
 
@@ -81,6 +82,9 @@ enum Command {
     /// Import a published dataset release.
     #[command(subcommand)]
     Import(ImportCommand),
+    /// Write a built dataset as a folder other tools open: a Hugging Face `datasets` folder, BEIR's
+    /// layout or an MTEB task (--format hf|beir|mteb), into DATA/exports or --out.
+    Export(export::ExportArgs),
     /// Compare two datasets per split: queries and pairs added, removed, changed (exit 1 if any).
     Diff(build::DiffArgs),
     /// Split the pairs of a built ECtHR dataset again (seed, held-out guides, shares) into a new dataset.
@@ -183,6 +187,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Import(ImportCommand::Release(args)) => build::cmd_import_release(&data, &args),
         Command::Diff(args) => build::cmd_diff(&data, &args, OutputFormat::report(cli.format, "diff")?),
         Command::Split(args) => build::cmd_split(&data, &args),
+        Command::Export(args) => export::cmd_export(&data, &args, cli.format),
         Command::Stats(args) => build::cmd_stats(&data, &args, OutputFormat::report(cli.format, "stats")?),
         Command::Parse(ParseCommand::Judgment(args)) => {
             parse_judgment::cmd_parse_judgment(&args, OutputFormat::records(cli.format, "parse judgment")?)

@@ -56,6 +56,12 @@ pub enum OutputFormat {
     Json,
     /// One JSON record per line (parsed records).
     Jsonl,
+    /// `lexbench export`: a Hugging Face `datasets` folder (Parquet per config and split).
+    Hf,
+    /// `lexbench export`: BEIR's layout (corpus.jsonl, queries.jsonl, qrels/<split>.tsv).
+    Beir,
+    /// `lexbench export`: an MTEB task (reranking for ECtHR, retrieval for BSARD).
+    Mteb,
 }
 
 /// Output format of reports.
@@ -83,6 +89,9 @@ impl OutputFormat {
             None | Some(OutputFormat::Human) => ReportFormat::Human,
             Some(OutputFormat::Json) => ReportFormat::Json,
             Some(OutputFormat::Jsonl) => bail!("--format jsonl: `{command}` prints human or json"),
+            Some(OutputFormat::Hf | OutputFormat::Beir | OutputFormat::Mteb) => {
+                bail!("--format hf|beir|mteb is for `lexbench export`; `{command}` prints human or json")
+            }
         })
     }
 
@@ -92,6 +101,9 @@ impl OutputFormat {
             None | Some(OutputFormat::Json) => RecordFormat::Json,
             Some(OutputFormat::Jsonl) => RecordFormat::Jsonl,
             Some(OutputFormat::Human) => bail!("--format human: `{command}` prints json or jsonl"),
+            Some(OutputFormat::Hf | OutputFormat::Beir | OutputFormat::Mteb) => {
+                bail!("--format hf|beir|mteb is for `lexbench export`; `{command}` prints json or jsonl")
+            }
         })
     }
 }

@@ -12,6 +12,7 @@ mod data_safety;
 mod datasets;
 mod dense;
 mod eval;
+mod export;
 mod guide_editions;
 mod hf_models;
 mod hier_dense;
