@@ -13,7 +13,7 @@ use lexbench_core::{GuideFile, ItemId, Judgment};
 use lexbench_splits::assemble::{AssemblyReport, LabelKinds, assemble};
 use lexbench_splits::bsard::BsardWritten;
 use lexbench_splits::release::read_release;
-use lexbench_splits::settings::{SplitConfig, assign};
+use lexbench_splits::settings::{Assignment, SeenQueries, SplitConfig, assign};
 use lexbench_splits::write::{BuildInput, Written, write_dataset};
 
 /// Where BSARD's CSV files come from.
@@ -240,7 +240,7 @@ pub fn build_ecthr(data: &DataDir, options: &EcthrOptions) -> Result<EcthrBuild>
         // user's configuration names must be there: `assign` refuses one that is not.)
         cfg.unseen_guides.retain(|g| pairs.iter().any(|p| &p.guide == g));
     }
-    let assignment = assign(&pairs, &cfg)?;
+    let (assignment, seen_note) = assign_seen(&pairs, &mut cfg, options.split_config.is_none())?;
     let dir = data.dataset(&options.name)?.0;
     let sources = format!(
         "{} parsed guides and {} parsed judgments (DATA/parsed/ecthr, from the raw store DATA/raw)",
@@ -250,6 +250,7 @@ pub fn build_ecthr(data: &DataDir, options: &EcthrOptions) -> Result<EcthrBuild>
     let (editions, mixed) = guide_editions(&guides);
     let mut notes = vec![options.labels.card_line().to_owned(), editions];
     notes.extend(mixed.iter().map(|w| format!("Warning: {w}.")));
+    notes.extend(seen_note);
     let written = write_dataset(
         &dir,
         &BuildInput {
@@ -908,7 +909,7 @@ pub fn split_dataset(data: &DataDir, options: &SplitOptions) -> Result<Relabelle
         // As in `build_ecthr`: the default's held-out guides that these pairs have.
         cfg.unseen_guides.retain(|g| pairs.iter().any(|p| &p.guide == g));
     }
-    let assignment = assign(&pairs, &cfg)?;
+    let (assignment, seen_note) = assign_seen(&pairs, &mut cfg, options.split_config.is_none())?;
     // A dataset given as a path (a folder outside the data directory) names the new one by its
     // folder's name: the path itself is not a name.
     let stem = from
@@ -918,6 +919,7 @@ pub fn split_dataset(data: &DataDir, options: &SplitOptions) -> Result<Relabelle
     let name = options.name.clone().unwrap_or_else(|| format!("{stem}-split"));
     let judgments = load_judgments(data, false)?;
     let dir = data.dataset(&name)?.0;
+    let notes: Vec<String> = seen_note.into_iter().collect();
     let sources = format!("the pairs of dataset {}, split again", options.dataset);
     let written = write_dataset(
         &dir,
@@ -930,7 +932,7 @@ pub fn split_dataset(data: &DataDir, options: &SplitOptions) -> Result<Relabelle
             assembly: None,
             sources: &sources,
             plots: false,
-            notes: &[],
+            notes: &notes,
         },
     )?;
     Ok(Relabelled {
@@ -938,6 +940,32 @@ pub fn split_dataset(data: &DataDir, options: &SplitOptions) -> Result<Relabelle
         pairs: pairs.len(),
         seed: Some(cfg.seed),
     })
+}
+
+/// Splits `pairs` with `cfg`. Under the default configuration (`by_default`), data that cannot keep
+/// every test and validation query in training (`seen_queries = "required"`: too few queries repeat
+/// across judgments, as in a small crawl) is split with `"preferred"` instead — `cfg` then says so,
+/// the warning is printed, and the returned line goes on the card; a configuration the user wrote is
+/// kept to the letter (the error names the setting to change).
+fn assign_seen(
+    pairs: &[lexbench_splits::pairs::Pair],
+    cfg: &mut SplitConfig,
+    by_default: bool,
+) -> Result<(Assignment, Option<String>)> {
+    match assign(pairs, cfg) {
+        Err(lexbench_splits::Error::SeenQueries { split, pairs: n }) if by_default => {
+            let note = format!(
+                "Warning: the default's seen_queries = \"required\" cannot be met here (no judgment \
+                 can be held out for {split} while its queries stay in training; {n} seen-guide \
+                 pairs): the splits keep test and validation queries in training where they can \
+                 (\"preferred\") and the card counts how many do."
+            );
+            eprintln!("{note}");
+            cfg.seen_queries = SeenQueries::Preferred;
+            Ok((assign(pairs, cfg)?, Some(note)))
+        }
+        other => Ok((other?, None)),
+    }
 }
 
 /// A split configuration from `path` (or the default), `seed` overriding its seed; validated.

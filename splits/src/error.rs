@@ -21,6 +21,20 @@ pub enum Error {
     /// A split configuration is invalid.
     #[error("invalid split configuration: {0}")]
     Config(String),
+    /// `seen_queries = "required"` cannot be met: no judgment can be held out for a split while
+    /// its queries keep a training pair (data that repeats too few queries across judgments).
+    #[error(
+        "no judgment can be held out for {split} while its queries stay in training: the seen \
+         guides' {pairs} pairs repeat too few queries across judgments; set seen_queries = \
+         \"preferred\" in the split configuration (fill the split with unseen queries, counted on \
+         the card) or \"off\""
+    )]
+    SeenQueries {
+        /// The split that stays empty (`test` or `val`).
+        split: String,
+        /// The seen guides' pairs left for train / val / test.
+        pairs: usize,
+    },
     /// The split certificate found a leak; the dataset is not written.
     #[error("the split certificate failed: {}", .0.join("; "))]
     Leak(Vec<String>),

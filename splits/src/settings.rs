@@ -6,7 +6,9 @@
 //! 2. *Seen guide / unseen query*: from the other guides, whole queries drawn by seed until their pairs
 //!    reach the configured share.
 //! 3. *Seen guide / seen query*: the remaining pairs split into train / val / test **by judgment**, so
-//!    the test and validation judgments never occur in training.
+//!    the test and validation judgments never occur in training, and — the setting's name — every
+//!    test and validation query occurs in training ([`SeenQueries`]): a judgment goes to test or
+//!    validation only if each of its queries keeps a pair with another judgment that can still train.
 //!
 //! The defaults reproduce the paper's proportions (Santosh et al. 2024: 4,109 pairs; 403 unseen-guide,
 //! 694 unseen-query, 2,230 / 302 / 480 train / val / test).
@@ -47,6 +49,26 @@ pub struct SplitConfig {
     pub val_share: f64,
     /// Share of the remaining pairs for test (paper: 480 / 3,012).
     pub test_share: f64,
+    /// Whether the seen setting's test and validation queries must occur in training.
+    pub seen_queries: SeenQueries,
+}
+
+/// How strictly *seen query* is kept: the paper's seen setting evaluates queries the model was
+/// trained on ("seen guide / seen query"; in the release 242 of 257 test queries occur in training).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeenQueries {
+    /// Every test and validation query occurs in training: a judgment is held out for test or
+    /// validation only when each of its queries keeps a training pair; the certificate checks it,
+    /// and a build where no judgment can be held out that way is refused.
+    #[default]
+    Required,
+    /// As `Required` while judgments qualify; a split still short of its share is then filled with
+    /// the other judgments (for data with few repeated queries, such as the embedded sample). The
+    /// certificate counts the seen queries but does not require them.
+    Preferred,
+    /// No constraint: train / val / test by judgment only (the splits before this option).
+    Off,
 }
 
 impl Default for SplitConfig {
@@ -61,6 +83,7 @@ impl Default for SplitConfig {
             unseen_query_share: 694.0 / 3706.0,
             val_share: 302.0 / 3012.0,
             test_share: 480.0 / 3012.0,
+            seen_queries: SeenQueries::Required,
         }
     }
 }
@@ -161,7 +184,7 @@ pub fn assign(pairs: &[Pair], cfg: &SplitConfig) -> Result<Assignment> {
     let rest: Vec<usize> = seen.into_iter().filter(|i| !unseen_q.contains(i)).collect();
     out.insert("unseen_query".into(), unseen_q.into_iter().collect());
 
-    // 3. Train / val / test by judgment.
+    // 3. Train / val / test by judgment, keeping test and validation queries seen in training.
     let mut by_item: BTreeMap<&ItemId, Vec<usize>> = BTreeMap::new();
     for &i in &rest {
         by_item.entry(&pairs[i].item).or_default().push(i);
@@ -170,15 +193,65 @@ pub fn assign(pairs: &[Pair], cfg: &SplitConfig) -> Result<Assignment> {
     rng.shuffle(&mut items);
     let test_target = (cfg.test_share * rest.len() as f64).round() as usize;
     let val_target = (cfg.val_share * rest.len() as f64).round() as usize;
+    // Pairs per (folded) query that are not yet held out: they, and only they, can still train.
+    let mut can_train: BTreeMap<String, usize> = BTreeMap::new();
+    for &i in &rest {
+        *can_train.entry(fold(&pairs[i].text)).or_default() += 1;
+    }
+    // Whether holding out these pairs leaves each of their queries a pair that can train.
+    let keeps_seen = |ps: &[usize], can_train: &BTreeMap<String, usize>| {
+        let mut here: BTreeMap<String, usize> = BTreeMap::new();
+        for &i in ps {
+            *here.entry(fold(&pairs[i].text)).or_default() += 1;
+        }
+        here.iter().all(|(q, n)| can_train.get(q).is_some_and(|c| c > n))
+    };
+    let hold = |ps: &[usize], can_train: &mut BTreeMap<String, usize>| {
+        for &i in ps {
+            if let Some(c) = can_train.get_mut(&fold(&pairs[i].text)) {
+                *c = c.saturating_sub(1);
+            }
+        }
+    };
+    let constrained = cfg.seen_queries != SeenQueries::Off;
     let (mut test, mut val, mut train) = (Vec::new(), Vec::new(), Vec::new());
+    let mut passed_over = Vec::new();
     for item in items {
         let ps = &by_item[item];
+        let short = test.len() < test_target || val.len() < val_target;
+        if short && constrained && !keeps_seen(ps, &can_train) {
+            passed_over.push(item);
+            continue;
+        }
         if test.len() < test_target {
+            hold(ps, &mut can_train);
             test.extend(ps);
         } else if val.len() < val_target {
+            hold(ps, &mut can_train);
             val.extend(ps);
         } else {
             train.extend(ps);
+        }
+    }
+    // The judgments passed over train, except where `Preferred` needs them to fill a short split.
+    for item in passed_over {
+        let ps = &by_item[item];
+        if cfg.seen_queries == SeenQueries::Preferred && test.len() < test_target {
+            test.extend(ps);
+        } else if cfg.seen_queries == SeenQueries::Preferred && val.len() < val_target {
+            val.extend(ps);
+        } else {
+            train.extend(ps);
+        }
+    }
+    if cfg.seen_queries == SeenQueries::Required {
+        for (name, split, target) in [("test", &test, test_target), ("val", &val, val_target)] {
+            if split.is_empty() && target > 0 {
+                return Err(Error::SeenQueries {
+                    split: name.to_owned(),
+                    pairs: rest.len(),
+                });
+            }
         }
     }
     for (name, mut v) in [("train", train), ("val", val), ("test", test)] {
@@ -216,6 +289,44 @@ pub struct Certificate {
     /// sha256 of every split and qrels file, filled in when the dataset is written.
     #[serde(default)]
     pub files: BTreeMap<String, String>,
+    /// For `test` and `val`: how many of their queries occur in training (the seen setting's
+    /// premise); a check only where the splits were built with [`SeenQueries::Required`].
+    #[serde(default)]
+    pub seen_queries: BTreeMap<String, SeenCount>,
+}
+
+/// How many of a split's queries occur (as folded text) in training.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeenCount {
+    /// Distinct queries of the split.
+    pub queries: usize,
+    /// Of them, those with a training pair.
+    pub in_training: usize,
+    /// Up to 20 of the others (query ids).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unseen: Vec<String>,
+}
+
+/// The check [`Certificate::require_seen_queries`] adds.
+pub const SEEN_QUERIES_CHECK: &str = "every test and validation query occurs in training";
+
+impl Certificate {
+    /// Adds the check that every test and validation query occurs in training (splits built with
+    /// [`SeenQueries::Required`]); the certificate then passes only if it holds.
+    pub fn require_seen_queries(&mut self) {
+        let violations = ["test", "val"]
+            .iter()
+            .filter_map(|n| self.seen_queries.get(*n).map(|c| (n, c)))
+            .flat_map(|(n, c)| {
+                c.unseen
+                    .iter()
+                    .map(move |q| format!("{n} query {q} not in train"))
+            })
+            .collect();
+        let c = check(SEEN_QUERIES_CHECK, violations);
+        self.passed &= c.passed;
+        self.checks.push(c);
+    }
 }
 
 fn check(name: &str, violations: Vec<String>) -> Check {
@@ -328,11 +439,35 @@ pub fn certify(pairs: &[Pair], a: &Assignment) -> Certificate {
             shared_judgments.insert(format!("{a}∩{b}"), n);
         }
     }
+    let trained: BTreeSet<String> = of("train").iter().map(|&i| fold(&pairs[i].text)).collect();
+    let mut seen_queries = BTreeMap::new();
+    for n in ["test", "val"] {
+        let mut queries: BTreeMap<&QueryId, bool> = BTreeMap::new();
+        for &i in of(n) {
+            let seen = trained.contains(&fold(&pairs[i].text));
+            *queries.entry(&pairs[i].query).or_insert(seen) |= seen;
+        }
+        let unseen: Vec<String> = queries
+            .iter()
+            .filter(|(_, seen)| !**seen)
+            .map(|(q, _)| q.to_string())
+            .take(20)
+            .collect();
+        seen_queries.insert(
+            n.to_owned(),
+            SeenCount {
+                queries: queries.len(),
+                in_training: queries.values().filter(|s| **s).count(),
+                unseen,
+            },
+        );
+    }
     Certificate {
         passed: checks.iter().all(|c| c.passed),
         checks,
         sizes,
         shared_judgments,
         files: BTreeMap::new(),
+        seen_queries,
     }
 }

@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::assemble::AssemblyReport;
 use crate::error::{Error, Result};
 use crate::pairs::{Pair, QrelSource};
-use crate::settings::{Assignment, Certificate, SPLITS, SplitConfig, certify};
+use crate::settings::{Assignment, Certificate, SPLITS, SeenQueries, SplitConfig, certify};
 
 /// Everything a dataset is made from.
 #[derive(Debug, Clone, Copy)]
@@ -169,6 +169,12 @@ fn json_file<T: Serialize>(path: &Path, value: &T) -> Result<()> {
 /// Writes the dataset to `dir` (replacing a previous build only on success).
 pub fn write_dataset(dir: &Path, input: &BuildInput<'_>) -> Result<Written> {
     let mut certificate = certify(input.pairs, input.assignment);
+    if input
+        .config
+        .is_some_and(|c| c.seen_queries == SeenQueries::Required)
+    {
+        certificate.require_seen_queries();
+    }
     if !certificate.passed {
         let failed = certificate
             .checks
@@ -412,6 +418,23 @@ fn card(input: &BuildInput<'_>, stats: &Stats, cert: &Certificate) -> String {
         cert.checks.len(),
         cert.shared_judgments.get("train∩test").unwrap_or(&0)
     ));
+    let seen: Vec<String> = ["test", "val"]
+        .iter()
+        .filter_map(|n| cert.seen_queries.get(*n).map(|c| (n, c)))
+        .map(|(n, c)| format!("{n} {} of {}", c.in_training, c.queries))
+        .collect();
+    if !seen.is_empty() {
+        let rule = match input.config.map(|c| c.seen_queries) {
+            Some(SeenQueries::Required) => " (required by the split configuration)",
+            Some(SeenQueries::Preferred) => " (preferred, not required, by the split configuration)",
+            Some(SeenQueries::Off) => " (not constrained by the split configuration)",
+            None => " (the imported splits, as they are)",
+        };
+        s.push_str(&format!(
+            "Seen-setting queries that occur in training: {}{rule}.\n",
+            seen.join(", ")
+        ));
+    }
     if let Some(cfg) = input.config {
         s.push_str(&format!(
             "Splits built with seed {} (split_config.json).\n",

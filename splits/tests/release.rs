@@ -17,7 +17,7 @@ use lexbench_core::dataset::{DatasetDir, DatasetManifest};
 use lexbench_core::{Qrels, ReadOptions, testing::fixtures_dir};
 use lexbench_splits::pairs::{QrelSource, fold};
 use lexbench_splits::release::{Release, read_release};
-use lexbench_splits::settings::{SplitConfig, assign, certify};
+use lexbench_splits::settings::{SeenQueries, SplitConfig, assign, certify};
 use lexbench_splits::write::{BuildInput, write_dataset};
 
 fn release() -> Release {
@@ -274,5 +274,141 @@ fn an_unknown_held_out_guide_is_an_error() {
     assert!(
         err.contains("the guides with pairs are: guide_"),
         "the guides with pairs are listed: {err}"
+    );
+}
+
+/// The distinct queries of `split` and how many occur (folded) in `train`, counted here directly.
+fn seen_in_training(
+    pairs: &[lexbench_splits::pairs::Pair],
+    a: &BTreeMap<String, Vec<usize>>,
+    split: &str,
+) -> (usize, usize) {
+    let trained: BTreeSet<String> = a["train"].iter().map(|&i| fold(&pairs[i].text)).collect();
+    let mut queries: BTreeMap<&str, bool> = BTreeMap::new();
+    for &i in &a[split] {
+        *queries.entry(pairs[i].query.as_str()).or_default() |= trained.contains(&fold(&pairs[i].text));
+    }
+    (queries.len(), queries.values().filter(|s| **s).count())
+}
+
+/// Issue 31, item 6: "seen query" means seen. The release's own seen setting evaluates queries the
+/// model trained on (242 of its 257 test queries); splits lexbench builds keep every test and
+/// validation query in training while still splitting by judgment, the certificate counts it, and
+/// a split where a test query is moved out of training fails the check.
+#[test]
+fn seen_setting_queries_occur_in_training() {
+    let r = release();
+    let cert = certify(&r.pairs, &r.assignment);
+    let test = &cert.seen_queries["test"];
+    assert_eq!(
+        (test.queries, test.in_training),
+        seen_in_training(&r.pairs, &r.assignment, "test")
+    );
+    assert_eq!(
+        (test.queries, test.in_training),
+        (257, 242),
+        "the release's figure"
+    );
+    assert!(cert.passed, "imported splits are counted, not required");
+
+    // Unconstrained (the splits before this option), random judgments leave queries unseen.
+    let off = assign(
+        &r.pairs,
+        &SplitConfig {
+            seen_queries: SeenQueries::Off,
+            ..SplitConfig::default()
+        },
+    )
+    .unwrap();
+    let (q, seen) = seen_in_training(&r.pairs, &off, "test");
+    assert!(
+        seen < q,
+        "without the constraint {seen} of {q} test queries are seen"
+    );
+
+    // Required (the default): every test and validation query has a training pair, test and
+    // validation judgments still never train, and the shares hold.
+    let cfg = SplitConfig::default();
+    let a = assign(&r.pairs, &cfg).unwrap();
+    for split in ["test", "val"] {
+        let (q, seen) = seen_in_training(&r.pairs, &a, split);
+        assert!(q > 0 && seen == q, "{split}: {seen} of {q} queries in training");
+    }
+    let mut cert = certify(&r.pairs, &a);
+    cert.require_seen_queries();
+    assert!(cert.passed, "{:#?}", cert.checks);
+    assert_eq!(cert.shared_judgments["train∩test"], 0);
+    assert_eq!(cert.shared_judgments["train∩val"], 0);
+    let rest = (a["train"].len() + a["val"].len() + a["test"].len()) as f64;
+    let test_share = a["test"].len() as f64 / rest;
+    assert!(
+        (test_share - cfg.test_share).abs() < 0.02,
+        "test share {test_share:.3}"
+    );
+    eprintln!(
+        "seen queries: release test {}/{}; built test {:?}, val {:?}; unconstrained test {seen}/{q}",
+        test.in_training,
+        test.queries,
+        seen_in_training(&r.pairs, &a, "test"),
+        seen_in_training(&r.pairs, &a, "val"),
+    );
+
+    // Moving every training pair of one test query out of training fails the required check.
+    let mut broken = a.clone();
+    let victim = fold(&r.pairs[a["test"][0]].text);
+    let moved: Vec<usize> = a["train"]
+        .iter()
+        .copied()
+        .filter(|&i| fold(&r.pairs[i].text) == victim)
+        .collect();
+    broken.get_mut("train").unwrap().retain(|i| !moved.contains(i));
+    broken.get_mut("unseen_query").unwrap().extend(&moved);
+    let mut cert = certify(&r.pairs, &broken);
+    cert.require_seen_queries();
+    assert!(!cert.passed);
+    assert!(
+        cert.checks
+            .iter()
+            .any(|c| !c.passed && c.name == lexbench_splits::settings::SEEN_QUERIES_CHECK),
+        "{:#?}",
+        cert.checks
+    );
+}
+
+/// Data whose queries are never repeated across judgments: `Required` refuses with a message that
+/// names the way out; `Preferred` fills the splits and the certificate counts what is unseen.
+#[test]
+fn queries_that_never_repeat_are_refused_or_counted() {
+    let r = release();
+    // One pair per query: keep the first pair of each folded query text.
+    let mut firsts = BTreeSet::new();
+    let pairs: Vec<_> = r
+        .pairs
+        .iter()
+        .filter(|p| firsts.insert(fold(&p.text)))
+        .cloned()
+        .collect();
+    let cfg = SplitConfig {
+        unseen_guides: Vec::new(),
+        unseen_guide_share: 0.0,
+        ..SplitConfig::default()
+    };
+    let err = assign(&pairs, &cfg).unwrap_err().to_string();
+    assert!(err.contains("seen_queries = \"preferred\""), "{err}");
+    let a = assign(
+        &pairs,
+        &SplitConfig {
+            seen_queries: SeenQueries::Preferred,
+            ..cfg
+        },
+    )
+    .unwrap();
+    assert!(!a["test"].is_empty() && !a["val"].is_empty());
+    let cert = certify(&pairs, &a);
+    assert!(cert.passed);
+    assert_eq!(cert.seen_queries["test"].in_training, 0);
+    assert_eq!(
+        cert.seen_queries["test"].queries,
+        seen_in_training(&pairs, &a, "test").0
     );
 }
