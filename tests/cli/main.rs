@@ -33,4 +33,3 @@ mod train;
 mod train_prefixes;
 mod trained_cross;
 mod trained_lengths;
-mod wheel;

@@ -9,19 +9,28 @@
 //! - the installed distribution's version (`importlib.metadata`) and `lexbench --version` are the
 //!   crate's;
 //! - the installed `lexbench pipeline`, run from a folder outside the checkout, runs every stage on the
-//!   embedded sample, exits 0 and writes the datasets, the BM25 runs and the leaderboard.
+//!   embedded sample, exits 0 and writes the datasets, the BM25 runs and the leaderboard;
+//! - after the test build, the dev wheel's build compiles no dependency (no registry crate): it reuses
+//!   the test build's artifacts. (Checked when this test is built with the dev profile and default
+//!   features, as `scripts/test` builds it.)
 //!
 //! maturin is the pinned one `scripts/python-tools` installs into `$LEXBENCH_PY_TOOLS` (default
 //! `target/py-tools-venv`); without it the test fails, naming that script. `LEXBENCH_TEST_WHEEL=PATH`
 //! tests that wheel instead of building one (a release wheel, say).
 //!
-//! Build cost: the dev wheel packages the binary `cargo build -p lexbench` makes, about 13 s after it
-//! (maturin's manylinux check and the deflate of the 200 MB debug binary). A test build is not that
-//! build: dev-dependencies' features are unified into it (`lexbench-core/testing`, and insta's globset
-//! turns on aho-corasick's `default`, which changes regex and everything above it), so after `cargo
-//! test --workspace` alone the wheel build compiles 29 crates (polars, candle, tokenizers, the
-//! workspace; about 8 minutes on 2 cores). Cargo then links `target/debug/lexbench`, the binary the
-//! other tests run, to that build: the same program without lexbench-core's `testing` module.
+//! Build cost: the dev wheel packages the binary a dev `cargo build -p lexbench` makes; the root
+//! package's normal dependencies carry the features `cargo test --workspace` unifies into them
+//! (`lexbench-core/testing`, aho-corasick's `default`: Cargo.toml), so after the test build every unit
+//! is fresh, the binary included, and the wheel costs maturin's manylinux check and the deflate of the
+//! 200 MB debug binary. Were a dependency's features to differ again, the wheel build would compile
+//! that crate and everything above it (29 crates, 8 minutes on 2 cores, for aho-corasick's `default`):
+//! the test fails naming them.
+//!
+//! Its own test binary, not a module of `tests/cli`: a wheel build that does compile something re-links
+//! `target/debug/lexbench`, which is missing while it links, and the `tests/cli` tests that run beside
+//! it in one process start that file. Cargo runs test binaries one after another, so nothing runs the
+//! binary while this test builds; after it the file is there again (and untouched when nothing was
+//! compiled: cargo leaves an up-to-date binary in place).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -70,6 +79,29 @@ fn wheel(out: &Path) -> PathBuf {
     let built = ok(Command::new(checkout().join("scripts/build-wheel"))
         .args([OsStr::new("--profile"), OsStr::new("dev"), out.as_os_str()])
         .env("LEXBENCH_PY_TOOLS", &tools));
+    // The test build's own binary is in `…/debug/` for the dev profile. A release test build shares
+    // nothing with the dev wheel's build and a cuda one differs from it: the wheel's build then compiles.
+    let dev_test_build = Path::new(env!("CARGO_BIN_EXE_lexbench"))
+        .parent()
+        .and_then(Path::file_name)
+        == Some(OsStr::new("debug"));
+    if dev_test_build && !cfg!(feature = "cuda") {
+        // cargo's status lines: `Compiling NAME vX (PATH)` for workspace crates (recompiled when a
+        // source changes during the run), without a path for registry crates.
+        let stderr = String::from_utf8_lossy(&built.stderr);
+        let compiled: Vec<&str> = stderr
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix("Compiling "))
+            .filter(|c| !c.contains(" ("))
+            .collect();
+        assert!(
+            compiled.is_empty(),
+            "the dev wheel's build recompiled {} dependencies after the test build: {compiled:?}; \
+             their features differ from the test build's (make the root package's normal \
+             dependencies enable them, Cargo.toml)\n{stderr}",
+            compiled.len()
+        );
+    }
     let printed = String::from_utf8(built.stdout).unwrap();
     let w = PathBuf::from(printed.trim_end());
     assert_eq!(
