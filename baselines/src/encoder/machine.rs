@@ -1,0 +1,908 @@
+//! The machine a benchmark runs on, for the head of `lexbench bench-encoder`'s report
+//! ([`super::bench`]): the CPU, the vector path the gemm kernels take, a measured clock, the FP32 FMA
+//! peak they imply, and the load average.
+//!
+//! - [`CpuInfo`]: the model string, vendor, CPUID family and model, logical CPUs and physical cores,
+//!   parsed from `/proc/cpuinfo` ([`parse_cpuinfo`]); [`SimdFeatures`]: what
+//!   `is_x86_feature_detected!` sees (the same test gemm dispatches on).
+//! - [`VectorPath`]: the instructions' width and FMA pipes per core, hence FP32 FLOP per cycle and
+//!   core, = pipes × (datapath width / 32) × 2 (an FMA is 2 FLOP). AVX-512 comes in three widths
+//!   ([`Avx512Width`]), told apart by a table of known microarchitectures ([`avx512_width`]); a CPU
+//!   outside the table is reported as "unknown width, assumed full" (64 FLOP/cycle: the larger peak,
+//!   so that a share of it is never overstated).
+//! - [`GemmBuild`]: whether gemm was compiled with its AVX-512 kernels (the workspace's `x86-v4`
+//!   feature), read from the workspace `Cargo.toml` of the build; without them gemm takes AVX2 even
+//!   on an AVX-512 CPU (`scripts/bench-env avx2` makes such a build).
+//! - [`Clock`]: measured with a dependent chain of 64-bit integer multiplications ([`measure_clock`]),
+//!   on one thread and on every bench thread at once.
+//! - [`Machine::peak_flops`]: cores × FLOP per cycle and core × clock, the cores being the bench
+//!   threads, at most the physical cores.
+//! - [`loadavg`]: `/proc/loadavg`'s three averages ([`parse_loadavg`]).
+
+use std::collections::BTreeSet;
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Serialize;
+
+/// What `/proc/cpuinfo` says about the CPU.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CpuInfo {
+    /// `model name` (e.g. `AMD EPYC 9R14 96-Core Processor`); empty when absent.
+    pub model_name: String,
+    /// `vendor_id` (`GenuineIntel`, `AuthenticAMD`); empty when absent.
+    pub vendor: String,
+    /// CPUID family (`cpu family`).
+    pub family: Option<u32>,
+    /// CPUID model (`model`; extended model included, as Linux prints it).
+    pub model: Option<u32>,
+    /// `processor` entries: the logical CPUs the kernel shows.
+    pub logical_cpus: usize,
+    /// Distinct (`physical id`, `core id`) pairs, when the file has them.
+    pub physical_cores: Option<usize>,
+}
+
+/// Parses `/proc/cpuinfo` (x86 layout: `key\t: value` lines, one block per logical CPU). Fields of
+/// the first block describe the CPU; blocks are counted for the logical CPUs.
+pub fn parse_cpuinfo(text: &str) -> CpuInfo {
+    let mut info = CpuInfo::default();
+    let mut cores = BTreeSet::new();
+    let mut physical: Option<String> = None;
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let (key, value) = (key.trim(), value.trim());
+        match key {
+            "processor" => info.logical_cpus += 1,
+            "model name" if info.model_name.is_empty() => info.model_name = value.to_owned(),
+            "vendor_id" if info.vendor.is_empty() => info.vendor = value.to_owned(),
+            "cpu family" if info.family.is_none() => info.family = value.parse().ok(),
+            "model" if info.model.is_none() => info.model = value.parse().ok(),
+            "physical id" => physical = Some(value.to_owned()),
+            "core id" => {
+                cores.insert((physical.clone().unwrap_or_default(), value.to_owned()));
+            }
+            _ => {}
+        }
+    }
+    info.physical_cores = (!cores.is_empty()).then_some(cores.len());
+    info
+}
+
+/// The CPU of this machine: `/proc/cpuinfo`, or an empty record (logical CPUs from
+/// `available_parallelism`) where the file is missing.
+pub fn cpu_info() -> CpuInfo {
+    let mut info = std::fs::read_to_string("/proc/cpuinfo")
+        .map(|t| parse_cpuinfo(&t))
+        .unwrap_or_default();
+    if info.logical_cpus == 0 {
+        info.logical_cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    }
+    info
+}
+
+/// The vector instructions this CPU runs (`is_x86_feature_detected!`, the test gemm dispatches on).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SimdFeatures {
+    /// AVX-512 Foundation.
+    pub avx512f: bool,
+    /// AVX2.
+    pub avx2: bool,
+    /// FMA3.
+    pub fma: bool,
+}
+
+impl SimdFeatures {
+    /// This CPU's features (all false off x86-64).
+    pub fn detect() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            Self {
+                avx512f: std::arch::is_x86_feature_detected!("avx512f"),
+                avx2: std::arch::is_x86_feature_detected!("avx2"),
+                fma: std::arch::is_x86_feature_detected!("fma"),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            Self::default()
+        }
+    }
+}
+
+/// How a core executes 512-bit FMAs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Avx512Width {
+    /// Two 512-bit FMA units per core (Xeon Scalable Gold 6/Platinum, Ice Lake-SP and later Xeons,
+    /// AMD Zen 5 desktop and server): 64 FP32 FLOP per cycle.
+    Full,
+    /// One 512-bit FMA unit (Intel client cores with AVX-512, Xeon Bronze/Silver/Gold 5):
+    /// 32 FLOP per cycle.
+    OneUnit,
+    /// 512-bit instructions split over two 256-bit FMA datapaths (AMD Zen 4, Zen 5 mobile):
+    /// 32 FLOP per cycle.
+    DoublePumped,
+}
+
+/// The AVX-512 width of `cpu` from a table of known microarchitectures, keyed by vendor, CPUID
+/// family and model (and, for Skylake-SP/Cascade Lake, where SKUs differ, the model string), with
+/// the entry that decided it; `None` when the CPU is not in the table. Sources: Intel's ARK ("# of
+/// AVX-512 FMA Units"), the optimisation manuals, AMD's Zen 4/Zen 5 software optimisation guides;
+/// model numbers as Linux's `intel-family.h` and `amd.c` name them.
+pub fn avx512_width(cpu: &CpuInfo) -> (Option<Avx512Width>, String) {
+    use Avx512Width::{DoublePumped, Full, OneUnit};
+    let (Some(family), Some(model)) = (cpu.family, cpu.model) else {
+        return (None, "no CPUID family/model in /proc/cpuinfo".into());
+    };
+    let name = cpu.model_name.as_str();
+    let entry = |w: Avx512Width, what: &str| (Some(w), format!("{what} (family {family}, model {model:#x})"));
+    match (cpu.vendor.as_str(), family) {
+        ("GenuineIntel", 6) => match model {
+            0x55 => {
+                // Skylake-SP, Cascade Lake, Cooper Lake: the FMA units differ by SKU.
+                if name.contains("Platinum")
+                    || name.contains("Gold 6")
+                    || name.contains("Gold 5122")
+                    || name.contains("Gold 5222")
+                {
+                    entry(
+                        Full,
+                        "Skylake-SP/Cascade Lake Platinum or Gold 6xxx: 2 × 512-bit FMA",
+                    )
+                } else if name.contains("Silver") || name.contains("Bronze") || name.contains("Gold 5") {
+                    entry(
+                        OneUnit,
+                        "Skylake-SP/Cascade Lake Bronze, Silver or Gold 5xxx: 1 × 512-bit FMA",
+                    )
+                } else {
+                    (
+                        None,
+                        format!(
+                            "Skylake-SP/X family {family}, model {model:#x}: the FMA units differ by SKU ({name:?})"
+                        ),
+                    )
+                }
+            }
+            0x6A => entry(Full, "Ice Lake-SP: 2 × 512-bit FMA"),
+            0x8F => entry(Full, "Sapphire Rapids: 2 × 512-bit FMA"),
+            0xCF => entry(Full, "Emerald Rapids: 2 × 512-bit FMA"),
+            0xAD | 0xAE => entry(Full, "Granite Rapids: 2 × 512-bit FMA"),
+            0x57 | 0x85 => entry(Full, "Knights Landing/Mill: 2 × 512-bit FMA"),
+            0x66 | 0x7D | 0x7E | 0x8C | 0x8D | 0xA7 | 0x97 | 0x9A => entry(
+                OneUnit,
+                "Intel client core (Cannon/Ice/Tiger/Rocket/Alder Lake): 1 × 512-bit FMA",
+            ),
+            _ => (
+                None,
+                format!("Intel family 6, model {model:#x}: not in the table"),
+            ),
+        },
+        // Every family-19h CPU with AVX-512 is Zen 4 (Zen 3 has none).
+        ("AuthenticAMD", 0x19) => entry(DoublePumped, "AMD Zen 4: 2 × 256-bit FMA datapaths"),
+        ("AuthenticAMD", 0x1A) => match model {
+            0x00..=0x1F => entry(Full, "AMD Zen 5 server (Turin): 2 × 512-bit FMA"),
+            0x40..=0x4F => entry(Full, "AMD Zen 5 desktop (Granite Ridge): 2 × 512-bit FMA"),
+            0x20..=0x2F | 0x60..=0x6F => entry(
+                DoublePumped,
+                "AMD Zen 5 mobile (Strix Point, Krackan): 2 × 256-bit FMA datapaths",
+            ),
+            _ => (
+                None,
+                format!("AMD family 0x1a, model {model:#x}: not in the table"),
+            ),
+        },
+        (vendor, _) => (
+            None,
+            format!("{vendor} family {family:#x}, model {model:#x}: not in the table"),
+        ),
+    }
+}
+
+/// The instruction set a kernel path uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Isa {
+    /// 512-bit vectors.
+    Avx512,
+    /// 256-bit vectors with FMA3.
+    Avx2,
+    /// No FMA vectors (gemm's scalar fallback).
+    Scalar,
+}
+
+/// A vector path and the FP32 FMA throughput it gives one core.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VectorPath {
+    /// The instruction set.
+    pub isa: Isa,
+    /// In words: `AVX-512 (full width: 2 FMA units per core)`, `AVX-512 (double-pumped: …)`, `AVX2`.
+    pub description: String,
+    /// FMA instructions a core issues per cycle at `datapath_bits` (0 for the scalar path).
+    pub fma_pipes: u32,
+    /// Width of each FMA pipe in bits.
+    pub datapath_bits: u32,
+    /// FP32 FLOP per cycle and core: `fma_pipes × datapath_bits / 32 × 2`.
+    pub flops_per_cycle: f64,
+    /// Whether the width is an assumption (the CPU is not in the table).
+    pub assumed: bool,
+    /// The table entry or rule that gave the width.
+    pub rule: String,
+}
+
+impl VectorPath {
+    fn new(
+        isa: Isa,
+        description: String,
+        fma_pipes: u32,
+        datapath_bits: u32,
+        assumed: bool,
+        rule: String,
+    ) -> Self {
+        Self {
+            isa,
+            description,
+            fma_pipes,
+            datapath_bits,
+            flops_per_cycle: f64::from(fma_pipes) * f64::from(datapath_bits) / 32.0 * 2.0,
+            assumed,
+            rule,
+        }
+    }
+
+    /// The AVX-512 path of `cpu` ([`avx512_width`]; unknown → assumed full, stated).
+    pub fn avx512(cpu: &CpuInfo) -> Self {
+        match avx512_width(cpu) {
+            (Some(Avx512Width::Full), rule) => Self::new(
+                Isa::Avx512,
+                "AVX-512 (full width: 2 FMA units per core)".into(),
+                2,
+                512,
+                false,
+                rule,
+            ),
+            (Some(Avx512Width::OneUnit), rule) => Self::new(
+                Isa::Avx512,
+                "AVX-512 (one 512-bit FMA unit per core)".into(),
+                1,
+                512,
+                false,
+                rule,
+            ),
+            (Some(Avx512Width::DoublePumped), rule) => Self::new(
+                Isa::Avx512,
+                "AVX-512 (double-pumped: 512-bit instructions on two 256-bit FMA datapaths)".into(),
+                2,
+                256,
+                false,
+                rule,
+            ),
+            (None, why) => Self::new(
+                Isa::Avx512,
+                "AVX-512 (unknown width, assumed full: 2 FMA units per core)".into(),
+                2,
+                512,
+                true,
+                format!("{why}; assumed 2 × 512-bit FMA, the larger peak, so that no share is overstated"),
+            ),
+        }
+    }
+
+    /// The AVX2 path of `cpu`: two 256-bit FMA pipes (Intel since Haswell, AMD since Zen 2), two
+    /// 128-bit ones on AMD Zen/Zen+ (family 0x17, models below 0x30) and Intel E-core-only parts
+    /// (Alder Lake-N 0xBE, Sierra Forest 0xAF); anything else is assumed to have two 256-bit pipes.
+    pub fn avx2(cpu: &CpuInfo) -> Self {
+        let narrow = match (cpu.vendor.as_str(), cpu.family, cpu.model) {
+            ("AuthenticAMD", Some(0x17), Some(m)) if m < 0x30 => Some("AMD Zen/Zen+: 2 × 128-bit FMA"),
+            ("GenuineIntel", Some(6), Some(0xBE | 0xAF)) => {
+                Some("Intel E-cores (Gracemont/Crestmont): 2 × 128-bit FMA")
+            }
+            _ => None,
+        };
+        let known = matches!(
+            (cpu.vendor.as_str(), cpu.family),
+            ("GenuineIntel", Some(6)) | ("AuthenticAMD", Some(0x17..))
+        );
+        match narrow {
+            Some(rule) => Self::new(
+                Isa::Avx2,
+                "AVX2 (two 128-bit FMA datapaths)".into(),
+                2,
+                128,
+                false,
+                rule.into(),
+            ),
+            None => Self::new(
+                Isa::Avx2,
+                "AVX2 (two 256-bit FMA pipes)".into(),
+                2,
+                256,
+                !known,
+                if known {
+                    "Intel since Haswell, AMD since Zen 2: 2 × 256-bit FMA".into()
+                } else {
+                    "not a known x86 vendor/family; assumed 2 × 256-bit FMA".into()
+                },
+            ),
+        }
+    }
+
+    /// No FMA vectors: no peak is computed (`flops_per_cycle` 0).
+    pub fn scalar() -> Self {
+        Self::new(
+            Isa::Scalar,
+            "scalar (no AVX2/FMA)".into(),
+            0,
+            0,
+            false,
+            "no FMA vectors: no peak".into(),
+        )
+    }
+}
+
+/// Whether gemm was compiled with its AVX-512 kernels, and how that is known.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GemmBuild {
+    /// `Some(true)`: the workspace enables gemm's `x86-v4` feature; `None`: the manifest was not read.
+    pub x86_v4: Option<bool>,
+    /// Where that came from.
+    pub source: String,
+}
+
+/// Whether the workspace manifest `text` enables gemm's `x86-v4` feature
+/// (`[workspace.dependencies] gemm = { …, features = […] }`); `None` when it names no gemm.
+pub fn gemm_x86_v4_in(text: &str) -> Option<bool> {
+    let v: toml::Value = toml::from_str(text).ok()?;
+    let gemm = v.get("workspace")?.get("dependencies")?.get("gemm")?;
+    Some(
+        gemm.get("features")
+            .and_then(toml::Value::as_array)
+            .is_some_and(|f| f.iter().any(|x| x.as_str() == Some("x86-v4"))),
+    )
+}
+
+/// [`GemmBuild`] of this binary: the workspace `Cargo.toml` next to the crate it was built from
+/// (read at run time: the bench runs from a checkout; `scripts/bench-env avx2` builds a copy whose
+/// manifest drops the feature).
+pub fn gemm_build() -> GemmBuild {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => GemmBuild {
+            x86_v4: gemm_x86_v4_in(&text),
+            source: path.display().to_string(),
+        },
+        Err(e) => GemmBuild {
+            x86_v4: None,
+            source: format!(
+                "{} not readable ({e}); assumed x86-v4 as in the repository",
+                path.display()
+            ),
+        },
+    }
+}
+
+/// The path gemm's f32 kernels take: AVX-512 when compiled with `x86-v4` (or not known not to be)
+/// and the CPU has `avx512f`, else AVX2 with FMA, else scalar (gemm-common's `init_gemm_fn`).
+pub fn gemm_path(cpu: &CpuInfo, f: SimdFeatures, build: &GemmBuild) -> VectorPath {
+    if f.avx512f && build.x86_v4 != Some(false) {
+        VectorPath::avx512(cpu)
+    } else if f.fma {
+        let mut p = VectorPath::avx2(cpu);
+        if f.avx512f {
+            p.description
+                .push_str(" — forced: gemm built without x86-v4 on an AVX-512 CPU");
+        }
+        p
+    } else {
+        VectorPath::scalar()
+    }
+}
+
+/// The best path the CPU offers (what PyTorch's and ONNX Runtime's kernels pick).
+pub fn best_path(cpu: &CpuInfo, f: SimdFeatures) -> VectorPath {
+    if f.avx512f {
+        VectorPath::avx512(cpu)
+    } else if f.fma && f.avx2 {
+        VectorPath::avx2(cpu)
+    } else {
+        VectorPath::scalar()
+    }
+}
+
+/// A measured clock.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Clock {
+    /// GHz with every bench thread running the loop at once (the clock the peak uses).
+    pub all_core_ghz: f64,
+    /// GHz with one thread running it.
+    pub one_core_ghz: f64,
+    /// `/proc/cpuinfo`'s `cpu MHz` of the first CPU (nominal in most VMs), for comparison.
+    pub cpuinfo_mhz: Option<f64>,
+    /// How the figures were obtained.
+    pub method: String,
+    /// False in a debug build, where the loop is not compiled to a bare chain and the figures are
+    /// `cpuinfo_max_freq` or `cpu MHz` instead.
+    pub measured: bool,
+}
+
+/// Cycles of one 64-bit `IMUL r64, r64`: its latency on every x86-64 core since Intel Nehalem and
+/// AMD Zen (Agner Fog's instruction tables; uops.info).
+pub const IMUL_LATENCY_CYCLES: f64 = 3.0;
+
+/// `n` multiplications, each waiting for the previous one: `n × IMUL_LATENCY_CYCLES` cycles in an
+/// optimised build (the loop counter runs beside the chain on other ports). The chain squares
+/// (`x ← x·x`): a chain by a constant (`x ← x·k`) would be reassociated by LLVM into one multiply
+/// by `k⁸` per eight steps (measured: 21 "GHz"), squares cannot be.
+fn imul_chain(n: u64) -> u64 {
+    let mut x = black_box(0x9E37_79B9_7F4A_7C15_u64);
+    for _ in 0..n {
+        x = x.wrapping_mul(x);
+    }
+    x
+}
+
+/// Hz from one timed chain of `n` multiplications.
+fn chain_hz(n: u64) -> f64 {
+    let t = Instant::now();
+    black_box(imul_chain(black_box(n)));
+    n as f64 * IMUL_LATENCY_CYCLES / t.elapsed().as_secs_f64().max(1e-9)
+}
+
+/// The median of `xs` (the mean of the two middle values for an even count; NaN when empty).
+pub fn median(xs: &[f64]) -> f64 {
+    let mut v: Vec<f64> = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// Median Hz of `samples` chains of about 20 ms each, after a calibration that sizes them.
+fn clock_hz(samples: usize) -> f64 {
+    let mut n = 1u64 << 16;
+    // Calibrate (and warm the core up): grow the chain until it takes 5 ms.
+    loop {
+        let t = Instant::now();
+        black_box(imul_chain(black_box(n)));
+        let s = t.elapsed().as_secs_f64();
+        if s > 0.005 || n > 1 << 40 {
+            n = (n as f64 * 0.020 / s.max(1e-9)) as u64;
+            break;
+        }
+        n *= 2;
+    }
+    let hz: Vec<f64> = (0..samples.max(1)).map(|_| chain_hz(n.max(1))).collect();
+    median(&hz)
+}
+
+/// The first `cpu MHz` of `/proc/cpuinfo`.
+fn cpuinfo_mhz() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    text.lines()
+        .find(|l| l.starts_with("cpu MHz"))
+        .and_then(|l| l.split_once(':'))
+        .and_then(|(_, v)| v.trim().parse().ok())
+}
+
+/// cpufreq's `cpuinfo_max_freq` of CPU 0, in MHz (absent in most VMs).
+fn max_freq_mhz() -> Option<f64> {
+    let khz: f64 = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(khz / 1000.0)
+}
+
+/// Measures the clock: a dependent chain of 64-bit integer squarings ([`IMUL_LATENCY_CYCLES`]
+/// each), timed for about 20 ms, median of 7 runs; once on one thread, then on `threads` threads at
+/// once (each thread's median, averaged). This is the clock of scalar integer code: a core running
+/// AVX-512 may run slower (Intel's frequency licences, strongest on Skylake-SP). In a debug build
+/// the loop is not a bare chain, so the figures are not measured: `cpuinfo_max_freq` (the highest
+/// clock, so that a share of the peak is never overstated), else `/proc/cpuinfo`'s `cpu MHz` (often
+/// the nominal clock, below the turbo one: shares may then be overstated, and the report says so).
+pub fn measure_clock(threads: usize) -> Clock {
+    let nominal = cpuinfo_mhz();
+    if cfg!(debug_assertions) {
+        let (mhz, from) = match (max_freq_mhz(), nominal) {
+            (Some(m), _) => (m, "cpufreq cpuinfo_max_freq"),
+            (None, Some(m)) => (
+                m,
+                "/proc/cpuinfo cpu MHz (often the nominal clock: shares may be overstated)",
+            ),
+            (None, None) => (f64::NAN, "nothing (no cpufreq, no cpu MHz)"),
+        };
+        return Clock {
+            all_core_ghz: mhz / 1000.0,
+            one_core_ghz: mhz / 1000.0,
+            cpuinfo_mhz: nominal,
+            method: format!(
+                "not measured (debug build: the timing loop is unoptimised); {from}; run a release build for a measured clock"
+            ),
+            measured: false,
+        };
+    }
+    const SAMPLES: usize = 7;
+    let one = clock_hz(SAMPLES);
+    let threads = threads.max(1);
+    let barrier = std::sync::Barrier::new(threads);
+    let all: Vec<f64> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    clock_hz(SAMPLES)
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    let all_hz = all.iter().sum::<f64>() / all.len().max(1) as f64;
+    Clock {
+        all_core_ghz: all_hz / 1e9,
+        one_core_ghz: one / 1e9,
+        cpuinfo_mhz: nominal,
+        method: format!(
+            "dependent chain of 64-bit IMULs (x ← x·x, {IMUL_LATENCY_CYCLES} cycles each), ~20 ms per run, median of \
+             {SAMPLES} runs; all-core: {threads} threads at once, mean of their medians"
+        ),
+        measured: true,
+    }
+}
+
+/// The three load averages of `/proc/loadavg`'s text (1, 5 and 15 minutes).
+pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
+    let mut it = text.split_whitespace().map(str::parse::<f64>);
+    Some([it.next()?.ok()?, it.next()?.ok()?, it.next()?.ok()?])
+}
+
+/// This machine's load averages (`None` without `/proc/loadavg`).
+pub fn loadavg() -> Option<[f64; 3]> {
+    parse_loadavg(&std::fs::read_to_string("/proc/loadavg").ok()?)
+}
+
+/// The machine report at the head of a bench run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Machine {
+    /// The CPU.
+    pub cpu: CpuInfo,
+    /// Its vector features.
+    pub features: SimdFeatures,
+    /// Threads each engine runs with (candle's `get_num_threads`; PyTorch and ONNX Runtime are told
+    /// the same).
+    pub threads: usize,
+    /// Cores the peak counts: the threads, at most the physical cores (SMT siblings share FMA units).
+    pub cores_for_peak: usize,
+    /// How gemm was compiled.
+    pub gemm_build: GemmBuild,
+    /// The path candle's matrix products take (gemm).
+    pub candle_path: VectorPath,
+    /// The best path of the CPU (what PyTorch's and ONNX Runtime's kernels pick).
+    pub best_path: VectorPath,
+    /// The AVX2 path, reported beside an AVX-512 one for builds that force it.
+    pub avx2_path: Option<VectorPath>,
+    /// lexbench's own fused kernels (`encoder::kernels`: attention softmax, bias, layer norm).
+    pub own_kernels: String,
+    /// The measured clock.
+    pub clock: Clock,
+}
+
+impl Machine {
+    /// Reads the CPU, detects features and the gemm path, measures the clock on `threads` threads.
+    pub fn detect(threads: usize) -> Self {
+        let cpu = cpu_info();
+        let features = SimdFeatures::detect();
+        let gemm_build = gemm_build();
+        let candle_path = gemm_path(&cpu, features, &gemm_build);
+        let best = best_path(&cpu, features);
+        let avx2_path = (features.avx512f && features.fma).then(|| VectorPath::avx2(&cpu));
+        let cores_for_peak = threads
+            .max(1)
+            .min(cpu.physical_cores.unwrap_or(cpu.logical_cpus).max(1));
+        Self {
+            clock: measure_clock(threads),
+            own_kernels: if features.avx2 && features.fma {
+                "AVX2+FMA (encoder::kernels, is_x86_feature_detected)".into()
+            } else {
+                "scalar".into()
+            },
+            cpu,
+            features,
+            threads,
+            cores_for_peak,
+            gemm_build,
+            candle_path,
+            best_path: best,
+            avx2_path,
+        }
+    }
+
+    /// FP32 FMA peak of `path` in FLOP/s: cores × FLOP per cycle and core × all-core clock.
+    pub fn peak_flops(&self, path: &VectorPath) -> f64 {
+        self.cores_for_peak as f64 * path.flops_per_cycle * self.clock.all_core_ghz * 1e9
+    }
+
+    /// The report's lines.
+    pub fn lines(&self) -> Vec<String> {
+        let c = &self.cpu;
+        let hex = |v: Option<u32>| v.map_or("?".to_owned(), |v| format!("{v:#x}"));
+        let mut lines = vec![format!(
+            "machine: {} ({}, family {}, model {}); {} logical CPUs, {} physical cores; {} threads, {} cores for the peak",
+            if c.model_name.is_empty() {
+                "unknown CPU"
+            } else {
+                &c.model_name
+            },
+            if c.vendor.is_empty() { "?" } else { &c.vendor },
+            hex(c.family),
+            hex(c.model),
+            c.logical_cpus,
+            c.physical_cores.map_or("?".to_owned(), |n| n.to_string()),
+            self.threads,
+            self.cores_for_peak
+        )];
+        let f = self.features;
+        lines.push(format!(
+            "features: avx512f {}, avx2 {}, fma {}; gemm x86-v4 (AVX-512 kernels) {} ({})",
+            f.avx512f,
+            f.avx2,
+            f.fma,
+            match self.gemm_build.x86_v4 {
+                Some(true) => "on",
+                Some(false) => "off",
+                None => "unknown",
+            },
+            self.gemm_build.source
+        ));
+        let path_line = |who: &str, p: &VectorPath| {
+            format!(
+                "{who}: {}; {} × {}-bit FMA = {} FP32 FLOP/cycle/core ({}{})",
+                p.description,
+                p.fma_pipes,
+                p.datapath_bits,
+                p.flops_per_cycle,
+                if p.assumed { "assumed: " } else { "" },
+                p.rule
+            )
+        };
+        lines.push(path_line("vector path, candle (gemm)", &self.candle_path));
+        if self.best_path != self.candle_path {
+            lines.push(path_line("vector path, the CPU's best", &self.best_path));
+        }
+        lines.push(format!("lexbench's fused kernels: {}", self.own_kernels));
+        let k = &self.clock;
+        lines.push(format!(
+            "clock: {:.3} GHz all-core, {:.3} GHz one core ({}){}",
+            k.all_core_ghz,
+            k.one_core_ghz,
+            k.method,
+            k.cpuinfo_mhz
+                .map_or(String::new(), |m| format!("; /proc/cpuinfo says {m:.0} MHz"))
+        ));
+        let peak = |p: &VectorPath| {
+            format!(
+                "{} cores × {} FLOP/cycle × {:.3} GHz = {:.1} GFLOP/s",
+                self.cores_for_peak,
+                p.flops_per_cycle,
+                k.all_core_ghz,
+                self.peak_flops(p) / 1e9
+            )
+        };
+        lines.push(format!(
+            "FP32 FMA peak, candle's path: {}",
+            peak(&self.candle_path)
+        ));
+        if self.best_path != self.candle_path {
+            lines.push(format!(
+                "FP32 FMA peak, the CPU's best path: {}",
+                peak(&self.best_path)
+            ));
+        }
+        if let Some(p) = self.avx2_path.as_ref().filter(|p| **p != self.candle_path) {
+            lines.push(format!("FP32 FMA peak, AVX2 path: {}", peak(p)));
+        }
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Properties: /proc/cpuinfo and /proc/loadavg parse (fields of the first block, logical CPUs,
+    //! physical cores over sockets); the AVX-512 table gives the documented widths and the
+    //! fallback is stated as an assumption; FLOP per cycle follow pipes × width/32 × 2 (64, 32,
+    //! 32, 32, 16); gemm's path follows the build's x86-v4 and the CPU's features; the manifest
+    //! reader finds the feature; the peak multiplies cores, FLOP/cycle and clock; the median.
+    use super::*;
+
+    const XEON: &str = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 207\n\
+        model name\t: Intel(R) Xeon(R) Processor\nphysical id\t: 0\ncore id\t\t: 0\nflags\t\t: fpu avx512f\n\n\
+        processor\t: 1\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 207\n\
+        model name\t: Intel(R) Xeon(R) Processor\nphysical id\t: 0\ncore id\t\t: 1\n\n";
+
+    fn cpu(vendor: &str, family: u32, model: u32, name: &str) -> CpuInfo {
+        CpuInfo {
+            model_name: name.into(),
+            vendor: vendor.into(),
+            family: Some(family),
+            model: Some(model),
+            logical_cpus: 2,
+            physical_cores: Some(2),
+        }
+    }
+
+    #[test]
+    fn cpuinfo_parses_the_first_block_and_counts_cpus_and_cores() {
+        let c = parse_cpuinfo(XEON);
+        assert_eq!(c, cpu("GenuineIntel", 6, 207, "Intel(R) Xeon(R) Processor"));
+        // Two SMT siblings per core over two sockets: 8 logical, 4 physical.
+        let mut smt = String::new();
+        for (p, (sock, core)) in [(0, 0), (0, 0), (0, 1), (0, 1), (1, 0), (1, 0), (1, 1), (1, 1)]
+            .iter()
+            .enumerate()
+        {
+            smt.push_str(&format!(
+                "processor : {p}\nphysical id : {sock}\ncore id : {core}\n\n"
+            ));
+        }
+        let c = parse_cpuinfo(&smt);
+        assert_eq!((c.logical_cpus, c.physical_cores), (8, Some(4)));
+        assert_eq!(parse_cpuinfo("").physical_cores, None);
+    }
+
+    #[test]
+    fn loadavg_parses_three_averages() {
+        assert_eq!(
+            parse_loadavg("2.52 3.90 4.63 3/104 13739\n"),
+            Some([2.52, 3.90, 4.63])
+        );
+        assert_eq!(parse_loadavg("2.52"), None);
+    }
+
+    #[test]
+    fn the_table_gives_documented_avx512_widths() {
+        let w = |c: &CpuInfo| avx512_width(c).0;
+        let intel = |m, name| cpu("GenuineIntel", 6, m, name);
+        assert_eq!(
+            w(&intel(0xCF, "Intel(R) Xeon(R) Processor")),
+            Some(Avx512Width::Full)
+        );
+        assert_eq!(
+            w(&intel(0x8F, "Intel(R) Xeon(R) Platinum 8480+")),
+            Some(Avx512Width::Full)
+        );
+        assert_eq!(
+            w(&intel(0x55, "Intel(R) Xeon(R) Gold 6148 CPU")),
+            Some(Avx512Width::Full)
+        );
+        assert_eq!(
+            w(&intel(0x55, "Intel(R) Xeon(R) Silver 4114 CPU")),
+            Some(Avx512Width::OneUnit)
+        );
+        assert_eq!(
+            w(&intel(0x55, "Intel(R) Xeon(R) Gold 5120 CPU")),
+            Some(Avx512Width::OneUnit)
+        );
+        assert_eq!(
+            w(&intel(0x55, "Intel(R) Xeon(R) Gold 5122 CPU")),
+            Some(Avx512Width::Full)
+        );
+        assert_eq!(w(&intel(0x55, "Intel(R) Xeon(R) W-2123")), None);
+        assert_eq!(
+            w(&intel(0x8C, "11th Gen Intel(R) Core(TM) i7-1165G7")),
+            Some(Avx512Width::OneUnit)
+        );
+        let amd = |f, m| cpu("AuthenticAMD", f, m, "AMD EPYC");
+        assert_eq!(w(&amd(0x19, 0x11)), Some(Avx512Width::DoublePumped));
+        assert_eq!(w(&amd(0x1A, 0x02)), Some(Avx512Width::Full));
+        assert_eq!(w(&amd(0x1A, 0x24)), Some(Avx512Width::DoublePumped));
+        assert_eq!(w(&amd(0x1A, 0x70)), None);
+        assert_eq!(w(&CpuInfo::default()), None);
+    }
+
+    #[test]
+    fn flops_per_cycle_are_pipes_times_lanes_times_two() {
+        let p = VectorPath::avx512(&cpu("GenuineIntel", 6, 0xCF, "Xeon"));
+        assert_eq!((p.flops_per_cycle, p.assumed), (64.0, false));
+        assert!(p.description.contains("full width: 2 FMA units"));
+        let p = VectorPath::avx512(&cpu("AuthenticAMD", 0x19, 0x11, "EPYC"));
+        assert_eq!(p.flops_per_cycle, 32.0);
+        assert!(p.description.contains("double-pumped"));
+        assert_eq!(
+            VectorPath::avx512(&cpu("GenuineIntel", 6, 0x7E, "i7")).flops_per_cycle,
+            32.0
+        );
+        // Unknown: assumed full, and said so.
+        let p = VectorPath::avx512(&cpu("GenuineIntel", 6, 0x01, "?"));
+        assert_eq!((p.flops_per_cycle, p.assumed), (64.0, true));
+        assert!(p.description.contains("unknown width, assumed full"));
+        assert_eq!(
+            VectorPath::avx2(&cpu("GenuineIntel", 6, 0xCF, "Xeon")).flops_per_cycle,
+            32.0
+        );
+        assert_eq!(
+            VectorPath::avx2(&cpu("AuthenticAMD", 0x17, 0x01, "EPYC 7601")).flops_per_cycle,
+            16.0
+        );
+        assert!(VectorPath::avx2(&CpuInfo::default()).assumed);
+        assert_eq!(VectorPath::scalar().flops_per_cycle, 0.0);
+    }
+
+    #[test]
+    fn gemm_takes_avx512_only_when_built_with_x86_v4_on_an_avx512_cpu() {
+        let c = cpu("GenuineIntel", 6, 0xCF, "Xeon");
+        let all = SimdFeatures {
+            avx512f: true,
+            avx2: true,
+            fma: true,
+        };
+        let built = |on| GemmBuild {
+            x86_v4: on,
+            source: "test".into(),
+        };
+        assert_eq!(gemm_path(&c, all, &built(Some(true))).isa, Isa::Avx512);
+        assert_eq!(gemm_path(&c, all, &built(None)).isa, Isa::Avx512);
+        let forced = gemm_path(&c, all, &built(Some(false)));
+        assert_eq!((forced.isa, forced.flops_per_cycle), (Isa::Avx2, 32.0));
+        assert!(forced.description.contains("forced"));
+        let avx2 = SimdFeatures {
+            avx512f: false,
+            ..all
+        };
+        assert_eq!(gemm_path(&c, avx2, &built(Some(true))).isa, Isa::Avx2);
+        assert_eq!(
+            gemm_path(&c, SimdFeatures::default(), &built(Some(true))).isa,
+            Isa::Scalar
+        );
+    }
+
+    #[test]
+    fn the_manifest_reader_finds_gemm_x86_v4() {
+        let on =
+            "[workspace.dependencies]\ngemm = { version = \"=0.19.0\", features = [\"std\", \"x86-v4\"] }\n";
+        let off = "[workspace.dependencies]\ngemm = { version = \"=0.19.0\", features = [\"std\"] }\n";
+        assert_eq!(gemm_x86_v4_in(on), Some(true));
+        assert_eq!(gemm_x86_v4_in(off), Some(false));
+        assert_eq!(
+            gemm_x86_v4_in("[workspace.dependencies]\ngemm = \"0.19\"\n"),
+            Some(false)
+        );
+        assert_eq!(gemm_x86_v4_in("[package]\nname = \"x\"\n"), None);
+    }
+
+    #[test]
+    fn the_peak_is_cores_times_flops_per_cycle_times_clock() {
+        let c = cpu("GenuineIntel", 6, 0xCF, "Xeon");
+        let m = Machine {
+            features: SimdFeatures::default(),
+            threads: 4,
+            cores_for_peak: 2,
+            gemm_build: gemm_build(),
+            candle_path: VectorPath::avx512(&c),
+            best_path: VectorPath::avx512(&c),
+            avx2_path: Some(VectorPath::avx2(&c)),
+            own_kernels: String::new(),
+            clock: Clock {
+                all_core_ghz: 2.5,
+                one_core_ghz: 3.0,
+                cpuinfo_mhz: None,
+                method: String::new(),
+                measured: true,
+            },
+            cpu: c,
+        };
+        assert_eq!(m.peak_flops(&m.candle_path), 2.0 * 64.0 * 2.5e9);
+        assert_eq!(m.peak_flops(m.avx2_path.as_ref().unwrap()), 2.0 * 32.0 * 2.5e9);
+        assert!(m.lines().iter().any(|l| l.contains("320.0 GFLOP/s")));
+    }
+
+    #[test]
+    fn median_of_odd_even_and_empty() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median(&[]).is_nan());
+    }
+}
