@@ -1,61 +1,291 @@
 #!/usr/bin/env python3
-"""PyTorch side of `lexbench bench-encoder`: the same model folder (loaded by sentence-transformers),
-passages, batch size, truncation and thread count; times the forward pass + mean pooling + L2
-normalisation on pre-tokenised batches (tokenisation excluded on both sides) and prints one JSON line
-with its throughput. Needs torch and sentence-transformers (e.g. `python3 -m venv /tmp/refenv &&
-/tmp/refenv/bin/pip install torch sentence-transformers`).
+"""PyTorch and ONNX Runtime sides of `lexbench bench-encoder` (baselines/src/encoder/bench.rs).
 
-    python bench_encoder.py --model models/minilm --passages P.json --batch 32 --max-len 128 --threads 2
+lexbench writes the tasks to time as JSON (--input): for each task, the token ids candle runs (ids,
+segment ids, attention mask per sequence, in candle's batches), so every engine reads the same
+tokenised batches, padded to the longest of each batch with the pad id. This script loads the model
+folder with transformers, builds each engine's inputs, warms each engine up, prints one JSON line
+{"ready": true, ...} (versions, threads, each engine's check outputs) and then serves: each line on
+stdin, {"task": NAME, "engine": "torch"|"ort"}, runs one timed pass of that task on that engine and
+answers {"seconds": S}. lexbench alternates engines (candle, torch, ort, candle, ...) through this
+protocol; the model stays loaded. End of input ends the script. Only protocol lines go to standard
+output (file descriptor 1 is pointed at standard error while the script runs, so that library
+output cannot break the protocol).
+
+Task kinds (what one pass does, per batch):
+- encode: transformer forward, pooling (mean or max over the mask, or [CLS]), L2 normalisation;
+- cross: transformer forward, BERT pooler, a one-logit head (weights from lexbench: the same head);
+- colbert_docs: transformer forward, linear projection (weights from lexbench), L2 normalisation per
+  token, the tokens kept (ColBERT's punctuation mask) selected per document;
+- colbert_maxsim: MaxSim of precomputed query vectors against the pool's precomputed document vectors,
+  as ColBERT's reference code scores (colbert_score: documents padded into one tensor,
+  D @ Q^T, masked max over document tokens, sum over query tokens); one pass = every query.
+
+Engines: torch (torch.inference_mode, torch.set_num_threads(threads)); ort: the encode or cross
+graph exported with torch.onnx.export (dynamic batch and sequence axes) into a temporary folder and
+run by onnxruntime's CPU provider with intra_op_num_threads = threads, inter_op 1, sequential
+execution, ORT_ENABLE_ALL graph optimisations (colbert tasks: torch only). Needs torch and
+transformers; ort needs onnxruntime, onnx and onnxscript (scripts/bench-env makes target/bench-venv).
+
+    python bench_encoder.py --model models/minilm --input TASKS.json --threads 2 --engines torch,ort
 """
 import argparse
 import json
+import os
+import sys
+import tempfile
 import time
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True)
-    ap.add_argument("--passages", required=True)
-    ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--max-len", type=int, default=128)
+    ap.add_argument("--input", required=True, help="the tasks lexbench wrote (JSON)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--engines", default="torch,ort")
     a = ap.parse_args()
+
+    # The protocol's own descriptor; everything else written to fd 1 goes to standard error.
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def send(obj):
+        proto.write(json.dumps(obj) + "\n")
+        proto.flush()
+
+    t_setup = time.perf_counter()
     import torch
     torch.set_num_threads(a.threads)
-    import sentence_transformers
-    from sentence_transformers import SentenceTransformer
+    import transformers
+    from transformers import AutoModel
 
-    texts = json.load(open(a.passages))
-    st = SentenceTransformer(a.model, device="cpu")
-    model = st[0].auto_model.eval()
-    # Pre-tokenised batches (longest-in-batch padding, truncation to max_len), as lexbench times them.
-    batches = [st.tokenizer(texts[i:i + a.batch], truncation=True, max_length=a.max_len,
-                            padding="longest", return_tensors="pt")
-               for i in range(0, len(texts), a.batch)]
-    lengths = [int(n) for b in batches for n in b["attention_mask"].sum(1)]
+    spec = json.load(open(a.input))
+    tasks = spec["tasks"]
+    model = AutoModel.from_pretrained(a.model).eval()
+    versions = {"torch": torch.__version__, "transformers": transformers.__version__}
+    engines = {}
+    checks = {}
 
-    def run(bs):
-        for b in bs:
-            h = model(**b).last_hidden_state
-            m = b["attention_mask"].unsqueeze(-1).to(h.dtype)
-            torch.nn.functional.normalize((h * m).sum(1) / m.sum(1).clamp(min=1e-9), dim=-1)
+    def batches_of(t, key="batches"):
+        out = []
+        for batch in t[key]:
+            n = max(len(s[0]) for s in batch)
+            pad = t["pad_id"]
+            ids = [s[0] + [pad] * (n - len(s[0])) for s in batch]
+            types = [s[1] + [0] * (n - len(s[1])) for s in batch]
+            mask = [s[2] + [0] * (n - len(s[2])) for s in batch]
+            out.append((torch.tensor(ids), torch.tensor(mask), torch.tensor(types)))
+        return out
 
+    class Graph(torch.nn.Module):
+        """One task's computation from token ids to its output: what torch runs and ORT exports."""
+
+        def __init__(self, t):
+            super().__init__()
+            self.model = model
+            self.kind = t["kind"]
+            self.pooling = t.get("pooling", "mean")
+            h = model.config.hidden_size
+            if self.kind == "cross":
+                self.head_w = torch.nn.Parameter(torch.tensor(t["head_weight"]).view(1, h), requires_grad=False)
+                self.head_b = torch.nn.Parameter(torch.tensor([t["head_bias"]]), requires_grad=False)
+            if self.kind.startswith("colbert"):
+                self.linear = torch.nn.Parameter(torch.tensor(t["linear"]).view(t["dim"], h), requires_grad=False)
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            out = self.model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+            h = out.last_hidden_state
+            if self.kind == "encode":
+                if self.pooling == "cls":
+                    v = h[:, 0]
+                elif self.pooling == "max":  # sentence-transformers' max pooling: padding at -1e9
+                    v = h.masked_fill(attention_mask.unsqueeze(-1) == 0, -1e9).max(1).values
+                else:
+                    m = attention_mask.unsqueeze(-1).to(h.dtype)
+                    v = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
+                return torch.nn.functional.normalize(v, dim=-1)
+            if self.kind == "cross":
+                return (out.pooler_output @ self.head_w.t() + self.head_b).squeeze(-1)
+            return torch.nn.functional.normalize(h @ self.linear.t(), dim=-1)
+
+    def keep_masks(t, key="keep"):
+        return [torch.tensor(k, dtype=torch.bool) for k in t[key]]
+
+    # Torch passes: one function per task running every batch once.
+    torch_pass = {}
     with torch.inference_mode():
-        run(batches[:1])  # warm-up
-        best = float("inf")
-        for _ in range(a.repeats):
-            t = time.perf_counter()
-            run(batches)
-            best = min(best, time.perf_counter() - t)
-    print(json.dumps({
-        "passages_per_s": len(texts) / best,
-        "seconds": best,
-        "mean_tokens": sum(lengths) / len(lengths),
+        for name, t in tasks.items():
+            g = Graph(t).eval()
+            if t["kind"] in ("encode", "cross"):
+                bs = batches_of(t)
+
+                def run(bs=bs, g=g):
+                    return [g(*b) for b in bs]
+
+                torch_pass[name] = run
+                checks.setdefault(name, {})["torch"] = check_of(run(), t)
+            elif t["kind"] == "colbert_docs":
+                bs = batches_of(t)
+                keeps = keep_masks(t)
+
+                def run(bs=bs, g=g, keeps=keeps):
+                    docs, i = [], 0
+                    for b in bs:
+                        v = g(*b)
+                        for row in v:
+                            docs.append(row[: len(keeps[i])][keeps[i]])
+                            i += 1
+                    return docs
+
+                torch_pass[name] = run
+                docs = run()
+                checks.setdefault(name, {})["torch"] = [float(x) for d in (docs[0], docs[-1]) for x in d.flatten()]
+            elif t["kind"] == "colbert_maxsim":
+                # Vectors computed once (untimed): the pool's documents, padded into one tensor, and
+                # every query.
+                keeps = keep_masks(t)
+                docs, i = [], 0
+                for b in batches_of(t):
+                    for row in g(*b):
+                        docs.append(row[: len(keeps[i])][keeps[i]])
+                        i += 1
+                longest = max(d.shape[0] for d in docs)
+                D = torch.zeros(len(docs), longest, t["dim"])
+                dmask = torch.zeros(len(docs), longest, dtype=torch.bool)
+                for j, d in enumerate(docs):
+                    D[j, : d.shape[0]] = d
+                    dmask[j, : d.shape[0]] = True
+                qs = [g(*b)[0] for b in batches_of({"pad_id": t["pad_id"], "batches": [[q] for q in t["queries"]]})]
+
+                def run(qs=qs, D=D, dmask=dmask):
+                    # ColBERT's colbert_score: (n, Ld, dim) @ (dim, Lq) -> masked max over Ld -> sum over Lq.
+                    out = []
+                    for q in qs:
+                        s = D @ q.t()
+                        s = s.masked_fill(~dmask.unsqueeze(-1), -9999.0)
+                        out.append(s.max(1).values.sum(-1))
+                    return out
+
+                torch_pass[name] = run
+                checks.setdefault(name, {})["torch"] = run()[0].tolist()
+            else:
+                raise SystemExit(f"bench_encoder.py: unknown task kind {t['kind']!r}")
+            torch_pass[name]()  # warm-up pass
+    engines["torch"] = {
+        "label": f"PyTorch {torch.__version__} (transformers {transformers.__version__}, {torch.get_num_threads()} threads)",
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+    }
+
+    ort_pass = {}
+    if "ort" in a.engines.split(","):
+        try:
+            ort_pass, info = ort_engine(a, tasks, Graph, batches_of, checks, versions)
+            engines["ort"] = info
+        except Exception as e:  # reported, not fatal: torch still runs
+            engines["ort"] = {"error": f"{type(e).__name__}: {e}".splitlines()[0][:400]}
+
+    send({
+        "ready": True,
         "threads": torch.get_num_threads(),
-        "torch": torch.__version__,
-        "sentence_transformers": sentence_transformers.__version__,
-    }))
+        "versions": versions,
+        "engines": engines,
+        "checks": checks,
+        "setup_seconds": time.perf_counter() - t_setup,
+    })
+
+    passes = {"torch": torch_pass, "ort": ort_pass}
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        cmd = json.loads(line)
+        run = passes.get(cmd.get("engine"), {}).get(cmd.get("task"))
+        if run is None:
+            send({"error": f"no engine {cmd.get('engine')!r} for task {cmd.get('task')!r}"})
+            continue
+        with torch.inference_mode():
+            t0 = time.perf_counter()
+            run()
+            send({"seconds": time.perf_counter() - t0})
+
+
+def check_of(outs, t):
+    """The outputs lexbench compares with candle's: the first and the last batch's (each cut to
+    check_rows rows), flattened."""
+    rows = t.get("check_rows")
+    return [float(x) for o in (outs[0], outs[-1]) for x in o[:rows].flatten()]
+
+
+def ort_engine(a, tasks, Graph, batches_of, checks, versions):
+    """Exports the encode and cross tasks' graphs and opens them in ONNX Runtime."""
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+
+    versions["onnxruntime"] = ort.__version__
+    try:
+        import onnx
+        versions["onnx"] = onnx.__version__
+    except ImportError:
+        pass
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    tmp = tempfile.TemporaryDirectory(prefix="lexbench-bench-onnx-")
+    passes, exports = {}, []
+    t_export = time.perf_counter()
+    for name, t in tasks.items():
+        if t["kind"] not in ("encode", "cross"):
+            continue
+        g = Graph(t).eval()
+        bs = batches_of(t)
+        path = os.path.join(tmp.name, f"{name}.onnx")
+        exports.append(export(g, bs[0], path, names))
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = a.threads
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        wanted = {i.name for i in sess.get_inputs()}
+        feeds = [{n: x.numpy().astype(np.int64) for n, x in zip(names, b) if n in wanted} for b in bs]
+
+        def run(sess=sess, feeds=feeds):
+            return [sess.run(None, f)[0] for f in feeds]
+
+        checks.setdefault(name, {})["ort"] = check_of(run(), t)
+        run()  # warm-up pass
+        passes[name] = run
+    # The sessions hold what they need; the folder goes when the script ends.
+    ort_engine.tmp = tmp
+    how = sorted(set(exports))
+    return passes, {
+        "label": f"ONNX Runtime {ort.__version__} (CPU provider, {a.threads} intra-op threads, ORT_ENABLE_ALL; "
+                 f"{', '.join(how)})",
+        "export_seconds": time.perf_counter() - t_export,
+        "tasks": sorted(passes),
+    }
+
+
+def export(module, example, path, names):
+    """torch.onnx.export with dynamic batch and sequence axes: the dynamo exporter (torch's default
+    since 2.9; needs onnxscript), else the TorchScript one where this torch still has it. Returns
+    which one ran."""
+    import torch
+    with torch.no_grad():
+        try:
+            batch = torch.export.Dim("batch", min=1, max=4096)
+            seq = torch.export.Dim("sequence", min=2, max=4096)
+            torch.onnx.export(module, example, path, input_names=names, output_names=["out"],
+                              dynamic_shapes={n: {0: batch, 1: seq} for n in names}, dynamo=True)
+            return "exported by torch.onnx.export (dynamo)"
+        except Exception as first:  # no onnxscript, or the graph did not export: TorchScript
+            try:
+                torch.onnx.export(module, example, path, input_names=names, output_names=["out"],
+                                  dynamic_axes={n: {0: "batch", 1: "sequence"} for n in names},
+                                  opset_version=17, dynamo=False)
+            except Exception as second:
+                raise RuntimeError(f"torch.onnx.export failed: dynamo: {first} / TorchScript: {second}") from second
+            return f"exported by torch.onnx.export (TorchScript, opset 17; dynamo failed: {str(first)[:120]})"
 
 
 if __name__ == "__main__":

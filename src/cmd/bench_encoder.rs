@@ -1,17 +1,41 @@
-//! `lexbench bench-encoder`: passages per second of the candle encoder and, in the same run, of
-//! PyTorch on the same model folder, passages, batch size, truncation and thread count
-//! (`lexbench_baselines::encoder::bench`). Built in the dev profile the figures are those of the dev build
-//! (candle and gemm at opt-level 3, the rest not); `cargo bench -p lexbench-baselines --bench
-//! encoder` runs the same measurement in a release build.
+//! `lexbench bench-encoder`: the candle encoder against PyTorch and ONNX Runtime on the same model
+//! folder, token ids, batches and thread count, engines alternating pass by pass
+//! (`lexbench_baselines::encoder::bench`), headed by the machine report (CPU, vector path, measured
+//! clock, FP32 FMA peak: `lexbench_baselines::encoder::machine`) and the load average before and
+//! after. `--mode` picks the workloads: encoding passages, cross-encoder pairs over a pool
+//! (`scorers::cross`), ColBERT documents and MaxSim over a pool (`scorers::colbert`).
+//!
+//! Built in the dev profile the figures are those of the dev build (candle and gemm at opt-level 3,
+//! the rest not; the clock is then read, not measured); measure with `cargo build --release`
+//! (`cargo bench -p lexbench-baselines --bench encoder` runs the encode task in a release build).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::Args;
-use lexbench_baselines::encoder::bench::{self, BenchSettings};
+use clap::{Args, ValueEnum};
+use lexbench_baselines::Device;
+use lexbench_baselines::encoder::bench::{
+    self, BenchReport, BenchSettings, CandleTask, ColbertInputs, CrossInputs, PythonSide,
+};
+use lexbench_baselines::encoder::machine::Machine;
+use lexbench_baselines::encoder::{BertModel, TextTokenizer};
+use lexbench_baselines::scorers::colbert::{ColBert, ColBertConfig, maxsim};
+use lexbench_baselines::scorers::cross::CrossEncoder;
 
-use crate::cmd::args::DeviceArg;
+use crate::cmd::args::{DeviceArg, OutputFormat, ReportFormat};
+
+/// A workload of `lexbench bench-encoder`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// Passages through the bi-encoder: forward, pooling, normalisation (`--passages`).
+    Encode,
+    /// One query against each paragraph of a pool (`--pool`) through a cross-encoder: pairs/s.
+    Cross,
+    /// ColBERT over a pool (`--pool`): documents to token vectors, and MaxSim of `--queries` queries
+    /// against them.
+    Colbert,
+}
 
 /// Arguments of `lexbench bench-encoder`.
 #[derive(Debug, Args)]
@@ -19,68 +43,265 @@ pub struct BenchEncoderArgs {
     /// A HuggingFace BERT folder.
     #[arg(long, default_value = "models/minilm")]
     pub model: PathBuf,
-    /// Number of passages (each long enough to be truncated to `--max-len` tokens).
+    /// Workloads, comma-separated: encode, cross, colbert.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "encode")]
+    pub mode: Vec<Mode>,
+    /// Number of passages of the encode workload (each long enough to be truncated to `--max-len`
+    /// tokens).
     #[arg(long, default_value_t = 256)]
     pub passages: usize,
-    /// Passages per forward pass.
+    /// Sequences per forward pass.
     #[arg(long, default_value_t = 32)]
     pub batch: usize,
-    /// Truncation length in tokens.
+    /// Truncation length in tokens (ColBERT's document length).
     #[arg(long, default_value_t = 128)]
     pub max_len: usize,
-    /// Timed repetitions; the best is reported.
+    /// Timed rounds: each runs one pass of every engine (candle, PyTorch, ONNX Runtime, candle, …);
+    /// the report gives each round's ratio, their median and range.
+    #[arg(long, default_value_t = 5)]
+    pub pairs: usize,
+    /// Paragraphs in the pool of the cross and colbert workloads.
+    #[arg(long, default_value_t = 100)]
+    pub pool: usize,
+    /// Queries per ColBERT MaxSim pass.
+    #[arg(long, default_value_t = 20)]
+    pub queries: usize,
+    /// Timed training steps of `--train-step`; the best is reported.
     #[arg(long, default_value_t = 3)]
     pub repeats: usize,
-    /// The Python with torch and sentence-transformers for the comparison.
+    /// The Python with torch and transformers (and onnxruntime, onnx, onnxscript for ONNX Runtime:
+    /// `scripts/bench-env` makes target/bench-venv).
     #[arg(long, env = "LEXBENCH_PYTHON", default_value = "python3")]
     pub python: String,
-    /// Skip the PyTorch measurement.
+    /// Skip PyTorch and ONNX Runtime.
     #[arg(long)]
     pub no_python: bool,
+    /// Skip ONNX Runtime.
+    #[arg(long)]
+    pub no_ort: bool,
+    /// Also time candle with the encoder's fast paths off (encode workload).
+    #[arg(long)]
+    pub plain: bool,
     /// Also time one DPR training step (batch 8 × query + 1 positive + 5 negatives of `--max-len`
     /// tokens, backward, AdamW) against PyTorch's (scripts/bench_train_step.py).
     #[arg(long)]
     pub train_step: bool,
-    /// Only the training step (implies `--train-step`).
+    /// Only the training step (implies `--train-step`), after the machine report.
     #[arg(long)]
     pub train_step_only: bool,
-    // Where candle runs; the PyTorch side always runs on the CPU (scripts/bench_encoder.py).
+    // Where candle runs; the Python engines always run on the CPU.
     #[command(flatten)]
     pub device: DeviceArg,
+    /// The global `--format` (human or json).
+    #[arg(from_global)]
+    pub format: Option<OutputFormat>,
 }
 
-/// Runs the benchmark and prints the figures.
+/// Runs the benchmark and prints the report.
 pub fn cmd_bench_encoder(args: &BenchEncoderArgs) -> Result<ExitCode> {
+    let format = OutputFormat::report(args.format, "bench-encoder")?;
     let settings = BenchSettings {
         passages: args.passages,
         batch: args.batch,
         max_len: args.max_len,
-        repeats: args.repeats,
+        pairs: args.pairs,
+        pool: args.pool,
+        queries: args.queries,
+        ort: !args.no_ort,
+        plain: args.plain,
         ..BenchSettings::default()
     };
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_encoder.py");
-    let python = (!args.no_python).then_some(args.python.as_str());
+    settings.validate()?;
     let device = args.device.device()?;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let machine = Machine::detect(settings.threads);
+    let side = (!args.no_python).then(|| {
+        PythonSide::new(
+            &args.python,
+            &root.join("scripts/bench_encoder.py"),
+            &settings,
+            &machine,
+        )
+    });
+    let mut report = BenchReport::begin(&args.model, &settings, machine);
+    if !device.is_cpu() {
+        report.notes.push(format!(
+            "candle runs on {device:?}: its share is of the CPU's peak, which does not apply"
+        ));
+    }
     if !args.train_step_only {
-        let lines = bench::run(&args.model, &device, python, &script, &settings)
-            .with_context(|| format!("benchmarking {}", args.model.display()))?;
-        for l in lines {
-            println!("{l}");
+        let modes = |m: Mode| args.mode.contains(&m);
+        let ctx = || format!("benchmarking {}", args.model.display());
+        // The models outlive the tasks, which borrow them.
+        let enc = modes(Mode::Encode)
+            .then(|| bench::load_encoder(&args.model, &device, &settings))
+            .transpose()
+            .with_context(ctx)?;
+        let plain = match &enc {
+            Some(e) => bench::plain_encoder(e, &settings).with_context(ctx)?,
+            None => None,
+        };
+        let cross = modes(Mode::Cross)
+            .then(|| load_cross(&args.model, &device, &settings))
+            .transpose()
+            .with_context(ctx)?;
+        let colbert = modes(Mode::Colbert)
+            .then(|| load_colbert(&args.model, &device, &settings))
+            .transpose()
+            .with_context(ctx)?;
+        let mut tasks: Vec<CandleTask<'_>> = Vec::new();
+        if let Some(e) = &enc {
+            tasks.push(bench::encode_task(e, plain.as_ref(), &settings).with_context(ctx)?);
         }
+        if let Some(c) = &cross {
+            tasks.push(cross_task(c, &device, &settings).with_context(ctx)?);
+        }
+        if let Some(c) = &colbert {
+            tasks.extend(colbert_tasks(c, &device, &settings).with_context(ctx)?);
+        }
+        report.measure(tasks, side.as_ref()).with_context(ctx)?;
     }
     if args.train_step || args.train_step_only {
         use lexbench_baselines::train::bench::{StepSettings, run as run_step};
         let steps = StepSettings {
             max_len: args.max_len,
             steps: args.repeats,
+            threads: settings.threads,
             ..StepSettings::default()
         };
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_train_step.py");
+        let python = (!args.no_python).then_some(args.python.as_str());
+        let script = root.join("scripts/bench_train_step.py");
         let lines = run_step(&args.model, &device, python, &script, &steps)
             .with_context(|| format!("benchmarking a training step of {}", args.model.display()))?;
-        for l in lines {
-            println!("{l}");
+        report.extra.extend(lines);
+    }
+    report.finish();
+    match format {
+        ReportFormat::Human => {
+            for l in report.lines() {
+                println!("{l}");
+            }
         }
+        ReportFormat::Json => println!("{}", serde_json::to_string_pretty(&report)?),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The cross-encoder the cross workload runs: the folder's BERT with its pooler and a seeded
+/// one-logit head (as `rank::cross` gives a checkpoint without one: N(0, 0.02²), bias 0; a
+/// checkpoint's own head is not read, its cost is the same), and the values PyTorch gets.
+struct CrossSetup {
+    model: CrossEncoder,
+    config: lexbench_baselines::encoder::BertConfig,
+    pad_id: u32,
+    head_weight: Vec<f32>,
+}
+
+fn load_cross(dir: &Path, device: &Device, s: &BenchSettings) -> lexbench_baselines::Result<CrossSetup> {
+    let bert = BertModel::from_dir(dir, device)?;
+    let config = bert.config().clone();
+    let tok = TextTokenizer::from_file(&dir.join("tokenizer.json"), s.max_len.min(config.max_tokens()))?;
+    let pad_id = tok.pad_id();
+    let h = config.hidden_size;
+    let (vb, head_weight) =
+        bench::seeded_weights("classifier.weight", 1, h, 0.02, &[("classifier.bias", 1)], device)?;
+    Ok(CrossSetup {
+        model: CrossEncoder::new(bert, tok, vb, s.batch)?,
+        config,
+        pad_id,
+        head_weight,
+    })
+}
+
+fn cross_task<'a>(
+    c: &'a CrossSetup,
+    device: &Device,
+    s: &BenchSettings,
+) -> lexbench_baselines::Result<CandleTask<'a>> {
+    let query = bench::queries(1).remove(0);
+    let pool = bench::passages(s.pool);
+    let pairs: Vec<(&str, &str)> = pool.iter().map(|p| (query.as_str(), p.as_str())).collect();
+    let inputs = CrossInputs {
+        pairs: c.model.tokenize(&pairs)?,
+        pad_id: c.pad_id,
+        head_weight: c.head_weight.clone(),
+        head_bias: 0.0,
+    };
+    bench::cross_task(
+        |seqs| c.model.forward_t(seqs, false),
+        inputs,
+        &c.config,
+        device,
+        s,
+    )
+}
+
+/// The ColBERT scorer the colbert workload runs: the folder's BERT, its settings (markers, `dim`:
+/// `artifact.metadata` when it has one), documents of `--max-len` tokens, and a seeded projection
+/// (as `rank::colbert` gives a checkpoint without one: N(0, 1/hidden); a checkpoint's own is not read,
+/// its cost is the same), whose values PyTorch gets.
+struct ColbertSetup {
+    model: ColBert,
+    config: lexbench_baselines::encoder::BertConfig,
+    pad_id: u32,
+    linear: Vec<f32>,
+}
+
+fn load_colbert(dir: &Path, device: &Device, s: &BenchSettings) -> lexbench_baselines::Result<ColbertSetup> {
+    let cfg = ColBertConfig {
+        doc_maxlen: s.max_len,
+        batch_size: s.batch,
+        ..ColBertConfig::default()
+    }
+    .with_model_settings(dir)?;
+    let bert = BertModel::from_dir(dir, device)?;
+    let config = bert.config().clone();
+    let tok = TextTokenizer::from_file(&dir.join("tokenizer.json"), cfg.doc_maxlen)?;
+    let h = config.hidden_size;
+    let (vb, linear) =
+        bench::seeded_weights("linear.weight", cfg.dim, h, (1.0 / h as f64).sqrt(), &[], device)?;
+    Ok(ColbertSetup {
+        pad_id: tok.pad_id(),
+        model: ColBert::new(bert, &tok, vb, cfg)?,
+        config,
+        linear,
+    })
+}
+
+fn colbert_tasks<'a>(
+    c: &'a ColbertSetup,
+    device: &Device,
+    s: &BenchSettings,
+) -> lexbench_baselines::Result<Vec<CandleTask<'a>>> {
+    let pool = bench::passages(s.pool);
+    let pool: Vec<&str> = pool.iter().map(String::as_str).collect();
+    let queries = bench::queries(s.queries);
+    let queries: Vec<&str> = queries.iter().map(String::as_str).collect();
+    let docs = c.model.doc_tokens(&pool)?;
+    let mask_punctuation = c.model.config().mask_punctuation;
+    let keep = docs
+        .iter()
+        .map(|t| {
+            t.ids
+                .iter()
+                .map(|&id| !(mask_punctuation && c.model.is_punctuation(id)))
+                .collect()
+        })
+        .collect();
+    let inputs = ColbertInputs {
+        docs,
+        keep,
+        queries: c.model.query_tokens(&queries)?,
+        linear: c.linear.clone(),
+        dim: c.model.config().dim,
+        pad_id: c.pad_id,
+    };
+    bench::colbert_tasks(
+        |seqs| c.model.forward_t(seqs, false),
+        maxsim,
+        inputs,
+        &c.config,
+        device,
+        s,
+    )
 }

@@ -1,17 +1,36 @@
 //! Encoder throughput, for `lexbench bench-encoder` and `cargo bench -p lexbench-baselines --bench
-//! encoder`: passages per second of [`SentenceEncoder`] and, in the same run, of PyTorch (through
-//! `scripts/bench_encoder.py`, which loads the same folder with sentence-transformers) on the same
-//! passages, batch size, truncation and thread count. Both sides time forward + mean pooling + L2
-//! normalisation on pre-tokenised, longest-padded batches; tokenisation is excluded on both sides.
-//! candle is measured twice, with the encoder's fast paths off (a plain candle port: strided
-//! transposed weights, separate Q/K/V projections, libm `erf` GELU, the mask added even without
-//! padding) and on, so one run shows the ratio before and after the optimisations.
+//! encoder`: candle against PyTorch and ONNX Runtime on the same model folder, token ids, batches and
+//! thread count, in the same run, engines alternating.
+//!
+//! - A run opens with the machine report ([`Machine`]: CPU, the vector path gemm takes, the measured
+//!   clock, the FP32 FMA peak) and the load average, and closes with the load average again
+//!   ([`BenchReport`]).
+//! - A task ([`CandleTask`], [`TaskSpec`]) is one workload: encoding passages ([`encode_task`]), or,
+//!   built by the command line from the scorers, cross-encoder pairs over a pool and ColBERT
+//!   documents and MaxSim. Its FLOPs come from the model's config ([`transformer_flops`], formula
+//!   [`TRANSFORMER_FLOP_FORMULA`]).
+//! - Engines alternate, pass by pass: candle, PyTorch, ONNX Runtime, candle, … for `pairs` rounds
+//!   after one untimed warm-up pass each, with a 200 ms pause before every pass so that no
+//!   engine's spinning threads overlap the next one. The Python engines live in one process
+//!   (`scripts/bench_encoder.py`) that keeps the model loaded and times one pass per request
+//!   ([`PythonSide`]). Each pair gives a ratio candle / other ([`pair_stats`]: per pair, median,
+//!   min–max).
+//! - Each engine's figure: items/s (median over rounds, and best) → achieved GFLOP/s (FLOPs of
+//!   the task ÷ seconds) → share of the peak of its vector path. Each Python engine's outputs on the
+//!   first and last batch are compared with candle's (max |Δ|): the engines did the same work.
+//!
+//! Every engine times the forward pass and what the task adds (pooling, normalisation, head,
+//! projection) on pre-tokenised, longest-padded batches; tokenisation is excluded everywhere.
 
-use std::path::Path;
-use std::process::Command;
-use std::time::Instant;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
 
-use crate::encoder::{SentenceEncoder, Tokens};
+use serde::Serialize;
+
+use super::machine::{Isa, Machine, VectorPath, loadavg, median};
+use crate::encoder::{BertConfig, Pooling, SentenceEncoder, Tokens};
 use crate::error::{Error, Result, io_err};
 
 /// Deterministic English passages of about 200 words (well over 128 tokens).
@@ -42,69 +61,82 @@ pub fn passages(n: usize) -> Vec<String> {
         .collect()
 }
 
-/// One side's measurement.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Throughput {
-    /// Passages per second (best repetition).
-    pub passages_per_s: f64,
-    /// Seconds of the best repetition.
-    pub seconds: f64,
-    /// Mean tokens per passage after truncation.
-    pub mean_tokens: f64,
-    /// What ran (e.g. `candle 0.11 (release build)`, `PyTorch 2.15.0`).
-    pub label: String,
+/// How [`transformer_flops`] counts.
+pub const TRANSFORMER_FLOP_FORMULA: &str = "L·(8·T·H² + 4·T²·H + 4·T·H·I) per sequence of T tokens: per layer the Q, K, V \
+     and output projections 4·2·T·H², the scores Q·Kᵀ and probabilities·V 2·2·T²·H (all heads), the \
+     feed-forward up and down 2·2·T·H·I; a multiply-add counts 2; embeddings, biases, layer norms, softmax, \
+     GELU and pooling are not counted";
+
+/// FLOPs of one forward pass of a BERT-style encoder over one sequence of `tokens` tokens
+/// ([`TRANSFORMER_FLOP_FORMULA`]); all-MiniLM-L6-v2 (L 6, H 384, I 1536) at 128 tokens:
+/// 2.87 GFLOP.
+pub fn transformer_flops(layers: usize, hidden: usize, intermediate: usize, tokens: usize) -> f64 {
+    let (l, h, i, t) = (layers as f64, hidden as f64, intermediate as f64, tokens as f64);
+    l * (8.0 * t * h * h + 4.0 * t * t * h + 4.0 * t * h * i)
 }
 
-/// Times `enc` on `texts` in batches of `batch` (after one warm-up batch), best of `repeats`.
-pub fn time_candle(
-    enc: &SentenceEncoder,
-    texts: &[&str],
-    batch: usize,
-    repeats: usize,
-) -> Result<Throughput> {
-    if batch == 0 || texts.is_empty() {
-        return Err(Error::Param(format!(
-            "bench passages and batch must be at least 1, got {} and {batch}",
-            texts.len()
-        )));
+/// [`transformer_flops`] of `cfg`'s encoder.
+pub fn encoder_flops(cfg: &BertConfig, tokens: usize) -> f64 {
+    transformer_flops(
+        cfg.num_hidden_layers,
+        cfg.hidden_size,
+        cfg.intermediate_size,
+        tokens,
+    )
+}
+
+/// Candle's per-round ratio against another engine's, from the seconds of each round: candle's
+/// rate over the other's, `other_seconds / candle_seconds`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairStats {
+    /// One ratio per round, in order.
+    pub per_pair: Vec<f64>,
+    /// Their median.
+    pub median: f64,
+    /// The smallest.
+    pub min: f64,
+    /// The largest.
+    pub max: f64,
+}
+
+/// [`PairStats`] of rounds where engine A took `a[i]` seconds and B `b[i]` for the same work: the
+/// ratio of A's rate to B's, `b[i] / a[i]`, per round; `None` without a complete round.
+pub fn pair_stats(a: &[f64], b: &[f64]) -> Option<PairStats> {
+    let per_pair: Vec<f64> = a.iter().zip(b).map(|(a, b)| b / a).collect();
+    if per_pair.is_empty() {
+        return None;
     }
-    let toks = enc.tokenizer().encode(texts)?;
-    let mean_tokens = toks.iter().map(|t| t.ids.len()).sum::<usize>() as f64 / toks.len() as f64;
-    let batches: Vec<Vec<&Tokens>> = toks.chunks(batch).map(|c| c.iter().collect()).collect();
-    enc.encode_tokens(&batches[0])?;
-    let mut best = f64::INFINITY;
-    for _ in 0..repeats.max(1) {
-        let t = Instant::now();
-        for b in &batches {
-            enc.encode_tokens(b)?;
-        }
-        best = best.min(t.elapsed().as_secs_f64());
-    }
-    Ok(Throughput {
-        passages_per_s: texts.len() as f64 / best,
-        seconds: best,
-        mean_tokens,
-        label: format!(
-            "candle (lexbench, {:?}, {} build)",
-            enc.model().device(),
-            if cfg!(debug_assertions) { "dev" } else { "release" }
-        ),
+    Some(PairStats {
+        median: median(&per_pair),
+        min: per_pair.iter().copied().fold(f64::INFINITY, f64::min),
+        max: per_pair.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        per_pair,
     })
 }
 
 /// What is measured.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct BenchSettings {
-    /// Number of passages.
+    /// Passages of the encode task (default 256).
     pub passages: usize,
-    /// Passages per forward pass.
+    /// Sequences per forward pass (default 32).
     pub batch: usize,
-    /// Truncation length in tokens.
+    /// Truncation length in tokens (default 128; ColBERT's `doc_maxlen`).
     pub max_len: usize,
-    /// CPU threads (candle uses all available; PyTorch is told this many).
+    /// Threads of every engine (default candle's: `RAYON_NUM_THREADS` or every logical CPU);
+    /// PyTorch and ONNX Runtime are told this many.
     pub threads: usize,
-    /// Timed repetitions (the best counts).
-    pub repeats: usize,
+    /// Timed rounds, each one pass of every engine (default 5).
+    pub pairs: usize,
+    /// Paragraphs in the cross-encoder and ColBERT pool (default 100).
+    pub pool: usize,
+    /// Queries per ColBERT MaxSim pass (default 20).
+    pub queries: usize,
+    /// Run ONNX Runtime beside PyTorch (default true).
+    pub ort: bool,
+    /// Also time candle with the encoder's fast paths off (a plain candle port), encode task only
+    /// (default false).
+    pub plain: bool,
 }
 
 impl Default for BenchSettings {
@@ -113,10 +145,1086 @@ impl Default for BenchSettings {
             passages: 256,
             batch: 32,
             max_len: 128,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            repeats: 3,
+            threads: candle_core::utils::get_num_threads(),
+            pairs: 5,
+            pool: 100,
+            queries: 20,
+            ort: true,
+            plain: false,
         }
     }
+}
+
+impl BenchSettings {
+    /// Refuses zero counts and a `max_len` below 4.
+    pub fn validate(&self) -> Result<()> {
+        for (what, v) in [
+            ("passages", self.passages),
+            ("batch", self.batch),
+            ("threads", self.threads),
+            ("pairs", self.pairs),
+            ("pool", self.pool),
+            ("queries", self.queries),
+        ] {
+            if v == 0 {
+                return Err(Error::Param(format!("bench {what} must be at least 1, got 0")));
+            }
+        }
+        if self.max_len < 4 {
+            return Err(Error::Param(format!(
+                "bench max_len must be at least 4, got {}",
+                self.max_len
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// One workload, as the report names and counts it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskSpec {
+    /// `encode`, `cross`, `colbert-docs`, `colbert-maxsim`.
+    pub name: String,
+    /// What one pass does, in words.
+    pub description: String,
+    /// What an item is (`passage`, `pair`, `document`, `query`).
+    pub item: String,
+    /// Items, plural (`passages`, …).
+    pub unit: String,
+    /// Items per pass.
+    pub items: usize,
+    /// FLOPs of one pass.
+    pub flops: f64,
+    /// How `flops` is counted.
+    pub flop_formula: String,
+    /// Mean tokens per sequence (after truncation).
+    pub mean_tokens: f64,
+}
+
+/// A candle engine's timed pass.
+pub struct CandleEngine<'a> {
+    /// Short name (`candle`, `candle-plain`).
+    pub name: String,
+    /// What ran.
+    pub label: String,
+    /// One pass over the task's batches.
+    pub pass: Box<dyn FnMut() -> Result<()> + 'a>,
+}
+
+/// A task with candle's engines, candle's check outputs and the Python side's input.
+pub struct CandleTask<'a> {
+    /// The workload.
+    pub spec: TaskSpec,
+    /// Candle's engines; the first is "candle", the one every ratio is taken against.
+    pub engines: Vec<CandleEngine<'a>>,
+    /// Candle's outputs on the first and last batch (see `scripts/bench_encoder.py`, `check_of`).
+    pub check: Vec<f32>,
+    /// The task for `scripts/bench_encoder.py` (`kind`, token ids, weights), or `None` for candle
+    /// only.
+    pub python: Option<serde_json::Value>,
+}
+
+/// `[ids, segment ids, mask]` per sequence, one array per batch of `batch`: the token ids of
+/// `scripts/bench_encoder.py`'s input.
+pub fn batches_json(seqs: &[Tokens], batch: usize) -> serde_json::Value {
+    serde_json::Value::Array(
+        seqs.chunks(batch.max(1))
+            .map(|b| serde_json::json!(b.iter().map(seq_json).collect::<Vec<_>>()))
+            .collect(),
+    )
+}
+
+/// `[ids, segment ids, mask]` of one sequence.
+pub fn seq_json(t: &Tokens) -> serde_json::Value {
+    serde_json::json!([t.ids, t.type_ids, t.mask])
+}
+
+/// Rows of each checked batch in the encode task's check (32 × 384 floats would bloat the protocol).
+const CHECK_ROWS: usize = 4;
+
+/// The encode task: `s.passages` of [`passages`] through `enc` (forward, pooling, the folder's
+/// modules, normalisation) in batches of `s.batch`; with `plain`, a second candle engine on that
+/// encoder (a clone with the fast paths off).
+pub fn encode_task<'a>(
+    enc: &'a SentenceEncoder,
+    plain: Option<&'a SentenceEncoder>,
+    s: &BenchSettings,
+) -> Result<CandleTask<'a>> {
+    let texts = passages(s.passages);
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let toks = enc.tokenizer().encode(&refs)?;
+    let cfg = enc.model().config();
+    let flops = toks.iter().map(|t| encoder_flops(cfg, t.ids.len())).sum();
+    let mean_tokens = toks.iter().map(|t| t.ids.len()).sum::<usize>() as f64 / toks.len() as f64;
+    let batches: Vec<Vec<Tokens>> = toks.chunks(s.batch).map(<[Tokens]>::to_vec).collect();
+    let mut check = Vec::new();
+    for b in first_and_last(&batches) {
+        let refs: Vec<&Tokens> = b.iter().collect();
+        let v = enc.encode_tokens(&refs)?;
+        let rows = v.dim(0)?.min(CHECK_ROWS);
+        check.extend(v.narrow(0, 0, rows)?.flatten_all()?.to_vec1::<f32>()?);
+    }
+    let pooling = match enc.pooling() {
+        Pooling::Mean => "mean",
+        Pooling::Cls => "cls",
+        Pooling::Max => "max",
+    };
+    let python = serde_json::json!({
+        "kind": "encode",
+        "pad_id": enc.tokenizer().pad_id(),
+        "batches": batches_json(&toks, s.batch),
+        "check_rows": CHECK_ROWS,
+        "pooling": pooling,
+    });
+    let pass = |e: &'a SentenceEncoder, batches: Vec<Vec<Tokens>>| -> Box<dyn FnMut() -> Result<()> + 'a> {
+        Box::new(move || {
+            for b in &batches {
+                let refs: Vec<&Tokens> = b.iter().collect();
+                e.encode_tokens(&refs)?;
+            }
+            Ok(())
+        })
+    };
+    let mut engines = vec![CandleEngine {
+        name: "candle".into(),
+        label: candle_label(enc.model().device()),
+        pass: pass(enc, batches.clone()),
+    }];
+    if let Some(p) = plain {
+        engines.push(CandleEngine {
+            name: "candle-plain".into(),
+            label: format!("{}, fast paths off", candle_label(p.model().device())),
+            pass: pass(p, batches),
+        });
+    }
+    Ok(CandleTask {
+        spec: TaskSpec {
+            name: "encode".into(),
+            description: format!(
+                "{} passages in batches of {}: forward, {} pooling, L2 normalisation",
+                s.passages, s.batch, pooling
+            ),
+            item: "passage".into(),
+            unit: "passages".into(),
+            items: s.passages,
+            flops,
+            flop_formula: TRANSFORMER_FLOP_FORMULA.into(),
+            mean_tokens,
+        },
+        engines,
+        check,
+        python: Some(python),
+    })
+}
+
+/// The first and (when there are two or more) the last batch: what every engine's check covers.
+pub fn first_and_last<T>(batches: &[T]) -> Vec<&T> {
+    match batches {
+        [] => vec![],
+        [one] => vec![one],
+        [first, .., last] => vec![first, last],
+    }
+}
+
+/// Deterministic short questions (the cross-encoder's query, ColBERT's queries).
+pub fn queries(n: usize) -> Vec<String> {
+    const Q: [&str; 4] = [
+        "Was the length of the civil proceedings before the domestic courts reasonable under Article 6 § 1?",
+        "Did the applicant have an effective remedy for the length of the proceedings (Article 13)?",
+        "Must the applicant exhaust domestic remedies before complaining about the length of proceedings?",
+        "What just satisfaction does the Court award for non-pecuniary damage caused by delays?",
+    ];
+    (0..n)
+        .map(|i| format!("Question {i}: {}", Q[i % Q.len()]))
+        .collect()
+}
+
+/// Weights the bench gives a head or projection the checkpoint may lack (a checkpoint's own is not
+/// read: the cost is the same, and both sides get these values): `rows × cols` values N(0, stdev²)
+/// from [`crate::encoder::seeded`]'s fixed seed under `name`, and a zero vector of each
+/// `(name, len)` in `zeros` (biases). The variables and the values.
+pub fn seeded_weights(
+    name: &str,
+    rows: usize,
+    cols: usize,
+    stdev: f64,
+    zeros: &[(&str, usize)],
+    device: &candle_core::Device,
+) -> Result<(candle_nn::VarBuilder<'static>, Vec<f32>)> {
+    use crate::encoder::seeded::{SEED, seeded_normal};
+    let values = seeded_normal(rows, cols, stdev, SEED);
+    let mut tensors = std::collections::HashMap::new();
+    tensors.insert(
+        name.to_owned(),
+        candle_core::Tensor::from_vec(values.clone(), (rows, cols), device)?,
+    );
+    for (z, len) in zeros {
+        tensors.insert(
+            (*z).to_owned(),
+            candle_core::Tensor::zeros(*len, candle_core::DType::F32, device)?,
+        );
+    }
+    Ok((
+        candle_nn::VarBuilder::from_tensors(tensors, candle_core::DType::F32, device),
+        values,
+    ))
+}
+
+/// What the cross-encoder task reads: the pairs as the scorer tokenises them (one query against each
+/// paragraph of the pool), the pad id, the one-logit head's weights `(1, hidden)` and bias.
+#[derive(Debug, Clone)]
+pub struct CrossInputs {
+    /// `[CLS] q [SEP] p [SEP]` per pair.
+    pub pairs: Vec<Tokens>,
+    /// The pad id.
+    pub pad_id: u32,
+    /// The head's weights.
+    pub head_weight: Vec<f32>,
+    /// The head's bias.
+    pub head_bias: f32,
+}
+
+/// The cross-encoder task: the pairs through `forward` (the scorer's logits for one batch:
+/// transformer, BERT pooler, the one-logit head) in batches of `s.batch`.
+pub fn cross_task<'a>(
+    forward: impl Fn(&[&Tokens]) -> Result<candle_core::Tensor> + 'a,
+    inputs: CrossInputs,
+    cfg: &BertConfig,
+    device: &candle_core::Device,
+    s: &BenchSettings,
+) -> Result<CandleTask<'a>> {
+    let CrossInputs {
+        pairs,
+        pad_id,
+        head_weight,
+        head_bias,
+    } = inputs;
+    let h = cfg.hidden_size as f64;
+    let flops = pairs
+        .iter()
+        .map(|t| encoder_flops(cfg, t.ids.len()) + 2.0 * h * h + 2.0 * h)
+        .sum();
+    let mean_tokens = mean_len(&pairs);
+    let batches: Vec<Vec<Tokens>> = pairs.chunks(s.batch).map(<[Tokens]>::to_vec).collect();
+    let mut check = Vec::new();
+    for b in first_and_last(&batches) {
+        let refs: Vec<&Tokens> = b.iter().collect();
+        check.extend(forward(&refs)?.to_vec1::<f32>()?);
+    }
+    let python = serde_json::json!({
+        "kind": "cross",
+        "pad_id": pad_id,
+        "batches": batches_json(&pairs, s.batch),
+        "head_weight": head_weight,
+        "head_bias": head_bias,
+    });
+    let n = pairs.len();
+    Ok(CandleTask {
+        spec: TaskSpec {
+            name: "cross".into(),
+            description: format!(
+                "one query against a pool of {n} paragraphs, pairs in batches of {}: forward, BERT pooler, \
+                 one-logit head",
+                s.batch
+            ),
+            item: "pair".into(),
+            unit: "pairs".into(),
+            items: n,
+            flops,
+            flop_formula: format!("{TRANSFORMER_FLOP_FORMULA}; + pooler 2·H² + head 2·H per pair"),
+            mean_tokens,
+        },
+        engines: vec![CandleEngine {
+            name: "candle".into(),
+            label: candle_label(device),
+            pass: Box::new(move || {
+                for b in &batches {
+                    let refs: Vec<&Tokens> = b.iter().collect();
+                    forward(&refs)?;
+                }
+                Ok(())
+            }),
+        }],
+        check,
+        python: Some(python),
+    })
+}
+
+/// What the ColBERT tasks read: the pool's documents and the queries as the scorer tokenises them
+/// (markers, `[MASK]` augmentation), which document tokens count (ColBERT's punctuation mask), the
+/// projection's values `(dim, hidden)`, the pad id.
+#[derive(Debug, Clone)]
+pub struct ColbertInputs {
+    /// `[CLS] [D] d… [SEP]` per paragraph.
+    pub docs: Vec<Tokens>,
+    /// Per document, per token: whether its vector is kept.
+    pub keep: Vec<Vec<bool>>,
+    /// `[CLS] [Q] q… [SEP] [MASK]…` per query.
+    pub queries: Vec<Tokens>,
+    /// The projection, row-major `(dim, hidden)`.
+    pub linear: Vec<f32>,
+    /// Its output width.
+    pub dim: usize,
+    /// The pad id.
+    pub pad_id: u32,
+}
+
+/// The kept vectors of each sequence of one batch's output `v` `(b, s, dim)`, as ColBERT's scorer
+/// selects them (`index_select` of the kept positions).
+fn kept_rows(v: &candle_core::Tensor, keep: &[&Vec<bool>]) -> Result<Vec<candle_core::Tensor>> {
+    keep.iter()
+        .enumerate()
+        .map(|(row, k)| {
+            let idx: Vec<u32> = (0..k.len()).filter(|&j| k[j]).map(|j| j as u32).collect();
+            let idx = candle_core::Tensor::new(idx.as_slice(), v.device())?;
+            Ok(v.get(row)?.index_select(&idx, 0)?)
+        })
+        .collect()
+}
+
+/// The two ColBERT tasks. `colbert-docs`: the pool's documents through `forward` (the scorer's
+/// projected, normalised token vectors of one batch) in batches of `s.batch`, the kept vectors
+/// selected per document. `colbert-maxsim`: every query's vectors against every document's (both
+/// computed once, untimed) with `maxsim` (the scorer's `Σ_i max_j q_i · d_j`).
+pub fn colbert_tasks<'a>(
+    forward: impl Fn(&[&Tokens]) -> Result<candle_core::Tensor> + 'a,
+    maxsim: impl Fn(&candle_core::Tensor, &candle_core::Tensor) -> Result<f32> + 'a,
+    inputs: ColbertInputs,
+    cfg: &BertConfig,
+    device: &candle_core::Device,
+    s: &BenchSettings,
+) -> Result<Vec<CandleTask<'a>>> {
+    let ColbertInputs {
+        docs,
+        keep,
+        queries,
+        linear,
+        dim,
+        pad_id,
+    } = inputs;
+    if docs.len() != keep.len() || docs.iter().zip(&keep).any(|(d, k)| d.ids.len() != k.len()) {
+        return Err(Error::internal(
+            "bench: ColBERT keep masks do not match the documents",
+        ));
+    }
+    let doc_vectors = colbert_doc_vectors(&forward, &docs, &keep, s.batch)?;
+    let mut docs_check = Vec::new();
+    for d in first_and_last(&doc_vectors) {
+        docs_check.extend(d.flatten_all()?.to_vec1::<f32>()?);
+    }
+    let mut query_vectors = Vec::with_capacity(queries.len());
+    for b in queries.chunks(s.batch) {
+        let refs: Vec<&Tokens> = b.iter().collect();
+        let v = forward(&refs)?;
+        for row in 0..b.len() {
+            query_vectors.push(v.get(row)?);
+        }
+    }
+    let maxsim_check = match query_vectors.first() {
+        Some(q) => doc_vectors
+            .iter()
+            .map(|d| maxsim(q, d))
+            .collect::<Result<Vec<f32>>>()?,
+        None => Vec::new(),
+    };
+    let h = cfg.hidden_size as f64;
+    let docs_flops = docs
+        .iter()
+        .map(|t| encoder_flops(cfg, t.ids.len()) + 2.0 * t.ids.len() as f64 * h * dim as f64)
+        .sum();
+    let kept: Vec<usize> = keep.iter().map(|k| k.iter().filter(|x| **x).count()).collect();
+    let maxsim_flops = queries
+        .iter()
+        .map(|q| {
+            kept.iter()
+                .map(|&d| 2.0 * (q.ids.len() * d * dim) as f64)
+                .sum::<f64>()
+        })
+        .sum();
+    let keep_json: Vec<Vec<u8>> = keep
+        .iter()
+        .map(|k| k.iter().map(|&x| u8::from(x)).collect())
+        .collect();
+    let common = serde_json::json!({
+        "pad_id": pad_id,
+        "batches": batches_json(&docs, s.batch),
+        "keep": keep_json,
+        "linear": linear,
+        "dim": dim,
+    });
+    let mut docs_input = common.clone();
+    docs_input["kind"] = "colbert_docs".into();
+    let mut maxsim_input = common;
+    maxsim_input["kind"] = "colbert_maxsim".into();
+    maxsim_input["queries"] = queries.iter().map(seq_json).collect();
+    let (n, nq) = (docs.len(), queries.len());
+    let docs_task = CandleTask {
+        spec: TaskSpec {
+            name: "colbert-docs".into(),
+            description: format!(
+                "a pool of {n} paragraphs in batches of {}: forward, projection to {dim}, L2 normalisation per token, \
+                 the kept (non-punctuation) vectors selected per document",
+                s.batch
+            ),
+            item: "document".into(),
+            unit: "documents".into(),
+            items: n,
+            flops: docs_flops,
+            flop_formula: format!("{TRANSFORMER_FLOP_FORMULA}; + projection 2·T·H·dim per document"),
+            mean_tokens: mean_len(&docs),
+        },
+        engines: vec![CandleEngine {
+            name: "candle".into(),
+            label: candle_label(device),
+            pass: {
+                let (d, k, batch) = (docs.clone(), keep.clone(), s.batch);
+                Box::new(move || colbert_doc_vectors(&forward, &d, &k, batch).map(drop))
+            },
+        }],
+        check: docs_check,
+        python: Some(docs_input),
+    };
+    let maxsim_task = CandleTask {
+        spec: TaskSpec {
+            name: "colbert-maxsim".into(),
+            description: format!(
+                "MaxSim of {nq} queries ({} vectors each) against the {n} documents' kept vectors, all precomputed",
+                queries.first().map_or(0, |q| q.ids.len())
+            ),
+            item: "query".into(),
+            unit: "queries".into(),
+            items: nq,
+            flops: maxsim_flops,
+            flop_formula: "2·Lq·Ld·dim per (query, document): Lq query vectors, Ld kept document vectors; the max and sum not counted"
+                .into(),
+            mean_tokens: mean_len(&queries),
+        },
+        engines: vec![CandleEngine {
+            name: "candle".into(),
+            label: candle_label(device),
+            pass: Box::new(move || {
+                for q in &query_vectors {
+                    for d in &doc_vectors {
+                        maxsim(q, d)?;
+                    }
+                }
+                Ok(())
+            }),
+        }],
+        check: maxsim_check,
+        python: Some(maxsim_input),
+    };
+    Ok(vec![docs_task, maxsim_task])
+}
+
+/// The kept vectors of every document, batch by batch, as the scorer encodes documents.
+fn colbert_doc_vectors(
+    forward: &dyn Fn(&[&Tokens]) -> Result<candle_core::Tensor>,
+    docs: &[Tokens],
+    keep: &[Vec<bool>],
+    batch: usize,
+) -> Result<Vec<candle_core::Tensor>> {
+    let mut out = Vec::with_capacity(docs.len());
+    for (b, k) in docs.chunks(batch).zip(keep.chunks(batch)) {
+        let refs: Vec<&Tokens> = b.iter().collect();
+        let v = forward(&refs)?;
+        out.extend(kept_rows(&v, &k.iter().collect::<Vec<_>>())?);
+    }
+    Ok(out)
+}
+
+/// Mean length of `seqs` (0 for none).
+fn mean_len(seqs: &[Tokens]) -> f64 {
+    seqs.iter().map(|t| t.ids.len()).sum::<usize>() as f64 / seqs.len().max(1) as f64
+}
+
+/// `candle (lexbench, Cpu, release build)`.
+pub fn candle_label(device: &candle_core::Device) -> String {
+    format!(
+        "candle (lexbench, {device:?}, {} build)",
+        if cfg!(debug_assertions) { "dev" } else { "release" }
+    )
+}
+
+/// One engine's figures on one task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EngineReport {
+    /// Short name: `candle`, `candle-plain`, `torch`, `ort`.
+    pub engine: String,
+    /// What ran (versions, threads).
+    pub label: String,
+    /// The vector path its peak is taken on.
+    pub path: String,
+    /// That peak, GFLOP/s.
+    pub peak_gflops: f64,
+    /// Seconds of each timed pass, by round.
+    pub seconds: Vec<f64>,
+    /// Items per second, median over rounds.
+    pub median_per_s: f64,
+    /// Items per second of the fastest round.
+    pub best_per_s: f64,
+    /// The task's FLOPs over the median round's seconds, GFLOP/s.
+    pub median_gflops: f64,
+    /// `median_gflops / peak_gflops`.
+    pub share_of_peak: f64,
+    /// Largest |difference| between its check outputs and candle's (`None` for candle's engines).
+    pub max_abs_diff: Option<f64>,
+}
+
+/// Candle against one other engine, pair by pair.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RatioReport {
+    /// Always `candle`.
+    pub numerator: String,
+    /// The other engine.
+    pub denominator: String,
+    /// Candle's rate over the other's, per pair.
+    #[serde(flatten)]
+    pub stats: PairStats,
+}
+
+/// One task's results.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskReport {
+    /// The workload.
+    pub spec: TaskSpec,
+    /// Every engine's figures, candle's first.
+    pub engines: Vec<EngineReport>,
+    /// Candle / each other engine.
+    pub ratios: Vec<RatioReport>,
+}
+
+/// A whole bench run: machine, load average before and after, each task's figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BenchReport {
+    /// The model folder.
+    pub model: String,
+    /// The settings.
+    pub settings: BenchSettings,
+    /// The machine.
+    pub machine: Machine,
+    /// `/proc/loadavg` before anything was loaded.
+    pub load_before: Option<[f64; 3]>,
+    /// What the Python side said when ready (versions, engines; check outputs left out).
+    pub python: Option<serde_json::Value>,
+    /// The tasks.
+    pub tasks: Vec<TaskReport>,
+    /// Engines that could not run, and other remarks.
+    pub notes: Vec<String>,
+    /// Report lines of other measurements in the same run (the training step).
+    pub extra: Vec<String>,
+    /// `/proc/loadavg` at the end.
+    pub load_after: Option<[f64; 3]>,
+}
+
+/// The pause before each timed pass: spinning thread pools (ONNX Runtime's, OpenMP's, rayon's) of
+/// the previous engine go idle first.
+pub const SETTLE: Duration = Duration::from_millis(200);
+
+/// Where the Python engines run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PythonSide {
+    /// The interpreter (with torch and transformers; onnxruntime, onnx, onnxscript for ORT).
+    pub python: String,
+    /// `scripts/bench_encoder.py`.
+    pub script: PathBuf,
+    /// `torch` and, optionally, `ort`.
+    pub engines: Vec<String>,
+    /// Extra environment of the Python process (the forced-AVX2 switches).
+    pub env: Vec<(String, String)>,
+}
+
+impl PythonSide {
+    /// PyTorch (and ONNX Runtime when `s.ort`) through `script`; when candle's gemm runs AVX2 on an
+    /// AVX-512 CPU (a forced build), PyTorch is told to do the same (`ATEN_CPU_CAPABILITY=avx2`,
+    /// `ONEDNN_MAX_CPU_ISA=AVX2`, `MKL_ENABLE_INSTRUCTIONS=AVX2`; ONNX Runtime has no such switch).
+    pub fn new(python: &str, script: &Path, s: &BenchSettings, machine: &Machine) -> Self {
+        let mut env = vec![
+            ("HF_HUB_OFFLINE".to_owned(), "1".to_owned()),
+            ("TRANSFORMERS_VERBOSITY".to_owned(), "error".to_owned()),
+            ("HF_HUB_DISABLE_PROGRESS_BARS".to_owned(), "1".to_owned()),
+        ];
+        if machine.candle_path.isa == Isa::Avx2 && machine.features.avx512f {
+            for (k, v) in [
+                ("ATEN_CPU_CAPABILITY", "avx2"),
+                ("ONEDNN_MAX_CPU_ISA", "AVX2"),
+                ("MKL_ENABLE_INSTRUCTIONS", "AVX2"),
+            ] {
+                env.push((k.to_owned(), v.to_owned()));
+            }
+        }
+        let mut engines = vec!["torch".to_owned()];
+        if s.ort {
+            engines.push("ort".to_owned());
+        }
+        Self {
+            python: python.to_owned(),
+            script: script.to_owned(),
+            engines,
+            env,
+        }
+    }
+}
+
+/// The running `scripts/bench_encoder.py`: one JSON request per timed pass.
+struct PythonServer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    dir: PathBuf,
+    script: PathBuf,
+    python: String,
+}
+
+impl PythonServer {
+    /// Writes the tasks to a temporary file, starts the script and waits for its ready line.
+    fn start(
+        side: &PythonSide,
+        model: &Path,
+        threads: usize,
+        tasks: &serde_json::Value,
+    ) -> Result<(Self, serde_json::Value)> {
+        static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("lexbench-bench-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        let input = dir.join("tasks.json");
+        std::fs::write(&input, serde_json::json!({ "tasks": tasks }).to_string()).map_err(io_err(&input))?;
+        let stderr_path = dir.join("stderr.txt");
+        let stderr = std::fs::File::create(&stderr_path).map_err(io_err(&stderr_path))?;
+        let spawned = Command::new(&side.python)
+            .arg(&side.script)
+            .arg("--model")
+            .arg(model)
+            .arg("--input")
+            .arg(&input)
+            .arg("--threads")
+            .arg(threads.to_string())
+            .arg("--engines")
+            .arg(side.engines.join(","))
+            .envs(side.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(stderr))
+            .spawn();
+        let mut child = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                std::fs::remove_dir_all(&dir).ok();
+                return Err(io_err(Path::new(&side.python))(e));
+            }
+        };
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(Error::internal(
+                "bench: the Python process has no piped stdin/stdout",
+            ));
+        };
+        let mut server = Self {
+            child,
+            stdin: Some(stdin),
+            stdout: BufReader::new(stdout),
+            dir,
+            script: side.script.clone(),
+            python: side.python.clone(),
+        };
+        let ready = server.read()?;
+        if ready["ready"] != serde_json::Value::Bool(true) {
+            return Err(server.protocol_error(&format!("its first line is not the ready line: {ready}")));
+        }
+        Ok((server, ready))
+    }
+
+    /// Times one pass of `task` on `engine`.
+    fn time(&mut self, task: &str, engine: &str) -> Result<f64> {
+        let line = serde_json::json!({"task": task, "engine": engine}).to_string() + "\n";
+        let written = match self.stdin.as_mut() {
+            Some(w) => w.write_all(line.as_bytes()).and_then(|()| w.flush()),
+            None => Err(std::io::Error::other("stdin closed")),
+        };
+        if let Err(e) = written {
+            return Err(self.protocol_error(&format!("writing a request failed: {e}")));
+        }
+        let v = self.read()?;
+        v["seconds"]
+            .as_f64()
+            .ok_or_else(|| self.protocol_error(&format!("answered {v} to {}", line.trim())))
+    }
+
+    /// The next protocol line, as JSON.
+    fn read(&mut self) -> Result<serde_json::Value> {
+        let mut line = String::new();
+        match self.stdout.read_line(&mut line) {
+            Ok(0) => Err(self.protocol_error("exited")),
+            Ok(_) => serde_json::from_str(&line).map_err(|e| {
+                self.protocol_error(&format!("printed {:?}, not a JSON line ({e})", line.trim()))
+            }),
+            Err(e) => Err(self.protocol_error(&format!("reading its output failed: {e}"))),
+        }
+    }
+
+    /// An error naming the script, with the last lines of its standard error.
+    fn protocol_error(&self, what: &str) -> Error {
+        let err = std::fs::read_to_string(self.dir.join("stderr.txt")).unwrap_or_default();
+        let tail: Vec<&str> = err
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .rev()
+            .take(3)
+            .collect();
+        Error::Io {
+            path: self.script.clone(),
+            source: std::io::Error::other(format!(
+                "{} {what} ({})",
+                self.python,
+                tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+            )),
+        }
+    }
+}
+
+impl Drop for PythonServer {
+    /// Closes the script's input (it exits at end of input and removes its ONNX folder); stops it
+    /// after 10 s if it has not.
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.child.kill().ok();
+            self.child.wait().ok();
+        }
+        std::fs::remove_dir_all(&self.dir).ok();
+    }
+}
+
+/// A timed engine of one task.
+enum Timed<'t, 'a> {
+    Candle(&'t mut CandleEngine<'a>),
+    Python(String),
+}
+
+impl BenchReport {
+    /// Starts a report: reads the load average first (before anything is loaded).
+    pub fn begin(model: &Path, settings: &BenchSettings, machine: Machine) -> Self {
+        Self {
+            load_before: loadavg(),
+            model: model.display().to_string(),
+            settings: settings.clone(),
+            machine,
+            python: None,
+            tasks: Vec::new(),
+            notes: Vec::new(),
+            extra: Vec::new(),
+            load_after: None,
+        }
+    }
+
+    /// Measures `tasks`: candle's engines and, when `python` is given, PyTorch's and ONNX Runtime's
+    /// (one process for all tasks), alternating, `settings.pairs` rounds after a warm-up pass. An
+    /// engine that cannot start is a note, not an error; candle's errors are errors.
+    pub fn measure(&mut self, tasks: Vec<CandleTask<'_>>, python: Option<&PythonSide>) -> Result<()> {
+        let s = self.settings.clone();
+        let mut server = None;
+        let mut ready = serde_json::Value::Null;
+        if let Some(side) = python {
+            let inputs: serde_json::Map<String, serde_json::Value> = tasks
+                .iter()
+                .filter_map(|t| Some((t.spec.name.clone(), t.python.clone()?)))
+                .collect();
+            if !inputs.is_empty() {
+                match PythonServer::start(side, Path::new(&self.model), s.threads, &inputs.into()) {
+                    Ok((srv, r)) => {
+                        server = Some(srv);
+                        ready = r;
+                    }
+                    Err(e) => self.notes.push(format!(
+                        "PyTorch and ONNX Runtime: unavailable ({})",
+                        lexbench_core::error::chain(&e)
+                    )),
+                }
+            }
+        }
+        if let Some(err) = ready["engines"]["ort"]["error"].as_str() {
+            self.notes.push(format!("ONNX Runtime: unavailable ({err})"));
+        }
+        // The check outputs stay here; the rest (versions, engines) goes into the report now, where
+        // `path_of` reads PyTorch's vector path.
+        let checks = ready["checks"].take();
+        if let serde_json::Value::Object(mut r) = ready {
+            r.remove("checks");
+            self.python = Some(serde_json::Value::Object(r));
+        }
+        for mut task in tasks {
+            let name = task.spec.name.clone();
+            let python_engines: Vec<String> = match &server {
+                Some(_) => ["torch", "ort"]
+                    .into_iter()
+                    .filter(|e| checks[&name][*e].is_array())
+                    .map(str::to_owned)
+                    .collect(),
+                None => Vec::new(),
+            };
+            let ort_asked = python.is_some_and(|p| p.engines.iter().any(|e| e == "ort"));
+            let ort_up = server.is_some()
+                && self
+                    .python
+                    .as_ref()
+                    .is_some_and(|p| p["engines"]["ort"]["error"].is_null());
+            if ort_asked && ort_up && !python_engines.iter().any(|e| e == "ort") {
+                self.notes.push(format!(
+                    "{name}: ONNX Runtime not run (scripts/bench_encoder.py exports the encode and cross graphs only)"
+                ));
+            }
+            for e in &mut task.engines {
+                (e.pass)()?; // warm-up (the Python engines warmed up before their ready line)
+            }
+            let mut seconds: Vec<Vec<f64>> = vec![Vec::new(); task.engines.len() + python_engines.len()];
+            for _ in 0..s.pairs {
+                let mut order: Vec<Timed<'_, '_>> = task.engines.iter_mut().map(Timed::Candle).collect();
+                order.extend(python_engines.iter().map(|e| Timed::Python(e.clone())));
+                for (i, engine) in order.into_iter().enumerate() {
+                    std::thread::sleep(SETTLE);
+                    let secs = match engine {
+                        Timed::Candle(e) => {
+                            let t = Instant::now();
+                            (e.pass)()?;
+                            t.elapsed().as_secs_f64()
+                        }
+                        Timed::Python(e) => match server.as_mut() {
+                            Some(srv) => srv.time(&name, &e)?,
+                            None => {
+                                return Err(Error::internal("bench: a Python engine without its process"));
+                            }
+                        },
+                    };
+                    seconds[i].push(secs);
+                }
+            }
+            let mut engines = Vec::new();
+            for (i, e) in task.engines.iter().enumerate() {
+                engines.push(self.engine_report(&task.spec, &e.name, &e.label, &seconds[i], None));
+            }
+            for (j, e) in python_engines.iter().enumerate() {
+                let theirs: Vec<f64> = checks[&name][e]
+                    .as_array()
+                    .map(|a| a.iter().map(|x| x.as_f64().unwrap_or(f64::NAN)).collect())
+                    .unwrap_or_default();
+                let diff = if theirs.len() == task.check.len() {
+                    theirs
+                        .iter()
+                        .zip(&task.check)
+                        .map(|(a, b)| (a - f64::from(*b)).abs())
+                        .fold(0.0, f64::max)
+                } else {
+                    self.notes.push(format!(
+                        "{name}: {e} checked {} outputs, candle {}",
+                        theirs.len(),
+                        task.check.len()
+                    ));
+                    f64::NAN
+                };
+                let label = self
+                    .python
+                    .as_ref()
+                    .and_then(|p| p["engines"][e]["label"].as_str())
+                    .unwrap_or(e)
+                    .to_owned();
+                let secs = &seconds[task.engines.len() + j];
+                engines.push(self.engine_report(&task.spec, e, &label, secs, Some(diff)));
+            }
+            let ratios = engines
+                .iter()
+                .skip(1)
+                .filter_map(|other| {
+                    Some(RatioReport {
+                        numerator: engines[0].engine.clone(),
+                        denominator: other.engine.clone(),
+                        stats: pair_stats(&engines[0].seconds, &other.seconds)?,
+                    })
+                })
+                .collect();
+            self.tasks.push(TaskReport {
+                spec: task.spec,
+                engines,
+                ratios,
+            });
+        }
+        Ok(())
+    }
+
+    /// The vector path an engine's peak is taken on: candle's gemm path; PyTorch's as it reports it
+    /// (`torch.backends.cpu.get_cpu_capability`); ONNX Runtime's assumed the CPU's best (MLAS picks at
+    /// run time and does not say).
+    fn path_of(&self, engine: &str) -> (VectorPath, String) {
+        let m = &self.machine;
+        match engine {
+            "torch" => {
+                let cap = self.python.as_ref().unwrap_or(&serde_json::Value::Null)["engines"]["torch"]["cpu_capability"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned();
+                match (&m.avx2_path, cap.to_ascii_uppercase().contains("AVX512")) {
+                    (Some(avx2), false) if !cap.is_empty() => {
+                        (avx2.clone(), format!("{} (torch: {cap})", avx2.description))
+                    }
+                    _ => (
+                        m.best_path.clone(),
+                        format!("{} (torch: {cap})", m.best_path.description),
+                    ),
+                }
+            }
+            "ort" => (
+                m.best_path.clone(),
+                format!("{} (assumed: MLAS picks at run time)", m.best_path.description),
+            ),
+            _ => (m.candle_path.clone(), m.candle_path.description.clone()),
+        }
+    }
+
+    fn engine_report(
+        &self,
+        spec: &TaskSpec,
+        engine: &str,
+        label: &str,
+        seconds: &[f64],
+        max_abs_diff: Option<f64>,
+    ) -> EngineReport {
+        let med = median(seconds);
+        let best = seconds.iter().copied().fold(f64::INFINITY, f64::min);
+        let (path, path_text) = self.path_of(engine);
+        let peak = self.machine.peak_flops(&path) / 1e9;
+        let gflops = spec.flops / med / 1e9;
+        EngineReport {
+            engine: engine.to_owned(),
+            label: label.to_owned(),
+            path: path_text,
+            peak_gflops: peak,
+            seconds: seconds.to_vec(),
+            median_per_s: spec.items as f64 / med,
+            best_per_s: spec.items as f64 / best,
+            median_gflops: gflops,
+            share_of_peak: gflops / peak,
+            max_abs_diff,
+        }
+    }
+
+    /// Reads the load average at the end.
+    pub fn finish(&mut self) {
+        self.load_after = loadavg();
+    }
+
+    /// The report for people.
+    pub fn lines(&self) -> Vec<String> {
+        let load = |l: Option<[f64; 3]>| {
+            l.map_or("unknown".to_owned(), |[a, b, c]| {
+                format!("{a:.2} {b:.2} {c:.2} (1, 5, 15 min)")
+            })
+        };
+        let s = &self.settings;
+        let mut lines = self.machine.lines();
+        lines.push(format!("load average before: {}", load(self.load_before)));
+        lines.push(format!(
+            "model {}, truncation {} tokens, batch {}, {} threads, {} pairs (engines alternate, one untimed warm-up pass each, {} ms pause before each pass)",
+            self.model,
+            s.max_len,
+            s.batch,
+            s.threads,
+            s.pairs,
+            SETTLE.as_millis()
+        ));
+        for t in &self.tasks {
+            let sp = &t.spec;
+            lines.push(format!(
+                "task {}: {} ({:.1} tokens per sequence on average); {:.4} GFLOP per {}",
+                sp.name,
+                sp.description,
+                sp.mean_tokens,
+                sp.flops / sp.items as f64 / 1e9,
+                sp.item,
+            ));
+            lines.push(format!("  FLOPs: {}", sp.flop_formula));
+            for e in &t.engines {
+                lines.push(format!(
+                    "  {}: {:.2} {}/s median (best {:.2}) = {:.1} GFLOP/s = {:.1}% of {:.1} GFLOP/s [{}]{}",
+                    e.label,
+                    e.median_per_s,
+                    sp.unit,
+                    e.best_per_s,
+                    e.median_gflops,
+                    100.0 * e.share_of_peak,
+                    e.peak_gflops,
+                    e.path,
+                    e.max_abs_diff
+                        .map_or(String::new(), |d| format!("; outputs max |Δ| vs candle {d:.1e}"))
+                ));
+            }
+            for r in &t.ratios {
+                let per: Vec<String> = r.stats.per_pair.iter().map(|x| format!("{x:.3}")).collect();
+                lines.push(format!(
+                    "  {} / {} per pair: {} → median {:.3} ({:.3}–{:.3})",
+                    r.numerator,
+                    r.denominator,
+                    per.join(" "),
+                    r.stats.median,
+                    r.stats.min,
+                    r.stats.max
+                ));
+            }
+        }
+        for n in &self.notes {
+            lines.push(format!("note: {n}"));
+        }
+        lines.extend(self.extra.iter().cloned());
+        lines.push(format!("load average after: {}", load(self.load_after)));
+        lines
+    }
+}
+
+/// Measures the encode task of `model` with candle on `device` and (when `python` is given)
+/// PyTorch and ONNX Runtime through `script`; the report's lines (`cargo bench --bench encoder`).
+pub fn run(
+    model: &Path,
+    device: &crate::Device,
+    python: Option<&str>,
+    script: &Path,
+    s: &BenchSettings,
+) -> Result<Vec<String>> {
+    s.validate()?;
+    let machine = Machine::detect(s.threads);
+    let side = python.map(|p| PythonSide::new(p, script, s, &machine));
+    let mut report = BenchReport::begin(model, s, machine);
+    let enc = load_encoder(model, device, s)?;
+    let plain = plain_encoder(&enc, s)?;
+    let task = encode_task(&enc, plain.as_ref(), s)?;
+    report.measure(vec![task], side.as_ref())?;
+    report.finish();
+    Ok(report.lines())
+}
+
+/// The encoder the encode task runs: `s.max_len`, batch `s.batch`, the model's pooling, normalised.
+pub fn load_encoder(model: &Path, device: &crate::Device, s: &BenchSettings) -> Result<SentenceEncoder> {
+    let options = crate::encoder::EncodeOptions {
+        max_len: s.max_len,
+        pooling: None,
+        normalize: true,
+        batch_size: s.batch,
+    };
+    SentenceEncoder::from_dir(model, device, options)
+}
+
+/// With `s.plain`, a clone of `enc` with the fast paths off.
+pub fn plain_encoder(enc: &SentenceEncoder, s: &BenchSettings) -> Result<Option<SentenceEncoder>> {
+    if !s.plain {
+        return Ok(None);
+    }
+    let mut p = enc.clone();
+    p.model_mut().set_fast_paths(false)?;
+    Ok(Some(p))
 }
 
 /// Runs a PyTorch reference script (`scripts/bench_*.py`) with `python`: writes `input` as JSON to a
@@ -165,100 +1273,89 @@ pub fn run_reference_script(
     })
 }
 
-/// Runs `scripts/bench_encoder.py` with `python` on the same model, passages and settings.
-pub fn time_pytorch(
-    python: &str,
-    script: &Path,
-    model: &Path,
-    texts: &[String],
-    s: &BenchSettings,
-) -> Result<Throughput> {
-    let args = [
-        "--model".to_owned(),
-        model.display().to_string(),
-        "--batch".to_owned(),
-        s.batch.to_string(),
-        "--max-len".to_owned(),
-        s.max_len.to_string(),
-        "--threads".to_owned(),
-        s.threads.to_string(),
-        "--repeats".to_owned(),
-        s.repeats.to_string(),
-    ];
-    let v = run_reference_script(python, script, &args, "passages", &serde_json::json!(texts))?;
-    let num = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
-    Ok(Throughput {
-        passages_per_s: num("passages_per_s"),
-        seconds: num("seconds"),
-        mean_tokens: num("mean_tokens"),
-        label: format!(
-            "PyTorch {} (sentence-transformers {}, {} threads)",
-            v["torch"].as_str().unwrap_or("?"),
-            v["sentence_transformers"].as_str().unwrap_or("?"),
-            v["threads"]
-        ),
-    })
-}
+#[cfg(test)]
+mod tests {
+    //! Properties: the FLOP formula equals a hand count of every matrix product of a tiny config
+    //! (and MiniLM's 2.87 GFLOP at 128 tokens, the issue's ≈ 2.9); pair statistics are B's seconds
+    //! over A's per round, with median and range, none without a round; the checked batches are
+    //! the first and the last; the batches' JSON is `[ids, types, mask]` per sequence; settings
+    //! refuse zero counts.
+    use super::*;
 
-/// Measures candle on `device` and (when `python` is given) PyTorch, always on the CPU, on `model`
-/// and returns the report lines.
-pub fn run(
-    model: &Path,
-    device: &crate::Device,
-    python: Option<&str>,
-    script: &Path,
-    s: &BenchSettings,
-) -> Result<Vec<String>> {
-    let options = crate::encoder::EncodeOptions {
-        max_len: s.max_len,
-        pooling: Some(crate::encoder::Pooling::Mean),
-        normalize: true,
-        batch_size: s.batch,
-    };
-    let mut enc = SentenceEncoder::from_dir(model, device, options)?;
-    let texts = passages(s.passages);
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let mut lines = vec![format!(
-        "model {}, {} passages truncated to {} tokens, batch {}, {} threads, best of {}",
-        model.display(),
-        s.passages,
-        s.max_len,
-        s.batch,
-        s.threads,
-        s.repeats
-    )];
-    let line = |t: &Throughput| {
-        format!(
-            "{}: {:.2} passages/s ({:.2} s, mean {:.1} tokens)",
-            t.label, t.passages_per_s, t.seconds, t.mean_tokens
-        )
-    };
-    enc.model_mut().set_fast_paths(false)?;
-    let mut plain = time_candle(&enc, &refs, s.batch, s.repeats)?;
-    plain.label.push_str(", fast paths off");
-    lines.push(line(&plain));
-    enc.model_mut().set_fast_paths(true)?;
-    let ours = time_candle(&enc, &refs, s.batch, s.repeats)?;
-    lines.push(line(&ours));
-    lines.push(format!(
-        "fast paths on / off: {:.2}",
-        ours.passages_per_s / plain.passages_per_s
-    ));
-    if let Some(py) = python {
-        match time_pytorch(py, script, model, &texts, s) {
-            Ok(theirs) => {
-                lines.push(line(&theirs));
-                lines.push(format!(
-                    "candle / PyTorch: {:.2} with fast paths, {:.2} without",
-                    ours.passages_per_s / theirs.passages_per_s,
-                    plain.passages_per_s / theirs.passages_per_s
-                ));
-            }
-            Err(e) => lines.push(format!(
-                "PyTorch: unavailable ({})",
-                lexbench_core::error::chain(&e)
-            )),
-        }
+    /// Multiply-adds of a `(m, k) × (k, n)` product, times 2.
+    fn mm(m: usize, k: usize, n: usize) -> f64 {
+        2.0 * (m * k * n) as f64
     }
-    Ok(lines)
+
+    #[test]
+    fn the_flop_formula_matches_a_hand_count() {
+        // L 2, H 4 (2 heads of 2), I 8, T 3.
+        let (l, h, heads, i, t) = (2, 4, 2, 8, 3);
+        let dh = h / heads;
+        let per_layer = 3.0 * mm(t, h, h) // Q, K, V
+            + heads as f64 * mm(t, dh, t) // scores, per head
+            + heads as f64 * mm(t, t, dh) // probabilities × V, per head
+            + mm(t, h, h) // output projection
+            + mm(t, h, i) // feed-forward up
+            + mm(t, i, h); // feed-forward down
+        assert_eq!(per_layer, 912.0);
+        assert_eq!(transformer_flops(l, h, i, t), l as f64 * per_layer);
+        let minilm = transformer_flops(6, 384, 1536, 128);
+        assert!((minilm / 1e9 - 2.869).abs() < 0.001, "{minilm}");
+    }
+
+    #[test]
+    fn pair_stats_are_per_round_ratios_with_median_and_range() {
+        // A twice as fast, then 1.5×, then 3×.
+        let p = pair_stats(&[1.0, 2.0, 1.0], &[2.0, 3.0, 3.0]).unwrap();
+        assert_eq!(p.per_pair, vec![2.0, 1.5, 3.0]);
+        assert_eq!((p.median, p.min, p.max), (2.0, 1.5, 3.0));
+        let even = pair_stats(&[1.0; 4], &[1.0, 2.0, 3.0, 4.0]).unwrap();
+        assert_eq!(even.median, 2.5);
+        // Rounds pair by index; an unfinished round is left out.
+        assert_eq!(pair_stats(&[1.0, 1.0], &[2.0]).unwrap().per_pair, vec![2.0]);
+        assert_eq!(pair_stats(&[], &[1.0]), None);
+    }
+
+    #[test]
+    fn checks_cover_the_first_and_last_batch() {
+        assert!(first_and_last::<u8>(&[]).is_empty());
+        assert_eq!(first_and_last(&[1]), vec![&1]);
+        assert_eq!(first_and_last(&[1, 2, 3]), vec![&1, &3]);
+    }
+
+    #[test]
+    fn batches_json_is_ids_types_mask_per_sequence() {
+        let t = |n: u32| Tokens {
+            ids: vec![101, n, 102],
+            type_ids: vec![0, 0, 0],
+            mask: vec![1, 1, 1],
+        };
+        let v = batches_json(&[t(7), t(8), t(9)], 2);
+        assert_eq!(
+            v,
+            serde_json::json!([
+                [
+                    [[101, 7, 102], [0, 0, 0], [1, 1, 1]],
+                    [[101, 8, 102], [0, 0, 0], [1, 1, 1]]
+                ],
+                [[[101, 9, 102], [0, 0, 0], [1, 1, 1]]]
+            ])
+        );
+    }
+
+    #[test]
+    fn settings_refuse_zero_counts() {
+        assert!(BenchSettings::default().validate().is_ok());
+        let zero = BenchSettings {
+            pairs: 0,
+            ..BenchSettings::default()
+        };
+        assert!(zero.validate().unwrap_err().to_string().contains("pairs"));
+        let short = BenchSettings {
+            max_len: 3,
+            ..BenchSettings::default()
+        };
+        assert!(short.validate().is_err());
+    }
 }
