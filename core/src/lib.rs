@@ -24,7 +24,7 @@
 //!   claims the harness checks in a submitted one.
 //! - [`rng`], [`time`]: a seeded SplitMix64 and calendar dates / RFC 3339 timestamps, shared so every
 //!   stage draws and stamps the same way without a dependency.
-//! - `testing` (feature `testing`, for tests only): where the fixtures are, and `TinyDataset`, a
+//! - `testing` (feature `testing`; no command calls it): where the fixtures are, and `TinyDataset`, a
 //!   small built dataset written in a few calls.
 //! - [`eval`]: trec_eval-exact measures (`R@k`, `P@k`, `AP`, `RPrec`, `nDCG@k`, `RR@k`) and the
 //!   pool-relative `R@k%` of the ECtHR task.
@@ -59,6 +59,8 @@ pub mod records;
 pub mod rng;
 pub mod run;
 /// Test support (fixtures, [`testing::TinyDataset`]): the `testing` feature, for other crates' tests.
+/// The `lexbench` package enables it in every build (so that a plain build and the test build share
+/// their artifacts: the dev wheel reuses the test build), but no command calls it.
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod text;
