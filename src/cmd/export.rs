@@ -23,8 +23,9 @@ pub struct ExportArgs {
     /// may not be, hold or lie inside the dataset's folder, nor hold the data directory.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Replace a non-empty --out whole: the new export is written beside it and swapped in at once,
-    /// so the old folder stays complete until the new one is.
+    /// Replace a non-empty --out that holds an earlier export (its lexbench-export.json) whole: the
+    /// new export is written beside it and swapped in at once, so the old folder stays complete
+    /// until the new one is. Any other non-empty folder is refused, --force or not.
     #[arg(long)]
     pub force: bool,
 }

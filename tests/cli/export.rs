@@ -29,7 +29,8 @@
 //!   file, and its `lexbench-export.json` names the dataset's version and every file's sha256.
 //!
 //! And for the command itself ([`export_refuses_what_it_must_not_write`]): a non-empty `--out` is
-//! refused and left as it was, `--force` replaces it whole with no leftover beside it, an `--out`
+//! refused and left as it was, `--force` replaces an earlier export whole with no leftover beside it
+//! and refuses a non-empty folder that is not an export, an `--out`
 //! inside the dataset or holding the data directory is refused even with `--force`, a missing or
 //! report `--format` is refused, a dataset changed after its build is refused before anything is
 //! written, and the default folder is `DATA/exports/DATASET-FORMAT`.
@@ -572,6 +573,16 @@ fn export_refuses_what_it_must_not_write() {
     let o = out.to_str().unwrap();
     fails(&["export", "ecthr", "--format", "hf", "--out", o], "not empty");
     assert_eq!(tree(&out).keys().collect::<Vec<_>>(), ["notes.txt"]);
+    // --force replaces an earlier export only: a folder of the user's would be deleted whole.
+    fails(
+        &["export", "ecthr", "--format", "hf", "--out", o, "--force"],
+        "is not an earlier export",
+    );
+    assert_eq!(tree(&out).keys().collect::<Vec<_>>(), ["notes.txt"]);
+    // An earlier export (with a file added into it since) is replaced whole.
+    std::fs::remove_file(out.join("notes.txt")).unwrap();
+    export_ok(&data, "ecthr", "beir", &["--out", o]);
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
     let stdout = export_ok(&data, "ecthr", "hf", &["--out", o, "--force"]);
     assert!(stdout.contains("replacing"), "{stdout}");
     let now = tree(&out);

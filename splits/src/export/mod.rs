@@ -14,6 +14,8 @@
 //! - **Safe.** A non-empty `out` is refused unless [`ExportOptions::force`] (then replaced whole,
 //!   atomically); an `out` that is the dataset's folder, lies inside it, or holds it or a folder of
 //!   [`ExportOptions::protect`] (the data directory) is refused even then, as is a file or a link.
+//!   `force` replaces only an earlier export (a folder with [`EXPORT_RECORD`]): any other non-empty
+//!   folder is refused, since replacing it would delete it.
 //! - **Complete for evaluation.** ECtHR ranks the paragraphs of one judgment per topic, so every
 //!   format carries the pools (HF `pools` config, BEIR `candidates/<split>.jsonl`, MTEB's
 //!   positives + negatives): `R@k%` needs each pool's size.
@@ -111,8 +113,9 @@ impl FromStr for Format {
 /// folder but the dataset's own, treat no split as training-only.
 #[derive(Debug, Clone, Default)]
 pub struct ExportOptions {
-    /// Replace a non-empty `out` (atomically: the old folder stays whole until the new one takes
-    /// its place). Without it a non-empty `out` is refused and left as it is.
+    /// Replace a non-empty `out` that is an earlier export (it has [`EXPORT_RECORD`]; atomically:
+    /// the old folder stays whole until the new one takes its place). Without it a non-empty `out`
+    /// is refused and left as it is; any other non-empty folder is refused even with it.
     pub force: bool,
     /// Folders the export may neither replace nor be written over (the data directory): an `out`
     /// that is one of them or holds one is refused, `force` or not. The dataset's folder is always
@@ -600,6 +603,14 @@ fn check_out(ds: &Dataset, out: &Path, opts: &ExportOptions) -> Result<bool> {
             "the folder is not empty; give --force to replace it whole".into(),
         ));
     }
+    // --force replaces an earlier export, never a folder of the user's that happens to be named
+    // (a home folder, a checkout): it is deleted whole when the new export takes its place.
+    if !empty && !out.join(EXPORT_RECORD).is_file() {
+        return Err(refuse(format!(
+            "the folder is not empty and is not an earlier export (it has no {EXPORT_RECORD}); --force \
+             replaces only an export, so move what is there or choose another folder"
+        )));
+    }
     Ok(!empty)
 }
 
@@ -797,6 +808,10 @@ mod tests {
             force: true,
             ..opts.clone()
         };
+        // A folder that is not an export is not replaced, even forced.
+        refused(&out, &forced, "is not an earlier export");
+        assert!(out.join("keep").is_file());
+        std::fs::write(out.join(EXPORT_RECORD), "{}").unwrap();
         let report = export(&ds, Format::Beir, &out, &forced).unwrap();
         assert!(report.replaced && !out.join("keep").exists() && out.join("corpus.jsonl").is_file());
         assert_eq!(report.counts.topics["train-fit"], 1);
