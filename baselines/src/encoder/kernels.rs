@@ -17,7 +17,10 @@
 //!
 //! All but [`layer_norm`] are used only where no gradient is needed (no backward pass); all run on
 //! the CPU for f32, and the composite candle ops run elsewhere. [`softmax_row`] uses a polynomial `exp` (relative error < 3e-7 over
-//! the range softmax meets) that the compiler vectorises, with AVX2/FMA when the CPU has them.
+//! the range softmax meets) that the compiler vectorises. The element-wise kernels (softmax, GELU and
+//! their gradients) are compiled three times, for AVX-512, for AVX2 with FMA and for any x86-64, and
+//! run the widest the CPU has ([`kernel_path`]; `LEXBENCH_KERNELS=avx2|scalar` caps it, so that a
+//! bench can measure the AVX2 path on an AVX-512 CPU).
 //!
 //! The one module of the workspace that allows `unsafe` (the gemm crate's entry point is an unsafe
 //! function over raw, strided pointers); each block states why its indices stay in bounds.
@@ -175,43 +178,194 @@ unsafe fn attend(
     }
 }
 
-/// `x ← softmax(x + mask)` over one row.
-pub fn softmax_row(x: &mut [f32], mask: &[f32]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has AVX2 and FMA.
-            unsafe { softmax_row_avx2(x, mask) };
-            return;
+/// The vector path of lexbench's element-wise kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum KernelPath {
+    /// No explicit vector features (what the compiler makes of baseline x86-64 or another target).
+    Scalar,
+    /// 256-bit vectors with FMA3.
+    Avx2,
+    /// 512-bit vectors (AVX-512 F, BW, DQ and VL, with AVX2 and FMA).
+    Avx512,
+}
+
+impl KernelPath {
+    /// Its name in `LEXBENCH_KERNELS` and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelPath::Scalar => "scalar",
+            KernelPath::Avx2 => "avx2",
+            KernelPath::Avx512 => "avx512",
         }
     }
-    softmax_row_generic(x, mask);
+
+    /// The widest path this CPU runs.
+    pub fn detect() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::is_x86_feature_detected as has;
+            if has!("avx512f") && has!("avx512bw") && has!("avx512dq") && has!("avx512vl") && has!("fma") {
+                return KernelPath::Avx512;
+            }
+            if has!("avx2") && has!("fma") {
+                return KernelPath::Avx2;
+            }
+        }
+        KernelPath::Scalar
+    }
+
+    /// The path for the cap `cap` (`LEXBENCH_KERNELS`: `avx512`, `avx2` or `scalar`; `None` or
+    /// empty: no cap) on a CPU whose widest path is `widest`: the narrower of the two. An unknown
+    /// cap is an error naming the values.
+    pub fn capped(widest: KernelPath, cap: Option<&str>) -> std::result::Result<KernelPath, String> {
+        let cap = match cap.map(str::trim) {
+            None | Some("") => return Ok(widest),
+            Some(c) => [KernelPath::Scalar, KernelPath::Avx2, KernelPath::Avx512]
+                .into_iter()
+                .find(|p| p.name() == c)
+                .ok_or_else(|| format!("LEXBENCH_KERNELS={c:?}: expected avx512, avx2 or scalar"))?,
+        };
+        Ok(widest.min(cap))
+    }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn softmax_row_avx2(x: &mut [f32], mask: &[f32]) {
-    softmax_row_generic(x, mask);
+/// [`KernelPath::detect`], once.
+fn widest() -> KernelPath {
+    static WIDEST: std::sync::OnceLock<KernelPath> = std::sync::OnceLock::new();
+    *WIDEST.get_or_init(KernelPath::detect)
 }
 
-/// `out ← gelu(x + bias)` over one row ([`crate::encoder::fast::gelu_scalar`]), vectorised with
-/// AVX2/FMA when the CPU has them.
-pub fn bias_gelu_row(x: &[f32], bias: &[f32], out: &mut [f32]) {
+/// The path lexbench's element-wise kernels run: the widest the CPU has, capped by
+/// `LEXBENCH_KERNELS` (read once; an unknown value is reported on stderr once and ignored).
+pub fn kernel_path() -> KernelPath {
+    static PATH: std::sync::OnceLock<KernelPath> = std::sync::OnceLock::new();
+    *PATH.get_or_init(|| {
+        let widest = widest();
+        let cap = std::env::var("LEXBENCH_KERNELS").ok();
+        KernelPath::capped(widest, cap.as_deref()).unwrap_or_else(|e| {
+            eprintln!("warning: {e}; the kernels run {}", widest.name());
+            widest
+        })
+    })
+}
+
+/// Defines `fn NAME(args)` running `GENERIC(args)` (an `#[inline(always)]` function) compiled for
+/// the [`kernel_path`]: once with AVX-512, once with AVX2 and FMA, once for any CPU.
+/// `fn ON(path, args)` runs it on `path` (a path the CPU lacks runs the generic code).
+macro_rules! simd_kernel {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident / $on:ident($($arg:ident: $ty:ty),*) => $generic:ident) => {
+        $(#[$doc])*
+        ///
+        /// Compiled for AVX-512, AVX2 + FMA and any CPU; runs [`kernel_path`]'s.
+        $vis fn $name($($arg: $ty),*) {
+            $on(kernel_path(), $($arg),*)
+        }
+
+        #[allow(dead_code)]
+        fn $on(path: KernelPath, $($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+                fn wide($($arg: $ty),*) {
+                    $generic($($arg),*)
+                }
+                #[target_feature(enable = "avx2,fma")]
+                fn narrow($($arg: $ty),*) {
+                    $generic($($arg),*)
+                }
+                match path.min(widest()) {
+                    // SAFETY: the CPU has these features (detected).
+                    KernelPath::Avx512 => return unsafe { wide($($arg),*) },
+                    // SAFETY: the CPU has AVX2 and FMA (detected).
+                    KernelPath::Avx2 => return unsafe { narrow($($arg),*) },
+                    KernelPath::Scalar => {}
+                }
+            }
+            let _ = path;
+            $generic($($arg),*)
+        }
+    };
+}
+
+/// Independent accumulators of [`fma_burn`]: at least the FMA latency (4 cycles on the cores of
+/// the AVX-512 table) times the FMA pipes (2), so that the loop is bound by throughput, not latency;
+/// 16 of 32 vector registers with AVX-512, 12 of 16 with AVX2.
+pub const FMA_CHAINS_AVX512: usize = 16;
+/// See [`FMA_CHAINS_AVX512`].
+pub const FMA_CHAINS_AVX2: usize = 12;
+
+/// Runs `rounds` rounds of independent vector FMAs (`acc ← acc · a + b` on [`FMA_CHAINS_AVX512`]
+/// 512-bit or [`FMA_CHAINS_AVX2`] 256-bit accumulators) and returns the FP32 FLOPs done (a
+/// multiply-add counts 2), or `None` when the CPU lacks the path. The measured FMA throughput of
+/// `encoder::machine` times it: what the vector units deliver at the clock they run at, beside the
+/// peak computed from a width table and an integer clock.
+pub fn fma_burn(path: KernelPath, rounds: u64) -> Option<f64> {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has AVX2 and FMA.
-            unsafe { bias_gelu_row_avx2(x, bias, out) };
-            return;
+        #[target_feature(enable = "avx512f")]
+        fn wide(rounds: u64) -> f32 {
+            use std::arch::x86_64::*;
+            let a = _mm512_set1_ps(std::hint::black_box(0.999_9));
+            let b = _mm512_set1_ps(std::hint::black_box(1e-4));
+            let mut acc = [_mm512_set1_ps(1.0); FMA_CHAINS_AVX512];
+            for _ in 0..rounds {
+                for v in &mut acc {
+                    *v = _mm512_fmadd_ps(*v, a, b);
+                }
+            }
+            let mut sum = _mm512_setzero_ps();
+            for v in acc {
+                sum = _mm512_add_ps(sum, v);
+            }
+            _mm512_reduce_add_ps(sum)
+        }
+        #[target_feature(enable = "avx2,fma")]
+        fn narrow(rounds: u64) -> f32 {
+            use std::arch::x86_64::*;
+            let a = _mm256_set1_ps(std::hint::black_box(0.999_9));
+            let b = _mm256_set1_ps(std::hint::black_box(1e-4));
+            let mut acc = [_mm256_set1_ps(1.0); FMA_CHAINS_AVX2];
+            for _ in 0..rounds {
+                for v in &mut acc {
+                    *v = _mm256_fmadd_ps(*v, a, b);
+                }
+            }
+            let mut sum = _mm256_setzero_ps();
+            for v in acc {
+                sum = _mm256_add_ps(sum, v);
+            }
+            let mut lanes = [0f32; 8];
+            // SAFETY: `lanes` holds 8 f32, the 256 bits stored.
+            unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), sum) };
+            lanes.iter().sum()
+        }
+        let widest = widest();
+        match path {
+            KernelPath::Avx512 if widest >= KernelPath::Avx512 => {
+                // SAFETY: the CPU has AVX-512F (detected above).
+                std::hint::black_box(unsafe { wide(std::hint::black_box(rounds)) });
+                return Some(rounds as f64 * (FMA_CHAINS_AVX512 * 16 * 2) as f64);
+            }
+            KernelPath::Avx2 if widest >= KernelPath::Avx2 => {
+                // SAFETY: the CPU has AVX2 and FMA (detected above).
+                std::hint::black_box(unsafe { narrow(std::hint::black_box(rounds)) });
+                return Some(rounds as f64 * (FMA_CHAINS_AVX2 * 8 * 2) as f64);
+            }
+            _ => {}
         }
     }
-    bias_gelu_row_generic(x, bias, out);
+    let _ = (path, rounds);
+    None
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn bias_gelu_row_avx2(x: &[f32], bias: &[f32], out: &mut [f32]) {
-    bias_gelu_row_generic(x, bias, out);
+simd_kernel! {
+    /// `x ← softmax(x + mask)` over one row.
+    pub fn softmax_row / softmax_row_on(x: &mut [f32], mask: &[f32]) => softmax_row_generic
+}
+
+simd_kernel! {
+    /// `out ← gelu(x + bias)` over one row ([`crate::encoder::fast::gelu_scalar`]).
+    pub fn bias_gelu_row / bias_gelu_row_on(x: &[f32], bias: &[f32], out: &mut [f32]) => bias_gelu_row_generic
 }
 
 #[inline(always)]
@@ -589,24 +743,9 @@ fn normal_cdf_pdf(x: f32) -> (f32, f32) {
     (cdf, e * 0.398_942_3)
 }
 
-/// `out ← gelu(x)` over one slice ([`crate::encoder::fast::gelu_scalar`]), vectorised with AVX2/FMA
-/// when the CPU has them.
-fn gelu_slice(x: &[f32], out: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has AVX2 and FMA.
-            unsafe { gelu_slice_avx2(x, out) };
-            return;
-        }
-    }
-    gelu_slice_generic(x, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn gelu_slice_avx2(x: &[f32], out: &mut [f32]) {
-    gelu_slice_generic(x, out);
+simd_kernel! {
+    /// `out ← gelu(x)` over one slice ([`crate::encoder::fast::gelu_scalar`]).
+    fn gelu_slice / gelu_slice_on(x: &[f32], out: &mut [f32]) => gelu_slice_generic
 }
 
 #[inline(always)]
@@ -616,23 +755,9 @@ fn gelu_slice_generic(x: &[f32], out: &mut [f32]) {
     }
 }
 
-/// `out ← dy · gelu'(x)` over one slice, vectorised with AVX2/FMA when the CPU has them.
-fn gelu_grad_slice(x: &[f32], dy: &[f32], out: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has AVX2 and FMA.
-            unsafe { gelu_grad_slice_avx2(x, dy, out) };
-            return;
-        }
-    }
-    gelu_grad_slice_generic(x, dy, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn gelu_grad_slice_avx2(x: &[f32], dy: &[f32], out: &mut [f32]) {
-    gelu_grad_slice_generic(x, dy, out);
+simd_kernel! {
+    /// `out ← dy · gelu'(x)` over one slice.
+    fn gelu_grad_slice / gelu_grad_slice_on(x: &[f32], dy: &[f32], out: &mut [f32]) => gelu_grad_slice_generic
 }
 
 #[inline(always)]
@@ -1106,23 +1231,9 @@ impl CustomOp2 for SoftmaxGrad {
     }
 }
 
-/// One row of [`SoftmaxGrad`], vectorised with AVX2/FMA when the CPU has them.
-fn softmax_grad_row(p: &[f32], g: &[f32], out: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has AVX2 and FMA.
-            unsafe { softmax_grad_row_avx2(p, g, out) };
-            return;
-        }
-    }
-    softmax_grad_row_generic(p, g, out);
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn softmax_grad_row_avx2(p: &[f32], g: &[f32], out: &mut [f32]) {
-    softmax_grad_row_generic(p, g, out);
+simd_kernel! {
+    /// One row of [`SoftmaxGrad`].
+    fn softmax_grad_row / softmax_grad_row_on(p: &[f32], g: &[f32], out: &mut [f32]) => softmax_grad_row_generic
 }
 
 /// The dot product in explicit lanes so that it vectorises.
@@ -1194,10 +1305,87 @@ mod tests {
     //! Properties: the fused linear equals matmul + bias and the fused residual layer norm equals
     //! candle's layer norm of the sum (1e-5); the fused attention equals candle's composite attention (permuted heads, batched
     //! matmuls, mask, softmax) to 1e-5 with and without padding, for uneven shapes; the polynomial
-    //! `exp` is within 3e-7 relative of `f32::exp` over softmax's range.
+    //! `exp` is within 3e-7 relative of `f32::exp` over softmax's range; every element-wise kernel
+    //! gives the same bits on each vector path the CPU has as the generic code; `LEXBENCH_KERNELS`
+    //! caps the path and an unknown value is refused; the FMA loop counts its FLOPs on the paths the
+    //! CPU has and refuses the others.
     use candle_core::{D, Device, Tensor};
 
     use super::*;
+
+    #[test]
+    fn a_cap_narrows_the_path_and_unknown_caps_are_refused() {
+        use KernelPath::*;
+        assert_eq!(KernelPath::capped(Avx512, None), Ok(Avx512));
+        assert_eq!(KernelPath::capped(Avx512, Some("")), Ok(Avx512));
+        assert_eq!(KernelPath::capped(Avx512, Some("avx2")), Ok(Avx2));
+        assert_eq!(KernelPath::capped(Avx2, Some("avx512")), Ok(Avx2));
+        assert_eq!(KernelPath::capped(Avx512, Some(" scalar ")), Ok(Scalar));
+        let err = KernelPath::capped(Avx2, Some("sse")).unwrap_err();
+        assert!(
+            err.contains("\"sse\"") && err.contains("avx512, avx2 or scalar"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn every_vector_path_gives_the_generic_bits() {
+        let mut rng = 0x2545_F491_4F6C_DD1D_u64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng >> 40) as f32 / (1u64 << 24) as f32 * 16.0 - 8.0
+        };
+        let paths: Vec<KernelPath> = [KernelPath::Avx2, KernelPath::Avx512]
+            .into_iter()
+            .filter(|&p| p <= KernelPath::detect())
+            .collect();
+        for n in [1, 7, 15, 16, 17, 31, 33, 64, 67, 128, 131] {
+            let x: Vec<f32> = (0..n).map(|_| next()).collect();
+            let y: Vec<f32> = (0..n).map(|_| next()).collect();
+            // A mask as attention uses it: zeros, and a large negative for padding.
+            let mask: Vec<f32> = (0..n).map(|i| if i % 5 == 4 { -1e9 } else { 0.0 }).collect();
+            let run = |path: KernelPath| -> Vec<Vec<u32>> {
+                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
+                let mut soft = x.clone();
+                softmax_row_on(path, &mut soft, &mask);
+                let mut probs = soft.clone();
+                softmax_row_on(path, &mut probs, &vec![0.0; n]);
+                let mut outs = vec![vec![0f32; n]; 4];
+                bias_gelu_row_on(path, &x, &y, &mut outs[0]);
+                gelu_slice_on(path, &x, &mut outs[1]);
+                gelu_grad_slice_on(path, &x, &y, &mut outs[2]);
+                softmax_grad_row_on(path, &probs, &y, &mut outs[3]);
+                std::iter::once(bits(&soft))
+                    .chain(outs.iter().map(|o| bits(o)))
+                    .collect()
+            };
+            let generic = run(KernelPath::Scalar);
+            assert!(generic[0].iter().any(|&b| b != 0), "n = {n}: softmax gave zeros");
+            for &path in &paths {
+                assert_eq!(run(path), generic, "n = {n}, path {}", path.name());
+            }
+        }
+    }
+
+    #[test]
+    fn the_fma_loop_counts_its_flops_on_the_paths_the_cpu_has() {
+        for path in [KernelPath::Avx2, KernelPath::Avx512] {
+            let flops = fma_burn(path, 1000);
+            if path <= KernelPath::detect() {
+                let lanes = if path == KernelPath::Avx512 {
+                    16 * FMA_CHAINS_AVX512
+                } else {
+                    8 * FMA_CHAINS_AVX2
+                };
+                assert_eq!(flops, Some(1000.0 * 2.0 * lanes as f64), "{}", path.name());
+            } else {
+                assert_eq!(flops, None, "{}", path.name());
+            }
+        }
+        assert_eq!(fma_burn(KernelPath::Scalar, 10), None);
+    }
 
     fn reference(qkv: &Tensor, mask: &Tensor, b: usize, s: usize, heads: usize, d: usize) -> Result<Tensor> {
         let hid = heads * d;

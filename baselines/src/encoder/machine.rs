@@ -17,6 +17,10 @@
 //!   on one thread and on every bench thread at once.
 //! - [`Machine::peak_flops`]: cores × FLOP per cycle and core × clock, the cores being the bench
 //!   threads, at most the physical cores.
+//! - [`FmaThroughput`]: the FP32 FMA throughput measured with independent vector FMAs
+//!   ([`measure_fma`]) on one thread and on every bench thread at once, for AVX-512 and AVX2. It
+//!   checks the computed peak: a core that lowers its clock under AVX-512, two "cores" that are
+//!   SMT siblings of one, or a width table that is wrong all show as a measured figure below it.
 //! - [`loadavg`]: `/proc/loadavg`'s three averages ([`parse_loadavg`]).
 
 use std::collections::BTreeSet;
@@ -554,6 +558,89 @@ pub fn measure_clock(threads: usize) -> Clock {
     }
 }
 
+/// A measured FP32 FMA throughput of one vector path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FmaThroughput {
+    /// The instruction set.
+    pub isa: Isa,
+    /// GFLOP/s of one thread.
+    pub one_thread_gflops: f64,
+    /// GFLOP/s of `threads` threads at once (their sum).
+    pub all_threads_gflops: f64,
+    /// The threads of `all_threads_gflops`.
+    pub threads: usize,
+    /// How it was measured.
+    pub method: String,
+}
+
+/// Median GFLOP/s of `samples` runs of [`kernels::fma_burn`](super::kernels::fma_burn) of about
+/// 20 ms each, after a calibration that sizes them (`None` when the CPU lacks the path).
+fn fma_gflops(path: super::kernels::KernelPath, samples: usize) -> Option<f64> {
+    use super::kernels::fma_burn;
+    let mut rounds = 1u64 << 12;
+    // Calibrate (and wake the vector units up, which some cores power down when idle).
+    loop {
+        let t = Instant::now();
+        fma_burn(path, rounds)?;
+        let s = t.elapsed().as_secs_f64();
+        if s > 0.005 || rounds > 1 << 40 {
+            rounds = ((rounds as f64 * 0.020 / s.max(1e-9)) as u64).max(1);
+            break;
+        }
+        rounds *= 2;
+    }
+    let mut rates = Vec::with_capacity(samples);
+    for _ in 0..samples.max(1) {
+        let t = Instant::now();
+        let flops = fma_burn(path, rounds)?;
+        rates.push(flops / t.elapsed().as_secs_f64().max(1e-9) / 1e9);
+    }
+    Some(median(&rates))
+}
+
+/// Measures the FP32 FMA throughput of `isa` (AVX-512 or AVX2; `None` for the scalar path, for a
+/// path the CPU lacks, and in a debug build, where the loop is not compiled to bare FMAs): 16
+/// (AVX-512) or 12 (AVX2) independent accumulators a thread, `acc ← acc · a + b`, about 20 ms per
+/// run, median of 5 runs, once on one thread, then on `threads` threads at once (their medians
+/// summed).
+pub fn measure_fma(isa: Isa, threads: usize) -> Option<FmaThroughput> {
+    use super::kernels::{FMA_CHAINS_AVX2, FMA_CHAINS_AVX512, KernelPath};
+    if cfg!(debug_assertions) {
+        return None;
+    }
+    let (path, chains, bits) = match isa {
+        Isa::Avx512 => (KernelPath::Avx512, FMA_CHAINS_AVX512, 512),
+        Isa::Avx2 => (KernelPath::Avx2, FMA_CHAINS_AVX2, 256),
+        Isa::Scalar => return None,
+    };
+    const SAMPLES: usize = 5;
+    let one = fma_gflops(path, SAMPLES)?;
+    let threads = threads.max(1);
+    let barrier = std::sync::Barrier::new(threads);
+    let all: Vec<Option<f64>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    fma_gflops(path, SAMPLES)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().ok().flatten()).collect()
+    });
+    let all = all.into_iter().sum::<Option<f64>>()?;
+    Some(FmaThroughput {
+        isa,
+        one_thread_gflops: one,
+        all_threads_gflops: all,
+        threads,
+        method: format!(
+            "{chains} independent {bits}-bit FMA chains a thread, ~20 ms per run, median of {SAMPLES} runs; \
+             {threads} threads at once, their medians summed"
+        ),
+    })
+}
+
 /// The three load averages of `/proc/loadavg`'s text (1, 5 and 15 minutes).
 pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
     let mut it = text.split_whitespace().map(str::parse::<f64>);
@@ -589,6 +676,8 @@ pub struct Machine {
     pub own_kernels: String,
     /// The measured clock.
     pub clock: Clock,
+    /// The measured FMA throughput of each vector path the CPU has (none in a debug build).
+    pub fma: Vec<FmaThroughput>,
 }
 
 impl Machine {
@@ -603,13 +692,27 @@ impl Machine {
         let cores_for_peak = threads
             .max(1)
             .min(cpu.physical_cores.unwrap_or(cpu.logical_cpus).max(1));
+        let fma = [Isa::Avx512, Isa::Avx2]
+            .into_iter()
+            .filter_map(|isa| measure_fma(isa, threads))
+            .collect();
+        let kernels = super::kernels::kernel_path();
         Self {
             clock: measure_clock(threads),
-            own_kernels: if features.avx2 && features.fma {
-                "AVX2+FMA (encoder::kernels, is_x86_feature_detected)".into()
-            } else {
-                "scalar".into()
-            },
+            fma,
+            own_kernels: format!(
+                "{} (encoder::kernels: the widest the CPU has{}; LEXBENCH_KERNELS=avx2|scalar caps it)",
+                match kernels {
+                    super::kernels::KernelPath::Avx512 => "AVX-512",
+                    super::kernels::KernelPath::Avx2 => "AVX2+FMA",
+                    super::kernels::KernelPath::Scalar => "scalar",
+                },
+                if kernels < super::kernels::KernelPath::detect() {
+                    ", capped"
+                } else {
+                    ""
+                }
+            ),
             cpu,
             features,
             threads,
@@ -705,7 +808,47 @@ impl Machine {
         if let Some(p) = self.avx2_path.as_ref().filter(|p| **p != self.candle_path) {
             lines.push(format!("FP32 FMA peak, AVX2 path: {}", peak(p)));
         }
+        if self.fma.is_empty() {
+            lines.push("FMA throughput: not measured (a debug build, or no vector FMA)".into());
+        }
+        for f in &self.fma {
+            let computed = [
+                Some(&self.candle_path),
+                Some(&self.best_path),
+                self.avx2_path.as_ref(),
+            ]
+            .into_iter()
+            .flatten()
+            .find(|p| p.isa == f.isa)
+            .map(|p| self.peak_flops(p) / 1e9);
+            lines.push(format!(
+                "FMA throughput measured, {}: {:.1} GFLOP/s on 1 thread ({:.1} FLOP/cycle at the one-core clock), \
+                 {:.1} GFLOP/s on {} threads at once{} ({})",
+                match f.isa {
+                    Isa::Avx512 => "AVX-512",
+                    Isa::Avx2 => "AVX2",
+                    Isa::Scalar => "scalar",
+                },
+                f.one_thread_gflops,
+                f.one_thread_gflops / k.one_core_ghz,
+                f.all_threads_gflops,
+                f.threads,
+                computed.map_or(String::new(), |c| format!(
+                    " = {:.0}% of the computed peak {c:.1}",
+                    100.0 * f.all_threads_gflops / c
+                )),
+                f.method
+            ));
+        }
         lines
+    }
+
+    /// The measured FMA throughput of `isa` on every bench thread, in FLOP/s (`None`: not measured).
+    pub fn measured_flops(&self, isa: Isa) -> Option<f64> {
+        self.fma
+            .iter()
+            .find(|f| f.isa == isa)
+            .map(|f| f.all_threads_gflops * 1e9)
     }
 }
 
@@ -892,11 +1035,43 @@ mod tests {
                 method: String::new(),
                 measured: true,
             },
+            fma: vec![FmaThroughput {
+                isa: Isa::Avx512,
+                one_thread_gflops: 150.0,
+                all_threads_gflops: 240.0,
+                threads: 4,
+                method: "m".into(),
+            }],
             cpu: c,
         };
         assert_eq!(m.peak_flops(&m.candle_path), 2.0 * 64.0 * 2.5e9);
         assert_eq!(m.peak_flops(m.avx2_path.as_ref().unwrap()), 2.0 * 32.0 * 2.5e9);
-        assert!(m.lines().iter().any(|l| l.contains("320.0 GFLOP/s")));
+        let lines = m.lines();
+        assert!(lines.iter().any(|l| l.contains("320.0 GFLOP/s")), "{lines:?}");
+        // The measured throughput beside the computed peak: 240 of 320, 150 GFLOP/s at 3 GHz.
+        assert!(
+            lines.iter().any(
+                |l| l.contains("AVX-512: 150.0 GFLOP/s on 1 thread (50.0 FLOP/cycle")
+                    && l.contains("240.0 GFLOP/s on 4 threads at once = 75% of the computed peak 320.0")
+            ),
+            "{lines:?}"
+        );
+        assert_eq!(m.measured_flops(Isa::Avx512), Some(240e9));
+        assert_eq!(m.measured_flops(Isa::Avx2), None);
+    }
+
+    #[test]
+    fn the_fma_throughput_is_measured_only_where_it_means_something() {
+        // Debug builds run the loop unoptimised: no figure. Release builds measure the paths the
+        // CPU has, and never the scalar one.
+        assert_eq!(measure_fma(Isa::Scalar, 1), None);
+        let avx2 = measure_fma(Isa::Avx2, 2);
+        if cfg!(debug_assertions) {
+            assert_eq!(avx2, None);
+        } else if super::super::kernels::KernelPath::detect() >= super::super::kernels::KernelPath::Avx2 {
+            let f = avx2.expect("an AVX2 CPU measures its AVX2 throughput");
+            assert!(f.one_thread_gflops > 0.0 && f.all_threads_gflops > 0.0, "{f:?}");
+        }
     }
 
     #[test]
