@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
-"""PyTorch and ONNX Runtime sides of `lexbench bench-encoder` (baselines/src/encoder/bench.rs).
+"""PyTorch, sentence-transformers and ONNX Runtime sides of `lexbench bench-encoder`
+(baselines/src/encoder/bench.rs, bench/real.rs).
 
 lexbench writes the tasks to time as JSON (--input): for each task, the token ids candle runs (ids,
 segment ids, attention mask per sequence, in candle's batches), so every engine reads the same
 tokenised batches, padded to the longest of each batch with the pad id. This script loads the model
 folder with transformers, builds each engine's inputs, warms each engine up, prints one JSON line
-{"ready": true, ...} (versions, threads, each engine's check outputs) and then serves: each line on
-stdin, {"task": NAME, "engine": "torch"|"ort"}, runs one timed pass of that task on that engine and
-answers {"seconds": S}. lexbench alternates engines (candle, torch, ort, candle, ...) through this
-protocol; the model stays loaded. End of input ends the script. Only protocol lines go to standard
-output (file descriptor 1 is pointed at standard error while the script runs, so that library
-output cannot break the protocol).
+{"ready": true, ...} (versions, threads, each engine's check outputs, sentence-transformers' batching)
+and then serves: each line on stdin, {"task": NAME, "engine": "torch"|"st"|"ort"}, runs one timed pass
+of that task on that engine and answers {"seconds": S}. lexbench alternates engines (candle, torch,
+st, ort, candle, ...) through this protocol; the models stay loaded. End of input ends the script.
+Only protocol lines go to standard output (file descriptor 1 is pointed at standard error while the
+script runs, so that library output cannot break the protocol).
 
 Task kinds (what one pass does, per batch):
 - encode: transformer forward, pooling (mean or max over the mask, or [CLS]), L2 normalisation;
@@ -19,15 +20,24 @@ Task kinds (what one pass does, per batch):
   token, the tokens kept (ColBERT's punctuation mask) selected per document;
 - colbert_maxsim: MaxSim of precomputed query vectors against the pool's precomputed document vectors,
   as ColBERT's reference code scores (colbert_score: documents padded into one tensor,
-  D @ Q^T, masked max over document tokens, sum over query tokens); one pass = every query.
+  D @ Q^T, masked max over document tokens, sum over query tokens); one pass = every query;
+- real: real paragraphs (texts and candle's token ids, batched as SentenceEncoder::embed batches them:
+  sorted by token length). torch runs candle's sorted batches like encode (tokenisation not timed);
+  st is sentence-transformers' SentenceTransformer(model, device="cpu") with max_seq_length set to
+  lexbench's truncation and encode(texts, batch_size, normalize_embeddings) timed whole (its own
+  tokenisation and length sort). Each engine's check is its vectors of the sampled passages (input
+  order); the ready line's "batching" gives st's order (np.argsort of -_input_length, as its
+  _inference sorts) and each passage's token count under its tokenizer, from which lexbench computes
+  its padding.
 
-Engines: torch (torch.inference_mode, torch.set_num_threads(threads)); ort: the encode or cross
-graph exported with torch.onnx.export (dynamic batch and sequence axes) into a temporary folder and
-run by onnxruntime's CPU provider with intra_op_num_threads = threads, inter_op 1, sequential
-execution, ORT_ENABLE_ALL graph optimisations (colbert tasks: torch only). Needs torch and
-transformers; ort needs onnxruntime, onnx and onnxscript (scripts/bench-env makes target/bench-venv).
+Engines: torch (torch.inference_mode, torch.set_num_threads(threads)); st (real tasks only: the same
+torch, threads included; needs sentence-transformers); ort: the encode or cross graph exported with
+torch.onnx.export (dynamic batch and sequence axes) into a temporary folder and run by onnxruntime's
+CPU provider with intra_op_num_threads = threads, inter_op 1, sequential execution, ORT_ENABLE_ALL
+graph optimisations (colbert and real tasks: not run). Needs torch and transformers; ort needs
+onnxruntime, onnx and onnxscript (scripts/bench-env makes target/bench-venv).
 
-    python bench_encoder.py --model models/minilm --input TASKS.json --threads 2 --engines torch,ort
+    python bench_encoder.py --model models/minilm --input TASKS.json --threads 2 --engines torch,st,ort
 """
 import argparse
 import json
@@ -96,7 +106,7 @@ def main():
         def forward(self, input_ids, attention_mask, token_type_ids):
             out = self.model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
             h = out.last_hidden_state
-            if self.kind == "encode":
+            if self.kind in ("encode", "real"):
                 if self.pooling == "cls":
                     v = h[:, 0]
                 elif self.pooling == "max":  # sentence-transformers' max pooling: padding at -1e9
@@ -169,6 +179,16 @@ def main():
 
                 torch_pass[name] = run
                 checks.setdefault(name, {})["torch"] = run()[0].tolist()
+            elif t["kind"] == "real":
+                bs = batches_of(t)
+
+                def run(bs=bs, g=g):
+                    return [g(*b) for b in bs]
+
+                torch_pass[name] = run
+                rows = torch.cat(run())  # in candle's sorted order
+                at = {i: k for k, i in enumerate(t["order"])}
+                checks.setdefault(name, {})["torch"] = [float(x) for i in t["sample"] for x in rows[at[i]]]
             else:
                 raise SystemExit(f"bench_encoder.py: unknown task kind {t['kind']!r}")
             torch_pass[name]()  # warm-up pass
@@ -176,6 +196,14 @@ def main():
         "label": f"PyTorch {torch.__version__} (transformers {transformers.__version__}, {torch.get_num_threads()} threads)",
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
     }
+
+    st_pass, batching = {}, {}
+    if "st" in a.engines.split(",") and any(t["kind"] == "real" for t in tasks.values()):
+        try:
+            st_pass, info = st_engine(a, tasks, checks, batching, versions)
+            engines["st"] = info
+        except Exception as e:  # reported, not fatal: torch still runs
+            engines["st"] = {"error": f"{type(e).__name__}: {e}".splitlines()[0][:400]}
 
     ort_pass = {}
     if "ort" in a.engines.split(","):
@@ -191,10 +219,11 @@ def main():
         "versions": versions,
         "engines": engines,
         "checks": checks,
+        "batching": batching,
         "setup_seconds": time.perf_counter() - t_setup,
     })
 
-    passes = {"torch": torch_pass, "ort": ort_pass}
+    passes = {"torch": torch_pass, "st": st_pass, "ort": ort_pass}
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -215,6 +244,51 @@ def check_of(outs, t):
     check_rows rows), flattened."""
     rows = t.get("check_rows")
     return [float(x) for o in (outs[0], outs[-1]) for x in o[:rows].flatten()]
+
+
+def st_engine(a, tasks, checks, batching, versions):
+    """sentence-transformers on the real tasks: the model folder loaded as a SentenceTransformer on the
+    CPU, one pass = encode() of all the task's texts; its order and token lengths for the report."""
+    import numpy as np
+    import sentence_transformers
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    versions["sentence_transformers"] = sentence_transformers.__version__
+    model = SentenceTransformer(a.model, device="cpu")
+    passes = {}
+    for name, t in tasks.items():
+        if t["kind"] != "real":
+            continue
+        texts = t["texts"]
+
+        def run(t=t, texts=texts):
+            model.max_seq_length = t["max_len"]
+            return model.encode(texts, batch_size=t["batch_size"], normalize_embeddings=t["normalize"],
+                                convert_to_numpy=True, show_progress_bar=False)
+
+        out = run()  # also the warm-up pass
+        checks.setdefault(name, {})["st"] = [float(x) for i in t["sample"] for x in out[i]]
+        # Its batching, as SentenceTransformer._inference makes it (sentence-transformers 6.2,
+        # sentence_transformer/model.py): np.argsort of minus each input's length (characters of a
+        # string), batches of batch_size in that order, each tokenised and padded to its longest.
+        length_of = getattr(model, "_input_length", None) or getattr(model, "_text_length")
+        order = np.argsort([-length_of(x) for x in texts])
+        flattened = bool(getattr(model, "_can_flatten_inputs", lambda: False)())
+        lengths = [0] * len(texts)
+        prep = getattr(model, "preprocess", None) or getattr(model, "tokenize")
+        with torch.inference_mode():
+            for start in range(0, len(order), t["batch_size"]):
+                idx = order[start:start + t["batch_size"]]
+                mask = prep([texts[i] for i in idx])["attention_mask"]
+                for i, n in zip(idx, mask.sum(1).tolist()):
+                    lengths[int(i)] = int(n)
+        batching[name] = {"st": {"order": [int(i) for i in order], "lengths": lengths, "flattened": flattened}}
+        passes[name] = run
+    return passes, {
+        "label": f"sentence-transformers {sentence_transformers.__version__} (PyTorch {torch.__version__}, "
+                 f"{torch.get_num_threads()} threads, encode() with its own length sort)",
+    }
 
 
 def ort_engine(a, tasks, Graph, batches_of, checks, versions):

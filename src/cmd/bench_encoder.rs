@@ -3,18 +3,24 @@
 //! (`lexbench_baselines::encoder::bench`), headed by the machine report (CPU, vector path, measured
 //! clock, FP32 FMA peak: `lexbench_baselines::encoder::machine`) and the load average before and
 //! after. `--mode` picks the workloads: encoding passages, cross-encoder pairs over a pool
-//! (`scorers::cross`), ColBERT documents and MaxSim over a pool (`scorers::colbert`).
+//! (`scorers::cross`), ColBERT documents and MaxSim over a pool (`scorers::colbert`), and real
+//! paragraphs of a segmented judgment corpus through `run dense`'s batching against
+//! sentence-transformers (`lexbench_baselines::encoder::bench::real`). The corpus is read here, with
+//! the reader `import release --texts` uses (`lexbench_parsers::judgment::segmented`), before any
+//! model is loaded.
 //!
 //! Built in the dev profile the figures are those of the dev build (candle and gemm at opt-level 3,
 //! the rest not; the clock is then read, not measured); measure with `cargo build --release`
 //! (`cargo bench -p lexbench-baselines --bench encoder` runs the encode task in a release build).
 
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use lexbench_baselines::Device;
+use lexbench_baselines::encoder::bench::real::{self, RealPassage};
 use lexbench_baselines::encoder::bench::{
     self, BenchReport, BenchSettings, CandleTask, ColbertInputs, CrossInputs, PythonSide,
 };
@@ -35,6 +41,10 @@ pub enum Mode {
     /// ColBERT over a pool (`--pool`): documents to token vectors, and MaxSim of `--queries` queries
     /// against them.
     Colbert,
+    /// Real paragraphs (`--texts`, `--real-passages`) through the bi-encoder as `run dense` batches
+    /// them (sorted by token length), against sentence-transformers' `encode`: passages/s, real
+    /// tokens/s, token lengths, each engine's padding.
+    Real,
 }
 
 /// Arguments of `lexbench bench-encoder`.
@@ -43,7 +53,7 @@ pub struct BenchEncoderArgs {
     /// A HuggingFace BERT folder.
     #[arg(long, default_value = "models/minilm")]
     pub model: PathBuf,
-    /// Workloads, comma-separated: encode, cross, colbert.
+    /// Workloads, comma-separated: encode, cross, colbert, real.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "encode")]
     pub mode: Vec<Mode>,
     /// Number of passages of the encode workload (each long enough to be truncated to `--max-len`
@@ -53,9 +63,10 @@ pub struct BenchEncoderArgs {
     /// Sequences per forward pass.
     #[arg(long, default_value_t = 32)]
     pub batch: usize,
-    /// Truncation length in tokens (ColBERT's document length).
-    #[arg(long, default_value_t = 128)]
-    pub max_len: usize,
+    /// Truncation length in tokens (ColBERT's document length) [default: 128; real: `run dense`'s
+    /// default, the model's max_seq_length (sentence_bert_config.json), else 256].
+    #[arg(long)]
+    pub max_len: Option<usize>,
     /// Timed rounds: each runs one pass of every engine (candle, PyTorch, ONNX Runtime, candle, …);
     /// the report gives each round's ratio, their median and range.
     #[arg(long, default_value_t = 5)]
@@ -66,6 +77,16 @@ pub struct BenchEncoderArgs {
     /// Queries per ColBERT MaxSim pass.
     #[arg(long, default_value_t = 20)]
     pub queries: usize,
+    /// The corpus of the real workload: JSON Lines, one judgment a line, `{"itemid", "paragraphs":
+    /// [{"num", "text"}]}`, read as `import release --texts` reads it (leading numbers removed,
+    /// unnumbered blocks left out) [default: $LEXBENCH_FIXTURES/hudoc/lexclipr/judgments.jsonl;
+    /// LEXBENCH_FIXTURES defaults to ../shared/fixtures beside the checkout].
+    #[arg(long, value_name = "FILE")]
+    pub texts: Option<PathBuf>,
+    /// Paragraphs of the real workload: the first N of `--texts` in file order (deterministic; all
+    /// of them when the file has fewer).
+    #[arg(long, default_value_t = 2000)]
+    pub real_passages: usize,
     /// Timed training steps of `--train-step`; the best is reported.
     #[arg(long, default_value_t = 3)]
     pub repeats: usize,
@@ -100,20 +121,39 @@ pub struct BenchEncoderArgs {
 /// Runs the benchmark and prints the report.
 pub fn cmd_bench_encoder(args: &BenchEncoderArgs) -> Result<ExitCode> {
     let format = OutputFormat::report(args.format, "bench-encoder")?;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let real_mode = args.mode.contains(&Mode::Real) && !args.train_step_only;
+    let real_max_len = match args.max_len {
+        Some(n) => n,
+        None if real_mode => lexbench_baselines::encoder::st::model_max_len(&args.model)
+            .with_context(|| format!("reading the settings of {}", args.model.display()))?
+            .unwrap_or(256),
+        None => BenchSettings::default().real_max_len,
+    };
     let settings = BenchSettings {
         passages: args.passages,
         batch: args.batch,
-        max_len: args.max_len,
+        max_len: args.max_len.unwrap_or(128),
         pairs: args.pairs,
         pool: args.pool,
         queries: args.queries,
         ort: !args.no_ort,
         plain: args.plain,
+        real_passages: args.real_passages,
+        real_max_len,
         ..BenchSettings::default()
     };
     settings.validate()?;
     let device = args.device.device()?;
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    // The corpus first: a bad line is reported before minutes of model loading.
+    let texts_file = args.texts.clone().unwrap_or_else(|| {
+        std::env::var_os("LEXBENCH_FIXTURES")
+            .map_or_else(|| root.join("../shared/fixtures"), PathBuf::from)
+            .join("hudoc/lexclipr/judgments.jsonl")
+    });
+    let real_passages = real_mode
+        .then(|| read_paragraphs(&texts_file, settings.real_passages))
+        .transpose()?;
     let machine = Machine::detect(settings.threads);
     let side = (!args.no_python).then(|| {
         PythonSide::new(
@@ -149,6 +189,11 @@ pub fn cmd_bench_encoder(args: &BenchEncoderArgs) -> Result<ExitCode> {
             .then(|| load_colbert(&args.model, &device, &settings))
             .transpose()
             .with_context(ctx)?;
+        let real_enc = real_passages
+            .is_some()
+            .then(|| real::load_encoder(&args.model, &device, settings.real_max_len, settings.batch))
+            .transpose()
+            .with_context(ctx)?;
         let mut tasks: Vec<CandleTask<'_>> = Vec::new();
         if let Some(e) = &enc {
             tasks.push(bench::encode_task(e, plain.as_ref(), &settings).with_context(ctx)?);
@@ -159,12 +204,16 @@ pub fn cmd_bench_encoder(args: &BenchEncoderArgs) -> Result<ExitCode> {
         if let Some(c) = &colbert {
             tasks.extend(colbert_tasks(c, &device, &settings).with_context(ctx)?);
         }
+        if let (Some(e), Some(p)) = (&real_enc, &real_passages) {
+            let source = texts_file.display().to_string();
+            tasks.push(real::real_task(e, p, &source).with_context(ctx)?);
+        }
         report.measure(tasks, side.as_ref()).with_context(ctx)?;
     }
     if args.train_step || args.train_step_only {
         use lexbench_baselines::train::bench::{StepSettings, run as run_step};
         let steps = StepSettings {
-            max_len: args.max_len,
+            max_len: settings.max_len,
             steps: args.repeats,
             threads: settings.threads,
             ..StepSettings::default()
@@ -304,4 +353,49 @@ fn colbert_tasks<'a>(
         device,
         s,
     )
+}
+
+/// The first `n` paragraphs of the segmented judgment corpus `path`, in file order (all of them when
+/// it has fewer), each line read as `import release --texts` reads it
+/// (`lexbench_parsers::judgment::segmented::parse_line`: leading numbers removed, unnumbered and
+/// out-of-order blocks left out). A line that is not a judgment is an error naming the file and
+/// the line; so is a file without any paragraph.
+fn read_paragraphs(path: &Path, n: usize) -> Result<Vec<RealPassage>> {
+    use lexbench_parsers::judgment::segmented;
+    let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    let name = path.display().to_string();
+    let mut out = Vec::new();
+    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line_no = i + 1;
+        let line = line.with_context(|| format!("{name}:{line_no}: not readable as UTF-8 text"))?;
+        let line = if line_no == 1 {
+            line.strip_prefix('\u{feff}').unwrap_or(&line)
+        } else {
+            &line
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let entry = segmented::parse_line(line, &name, line_no)?;
+        let Some(item) = entry.judgment.item else {
+            anyhow::bail!("{name}:{line_no}: a judgment without an itemid");
+        };
+        for p in entry.judgment.paragraphs {
+            if out.len() == n {
+                return Ok(out);
+            }
+            out.push(RealPassage {
+                item: item.clone(),
+                num: p.num,
+                text: p.text,
+            });
+        }
+        if out.len() == n {
+            return Ok(out);
+        }
+    }
+    if out.is_empty() {
+        anyhow::bail!("{name}: no paragraph to encode (the real workload reads its numbered paragraphs)");
+    }
+    Ok(out)
 }

@@ -5,6 +5,7 @@
 mod common;
 
 mod args;
+mod bench_encoder;
 mod colbert_lengths;
 mod crawl;
 mod curriculum;

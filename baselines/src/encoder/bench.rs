@@ -7,7 +7,8 @@
 //!   ([`BenchReport`]).
 //! - A task ([`CandleTask`], [`TaskSpec`]) is one workload: encoding passages ([`encode_task`]), or,
 //!   built by the command line from the scorers, cross-encoder pairs over a pool and ColBERT
-//!   documents and MaxSim. Its FLOPs come from the model's config ([`transformer_flops`], formula
+//!   documents and MaxSim; or real paragraphs of a corpus through the batching `run dense` gives,
+//!   against sentence-transformers' `encode` ([`real`]: token lengths, padding, tokens/s). Its FLOPs come from the model's config ([`transformer_flops`], formula
 //!   [`TRANSFORMER_FLOP_FORMULA`]).
 //! - Engines alternate, pass by pass: candle, PyTorch, ONNX Runtime, candle, … for `pairs` rounds
 //!   after one untimed warm-up pass each, with a 200 ms pause before every pass so that no
@@ -20,7 +21,10 @@
 //!   first and last batch are compared with candle's (max |Δ|): the engines did the same work.
 //!
 //! Every engine times the forward pass and what the task adds (pooling, normalisation, head,
-//! projection) on pre-tokenised, longest-padded batches; tokenisation is excluded everywhere.
+//! projection) on pre-tokenised, longest-padded batches; tokenisation is excluded, except in the real
+//! task, where candle's `SentenceEncoder::embed` and sentence-transformers' `encode` are timed whole.
+
+pub mod real;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -137,6 +141,11 @@ pub struct BenchSettings {
     /// Also time candle with the encoder's fast paths off (a plain candle port), encode task only
     /// (default false).
     pub plain: bool,
+    /// Paragraphs of the real task, the first of the corpus in file order (default 2000).
+    pub real_passages: usize,
+    /// Truncation length of the real task in tokens (default 256; the command line gives `run
+    /// dense`'s default, the model's `max_seq_length`, else 256).
+    pub real_max_len: usize,
 }
 
 impl Default for BenchSettings {
@@ -151,12 +160,14 @@ impl Default for BenchSettings {
             queries: 20,
             ort: true,
             plain: false,
+            real_passages: 2000,
+            real_max_len: 256,
         }
     }
 }
 
 impl BenchSettings {
-    /// Refuses zero counts and a `max_len` below 4.
+    /// Refuses zero counts and a `max_len` or `real_max_len` below 4.
     pub fn validate(&self) -> Result<()> {
         for (what, v) in [
             ("passages", self.passages),
@@ -165,16 +176,16 @@ impl BenchSettings {
             ("pairs", self.pairs),
             ("pool", self.pool),
             ("queries", self.queries),
+            ("real_passages", self.real_passages),
         ] {
             if v == 0 {
                 return Err(Error::Param(format!("bench {what} must be at least 1, got 0")));
             }
         }
-        if self.max_len < 4 {
-            return Err(Error::Param(format!(
-                "bench max_len must be at least 4, got {}",
-                self.max_len
-            )));
+        for (what, v) in [("max_len", self.max_len), ("real_max_len", self.real_max_len)] {
+            if v < 4 {
+                return Err(Error::Param(format!("bench {what} must be at least 4, got {v}")));
+            }
         }
         Ok(())
     }
@@ -222,6 +233,9 @@ pub struct CandleTask<'a> {
     /// The task for `scripts/bench_encoder.py` (`kind`, token ids, weights), or `None` for candle
     /// only.
     pub python: Option<serde_json::Value>,
+    /// The real task's lengths, batching and vector check ([`real::real_task`]); `None` for the
+    /// others, whose check is compared value by value.
+    pub real: Option<real::RealCheck>,
 }
 
 /// `[ids, segment ids, mask]` per sequence, one array per batch of `batch`: the token ids of
@@ -314,6 +328,7 @@ pub fn encode_task<'a>(
         engines,
         check,
         python: Some(python),
+        real: None,
     })
 }
 
@@ -447,6 +462,7 @@ pub fn cross_task<'a>(
         }],
         check,
         python: Some(python),
+        real: None,
     })
 }
 
@@ -583,6 +599,7 @@ pub fn colbert_tasks<'a>(
         }],
         check: docs_check,
         python: Some(docs_input),
+        real: None,
     };
     let maxsim_task = CandleTask {
         spec: TaskSpec {
@@ -613,6 +630,7 @@ pub fn colbert_tasks<'a>(
         }],
         check: maxsim_check,
         python: Some(maxsim_input),
+        real: None,
     };
     Ok(vec![docs_task, maxsim_task])
 }
@@ -636,6 +654,25 @@ fn colbert_doc_vectors(
 /// Mean length of `seqs` (0 for none).
 fn mean_len(seqs: &[Tokens]) -> f64 {
     seqs.iter().map(|t| t.ids.len()).sum::<usize>() as f64 / seqs.len().max(1) as f64
+}
+
+/// The smallest cosine between `engine`'s check vectors (`theirs`) and candle's (`ours`) on the real
+/// task's sampled passages; below [`real::MIN_COSINE`] the run fails: the engines would not be doing
+/// the same work, and their timings not comparable.
+fn check_cosines(r: &real::RealCheck, engine: &str, ours: &[f32], theirs: &[f64]) -> Result<f64> {
+    let (c, row) = real::min_cosine(ours, theirs, r.dim)?;
+    if c.is_nan() || c < real::MIN_COSINE {
+        let passage = r.sample.get(row).map_or("?", |(_, label)| label.as_str());
+        return Err(Error::data(
+            format!("bench real task, {}", r.source),
+            format!(
+                "{engine}'s vector of passage {passage} has a cosine of {c:.6} with candle's, below {}: the \
+                 engines do not compute the same vectors, so their timings are not compared",
+                real::MIN_COSINE
+            ),
+        ));
+    }
+    Ok(c)
 }
 
 /// `candle (lexbench, Cpu, release build)`.
@@ -669,6 +706,13 @@ pub struct EngineReport {
     pub share_of_peak: f64,
     /// Largest |difference| between its check outputs and candle's (`None` for candle's engines).
     pub max_abs_diff: Option<f64>,
+    /// Real tokens per second, median over rounds (the real task).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub median_tokens_per_s: Option<f64>,
+    /// The smallest cosine of its vectors with candle's over the checked passages (the real task's
+    /// Python engines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_cosine: Option<f64>,
 }
 
 /// Candle against one other engine, pair by pair.
@@ -692,6 +736,9 @@ pub struct TaskReport {
     pub engines: Vec<EngineReport>,
     /// Candle / each other engine.
     pub ratios: Vec<RatioReport>,
+    /// The real task's token lengths and padding.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub real: Option<real::RealReport>,
 }
 
 /// A whole bench run: machine, load average before and after, each task's figures.
@@ -728,14 +775,15 @@ pub struct PythonSide {
     pub python: String,
     /// `scripts/bench_encoder.py`.
     pub script: PathBuf,
-    /// `torch` and, optionally, `ort`.
+    /// `torch`, `st` (sentence-transformers, which the script loads only for a real task) and,
+    /// optionally, `ort`.
     pub engines: Vec<String>,
     /// Extra environment of the Python process (the forced-AVX2 switches).
     pub env: Vec<(String, String)>,
 }
 
 impl PythonSide {
-    /// PyTorch (and ONNX Runtime when `s.ort`) through `script`; when candle's gemm runs AVX2 on an
+    /// PyTorch, sentence-transformers (real task) and ONNX Runtime (when `s.ort`) through `script`; when candle's gemm runs AVX2 on an
     /// AVX-512 CPU (a forced build), PyTorch is told to do the same (`ATEN_CPU_CAPABILITY=avx2`,
     /// `ONEDNN_MAX_CPU_ISA=AVX2`, `MKL_ENABLE_INSTRUCTIONS=AVX2`; ONNX Runtime has no such switch).
     pub fn new(python: &str, script: &Path, s: &BenchSettings, machine: &Machine) -> Self {
@@ -753,7 +801,7 @@ impl PythonSide {
                 env.push((k.to_owned(), v.to_owned()));
             }
         }
-        let mut engines = vec!["torch".to_owned()];
+        let mut engines = vec!["torch".to_owned(), "st".to_owned()];
         if s.ort {
             engines.push("ort".to_owned());
         }
@@ -952,9 +1000,15 @@ impl BenchReport {
         if let Some(err) = ready["engines"]["ort"]["error"].as_str() {
             self.notes.push(format!("ONNX Runtime: unavailable ({err})"));
         }
-        // The check outputs stay here; the rest (versions, engines) goes into the report now, where
-        // `path_of` reads PyTorch's vector path.
+        if let Some(err) = ready["engines"]["st"]["error"].as_str() {
+            self.notes
+                .push(format!("sentence-transformers: unavailable ({err})"));
+        }
+        // The check outputs and sentence-transformers' batching (order and lengths of every passage)
+        // stay here; the rest (versions, engines) goes into the report now, where `path_of` reads
+        // PyTorch's vector path.
         let checks = ready["checks"].take();
+        let batching = ready["batching"].take();
         if let serde_json::Value::Object(mut r) = ready {
             r.remove("checks");
             self.python = Some(serde_json::Value::Object(r));
@@ -962,7 +1016,7 @@ impl BenchReport {
         for mut task in tasks {
             let name = task.spec.name.clone();
             let python_engines: Vec<String> = match &server {
-                Some(_) => ["torch", "ort"]
+                Some(_) => ["torch", "st", "ort"]
                     .into_iter()
                     .filter(|e| checks[&name][*e].is_array())
                     .map(str::to_owned)
@@ -1035,8 +1089,22 @@ impl BenchReport {
                     .unwrap_or(e)
                     .to_owned();
                 let secs = &seconds[task.engines.len() + j];
-                engines.push(self.engine_report(&task.spec, e, &label, secs, Some(diff)));
+                let mut report = self.engine_report(&task.spec, e, &label, secs, Some(diff));
+                if let Some(r) = &task.real {
+                    report.min_cosine = Some(check_cosines(r, e, &task.check, &theirs)?);
+                }
+                engines.push(report);
             }
+            let real = match &task.real {
+                Some(r) => {
+                    let tokens = r.lengths.iter().sum::<usize>() as f64;
+                    for e in &mut engines {
+                        e.median_tokens_per_s = Some(tokens / median(&e.seconds));
+                    }
+                    Some(r.report(&batching[&name]["st"], &mut self.notes)?)
+                }
+                None => None,
+            };
             let ratios = engines
                 .iter()
                 .skip(1)
@@ -1052,6 +1120,7 @@ impl BenchReport {
                 spec: task.spec,
                 engines,
                 ratios,
+                real,
             });
         }
         Ok(())
@@ -1063,7 +1132,8 @@ impl BenchReport {
     fn path_of(&self, engine: &str) -> (VectorPath, String) {
         let m = &self.machine;
         match engine {
-            "torch" => {
+            // sentence-transformers runs PyTorch.
+            "torch" | "st" => {
                 let cap = self.python.as_ref().unwrap_or(&serde_json::Value::Null)["engines"]["torch"]["cpu_capability"]
                     .as_str()
                     .unwrap_or("")
@@ -1110,6 +1180,8 @@ impl BenchReport {
             median_gflops: gflops,
             share_of_peak: gflops / peak,
             max_abs_diff,
+            median_tokens_per_s: None,
+            min_cosine: None,
         }
     }
 
@@ -1128,10 +1200,17 @@ impl BenchReport {
         let s = &self.settings;
         let mut lines = self.machine.lines();
         lines.push(format!("load average before: {}", load(self.load_before)));
+        // The real task has its own truncation (`run dense`'s).
+        let real = self.tasks.iter().any(|t| t.real.is_some());
+        let others = self.tasks.iter().any(|t| t.real.is_none());
+        let truncation = match (others, real) {
+            (true, true) => format!("{} tokens (the real task: {})", s.max_len, s.real_max_len),
+            (false, true) => format!("{} tokens", s.real_max_len),
+            _ => format!("{} tokens", s.max_len),
+        };
         lines.push(format!(
-            "model {}, truncation {} tokens, batch {}, {} threads, {} pairs (engines alternate, one untimed warm-up pass each, {} ms pause before each pass)",
+            "model {}, truncation {truncation}, batch {}, {} threads, {} pairs (engines alternate, one untimed warm-up pass each, {} ms pause before each pass)",
             self.model,
-            s.max_len,
             s.batch,
             s.threads,
             s.pairs,
@@ -1148,19 +1227,43 @@ impl BenchReport {
                 sp.item,
             ));
             lines.push(format!("  FLOPs: {}", sp.flop_formula));
+            if let Some(r) = &t.real {
+                let l = &r.lengths;
+                lines.push(format!(
+                    "  token lengths after truncation: median {:.1}, mean {:.1}, p90 {}, min {}, max {} ({} real \
+                     tokens in {} passages)",
+                    l.median, l.mean, l.p90, l.min, l.max, l.tokens, l.passages
+                ));
+                for b in &r.batchings {
+                    lines.push(format!(
+                        "  batching of {}: batches {}, pad tokens {} = {:.1}% of the real tokens [{}]",
+                        b.engine,
+                        b.padding.batches,
+                        b.padding.pad_tokens,
+                        100.0 * b.padding_share,
+                        b.order
+                    ));
+                }
+            }
             for e in &t.engines {
                 lines.push(format!(
-                    "  {}: {:.2} {}/s median (best {:.2}) = {:.1} GFLOP/s = {:.1}% of {:.1} GFLOP/s [{}]{}",
+                    "  {}: {:.2} {}/s median (best {:.2}){} = {:.1} GFLOP/s = {:.1}% of {:.1} GFLOP/s [{}]{}{}",
                     e.label,
                     e.median_per_s,
                     sp.unit,
                     e.best_per_s,
+                    e.median_tokens_per_s
+                        .map_or(String::new(), |x| format!(", {x:.0} real tokens/s")),
                     e.median_gflops,
                     100.0 * e.share_of_peak,
                     e.peak_gflops,
                     e.path,
                     e.max_abs_diff
-                        .map_or(String::new(), |d| format!("; outputs max |Δ| vs candle {d:.1e}"))
+                        .map_or(String::new(), |d| format!("; outputs max |Δ| vs candle {d:.1e}")),
+                    e.min_cosine.map_or(String::new(), |c| format!(
+                        ", min cosine {c:.6} over {} passages",
+                        t.real.as_ref().map_or(0, |r| r.checked_passages)
+                    ))
                 ));
             }
             for r in &t.ratios {
@@ -1279,7 +1382,9 @@ mod tests {
     //! (and MiniLM's 2.87 GFLOP at 128 tokens, the issue's ≈ 2.9); pair statistics are B's seconds
     //! over A's per round, with median and range, none without a round; the checked batches are
     //! the first and the last; the batches' JSON is `[ids, types, mask]` per sequence; settings
-    //! refuse zero counts.
+    //! refuse zero counts and too short truncations (the real task's included); a Python engine whose
+    //! vector of a sampled passage is not within the cosine bound of candle's fails the real task,
+    //! naming the passage.
     use super::*;
 
     /// Multiply-adds of a `(m, k) × (k, n)` product, times 2.
@@ -1345,6 +1450,28 @@ mod tests {
     }
 
     #[test]
+    fn disagreeing_vectors_fail_the_real_task() {
+        let r = real::RealCheck {
+            source: "c.jsonl".into(),
+            lengths: vec![3, 4],
+            chars: vec![10, 12],
+            order: vec![0, 1],
+            batch: 2,
+            sample: vec![(0, "001-1 §1".into()), (1, "001-1 §2".into())],
+            dim: 2,
+        };
+        let ours = [1.0, 0.0, 0.6, 0.8];
+        let close = check_cosines(&r, "st", &ours, &[1.0, 0.0, 0.6, 0.8001]).unwrap();
+        assert!(close > real::MIN_COSINE, "{close}");
+        // The second passage's vectors are orthogonal: cosine 0.
+        let err = check_cosines(&r, "st", &ours, &[1.0, 0.0, 0.8, -0.6])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("001-1 §2") && err.contains("st's vector"), "{err}");
+        assert!(check_cosines(&r, "st", &ours, &[1.0]).is_err());
+    }
+
+    #[test]
     fn settings_refuse_zero_counts() {
         assert!(BenchSettings::default().validate().is_ok());
         let zero = BenchSettings {
@@ -1357,5 +1484,27 @@ mod tests {
             ..BenchSettings::default()
         };
         assert!(short.validate().is_err());
+        let real_short = BenchSettings {
+            real_max_len: 3,
+            ..BenchSettings::default()
+        };
+        assert!(
+            real_short
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("real_max_len")
+        );
+        let no_real = BenchSettings {
+            real_passages: 0,
+            ..BenchSettings::default()
+        };
+        assert!(
+            no_real
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("real_passages")
+        );
     }
 }
