@@ -21,7 +21,8 @@
 //!   ([`measure_fma`]) on one thread and on every bench thread at once, for AVX-512 and AVX2. It
 //!   checks the computed peak: a core that lowers its clock under AVX-512, two "cores" that are
 //!   SMT siblings of one, or a width table that is wrong all show as a measured figure below it.
-//! - [`loadavg`]: `/proc/loadavg`'s three averages ([`parse_loadavg`]).
+//! - [`loadavg`]: `/proc/loadavg`'s three averages ([`parse_loadavg`]); [`cpu_times`]: `/proc/stat`'s
+//!   CPU time, whose steal share over a run says how much of it the hypervisor gave away.
 
 use std::collections::BTreeSet;
 use std::hint::black_box;
@@ -641,6 +642,59 @@ pub fn measure_fma(isa: Isa, threads: usize) -> Option<FmaThroughput> {
     })
 }
 
+/// The machine's CPU time so far, summed over its CPUs (`/proc/stat`'s `cpu` line), in clock ticks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CpuTimes {
+    /// Every field of the line (user, nice, system, idle, iowait, irq, softirq, steal; guest time is
+    /// inside user and nice, so not added again).
+    pub total: u64,
+    /// Idle and iowait.
+    pub idle: u64,
+    /// Time the hypervisor gave this machine's virtual CPUs to something else while they had work.
+    pub steal: u64,
+}
+
+impl CpuTimes {
+    /// The shares of the time between `self` (earlier) and `later` that were stolen and idle, as
+    /// fractions of all the CPUs' time (`None` when no time passed).
+    pub fn shares_until(&self, later: &CpuTimes) -> Option<(f64, f64)> {
+        let total = later.total.checked_sub(self.total)?;
+        if total == 0 {
+            return None;
+        }
+        let steal = later.steal.saturating_sub(self.steal) as f64 / total as f64;
+        let idle = later.idle.saturating_sub(self.idle) as f64 / total as f64;
+        Some((steal, idle))
+    }
+}
+
+/// The `cpu` line of `/proc/stat`'s text.
+pub fn parse_proc_stat(text: &str) -> Option<CpuTimes> {
+    let line = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some("cpu"))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(str::parse)
+        .collect::<std::result::Result<_, _>>()
+        .ok()?;
+    if v.len() < 4 {
+        return None;
+    }
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    Some(CpuTimes {
+        total: (0..8).map(at).sum(),
+        idle: at(3) + at(4),
+        steal: at(7),
+    })
+}
+
+/// This machine's CPU times (`None` without `/proc/stat`).
+pub fn cpu_times() -> Option<CpuTimes> {
+    parse_proc_stat(&std::fs::read_to_string("/proc/stat").ok()?)
+}
+
 /// The three load averages of `/proc/loadavg`'s text (1, 5 and 15 minutes).
 pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
     let mut it = text.split_whitespace().map(str::parse::<f64>);
@@ -1072,6 +1126,28 @@ mod tests {
             let f = avx2.expect("an AVX2 CPU measures its AVX2 throughput");
             assert!(f.one_thread_gflops > 0.0 && f.all_threads_gflops > 0.0, "{f:?}");
         }
+    }
+
+    #[test]
+    fn proc_stat_gives_steal_and_idle_shares() {
+        let before =
+            parse_proc_stat("cpu  100 0 50 800 10 0 5 35 0 0\ncpu0 50 0 25 400 5 0 2 18 0 0\nintr 1\n")
+                .unwrap();
+        assert_eq!(
+            before,
+            CpuTimes {
+                total: 1000,
+                idle: 810,
+                steal: 35
+            }
+        );
+        let after = parse_proc_stat("cpu  250 0 60 830 10 0 5 135 0 0\n").unwrap();
+        // 290 ticks passed: 100 stolen, 30 idle.
+        let (steal, idle) = before.shares_until(&after).unwrap();
+        assert!((steal - 100.0 / 290.0).abs() < 1e-12 && (idle - 30.0 / 290.0).abs() < 1e-12);
+        assert_eq!(before.shares_until(&before), None);
+        assert_eq!(parse_proc_stat("cpu0 1 2 3 4\n"), None);
+        assert_eq!(parse_proc_stat("cpu 1 x 3 4\n"), None);
     }
 
     #[test]
