@@ -65,12 +65,7 @@ fn cuda_on_a_cpu_only_build_is_an_error() {
 #[cfg(not(feature = "cuda"))]
 #[test]
 fn cpu_is_the_default_of_a_cpu_only_build() {
-    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/minilm");
-    assert!(
-        model.join("config.json").is_file(),
-        "model minilm is not installed in {}: run scripts/fetch-models",
-        model.display()
-    );
+    let model = crate::common::minilm();
     let data = temp_data("cpu");
     let m = model.to_str().unwrap();
     let default = lexbench(&data, &["encode", "--model", m, "a judgment"]);

@@ -1,5 +1,6 @@
 //! What every end-to-end test shares: running the binary, the sample data directory
-//! ([`sample_data`]) built once, and a tiny random BERT folder ([`tiny_bert`]).
+//! ([`sample_data`]) built once, the real MiniLM folder ([`minilm`]) and a tiny random BERT folder
+//! ([`tiny_bert`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -95,6 +96,22 @@ pub fn copy_tree(from: &Path, to: &Path) {
             panic!("{}: neither a file nor a folder", src.display());
         }
     }
+}
+
+/// The real all-MiniLM-L6-v2 folder `scripts/fetch-models` installs in `models/minilm` (the test
+/// command runs it first).
+///
+/// # Panics
+/// When the model is not installed, naming the command that installs it: a test that needs it
+/// fails, never skips.
+pub fn minilm() -> PathBuf {
+    let m = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/minilm");
+    assert!(
+        m.join("model.safetensors").is_file() && m.join("config.json").is_file(),
+        "model minilm is not installed in {}: run scripts/fetch-models",
+        m.display()
+    );
+    m
 }
 
 /// A tiny random BERT (2 layers, hidden 32, with pooler) and a small WordPiece tokenizer, as an HF

@@ -9,16 +9,9 @@
 
 use crate::common::{lexbench, sample_data};
 use std::collections::BTreeMap;
-use std::path::Path;
 
 fn model() -> String {
-    let m = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/minilm");
-    assert!(
-        m.join("model.safetensors").is_file(),
-        "model minilm is not installed in {}: run scripts/fetch-models",
-        m.display()
-    );
-    m.to_string_lossy().into_owned()
+    crate::common::minilm().to_string_lossy().into_owned()
 }
 
 #[test]

@@ -129,13 +129,7 @@ fn pages(data: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 fn minilm() -> String {
-    let m = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/minilm");
-    assert!(
-        m.join("model.safetensors").is_file(),
-        "model minilm is not installed in {}: run scripts/fetch-models",
-        m.display()
-    );
-    m.to_string_lossy().into_owned()
+    crate::common::minilm().to_string_lossy().into_owned()
 }
 
 #[test]

@@ -15,12 +15,8 @@ use std::path::Path;
 
 #[test]
 fn train_a_preset_then_submit() {
-    let m = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/minilm");
-    assert!(
-        m.join("model.safetensors").is_file(),
-        "model minilm is not installed in {}: run scripts/fetch-models",
-        m.display()
-    );
+    // The preset initialises from models/minilm (its `base`).
+    crate::common::minilm();
     let data = std::env::temp_dir().join(format!("lexbench-train-cli-{}", std::process::id()));
     sample_data(&data);
     let args = [
