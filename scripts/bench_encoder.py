@@ -28,7 +28,14 @@ Task kinds (what one pass does, per batch):
   tokenisation and length sort). Each engine's check is its vectors of the sampled passages (input
   order); the ready line's "batching" gives st's order (np.argsort of -_input_length, as its
   _inference sorts) and each passage's token count under its tokenizer, from which lexbench computes
-  its padding.
+  its padding;
+- gemm: one matrix product of the encoder's, alone (bench/gemm.rs), `repeats` calls per pass:
+  op linear, torch.nn.functional.linear(x, w, b) with x (m, k), w (n, k) as nn.Linear stores it, b (n);
+  op attention, scaled_dot_product_attention(q, k, v, scale=1) over the fused projection's output
+  (batch * seq, 3 * heads * head_dim) split into heads (queries already scaled, no mask), the context
+  back in (tokens, hidden) layout. The inputs are not sent: each is drawn from its seed by
+  seeded_uniform, bit for bit as lexbench draws them; the check is the output's first check_rows rows.
+  The model's weights are not loaded when every task is a gemm task.
 
 Engines: torch (torch.inference_mode, torch.set_num_threads(threads)); st (real tasks only: the same
 torch, threads included; needs sentence-transformers); ort: the encode or cross graph exported with
@@ -72,7 +79,9 @@ def main():
 
     spec = json.load(open(a.input))
     tasks = spec["tasks"]
-    model = AutoModel.from_pretrained(a.model).eval()
+    # The gemm tasks need no model (their folder may hold only config.json).
+    needs_model = any(t["kind"] != "gemm" for t in tasks.values())
+    model = AutoModel.from_pretrained(a.model).eval() if needs_model else None
     versions = {"torch": torch.__version__, "transformers": transformers.__version__}
     engines = {}
     checks = {}
@@ -126,6 +135,12 @@ def main():
     torch_pass = {}
     with torch.inference_mode():
         for name, t in tasks.items():
+            if t["kind"] == "gemm":
+                run, check = gemm_pass(t)
+                torch_pass[name] = run
+                checks.setdefault(name, {})["torch"] = check
+                run()  # warm-up pass
+                continue
             g = Graph(t).eval()
             if t["kind"] in ("encode", "cross"):
                 bs = batches_of(t)
@@ -244,6 +259,63 @@ def check_of(outs, t):
     check_rows rows), flattened."""
     rows = t.get("check_rows")
     return [float(x) for o in (outs[0], outs[-1]) for x in o[:rows].flatten()]
+
+
+def seeded_uniform(seed, n, scale):
+    """lexbench's bench::gemm::seeded_uniform: value i is scale * ((z_i >> 40) / 2**23 - 1), z_i the i-th
+    output of SplitMix64 seeded with `seed` (its state after i + 1 steps is seed + (i + 1) * gamma mod 2**64).
+    24 random bits: every step is exact in float32, so both sides hold the same bits."""
+    import numpy as np
+    u64 = np.uint64
+    z = u64(seed) + np.arange(1, n + 1, dtype=np.uint64) * u64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> u64(30))) * u64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> u64(27))) * u64(0x94D049BB133111EB)
+    z = z ^ (z >> u64(31))
+    v = (z >> u64(40)).astype(np.float32) / np.float32(1 << 23) - np.float32(1)
+    return v * np.float32(scale)
+
+
+def gemm_pass(t):
+    """A gemm task's pass (t["repeats"] calls) and its check (the first check_rows rows of one call's
+    output); a call whose output is not of the expected shape stops the script."""
+    import math
+    import torch
+    F = torch.nn.functional
+
+    def drawn(spec, *shape):
+        return torch.from_numpy(seeded_uniform(spec["seed"], math.prod(shape), spec["scale"])).view(*shape)
+
+    if t["op"] == "linear":
+        m, k, n = t["m"], t["k"], t["n"]
+        x, w, b = drawn(t["x"], m, k), drawn(t["w"], n, k), drawn(t["b"], n)
+
+        def call():
+            return F.linear(x, w, b)
+
+        want = (m, n)
+    elif t["op"] == "attention":
+        bs, s, heads, d = t["batch"], t["seq"], t["heads"], t["head_dim"]
+        qkv = drawn(t["qkv"], bs * s, 3 * heads * d)
+        # (batch, seq, 3, heads, d) -> three (batch, heads, seq, d) views, as transformers splits heads.
+        q, k, v = qkv.view(bs, s, 3, heads, d).permute(2, 0, 3, 1, 4).unbind(0)
+
+        def call():
+            out = F.scaled_dot_product_attention(q, k, v, scale=1.0)
+            return out.transpose(1, 2).reshape(bs * s, heads * d)
+
+        want = (bs * s, heads * d)
+    else:
+        raise SystemExit(f"bench_encoder.py: unknown gemm op {t['op']!r}")
+    out = call()
+    if tuple(out.shape) != want:
+        raise SystemExit(f"bench_encoder.py: gemm {t['op']} gave shape {tuple(out.shape)}, not {want}")
+    reps = t["repeats"]
+
+    def run():
+        for _ in range(reps):
+            call()
+
+    return run, [float(x) for x in out[: t["check_rows"]].flatten()]
 
 
 def st_engine(a, tasks, checks, batching, versions):

@@ -5,7 +5,9 @@
 //! after. `--mode` picks the workloads: encoding passages, cross-encoder pairs over a pool
 //! (`scorers::cross`), ColBERT documents and MaxSim over a pool (`scorers::colbert`), and real
 //! paragraphs of a segmented judgment corpus through `run dense`'s batching against
-//! sentence-transformers (`lexbench_baselines::encoder::bench::real`). The corpus is read here, with
+//! sentence-transformers (`lexbench_baselines::encoder::bench::real`), and one layer's matrix products
+//! alone at the encoder's shapes, against `torch.nn.functional.linear`
+//! (`lexbench_baselines::encoder::bench::gemm`: only `config.json` is read). The corpus is read here, with
 //! the reader `import release --texts` uses (`lexbench_parsers::judgment::segmented`), before any
 //! model is loaded.
 //!
@@ -20,6 +22,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use lexbench_baselines::Device;
+use lexbench_baselines::encoder::bench::gemm;
 use lexbench_baselines::encoder::bench::real::{self, RealPassage};
 use lexbench_baselines::encoder::bench::{
     self, BenchReport, BenchSettings, CandleTask, ColbertInputs, CrossInputs, PythonSide,
@@ -45,6 +48,11 @@ pub enum Mode {
     /// them (sorted by token length), against sentence-transformers' `encode`: passages/s, real
     /// tokens/s, token lengths, each engine's padding.
     Real,
+    /// One layer's matrix products alone, at `--batch` × `--max-len` rows (the model's config): Q/K/V
+    /// fused, attention output, feed-forward up and down, and the attention per (sequence, head), each
+    /// as the encoder calls it, beside candle's plain matmul and PyTorch's F.linear (its scaled dot
+    /// product attention): GFLOP/s, share of the peak and of the measured FMA throughput, layer total.
+    Gemm,
 }
 
 /// Arguments of `lexbench bench-encoder`.
@@ -53,7 +61,7 @@ pub struct BenchEncoderArgs {
     /// A HuggingFace BERT folder.
     #[arg(long, default_value = "models/minilm")]
     pub model: PathBuf,
-    /// Workloads, comma-separated: encode, cross, colbert, real.
+    /// Workloads, comma-separated: encode, cross, colbert, real, gemm.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "encode")]
     pub mode: Vec<Mode>,
     /// Number of passages of the encode workload (each long enough to be truncated to `--max-len`
@@ -87,6 +95,9 @@ pub struct BenchEncoderArgs {
     /// of them when the file has fewer).
     #[arg(long, default_value_t = 2000)]
     pub real_passages: usize,
+    /// Calls of each product per timed pass of the gemm workload.
+    #[arg(long, default_value_t = 10)]
+    pub gemm_repeats: usize,
     /// Timed training steps of `--train-step`; the best is reported.
     #[arg(long, default_value_t = 3)]
     pub repeats: usize,
@@ -137,10 +148,12 @@ pub fn cmd_bench_encoder(args: &BenchEncoderArgs) -> Result<ExitCode> {
         pairs: args.pairs,
         pool: args.pool,
         queries: args.queries,
-        ort: !args.no_ort,
+        // ONNX Runtime runs graphs of whole models only: not for the gemm workload alone.
+        ort: !args.no_ort && args.mode.iter().any(|m| *m != Mode::Gemm),
         plain: args.plain,
         real_passages: args.real_passages,
         real_max_len,
+        gemm_repeats: args.gemm_repeats,
         ..BenchSettings::default()
     };
     settings.validate()?;
@@ -194,6 +207,10 @@ pub fn cmd_bench_encoder(args: &BenchEncoderArgs) -> Result<ExitCode> {
             .then(|| real::load_encoder(&args.model, &device, settings.real_max_len, settings.batch))
             .transpose()
             .with_context(ctx)?;
+        let gemm_config = modes(Mode::Gemm)
+            .then(|| gemm::read_config(&args.model))
+            .transpose()
+            .with_context(ctx)?;
         let mut tasks: Vec<CandleTask<'_>> = Vec::new();
         if let Some(e) = &enc {
             tasks.push(bench::encode_task(e, plain.as_ref(), &settings).with_context(ctx)?);
@@ -208,7 +225,16 @@ pub fn cmd_bench_encoder(args: &BenchEncoderArgs) -> Result<ExitCode> {
             let source = texts_file.display().to_string();
             tasks.push(real::real_task(e, p, &source).with_context(ctx)?);
         }
+        let mut gemm_shapes = None;
+        if let Some(cfg) = &gemm_config {
+            let (shapes, t) = gemm::gemm_tasks(cfg, &device, &settings).with_context(ctx)?;
+            tasks.extend(t);
+            gemm_shapes = Some(shapes);
+        }
         report.measure(tasks, side.as_ref()).with_context(ctx)?;
+        if let Some(shapes) = &gemm_shapes {
+            report.gemm = Some(gemm::summarize(&report, shapes).with_context(ctx)?);
+        }
     }
     if args.train_step || args.train_step_only {
         use lexbench_baselines::train::bench::{StepSettings, run as run_step};

@@ -8,8 +8,10 @@
 //! - A task ([`CandleTask`], [`TaskSpec`]) is one workload: encoding passages ([`encode_task`]), or,
 //!   built by the command line from the scorers, cross-encoder pairs over a pool and ColBERT
 //!   documents and MaxSim; or real paragraphs of a corpus through the batching `run dense` gives,
-//!   against sentence-transformers' `encode` ([`real`]: token lengths, padding, tokens/s). Its FLOPs come from the model's config ([`transformer_flops`], formula
-//!   [`TRANSFORMER_FLOP_FORMULA`]).
+//!   against sentence-transformers' `encode` ([`real`]: token lengths, padding, tokens/s); or one
+//!   layer's matrix products alone at the encoder's shapes ([`gemm`]: GFLOP/s per shape against the
+//!   peak and the measured FMA throughput, and a layer total). Its FLOPs come from the model's config
+//!   ([`transformer_flops`], formula [`TRANSFORMER_FLOP_FORMULA`]).
 //! - Engines alternate, pass by pass: candle, PyTorch, ONNX Runtime, candle, … for `pairs` rounds
 //!   after one untimed warm-up pass each, with a 200 ms pause before every pass so that no
 //!   engine's spinning threads overlap the next one. The Python engines live in one process
@@ -24,6 +26,7 @@
 //! projection) on pre-tokenised, longest-padded batches; tokenisation is excluded, except in the real
 //! task, where candle's `SentenceEncoder::embed` and sentence-transformers' `encode` are timed whole.
 
+pub mod gemm;
 pub mod real;
 
 use std::io::{BufRead, BufReader, Write};
@@ -146,6 +149,8 @@ pub struct BenchSettings {
     /// Truncation length of the real task in tokens (default 256; the command line gives `run
     /// dense`'s default, the model's `max_seq_length`, else 256).
     pub real_max_len: usize,
+    /// Calls of each product per timed pass of the gemm tasks (default 10).
+    pub gemm_repeats: usize,
 }
 
 impl Default for BenchSettings {
@@ -162,6 +167,7 @@ impl Default for BenchSettings {
             plain: false,
             real_passages: 2000,
             real_max_len: 256,
+            gemm_repeats: 10,
         }
     }
 }
@@ -177,6 +183,7 @@ impl BenchSettings {
             ("pool", self.pool),
             ("queries", self.queries),
             ("real_passages", self.real_passages),
+            ("gemm_repeats", self.gemm_repeats),
         ] {
             if v == 0 {
                 return Err(Error::Param(format!("bench {what} must be at least 1, got 0")));
@@ -194,11 +201,11 @@ impl BenchSettings {
 /// One workload, as the report names and counts it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskSpec {
-    /// `encode`, `cross`, `colbert-docs`, `colbert-maxsim`.
+    /// `encode`, `cross`, `colbert-docs`, `colbert-maxsim`, `real`, `gemm-qkv`, ….
     pub name: String,
     /// What one pass does, in words.
     pub description: String,
-    /// What an item is (`passage`, `pair`, `document`, `query`).
+    /// What an item is (`passage`, `pair`, `document`, `query`, `product`, `call`).
     pub item: String,
     /// Items, plural (`passages`, …).
     pub unit: String,
@@ -758,6 +765,9 @@ pub struct BenchReport {
     pub tasks: Vec<TaskReport>,
     /// Engines that could not run, and other remarks.
     pub notes: Vec<String>,
+    /// The gemm tasks' summary ([`gemm::summarize`]): per shape and over a layer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gemm: Option<gemm::GemmReport>,
     /// Report lines of other measurements in the same run (the training step).
     pub extra: Vec<String>,
     /// `/proc/loadavg` at the end.
@@ -967,6 +977,7 @@ impl BenchReport {
             python: None,
             tasks: Vec::new(),
             notes: Vec::new(),
+            gemm: None,
             extra: Vec::new(),
             load_after: None,
         }
@@ -1279,6 +1290,9 @@ impl BenchReport {
                 ));
             }
         }
+        if let Some(g) = &self.gemm {
+            lines.extend(g.lines());
+        }
         for n in &self.notes {
             lines.push(format!("note: {n}"));
         }
@@ -1494,6 +1508,17 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("real_max_len")
+        );
+        let no_gemm = BenchSettings {
+            gemm_repeats: 0,
+            ..BenchSettings::default()
+        };
+        assert!(
+            no_gemm
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("gemm_repeats")
         );
         let no_real = BenchSettings {
             real_passages: 0,
