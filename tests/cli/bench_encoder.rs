@@ -35,13 +35,7 @@ fn stderr(out: &Output) -> String {
 }
 
 fn minilm() -> String {
-    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/minilm");
-    assert!(
-        model.join("config.json").is_file(),
-        "model minilm is not installed in {}: run scripts/fetch-models",
-        model.display()
-    );
-    model.to_str().unwrap().to_owned()
+    crate::common::minilm().to_string_lossy().into_owned()
 }
 
 /// `{"itemid": ITEM, "paragraphs": [{"num": 1, "text": "court court …"}, …]}` with `court` repeated

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::machine::{Isa, Machine, VectorPath, loadavg, median};
+use super::machine::{CpuTimes, Isa, Machine, VectorPath, cpu_times, loadavg, median};
 use crate::encoder::{BertConfig, Pooling, SentenceEncoder, Tokens};
 use crate::error::{Error, Result, io_err};
 
@@ -772,6 +772,11 @@ pub struct BenchReport {
     pub extra: Vec<String>,
     /// `/proc/loadavg` at the end.
     pub load_after: Option<[f64; 3]>,
+    /// `/proc/stat`'s CPU time when the report began and at the end: the share of the run the
+    /// hypervisor stole, and the share idle.
+    pub cpu_before: Option<CpuTimes>,
+    /// See `cpu_before`.
+    pub cpu_after: Option<CpuTimes>,
 }
 
 /// The pause before each timed pass: spinning thread pools (ONNX Runtime's, OpenMP's, rayon's) of
@@ -971,6 +976,8 @@ impl BenchReport {
     pub fn begin(model: &Path, settings: &BenchSettings, machine: Machine) -> Self {
         Self {
             load_before: loadavg(),
+            cpu_before: cpu_times(),
+            cpu_after: None,
             model: model.display().to_string(),
             settings: settings.clone(),
             machine,
@@ -1199,6 +1206,7 @@ impl BenchReport {
     /// Reads the load average at the end.
     pub fn finish(&mut self) {
         self.load_after = loadavg();
+        self.cpu_after = cpu_times();
     }
 
     /// The report for people.
@@ -1298,6 +1306,15 @@ impl BenchReport {
         }
         lines.extend(self.extra.iter().cloned());
         lines.push(format!("load average after: {}", load(self.load_after)));
+        if let (Some(a), Some(b)) = (self.cpu_before, self.cpu_after)
+            && let Some((steal, idle)) = a.shares_until(&b)
+        {
+            lines.push(format!(
+                "CPU time during the run (/proc/stat, all CPUs): {:.1}% stolen by the hypervisor, {:.1}% idle",
+                100.0 * steal,
+                100.0 * idle
+            ));
+        }
         lines
     }
 }
