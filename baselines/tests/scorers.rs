@@ -2,7 +2,9 @@
 //! written here as an HF folder (no download).
 //!
 //! Properties checked:
-//! - dot and cosine similarity on hand-worked vectors; MaxSim on a hand-worked pair;
+//! - dot and cosine similarity on hand-worked vectors; MaxSim on a hand-worked pair; MaxSim of a
+//!   query against stacked documents equals MaxSim document by document, and refuses a document
+//!   without vectors or of another width;
 //! - bi-encoder: an `(queries × docs)` score matrix; with cosine, a text is most similar to itself (1);
 //! - cross-encoder: pairs become `[CLS] q [SEP] p [SEP]` with segment ids 0…0 1…1; one score per pair,
 //!   the same whether a pair is scored alone or inside a padded, length-sorted batch;
@@ -53,6 +55,42 @@ fn similarities_by_hand() -> TestResult {
     let q = Tensor::new(&[[1f32, 0.0], [0.0, 1.0]], &Device::Cpu)?;
     let d = Tensor::new(&[[1f32, 0.0], [0.6, 0.8], [-1.0, 0.0]], &Device::Cpu)?;
     assert!((maxsim(&q, &d)? - 1.8).abs() < 1e-6);
+    Ok(())
+}
+
+#[test]
+fn stacked_maxsim_equals_maxsim_document_by_document() -> TestResult {
+    use lexbench_baselines::scorers::colbert::MaxSimDocs;
+    let dev = Device::Cpu;
+    // Documents of 1 to 40 vectors (a pool's spread), 8-dimensional, against queries of 1 and 5.
+    let docs: Vec<Tensor> = [1usize, 7, 40, 2, 13]
+        .iter()
+        .map(|&n| Tensor::randn(0f32, 1.0, (n, 8), &dev))
+        .collect::<Result<_, _>>()?;
+    let stacked = MaxSimDocs::new(&docs)?;
+    assert_eq!(stacked.len(), 5);
+    for nq in [1, 5] {
+        let q = Tensor::randn(0f32, 1.0, (nq, 8), &dev)?;
+        let got = stacked.scores(&q)?;
+        assert_eq!(got.len(), docs.len());
+        for (g, d) in got.iter().zip(&docs) {
+            let want = maxsim(&q, d)?;
+            assert!((g - want).abs() <= 1e-5 * want.abs().max(1.0), "{g} vs {want}");
+        }
+    }
+    // By hand: the pair of `similarities_by_hand`, and a document whose best match is negative.
+    let q = Tensor::new(&[[1f32, 0.0], [0.0, 1.0]], &dev)?;
+    let d1 = Tensor::new(&[[1f32, 0.0], [0.6, 0.8], [-1.0, 0.0]], &dev)?;
+    let d2 = Tensor::new(&[[-1f32, -0.5]], &dev)?;
+    let s = MaxSimDocs::new(&[&d1, &d2])?.scores(&q)?;
+    assert!((s[0] - 1.8).abs() < 1e-6 && (s[1] + 1.5).abs() < 1e-6, "{s:?}");
+    assert!(MaxSimDocs::new::<Tensor>(&[])?.scores(&q)?.is_empty());
+    let empty = Tensor::zeros((0, 2), DType::F32, &dev)?;
+    let err = MaxSimDocs::new(&[&d1, &empty]).unwrap_err().to_string();
+    assert!(err.contains("document 1 has no token vectors"), "{err}");
+    let wide = Tensor::zeros((2, 3), DType::F32, &dev)?;
+    let err = MaxSimDocs::new(&[&d1, &wide]).unwrap_err().to_string();
+    assert!(err.contains("document 1 has vectors of width 3"), "{err}");
     Ok(())
 }
 

@@ -29,7 +29,7 @@ use lexbench_baselines::encoder::bench::{
 };
 use lexbench_baselines::encoder::machine::Machine;
 use lexbench_baselines::encoder::{BertModel, TextTokenizer};
-use lexbench_baselines::scorers::colbert::{ColBert, ColBertConfig, maxsim};
+use lexbench_baselines::scorers::colbert::{ColBert, ColBertConfig, MaxSimDocs};
 use lexbench_baselines::scorers::cross::CrossEncoder;
 
 use crate::cmd::args::{DeviceArg, OutputFormat, ReportFormat};
@@ -373,7 +373,10 @@ fn colbert_tasks<'a>(
     };
     bench::colbert_tasks(
         |seqs| c.model.forward_t(seqs, false),
-        maxsim,
+        |docs| {
+            let stacked = MaxSimDocs::new(docs)?;
+            Ok(Box::new(move |q| stacked.scores(q)))
+        },
         inputs,
         &c.config,
         device,

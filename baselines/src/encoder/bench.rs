@@ -505,13 +505,18 @@ fn kept_rows(v: &candle_core::Tensor, keep: &[&Vec<bool>]) -> Result<Vec<candle_
         .collect()
 }
 
+/// MaxSim of one query's vectors against documents prepared beforehand, one score per document.
+pub type MaxSimScorer<'a> = Box<dyn Fn(&candle_core::Tensor) -> Result<Vec<f32>> + 'a>;
+
 /// The two ColBERT tasks. `colbert-docs`: the pool's documents through `forward` (the scorer's
 /// projected, normalised token vectors of one batch) in batches of `s.batch`, the kept vectors
 /// selected per document. `colbert-maxsim`: every query's vectors against every document's (both
-/// computed once, untimed) with `maxsim` (the scorer's `Σ_i max_j q_i · d_j`).
+/// computed once, untimed) through `maxsim`: given the documents' vectors it prepares them once
+/// (untimed, as PyTorch's side pads them into one tensor once) and returns the scorer of one
+/// query against all of them (`scorers::colbert::MaxSimDocs`, what `run colbert` scores with).
 pub fn colbert_tasks<'a>(
     forward: impl Fn(&[&Tokens]) -> Result<candle_core::Tensor> + 'a,
-    maxsim: impl Fn(&candle_core::Tensor, &candle_core::Tensor) -> Result<f32> + 'a,
+    maxsim: impl FnOnce(&[candle_core::Tensor]) -> Result<MaxSimScorer<'a>>,
     inputs: ColbertInputs,
     cfg: &BertConfig,
     device: &candle_core::Device,
@@ -543,11 +548,9 @@ pub fn colbert_tasks<'a>(
             query_vectors.push(v.get(row)?);
         }
     }
+    let stacked = maxsim(&doc_vectors)?;
     let maxsim_check = match query_vectors.first() {
-        Some(q) => doc_vectors
-            .iter()
-            .map(|d| maxsim(q, d))
-            .collect::<Result<Vec<f32>>>()?,
+        Some(q) => stacked(q)?,
         None => Vec::new(),
     };
     let h = cfg.hidden_size as f64;
@@ -628,9 +631,7 @@ pub fn colbert_tasks<'a>(
             label: candle_label(device),
             pass: Box::new(move || {
                 for q in &query_vectors {
-                    for d in &doc_vectors {
-                        maxsim(q, d)?;
-                    }
+                    stacked(q)?;
                 }
                 Ok(())
             }),

@@ -1122,7 +1122,7 @@ mod tests {
         let avx2 = measure_fma(Isa::Avx2, 2);
         if cfg!(debug_assertions) {
             assert_eq!(avx2, None);
-        } else if super::super::kernels::KernelPath::detect() >= super::super::kernels::KernelPath::Avx2 {
+        } else if crate::encoder::kernels::KernelPath::detect() >= crate::encoder::kernels::KernelPath::Avx2 {
             let f = avx2.expect("an AVX2 CPU measures its AVX2 throughput");
             assert!(f.one_thread_gflops > 0.0 && f.all_threads_gflops > 0.0, "{f:?}");
         }

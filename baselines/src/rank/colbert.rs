@@ -23,7 +23,7 @@ use crate::encoder::files::ranking_prefixes;
 use crate::encoder::seeded::{SEED, seeded_normal};
 use crate::encoder::tokenize::as_strs;
 use crate::error::Result;
-use crate::scorers::colbert::{ColBert, has_projection, maxsim};
+use crate::scorers::colbert::{ColBert, MaxSimDocs, has_projection};
 
 /// Settings of a ColBERT run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -159,14 +159,16 @@ impl Ranker for ColBertRanker {
             let qvecs = self
                 .colbert
                 .encode_queries(&as_strs(&self.prefixes.queries(&qs)))?;
+            let stacked = MaxSimDocs::new(&dvecs)?;
             for (&i, q) in topics.iter().zip(&qvecs) {
-                let mut hits = Vec::with_capacity(docs.len());
-                for (d, dv) in docs.iter().zip(&dvecs) {
-                    hits.push(Hit {
+                let mut hits: Vec<Hit> = docs
+                    .iter()
+                    .zip(stacked.scores(q)?)
+                    .map(|(d, score)| Hit {
                         doc: (*d).clone(),
-                        score: f64::from(maxsim(q, dv)?),
-                    });
-                }
+                        score: f64::from(score),
+                    })
+                    .collect();
                 hits.sort_by(trec_order);
                 hits.truncate(self.params.top_k);
                 run.topics.insert(inputs.topics[i].topic.clone(), hits);

@@ -608,10 +608,8 @@ impl Trainable {
                 let qenc = cb.encode_queries(&as_strs(&self.prefixes.queries(&queries)))?;
                 for (t, q) in qenc.iter().enumerate() {
                     let docs = cand(t);
-                    let scores = docs
-                        .iter()
-                        .map(|d| crate::scorers::colbert::maxsim(q, by_doc[d]))
-                        .collect::<Result<Vec<f32>>>()?;
+                    let vectors: Vec<&Tensor> = docs.iter().map(|d| by_doc[d]).collect();
+                    let scores = crate::scorers::colbert::MaxSimDocs::new(&vectors)?.scores(q)?;
                     out.push((docs, scores));
                 }
             }

@@ -801,7 +801,7 @@ mod tests {
         );
         // Six layers of these, over 32 sequences, are the encode task's FLOPs.
         let layer: f64 = f.iter().sum();
-        let formula = 32.0 * super::super::transformer_flops(6, 384, 1536, 128);
+        let formula = 32.0 * crate::encoder::bench::transformer_flops(6, 384, 1536, 128);
         assert!((6.0 * layer / formula - 1.0).abs() < 1e-12, "{layer} {formula}");
         let linear: f64 = s
             .iter()
