@@ -480,9 +480,10 @@ fn f32_slice<'a>(s: &'a CpuStorage, l: &Layout, what: &str) -> candle_core::Resu
     Ok(&v[a..b])
 }
 
-/// The threads the kernels split work over.
+/// The threads the kernels split work over: candle's (`RAYON_NUM_THREADS`, else every logical
+/// CPU), so that a thread count set for candle holds for these kernels too.
 fn threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |t| t.get())
+    candle_core::utils::get_num_threads().max(1)
 }
 
 /// `x (n, k) · R + bias` with `R` the `(k, m)` matrix read from `w` with `(column, row)` strides
