@@ -2,41 +2,93 @@
 """PyTorch side of `lexbench bench-encoder --train-step`: one DPR training step on the same model
 folder, texts, lengths, batch, loss and optimiser as lexbench's candle step
 (baselines/src/train/bench.rs): `batch` queries, each against its own positive and negatives (no
-in-batch negatives), every text truncated to --max-len tokens, mean pooling, cosine x 20, NLL of the
-positive, backward, AdamW (lr 2e-5, weight decay 0.01), dropout on (train mode). Times whole steps on
-pre-tokenised tensors (best of --steps after one warm-up step) and prints one JSON line. Needs torch
-and sentence-transformers (e.g. `python3 -m venv /tmp/refenv && /tmp/refenv/bin/pip install torch
-sentence-transformers`).
+in-batch negatives), every text truncated to max_len tokens, mean pooling, cosine x 20, NLL of the
+positive, backward, AdamW (lr 2e-5, weight decay 0.01), dropout on (train mode). Steps run on
+pre-tokenised tensors. Needs torch and sentence-transformers (`scripts/bench-env` makes
+target/bench-venv).
 
-    python bench_train_step.py --model models/minilm --texts T.json --negatives 5 --max-len 128 --threads 2
+The protocol is scripts/bench_encoder.py's, so that lexbench alternates engines step by step
+(candle, torch, candle, ...) with the model loaded once: lexbench writes the task (--input,
+{"tasks": {"train-step": {"kind": "train_step", "queries": [...], "passages": [...], "negatives":
+N, "max_len": L}}}); this script loads the model, computes the check (the loss of the batch before
+any step, dropout off), runs one untimed warm-up step, prints one JSON line {"ready": true, ...}
+(versions, threads, the engine's label and CPU capability, the check) and then serves: each line on
+stdin, {"task": "train-step", "engine": "torch"}, runs one timed step and answers {"seconds": S}.
+End of input ends the script. Only protocol lines go to standard output.
+
+    python bench_train_step.py --model models/minilm --input T.json --threads 2 --engines torch
 """
 import argparse
 import json
+import os
+import sys
 import time
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True)
-    ap.add_argument("--texts", required=True, help='{"queries": [...], "passages": [...]}')
-    ap.add_argument("--negatives", type=int, default=5)
-    ap.add_argument("--max-len", type=int, default=128)
+    ap.add_argument("--input", required=True, help="the task lexbench wrote (JSON)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--engines", default="torch", help="only torch")
     a = ap.parse_args()
+
+    # The protocol's own descriptor; everything else written to fd 1 goes to standard error.
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def send(obj):
+        proto.write(json.dumps(obj) + "\n")
+        proto.flush()
+
+    t_setup = time.perf_counter()
     import torch
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
+    import sentence_transformers
     from sentence_transformers import SentenceTransformer
 
-    t = json.load(open(a.texts))
-    queries, passages = t["queries"], t["passages"]
-    per = 1 + a.negatives
-    assert len(passages) == len(queries) * per, "one positive and the negatives per query"
+    tasks = json.load(open(a.input))["tasks"]
+    steps, checks = {}, {}
     st = SentenceTransformer(a.model, device="cpu")
     model = st[0].auto_model
-    model.train()
-    tok = lambda xs: st.tokenizer(xs, truncation=True, max_length=a.max_len, padding="longest",
+    for name, t in tasks.items():
+        if t["kind"] != "train_step":
+            raise SystemExit(f"bench_train_step.py: unknown task kind {t['kind']!r}")
+        steps[name], checks[name] = train_step(torch, st, model, t)
+    send({
+        "ready": True,
+        "threads": torch.get_num_threads(),
+        "versions": {"torch": torch.__version__, "sentence_transformers": sentence_transformers.__version__},
+        "engines": {"torch": {
+            "label": f"PyTorch {torch.__version__} ({torch.get_num_threads()} threads)",
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        }},
+        "checks": checks,
+        "setup_seconds": time.perf_counter() - t_setup,
+    })
+
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        cmd = json.loads(line)
+        run = steps.get(cmd.get("task")) if cmd.get("engine") == "torch" else None
+        if run is None:
+            send({"error": f"no engine {cmd.get('engine')!r} for task {cmd.get('task')!r}"})
+            continue
+        t0 = time.perf_counter()
+        run()
+        send({"seconds": time.perf_counter() - t0})
+
+
+def train_step(torch, st, model, t):
+    """The step of task `t` (a function) after its warm-up step, and its check: {"torch": [loss before
+    any step, dropout off]}."""
+    queries, passages, per = t["queries"], t["passages"], 1 + t["negatives"]
+    assert len(passages) == len(queries) * per, "one positive and the negatives per query"
+    tok = lambda xs: st.tokenizer(xs, truncation=True, max_length=t["max_len"], padding="longest",
                                   return_tensors="pt")
     q_in, p_in = tok(queries), tok(passages)
     opt = torch.optim.AdamW(model.parameters(), lr=2e-5, weight_decay=0.01)
@@ -46,27 +98,25 @@ def main():
         m = b["attention_mask"].unsqueeze(-1).to(h.dtype)
         return torch.nn.functional.normalize((h * m).sum(1) / m.sum(1).clamp(min=1e-9), dim=-1)
 
-    def step():
+    def loss():
         q = embed(q_in)                                   # (b, h)
         p = embed(p_in).view(len(queries), per, -1)       # (b, 1 + negatives, h)
         scores = torch.einsum("bh,bnh->bn", q, p) * 20.0  # positive first
-        loss = torch.nn.functional.cross_entropy(scores, torch.zeros(len(queries), dtype=torch.long))
+        return torch.nn.functional.cross_entropy(scores, torch.zeros(len(queries), dtype=torch.long))
+
+    model.eval()
+    with torch.no_grad():
+        check = [float(loss())]
+    model.train()
+
+    def step():
+        value = loss()
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        value.backward()
         opt.step()
 
     step()  # warm-up
-    best = float("inf")
-    for _ in range(a.steps):
-        t0 = time.perf_counter()
-        step()
-        best = min(best, time.perf_counter() - t0)
-    print(json.dumps({
-        "examples_per_s": len(queries) / best,
-        "seconds": best,
-        "threads": torch.get_num_threads(),
-        "torch": torch.__version__,
-    }))
+    return step, {"torch": check}
 
 
 if __name__ == "__main__":

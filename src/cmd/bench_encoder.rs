@@ -7,7 +7,8 @@
 //! paragraphs of a segmented judgment corpus through `run dense`'s batching against
 //! sentence-transformers (`lexbench_baselines::encoder::bench::real`), and one layer's matrix products
 //! alone at the encoder's shapes, against `torch.nn.functional.linear`
-//! (`lexbench_baselines::encoder::bench::gemm`: only `config.json` is read). The corpus is read here, with
+//! (`lexbench_baselines::encoder::bench::gemm`: only `config.json` is read); `--train-step` adds one
+//! DPR training step, measured the same way (`lexbench_baselines::train::bench`). The corpus is read here, with
 //! the reader `import release --texts` uses (`lexbench_parsers::judgment::segmented`), before any
 //! model is loaded.
 //!
@@ -75,8 +76,9 @@ pub struct BenchEncoderArgs {
     /// default, the model's max_seq_length (sentence_bert_config.json), else 256].
     #[arg(long)]
     pub max_len: Option<usize>,
-    /// Timed rounds: each runs one pass of every engine (candle, PyTorch, ONNX Runtime, candle, …);
-    /// the report gives each round's ratio, their median and range.
+    /// Timed rounds: each runs one pass of every engine (candle, PyTorch, ONNX Runtime, candle, …),
+    /// or one step of each of the training step's (candle, PyTorch, candle, …; this replaces its
+    /// former `--repeats`, best of N); the report gives each round's ratio, their median and range.
     #[arg(long, default_value_t = 5)]
     pub pairs: usize,
     /// Paragraphs in the pool of the cross and colbert workloads.
@@ -98,9 +100,6 @@ pub struct BenchEncoderArgs {
     /// Calls of each product per timed pass of the gemm workload.
     #[arg(long, default_value_t = 10)]
     pub gemm_repeats: usize,
-    /// Timed training steps of `--train-step`; the best is reported.
-    #[arg(long, default_value_t = 3)]
-    pub repeats: usize,
     /// The Python with torch and transformers (and onnxruntime, onnx, onnxscript for ONNX Runtime:
     /// `scripts/bench-env` makes target/bench-venv).
     #[arg(long, env = "LEXBENCH_PYTHON", default_value = "python3")]
@@ -115,7 +114,9 @@ pub struct BenchEncoderArgs {
     #[arg(long)]
     pub plain: bool,
     /// Also time one DPR training step (batch 8 × query + 1 positive + 5 negatives of `--max-len`
-    /// tokens, backward, AdamW) against PyTorch's (scripts/bench_train_step.py).
+    /// tokens, backward, AdamW) against PyTorch's (scripts/bench_train_step.py), step by step in
+    /// `--pairs` rounds like the other workloads: examples/s, GFLOP/s (3 × the forward's FLOPs),
+    /// share of the peak, candle / PyTorch per pair.
     #[arg(long)]
     pub train_step: bool,
     /// Only the training step (implies `--train-step`), after the machine report.
@@ -237,18 +238,21 @@ pub fn cmd_bench_encoder(args: &BenchEncoderArgs) -> Result<ExitCode> {
         }
     }
     if args.train_step || args.train_step_only {
-        use lexbench_baselines::train::bench::{StepSettings, run as run_step};
+        use lexbench_baselines::train::bench::{self as step, StepSettings};
+        let ctx = || format!("benchmarking a training step of {}", args.model.display());
         let steps = StepSettings {
             max_len: settings.max_len,
-            steps: args.repeats,
-            threads: settings.threads,
             ..StepSettings::default()
         };
-        let python = (!args.no_python).then_some(args.python.as_str());
-        let script = root.join("scripts/bench_train_step.py");
-        let lines = run_step(&args.model, &device, python, &script, &steps)
-            .with_context(|| format!("benchmarking a training step of {}", args.model.display()))?;
-        report.extra.extend(lines);
+        // PyTorch's step runs in its own process, on the same interpreter and switches.
+        let side = side.map(|mut s| {
+            s.script = root.join("scripts/bench_train_step.py");
+            s.engines = vec!["torch".to_owned()];
+            s
+        });
+        let setup = step::load(&args.model, &device, &steps).with_context(ctx)?;
+        let task = step::task(&setup).with_context(ctx)?;
+        report.measure(vec![task], side.as_ref()).with_context(ctx)?;
     }
     report.finish();
     match format {

@@ -17,6 +17,11 @@
 //!   total whose seconds are the four linear products' per call, summed round by round; the share of
 //!   the measured FMA throughput is there exactly when the throughput was measured (not in a debug
 //!   build).
+//! - `--train-step-only` (a tiny random BERT) reports the DPR training step as a task: 8 examples of
+//!   56 sequences, FLOPs 3 × the hand-counted forward of each, per round seconds whose median and
+//!   best give examples/s and GFLOP/s against the peak; with a stand-in Python (no torch) answering
+//!   `scripts/bench_train_step.py`'s protocol, one PyTorch step is asked per round, and candle /
+//!   PyTorch per pair is PyTorch's seconds over candle's, with median and range.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -318,5 +323,215 @@ fn the_gemm_workload_reports_the_configs_products() {
     let out = gemm(&data, &["--model", empty.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("config.json"), "{}", stderr(&out));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+fn train_step(data: &Path, extra: &[&str]) -> Output {
+    let args = [
+        &["bench-encoder", "--train-step-only", "--max-len", "8"][..],
+        extra,
+    ]
+    .concat();
+    lexbench(data, &args)
+}
+
+/// FLOPs of one forward pass of [`BertConfig::tiny`] (L 2, H 32, I 64) over `t` tokens, counted
+/// by hand: per layer the four projections 8·T·H², the attention 4·T²·H, the feed-forward 4·T·H·I.
+fn tiny_forward(t: f64) -> f64 {
+    2.0 * (8.0 * t * 32.0 * 32.0 + 4.0 * t * t * 32.0 + 4.0 * t * 32.0 * 64.0)
+}
+
+fn num(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn median_of(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn seconds_of(engine: &serde_json::Value) -> Vec<f64> {
+    engine["seconds"].as_array().unwrap().iter().map(num).collect()
+}
+
+#[test]
+fn the_training_step_reports_rates_flops_and_shares_per_round() {
+    let dir = temp_dir("train-step");
+    let data = dir.join("data");
+    let model = dir.join("model");
+    crate::common::tiny_bert(&model);
+    let m = model.to_str().unwrap();
+    let args = ["--format", "json", "--no-python", "--pairs", "3", "--model", m];
+    let out = train_step(&data, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tasks = report["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 1, "{report}");
+    let spec = &tasks[0]["spec"];
+    assert_eq!(spec["name"], "train-step");
+    assert_eq!((&spec["items"], &spec["unit"]), (&8.into(), &"examples".into()));
+    // 8 examples × (query + positive + 5 negatives) = 56 sequences, every one truncated to 8 tokens;
+    // forward + backward counted as 3 forwards.
+    assert_eq!(num(&spec["mean_tokens"]), 8.0);
+    let flops = 3.0 * 56.0 * tiny_forward(8.0);
+    assert!((num(&spec["flops"]) / flops - 1.0).abs() < 1e-12, "{spec}");
+    let formula = spec["flop_formula"].as_str().unwrap();
+    assert!(
+        formula.starts_with("3 × the forward FLOPs") && formula.contains("approximation"),
+        "{formula}"
+    );
+    let engines = tasks[0]["engines"].as_array().unwrap();
+    assert_eq!(engines.len(), 1);
+    let candle = &engines[0];
+    assert_eq!(candle["engine"], "candle");
+    let secs = seconds_of(candle);
+    assert_eq!(secs.len(), 3);
+    let med = median_of(&secs);
+    let best = secs.iter().copied().fold(f64::INFINITY, f64::min);
+    let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-9;
+    assert!(close(num(&candle["median_per_s"]), 8.0 / med), "{candle}");
+    assert!(close(num(&candle["best_per_s"]), 8.0 / best), "{candle}");
+    let gflops = num(&candle["median_gflops"]);
+    assert!(close(gflops, flops / med / 1e9), "{candle}");
+    assert!(close(
+        num(&candle["share_of_peak"]),
+        gflops / num(&candle["peak_gflops"])
+    ));
+    match candle["measured_gflops"].as_f64() {
+        Some(m) => assert!(close(num(&candle["share_of_measured"]), gflops / m)),
+        None => assert!(candle["share_of_measured"].is_null()),
+    }
+    if cfg!(debug_assertions) {
+        assert!(candle["measured_gflops"].is_null(), "{candle}");
+    }
+    // Without PyTorch: no pair to take a ratio of.
+    assert_eq!(tasks[0]["ratios"], serde_json::json!([]));
+
+    // The report for people.
+    let out = train_step(&data, &args[2..]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "3 pairs (engines alternate, one untimed warm-up pass each, 200 ms pause before each pass)",
+        "task train-step: one DPR training step: 8 examples × (query + 1 positive + 5 negatives) = 56 sequences",
+        "  FLOPs: 3 × the forward FLOPs of every sequence",
+        "examples/s median (best ",
+    ] {
+        assert!(text.contains(want), "{want:?} not in\n{text}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A stand-in for the bench Python (no torch needed): it answers `scripts/bench_train_step.py`'s
+/// protocol, 0.25 s a step, and leaves its arguments, input and requests in `dir`.
+#[cfg(unix)]
+fn fake_python(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let d = dir.display();
+    let script = format!(
+        r#"#!/bin/sh
+printf '%s\n' "$@" > '{d}/args.txt'
+while [ $# -gt 0 ]; do
+  if [ "$1" = --input ]; then cp "$2" '{d}/input.json'; fi
+  shift
+done
+echo '{{"ready": true, "threads": 1, "engines": {{"torch": {{"label": "fake torch", "cpu_capability": "DEFAULT"}}}}, "checks": {{"train-step": {{"torch": [0.0]}}}}}}'
+while read -r line; do
+  echo "$line" >> '{d}/requests.txt'
+  echo '{{"seconds": 0.25}}'
+done
+"#
+    );
+    let path = dir.join("fake-python");
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[cfg(unix)]
+#[test]
+fn candle_and_pytorch_alternate_step_by_step_with_per_pair_ratios() {
+    let dir = temp_dir("train-step-pairs");
+    let data = dir.join("data");
+    let model = dir.join("model");
+    crate::common::tiny_bert(&model);
+    let python = fake_python(&dir);
+    let m = model.to_str().unwrap();
+    let py = python.to_str().unwrap();
+    let args = ["--format", "json", "--pairs", "3", "--model", m, "--python", py];
+    let out = train_step(&data, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The Python side got the step's script, the torch engine alone, and the step's texts.
+    let argv = std::fs::read_to_string(dir.join("args.txt")).unwrap();
+    let argv: Vec<&str> = argv.lines().collect();
+    assert!(argv[0].ends_with("scripts/bench_train_step.py"), "{argv:?}");
+    assert!(argv.windows(2).any(|w| w == ["--engines", "torch"]), "{argv:?}");
+    let input: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("input.json")).unwrap()).unwrap();
+    let t = &input["tasks"]["train-step"];
+    assert_eq!(
+        (&t["kind"], &t["negatives"], &t["max_len"]),
+        (&"train_step".into(), &5.into(), &8.into())
+    );
+    assert_eq!(t["queries"].as_array().unwrap().len(), 8);
+    assert_eq!(t["passages"].as_array().unwrap().len(), 48);
+    // One request per round: PyTorch's warm-up step is its own, before its ready line.
+    let requests = std::fs::read_to_string(dir.join("requests.txt")).unwrap();
+    let requests: Vec<serde_json::Value> = requests
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        requests,
+        vec![serde_json::json!({"task": "train-step", "engine": "torch"}); 3]
+    );
+
+    let task = &report["tasks"][0];
+    let engines = task["engines"].as_array().unwrap();
+    let names: Vec<&str> = engines.iter().map(|e| e["engine"].as_str().unwrap()).collect();
+    assert_eq!(names, ["candle", "torch"]);
+    let (candle, torch) = (&engines[0], &engines[1]);
+    assert_eq!(torch["label"], "fake torch");
+    assert_eq!(seconds_of(torch), vec![0.25; 3]);
+    assert_eq!(
+        (num(&torch["median_per_s"]), num(&torch["best_per_s"])),
+        (32.0, 32.0)
+    );
+    // The check: candle's loss before the first step against the fake's 0.
+    let loss = num(&torch["max_abs_diff"]);
+    assert!(loss > 0.0 && loss.is_finite(), "{torch}");
+    assert!(candle["max_abs_diff"].is_null());
+    // Candle / PyTorch per pair: PyTorch's seconds over candle's, round by round.
+    let r = &task["ratios"][0];
+    assert_eq!(
+        (&r["numerator"], &r["denominator"]),
+        (&"candle".into(), &"torch".into())
+    );
+    let want: Vec<f64> = seconds_of(candle).iter().map(|s| 0.25 / s).collect();
+    let per_pair: Vec<f64> = r["per_pair"].as_array().unwrap().iter().map(num).collect();
+    assert_eq!(per_pair.len(), 3);
+    for (a, b) in per_pair.iter().zip(&want) {
+        assert!((a / b - 1.0).abs() < 1e-12, "{per_pair:?} {want:?}");
+    }
+    assert!((num(&r["median"]) / median_of(&want) - 1.0).abs() < 1e-12);
+    let lo = want.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = want.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!((num(&r["min"]), num(&r["max"])), (lo, hi));
+
+    let out = train_step(&data, &args[2..]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("  fake torch: 32.00 examples/s median (best 32.00)"),
+        "{text}"
+    );
+    assert!(text.contains("  candle / torch per pair: "), "{text}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -11,7 +11,8 @@
 //!   against sentence-transformers' `encode` ([`real`]: token lengths, padding, tokens/s); or one
 //!   layer's matrix products alone at the encoder's shapes ([`gemm`]: GFLOP/s per shape against the
 //!   peak and the measured FMA throughput, and a layer total). Its FLOPs come from the model's config
-//!   ([`transformer_flops`], formula [`TRANSFORMER_FLOP_FORMULA`]).
+//!   ([`transformer_flops`], formula [`TRANSFORMER_FLOP_FORMULA`]). One DPR training step is a task
+//!   too, built a layer above (`train::bench`) and measured the same way.
 //! - Engines alternate, pass by pass: candle, PyTorch, ONNX Runtime, candle, … for `pairs` rounds
 //!   after one untimed warm-up pass each, with a 200 ms pause before every pass so that no
 //!   engine's spinning threads overlap the next one. The Python engines live in one process
@@ -712,6 +713,13 @@ pub struct EngineReport {
     pub median_gflops: f64,
     /// `median_gflops / peak_gflops`.
     pub share_of_peak: f64,
+    /// The FMA throughput measured on that path on every bench thread, GFLOP/s
+    /// ([`Machine::measured_flops`]; absent when not measured, as in a debug build).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_gflops: Option<f64>,
+    /// `median_gflops / measured_gflops`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share_of_measured: Option<f64>,
     /// Largest |difference| between its check outputs and candle's (`None` for candle's engines).
     pub max_abs_diff: Option<f64>,
     /// Real tokens per second, median over rounds (the real task).
@@ -760,7 +768,8 @@ pub struct BenchReport {
     pub machine: Machine,
     /// `/proc/loadavg` before anything was loaded.
     pub load_before: Option<[f64; 3]>,
-    /// What the Python side said when ready (versions, engines; check outputs left out).
+    /// What the Python side said when ready (versions, engines; check outputs left out): its first
+    /// process's, when a run starts a second (the training step's).
     pub python: Option<serde_json::Value>,
     /// The tasks.
     pub tasks: Vec<TaskReport>,
@@ -769,8 +778,6 @@ pub struct BenchReport {
     /// The gemm tasks' summary ([`gemm::summarize`]): per shape and over a layer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gemm: Option<gemm::GemmReport>,
-    /// Report lines of other measurements in the same run (the training step).
-    pub extra: Vec<String>,
     /// `/proc/loadavg` at the end.
     pub load_after: Option<[f64; 3]>,
     /// `/proc/stat`'s CPU time when the report began and at the end: the share of the run the
@@ -986,7 +993,6 @@ impl BenchReport {
             tasks: Vec::new(),
             notes: Vec::new(),
             gemm: None,
-            extra: Vec::new(),
             load_after: None,
         }
     }
@@ -1010,7 +1016,12 @@ impl BenchReport {
                         ready = r;
                     }
                     Err(e) => self.notes.push(format!(
-                        "PyTorch and ONNX Runtime: unavailable ({})",
+                        "{}: unavailable ({})",
+                        if side.engines.iter().any(|e| e == "ort") {
+                            "PyTorch and ONNX Runtime"
+                        } else {
+                            "PyTorch"
+                        },
                         lexbench_core::error::chain(&e)
                     )),
                 }
@@ -1028,7 +1039,11 @@ impl BenchReport {
         // PyTorch's vector path.
         let checks = ready["checks"].take();
         let batching = ready["batching"].take();
-        if let serde_json::Value::Object(mut r) = ready {
+        // A second process in the same run (the training step's) is the same interpreter: the first
+        // one's versions stay.
+        if let serde_json::Value::Object(mut r) = ready
+            && self.python.is_none()
+        {
             r.remove("checks");
             self.python = Some(serde_json::Value::Object(r));
         }
@@ -1188,6 +1203,7 @@ impl BenchReport {
         let (path, path_text) = self.path_of(engine);
         let peak = self.machine.peak_flops(&path) / 1e9;
         let gflops = spec.flops / med / 1e9;
+        let measured = self.machine.measured_flops(path.isa).map(|f| f / 1e9);
         EngineReport {
             engine: engine.to_owned(),
             label: label.to_owned(),
@@ -1198,6 +1214,8 @@ impl BenchReport {
             best_per_s: spec.items as f64 / best,
             median_gflops: gflops,
             share_of_peak: gflops / peak,
+            measured_gflops: measured,
+            share_of_measured: measured.map(|m| gflops / m),
             max_abs_diff,
             median_tokens_per_s: None,
             min_cosine: None,
@@ -1267,7 +1285,7 @@ impl BenchReport {
             }
             for e in &t.engines {
                 lines.push(format!(
-                    "  {}: {:.2} {}/s median (best {:.2}){} = {:.1} GFLOP/s = {:.1}% of {:.1} GFLOP/s [{}]{}{}",
+                    "  {}: {:.2} {}/s median (best {:.2}){} = {:.1} GFLOP/s = {:.1}% of {:.1} GFLOP/s{} [{}]{}{}",
                     e.label,
                     e.median_per_s,
                     sp.unit,
@@ -1277,6 +1295,10 @@ impl BenchReport {
                     e.median_gflops,
                     100.0 * e.share_of_peak,
                     e.peak_gflops,
+                    match (e.share_of_measured, e.measured_gflops) {
+                        (Some(x), Some(m)) => format!(", {:.1}% of the measured {m:.1}", 100.0 * x),
+                        _ => String::new(),
+                    },
                     e.path,
                     e.max_abs_diff
                         .map_or(String::new(), |d| format!("; outputs max |Δ| vs candle {d:.1e}")),
@@ -1305,7 +1327,6 @@ impl BenchReport {
         for n in &self.notes {
             lines.push(format!("note: {n}"));
         }
-        lines.extend(self.extra.iter().cloned());
         lines.push(format!("load average after: {}", load(self.load_after)));
         if let (Some(a), Some(b)) = (self.cpu_before, self.cpu_after)
             && let Some((steal, idle)) = a.shares_until(&b)
@@ -1360,52 +1381,6 @@ pub fn plain_encoder(enc: &SentenceEncoder, s: &BenchSettings) -> Result<Option<
     let mut p = enc.clone();
     p.model_mut().set_fast_paths(false)?;
     Ok(Some(p))
-}
-
-/// Runs a PyTorch reference script (`scripts/bench_*.py`) with `python`: writes `input` as JSON to a
-/// temporary file, passes it as `--{input_flag} FILE` after `args`, and returns the JSON object of the
-/// script's last output line. A failed run or an output that is not that line is an error naming the
-/// script.
-pub fn run_reference_script(
-    python: &str,
-    script: &Path,
-    args: &[String],
-    input_flag: &str,
-    input: &serde_json::Value,
-) -> Result<serde_json::Value> {
-    let dir = std::env::temp_dir().join(format!("lexbench-bench-{}-{}", input_flag, std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-    let file = dir.join("input.json");
-    std::fs::write(&file, input.to_string()).map_err(io_err(&file))?;
-    let out = Command::new(python)
-        .arg(script)
-        .args(args)
-        .arg(format!("--{input_flag}"))
-        .arg(&file)
-        .output()
-        .map_err(io_err(Path::new(python)));
-    std::fs::remove_dir_all(&dir).ok();
-    let out = out?;
-    // The reference script failed (an IO-level failure of the run) or printed something else than
-    // its one JSON line (its output is not in the expected format).
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = err.lines().rev().take(3).collect();
-        return Err(Error::Io {
-            path: script.to_owned(),
-            source: std::io::Error::other(format!(
-                "{python} exited with {} ({})",
-                out.status,
-                tail.join(" | ")
-            )),
-        });
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().last().unwrap_or("");
-    serde_json::from_str(line).map_err(|e| Error::Format {
-        path: script.to_owned(),
-        message: format!("{python} printed {line:?}, not the expected JSON line: {e}"),
-    })
 }
 
 #[cfg(test)]
