@@ -743,6 +743,22 @@ pub struct RatioReport {
     pub stats: PairStats,
 }
 
+impl RatioReport {
+    /// The report line: `{indent}{what}candle / other per pair: r1 r2 … → median m (min–max)`.
+    pub fn line(&self, what: &str) -> String {
+        let per: Vec<String> = self.stats.per_pair.iter().map(|x| format!("{x:.3}")).collect();
+        format!(
+            "  {what}{} / {} per pair: {} → median {:.3} ({:.3}–{:.3})",
+            self.numerator,
+            self.denominator,
+            per.join(" "),
+            self.stats.median,
+            self.stats.min,
+            self.stats.max
+        )
+    }
+}
+
 /// One task's results.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TaskReport {
@@ -1309,16 +1325,7 @@ impl BenchReport {
                 ));
             }
             for r in &t.ratios {
-                let per: Vec<String> = r.stats.per_pair.iter().map(|x| format!("{x:.3}")).collect();
-                lines.push(format!(
-                    "  {} / {} per pair: {} → median {:.3} ({:.3}–{:.3})",
-                    r.numerator,
-                    r.denominator,
-                    per.join(" "),
-                    r.stats.median,
-                    r.stats.min,
-                    r.stats.max
-                ));
+                lines.push(r.line(""));
             }
         }
         if let Some(g) = &self.gemm {

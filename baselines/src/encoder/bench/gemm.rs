@@ -713,16 +713,7 @@ impl GemmReport {
             rates.join("; ")
         ));
         for r in &t.ratios {
-            let per: Vec<String> = r.stats.per_pair.iter().map(|x| format!("{x:.3}")).collect();
-            lines.push(format!(
-                "  layer total {} / {} per pair: {} → median {:.3} ({:.3}–{:.3})",
-                r.numerator,
-                r.denominator,
-                per.join(" "),
-                r.stats.median,
-                r.stats.min,
-                r.stats.max
-            ));
+            lines.push(r.line("layer total "));
         }
         lines
     }
