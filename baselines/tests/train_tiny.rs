@@ -222,6 +222,52 @@ fn one_step_lowers_the_loss() -> TestResult {
     Ok(())
 }
 
+/// A training batch of short and long passages runs in groups of similar length
+/// (`encoder::forward_by_length`): the bi-encoder's and the late-interaction model's scores of the
+/// whole batch equal those of each passage scored alone (no padding at all).
+#[test]
+fn a_batch_of_mixed_lengths_scores_as_each_passage_alone() -> TestResult {
+    let base = common::tiny_folder("train-by-length")?;
+    let mut rng = SplitMix64::new(5);
+    let mut words = |n: usize| -> String {
+        (0..n)
+            .map(|_| WORDS[rng.below(WORDS.len())])
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    // 30 one-word passages and 4 cut at max_doc_len (60): one padded batch would pay 34 × 60
+    // positions, two groups far fewer, so the batch is split.
+    let passages: Vec<String> = (0..34).map(|i| words(if i % 9 == 4 { 90 } else { 1 })).collect();
+    let passages: Vec<&str> = passages.iter().map(String::as_str).collect();
+    let tok = lexbench_baselines::encoder::TextTokenizer::from_file(&base.join("tokenizer.json"), 60)?;
+    let lens: Vec<usize> = tok.encode(&passages)?.iter().map(|t| t.ids.len()).collect();
+    let groups = lexbench_baselines::encoder::tokenize::length_groups(
+        &lens,
+        lexbench_baselines::encoder::tokenize::GROUP_COST_TOKENS,
+    );
+    assert!(groups.len() > 1, "the batch must be split by length: {lens:?}");
+    let queries = ["alpha beta", "gamma"];
+    for kind in [ModelKind::Dpr, ModelKind::Colbert] {
+        let mut cfg = config("g", &base, kind);
+        (cfg.data.max_doc_len, cfg.colbert.doc_maxlen) = (60, 60);
+        let net = Trainable::build(&cfg, &Device::Cpu)?;
+        let whole = net.score_matrix(&queries, &passages, false)?.to_vec2::<f32>()?;
+        for (j, p) in passages.iter().enumerate() {
+            let alone = net.score_matrix(&queries, &[p], false)?.to_vec2::<f32>()?;
+            for (i, row) in whole.iter().enumerate() {
+                let d = (row[j] - alone[i][0]).abs();
+                assert!(
+                    d < 1e-4 * alone[i][0].abs().max(1.0),
+                    "{kind:?}: query {i}, passage {j}: {} vs {}",
+                    row[j],
+                    alone[i][0]
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 type Params = Vec<(String, Vec<f32>)>;
 
 /// Every topic of `a` is ranked in `b` in the same order with scores within 1e-5.

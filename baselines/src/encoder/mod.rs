@@ -41,7 +41,7 @@ pub use arch::Arch;
 pub use bert::{BertModel, Inputs};
 pub use config::{BertConfig, HiddenAct};
 pub use peft::{AdapterActivation, AdapterConfig, LinearKind, LoraConfig, PrefixConfig};
-pub use tokenize::{TextPrefixes, TextTokenizer, Tokens, pad_batch};
+pub use tokenize::{TextPrefixes, TextTokenizer, Tokens, forward_by_length, pad_batch};
 
 use candle_core::{D, DType, Tensor};
 use serde::{Deserialize, Serialize};

@@ -44,7 +44,8 @@ use crate::encoder::peft::PeftMethod;
 use crate::encoder::seeded::{SEED, seeded_normal};
 use crate::encoder::tokenize::as_strs;
 use crate::encoder::{
-    BertConfig, BertModel, TextPrefixes, TextTokenizer, Tokens, l2_normalize, pad_batch, pool,
+    BertConfig, BertModel, TextPrefixes, TextTokenizer, Tokens, forward_by_length, l2_normalize, pad_batch,
+    pool,
 };
 use crate::error::{Error, Result};
 use crate::scorers::colbert::ColBert;
@@ -345,9 +346,12 @@ impl Trainable {
             (true, Some(q)) => q.as_ref(),
             _ => model,
         };
-        let inputs = pad_batch(seqs, doc_tok.pad_id(), model.device())?;
-        let hidden = model.forward_t(&inputs, train)?;
-        let v = pool(&hidden, &inputs.attention_mask, self.pooling)?;
+        // In groups of similar length: a batch's positives and negatives mix short and long paragraphs.
+        let v = forward_by_length(seqs, |group| {
+            let inputs = pad_batch(group, doc_tok.pad_id(), model.device())?;
+            let hidden = model.forward_t(&inputs, train)?;
+            pool(&hidden, &inputs.attention_mask, self.pooling)
+        })?;
         if self.cosine { l2_normalize(&v) } else { Ok(v) }
     }
 
@@ -400,7 +404,18 @@ impl Trainable {
                 let q = cb.query_tokens(queries)?;
                 let d = cb.doc_tokens(passages)?;
                 let qv = cb.forward_t(&q.iter().collect::<Vec<_>>(), train)?; // (b, lq, dim)
-                let dv = cb.forward_t(&d.iter().collect::<Vec<_>>(), train)?; // (p, ld, dim)
+                // Passages in groups of similar length, each group's token vectors padded with
+                // zeros to the batch's longest (the mask below keeps those positions out).
+                let longest = d.iter().map(|t| t.ids.len()).max().unwrap_or(0);
+                let dv = forward_by_length(&d.iter().collect::<Vec<_>>(), |group| {
+                    let v = cb.forward_t(group, train)?;
+                    let short = longest.saturating_sub(v.dim(1)?);
+                    Ok(if short > 0 {
+                        v.pad_with_zeros(1, 0, short)?
+                    } else {
+                        v
+                    })
+                })?; // (p, ld, dim)
                 let (b, lq, dim) = qv.dims3()?;
                 let (p, ld, _) = dv.dims3()?;
                 // Padding and (with mask_punctuation) punctuation tokens of passages never match.
@@ -446,7 +461,9 @@ impl Trainable {
                     }
                 }
                 let toks = ce.tokenize(&pairs)?;
-                let logits = ce.forward_t(&toks.iter().collect::<Vec<_>>(), train)?;
+                let logits = forward_by_length(&toks.iter().collect::<Vec<_>>(), |group| {
+                    ce.forward_t(group, train)
+                })?;
                 let y = Tensor::from_vec(labels, logits.shape(), logits.device())?;
                 bce_with_logits(&logits, &y)
             }
