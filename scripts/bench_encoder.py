@@ -23,7 +23,7 @@ Task kinds (what one pass does, per batch):
   D @ Q^T, masked max over document tokens, sum over query tokens); one pass = every query;
 - real: real paragraphs (texts and candle's token ids, batched as SentenceEncoder::embed batches them:
   sorted by token length). torch runs candle's sorted batches like encode (tokenisation not timed);
-  st is sentence-transformers' SentenceTransformer(model, device="cpu") with max_seq_length set to
+  st is sentence-transformers' SentenceTransformer(model, device=--device) with max_seq_length set to
   lexbench's truncation and encode(texts, batch_size, normalize_embeddings) timed whole (its own
   tokenisation and length sort). Each engine's check is its vectors of the sampled passages (input
   order); the ready line's "batching" gives st's order (np.argsort of -_input_length, as its
@@ -37,11 +37,15 @@ Task kinds (what one pass does, per batch):
   seeded_uniform, bit for bit as lexbench draws them; the check is the output's first check_rows rows.
   The model's weights are not loaded when every task is a gemm task.
 
+Device (--device): cpu, or cuda:N when lexbench's candle runs on that GPU: the model, every input
+tensor and every engine but ort then live on that GPU, and a timed pass ends with
+torch.cuda.synchronize(), as candle's ends with its device's synchronize.
+
 Engines: torch (torch.inference_mode, torch.set_num_threads(threads)); st (real tasks only: the same
 torch, threads included; needs sentence-transformers); ort: the encode or cross graph exported with
 torch.onnx.export (dynamic batch and sequence axes) into a temporary folder and run by onnxruntime's
 CPU provider with intra_op_num_threads = threads, inter_op 1, sequential execution, ORT_ENABLE_ALL
-graph optimisations (colbert and real tasks: not run). Needs torch and transformers; ort needs
+graph optimisations (colbert and real tasks: not run; on a GPU: not run). Needs torch and transformers; ort needs
 onnxruntime, onnx and onnxscript (scripts/bench-env makes target/bench-venv).
 
     python bench_encoder.py --model models/minilm --input TASKS.json --threads 2 --engines torch,st,ort
@@ -60,6 +64,7 @@ def main():
     ap.add_argument("--input", required=True, help="the tasks lexbench wrote (JSON)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--engines", default="torch,ort")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda:N (candle's device)")
     a = ap.parse_args()
 
     # The protocol's own descriptor; everything else written to fd 1 goes to standard error.
@@ -74,6 +79,8 @@ def main():
     t_setup = time.perf_counter()
     import torch
     torch.set_num_threads(a.threads)
+    dev = torch.device(a.device)
+    sync = (lambda: torch.cuda.synchronize(dev)) if dev.type == "cuda" else (lambda: None)
     import transformers
     from transformers import AutoModel
 
@@ -81,7 +88,7 @@ def main():
     tasks = spec["tasks"]
     # The gemm tasks need no model (their folder may hold only config.json).
     needs_model = any(t["kind"] != "gemm" for t in tasks.values())
-    model = AutoModel.from_pretrained(a.model).eval() if needs_model else None
+    model = AutoModel.from_pretrained(a.model).eval().to(dev) if needs_model else None
     versions = {"torch": torch.__version__, "transformers": transformers.__version__}
     engines = {}
     checks = {}
@@ -94,7 +101,7 @@ def main():
             ids = [s[0] + [pad] * (n - len(s[0])) for s in batch]
             types = [s[1] + [0] * (n - len(s[1])) for s in batch]
             mask = [s[2] + [0] * (n - len(s[2])) for s in batch]
-            out.append((torch.tensor(ids), torch.tensor(mask), torch.tensor(types)))
+            out.append(tuple(torch.tensor(x, device=dev) for x in (ids, mask, types)))
         return out
 
     class Graph(torch.nn.Module):
@@ -129,19 +136,19 @@ def main():
             return torch.nn.functional.normalize(h @ self.linear.t(), dim=-1)
 
     def keep_masks(t, key="keep"):
-        return [torch.tensor(k, dtype=torch.bool) for k in t[key]]
+        return [torch.tensor(k, dtype=torch.bool, device=dev) for k in t[key]]
 
     # Torch passes: one function per task running every batch once.
     torch_pass = {}
     with torch.inference_mode():
         for name, t in tasks.items():
             if t["kind"] == "gemm":
-                run, check = gemm_pass(t)
+                run, check = gemm_pass(t, dev)
                 torch_pass[name] = run
                 checks.setdefault(name, {})["torch"] = check
                 run()  # warm-up pass
                 continue
-            g = Graph(t).eval()
+            g = Graph(t).eval().to(dev)
             if t["kind"] in ("encode", "cross"):
                 bs = batches_of(t)
 
@@ -165,7 +172,7 @@ def main():
 
                 torch_pass[name] = run
                 docs = run()
-                checks.setdefault(name, {})["torch"] = [float(x) for d in (docs[0], docs[-1]) for x in d.flatten()]
+                checks.setdefault(name, {})["torch"] = [x for d in (docs[0], docs[-1]) for x in d.flatten().tolist()]
             elif t["kind"] == "colbert_maxsim":
                 # Vectors computed once (untimed): the pool's documents, padded into one tensor, and
                 # every query.
@@ -176,8 +183,8 @@ def main():
                         docs.append(row[: len(keeps[i])][keeps[i]])
                         i += 1
                 longest = max(d.shape[0] for d in docs)
-                D = torch.zeros(len(docs), longest, t["dim"])
-                dmask = torch.zeros(len(docs), longest, dtype=torch.bool)
+                D = torch.zeros(len(docs), longest, t["dim"], device=dev)
+                dmask = torch.zeros(len(docs), longest, dtype=torch.bool, device=dev)
                 for j, d in enumerate(docs):
                     D[j, : d.shape[0]] = d
                     dmask[j, : d.shape[0]] = True
@@ -201,14 +208,16 @@ def main():
                     return [g(*b) for b in bs]
 
                 torch_pass[name] = run
-                rows = torch.cat(run())  # in candle's sorted order
+                rows = torch.cat(run()).cpu()  # in candle's sorted order
                 at = {i: k for k, i in enumerate(t["order"])}
                 checks.setdefault(name, {})["torch"] = [float(x) for i in t["sample"] for x in rows[at[i]]]
             else:
                 raise SystemExit(f"bench_encoder.py: unknown task kind {t['kind']!r}")
             torch_pass[name]()  # warm-up pass
+            sync()
+    on = f"{torch.cuda.get_device_name(dev)}" if dev.type == "cuda" else f"{torch.get_num_threads()} threads"
     engines["torch"] = {
-        "label": f"PyTorch {torch.__version__} (transformers {transformers.__version__}, {torch.get_num_threads()} threads)",
+        "label": f"PyTorch {torch.__version__} (transformers {transformers.__version__}, {on})",
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
     }
 
@@ -221,7 +230,9 @@ def main():
             engines["st"] = {"error": f"{type(e).__name__}: {e}".splitlines()[0][:400]}
 
     ort_pass = {}
-    if "ort" in a.engines.split(","):
+    if "ort" in a.engines.split(",") and dev.type != "cpu":
+        engines["ort"] = {"error": f"not run on {dev}: this script runs ONNX Runtime's CPU provider"}
+    elif "ort" in a.engines.split(","):
         try:
             ort_pass, info = ort_engine(a, tasks, Graph, batches_of, checks, versions)
             engines["ort"] = info
@@ -251,6 +262,7 @@ def main():
         with torch.inference_mode():
             t0 = time.perf_counter()
             run()
+            sync()
             send({"seconds": time.perf_counter() - t0})
 
 
@@ -258,7 +270,7 @@ def check_of(outs, t):
     """The outputs lexbench compares with candle's: the first and the last batch's (each cut to
     check_rows rows), flattened."""
     rows = t.get("check_rows")
-    return [float(x) for o in (outs[0], outs[-1]) for x in o[:rows].flatten()]
+    return [x for o in (outs[0], outs[-1]) for x in o[:rows].flatten().tolist()]
 
 
 def seeded_uniform(seed, n, scale):
@@ -275,7 +287,7 @@ def seeded_uniform(seed, n, scale):
     return v * np.float32(scale)
 
 
-def gemm_pass(t):
+def gemm_pass(t, dev):
     """A gemm task's pass (t["repeats"] calls) and its check (the first check_rows rows of one call's
     output); a call whose output is not of the expected shape stops the script."""
     import math
@@ -283,7 +295,7 @@ def gemm_pass(t):
     F = torch.nn.functional
 
     def drawn(spec, *shape):
-        return torch.from_numpy(seeded_uniform(spec["seed"], math.prod(shape), spec["scale"])).view(*shape)
+        return torch.from_numpy(seeded_uniform(spec["seed"], math.prod(shape), spec["scale"])).view(*shape).to(dev)
 
     if t["op"] == "linear":
         m, k, n = t["m"], t["k"], t["n"]
@@ -315,19 +327,19 @@ def gemm_pass(t):
         for _ in range(reps):
             call()
 
-    return run, [float(x) for x in out[: t["check_rows"]].flatten()]
+    return run, out[: t["check_rows"]].flatten().tolist()
 
 
 def st_engine(a, tasks, checks, batching, versions):
-    """sentence-transformers on the real tasks: the model folder loaded as a SentenceTransformer on the
-    CPU, one pass = encode() of all the task's texts; its order and token lengths for the report."""
+    """sentence-transformers on the real tasks: the model folder loaded as a SentenceTransformer on
+    --device, one pass = encode() of all the task's texts; its order and token lengths for the report."""
     import numpy as np
     import sentence_transformers
     import torch
     from sentence_transformers import SentenceTransformer
 
     versions["sentence_transformers"] = sentence_transformers.__version__
-    model = SentenceTransformer(a.model, device="cpu")
+    model = SentenceTransformer(a.model, device=a.device)
     passes = {}
     for name, t in tasks.items():
         if t["kind"] != "real":
@@ -359,7 +371,8 @@ def st_engine(a, tasks, checks, batching, versions):
         passes[name] = run
     return passes, {
         "label": f"sentence-transformers {sentence_transformers.__version__} (PyTorch {torch.__version__}, "
-                 f"{torch.get_num_threads()} threads, encode() with its own length sort)",
+                 f"{torch.cuda.get_device_name(a.device) if a.device.startswith('cuda') else str(torch.get_num_threads()) + ' threads'}, "
+                 "encode() with its own length sort)",
     }
 
 

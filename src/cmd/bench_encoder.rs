@@ -176,13 +176,10 @@ pub fn cmd_bench_encoder(args: &BenchEncoderArgs) -> Result<ExitCode> {
             &settings,
             &machine,
         )
+        .on_device(&device)
     });
     let mut report = BenchReport::begin(&args.model, &settings, machine);
-    if !device.is_cpu() {
-        report.notes.push(format!(
-            "candle runs on {device:?}: its share is of the CPU's peak, which does not apply"
-        ));
-    }
+    report.on_device(&device);
     if !args.train_step_only {
         let modes = |m: Mode| args.mode.contains(&m);
         let ctx = || format!("benchmarking {}", args.model.display());

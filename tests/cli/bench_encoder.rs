@@ -473,6 +473,9 @@ fn candle_and_pytorch_alternate_step_by_step_with_per_pair_ratios() {
     let argv: Vec<&str> = argv.lines().collect();
     assert!(argv[0].ends_with("scripts/bench_train_step.py"), "{argv:?}");
     assert!(argv.windows(2).any(|w| w == ["--engines", "torch"]), "{argv:?}");
+    // PyTorch runs where candle runs: here the CPU (a CUDA build on a GPU passes `cuda:N`).
+    assert!(argv.windows(2).any(|w| w == ["--device", "cpu"]), "{argv:?}");
+    assert_eq!(report["device"], "cpu");
     let input: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("input.json")).unwrap()).unwrap();
     let t = &input["tasks"]["train-step"];

@@ -228,6 +228,18 @@ pub struct CandleEngine<'a> {
     pub label: String,
     /// One pass over the task's batches.
     pub pass: Box<dyn FnMut() -> Result<()> + 'a>,
+    /// Where the pass runs: a timed pass ends when this device has finished its work
+    /// (`synchronize`: a no-op on the CPU; on CUDA the kernels are launched asynchronously).
+    pub device: candle_core::Device,
+}
+
+impl CandleEngine<'_> {
+    /// One pass, until the device has finished it.
+    fn run_synced(&mut self) -> Result<()> {
+        (self.pass)()?;
+        self.device.synchronize()?;
+        Ok(())
+    }
 }
 
 /// A task with candle's engines, candle's check outputs and the Python side's input.
@@ -311,12 +323,14 @@ pub fn encode_task<'a>(
         name: "candle".into(),
         label: candle_label(enc.model().device()),
         pass: pass(enc, batches.clone()),
+        device: enc.model().device().clone(),
     }];
     if let Some(p) = plain {
         engines.push(CandleEngine {
             name: "candle-plain".into(),
             label: format!("{}, fast paths off", candle_label(p.model().device())),
             pass: pass(p, batches),
+            device: p.model().device().clone(),
         });
     }
     Ok(CandleTask {
@@ -460,6 +474,7 @@ pub fn cross_task<'a>(
         engines: vec![CandleEngine {
             name: "candle".into(),
             label: candle_label(device),
+            device: device.clone(),
             pass: Box::new(move || {
                 for b in &batches {
                     let refs: Vec<&Tokens> = b.iter().collect();
@@ -603,6 +618,7 @@ pub fn colbert_tasks<'a>(
         engines: vec![CandleEngine {
             name: "candle".into(),
             label: candle_label(device),
+            device: device.clone(),
             pass: {
                 let (d, k, batch) = (docs.clone(), keep.clone(), s.batch);
                 Box::new(move || colbert_doc_vectors(&forward, &d, &k, batch).map(drop))
@@ -630,6 +646,7 @@ pub fn colbert_tasks<'a>(
         engines: vec![CandleEngine {
             name: "candle".into(),
             label: candle_label(device),
+            device: device.clone(),
             pass: Box::new(move || {
                 for q in &query_vectors {
                     stacked(q)?;
@@ -778,6 +795,9 @@ pub struct TaskReport {
 pub struct BenchReport {
     /// The model folder.
     pub model: String,
+    /// Where candle (and the Python engines) ran: `cpu`, or `cuda:N` ([`BenchReport::on_device`]).
+    /// Shares of the peak are of the CPU's, so they are reported on the CPU only.
+    pub device: String,
     /// The settings.
     pub settings: BenchSettings,
     /// The machine.
@@ -819,6 +839,9 @@ pub struct PythonSide {
     pub engines: Vec<String>,
     /// Extra environment of the Python process (the forced-AVX2 switches).
     pub env: Vec<(String, String)>,
+    /// Where PyTorch runs (`--device` of the scripts): `cpu`, or `cuda:N` when candle runs on that
+    /// GPU ([`PythonSide::on_device`]), so that both sides run on the same device.
+    pub device: String,
 }
 
 impl PythonSide {
@@ -849,7 +872,18 @@ impl PythonSide {
             script: script.to_owned(),
             engines,
             env,
+            device: "cpu".to_owned(),
         }
+    }
+
+    /// PyTorch on candle's `device`: the same GPU (`cuda:N`, timed to its completion there), or
+    /// the CPU.
+    pub fn on_device(mut self, device: &candle_core::Device) -> Self {
+        self.device = match device.location() {
+            candle_core::DeviceLocation::Cuda { gpu_id } => format!("cuda:{gpu_id}"),
+            _ => "cpu".to_owned(),
+        };
+        self
     }
 }
 
@@ -889,6 +923,8 @@ impl PythonServer {
             .arg(threads.to_string())
             .arg("--engines")
             .arg(side.engines.join(","))
+            .arg("--device")
+            .arg(&side.device)
             .envs(side.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -1003,6 +1039,7 @@ impl BenchReport {
             cpu_before: cpu_times(),
             cpu_after: None,
             model: model.display().to_string(),
+            device: "cpu".to_owned(),
             settings: settings.clone(),
             machine,
             python: None,
@@ -1085,7 +1122,7 @@ impl BenchReport {
                 ));
             }
             for e in &mut task.engines {
-                (e.pass)()?; // warm-up (the Python engines warmed up before their ready line)
+                e.run_synced()?; // warm-up (the Python engines warmed up before their ready line)
             }
             let mut seconds: Vec<Vec<f64>> = vec![Vec::new(); task.engines.len() + python_engines.len()];
             for _ in 0..s.pairs {
@@ -1096,7 +1133,7 @@ impl BenchReport {
                     let secs = match engine {
                         Timed::Candle(e) => {
                             let t = Instant::now();
-                            (e.pass)()?;
+                            e.run_synced()?;
                             t.elapsed().as_secs_f64()
                         }
                         Timed::Python(e) => match server.as_mut() {
@@ -1238,6 +1275,18 @@ impl BenchReport {
         }
     }
 
+    /// The engines run on `device`; on a GPU, a note says that the machine report and the peak are
+    /// the CPU's, and the lines give GFLOP/s without a share of that peak.
+    pub fn on_device(&mut self, device: &candle_core::Device) {
+        if let candle_core::DeviceLocation::Cuda { gpu_id } = device.location() {
+            self.device = format!("cuda:{gpu_id}");
+            self.notes.push(format!(
+                "candle and PyTorch run on cuda:{gpu_id}: the machine report and its peak are the CPU's, so \
+                 no share of a peak is given"
+            ));
+        }
+    }
+
     /// Reads the load average at the end.
     pub fn finish(&mut self) {
         self.load_after = loadavg();
@@ -1300,8 +1349,22 @@ impl BenchReport {
                 }
             }
             for e in &t.engines {
+                let share = if self.device == "cpu" {
+                    format!(
+                        " = {:.1}% of {:.1} GFLOP/s{} [{}]",
+                        100.0 * e.share_of_peak,
+                        e.peak_gflops,
+                        match (e.share_of_measured, e.measured_gflops) {
+                            (Some(x), Some(m)) => format!(", {:.1}% of the measured {m:.1}", 100.0 * x),
+                            _ => String::new(),
+                        },
+                        e.path
+                    )
+                } else {
+                    format!(" [{}]", self.device)
+                };
                 lines.push(format!(
-                    "  {}: {:.2} {}/s median (best {:.2}){} = {:.1} GFLOP/s = {:.1}% of {:.1} GFLOP/s{} [{}]{}{}",
+                    "  {}: {:.2} {}/s median (best {:.2}){} = {:.1} GFLOP/s{share}{}{}",
                     e.label,
                     e.median_per_s,
                     sp.unit,
@@ -1309,13 +1372,6 @@ impl BenchReport {
                     e.median_tokens_per_s
                         .map_or(String::new(), |x| format!(", {x:.0} real tokens/s")),
                     e.median_gflops,
-                    100.0 * e.share_of_peak,
-                    e.peak_gflops,
-                    match (e.share_of_measured, e.measured_gflops) {
-                        (Some(x), Some(m)) => format!(", {:.1}% of the measured {m:.1}", 100.0 * x),
-                        _ => String::new(),
-                    },
-                    e.path,
                     e.max_abs_diff
                         .map_or(String::new(), |d| format!("; outputs max |Δ| vs candle {d:.1e}")),
                     e.min_cosine.map_or(String::new(), |c| format!(
@@ -1359,8 +1415,9 @@ pub fn run(
 ) -> Result<Vec<String>> {
     s.validate()?;
     let machine = Machine::detect(s.threads);
-    let side = python.map(|p| PythonSide::new(p, script, s, &machine));
+    let side = python.map(|p| PythonSide::new(p, script, s, &machine).on_device(device));
     let mut report = BenchReport::begin(model, s, machine);
+    report.on_device(device);
     let enc = load_encoder(model, device, s)?;
     let plain = plain_encoder(&enc, s)?;
     let task = encode_task(&enc, plain.as_ref(), s)?;

@@ -224,6 +224,7 @@ pub fn task(setup: &StepSetup) -> Result<CandleTask<'_>> {
         engines: vec![CandleEngine {
             name: "candle".into(),
             label: candle_label(&setup.device),
+            device: setup.device.clone(),
             pass: Box::new(move || {
                 let grads = net.loss(&batch, true)?.backward()?;
                 adamw.step(&grads, 2e-5)

@@ -339,6 +339,7 @@ fn linear_task<'a>(shape: &GemmShape, seed: u64, device: &Device, repeats: usize
         CandleEngine {
             name: "candle".into(),
             label: format!("{label}: {}", shape.call.describe()),
+            device: device.clone(),
             pass: {
                 let (x, wt, b) = (x.clone(), wt.clone(), b.clone());
                 Box::new(move || {
@@ -352,6 +353,7 @@ fn linear_task<'a>(shape: &GemmShape, seed: u64, device: &Device, repeats: usize
         CandleEngine {
             name: "candle-matmul".into(),
             label: format!("{label}: candle matmul x·wt, no bias"),
+            device: device.clone(),
             pass: Box::new(move || {
                 for _ in 0..repeats {
                     x.matmul(&wt)?;
@@ -421,6 +423,7 @@ fn attention_task<'a>(
         CandleEngine {
             name: "candle".into(),
             label: format!("{label}: {}", shape.call.describe()),
+            device: device.clone(),
             pass: Box::new(move || {
                 for _ in 0..repeats {
                     kernels::fused_attention(&qkv, &mask, b, t, heads, d)?;
@@ -431,6 +434,7 @@ fn attention_task<'a>(
         CandleEngine {
             name: "candle-matmul".into(),
             label: format!("{label}: candle batched matmuls, no softmax"),
+            device: device.clone(),
             pass: Box::new(move || {
                 for _ in 0..repeats {
                     q.matmul(&k.t()?)?.matmul(&v)?;

@@ -432,6 +432,7 @@ pub fn real_task<'a>(
         engines: vec![CandleEngine {
             name: "candle".into(),
             label: candle_label(enc.model().device()),
+            device: enc.model().device().clone(),
             pass: Box::new(move || {
                 let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
                 enc.embed(&refs).map(drop)
