@@ -879,11 +879,16 @@ impl PythonSide {
     /// PyTorch on candle's `device`: the same GPU (`cuda:N`, timed to its completion there), or
     /// the CPU.
     pub fn on_device(mut self, device: &candle_core::Device) -> Self {
-        self.device = match device.location() {
-            candle_core::DeviceLocation::Cuda { gpu_id } => format!("cuda:{gpu_id}"),
-            _ => "cpu".to_owned(),
-        };
+        self.device = device_name(device);
         self
+    }
+}
+
+/// `device` as PyTorch and the report name it: `cpu`, or `cuda:N`.
+fn device_name(device: &candle_core::Device) -> String {
+    match device.location() {
+        candle_core::DeviceLocation::Cuda { gpu_id } => format!("cuda:{gpu_id}"),
+        _ => "cpu".to_owned(),
     }
 }
 
@@ -1278,11 +1283,12 @@ impl BenchReport {
     /// The engines run on `device`; on a GPU, a note says that the machine report and the peak are
     /// the CPU's, and the lines give GFLOP/s without a share of that peak.
     pub fn on_device(&mut self, device: &candle_core::Device) {
-        if let candle_core::DeviceLocation::Cuda { gpu_id } = device.location() {
-            self.device = format!("cuda:{gpu_id}");
+        self.device = device_name(device);
+        if self.device != "cpu" {
             self.notes.push(format!(
-                "candle and PyTorch run on cuda:{gpu_id}: the machine report and its peak are the CPU's, so \
-                 no share of a peak is given"
+                "candle and PyTorch run on {}: the machine report and its peak are the CPU's, so no share \
+                 of a peak is given",
+                self.device
             ));
         }
     }
