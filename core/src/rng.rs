@@ -1,6 +1,17 @@
 //! A small seeded generator (SplitMix64) and a Fisher–Yates shuffle: splits must be the same on every
 //! platform and every version of every dependency, so they do not depend on `rand`'s algorithms.
 
+/// SplitMix64's increment of the state per output (the "golden gamma").
+pub const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// SplitMix64's output for a state (its finaliser).
+#[inline(always)]
+pub fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// SplitMix64 (Steele, Lea & Flood 2014).
 #[derive(Debug, Clone)]
 pub struct SplitMix64(u64);
@@ -13,11 +24,19 @@ impl SplitMix64 {
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0 = self.0.wrapping_add(GAMMA);
+        mix(self.0)
+    }
+
+    /// The state: the `i`-th output from here (1-based) is `mix(state + i · GAMMA)`, so a stream
+    /// can be drawn in independent pieces ([`SplitMix64::skip`] then moves past them).
+    pub fn state(&self) -> u64 {
+        self.0
+    }
+
+    /// Moves past `n` outputs, as `n` calls of [`SplitMix64::next_u64`] would.
+    pub fn skip(&mut self, n: u64) {
+        self.0 = self.0.wrapping_add(GAMMA.wrapping_mul(n));
     }
 
     /// Uniform in `0..n` (Lemire's multiply-shift; the bias for n ≪ 2^64 is negligible).
@@ -56,5 +75,19 @@ mod tests {
         let mut again: Vec<u32> = (0..100).collect();
         SplitMix64::new(42).shuffle(&mut again);
         assert_eq!(v, again);
+    }
+
+    #[test]
+    fn the_stream_in_pieces_is_the_stream() {
+        let mut a = SplitMix64::new(0xDEAD_BEEF);
+        let seq: Vec<u64> = (0..10).map(|_| a.next_u64()).collect();
+        let mut b = SplitMix64::new(0xDEAD_BEEF);
+        let s = b.state();
+        let pieces: Vec<u64> = (1..=10u64)
+            .map(|i| mix(s.wrapping_add(GAMMA.wrapping_mul(i))))
+            .collect();
+        assert_eq!(seq, pieces);
+        b.skip(10);
+        assert_eq!(a.next_u64(), b.next_u64());
     }
 }

@@ -6,7 +6,9 @@
 //! trainer before every step ([`reseed`]), so step `n` of a resumed run sees the same masks as step `n`
 //! of an uninterrupted one.
 //!
-//! On the CPU the masks are drawn by that generator, value by value. On a GPU they are drawn there
+//! On the CPU the masks are that generator's next draws, value by value (`u ≥ p` keeps a value):
+//! SplitMix64 is counter-based, so the draws are computed vectorised and split across the cores
+//! ([`crate::encoder::kernels::keep_mask`]), the same mask as one draw after another. On a GPU they are drawn there
 //! (candle's `Tensor::rand`, cuRAND on CUDA), from the device's generator seeded once per step with a
 //! draw of this one, instead of drawing every value of every activation's and attention
 //! probability's mask on the host (about 100 million a MiniLM step at 128 tokens and batch 56) and
@@ -70,7 +72,9 @@ impl Dropout {
         let n = x.elem_count();
         let keep: Vec<bool> = RNG.with(|r| {
             let mut r = r.borrow_mut();
-            (0..n).map(|_| r.unit_f64() >= p).collect()
+            let state = r.state();
+            r.skip(n as u64);
+            crate::encoder::kernels::keep_mask(state, p, n)
         });
         if x.device().is_cpu() && x.dtype() == candle_core::DType::F32 {
             let op = DropoutOp {

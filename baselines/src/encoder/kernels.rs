@@ -769,6 +769,46 @@ fn gelu_grad_slice_generic(x: &[f32], dy: &[f32], out: &mut [f32]) {
     }
 }
 
+simd_kernel! {
+    /// `out[i] ← (mix(state + (i + 1) · γ) >> 11) ≥ threshold`: the keep decisions of the SplitMix64
+    /// draws that follow `state`, value by value as [`crate::encoder::dropout`] draws them.
+    #[allow(dead_code)] // [`keep_mask_on`] passes its path to `keep_mask_slice_on`
+    fn keep_mask_slice / keep_mask_slice_on(state: u64, threshold: u64, out: &mut [bool]) => keep_mask_slice_generic
+}
+
+#[inline(always)]
+fn keep_mask_slice_generic(state: u64, threshold: u64, out: &mut [bool]) {
+    use lexbench_core::rng::{GAMMA, mix};
+    for (i, o) in out.iter_mut().enumerate() {
+        let s = state.wrapping_add(GAMMA.wrapping_mul(i as u64 + 1));
+        *o = (mix(s) >> 11) >= threshold;
+    }
+}
+
+/// Dropout's keep mask of `n` values from a SplitMix64 at `state` (the generator then moves past `n`
+/// outputs: [`lexbench_core::rng::SplitMix64::skip`]): value `i` is kept when the `(i + 1)`-th draw's
+/// [`lexbench_core::rng::SplitMix64::unit_f64`] is at least `p`, compared as integers (`u ≥ p` ⟺
+/// `⌊draw / 2¹¹⌋ ≥ ⌈p · 2⁵³⌉`, exact), vectorised and split across the cores (the stream is
+/// counter-based: each piece starts from its own offset). The same mask as drawing value by value.
+pub fn keep_mask(state: u64, p: f64, n: usize) -> Vec<bool> {
+    keep_mask_on(kernel_path(), state, p, n)
+}
+
+/// [`keep_mask`] on `path`.
+pub fn keep_mask_on(path: KernelPath, state: u64, p: f64, n: usize) -> Vec<bool> {
+    use lexbench_core::rng::GAMMA;
+    let threshold = (p.clamp(0.0, 1.0) * (1u64 << 53) as f64).ceil() as u64;
+    let mut out = vec![false; n];
+    let per = n.div_ceil(threads()).max(1 << 16);
+    std::thread::scope(|scope| {
+        for (c, os) in out.chunks_mut(per).enumerate() {
+            let start = state.wrapping_add(GAMMA.wrapping_mul((c * per) as u64));
+            scope.spawn(move || keep_mask_slice_on(path, start, threshold, os));
+        }
+    });
+    out
+}
+
 /// Applies `f(a[i], b[i]) → out[i]` over slices split across the cores (at least 64k values each).
 fn map2_par(a: &[f32], b: &[f32], f: fn(&[f32], &[f32], &mut [f32])) -> Vec<f32> {
     let mut out = vec![0f32; a.len()];
@@ -1327,6 +1367,37 @@ mod tests {
             err.contains("\"sse\"") && err.contains("avx512, avx2 or scalar"),
             "{err}"
         );
+    }
+
+    /// The vectorised, split keep mask is the value-by-value draw (`unit_f64() ≥ p`) on every path
+    /// the CPU has, across the pieces' seams (over 2 × 64k values), for drop rates whose `p · 2⁵³`
+    /// is and is not an integer.
+    #[test]
+    fn the_keep_mask_is_the_value_by_value_draw() {
+        use lexbench_core::rng::SplitMix64;
+        let paths: Vec<KernelPath> = [KernelPath::Scalar, KernelPath::Avx2, KernelPath::Avx512]
+            .into_iter()
+            .filter(|&p| p <= KernelPath::detect())
+            .collect();
+        for (n, p, seed) in [
+            (1, 0.1, 3),
+            (67, 0.25, 4),
+            (1000, 1.0 / 3.0, 5),
+            (140_001, 0.1, 6),
+            (200_003, 0.5, 7),
+        ] {
+            let mut r = SplitMix64::new(seed);
+            let state = r.state();
+            let want: Vec<bool> = (0..n).map(|_| r.unit_f64() >= p).collect();
+            for &path in &paths {
+                assert_eq!(keep_mask_on(path, state, p, n), want, "{path:?}, n {n}, p {p}");
+            }
+            let dropped = want.iter().filter(|&&k| !k).count() as f64 / n as f64;
+            assert!(
+                n < 1000 || (dropped - p).abs() < 0.01,
+                "drop share {dropped} for p {p}"
+            );
+        }
     }
 
     #[test]

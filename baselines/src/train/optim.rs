@@ -474,6 +474,44 @@ mod tests {
         Ok(())
     }
 
+    /// candle's backward as lexbench patches it (vendor/candle-core/LEXBENCH.md): the first gradient
+    /// reaching a tensor is stored as it is, so `a` and `b` of `(a + b)·w` share one gradient tensor,
+    /// where the published crate added it into two fresh tensors of zeros. The values are the same,
+    /// and the in-place update, which reads gradients only, leaves the shared one as it was.
+    #[test]
+    fn the_first_gradient_is_stored_not_added_into_zeros() -> Result<()> {
+        let a = Var::new(&[1f32, 2.0, 3.0], &Device::Cpu)?;
+        let b = Var::new(&[0.5f32, -1.0, 2.0], &Device::Cpu)?;
+        let w = Tensor::new(&[1f32, -2.0, 4.0], &Device::Cpu)?;
+        let loss = ((a.as_tensor() + b.as_tensor())? * &w)?.sum_all()?;
+        let grads = loss.backward()?;
+        let ga = grads.get(a.as_tensor()).expect("a has a gradient");
+        let gb = grads.get(b.as_tensor()).expect("b has a gradient");
+        assert_eq!(ga.to_vec1::<f32>()?, [1.0, -2.0, 4.0]);
+        assert_eq!(gb.to_vec1::<f32>()?, [1.0, -2.0, 4.0]);
+        let shared = {
+            let (sa, _) = ga.storage_and_layout();
+            let (sb, _) = gb.storage_and_layout();
+            std::ptr::eq(&*sa, &*sb)
+        };
+        assert!(
+            shared,
+            "candle-core is not the patched copy (Cargo.toml's [patch.crates-io] → vendor/candle-core)"
+        );
+        let mut opt = AdamW::new(
+            vec![("a".into(), a.clone()), ("b".into(), b.clone())],
+            AdamWConfig::default(),
+        )?;
+        opt.step(&grads, 1e-3)?;
+        assert_eq!(
+            gb.to_vec1::<f32>()?,
+            [1.0, -2.0, 4.0],
+            "a gradient changed by the update"
+        );
+        assert_ne!(a.as_tensor().to_vec1::<f32>()?, [1.0, 2.0, 3.0], "a moved");
+        Ok(())
+    }
+
     /// A variable's gradient can carry an op graph (here `a`'s is `grad · b`, `b` a variable); the
     /// moments must not keep it, or every step's graph stays alive through them.
     #[test]
