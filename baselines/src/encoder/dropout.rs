@@ -8,12 +8,12 @@
 //!
 //! On the CPU the masks are that generator's next draws, value by value (`u ≥ p` keeps a value):
 //! SplitMix64 is counter-based, so the draws are computed vectorised and split across the cores
-//! ([`crate::encoder::kernels::keep_mask`]), the same mask as one draw after another. On a GPU they are drawn there
-//! (candle's `Tensor::rand`, cuRAND on CUDA), from the device's generator seeded once per step with a
-//! draw of this one, instead of drawing every value of every activation's and attention
-//! probability's mask on the host (about 100 million a MiniLM step at 128 tokens and batch 56) and
-//! copying it over. A GPU run is then reproducible on that GPU, for a seed and a
-//! resume, but its masks are not the CPU's.
+//! ([`crate::encoder::kernels::keep_mask`]), the same mask as one draw after another. On a GPU they
+//! are drawn there (candle's `Tensor::rand`, cuRAND on CUDA), from the device's generator seeded once
+//! per step with a draw of this one, instead of drawing every value of every activation's and
+//! attention probability's mask on the host (about 100 million a MiniLM step at 128 tokens and batch
+//! 56) and copying it over. A GPU run is then reproducible on that GPU, for a seed and a resume, but
+//! its masks are not the CPU's.
 
 use std::cell::RefCell;
 
