@@ -1369,6 +1369,49 @@ mod tests {
         );
     }
 
+    /// candle's batched matmul spreads a batch of small products over the cores
+    /// (`vendor/candle-core/LEXBENCH.md`): each batch element is still the product computed alone,
+    /// bit for bit, for attention's shapes with contiguous and transposed operands, four-dimensional
+    /// batches (sequence, head) and more batch elements than threads.
+    #[test]
+    fn a_batch_of_small_products_is_each_product_alone() -> Result<()> {
+        let dev = Device::Cpu;
+        let values =
+            |n: usize, seed: f32| -> Vec<f32> { (0..n).map(|i| (i as f32 * 0.37 + seed).sin()).collect() };
+        let bits = |t: &Tensor| -> Result<Vec<u32>> {
+            Ok(t.flatten_all()?
+                .to_vec1::<f32>()?
+                .iter()
+                .map(|v| v.to_bits())
+                .collect())
+        };
+        let (b, h, s, d) = (5, 3, 19, 8);
+        let q = Tensor::from_vec(values(b * h * s * d, 0.1), (b, h, s, d), &dev)?;
+        let k = Tensor::from_vec(values(b * h * s * d, 0.7), (b, h, s, d), &dev)?;
+        let p = Tensor::from_vec(values(b * h * s * s, 1.3), (b, h, s, s), &dev)?;
+        // (what, left operand, right operand): each batched, and each element's product alone.
+        let cases = [
+            ("q·kᵀ", q.clone(), k.t()?),
+            ("p·v", p.clone(), k.clone()),
+            ("pᵀ·q", p.t()?, q.clone()),
+            ("qᵀ·k", q.t()?, k),
+        ];
+        for (what, left, right) in &cases {
+            let batched = left.matmul(right)?;
+            for i in 0..b {
+                for j in 0..h {
+                    let alone = left.get(i)?.get(j)?.matmul(&right.get(i)?.get(j)?)?;
+                    assert_eq!(
+                        bits(&batched.get(i)?.get(j)?)?,
+                        bits(&alone)?,
+                        "{what}, batch element ({i}, {j})"
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The vectorised, split keep mask is the value-by-value draw (`unit_f64() ≥ p`) on every path
     /// the CPU has, across the pieces' seams (over 2 × 64k values), for drop rates whose `p · 2⁵³`
     /// is and is not an integer.

@@ -1499,6 +1499,47 @@ impl Map2 for MatMul {
             // over itself, so a stride-zero batch on lhs goes through the loop below.
             (b, m, n, k)
         };
+        // lexbench: a batch of products each below gemm's threading threshold runs every gemm on
+        // one thread (gemm does not split them), so the whole batch ran on one core: attention's
+        // (sequence, head) products in training, forward and backward. Such batches are spread over
+        // the cores instead, one gemm per batch element, each single-threaded as it was; every
+        // product is computed exactly as before (`LEXBENCH.md`).
+        if b > 1 && num_threads > 1 && m * n * k < gemm::get_threading_threshold() {
+            let dst_addr = dst.as_mut_ptr() as usize;
+            crate::utils::barrier_pool().execute_chunked(b, |steps| {
+                for step in steps {
+                    let lhs_p = &lhs[step * a_skip..];
+                    let rhs_p = &rhs[step * b_skip..];
+                    // SAFETY: `dst` holds b * m * n values; batch element `step` writes only
+                    // its own m * n block at step * c_skip, and each step runs on one thread.
+                    unsafe {
+                        let dst_p = (dst_addr as *mut T).add(step * c_skip);
+                        gemm(
+                            m,
+                            n,
+                            k,
+                            dst_p,
+                            dst_cs as isize,
+                            dst_rs as isize,
+                            false,
+                            lhs_p.as_ptr(),
+                            lhs_cs as isize,
+                            lhs_rs as isize,
+                            rhs_p.as_ptr(),
+                            rhs_cs as isize,
+                            rhs_rs as isize,
+                            T::zero(),
+                            T::one(),
+                            false,
+                            false,
+                            false,
+                            Parallelism::None,
+                        )
+                    }
+                }
+            });
+            return Ok(dst);
+        }
         for step in 0..b {
             let lhs_p = &lhs[step * a_skip..];
             let rhs_p = &rhs[step * b_skip..];
