@@ -49,6 +49,8 @@ pub struct TrainRequest {
     pub run: Vec<String>,
     /// No progress bar.
     pub quiet: bool,
+    /// Also checkpoint within an epoch this often (`None`: at epochs' ends and before validating).
+    pub checkpoint_every: Option<std::time::Duration>,
 }
 
 /// The experiment of `request`: the TOML file with the request's overrides, validated (every value
@@ -245,6 +247,7 @@ pub fn train_experiment(data: &DataDir, request: &TrainRequest, device: &Device)
     let opts = TrainOptions {
         progress: !request.quiet,
         restart: request.restart,
+        checkpoint_every: request.checkpoint_every,
         ..TrainOptions::default()
     };
     let root = request

@@ -899,6 +899,125 @@ fn ance_negatives_refresh_every_n_steps() -> TestResult {
     Ok(())
 }
 
+/// A run interrupted between two updates resumes from its last checkpoint within the epoch and ends
+/// as an uninterrupted one: the same parameters, losses, validation scores, log lines (timings
+/// aside) and files. Stops land after the first update, within the epoch, after its last update
+/// (trained, not yet validated: the checkpoint before validation) and within the second epoch; for
+/// plain DPR, for ANCE refreshing its negatives every update (the rankings the examples were drawn
+/// from travel with the checkpoint), and for CuSINeS with the model's own scores (the epoch's draws
+/// travel with it: the model at a resume is no longer the epoch's start).
+#[test]
+fn interrupted_within_an_epoch_resumes_to_the_uninterrupted_result() -> TestResult {
+    let base = common::tiny_folder("train-within")?;
+    let data = scratch("within");
+    tiny_dataset(&data)?;
+    let mut ance = config("ance", &base, ModelKind::Ance);
+    ance.optim.lr = 2e-2;
+    ance.negatives.model_depth = 3;
+    // Refreshing every second update: a resume after an odd update draws from the saved rankings.
+    ance.negatives.model_refresh_steps = 2;
+    let mut cusines = config("cusines", &base, ModelKind::Dpr);
+    cusines.negatives = NegativesConfig {
+        curriculum: 3,
+        ..NegativesConfig::default()
+    };
+    cusines.curriculum = Some(CurriculumConfig::default());
+    let dpr = config("dpr", &base, ModelKind::Dpr);
+    let timeless = |p: &Path| -> Result<Vec<serde_json::Value>, Box<dyn std::error::Error>> {
+        let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let mut out = Vec::new();
+        for l in text.lines() {
+            let mut v: serde_json::Value = serde_json::from_str(l)?;
+            if let Some(o) = v.as_object_mut() {
+                o.retain(|k, _| !k.ends_with("_s") && k != "examples_per_s");
+            }
+            out.push(v);
+        }
+        Ok(out)
+    };
+    let files = |dir: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir.join("checkpoints"))
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    for cfg in [dpr, ance, cusines] {
+        cfg.validate()?;
+        let name = cfg.name.clone();
+        let whole = data.join("models").join(format!("{name}-whole"));
+        let a = train(&cfg, &data, &whole, &Device::Cpu, &TrainOptions::default())?;
+        let n = a.epochs[0].steps as u64;
+        assert!(n >= 3, "{name}: {n} updates an epoch");
+        let parts = data.join("models").join(format!("{name}-parts"));
+        for stop in [1, n - 1, n, n + 1] {
+            let opts = TrainOptions {
+                stop_after_step: Some(stop),
+                ..TrainOptions::default()
+            };
+            let s = train(&cfg, &data, &parts, &Device::Cpu, &opts)?;
+            assert!(!s.finished, "{name}: stopped after update {stop}");
+            // The checkpoint within the epoch is the only one after the last epoch's.
+            let steps: Vec<String> = files(&parts)
+                .into_iter()
+                .filter(|f| f.starts_with("step-"))
+                .collect();
+            assert_eq!(steps, vec![format!("step-{stop}")], "{name}");
+            let st: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(
+                parts
+                    .join("checkpoints")
+                    .join(format!("step-{stop}"))
+                    .join("state.json"),
+            )?)?;
+            let batches = if stop > n { stop - n } else { stop };
+            assert_eq!(st["within"]["batches"], batches, "{name}: {st}");
+            // As if killed later, before the next checkpoint: the log holds lines past this one (the
+            // uninterrupted run's rest: updates, refreshes, evaluations). The resumed run drops them.
+            let log = std::fs::read_to_string(whole.join("train_log.jsonl"))?;
+            let at = log
+                .lines()
+                .position(|l| {
+                    let v: serde_json::Value = serde_json::from_str(l).unwrap_or_default();
+                    v["step"] == stop && v.get("loss").is_some()
+                })
+                .ok_or("update line")?;
+            let rest: String = log.lines().skip(at + 1).map(|l| format!("{l}\n")).collect();
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(parts.join("train_log.jsonl"))?;
+            std::io::Write::write_all(&mut f, rest.as_bytes())?;
+        }
+        let b = train(&cfg, &data, &parts, &Device::Cpu, &TrainOptions::default())?;
+        assert!(b.finished, "{name}");
+        assert_eq!(params_of(&whole, 2)?, params_of(&parts, 2)?, "{name}");
+        let facts = |s: &lexbench_baselines::train::Summary| {
+            s.epochs
+                .iter()
+                .map(|e| (e.steps, e.loss, e.val, e.curriculum.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(facts(&a), facts(&b), "{name}");
+        assert_eq!((a.best_epoch, a.best_val), (b.best_epoch, b.best_val), "{name}");
+        assert_eq!(
+            timeless(&whole.join("train_log.jsonl"))?,
+            timeless(&parts.join("train_log.jsonl"))?,
+            "{name}: the log"
+        );
+        // No step checkpoint is left once the epochs' checkpoints supersede them.
+        assert_eq!(files(&whole), files(&parts), "{name}");
+        assert!(
+            files(&parts).iter().all(|f| !f.starts_with("step-")),
+            "{name}: {:?}",
+            files(&parts)
+        );
+    }
+    Ok(())
+}
+
 #[test]
 fn exported_models_rank_as_in_training() -> TestResult {
     use lexbench_baselines::encoder::EncodeOptions;

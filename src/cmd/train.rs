@@ -54,6 +54,11 @@ pub struct TrainArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Also checkpoint within an epoch every M minutes (`0`: only at an epoch's end and before its
+    /// validation). An interrupted run resumes from the latest checkpoint, within the epoch, and
+    /// ends as an uninterrupted one would.
+    #[arg(long, value_name = "M", default_value_t = 10.0, value_parser = minutes_arg, allow_negative_numbers = true)]
+    pub checkpoint_minutes: f64,
     #[command(flatten)]
     pub device: DeviceArg,
 }
@@ -110,6 +115,14 @@ fn epochs_arg(s: &str) -> std::result::Result<usize, String> {
     }
 }
 
+/// `--checkpoint-minutes M`: a finite number ≥ 0 (fractions allowed) of at most a week.
+fn minutes_arg(s: &str) -> std::result::Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(m) if (0.0..=7.0 * 24.0 * 60.0).contains(&m) => Ok(m),
+        _ => Err("must be a number of minutes from 0 to 10080 (a week)".into()),
+    }
+}
+
 /// `KEY=VALUE` of `--set`.
 fn key_value(s: &str) -> std::result::Result<(String, String), String> {
     match s.split_once('=') {
@@ -133,6 +146,8 @@ pub fn cmd_train(data: &DataDir, args: &TrainArgs) -> Result<ExitCode> {
         restart: args.restart,
         run: args.run.clone(),
         quiet: args.quiet,
+        checkpoint_every: (args.checkpoint_minutes > 0.0)
+            .then(|| std::time::Duration::from_secs_f64(args.checkpoint_minutes * 60.0)),
     };
     let device = args.device.device()?;
     match train_experiment(data, &request, &device)? {

@@ -1671,6 +1671,16 @@ fn second_probe_training_settings() {
             "must be an integer from 1 to 1000",
         ),
         (
+            "--checkpoint-minutes -1",
+            vec!["train", &dpr, "--checkpoint-minutes", "-1"],
+            "must be a number of minutes from 0 to 10080",
+        ),
+        (
+            "--checkpoint-minutes nan",
+            vec!["train", &dpr, "--checkpoint-minutes", "nan"],
+            "must be a number of minutes from 0 to 10080",
+        ),
+        (
             "--set optim.lr=-1",
             vec!["train", &dpr, "--set", "optim.lr=-1"],
             "optim.lr = -1: must be a finite number > 0",

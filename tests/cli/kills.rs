@@ -442,6 +442,9 @@ fn train_args(base: &Path, out: &Path) -> Vec<String> {
         "--set",
         "data.max_doc_len=32",
         "--quiet",
+        // A checkpoint within the epoch every 30 ms: kills land between updates too.
+        "--checkpoint-minutes",
+        "0.0005",
     ]
     .map(str::to_owned)
     .to_vec()
@@ -497,6 +500,8 @@ enum Trained {
     Started,
     /// Checkpoints up to this epoch: the next run resumes after it.
     Checkpoint(usize),
+    /// A checkpoint within an epoch, after this update: the next run resumes from it.
+    Within(u64),
     /// Training had ended: the summary says finished.
     Complete,
 }
@@ -521,8 +526,28 @@ fn train_state(out: &Path, reference: &Path) -> Result<Trained, String> {
     };
     let read = |p: &Path| std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()));
     let mut latest = 0;
+    let mut within = None;
     for dir in visible(&out.join("checkpoints")) {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if let Some(step) = name.strip_prefix("step-") {
+            // Within an epoch: no uninterrupted run keeps one to compare with; it must load whole.
+            let step: u64 = step
+                .parse()
+                .map_err(|_| format!("{}: not a checkpoint", dir.display()))?;
+            let state: State = lexbench_core::io::read_json(&dir.join("state.json"))
+                .map_err(|e| format!("checkpoint after update {step} without its state: {e}"))?;
+            if state.step != step || state.within.is_none() {
+                return Err(format!("checkpoint step-{step} says {state:?}"));
+            }
+            for f in visible(&dir) {
+                if f.extension().is_some_and(|x| x == "safetensors") {
+                    load_tensors(&f, &lexbench_baselines::Device::Cpu).map_err(|e| e.to_string())?;
+                }
+            }
+            read(&dir.join("epoch-inputs.json"))?;
+            within = within.max(Some(step));
+            continue;
+        }
         let epoch: usize = name
             .strip_prefix("epoch-")
             .and_then(|n| n.parse().ok())
@@ -549,7 +574,9 @@ fn train_state(out: &Path, reference: &Path) -> Result<Trained, String> {
         }
         latest = latest.max(epoch);
     }
-    if latest > 0 && read(&out.join("config.toml"))? != read(&reference.join("config.toml"))? {
+    if (latest > 0 || within.is_some())
+        && read(&out.join("config.toml"))? != read(&reference.join("config.toml"))?
+    {
         return Err("config.toml is not the configuration of the checkpoints".into());
     }
     let model = out.join("model");
@@ -577,10 +604,10 @@ fn train_state(out: &Path, reference: &Path) -> Result<Trained, String> {
         }
         return Ok(Trained::Complete);
     }
-    Ok(if latest > 0 {
-        Trained::Checkpoint(latest)
-    } else {
-        Trained::Started
+    Ok(match within {
+        Some(step) => Trained::Within(step),
+        None if latest > 0 => Trained::Checkpoint(latest),
+        None => Trained::Started,
     })
 }
 
@@ -639,6 +666,7 @@ fn killed_training_resumes_to_the_uninterrupted_result() {
             let left = train_state(&out, &reference)?;
             let key = match left {
                 Trained::Checkpoint(_) => "checkpoint".to_owned(),
+                Trained::Within(_) => "within an epoch".to_owned(),
                 other => format!("{other:?}").to_lowercase(),
             };
             *seen.entry(key).or_default() += 1;

@@ -504,6 +504,11 @@ impl Objective for QabisarObjective {
         self.model.loss(split, batch, step)
     }
 
+    /// The query nodes refreshed at an epoch's start are not in the checkpoint.
+    fn resumes_within_epoch(&self) -> bool {
+        false
+    }
+
     fn export(&self, _state: &State) -> Result<()> {
         std::fs::create_dir_all(&self.dir).map_err(io_err(&self.dir))?;
         self.model.gnn_store.save(&self.dir.join("model.safetensors"))?;

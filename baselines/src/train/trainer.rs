@@ -7,7 +7,8 @@
 //! Determinism: every random choice is drawn from a stream named by a [`SeedPurpose`] and derived from
 //! `(seed, purpose, epoch or step)` — the epoch's example order and negatives, each step's dropout
 //! masks, CuSINeS's draws — so nothing but the parameters and the optimisers' moments has to be saved
-//! for a resumed run to continue exactly as an uninterrupted one would. Whatever an objective computes
+//! for a resumed run to continue exactly as an uninterrupted one would — from an epoch's end or from
+//! between two of its updates. Whatever an objective computes
 //! from the model at an epoch's start (ANCE's negatives, CuSINeS's dynamic scores, QABISAR's query
 //! features) comes from the model as it was at the end of the previous epoch, i.e. its checkpoint.
 //!
@@ -17,6 +18,10 @@
 //! train_log.jsonl                 one line per update (loss, lr, gradient norm, examples/s), per evaluation,
 //!                                 and per epoch what CuSINeS's curriculum drew (`"event": "curriculum"`)
 //! checkpoints/epoch-N/            params (the objective's files), optimizer[-G].safetensors, state.json
+//! checkpoints/step-S/             the same after update S within an epoch, with epoch-inputs.json (what
+//!                                 the epoch's examples were drawn from): written every
+//!                                 `TrainOptions::checkpoint_every` and before each validation, the
+//!                                 latest kept until the epoch's checkpoint supersedes it
 //! checkpoints/ance-negatives-epoch-N.json   model-mined negatives used in epoch N (ANCE), and with
 //!                                 `negatives.model_refresh_steps`, `ance-negatives-epoch-N-step-S.json`:
 //!                                 those mined again before update S + 1
@@ -51,6 +56,12 @@ pub struct TrainOptions {
     pub stop_after_epoch: Option<usize>,
     /// Ignore existing checkpoints and start over.
     pub restart: bool,
+    /// Also checkpoint within an epoch once this long has passed since the last checkpoint (`None`:
+    /// only at an epoch's end and before its validation). Results do not depend on it.
+    pub checkpoint_every: Option<std::time::Duration>,
+    /// Stop (as if interrupted) after this many updates in total, with a checkpoint there; a later
+    /// call resumes from it.
+    pub stop_after_step: Option<u64>,
 }
 
 /// One epoch's facts (in `summary.json`).
@@ -91,26 +102,102 @@ pub struct State {
     pub zero_shot_val: Option<f64>,
     /// Per epoch.
     pub epochs: Vec<EpochStats>,
+    /// In a checkpoint taken between two updates (`step-S`): where epoch `epoch + 1` stands. `None`
+    /// at an epoch's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within: Option<WithinEpoch>,
 }
+
+/// How far an epoch had gone when a checkpoint was taken within it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WithinEpoch {
+    /// Batches of the epoch done (all of them: trained, not yet validated).
+    pub batches: usize,
+    /// The sum of their losses.
+    pub loss_sum: f64,
+    /// Examples seen.
+    pub seen: usize,
+    /// Seconds spent training the epoch so far, over every run that trained it.
+    pub train_s: f64,
+    /// ANCE's mid-epoch refreshes of the model negatives done.
+    pub refreshes: u64,
+}
+
+/// What an epoch's examples were drawn from, saved with a checkpoint within it: a resumed run draws
+/// the same examples without the model as it was at the epoch's start.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EpochInputs {
+    /// The model's rankings the current examples were drawn with (ANCE; after any refresh).
+    rankings: Option<Rankings>,
+    /// CuSINeS's draws for the epoch.
+    draws: Option<CurriculumDraws>,
+    /// What the curriculum drew.
+    curriculum: Option<DrawStats>,
+}
+
+const EPOCH_INPUTS: &str = "epoch-inputs.json";
 
 /// The checkpoint folder of `epoch`.
 pub fn checkpoint_dir(out: &Path, epoch: usize) -> PathBuf {
     out.join("checkpoints").join(format!("epoch-{epoch}"))
 }
 
-fn latest_checkpoint(out: &Path) -> Option<usize> {
-    let entries = std::fs::read_dir(out.join("checkpoints")).ok()?;
-    entries
+/// The checkpoint folder taken after update `step`, within an epoch.
+fn step_dir(out: &Path, step: u64) -> PathBuf {
+    out.join("checkpoints").join(format!("step-{step}"))
+}
+
+/// The numbered checkpoint folders of `out` named `prefix`N that hold a state, by N.
+fn checkpoints_named(out: &Path, prefix: &str) -> Vec<(u64, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(out.join("checkpoints")) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(u64, PathBuf)> = entries
         .filter_map(|e| e.ok())
         .filter_map(|e| {
-            e.file_name()
+            let n = e
+                .file_name()
                 .to_str()?
-                .strip_prefix("epoch-")?
-                .parse::<usize>()
-                .ok()
+                .strip_prefix(prefix)?
+                .parse::<u64>()
+                .ok()?;
+            Some((n, e.path()))
         })
-        .filter(|&e| checkpoint_dir(out, e).join("state.json").is_file())
-        .max()
+        .filter(|(_, p)| p.join("state.json").is_file())
+        .collect();
+    found.sort();
+    found
+}
+
+/// The checkpoint to resume from: the latest epoch's, or a later one taken within the next epoch.
+fn latest_checkpoint(out: &Path) -> Result<Option<PathBuf>> {
+    let epoch = checkpoints_named(out, "epoch-").pop();
+    let Some((step, dir)) = checkpoints_named(out, "step-").pop() else {
+        return Ok(epoch.map(|(_, d)| d));
+    };
+    // A step checkpoint the epoch's checkpoint superseded (left by a run killed before removing it)
+    // is older than that epoch's end.
+    let st: State = lexbench_core::io::read_json(&dir.join("state.json"))?;
+    let done = epoch.as_ref().map_or(0, |(e, _)| *e as usize);
+    Ok(if st.within.is_some() && st.step == step && st.epoch >= done {
+        Some(dir)
+    } else {
+        epoch.map(|(_, d)| d)
+    })
+}
+
+/// Removes the step checkpoints other than `keep` (best effort: one left behind is older than the
+/// checkpoint just written and is never resumed from).
+fn remove_step_checkpoints(out: &Path, keep: Option<u64>) {
+    for (s, dir) in checkpoints_named(out, "step-") {
+        if Some(s) != keep
+            && let Err(e) = std::fs::remove_dir_all(&dir)
+        {
+            tracing::warn!("could not remove {}: {e}", dir.display());
+        }
+    }
 }
 
 /// Trainable variables with their own optimiser (its learning rate is the schedule's peak).
@@ -154,6 +241,12 @@ pub trait Objective {
     }
     /// Exports the current weights as the selected model of `state.best_epoch` (a trained epoch).
     fn export(&self, state: &State) -> Result<()>;
+    /// Whether a checkpoint within an epoch resumes exactly: `false` when [`Self::start_epoch`]
+    /// leaves state besides its rankings that the saved parameters cannot restore (QABISAR's query
+    /// nodes); such objectives are checkpointed at epochs' ends only.
+    fn resumes_within_epoch(&self) -> bool {
+        true
+    }
 }
 
 /// The negatives every objective draws from: static BM25 rankings and CuSINeS's curriculum.
@@ -213,29 +306,44 @@ struct Log {
 }
 
 impl Log {
-    /// Opens `out/train_log.jsonl` for appending; when resuming after `epoch`, drops the lines of
-    /// later (interrupted) epochs first, which the resumed run redoes; when starting over (no
-    /// checkpoint), drops every line: a run killed before its first checkpoint left lines (epoch 0's
-    /// evaluation, some updates) that this run writes again.
-    fn open(out: &Path, resumed_after: Option<usize>) -> Result<Self> {
+    /// Opens `out/train_log.jsonl` for appending. Resuming from `resumed`, it first drops the lines
+    /// the resumed run writes again: those of later epochs, and within an epoch checkpointed part-way
+    /// the updates after the checkpoint's, the refreshes from it on and the evaluation (the
+    /// epoch's curriculum line stays: its draws are not redone). Starting over (no checkpoint), it
+    /// drops every line: a run killed before its first checkpoint left lines (epoch 0's evaluation,
+    /// some updates) that this run writes again.
+    fn open(out: &Path, resumed: Option<&State>) -> Result<Self> {
         let path = out.join("train_log.jsonl");
-        if let Some(epoch) = resumed_after
+        if let Some(st) = resumed
             && let Ok(text) = std::fs::read_to_string(&path)
         {
+            let keep = |v: &serde_json::Value| -> bool {
+                let Some(ep) = v["epoch"].as_u64().map(|e| e as usize) else {
+                    return false;
+                };
+                if ep <= st.epoch {
+                    return true;
+                }
+                if ep > st.epoch + 1 || st.within.is_none() {
+                    return false;
+                }
+                let step = v["step"].as_u64();
+                match v["event"].as_str() {
+                    None => step.is_some_and(|s| s <= st.step),
+                    Some("curriculum") => true,
+                    Some("model_negatives") => step.is_some_and(|s| s < st.step),
+                    Some(_) => false,
+                }
+            };
             let kept: String = text
                 .lines()
-                .filter(|l| {
-                    serde_json::from_str::<serde_json::Value>(l)
-                        .ok()
-                        .and_then(|v| v["epoch"].as_u64())
-                        .is_some_and(|ep| ep as usize <= epoch)
-                })
+                .filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| keep(&v)))
                 .map(|l| format!("{l}\n"))
                 .collect();
             lexbench_core::io::write_atomic(&path, |w| w.write_all(kept.as_bytes()))?;
         }
         let mut options = std::fs::OpenOptions::new();
-        if resumed_after.is_some() {
+        if resumed.is_some() {
             options.append(true);
         } else {
             options.write(true).truncate(true);
@@ -360,7 +468,7 @@ impl<'a, O: Objective> Trainer<'a, O> {
     }
 
     /// Prepares `out` (restart, identity check) and returns the checkpoint to resume from.
-    fn prepare(&self, opts: &TrainOptions) -> Result<Option<usize>> {
+    fn prepare(&self, opts: &TrainOptions) -> Result<Option<PathBuf>> {
         let out = self.spec.out;
         std::fs::create_dir_all(out).map_err(io_err(out))?;
         let cfg_path = out.join("config.toml");
@@ -372,7 +480,7 @@ impl<'a, O: Objective> Trainer<'a, O> {
             }
             std::fs::remove_file(out.join("train_log.jsonl")).ok();
         }
-        let resume_from = latest_checkpoint(out);
+        let resume_from = latest_checkpoint(out)?;
         if resume_from.is_some() {
             let old = std::fs::read_to_string(&cfg_path).map_err(io_err(&cfg_path))?;
             if old != self.spec.identity {
@@ -389,22 +497,41 @@ impl<'a, O: Objective> Trainer<'a, O> {
         Ok(resume_from)
     }
 
-    /// Loads checkpoint `epoch`: parameters, optimiser moments and the loop's state.
-    fn resume(&mut self, epoch: usize) -> Result<State> {
-        let dir = checkpoint_dir(self.spec.out, epoch);
+    /// Loads the checkpoint in `dir`: parameters, optimiser moments, the loop's state, and within an
+    /// epoch what its examples were drawn from.
+    fn resume(&mut self, dir: &Path) -> Result<(State, Option<EpochInputs>)> {
         let st: State = lexbench_core::io::read_json(&dir.join("state.json"))?;
-        self.objective.load(&dir)?;
+        self.objective.load(dir)?;
         for o in &mut self.optimisers {
             o.opt
                 .load_state(&load_tensors(&dir.join(o.file), self.spec.device)?, st.step)?;
         }
-        tracing::info!("resuming {} after epoch {}", self.spec.out.display(), st.epoch);
-        Ok(st)
+        let inputs = match &st.within {
+            Some(w) => {
+                tracing::info!(
+                    "resuming {} after update {} (batch {} of epoch {})",
+                    self.spec.out.display(),
+                    st.step,
+                    w.batches,
+                    st.epoch + 1
+                );
+                Some(lexbench_core::io::read_json(&dir.join(EPOCH_INPUTS))?)
+            }
+            None => {
+                tracing::info!("resuming {} after epoch {}", self.spec.out.display(), st.epoch);
+                None
+            }
+        };
+        Ok((st, inputs))
     }
 
-    /// Writes checkpoint `state.epoch` atomically.
-    fn checkpoint(&self, state: &State) -> Result<()> {
-        let dir = checkpoint_dir(self.spec.out, state.epoch);
+    /// Writes the checkpoint of `state` atomically: `epoch-N` at an epoch's end, `step-S` (with the
+    /// epoch's inputs) within one.
+    fn checkpoint(&self, state: &State, inputs: Option<&EpochInputs>) -> Result<()> {
+        let dir = match &state.within {
+            Some(_) => step_dir(self.spec.out, state.step),
+            None => checkpoint_dir(self.spec.out, state.epoch),
+        };
         lexbench_core::io::write_dir_atomic(&dir, |tmp| -> Result<()> {
             self.objective.save(tmp)?;
             for o in &self.optimisers {
@@ -412,9 +539,19 @@ impl<'a, O: Objective> Trainer<'a, O> {
                 debug_assert_eq!(step, state.step);
                 save_tensors(&tmp.join(o.file), &moments)?;
             }
+            if let Some(i) = inputs {
+                let path = tmp.join(EPOCH_INPUTS);
+                lexbench_core::io::write_atomic(&path, |w| {
+                    serde_json::to_writer(&mut *w, i).map_err(std::io::Error::other)
+                })?;
+            }
             lexbench_core::io::write_json_pretty(&tmp.join("state.json"), state)?;
             Ok(())
-        })
+        })?;
+        // The newest checkpoint supersedes every step checkpoint before it.
+        let keep = state.within.as_ref().map(|_| state.step);
+        remove_step_checkpoints(self.spec.out, keep);
+        Ok(())
     }
 
     /// Draws epoch `epoch`'s examples: curriculum draws (scored by the model as it is now when the
@@ -494,60 +631,100 @@ impl<'a, O: Objective> Trainer<'a, O> {
         Ok((loss_v, first_lr.unwrap_or(0.0), norm))
     }
 
-    /// Trains (or resumes) to the end, or to `opts.stop_after_epoch`.
+    /// Trains (or resumes) to the end, or to `opts.stop_after_epoch` / `opts.stop_after_step`.
     pub fn run(&mut self, opts: &TrainOptions) -> Result<Outcome> {
+        let within_ok = self.objective.resumes_within_epoch();
+        if opts.stop_after_step.is_some() && !within_ok {
+            return Err(Error::Param(
+                "this training is checkpointed at epochs' ends only: stop after an epoch instead".into(),
+            ));
+        }
         let resume_from = self.prepare(opts)?;
-        let mut state = match resume_from {
-            Some(e) => self.resume(e)?,
+        let (mut state, mut inputs) = match &resume_from {
+            Some(dir) => self.resume(dir)?,
             None => {
                 // Epoch 0 (the untrained model) is measured as the zero-shot reference only: it is
                 // never selected or exported, so a sweep never keeps an untrained model either.
                 let zero = self.objective.validate()?;
-                State {
+                let state = State {
                     epoch: 0,
                     step: 0,
                     best_epoch: 0,
                     best_val: None,
                     zero_shot_val: zero,
                     epochs: Vec::new(),
-                }
+                    within: None,
+                };
+                (state, None)
             }
         };
-        let mut log = Log::open(self.spec.out, resume_from)?;
+        let mut log = Log::open(self.spec.out, resume_from.as_ref().map(|_| &state))?;
         if resume_from.is_none() {
             log.line(&serde_json::json!({"epoch": 0, "event": "eval", "measure": self.spec.measure, "val": state.zero_shot_val}))?;
         }
         let bar = progress_bar(opts.progress, self.total_steps, state.step);
         let max_steps = self.spec.max_steps as u64;
-        let mut finished = true;
+        let mut last_checkpoint = Instant::now();
         for epoch in state.epoch..self.plans.len() {
-            if opts.stop_after_epoch.is_some_and(|s| epoch >= s) {
-                finished = false;
-                break;
-            }
-            if max_steps > 0 && state.step >= max_steps {
-                break;
+            // Where the epoch stands: from its start, or from a checkpoint within it.
+            let resumed = state.within.take();
+            if resumed.is_none() {
+                if opts.stop_after_epoch.is_some_and(|s| epoch >= s) {
+                    bar.finish_and_clear();
+                    return Ok(Outcome {
+                        state,
+                        finished: false,
+                    });
+                }
+                if max_steps > 0 && state.step >= max_steps {
+                    break;
+                }
             }
             bar.set_prefix(format!("{}/{}", epoch + 1, self.spec.epochs));
             let t0 = Instant::now();
-            let model_rank = self.objective.start_epoch(self.spec.split, epoch)?;
-            if let Some(r) = &model_rank {
-                let dir = self.spec.out.join("checkpoints");
-                std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-                let p = dir.join(format!("ance-negatives-epoch-{}.json", epoch + 1));
-                lexbench_core::io::write_json_pretty(&p, r)?;
-            }
-            let (mut exs, curriculum, draws) = self.epoch_examples(epoch, model_rank.as_ref())?;
+            let (mut exs, mut now, mut w) = match (resumed, inputs.take()) {
+                (Some(w), Some(i)) => {
+                    let exs = self.draw_examples(epoch, w.refreshes, i.rankings.as_ref(), i.draws.as_ref());
+                    (exs, i, w)
+                }
+                (Some(_), None) => {
+                    return Err(Error::internal("a checkpoint within an epoch lacks its inputs"));
+                }
+                (None, _) => {
+                    let model_rank = self.objective.start_epoch(self.spec.split, epoch)?;
+                    if let Some(r) = &model_rank {
+                        let dir = self.spec.out.join("checkpoints");
+                        std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+                        let p = dir.join(format!("ance-negatives-epoch-{}.json", epoch + 1));
+                        lexbench_core::io::write_json_pretty(&p, r)?;
+                    }
+                    let (exs, curriculum, draws) = self.epoch_examples(epoch, model_rank.as_ref())?;
+                    if let Some(c) = &curriculum {
+                        log.line(&serde_json::json!({
+                            "epoch": epoch + 1, "event": "curriculum", "semantic": c.semantic,
+                            "drawn": c.drawn, "mean_rank": c.mean_rank, "mean_rank_all": c.mean_rank_all,
+                        }))?;
+                    }
+                    let now = EpochInputs {
+                        rankings: model_rank,
+                        draws,
+                        curriculum,
+                    };
+                    (exs, now, WithinEpoch::default())
+                }
+            };
             let every = self.spec.negatives.cfg.model_refresh_steps as u64;
-            let mut refreshes = 0u64;
-            if let Some(c) = &curriculum {
-                log.line(&serde_json::json!({
-                    "epoch": epoch + 1, "event": "curriculum", "semantic": c.semantic,
-                    "drawn": c.drawn, "mean_rank": c.mean_rank, "mean_rank_all": c.mean_rank_all,
-                }))?;
-            }
-            let (mut loss_sum, mut steps, mut seen) = (0f64, 0usize, 0usize);
-            for b in 0..self.plans[epoch].len() {
+            let plan_len = self.plans[epoch].len();
+            let first = w.batches;
+            // The state as checkpointed within this epoch, `w` as it stands.
+            let within = |state: &State, w: &WithinEpoch, t0: Instant| State {
+                within: Some(WithinEpoch {
+                    train_s: w.train_s + t0.elapsed().as_secs_f64(),
+                    ..w.clone()
+                }),
+                ..state.clone()
+            };
+            for b in first..plan_len {
                 if max_steps > 0 && state.step >= max_steps {
                     break;
                 }
@@ -558,7 +735,7 @@ impl<'a, O: Objective> Trainer<'a, O> {
                     && state.step % every == 0
                     && let Some(r) = self.objective.refresh_model_negatives(self.spec.split)?
                 {
-                    refreshes += 1;
+                    w.refreshes += 1;
                     let dir = self.spec.out.join("checkpoints");
                     let p = dir.join(format!(
                         "ance-negatives-epoch-{}-step-{}.json",
@@ -569,15 +746,16 @@ impl<'a, O: Objective> Trainer<'a, O> {
                     log.line(&serde_json::json!({
                         "epoch": epoch + 1, "step": state.step, "event": "model_negatives",
                     }))?;
-                    exs = self.draw_examples(epoch, refreshes, Some(&r), draws.as_ref());
+                    exs = self.draw_examples(epoch, w.refreshes, Some(&r), now.draws.as_ref());
+                    now.rankings = Some(r);
                 }
                 let ts = Instant::now();
                 let refs: Vec<&Example> = self.plans[epoch][b].iter().map(|&i| &exs[i]).collect();
                 let (loss_v, lr, norm) = self.step(&refs, state.step, epoch)?;
                 state.step += 1;
-                steps += 1;
-                seen += refs.len();
-                loss_sum += loss_v;
+                w.batches = b + 1;
+                w.seen += refs.len();
+                w.loss_sum += loss_v;
                 let rate = refs.len() as f64 / ts.elapsed().as_secs_f64().max(1e-9);
                 log.line(&serde_json::json!({
                     "epoch": epoch + 1, "step": state.step, "loss": loss_v, "lr": lr,
@@ -585,21 +763,41 @@ impl<'a, O: Objective> Trainer<'a, O> {
                 }))?;
                 bar.set_message(format!("loss {loss_v:.4}, {rate:.1} ex/s"));
                 bar.inc(1);
+                let stop = opts.stop_after_step.is_some_and(|s| state.step >= s);
+                let due = opts
+                    .checkpoint_every
+                    .is_some_and(|d| last_checkpoint.elapsed() >= d);
+                if within_ok && (stop || (due && b + 1 < plan_len)) {
+                    self.checkpoint(&within(&state, &w, t0), Some(&now))?;
+                    last_checkpoint = Instant::now();
+                }
+                if stop {
+                    bar.finish_and_clear();
+                    return Ok(Outcome {
+                        state,
+                        finished: false,
+                    });
+                }
             }
-            let train_s = t0.elapsed().as_secs_f64();
+            // Trained: checkpoint before validating (which can take long), so that an interruption
+            // there redoes the validation only.
+            if within_ok && w.batches > first {
+                self.checkpoint(&within(&state, &w, t0), Some(&now))?;
+            }
+            let train_s = w.train_s + t0.elapsed().as_secs_f64();
             let t1 = Instant::now();
             let val = self.objective.validate()?;
             let val_s = t1.elapsed().as_secs_f64();
             log.line(&serde_json::json!({"epoch": epoch + 1, "event": "eval", "measure": self.spec.measure, "val": val, "train_s": train_s}))?;
             state.epochs.push(EpochStats {
                 epoch: epoch + 1,
-                steps,
-                loss: loss_sum / steps.max(1) as f64,
+                steps: w.batches,
+                loss: w.loss_sum / w.batches.max(1) as f64,
                 val,
                 train_s,
                 val_s,
-                examples_per_s: seen as f64 / train_s.max(1e-9),
-                curriculum,
+                examples_per_s: w.seen as f64 / train_s.max(1e-9),
+                curriculum: now.curriculum,
             });
             state.epoch = epoch + 1;
             // Select among trained epochs on validation; without one, the last epoch is kept. The
@@ -614,9 +812,13 @@ impl<'a, O: Objective> Trainer<'a, O> {
                 state.best_epoch = epoch + 1;
                 self.objective.export(&state)?;
             }
-            self.checkpoint(&state)?;
+            self.checkpoint(&state, None)?;
+            last_checkpoint = Instant::now();
         }
         bar.finish_and_clear();
-        Ok(Outcome { state, finished })
+        Ok(Outcome {
+            state,
+            finished: true,
+        })
     }
 }
