@@ -42,10 +42,13 @@ tensor and every engine but ort then live on that GPU, and a timed pass ends wit
 torch.cuda.synchronize(), as candle's ends with its device's synchronize.
 
 Engines: torch (torch.inference_mode, torch.set_num_threads(threads)); st (real tasks only: the same
-torch, threads included; needs sentence-transformers); ort: the encode or cross graph exported with
-torch.onnx.export (dynamic batch and sequence axes) into a temporary folder and run by onnxruntime's
-CPU provider with intra_op_num_threads = threads, inter_op 1, sequential execution, ORT_ENABLE_ALL
-graph optimisations (colbert and real tasks: not run; on a GPU: not run). Needs torch and transformers; ort needs
+torch, threads included; needs sentence-transformers); ort: the task's graph (encode, cross, real,
+colbert_docs) exported with torch.onnx.export (dynamic batch and sequence axes) into a temporary
+folder and run by onnxruntime's CPU provider with intra_op_num_threads = threads, inter_op 1,
+sequential execution, ORT_ENABLE_ALL graph optimisations, on the same batches as torch (real: candle's
+length-sorted batches; colbert_docs: each document's kept token vectors taken out afterwards, as torch
+does, in NumPy). colbert_maxsim is not run (a product and a max over precomputed vectors, no encoder
+graph); on a GPU ort is not run. Needs torch and transformers; ort needs
 onnxruntime, onnx and onnxscript (scripts/bench-env makes target/bench-venv).
 
     python bench_encoder.py --model models/minilm --input TASKS.json --threads 2 --engines torch,st,ort
@@ -377,7 +380,7 @@ def st_engine(a, tasks, checks, batching, versions):
 
 
 def ort_engine(a, tasks, Graph, batches_of, checks, versions):
-    """Exports the encode and cross tasks' graphs and opens them in ONNX Runtime."""
+    """Exports the encode, cross, real and colbert_docs tasks' graphs and opens them in ONNX Runtime."""
     import numpy as np
     import onnxruntime as ort
     import torch
@@ -393,7 +396,7 @@ def ort_engine(a, tasks, Graph, batches_of, checks, versions):
     passes, exports = {}, []
     t_export = time.perf_counter()
     for name, t in tasks.items():
-        if t["kind"] not in ("encode", "cross"):
+        if t["kind"] not in ("encode", "cross", "real", "colbert_docs"):
             continue
         g = Graph(t).eval()
         bs = batches_of(t)
@@ -408,10 +411,33 @@ def ort_engine(a, tasks, Graph, batches_of, checks, versions):
         wanted = {i.name for i in sess.get_inputs()}
         feeds = [{n: x.numpy().astype(np.int64) for n, x in zip(names, b) if n in wanted} for b in bs]
 
-        def run(sess=sess, feeds=feeds):
-            return [sess.run(None, f)[0] for f in feeds]
+        if t["kind"] == "colbert_docs":
+            keeps = [np.asarray(k, dtype=bool) for k in t["keep"]]
 
-        checks.setdefault(name, {})["ort"] = check_of(run(), t)
+            def run(sess=sess, feeds=feeds, keeps=keeps):
+                docs, i = [], 0
+                for f in feeds:
+                    for row in sess.run(None, f)[0]:
+                        docs.append(row[: len(keeps[i])][keeps[i]])
+                        i += 1
+                return docs
+
+            docs = run()
+            checks.setdefault(name, {})["ort"] = [float(x) for d in (docs[0], docs[-1]) for x in d.flatten()]
+        elif t["kind"] == "real":
+
+            def run(sess=sess, feeds=feeds):
+                return [sess.run(None, f)[0] for f in feeds]
+
+            rows = np.concatenate(run())  # in candle's sorted order
+            at = {i: k for k, i in enumerate(t["order"])}
+            checks.setdefault(name, {})["ort"] = [float(x) for i in t["sample"] for x in rows[at[i]]]
+        else:
+
+            def run(sess=sess, feeds=feeds):
+                return [sess.run(None, f)[0] for f in feeds]
+
+            checks.setdefault(name, {})["ort"] = check_of(run(), t)
         run()  # warm-up pass
         passes[name] = run
     # The sessions hold what they need; the folder goes when the script ends.

@@ -1123,7 +1123,7 @@ impl BenchReport {
                     .is_some_and(|p| p["engines"]["ort"]["error"].is_null());
             if ort_asked && ort_up && !python_engines.iter().any(|e| e == "ort") {
                 self.notes.push(format!(
-                    "{name}: ONNX Runtime not run (scripts/bench_encoder.py exports the encode and cross graphs only)"
+                    "{name}: ONNX Runtime not run (scripts/bench_encoder.py exports the encode, cross, real and ColBERT document graphs; MaxSim has none)"
                 ));
             }
             for e in &mut task.engines {
