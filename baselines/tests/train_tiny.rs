@@ -37,7 +37,7 @@ use lexbench_baselines::train::config::{
     ArticleEncoder, DataConfig, EvalConfig, ModelKind, NegativesConfig, ScheduleConfig, TrainConfig,
 };
 use lexbench_baselines::train::data::SplitData;
-use lexbench_baselines::train::model::{Batch, Trainable};
+use lexbench_baselines::train::model::{Batch, Net, Trainable};
 use lexbench_baselines::train::negatives::examples;
 use lexbench_baselines::train::optim::{AdamW, AdamWConfig};
 use lexbench_baselines::train::share::{bert_params, share};
@@ -744,6 +744,36 @@ fn colbert_reads_at_the_data_lengths() -> TestResult {
         e.contains("query_maxlen = 48") && e.contains("max_query_len = 64"),
         "{e}"
     );
+    Ok(())
+}
+
+/// ColBERT's inference encodings (validation, ranking) hold no autograd graph. With trainable weights,
+/// each document's kept token vectors used to hold its batch's whole forward graph (every layer's
+/// activations) for as long as the vectors lived: on the real-text validation (188 pools, about 19,500
+/// paragraphs) that reached 24 GB, and the OOM killer stopped `text-colbert` before its first update.
+/// Backward from an encoding must reach no parameter.
+#[test]
+fn colbert_inference_encodings_hold_no_graph() -> TestResult {
+    let base = common::tiny_folder("colbert-detached")?;
+    let cfg = config("c", &base, ModelKind::Colbert);
+    let net = Trainable::build(&cfg, &Device::Cpu)?;
+    let Net::Colbert(cb) = &net.net else {
+        return Err("not a ColBERT network".into());
+    };
+    let docs = cb.encode_docs(&["a first paragraph of the judgment", "and a second, longer one"])?;
+    let queries = cb.encode_queries(&["a guide heading"])?;
+    assert_eq!((docs.len(), queries.len()), (2, 1));
+    let vars = net.store.vars();
+    assert!(!vars.is_empty());
+    for t in docs.iter().chain(&queries) {
+        let grads = t.sum_all()?.backward()?;
+        for (name, v) in &vars {
+            assert!(
+                grads.get(v.as_tensor()).is_none(),
+                "{name} is reachable from an encoding"
+            );
+        }
+    }
     Ok(())
 }
 
