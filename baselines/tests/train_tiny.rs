@@ -190,6 +190,25 @@ fn peft(method: PeftMethod) -> PeftConfig {
     p
 }
 
+/// ANCE on the tiny dataset: a learning rate that moves the rankings, 3 model negatives from the top.
+fn ance_config(name: &str, base: &Path) -> TrainConfig {
+    let mut cfg = config(name, base, ModelKind::Ance);
+    cfg.optim.lr = 2e-2;
+    cfg.negatives.model_depth = 3;
+    cfg
+}
+
+/// DPR with CuSINeS's curriculum negatives (3 a positive, the default curriculum: the model's scores).
+fn cusines_config(name: &str, base: &Path) -> TrainConfig {
+    let mut cfg = config(name, base, ModelKind::Dpr);
+    cfg.negatives = NegativesConfig {
+        curriculum: 3,
+        ..NegativesConfig::default()
+    };
+    cfg.curriculum = Some(CurriculumConfig::default());
+    cfg
+}
+
 #[test]
 fn one_step_lowers_the_loss() -> TestResult {
     let base = common::tiny_folder("train-step")?;
@@ -368,12 +387,7 @@ fn curriculum_negatives_train_and_resume() -> TestResult {
     let base = common::tiny_folder("train-cusines")?;
     let data = scratch("cusines");
     tiny_dataset(&data)?;
-    let mut cfg = config("cusines", &base, ModelKind::Dpr);
-    cfg.negatives = NegativesConfig {
-        curriculum: 3,
-        ..NegativesConfig::default()
-    };
-    cfg.curriculum = Some(CurriculumConfig::default());
+    let cfg = cusines_config("cusines", &base);
     cfg.validate()?;
     let whole = data.join("models").join("whole");
     let a = train(&cfg, &data, &whole, &Device::Cpu, &TrainOptions::default())?;
@@ -837,9 +851,7 @@ fn ance_negatives_change_between_refreshes() -> TestResult {
     let base = common::tiny_folder("train-ance")?;
     let data = scratch("ance");
     tiny_dataset(&data)?;
-    let mut cfg = config("ance", &base, ModelKind::Ance);
-    cfg.optim.lr = 2e-2;
-    cfg.negatives.model_depth = 3;
+    let cfg = ance_config("ance", &base);
     let out = data.join("models").join("ance");
     train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
     let read = |e: usize| -> Result<Vec<Vec<usize>>, Box<dyn std::error::Error>> {
@@ -865,9 +877,7 @@ fn ance_negatives_refresh_every_n_steps() -> TestResult {
     let base = common::tiny_folder("train-ance-steps")?;
     let data = scratch("ance-steps");
     tiny_dataset(&data)?;
-    let mut cfg = config("ance-steps", &base, ModelKind::Ance);
-    cfg.optim.lr = 2e-2;
-    cfg.negatives.model_depth = 3;
+    let mut cfg = ance_config("ance-steps", &base);
     cfg.negatives.model_refresh_steps = 1;
     cfg.validate()?;
     let out = data.join("models").join("ance-steps");
@@ -933,25 +943,18 @@ fn ance_negatives_refresh_every_n_steps() -> TestResult {
 /// as an uninterrupted one: the same parameters, losses, validation scores, log lines (timings
 /// aside) and files. Stops land after the first update, within the epoch, after its last update
 /// (trained, not yet validated: the checkpoint before validation) and within the second epoch; for
-/// plain DPR, for ANCE refreshing its negatives every update (the rankings the examples were drawn
-/// from travel with the checkpoint), and for CuSINeS with the model's own scores (the epoch's draws
+/// plain DPR, for ANCE refreshing its negatives every second update (the rankings the examples were
+/// drawn from travel with the checkpoint), and for CuSINeS with the model's own scores (the epoch's draws
 /// travel with it: the model at a resume is no longer the epoch's start).
 #[test]
 fn interrupted_within_an_epoch_resumes_to_the_uninterrupted_result() -> TestResult {
     let base = common::tiny_folder("train-within")?;
     let data = scratch("within");
     tiny_dataset(&data)?;
-    let mut ance = config("ance", &base, ModelKind::Ance);
-    ance.optim.lr = 2e-2;
-    ance.negatives.model_depth = 3;
+    let mut ance = ance_config("ance", &base);
     // Refreshing every second update: a resume after an odd update draws from the saved rankings.
     ance.negatives.model_refresh_steps = 2;
-    let mut cusines = config("cusines", &base, ModelKind::Dpr);
-    cusines.negatives = NegativesConfig {
-        curriculum: 3,
-        ..NegativesConfig::default()
-    };
-    cusines.curriculum = Some(CurriculumConfig::default());
+    let cusines = cusines_config("cusines", &base);
     let dpr = config("dpr", &base, ModelKind::Dpr);
     let timeless = |p: &Path| -> Result<Vec<serde_json::Value>, Box<dyn std::error::Error>> {
         let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;

@@ -8,9 +8,11 @@
 //! `(seed, purpose, epoch or step)` — the epoch's example order and negatives, each step's dropout
 //! masks, CuSINeS's draws — so nothing but the parameters and the optimisers' moments has to be saved
 //! for a resumed run to continue exactly as an uninterrupted one would — from an epoch's end or from
-//! between two of its updates. Whatever an objective computes
-//! from the model at an epoch's start (ANCE's negatives, CuSINeS's dynamic scores, QABISAR's query
-//! features) comes from the model as it was at the end of the previous epoch, i.e. its checkpoint.
+//! between two of its updates. Whatever an objective computes from the model at an epoch's start
+//! (ANCE's negatives, CuSINeS's dynamic scores, QABISAR's query features) comes from the model as it
+//! was at the end of the previous epoch, i.e. its checkpoint; a checkpoint within an epoch saves what
+//! the epoch's examples were drawn from (QABISAR's query features are not saved: it checkpoints at
+//! epochs' ends only).
 //!
 //! Output folder (`out`):
 //! ```text
