@@ -14,6 +14,7 @@ mod datasets;
 mod dense;
 mod eval;
 mod export;
+mod gpu_cells;
 mod guide_editions;
 mod hf_models;
 mod hier_dense;
