@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Are the hard negatives of training relevant after all? A check with a second reading of the guides.
+
+The ECtHR labels are the paragraphs a guide cites under a heading, so a paragraph no guide cites there is
+"non-relevant" even when it says what the heading asks. LexCLiPR's own English labels
+(`hudoc/lexclipr/labels.jsonl`) are an independent reading of the same guides (other editions, another
+extraction; `scripts/label_agreement.py` compares the two). For every topic of a split whose (judgment, last
+two headings) LexCLiPR also labels, this counts how many of the paragraphs a run ranks highest among the
+release's non-relevant ones LexCLiPR marks relevant, against the same share among all the topic's
+non-relevant paragraphs (what a uniformly random negative would hit). `text-dpr` trains on BM25's top four
+non-relevant paragraphs of each topic (`bm25_order = "ranked"`, BM25 as `lexbench run bm25` ranks the pool
+with its defaults): run it on the train split's BM25 run to see how often those negatives are relevant by the
+other reading. Only the false negatives that some guide edition cites are visible this way (a lower bound).
+
+    lexbench --data DATA run bm25 --dataset ecthr-release-text --split train
+    python3 scripts/negative_labels.py DATA/datasets/ecthr-release-text train DATA/runs/ecthr-release-text/train/bm25.trec [--top 4] [FIXTURES]
+"""
+import argparse
+import collections
+import json
+import os
+import re
+import sys
+
+ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+ap.add_argument("dataset", help="a built ECtHR dataset folder (queries.jsonl, qrels/, pools.jsonl)")
+ap.add_argument("split")
+ap.add_argument("run", help="a TREC run of that split")
+ap.add_argument("fixtures", nargs="?", default="../shared/fixtures")
+ap.add_argument("--top", type=int, default=4, help="the run's top non-relevant paragraphs taken per topic")
+args = ap.parse_args()
+
+
+def norm(s):
+    s = re.sub(r"^\s*([0-9]+|[a-z]|[ivxlc]+)\.\s*", "", s.strip(), flags=re.I)
+    return re.sub(r"[^a-z0-9]+", " ", s.lower()).strip()
+
+
+def key_of_release_query(item, text):
+    # As scripts/label_agreement.py reads the release's query strings.
+    parts = [p for p in re.split(r"\.\s{2,}|\s\.\s+", text) if p.strip()]
+    return (item, tuple(norm(p) for p in parts[-2:]))
+
+
+def lines(path):
+    for n, line in enumerate(open(path, encoding="utf-8"), 1):
+        if line.strip():
+            yield n, line
+
+
+lexclipr = collections.defaultdict(set)
+labels = os.path.join(args.fixtures, "hudoc/lexclipr/labels.jsonl")
+for n, line in lines(labels):
+    try:
+        r = json.loads(line)
+        if r["lang"] == "english":
+            lexclipr[(r["itemid"], tuple(norm(p) for p in r["query"][-2:]))] |= {str(p) for p in r["paragraph_numbers"]}
+    except (json.JSONDecodeError, KeyError, TypeError) as e:
+        sys.exit(f"{labels}:{n}: not a LexCLiPR label ({e})")
+
+topics = {}
+for n, line in lines(os.path.join(args.dataset, "queries.jsonl")):
+    r = json.loads(line)
+    topics[r["topic"]] = key_of_release_query(r["item"], r["text"])
+relevant = collections.defaultdict(set)
+for n, line in lines(os.path.join(args.dataset, "qrels", f"{args.split}.tsv")):
+    f = line.split()
+    if len(f) != 4:
+        sys.exit(f"{args.dataset}/qrels/{args.split}.tsv:{n}: not four fields")
+    if int(f[3]) > 0:
+        relevant[f[0]].add(f[2])
+pools = {}
+for n, line in lines(os.path.join(args.dataset, "pools.jsonl")):
+    r = json.loads(line)
+    if r["topic"] in relevant:
+        pools[r["topic"]] = r["docs"]
+ranked = collections.defaultdict(list)
+for n, line in lines(args.run):
+    f = line.split()
+    if len(f) != 6:
+        sys.exit(f"{args.run}:{n}: not a TREC run line (six fields)")
+    ranked[f[0]].append((float(f[4]), -int(f[3]), f[2]))
+
+num = lambda doc: doc.rsplit(":", 1)[1]  # noqa: E731 (doc ids are ITEM:PARAGRAPH)
+matched = hits_top = n_top = hits_all = n_all = 0
+per_rank = collections.Counter()
+for topic, rel in relevant.items():
+    key = topics.get(topic)
+    other = lexclipr.get(key) if key else None
+    if other is None or topic not in pools:
+        continue
+    matched += 1
+    nonrel = [d for d in pools[topic] if d not in rel]
+    hits_all += sum(num(d) in other for d in nonrel)
+    n_all += len(nonrel)
+    order = [d for _, _, d in sorted(ranked.get(topic, []), reverse=True) if d not in rel]
+    for i, d in enumerate(order[: args.top]):
+        n_top += 1
+        if num(d) in other:
+            hits_top += 1
+            per_rank[i + 1] += 1
+
+print(f"{args.split}: {len(relevant)} topics, {matched} with a LexCLiPR label for the same (judgment, headings)")
+if matched:
+    print(f"  the run's top {args.top} non-relevant paragraphs: {n_top}, LexCLiPR-relevant {hits_top} "
+          f"({hits_top / max(1, n_top):.1%}); by rank: " + ", ".join(f"{r}: {per_rank[r]}" for r in range(1, args.top + 1)))
+    print(f"  all non-relevant paragraphs of those topics: {n_all}, LexCLiPR-relevant {hits_all} "
+          f"({hits_all / max(1, n_all):.1%})")
