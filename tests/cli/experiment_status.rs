@@ -1,12 +1,15 @@
 //! `scripts/real-text-experiment DATA status`: where a long experiment stands, read from DATA alone.
-//! On a stand-in DATA folder (cell records, a training log over two epochs, a checkpoint): the cells
-//! recorded are listed done with their seconds and device, the training cell under way with its update,
+//! On a stand-in DATA folder (a dataset manifest, cell records, a training log over two epochs, a
+//! checkpoint): the cells recorded on the dataset version built there are listed done with their
+//! seconds and device, one recorded on another version is to run again, the training cell under way with its update,
 //! epoch, speed, newest checkpoint and the hours its training still needs (from the updates of its
 //! first epoch and the config's epochs), the others to run; a broken record is refused naming its file
 //! and line; and nothing is built or fetched (no `DATA/bin`, no model folder).
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
+
+use lexbench_core::sha256_hex;
 
 use crate::data_safety::scratch;
 
@@ -29,9 +32,23 @@ fn status(data: &std::path::Path) -> Output {
 #[test]
 fn status_reads_records_and_the_training_log_and_runs_nothing() {
     let data = scratch("experiment-status");
+    // The dataset version as the script computes it: sha256 of "path size" lines in path order.
+    let manifest = data.join("datasets/ecthr-release-text/manifest.json");
+    std::fs::create_dir_all(manifest.parent().unwrap()).unwrap();
+    std::fs::write(
+        &manifest,
+        r#"{"files": {"queries.jsonl": 10, "corpus.jsonl": 20}}"#,
+    )
+    .unwrap();
+    let version = sha256_hex(b"corpus.jsonl 20\nqueries.jsonl 10\n");
     let rec = |cell: &str, extra: &str| {
+        let v = if cell == "import" {
+            "an older version"
+        } else {
+            version.as_str()
+        };
         format!(
-            r#"{{"cell": "{cell}", "dataset_version": "v1", "wall_s": 12.5, "cpu_s": 20, "git_revision": "0123456789abcdef", "finished_at": "2026-11-27T10:00:00Z"{extra}}}"#
+            r#"{{"cell": "{cell}", "dataset_version": "{v}", "wall_s": 12.5, "cpu_s": 20, "git_revision": "0123456789abcdef", "finished_at": "2026-11-27T10:00:00Z"{extra}}}"#
         )
     };
     let records = [
@@ -57,7 +74,17 @@ fn status_reads_records_and_the_training_log_and_runs_nothing() {
     let out = status(&data);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("3 of 25 cells recorded"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "2 of 25 cells recorded on the dataset built there (version {})",
+            &version[..12]
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("to run   import (recorded on another dataset version: runs again)"),
+        "{text}"
+    );
     assert!(
         text.contains("done     bm25: 12.5 s wall, 20 s CPU, rev 0123456, 2026-11-27T10:00:00Z"),
         "{text}"
