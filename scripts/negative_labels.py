@@ -48,6 +48,18 @@ def lines(path):
             yield n, line
 
 
+def records(path, *fields):
+    """The JSON records of a JSON Lines file, each with the named fields, or an exit naming file and line."""
+    for n, line in lines(path):
+        try:
+            r = json.loads(line)
+            for f in fields:
+                r[f]
+        except (json.JSONDecodeError, KeyError, TypeError) as e:
+            sys.exit(f"{path}:{n}: not a record with {', '.join(fields)} ({e!r})")
+        yield r
+
+
 lexclipr = collections.defaultdict(set)
 labels = os.path.join(args.fixtures, "hudoc/lexclipr/labels.jsonl")
 for n, line in lines(labels):
@@ -59,19 +71,19 @@ for n, line in lines(labels):
         sys.exit(f"{labels}:{n}: not a LexCLiPR label ({e})")
 
 topics = {}
-for n, line in lines(os.path.join(args.dataset, "queries.jsonl")):
-    r = json.loads(line)
+for r in records(os.path.join(args.dataset, "queries.jsonl"), "topic", "item", "text"):
     topics[r["topic"]] = key_of_release_query(r["item"], r["text"])
 relevant = collections.defaultdict(set)
 for n, line in lines(os.path.join(args.dataset, "qrels", f"{args.split}.tsv")):
     f = line.split()
     if len(f) != 4:
         sys.exit(f"{args.dataset}/qrels/{args.split}.tsv:{n}: not four fields")
+    if not f[3].lstrip("-").isdigit():
+        sys.exit(f"{args.dataset}/qrels/{args.split}.tsv:{n}: relevance {f[3]!r} not an integer")
     if int(f[3]) > 0:
         relevant[f[0]].add(f[2])
 pools = {}
-for n, line in lines(os.path.join(args.dataset, "pools.jsonl")):
-    r = json.loads(line)
+for r in records(os.path.join(args.dataset, "pools.jsonl"), "topic", "docs"):
     if r["topic"] in relevant:
         pools[r["topic"]] = r["docs"]
 ranked = collections.defaultdict(list)
@@ -79,7 +91,10 @@ for n, line in lines(args.run):
     f = line.split()
     if len(f) != 6:
         sys.exit(f"{args.run}:{n}: not a TREC run line (six fields)")
-    ranked[f[0]].append((float(f[4]), -int(f[3]), f[2]))
+    try:
+        ranked[f[0]].append((float(f[4]), -int(f[3]), f[2]))
+    except ValueError as e:
+        sys.exit(f"{args.run}:{n}: rank or score not a number ({e})")
 
 num = lambda doc: doc.rsplit(":", 1)[1]  # noqa: E731 (doc ids are ITEM:PARAGRAPH)
 matched = hits_top = n_top = hits_all = n_all = 0
