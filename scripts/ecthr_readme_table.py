@@ -10,7 +10,7 @@ markers (Holm's correction counts every row of a split, so a new row can move an
 The first column describes our system: the wording below for the rows already published, and for a row
 without one a description made from its training config (baselines/configs/ecthr/cpu/CELL.toml) and card
 (DATA/cards/CELL.toml: where it ran). Rows are ordered as below; a row the leaderboard has and this script
-does not know is appended and named on stderr.
+does not know is named on stderr (and appended when a published row stands beside it).
 """
 import json
 import os
@@ -173,7 +173,12 @@ for label, cell, words in ROWS:
     desc = words or described(label, cell)
     print(f"| {desc} | {row} | " + " | ".join(cell_text(c, p) for c, p in zip(mine, figs)) + " |")
 for label in list(ours) + [m for m in main if m not in ours]:
-    if label not in known and label in ours:
-        print(f"{label}: in the leaderboard, not in this script's rows (appended without a description)", file=sys.stderr)
-        (t, system, init, *figs), mine = ours[label]
-        print(f"| {label} | {t}: {system} | " + " | ".join(cell_text(c, p) for c, p in zip(mine, figs[:3])) + " |")
+    if label in known:
+        continue
+    if label not in ours:
+        print(f"{label}: in the leaderboard, not in this script's rows and beside no published row: left out "
+              "(add it to ROWS with its cell)", file=sys.stderr)
+        continue
+    print(f"{label}: in the leaderboard, not in this script's rows (appended without a description)", file=sys.stderr)
+    (t, system, init, *figs), mine = ours[label]
+    print(f"| {label} | {t}: {system} | " + " | ".join(cell_text(c, p) for c, p in zip(mine, figs[:3])) + " |")
