@@ -167,8 +167,7 @@ for label, cell, words in ROWS:
             print(f"| {words or described(label, cell)} | {row} | " + " | ".join(cells) + " |")
         continue
     (t, system, init, *figs), mine = ours[label]
-    if t.startswith("Table"):
-        row = f"{t}: {system}" + (f" ({init})" if init else "")
+    row = f"{t}: {system}" + (f" ({init})" if init else "")  # every section row follows a "Table …" row
     figs = figs[:3]
     desc = words or described(label, cell)
     print(f"| {desc} | {row} | " + " | ".join(cell_text(c, p) for c, p in zip(mine, figs)) + " |")

@@ -15,40 +15,54 @@ import json
 import re
 import sys
 
-fixtures = sys.argv[1] if len(sys.argv) > 1 else "../shared/fixtures"
-
-
 def norm(s):
+    """A heading without its numbering (`2.`, `a.`, `iii.`), case and punctuation folded."""
     s = re.sub(r"^\s*([0-9]+|[a-z]|[ivxlc]+)\.\s*", "", s.strip(), flags=re.I)
     return re.sub(r"[^a-z0-9]+", " ", s.lower()).strip()
 
 
-release = collections.defaultdict(set)
-for f in ["training", "validation", "testing", "unseen", "unseen_article"]:
-    for line in open(f"{fixtures}/tum_release/{f}.jsonl"):
-        r = json.loads(line)
-        parts = [p for p in re.split(r"\.\s{2,}|\s\.\s+", r["query"]) if p.strip()]
-        key = (r["judgment_id"], tuple(norm(p) for p in parts[-2:]))
-        release[key] |= set(r["paragraphs"])
-lexclipr = collections.defaultdict(set)
-for line in open(f"{fixtures}/hudoc/lexclipr/labels.jsonl"):
-    r = json.loads(line)
-    if r["lang"] != "english":
-        continue
-    key = (r["itemid"], tuple(norm(p) for p in r["query"][-2:]))
-    lexclipr[key] |= set(r["paragraph_numbers"])
+def release_key(judgment, query):
+    """(judgment, last two headings) of a release label, whose query is the heading path as one string."""
+    parts = [p for p in re.split(r"\.\s{2,}|\s\.\s+", query) if p.strip()]
+    return (judgment, tuple(norm(p) for p in parts[-2:]))
 
-common = sorted(k for k in lexclipr if k in release)
-kinds = collections.Counter()
-jaccard = []
-for k in common:
-    a, b = release[k], lexclipr[k]
-    jaccard.append(len(a & b) / len(a | b))
-    kinds["equal" if a == b else "one within the other" if a <= b or b <= a
-          else "overlapping" if a & b else "disjoint"] += 1
-print(f"(heading, judgment) pairs: release {len(release)}, LexCLiPR {len(lexclipr)}, both {len(common)}")
-for kind in ["equal", "one within the other", "overlapping", "disjoint"]:
-    print(f"  {kind:22} {kinds[kind]:5}  ({kinds[kind] / max(1, len(common)):.1%})")
-print(f"  mean Jaccard overlap   {sum(jaccard) / max(1, len(jaccard)):.3f}")
-for k in [k for k in common if not (release[k] & lexclipr[k])][:5]:
-    print(f"  disjoint: {k[0]} {' > '.join(k[1])}: release {sorted(release[k])}, LexCLiPR {sorted(lexclipr[k])}")
+
+def lexclipr_key(r):
+    """(judgment, last two headings) of a LexCLiPR label, whose query is the list of headings."""
+    return (r["itemid"], tuple(norm(p) for p in r["query"][-2:]))
+
+
+def main():
+    fixtures = sys.argv[1] if len(sys.argv) > 1 else "../shared/fixtures"
+    release = collections.defaultdict(set)
+    for f in ["training", "validation", "testing", "unseen", "unseen_article"]:
+        for line in open(f"{fixtures}/tum_release/{f}.jsonl"):
+            r = json.loads(line)
+            key = release_key(r["judgment_id"], r["query"])
+            release[key] |= set(r["paragraphs"])
+    lexclipr = collections.defaultdict(set)
+    for line in open(f"{fixtures}/hudoc/lexclipr/labels.jsonl"):
+        r = json.loads(line)
+        if r["lang"] != "english":
+            continue
+        key = lexclipr_key(r)
+        lexclipr[key] |= set(r["paragraph_numbers"])
+
+    common = sorted(k for k in lexclipr if k in release)
+    kinds = collections.Counter()
+    jaccard = []
+    for k in common:
+        a, b = release[k], lexclipr[k]
+        jaccard.append(len(a & b) / len(a | b))
+        kinds["equal" if a == b else "one within the other" if a <= b or b <= a
+              else "overlapping" if a & b else "disjoint"] += 1
+    print(f"(heading, judgment) pairs: release {len(release)}, LexCLiPR {len(lexclipr)}, both {len(common)}")
+    for kind in ["equal", "one within the other", "overlapping", "disjoint"]:
+        print(f"  {kind:22} {kinds[kind]:5}  ({kinds[kind] / max(1, len(common)):.1%})")
+    print(f"  mean Jaccard overlap   {sum(jaccard) / max(1, len(jaccard)):.3f}")
+    for k in [k for k in common if not (release[k] & lexclipr[k])][:5]:
+        print(f"  disjoint: {k[0]} {' > '.join(k[1])}: release {sorted(release[k])}, LexCLiPR {sorted(lexclipr[k])}")
+
+
+if __name__ == "__main__":
+    main()

@@ -19,8 +19,10 @@ import argparse
 import collections
 import json
 import os
-import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from label_agreement import lexclipr_key, release_key  # noqa: E402 (the same matching as that script)
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 ap.add_argument("dataset", help="a built ECtHR dataset folder (queries.jsonl, qrels/, pools.jsonl)")
@@ -29,17 +31,6 @@ ap.add_argument("run", help="a TREC run of that split")
 ap.add_argument("fixtures", nargs="?", default="../shared/fixtures")
 ap.add_argument("--top", type=int, default=4, help="the run's top non-relevant paragraphs taken per topic")
 args = ap.parse_args()
-
-
-def norm(s):
-    s = re.sub(r"^\s*([0-9]+|[a-z]|[ivxlc]+)\.\s*", "", s.strip(), flags=re.I)
-    return re.sub(r"[^a-z0-9]+", " ", s.lower()).strip()
-
-
-def key_of_release_query(item, text):
-    # As scripts/label_agreement.py reads the release's query strings.
-    parts = [p for p in re.split(r"\.\s{2,}|\s\.\s+", text) if p.strip()]
-    return (item, tuple(norm(p) for p in parts[-2:]))
 
 
 def lines(path):
@@ -66,13 +57,13 @@ for n, line in lines(labels):
     try:
         r = json.loads(line)
         if r["lang"] == "english":
-            lexclipr[(r["itemid"], tuple(norm(p) for p in r["query"][-2:]))] |= {str(p) for p in r["paragraph_numbers"]}
+            lexclipr[lexclipr_key(r)] |= {str(p) for p in r["paragraph_numbers"]}
     except (json.JSONDecodeError, KeyError, TypeError) as e:
         sys.exit(f"{labels}:{n}: not a LexCLiPR label ({e})")
 
 topics = {}
 for r in records(os.path.join(args.dataset, "queries.jsonl"), "topic", "item", "text"):
-    topics[r["topic"]] = key_of_release_query(r["item"], r["text"])
+    topics[r["topic"]] = release_key(r["item"], r["text"])
 relevant = collections.defaultdict(set)
 for n, line in lines(os.path.join(args.dataset, "qrels", f"{args.split}.tsv")):
     f = line.split()
