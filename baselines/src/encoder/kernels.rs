@@ -456,9 +456,10 @@ pub fn exp_poly(t: f32) -> f32 {
 /// peak and is reused. Called once (later calls do nothing); no effect outside glibc.
 ///
 /// "Never" is `M_TRIM_THRESHOLD = -1` (mallopt(3): "disables trimming completely"). A threshold of
-/// `i32::MAX`, as this function first set, still trims once 2 GiB lie free at the top of the heap,
-/// and a MiniLM training step of 56 sequences frees about that much when it ends: every step gave
-/// its heap back and faulted it in again (`tests/allocator.rs` fails with that threshold).
+/// `i32::MAX`, as this function first set, still trims once 2 GiB lie free at the top of the heap.
+/// A MiniLM training step of 56 sequences peaks near that size and a cross-encoder's validation pass
+/// through the training network beyond it: such runs gave the heap back and faulted it in again
+/// (README, Performance; `tests/allocator.rs` fails with that threshold).
 pub fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
