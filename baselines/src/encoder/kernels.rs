@@ -508,10 +508,109 @@ fn threads() -> usize {
     candle_core::utils::get_num_threads().max(1)
 }
 
+/// A strided f32 matrix operand of [`gemm_split`]: element `(r, c)` at `ptr + r·rs + c·cs`.
+#[derive(Debug, Clone, Copy)]
+pub struct Strided {
+    /// The first element.
+    pub ptr: *const f32,
+    /// Distance between columns.
+    pub cs: isize,
+    /// Distance between rows.
+    pub rs: isize,
+}
+
+/// `dst (m × n) = [dst +] lhs (m × k) · rhs (k × n)` (`dst` added to when `read_dst`), over the
+/// threads of candle's barrier pool (the pool its element-wise ops run on), each thread one
+/// contiguous block of the output's rows (when `m ≥ n`) or columns, computed by a single-threaded
+/// gemm. The gemm crate's own split (`Parallelism::Rayon`) runs on rayon's threads beside the
+/// barrier pool's (which spin a while after each op before they park, so the two pools contend for
+/// the cores) and splits each of its blocks statically by micro-tile jobs; here each thread has one
+/// block of the output, its own packing of the operand it splits, and no barrier until the end.
+/// A product below gemm's threading threshold, or one thread, runs as one gemm on the caller's
+/// thread. The values are the gemm crate's for each block (the k-sums in the same order).
+///
+/// # Safety
+/// `dst` must address `m × n` elements through `(dst_cs, dst_rs)` (no two the same), `lhs` `m × k`
+/// and `rhs` `k × n` elements through theirs, all valid for the call; nothing else may write them.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemm_split(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: *mut f32,
+    dst_cs: isize,
+    dst_rs: isize,
+    read_dst: bool,
+    lhs: Strided,
+    rhs: Strided,
+) {
+    let pool = candle_core::utils::barrier_pool();
+    let threads = pool.n_workers() + 1;
+    let parts = if threads > 1 && m * n * k >= gemm::get_threading_threshold() {
+        threads
+    } else {
+        1
+    };
+    let by_rows = m >= n;
+    let len = if by_rows { m } else { n };
+    // Blocks a multiple of 16 rows or columns (a whole number of the micro-tile's vectors).
+    let block = len.div_ceil(parts).div_ceil(16) * 16;
+    let parts = len.div_ceil(block.max(1)).max(1);
+    let dst_addr = dst as usize;
+    let (lhs_addr, rhs_addr) = (lhs.ptr as usize, rhs.ptr as usize);
+    let run = |part: usize| {
+        let start = part * block;
+        if start >= len {
+            return;
+        }
+        let size = block.min(len - start);
+        let (mm, nn) = if by_rows { (size, n) } else { (m, size) };
+        let (d_off, l_off, r_off) = if by_rows {
+            (start as isize * dst_rs, start as isize * lhs.rs, 0)
+        } else {
+            (start as isize * dst_cs, 0, start as isize * rhs.cs)
+        };
+        // SAFETY: the caller's contract covers the whole product; this part reads rows (or
+        // columns) `start..start + size` of lhs (or rhs) and writes only the same rows (columns)
+        // of `dst`, which no other part writes.
+        unsafe {
+            gemm::gemm(
+                mm,
+                nn,
+                k,
+                (dst_addr as *mut f32).offset(d_off),
+                dst_cs,
+                dst_rs,
+                read_dst,
+                (lhs_addr as *const f32).offset(l_off),
+                lhs.cs,
+                lhs.rs,
+                (rhs_addr as *const f32).offset(r_off),
+                rhs.cs,
+                rhs.rs,
+                if read_dst { 1f32 } else { 0f32 },
+                1f32,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
+            );
+        }
+    };
+    if parts == 1 {
+        run(0);
+    } else {
+        // One part a grab (`parts` ≤ the pool's threads), so a part never waits behind another.
+        pool.execute_chunked(parts, |range| range.for_each(run));
+    }
+}
+
 /// `x (n, k) · R + bias` with `R` the `(k, m)` matrix read from `w` with `(column, row)` strides
 /// `rhs_strides` (`m = bias.len()`): the destination starts as `n` copies of the bias and one gemm
-/// accumulates into it, over the cores when the product is large. Callers check that `x` holds
-/// `n · k` values and `w` holds `k · m` values.
+/// accumulates into it, over the cores when the product is large: with `split`, in blocks of rows
+/// or columns over candle's barrier pool ([`gemm_split`]: training's products, 1.05× the DPR step),
+/// otherwise by gemm's own split on rayon's threads (inference, where the blocks measured level or
+/// slower). Callers check that `x` holds `n · k` values and `w` holds `k · m` values.
 fn gemm_into_bias(
     x: &[f32],
     w: &[f32],
@@ -519,6 +618,7 @@ fn gemm_into_bias(
     bias: &[f32],
     n: usize,
     k: usize,
+    split: bool,
 ) -> Vec<f32> {
     let m = bias.len();
     assert!(
@@ -529,14 +629,29 @@ fn gemm_into_bias(
     for _ in 0..n {
         out.extend_from_slice(bias);
     }
+    let lhs = Strided {
+        ptr: x.as_ptr(),
+        cs: 1,
+        rs: k as isize,
+    };
+    let rhs = Strided {
+        ptr: w.as_ptr(),
+        cs: rhs_strides.0 as isize,
+        rs: rhs_strides.1 as isize,
+    };
+    if split {
+        // SAFETY: `out` is (n, m) row-major and `x` (n, k) row-major, both of the lengths asserted
+        // above; `w` holds k · m values and the strides the caller gives address each of them once.
+        unsafe { gemm_split(n, m, k, out.as_mut_ptr(), 1, m as isize, true, lhs, rhs) };
+        return out;
+    }
     let threads = threads();
     let parallelism = if threads > 1 && n * m * k >= 1 << 18 {
         gemm::Parallelism::Rayon(threads)
     } else {
         gemm::Parallelism::None
     };
-    // SAFETY: `out` is (n, m) row-major and `x` (n, k) row-major, both of the lengths asserted
-    // above; `w` holds k · m values and the strides the caller gives address each of them once.
+    // SAFETY: as above.
     unsafe {
         gemm::gemm(
             n,
@@ -546,12 +661,12 @@ fn gemm_into_bias(
             1,
             m as isize,
             true,
-            x.as_ptr(),
-            1,
-            k as isize,
-            w.as_ptr(),
-            rhs_strides.0 as isize,
-            rhs_strides.1 as isize,
+            lhs.ptr,
+            lhs.cs,
+            lhs.rs,
+            rhs.ptr,
+            rhs.cs,
+            rhs.rs,
             1f32,
             1f32,
             false,
@@ -591,7 +706,7 @@ impl CustomOp3 for Linear {
             candle_core::bail!("linear: ({n}, {k}) · ({k2}, {m}) + bias of {}", b.len());
         }
         // `wt` (k, m) row-major: element (kk, j) at kk·m + j.
-        let out = gemm_into_bias(x, w, (1, m), b, n, k);
+        let out = gemm_into_bias(x, w, (1, m), b, n, k, false);
         Ok((CpuStorage::F32(out), Shape::from((n, m))))
     }
 }
@@ -646,7 +761,7 @@ impl CustomOp3 for LinearTrain {
             candle_core::bail!("linear: ({n}, {k}) · ({m}, {k2})ᵀ + bias of {}", b.len());
         }
         // `w` (m, k) row-major, so wᵀ's element (kk, j) is at j·k + kk.
-        let out = gemm_into_bias(x, w, (k, 1), b, n, k);
+        let out = gemm_into_bias(x, w, (k, 1), b, n, k, true);
         Ok((CpuStorage::F32(out), Shape::from((n, m))))
     }
 
@@ -659,9 +774,13 @@ impl CustomOp3 for LinearTrain {
         grad: &Tensor,
     ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
         let grad = grad.contiguous()?;
-        let dx = if x.track_op() { Some(grad.matmul(w)?) } else { None };
+        let dx = if x.track_op() {
+            Some(grad.apply_op2_no_bwd(&w.contiguous()?, &Product { transpose_lhs: false })?)
+        } else {
+            None
+        };
         let dw = if w.track_op() {
-            Some(grad.t()?.matmul(x)?)
+            Some(grad.apply_op2_no_bwd(&x.contiguous()?, &Product { transpose_lhs: true })?)
         } else {
             None
         };
@@ -671,6 +790,80 @@ impl CustomOp3 for LinearTrain {
             None
         };
         Ok((dx, dw, db))
+    }
+}
+
+/// A matrix product of two contiguous f32 matrices `a (r, c)` and `b`, without a backward pass:
+/// `a · b` (`b` `(c, n)`), or `aᵀ · b` (`b` `(r, n)`) read through transposed strides when
+/// `transpose_lhs`, by [`gemm_split`] into an output that is not zeroed first (the gemm writes
+/// every element). A linear layer's backward: `dx = dy · w` and `dw = dyᵀ · x`.
+struct Product {
+    transpose_lhs: bool,
+}
+
+impl CustomOp2 for Product {
+    fn name(&self) -> &'static str {
+        "lexbench-product"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let a = f32_slice(s1, l1, "product")?;
+        let b = f32_slice(s2, l2, "product")?;
+        let (Ok((r, c)), Ok((k2, n))) = (l1.shape().dims2(), l2.shape().dims2()) else {
+            candle_core::bail!("product: two matrices only");
+        };
+        let (m, k, lhs) = if self.transpose_lhs {
+            // aᵀ (c, r): element (i, t) = a[t, i] at t·c + i.
+            let lhs = Strided {
+                ptr: a.as_ptr(),
+                cs: c as isize,
+                rs: 1,
+            };
+            (c, r, lhs)
+        } else {
+            (
+                r,
+                c,
+                Strided {
+                    ptr: a.as_ptr(),
+                    cs: 1,
+                    rs: c as isize,
+                },
+            )
+        };
+        if k != k2 {
+            candle_core::bail!(
+                "product: ({m}, {k}) · ({k2}, {n}) (lhs {}transposed)",
+                if self.transpose_lhs { "" } else { "not " }
+            );
+        }
+        let rhs = Strided {
+            ptr: b.as_ptr(),
+            cs: 1,
+            rs: n as isize,
+        };
+        let len = m * n;
+        let mut out: Vec<f32> = Vec::with_capacity(len);
+        if k == 0 {
+            out.resize(len, 0.0);
+        } else {
+            // SAFETY: `out` has room for the (m, n) row-major result, `a` and `b` hold r · c and
+            // k · n values (contiguous, checked by `f32_slice` and the shapes above) and the strides
+            // address each once. With k > 0 and `read_dst` false the gemm writes every element of
+            // the destination (each is a k-sum), so all `len` values are initialised before
+            // `set_len`.
+            unsafe {
+                gemm_split(m, n, k, out.as_mut_ptr(), 1, n as isize, false, lhs, rhs);
+                out.set_len(len);
+            }
+        }
+        Ok((CpuStorage::F32(out), Shape::from((m, n))))
     }
 }
 
@@ -1671,6 +1864,91 @@ mod tests {
             assert!(max_diff(g1, &(probe.clone() * 0.0)?)? > 1e-2);
         }
         Ok(())
+    }
+
+    /// `gemm_split` cuts a product into blocks of output rows (or columns), one single-threaded gemm
+    /// each, over candle's barrier pool: every value is the one-thread gemm's of the whole product,
+    /// bit for bit, for both cuts (more rows than columns and fewer), a transposed lhs, accumulation
+    /// into the destination, and a product below the threading threshold (not cut).
+    #[test]
+    fn gemm_split_is_the_one_thread_gemm_bit_for_bit() {
+        let seeded = |len: usize, seed: u64| -> Vec<f32> {
+            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    ((x >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+                })
+                .collect()
+        };
+        for (m, n, k) in [(300, 129, 384), (96, 700, 64), (1000, 48, 256), (5, 7, 3)] {
+            for transpose_lhs in [false, true] {
+                for read_dst in [false, true] {
+                    let a = seeded(m * k, 1);
+                    let b = seeded(k * n, 2);
+                    let lhs = if transpose_lhs {
+                        // `a` holds lhsᵀ (k, m): element (i, t) at t·m + i.
+                        Strided {
+                            ptr: a.as_ptr(),
+                            cs: m as isize,
+                            rs: 1,
+                        }
+                    } else {
+                        Strided {
+                            ptr: a.as_ptr(),
+                            cs: 1,
+                            rs: k as isize,
+                        }
+                    };
+                    let rhs = Strided {
+                        ptr: b.as_ptr(),
+                        cs: 1,
+                        rs: n as isize,
+                    };
+                    let start = seeded(m * n, 3);
+                    let mut split = start.clone();
+                    let mut whole = start.clone();
+                    // SAFETY: `split` and `whole` hold the (m, n) row-major destination, `a` and `b`
+                    // the m·k and k·n operands the strides address, each element once.
+                    unsafe {
+                        gemm_split(m, n, k, split.as_mut_ptr(), 1, n as isize, read_dst, lhs, rhs);
+                        gemm::gemm(
+                            m,
+                            n,
+                            k,
+                            whole.as_mut_ptr(),
+                            1,
+                            n as isize,
+                            read_dst,
+                            lhs.ptr,
+                            lhs.cs,
+                            lhs.rs,
+                            rhs.ptr,
+                            rhs.cs,
+                            rhs.rs,
+                            if read_dst { 1f32 } else { 0f32 },
+                            1f32,
+                            false,
+                            false,
+                            false,
+                            gemm::Parallelism::None,
+                        );
+                    }
+                    let differ = split
+                        .iter()
+                        .zip(&whole)
+                        .filter(|(x, y)| x.to_bits() != y.to_bits())
+                        .count();
+                    assert_eq!(
+                        differ, 0,
+                        "({m}, {n}, {k}), lhs transposed {transpose_lhs}, read_dst {read_dst}: \
+                         {differ} values differ from the one-thread gemm"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
