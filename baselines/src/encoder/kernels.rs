@@ -519,6 +519,51 @@ pub struct Strided {
     pub rs: isize,
 }
 
+/// One gemm call on [`Strided`] operands: `dst (m × n) = [dst +] lhs · rhs` (`dst` added to when
+/// `read_dst`), split as `parallelism` says.
+///
+/// # Safety
+/// As [`gemm_split`]'s: the pointers and strides address valid, distinct elements of the three
+/// matrices for the whole call, and nothing else writes `dst`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm_strided(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: *mut f32,
+    dst_cs: isize,
+    dst_rs: isize,
+    read_dst: bool,
+    lhs: Strided,
+    rhs: Strided,
+    parallelism: gemm::Parallelism,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            dst,
+            dst_cs,
+            dst_rs,
+            read_dst,
+            lhs.ptr,
+            lhs.cs,
+            lhs.rs,
+            rhs.ptr,
+            rhs.cs,
+            rhs.rs,
+            if read_dst { 1f32 } else { 0f32 },
+            1f32,
+            false,
+            false,
+            false,
+            parallelism,
+        );
+    }
+}
+
 /// `dst (m × n) = [dst +] lhs (m × k) · rhs (k × n)` (`dst` added to when `read_dst`), over the
 /// threads of candle's barrier pool (the pool its element-wise ops run on), each thread one
 /// contiguous block of the output's rows (when `m ≥ n`) or columns, computed by a single-threaded
@@ -574,25 +619,25 @@ pub unsafe fn gemm_split(
         // columns) `start..start + size` of lhs (or rhs) and writes only the same rows (columns)
         // of `dst`, which no other part writes.
         unsafe {
-            gemm::gemm(
+            let lhs = Strided {
+                ptr: (lhs_addr as *const f32).offset(l_off),
+                ..lhs
+            };
+            let rhs = Strided {
+                ptr: (rhs_addr as *const f32).offset(r_off),
+                ..rhs
+            };
+            let dst = (dst_addr as *mut f32).offset(d_off);
+            gemm_strided(
                 mm,
                 nn,
                 k,
-                (dst_addr as *mut f32).offset(d_off),
+                dst,
                 dst_cs,
                 dst_rs,
                 read_dst,
-                (lhs_addr as *const f32).offset(l_off),
-                lhs.cs,
-                lhs.rs,
-                (rhs_addr as *const f32).offset(r_off),
-                rhs.cs,
-                rhs.rs,
-                if read_dst { 1f32 } else { 0f32 },
-                1f32,
-                false,
-                false,
-                false,
+                lhs,
+                rhs,
                 gemm::Parallelism::None,
             );
         }
@@ -653,7 +698,7 @@ fn gemm_into_bias(
     };
     // SAFETY: as above.
     unsafe {
-        gemm::gemm(
+        gemm_strided(
             n,
             m,
             k,
@@ -661,20 +706,11 @@ fn gemm_into_bias(
             1,
             m as isize,
             true,
-            lhs.ptr,
-            lhs.cs,
-            lhs.rs,
-            rhs.ptr,
-            rhs.cs,
-            rhs.rs,
-            1f32,
-            1f32,
-            false,
-            false,
-            false,
+            lhs,
+            rhs,
             parallelism,
-        );
-    }
+        )
+    };
     out
 }
 
