@@ -194,9 +194,14 @@ fn latest_checkpoint(out: &Path) -> Result<Option<PathBuf>> {
 /// checkpoint just written and is never resumed from).
 fn remove_step_checkpoints(out: &Path, keep: Option<u64>) {
     for (s, dir) in checkpoints_named(out, "step-") {
-        if Some(s) != keep
-            && let Err(e) = std::fs::remove_dir_all(&dir)
-        {
+        if Some(s) == keep {
+            continue;
+        }
+        // Renamed to a hidden name first, so that a kill during the removal never leaves a visible
+        // `step-S` folder that has lost its `state.json` (found by `kills::killed_training_…`).
+        let hidden = dir.with_file_name(format!(".removing-step-{s}"));
+        let gone = std::fs::rename(&dir, &hidden).and_then(|()| std::fs::remove_dir_all(&hidden));
+        if let Err(e) = gone {
             tracing::warn!("could not remove {}: {e}", dir.display());
         }
     }
