@@ -1,4 +1,6 @@
-//! `scripts/real-text-experiment DATA status`: where a long experiment stands, read from DATA alone.
+//! `scripts/real-text-experiment DATA status`: where a long experiment stands, read from DATA alone;
+//! and `DATA carry` / `DATA restore`: an unfinished training cell packed into RESULTS and unpacked on
+//! a fresh machine (the second test).
 //! On a stand-in DATA folder (a dataset manifest, cell records, a training log over two epochs, a
 //! checkpoint): the cells recorded on the dataset version built there are listed done with their
 //! seconds and device, one recorded on another version is to run again, the training cell under way with its update,
@@ -14,13 +16,22 @@ use lexbench_core::sha256_hex;
 use crate::data_safety::scratch;
 
 fn status(data: &std::path::Path) -> Output {
+    script(data, "status", &[])
+}
+
+/// `scripts/real-text-experiment DATA STEP` with the environment `env`.
+fn script(data: &std::path::Path, step: &str, env: &[(&str, &std::ffi::OsStr)]) -> Output {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let out = Command::new("bash")
-        .arg(repo.join("scripts/real-text-experiment"))
+    let mut cmd = Command::new("bash");
+    cmd.arg(repo.join("scripts/real-text-experiment"))
         .arg(data)
-        .arg("status")
-        .output()
-        .expect("bash runs");
+        .arg(step)
+        .env_remove("LEXBENCH_COMMIT")
+        .env_remove("LEXBENCH_CARRY_MAX_MB");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("bash runs");
     eprintln!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -118,4 +129,137 @@ fn status_reads_records_and_the_training_log_and_runs_nothing() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cells.jsonl:2: not a JSON record"), "{err}");
+}
+
+/// A stand-in dataset manifest in `data`; returns the version the script computes from it.
+fn stand_in_dataset(data: &std::path::Path, size: u64) -> String {
+    let manifest = data.join("datasets/ecthr-release-text/manifest.json");
+    std::fs::create_dir_all(manifest.parent().unwrap()).unwrap();
+    std::fs::write(&manifest, format!(r#"{{"files": {{"corpus.jsonl": {size}}}}}"#)).unwrap();
+    sha256_hex(format!("corpus.jsonl {size}\n").as_bytes())
+}
+
+#[test]
+fn carry_packs_an_unfinished_cell_and_a_fresh_data_folder_resumes_from_it() {
+    let root = scratch("experiment-carry");
+    let results = root.join("results");
+    let env = [("LEXBENCH_RESULTS", results.as_os_str())];
+    let data = root.join("first");
+    let version = stand_in_dataset(&data, 20);
+    // text-dpr is recorded done; text-colbert-adapter is under way: an epoch checkpoint, a step
+    // checkpoint, a step folder whose state.json a kill never wrote, an atomic write's temporary
+    // folder, the model selected so far.
+    std::fs::write(
+        data.join("cells.jsonl"),
+        format!("{{\"cell\": \"text-dpr\", \"dataset_version\": \"{version}\"}}\n"),
+    )
+    .unwrap();
+    let done = data.join("models/text-dpr/checkpoints/epoch-1");
+    std::fs::create_dir_all(&done).unwrap();
+    std::fs::write(done.join("state.json"), r#"{"step": 5, "epoch": 1}"#).unwrap();
+    let cell = data.join("models/text-colbert-adapter");
+    let files: [(&str, &[u8]); 6] = [
+        ("config.toml", b"name = \"text-colbert-adapter\"\n"),
+        ("train_log.jsonl", b"{\"step\": 1}\n"),
+        ("checkpoints/epoch-1/state.json", br#"{"step": 20, "epoch": 1}"#),
+        (
+            "checkpoints/step-30/state.json",
+            br#"{"step": 30, "epoch": 1, "within": {}}"#,
+        ),
+        ("checkpoints/step-30/params.safetensors", &[0, 1, 2, 255]),
+        ("model/adapter_model.safetensors", &[7; 100]),
+    ];
+    for (name, bytes) in files {
+        let p = cell.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    for junk in [
+        "checkpoints/step-10/params.safetensors",
+        "checkpoints/.tmp-step-40/params.safetensors",
+    ] {
+        let p = cell.join(junk);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, b"not a checkpoint").unwrap();
+    }
+    // A stale carry of the finished cell is removed.
+    std::fs::create_dir_all(results.join("in-progress")).unwrap();
+    std::fs::write(results.join("in-progress/text-dpr.tar"), b"old").unwrap();
+
+    let out = script(&data, "carry", &env);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("text-colbert-adapter: carried step-30 (update 30,"),
+        "{text}"
+    );
+    assert!(
+        text.contains("text-dpr: recorded done; its carry removed"),
+        "{text}"
+    );
+    assert!(!results.join("in-progress/text-dpr.tar").exists());
+    let tar = results.join("in-progress/text-colbert-adapter.tar");
+    assert!(tar.is_file());
+    assert!(!data.join("bin").exists(), "carry built something");
+
+    // Over the size cap: refused, the carry already there kept.
+    let cap = [
+        ("LEXBENCH_RESULTS", results.as_os_str()),
+        ("LEXBENCH_CARRY_MAX_MB", "0".as_ref()),
+    ];
+    let out = script(&data, "carry", &cap);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("text-colbert-adapter: not carried:") && text.contains("over LEXBENCH_CARRY_MAX_MB=0"),
+        "{text}"
+    );
+    assert!(tar.is_file());
+
+    // A fresh DATA folder on the same dataset version gets the cell back, byte for byte, with
+    // the carry's record; what was not a complete checkpoint stays behind.
+    let fresh = root.join("fresh");
+    stand_in_dataset(&fresh, 20);
+    let out = script(&fresh, "restore", &env);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("text-colbert-adapter: restored step-30 (update 30,"),
+        "{text}"
+    );
+    let back = fresh.join("models/text-colbert-adapter");
+    for (name, bytes) in files {
+        assert_eq!(std::fs::read(back.join(name)).unwrap(), bytes, "{name}");
+    }
+    assert!(!back.join("checkpoints/step-10").exists() && !back.join("checkpoints/.tmp-step-40").exists());
+    let carried: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(back.join("carried.json")).unwrap()).unwrap();
+    assert_eq!(carried["dataset_version"], version.as_str());
+    assert_eq!(carried["checkpoint"], "step-30");
+    let config = std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("baselines/configs/ecthr/cpu/text-colbert-adapter.toml"),
+    )
+    .unwrap();
+    assert_eq!(carried["config_sha256"], sha256_hex(&config).as_str());
+
+    // Not twice: the folder now holds checkpoints of its own.
+    let out = script(&fresh, "restore", &env);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("carry not restored:") && text.contains("holds checkpoints of its own"),
+        "{text}"
+    );
+
+    // Another dataset version: not restored, nothing written.
+    let other = root.join("other");
+    stand_in_dataset(&other, 21);
+    let out = script(&other, "restore", &env);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("carry not restored: made on dataset version"),
+        "{text}"
+    );
+    assert!(!other.join("models").exists());
 }
