@@ -3,6 +3,7 @@
 //! Properties checked:
 //! - one AdamW step lowers the loss on a fixed batch, for the bi-encoder (DPR), ColBERT and the
 //!   cross-encoder, and for each PEFT method;
+//! - the inference view validation runs over ranks as the network does and records no graph;
 //! - a run interrupted after epoch 1 and resumed ends with exactly the parameters, losses and
 //!   validation scores of an uninterrupted run (same seed; dropout on);
 //! - with PEFT on, the only variables (and the only gradients) are PEFT parameters: the base model's
@@ -237,6 +238,56 @@ fn one_step_lowers_the_loss() -> TestResult {
         opt.step(&grads, cfg.optim.lr)?;
         let after = net.loss(&batch, false)?.to_scalar::<f32>()?;
         assert!(after < before, "{label}: loss {before} → {after}");
+    }
+    Ok(())
+}
+
+/// Validation runs over [`Trainable::inference_view`]: for the bi-encoder, ColBERT and the
+/// cross-encoder, full and with each PEFT method, after a step that moved the trainable weights
+/// (LoRA's B starts at zero), the view ranks the validation split as the network does (scores within
+/// 1e-5), records no autograd graph where the network does, and creates no variable.
+#[test]
+fn the_inference_view_ranks_as_the_network_and_records_no_graph() -> TestResult {
+    let base = common::tiny_folder("train-view")?;
+    let data = scratch("view");
+    tiny_dataset(&data)?;
+    let split = SplitData::load(&data, "tiny", "train", true)?;
+    let val = SplitData::load(&data, "tiny", "val", false)?;
+    let bm25 = lexbench_baselines::train::negatives::bm25_rankings(&split, "tiny", 8);
+    for kind in [ModelKind::Dpr, ModelKind::Colbert, ModelKind::CrossEncoder] {
+        for method in [
+            None,
+            Some(PeftMethod::Lora),
+            Some(PeftMethod::Adapter),
+            Some(PeftMethod::Prefix),
+        ] {
+            let label = format!("{kind:?} {method:?}");
+            let mut cfg = config("v", &base, kind);
+            cfg.peft = method.map(peft);
+            cfg.optim.lr = 1e-2;
+            let net = Trainable::build(&cfg, &Device::Cpu)?;
+            let exs = examples(&split, &cfg.negatives, Some(&bm25), None, &mut SplitMix64::new(1));
+            let refs: Vec<_> = exs.iter().take(4).collect();
+            let batch = Batch::of(&split, &refs);
+            let mut opt = AdamW::new(net.store.vars(), cfg.optim.clone())?;
+            let grads = net.loss(&batch, true)?.backward()?;
+            opt.step(&grads, cfg.optim.lr)?;
+            let names = net.store.names();
+
+            let view = net.inference_view(&cfg, &Device::Cpu)?;
+            assert_same_ranking(
+                &net.rank(&val, 100, None, 8)?,
+                &view.rank(&val, 100, None, 8)?,
+                &label,
+            );
+            assert_eq!(net.store.names(), names, "{label}: the view created variables");
+            // The loss of a batch (no dropout): a graph in the network, none in the view.
+            assert!(net.loss(&batch, false)?.track_op(), "{label}");
+            assert!(
+                !view.loss(&batch, false)?.track_op(),
+                "{label}: the view recorded a graph"
+            );
+        }
     }
     Ok(())
 }

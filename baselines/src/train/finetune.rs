@@ -70,6 +70,7 @@ struct Finetune<'a> {
     val: Option<Validation>,
     /// `OUT/model`.
     model_dir: std::path::PathBuf,
+    device: Device,
 }
 
 impl Objective for Finetune<'_> {
@@ -116,11 +117,16 @@ impl Objective for Finetune<'_> {
         self.net.loss(&Batch::of(split, batch), true)
     }
 
+    /// Ranks the validation split with the network's inference view (no autograd graph, the fused
+    /// inference kernels), built afresh over the current weights.
     fn validate(&self) -> Result<Option<f64>> {
         let Some(v) = &self.val else { return Ok(None) };
-        let run = self
-            .net
-            .rank(&v.split, self.cfg.eval.top_k, v.rerank.as_deref(), 32)?;
+        let run = self.net.inference_view(self.cfg, &self.device)?.rank(
+            &v.split,
+            self.cfg.eval.top_k,
+            v.rerank.as_deref(),
+            32,
+        )?;
         let ev = evaluate(&run, &v.split.qrels, &[v.measure], v.pools.as_ref())?;
         Ok(ev.get(v.measure))
     }
@@ -231,6 +237,7 @@ pub fn train(
         train_split: &train_split,
         val,
         model_dir: out.join("model"),
+        device: device.clone(),
     };
     let spec = LoopSpec {
         out,

@@ -178,6 +178,21 @@ pub fn base_tensors(dir: &Path, device: &Device) -> Result<HashMap<String, Tenso
 impl Trainable {
     /// Builds the configured network from `cfg.base` (see the module documentation).
     pub fn build(cfg: &TrainConfig, device: &Device) -> Result<Self> {
+        Self::build_over(cfg, device, None)
+    }
+
+    /// The same network (built from the same `cfg`) over this one's variables seen as constants
+    /// ([`ParamStore::detached_view`]; no copy of a trainable weight, the frozen base read from
+    /// `cfg.base` again): nothing it computes records an autograd graph, so its forward passes take the
+    /// inference fast paths — fused attention, fused layer norms, pre-transposed weights (a fully
+    /// fine-tuned model's are frozen copies, made once per view). Validation passes run over it. Its
+    /// scores are the network's own up to float rounding (the fused kernels sum in another order).
+    pub fn inference_view(&self, cfg: &TrainConfig, device: &Device) -> Result<Self> {
+        Self::build_over(cfg, device, Some(&self.store))
+    }
+
+    /// [`Self::build`], or with `view`, [`Self::inference_view`] of the network whose store it is.
+    fn build_over(cfg: &TrainConfig, device: &Device, view: Option<&ParamStore>) -> Result<Self> {
         let bert = BertConfig::from_file(&cfg.base.join("config.json"))?;
         let base_weights = cfg.base.join("model.safetensors");
         let mut tensors = base_tensors(&cfg.base, device)?;
@@ -212,10 +227,18 @@ impl Trainable {
                         .collect();
                     initial.extend(copies);
                 }
-                let store = ParamStore::with_initial(cfg.seed, initial);
+                let store = match view {
+                    Some(s) => s.detached_view(),
+                    None => ParamStore::with_initial(cfg.seed, initial),
+                };
                 let load = |vb: VarBuilder<'static>| {
-                    BertModel::load(&bert, vb, with_pooler)
-                        .map_err(|e| e.in_weights(&base_weights, "config.json"))
+                    let mut model = BertModel::load(&bert, vb, with_pooler)
+                        .map_err(|e| e.in_weights(&base_weights, "config.json"))?;
+                    if view.is_some() {
+                        // Never trained: its linears may keep transposed copies, Q/K/V fused.
+                        model.freeze()?;
+                    }
+                    Ok::<_, Error>(model)
                 };
                 let model = load(store.var_builder(device))?;
                 let query_model = if separate {
@@ -231,7 +254,10 @@ impl Trainable {
                     .filter(|(k, _)| k.starts_with("linear.") || k.starts_with("classifier."))
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
-                let store = ParamStore::with_initial(cfg.seed, heads);
+                let store = match view {
+                    Some(s) => s.detached_view(),
+                    None => ParamStore::with_initial(cfg.seed, heads),
+                };
                 // Each encoder: the frozen base (the same constants) with its own PEFT variables.
                 let peft_model = |pvb: VarBuilder<'static>| -> Result<BertModel> {
                     let vb = VarBuilder::from_tensors(tensors.clone(), DType::F32, device);

@@ -73,6 +73,9 @@ pub struct ParamStore {
     map: VarMap,
     seed: u64,
     initial: Arc<HashMap<String, Tensor>>,
+    /// A view ([`ParamStore::detached_view`]): hands out the variables' values detached from the
+    /// graph and creates none.
+    detached: bool,
 }
 
 impl std::fmt::Debug for ParamStore {
@@ -96,6 +99,19 @@ impl ParamStore {
             map: VarMap::new(),
             seed,
             initial: Arc::new(initial),
+            detached: false,
+        }
+    }
+
+    /// The same variables seen as constants: a `VarBuilder` over this view returns each variable's
+    /// current value detached from the autograd graph (the same storage: no copy, and later updates
+    /// of the variable show through), and refuses a name the store does not hold instead of creating
+    /// it. A network built over it runs the inference fast paths (fused kernels skip anything that
+    /// records a graph): [`crate::train::model::Trainable::inference_view`].
+    pub fn detached_view(&self) -> Self {
+        Self {
+            detached: true,
+            ..self.clone()
         }
     }
 
@@ -234,7 +250,14 @@ impl SimpleBackend for ParamStore {
             if v.shape() != &s {
                 return Err(shape_mismatch(name, s, v.shape()));
             }
-            return Ok(v.as_tensor().clone());
+            return Ok(if self.detached {
+                v.as_tensor().detach()
+            } else {
+                v.as_tensor().clone()
+            });
+        }
+        if self.detached {
+            candle_core::bail!("the detached view of the parameters has no variable {name}");
         }
         let value = match self.initial.get(name) {
             Some(t) => {
@@ -255,7 +278,14 @@ impl SimpleBackend for ParamStore {
 
     fn get_unchecked(&self, name: &str, dtype: DType, dev: &Device) -> candle_core::Result<Tensor> {
         if let Some(v) = self.lock().get(name) {
-            return Ok(v.as_tensor().clone());
+            return Ok(if self.detached {
+                v.as_tensor().detach()
+            } else {
+                v.as_tensor().clone()
+            });
+        }
+        if self.detached {
+            candle_core::bail!("the detached view of the parameters has no variable {name}");
         }
         match self.initial.get(name) {
             Some(t) => self.get(t.shape().clone(), name, Init::Const(0.0), dtype, dev),
@@ -264,7 +294,7 @@ impl SimpleBackend for ParamStore {
     }
 
     fn contains_tensor(&self, name: &str) -> bool {
-        self.lock().contains_key(name) || self.initial.contains_key(name)
+        self.lock().contains_key(name) || (!self.detached && self.initial.contains_key(name))
     }
 }
 
