@@ -210,6 +210,14 @@ fn cusines_config(name: &str, base: &Path) -> TrainConfig {
     cfg
 }
 
+/// One AdamW step of `net` with `cfg`'s optimiser on `batch` (`train`: dropout on).
+fn adamw_step(net: &Trainable, cfg: &TrainConfig, batch: &Batch<'_>, train: bool) -> TestResult {
+    let mut opt = AdamW::new(net.store.vars(), cfg.optim.clone())?;
+    let grads = net.loss(batch, train)?.backward()?;
+    opt.step(&grads, cfg.optim.lr)?;
+    Ok(())
+}
+
 #[test]
 fn one_step_lowers_the_loss() -> TestResult {
     let base = common::tiny_folder("train-step")?;
@@ -233,9 +241,7 @@ fn one_step_lowers_the_loss() -> TestResult {
         let refs: Vec<_> = exs.iter().take(4).collect();
         let batch = Batch::of(&split, &refs);
         let before = net.loss(&batch, false)?.to_scalar::<f32>()?;
-        let mut opt = AdamW::new(net.store.vars(), cfg.optim.clone())?;
-        let grads = net.loss(&batch, false)?.backward()?;
-        opt.step(&grads, cfg.optim.lr)?;
+        adamw_step(&net, &cfg, &batch, false)?;
         let after = net.loss(&batch, false)?.to_scalar::<f32>()?;
         assert!(after < before, "{label}: loss {before} → {after}");
     }
@@ -269,9 +275,7 @@ fn the_inference_view_ranks_as_the_network_and_records_no_graph() -> TestResult 
             let exs = examples(&split, &cfg.negatives, Some(&bm25), None, &mut SplitMix64::new(1));
             let refs: Vec<_> = exs.iter().take(4).collect();
             let batch = Batch::of(&split, &refs);
-            let mut opt = AdamW::new(net.store.vars(), cfg.optim.clone())?;
-            let grads = net.loss(&batch, true)?.backward()?;
-            opt.step(&grads, cfg.optim.lr)?;
+            adamw_step(&net, &cfg, &batch, true)?;
             let names = net.store.names();
 
             let view = net.inference_view(&cfg, &Device::Cpu)?;

@@ -208,6 +208,24 @@ impl ParamStore {
         Ok(())
     }
 
+    /// What a `VarBuilder` gets for an existing variable: the variable itself, or in a view its value
+    /// detached from the graph (the same storage).
+    fn hand_out(&self, v: &Var) -> Tensor {
+        if self.detached {
+            v.as_tensor().detach()
+        } else {
+            v.as_tensor().clone()
+        }
+    }
+
+    /// A view creates no variable: asking it for a name it does not hold is an error.
+    fn refuse_in_view(&self, name: &str) -> candle_core::Result<()> {
+        if self.detached {
+            candle_core::bail!("the detached view of the parameters has no variable {name}");
+        }
+        Ok(())
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Var>> {
         // A poisoned lock only means another thread panicked mid-insert; the map is still usable.
         self.map.data().lock().unwrap_or_else(|e| e.into_inner())
@@ -250,15 +268,9 @@ impl SimpleBackend for ParamStore {
             if v.shape() != &s {
                 return Err(shape_mismatch(name, s, v.shape()));
             }
-            return Ok(if self.detached {
-                v.as_tensor().detach()
-            } else {
-                v.as_tensor().clone()
-            });
+            return Ok(self.hand_out(v));
         }
-        if self.detached {
-            candle_core::bail!("the detached view of the parameters has no variable {name}");
-        }
+        self.refuse_in_view(name)?;
         let value = match self.initial.get(name) {
             Some(t) => {
                 if t.shape() != &s {
@@ -278,15 +290,9 @@ impl SimpleBackend for ParamStore {
 
     fn get_unchecked(&self, name: &str, dtype: DType, dev: &Device) -> candle_core::Result<Tensor> {
         if let Some(v) = self.lock().get(name) {
-            return Ok(if self.detached {
-                v.as_tensor().detach()
-            } else {
-                v.as_tensor().clone()
-            });
+            return Ok(self.hand_out(v));
         }
-        if self.detached {
-            candle_core::bail!("the detached view of the parameters has no variable {name}");
-        }
+        self.refuse_in_view(name)?;
         match self.initial.get(name) {
             Some(t) => self.get(t.shape().clone(), name, Init::Const(0.0), dtype, dev),
             None => candle_core::bail!("no variable {name}"),
