@@ -156,6 +156,43 @@ where
     Ok(value)
 }
 
+/// Removes the folder `dir` so that a kill never leaves part of it under its own name: it is first
+/// renamed to `.{name}.partial-{pid}` (journaled before the rename, like [`write_dir_atomic`]'s
+/// temporaries), then removed. A process killed during the removal leaves the hidden folder and a
+/// journal entry naming it, and [`recover_leftovers`] removes it when the next command opens the data
+/// directory. A `dir` that does not exist is not an error.
+pub fn remove_dir_journaled(dir: &Path) -> Result<()> {
+    remove_dir_journaled_with(dir, |p| fs::remove_dir_all(p))
+}
+
+/// [`remove_dir_journaled`] with the removal of the hidden folder given (a test's stands for a kill).
+pub(crate) fn remove_dir_journaled_with(
+    dir: &Path,
+    remove: impl FnOnce(&Path) -> io::Result<()>,
+) -> Result<()> {
+    if fs::symlink_metadata(dir).is_err() {
+        return Ok(());
+    }
+    let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return Err(Error::Io {
+            path: dir.to_owned(),
+            source: io::Error::new(io::ErrorKind::InvalidInput, "not a folder name"),
+        });
+    };
+    let hidden = dir.with_file_name(partial_name(&name));
+    if fs::symlink_metadata(&hidden).is_ok() {
+        fs::remove_dir_all(&hidden).map_err(io_err(&hidden))?;
+    }
+    let intent = Intent::record(Kind::Partial, &hidden, None);
+    let result = fs::rename(dir, &hidden)
+        .map_err(io_err(dir))
+        .and_then(|()| remove(&hidden).map_err(io_err(&hidden)));
+    if fs::symlink_metadata(&hidden).is_err() {
+        intent.done();
+    }
+    result
+}
+
 /// Puts the complete directory `tmp` in the place of `dir` with `exchange`, or, where it is not
 /// supported, with two renames through `old`, the fallback's parking name.
 fn swap_in(

@@ -742,6 +742,41 @@ mod tests {
         assert_eq!(names(&root.join("datasets")), vec!["d"]);
     }
 
+    /// A folder removed by `remove_dir_journaled` and interrupted before it is gone (the kill that
+    /// `kills::killed_training_…` once caught leaving `checkpoints/.removing-step-4`) leaves only a
+    /// hidden folder that a journal entry of this process names as a `Partial`, which `recover`
+    /// settles once the process is dead; uninterrupted, it leaves neither folder nor entry.
+    #[test]
+    fn an_interrupted_folder_removal_leaves_a_journaled_partial() {
+        let root = scratch("removal");
+        register(&root);
+        let ckpt = root.join("models/m/checkpoints");
+        for step in ["step-4", "step-6"] {
+            write_atomic(&ckpt.join(step).join("state.json"), |w| w.write_all(b"{}")).unwrap();
+        }
+        let killed = crate::io::remove_dir_journaled_with(&ckpt.join("step-4"), |_| {
+            Err(std::io::Error::other("killed"))
+        });
+        assert!(killed.is_err());
+        let pid = std::process::id();
+        let hidden = format!(".step-4.partial-{pid}");
+        assert_eq!(names(&ckpt), vec![hidden.clone(), "step-6".to_owned()]);
+        let journal = root.join(JOURNAL_DIR);
+        let entries: Vec<Entry> = names(&journal)
+            .iter()
+            .map(|n| serde_json::from_slice(&fs::read(journal.join(n)).unwrap()).unwrap())
+            .collect();
+        let want = format!("models/m/checkpoints/{hidden}");
+        assert_eq!(entries, vec![entry(Kind::Partial, &want, None)]);
+        assert_eq!(settle(&root, pid, &entries[0]).unwrap().map(|_| ()), Some(()));
+        assert_eq!(names(&ckpt), vec!["step-6"]);
+        fs::remove_dir_all(&journal).unwrap();
+        crate::io::remove_dir_journaled(&ckpt.join("step-6")).unwrap();
+        crate::io::remove_dir_journaled(&ckpt.join("step-6")).unwrap();
+        assert!(names(&ckpt).is_empty());
+        assert!(journal_names(&root).is_empty());
+    }
+
     /// A leftover in a data directory that can not be written (read-only) is left for later with a
     /// note, and its entry kept: the command still runs (issue 29, item 18). The folder is made
     /// unwritable with `chattr +i` (which binds root too, as tests run here) or, for another user,

@@ -197,11 +197,10 @@ fn remove_step_checkpoints(out: &Path, keep: Option<u64>) {
         if Some(s) == keep {
             continue;
         }
-        // Renamed to a hidden name first, so that a kill during the removal never leaves a visible
-        // `step-S` folder that has lost its `state.json` (found by `kills::killed_training_…`).
-        let hidden = dir.with_file_name(format!(".removing-step-{s}"));
-        let gone = std::fs::rename(&dir, &hidden).and_then(|()| std::fs::remove_dir_all(&hidden));
-        if let Err(e) = gone {
+        // Renamed to a journaled hidden name first, so that a kill during the removal never leaves
+        // a visible `step-S` folder that has lost its `state.json`, and the next command that opens
+        // the data directory removes what it left (both found by `kills::killed_training_…`).
+        if let Err(e) = lexbench_core::io::remove_dir_journaled(&dir) {
             tracing::warn!("could not remove {}: {e}", dir.display());
         }
     }
