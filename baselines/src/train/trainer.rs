@@ -479,10 +479,9 @@ impl<'a, O: Objective> Trainer<'a, O> {
         std::fs::create_dir_all(out).map_err(io_err(out))?;
         let cfg_path = out.join("config.toml");
         if opts.restart {
+            // Journaled like the step checkpoints: a kill never leaves half a model folder.
             for p in [out.join("checkpoints"), out.join("model")] {
-                if p.exists() {
-                    std::fs::remove_dir_all(&p).map_err(io_err(&p))?;
-                }
+                lexbench_core::io::remove_dir_journaled(&p)?;
             }
             std::fs::remove_file(out.join("train_log.jsonl")).ok();
         }
