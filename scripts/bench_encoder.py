@@ -7,7 +7,7 @@ segment ids, attention mask per sequence, in candle's batches), so every engine 
 tokenised batches, padded to the longest of each batch with the pad id. This script loads the model
 folder with transformers, builds each engine's inputs, warms each engine up, prints one JSON line
 {"ready": true, ...} (versions, threads, each engine's check outputs, sentence-transformers' batching)
-and then serves: each line on stdin, {"task": NAME, "engine": "torch"|"st"|"ort"}, runs one timed pass
+and then serves: each line on stdin, {"task": NAME, "engine": "torch"|"st"|"ort"|"openblas"}, runs one timed pass
 of that task on that engine and answers {"seconds": S}. lexbench alternates engines (candle, torch,
 st, ort, candle, ...) through this protocol; the models stay loaded. End of input ends the script.
 Only protocol lines go to standard output (file descriptor 1 is pointed at standard error while the
@@ -36,6 +36,11 @@ Task kinds (what one pass does, per batch):
   back in (tokens, hidden) layout. The inputs are not sent: each is drawn from its seed by
   seeded_uniform, bit for bit as lexbench draws them; the check is the output's first check_rows rows.
   The model's weights are not loaded when every task is a gemm task.
+  openblas (op linear only): NumPy's x @ w.T on the same values, the BLAS NumPy was built with
+  (OpenBLAS in NumPy's wheels, its kernel picked at run time for the CPU), OPENBLAS_NUM_THREADS =
+  threads; the bias is not added in the timed call (as candle-matmul's), only for the check. It is
+  what a tuned BLAS reaches on the same product: the reference for how far the products are from the
+  machine's limit.
 
 Device (--device): cpu, or cuda:N when lexbench's candle runs on that GPU: the model, every input
 tensor and every engine but ort then live on that GPU, and a timed pass ends with
@@ -51,7 +56,7 @@ does, in NumPy). colbert_maxsim is not run (a product and a max over precomputed
 graph); on a GPU ort is not run. Needs torch and transformers; ort needs
 onnxruntime, onnx and onnxscript (scripts/bench-env makes target/bench-venv).
 
-    python bench_encoder.py --model models/minilm --input TASKS.json --threads 2 --engines torch,st,ort
+    python bench_encoder.py --model models/minilm --input TASKS.json --threads 2 --engines torch,st,ort,openblas
 """
 import argparse
 import json
@@ -80,6 +85,8 @@ def main():
         proto.flush()
 
     t_setup = time.perf_counter()
+    # OpenBLAS reads its thread count when NumPy (imported by torch) loads it.
+    os.environ["OPENBLAS_NUM_THREADS"] = str(a.threads)
     import torch
     torch.set_num_threads(a.threads)
     dev = torch.device(a.device)
@@ -142,7 +149,7 @@ def main():
         return [torch.tensor(k, dtype=torch.bool, device=dev) for k in t[key]]
 
     # Torch passes: one function per task running every batch once.
-    torch_pass = {}
+    torch_pass, openblas_pass = {}, {}
     with torch.inference_mode():
         for name, t in tasks.items():
             if t["kind"] == "gemm":
@@ -150,6 +157,11 @@ def main():
                 torch_pass[name] = run
                 checks.setdefault(name, {})["torch"] = check
                 run()  # warm-up pass
+                if "openblas" in a.engines.split(",") and t["op"] == "linear" and dev.type == "cpu":
+                    run, check = blas_pass(t)
+                    openblas_pass[name] = run
+                    checks[name]["openblas"] = check
+                    run()  # warm-up pass
                 continue
             g = Graph(t).eval().to(dev)
             if t["kind"] in ("encode", "cross"):
@@ -223,6 +235,8 @@ def main():
         "label": f"PyTorch {torch.__version__} (transformers {transformers.__version__}, {on})",
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
     }
+    if openblas_pass:
+        engines["openblas"] = blas_info(a.threads)
 
     st_pass, batching = {}, {}
     if "st" in a.engines.split(",") and any(t["kind"] == "real" for t in tasks.values()):
@@ -252,7 +266,7 @@ def main():
         "setup_seconds": time.perf_counter() - t_setup,
     })
 
-    passes = {"torch": torch_pass, "st": st_pass, "ort": ort_pass}
+    passes = {"torch": torch_pass, "st": st_pass, "ort": ort_pass, "openblas": openblas_pass}
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -331,6 +345,39 @@ def gemm_pass(t, dev):
             call()
 
     return run, out[: t["check_rows"]].flatten().tolist()
+
+
+def blas_pass(t):
+    """A linear gemm task's pass through NumPy's BLAS: x @ w.T, t["repeats"] calls into one output
+    array, the bias left out of the timed call; its check is the first check_rows rows with the bias."""
+    import numpy as np
+    m, k, n = t["m"], t["k"], t["n"]
+    x = seeded_uniform(t["x"]["seed"], m * k, t["x"]["scale"]).reshape(m, k)
+    w = seeded_uniform(t["w"]["seed"], n * k, t["w"]["scale"]).reshape(n, k)
+    b = seeded_uniform(t["b"]["seed"], n, t["b"]["scale"])
+    out = np.empty((m, n), dtype=np.float32)
+    wt = w.T  # a transposed view: BLAS reads it with the transpose flag, as torch's linear does
+    reps = t["repeats"]
+
+    def run():
+        for _ in range(reps):
+            np.matmul(x, wt, out=out)
+
+    run()
+    check = (out[: t["check_rows"]] + b).flatten().tolist()
+    return run, check
+
+
+def blas_info(threads):
+    """The openblas engine's label: NumPy's version and the BLAS it was built with."""
+    import numpy as np
+    blas = {}
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+    except Exception:  # older NumPy: the label names NumPy only
+        pass
+    what = " ".join(str(blas.get(k, "")) for k in ("name", "version")).strip() or "its BLAS"
+    return {"label": f"NumPy {np.__version__} x @ w.T ({what}, {threads} threads), no bias"}
 
 
 def st_engine(a, tasks, checks, batching, versions):

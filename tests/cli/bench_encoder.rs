@@ -17,6 +17,9 @@
 //!   total whose seconds are the four linear products' per call, summed round by round; the share of
 //!   the measured FMA throughput is there exactly when the throughput was measured (not in a debug
 //!   build).
+//! - with the real Python side (PyTorch and NumPy from `scripts/hf-replicas`' environment), the gemm
+//!   workload runs PyTorch on every product and NumPy's BLAS on each linear one, on the same values
+//!   (outputs within 1e-5 of candle's), and the layer total's ratios include both;
 //! - `--train-step-only` (a tiny random BERT) reports the DPR training step as a task: 8 examples of
 //!   56 sequences, FLOPs 3 × the hand-counted forward of each, per round seconds whose median and
 //!   best give examples/s and GFLOP/s against the peak; with a stand-in Python (no torch) answering
@@ -323,6 +326,90 @@ fn the_gemm_workload_reports_the_configs_products() {
     let out = gemm(&data, &["--model", empty.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("config.json"), "{}", stderr(&out));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The Python with PyTorch and NumPy that `scripts/hf-replicas` (run by `scripts/test`) installs:
+/// `$LEXBENCH_HF_VENV`, default `target/hf-ref-venv`. Missing is a failure, not a skip.
+fn torch_python() -> PathBuf {
+    let venv = std::env::var_os("LEXBENCH_HF_VENV").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/hf-ref-venv"),
+        PathBuf::from,
+    );
+    let python = venv.join("bin/python");
+    assert!(
+        python.is_file(),
+        "{} not found: run scripts/hf-replicas (scripts/test does), or set LEXBENCH_HF_VENV",
+        python.display()
+    );
+    python
+}
+
+/// The gemm workload with the real Python side (`scripts/bench_encoder.py` under PyTorch and
+/// NumPy): every product is also run by PyTorch, and each linear product by NumPy's BLAS
+/// (`openblas`) on the same drawn values, checked against candle's output; attention has no
+/// `openblas` engine; the layer total and its ratios include both.
+#[test]
+fn the_gemm_workload_runs_pytorch_and_numpys_blas_on_the_same_values() {
+    let dir = temp_dir("gemm-python");
+    let data = dir.join("data");
+    let model = dir.join("model");
+    std::fs::create_dir_all(&model).unwrap();
+    let cfg = lexbench_baselines::encoder::BertConfig {
+        hidden_size: 16,
+        intermediate_size: 48,
+        num_attention_heads: 2,
+        max_position_embeddings: 6,
+        ..lexbench_baselines::encoder::BertConfig::tiny()
+    };
+    std::fs::write(model.join("config.json"), serde_json::to_string(&cfg).unwrap()).unwrap();
+    let python = torch_python();
+    let args = [
+        "bench-encoder",
+        "--mode",
+        "gemm",
+        "--no-ort",
+        "--pairs",
+        "1",
+        "--format",
+        "json",
+        "--model",
+        model.to_str().unwrap(),
+        "--python",
+        python.to_str().unwrap(),
+        "--batch",
+        "2",
+        "--max-len",
+        "8",
+        "--gemm-repeats",
+        "2",
+    ];
+    let out = lexbench(&data, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["notes"], serde_json::json!([]), "{}", report["notes"]);
+    for t in report["tasks"].as_array().unwrap() {
+        let name = t["spec"]["name"].as_str().unwrap();
+        let engines = t["engines"].as_array().unwrap();
+        let names: Vec<&str> = engines.iter().map(|e| e["engine"].as_str().unwrap()).collect();
+        if name == "gemm-attention" {
+            assert_eq!(names, ["candle", "candle-matmul", "torch"], "{name}");
+        } else {
+            assert_eq!(names, ["candle", "candle-matmul", "torch", "openblas"], "{name}");
+            let blas = &engines[3];
+            assert!(blas["label"].as_str().unwrap().starts_with("NumPy "), "{blas}");
+            let diff = blas["max_abs_diff"].as_f64().unwrap();
+            assert!(diff < 1e-5, "{name}: {diff}");
+            assert_eq!(seconds_of(blas).len(), 1);
+        }
+    }
+    let ratios: Vec<&str> = report["gemm"]["layer_total"]["ratios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["denominator"].as_str().unwrap())
+        .collect();
+    assert_eq!(ratios, ["candle-matmul", "torch", "openblas"]);
     std::fs::remove_dir_all(&dir).ok();
 }
 

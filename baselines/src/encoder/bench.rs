@@ -834,8 +834,9 @@ pub struct PythonSide {
     pub python: String,
     /// `scripts/bench_encoder.py`.
     pub script: PathBuf,
-    /// `torch`, `st` (sentence-transformers, which the script loads only for a real task) and,
-    /// optionally, `ort`.
+    /// `torch`, `st` (sentence-transformers, which the script loads only for a real task),
+    /// `openblas` (NumPy's BLAS, which the script runs only for the gemm workload's linear products)
+    /// and, optionally, `ort`.
     pub engines: Vec<String>,
     /// Extra environment of the Python process (the forced-AVX2 switches).
     pub env: Vec<(String, String)>,
@@ -847,7 +848,8 @@ pub struct PythonSide {
 impl PythonSide {
     /// PyTorch, sentence-transformers (real task) and ONNX Runtime (when `s.ort`) through `script`; when candle's gemm runs AVX2 on an
     /// AVX-512 CPU (a forced build), PyTorch is told to do the same (`ATEN_CPU_CAPABILITY=avx2`,
-    /// `ONEDNN_MAX_CPU_ISA=AVX2`, `MKL_ENABLE_INSTRUCTIONS=AVX2`; ONNX Runtime has no such switch).
+    /// `ONEDNN_MAX_CPU_ISA=AVX2`, `MKL_ENABLE_INSTRUCTIONS=AVX2`, and OpenBLAS its Haswell kernels,
+    /// `OPENBLAS_CORETYPE=Haswell`; ONNX Runtime has no such switch).
     pub fn new(python: &str, script: &Path, s: &BenchSettings, machine: &Machine) -> Self {
         let mut env = vec![
             ("HF_HUB_OFFLINE".to_owned(), "1".to_owned()),
@@ -859,11 +861,12 @@ impl PythonSide {
                 ("ATEN_CPU_CAPABILITY", "avx2"),
                 ("ONEDNN_MAX_CPU_ISA", "AVX2"),
                 ("MKL_ENABLE_INSTRUCTIONS", "AVX2"),
+                ("OPENBLAS_CORETYPE", "Haswell"),
             ] {
                 env.push((k.to_owned(), v.to_owned()));
             }
         }
-        let mut engines = vec!["torch".to_owned(), "st".to_owned()];
+        let mut engines = vec!["torch".to_owned(), "st".to_owned(), "openblas".to_owned()];
         if s.ort {
             engines.push("ort".to_owned());
         }
@@ -1108,7 +1111,7 @@ impl BenchReport {
         for mut task in tasks {
             let name = task.spec.name.clone();
             let python_engines: Vec<String> = match &server {
-                Some(_) => ["torch", "st", "ort"]
+                Some(_) => ["torch", "st", "ort", "openblas"]
                     .into_iter()
                     .filter(|e| checks[&name][*e].is_array())
                     .map(str::to_owned)
@@ -1244,6 +1247,20 @@ impl BenchReport {
                 m.best_path.clone(),
                 format!("{} (assumed: MLAS picks at run time)", m.best_path.description),
             ),
+            // Told to take its Haswell (AVX2) kernels where candle's gemm is forced to AVX2.
+            "openblas" => match &m.avx2_path {
+                Some(avx2) if m.candle_path.isa == Isa::Avx2 && m.features.avx512f => (
+                    avx2.clone(),
+                    format!("{} (OpenBLAS told OPENBLAS_CORETYPE=Haswell)", avx2.description),
+                ),
+                _ => (
+                    m.best_path.clone(),
+                    format!(
+                        "{} (assumed: OpenBLAS picks its kernel at run time)",
+                        m.best_path.description
+                    ),
+                ),
+            },
             _ => (m.candle_path.clone(), m.candle_path.description.clone()),
         }
     }
