@@ -193,11 +193,9 @@ fn gemm(data: &Path, extra: &[&str]) -> Output {
     lexbench(data, &args)
 }
 
-#[test]
-fn the_gemm_workload_reports_the_configs_products() {
-    let dir = temp_dir("gemm");
-    let data = dir.join("data");
-    // Only config.json, no weights: H 16, I 48, 2 heads of 8, exact GELU, 6 positions.
+/// `dir/model` holding only a config.json, no weights: H 16, I 48, 2 heads of 8, exact GELU, 6
+/// positions.
+fn gemm_model(dir: &Path) -> PathBuf {
     let model = dir.join("model");
     std::fs::create_dir_all(&model).unwrap();
     let cfg = lexbench_baselines::encoder::BertConfig {
@@ -208,6 +206,14 @@ fn the_gemm_workload_reports_the_configs_products() {
         ..lexbench_baselines::encoder::BertConfig::tiny()
     };
     std::fs::write(model.join("config.json"), serde_json::to_string(&cfg).unwrap()).unwrap();
+    model
+}
+
+#[test]
+fn the_gemm_workload_reports_the_configs_products() {
+    let dir = temp_dir("gemm");
+    let data = dir.join("data");
+    let model = gemm_model(&dir);
     let m = model.to_str().unwrap();
     let args = [
         "--format",
@@ -353,16 +359,7 @@ fn torch_python() -> PathBuf {
 fn the_gemm_workload_runs_pytorch_and_numpys_blas_on_the_same_values() {
     let dir = temp_dir("gemm-python");
     let data = dir.join("data");
-    let model = dir.join("model");
-    std::fs::create_dir_all(&model).unwrap();
-    let cfg = lexbench_baselines::encoder::BertConfig {
-        hidden_size: 16,
-        intermediate_size: 48,
-        num_attention_heads: 2,
-        max_position_embeddings: 6,
-        ..lexbench_baselines::encoder::BertConfig::tiny()
-    };
-    std::fs::write(model.join("config.json"), serde_json::to_string(&cfg).unwrap()).unwrap();
+    let model = gemm_model(&dir);
     let python = torch_python();
     let args = [
         "bench-encoder",
