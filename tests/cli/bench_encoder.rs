@@ -338,17 +338,11 @@ fn the_gemm_workload_reports_the_configs_products() {
 /// The Python with PyTorch and NumPy that `scripts/hf-replicas` (run by `scripts/test`) installs:
 /// `$LEXBENCH_HF_VENV`, default `target/hf-ref-venv`. Missing is a failure, not a skip.
 fn torch_python() -> PathBuf {
-    let venv = std::env::var_os("LEXBENCH_HF_VENV").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/hf-ref-venv"),
-        PathBuf::from,
-    );
-    let python = venv.join("bin/python");
-    assert!(
-        python.is_file(),
-        "{} not found: run scripts/hf-replicas (scripts/test does), or set LEXBENCH_HF_VENV",
-        python.display()
-    );
-    python
+    crate::common::venv_python(
+        "LEXBENCH_HF_VENV",
+        "hf-ref-venv",
+        "run scripts/hf-replicas (scripts/test does), or set LEXBENCH_HF_VENV",
+    )
 }
 
 /// The gemm workload with the real Python side (`scripts/bench_encoder.py` under PyTorch and

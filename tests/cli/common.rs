@@ -216,3 +216,20 @@ pub fn run_columns(p: &Path) -> Vec<String> {
         .map(|l| l.rsplit_once(' ').unwrap().0.to_owned())
         .collect()
 }
+
+/// The Python of the environment `$var` names (default `target/DEFAULT` in the checkout); a test that
+/// needs it fails, never skips, when it is missing, with `how` (what makes the environment) in the
+/// message.
+pub fn venv_python(var: &str, default: &str, how: &str) -> PathBuf {
+    let venv = std::env::var_os(var).map_or_else(
+        || {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("target")
+                .join(default)
+        },
+        PathBuf::from,
+    );
+    let python = venv.join("bin/python");
+    assert!(python.is_file(), "{} not found: {how}", python.display());
+    python
+}

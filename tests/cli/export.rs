@@ -48,19 +48,13 @@ use crate::data_safety::tree;
 
 /// The Python environment with `datasets`, `pyarrow` and `pytrec_eval`; its absence fails the test.
 fn py_tools_python() -> PathBuf {
-    let venv = std::env::var_os("LEXBENCH_PY_TOOLS").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/py-tools-venv"),
-        PathBuf::from,
-    );
-    let python = venv.join("bin/python");
-    assert!(
-        python.is_file(),
-        "{} not found: these tests open the exports with Hugging Face datasets, pyarrow and pytrec_eval \
-         from that environment. Run scripts/python-tools (scripts/test does), or point LEXBENCH_PY_TOOLS \
-         at an environment with datasets==5.2.0, pyarrow==26.0.1, pytrec-eval-terrier==0.5.11",
-        python.display()
-    );
-    python
+    crate::common::venv_python(
+        "LEXBENCH_PY_TOOLS",
+        "py-tools-venv",
+        "these tests open the exports with Hugging Face datasets, pyarrow and pytrec_eval from that \
+         environment. Run scripts/python-tools (scripts/test does), or point LEXBENCH_PY_TOOLS at an \
+         environment with datasets==5.2.0, pyarrow==26.0.1, pytrec-eval-terrier==0.5.11",
+    )
 }
 
 /// A fresh copy of the sample data directory in `lexbench-export-PID-NAME`.
