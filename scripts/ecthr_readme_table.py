@@ -158,23 +158,20 @@ def from_main(label, cell):
         vals = [row.get(f"{key} R@{k}%", "") for k in (2, 5, 10)]
         marks = "".join((v.split() + ["·"])[1] if len(v.split()) > 1 else "·" for v in vals)
         run = os.path.join(data, "runs", "ecthr-release-text", split, f"{cell}.trec")
-        if not os.path.exists(run):
+        if os.path.exists(run):
+            ds = os.path.join(data, "datasets", "ecthr-release-text")
+            res = subprocess.run([os.path.join(data, "bin", "lexbench"), "eval", run, os.path.join(ds, "qrels", f"{split}.tsv"),
+                                  "--pools", os.path.join(ds, "pools.jsonl"), "-m", "R@2%,R@5%,R@10%,R@2%nearest,R@5%nearest,R@10%nearest",
+                                  "--format", "json"], capture_output=True, text=True)
+            if res.returncode != 0:
+                sys.exit(f"{run}: lexbench eval failed: {res.stderr.strip()}")
+            ev = json.loads(res.stdout)
+        else:
             # A cell run elsewhere (a lent GPU, an earlier machine) has no run file here: its leaderboard
             # entry holds the same evaluation.
             ev = entry_scores(label, split)
             if ev is None:
                 sys.exit(f"{run}: not found, and no leaderboard entry of {label!r} on {split} in {data}/leaderboard/entries")
-            figs = " / ".join(f"{100 * ev['measures'][f'R@{k}%']:.1f}" for k in (2, 5, 10))
-            near = " / ".join(f"{100 * ev['measures'][f'R@{k}%nearest']:.1f}" for k in (2, 5, 10))
-            out.append(figs + ("" if marks == "···" else " " + marks) + f"; nearest {near} · {ev['num_topics']} topics")
-            continue
-        ds = os.path.join(data, "datasets", "ecthr-release-text")
-        res = subprocess.run([os.path.join(data, "bin", "lexbench"), "eval", run, os.path.join(ds, "qrels", f"{split}.tsv"),
-                              "--pools", os.path.join(ds, "pools.jsonl"), "-m", "R@2%,R@5%,R@10%,R@2%nearest,R@5%nearest,R@10%nearest",
-                              "--format", "json"], capture_output=True, text=True)
-        if res.returncode != 0:
-            sys.exit(f"{run}: lexbench eval failed: {res.stderr.strip()}")
-        ev = json.loads(res.stdout)
         figs = " / ".join(f"{100 * ev['measures'][f'R@{k}%']:.1f}" for k in (2, 5, 10))
         near = " / ".join(f"{100 * ev['measures'][f'R@{k}%nearest']:.1f}" for k in (2, 5, 10))
         out.append(figs + ("" if marks == "···" else " " + marks) + f"; nearest {near} · {ev['num_topics']} topics")

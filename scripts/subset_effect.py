@@ -106,10 +106,8 @@ def main():
     for path in sorted(glob.glob(os.path.join(results, "entries", "*.json"))):
         with open(path, encoding="utf-8") as f:
             e = json.load(f)["entry"]
-        split = e["dataset"]["split"] if isinstance(e.get("dataset"), dict) else None
+        split = e["dataset"]["split"]
         if split not in rows:
-            split = next((s for s in rows if f"__{s.replace('_', '-')}__" in os.path.basename(path)), None)
-        if split is None:
             continue
         idx = [e["measures"].index(m) for m in MEASURES]
         per = {t: [v[i] for i in idx] for t, v in e["per_topic"].items()}
@@ -133,7 +131,7 @@ def main():
             for j in range(len(MEASURES)):
                 total[j] += sum(v[j] for v in vals) / len(vals)
         rew = [t / len(rows[split]) for t in total]
-        name = e["system"]["name"] if isinstance(e.get("system"), dict) else str(e.get("system"))
+        name = e["system"]
         fmt = lambda xs: " / ".join(f"{100 * x:.1f}" for x in xs)
         print(f"| {name} | {split} | {len(rs)} | {fmt(kept_mean)} | {fmt(rew)} | "
               + " / ".join(f"{100 * (b - a):+.1f}" for a, b in zip(kept_mean, rew)) + f" | {fell_back[0]} / {fell_back[1]} |")
