@@ -41,6 +41,14 @@ data=$2; cfg=$4; cell=$(basename "$cfg" .toml)
 [ "$5 $6" = "--device cuda" ] || { echo "stand-in: not asked for cuda: $*" >&2; exit 2; }
 [ -f "$GPU_CELLS_MODELS/minilm/config.json" ] || { echo "stand-in: no model" >&2; exit 2; }
 case $cell in *prefix) echo "stand-in: $cell fails" >&2; exit 3;; esac
+# With MEET set, the first two cells wait (10 s at most) until both have started: they pass only
+# when they run at the same time.
+if [ -n "${MEET:-}" ]; then
+  touch "$MEET/$cell"; i=0
+  while [ "$(ls "$MEET" | wc -l)" -lt 2 ]; do
+    i=$((i + 1)); [ $i -gt 100 ] && { echo "stand-in: $cell ran alone" >&2; exit 4; }; sleep 0.1
+  done
+fi
 for s in test unseen_query unseen_guide; do
   mkdir -p "$data/runs/ecthr-release-text/$s"
   echo "q1 Q0 d1 1 1.5 $cell" > "$data/runs/ecthr-release-text/$s/$cell.trec"
@@ -100,6 +108,10 @@ impl DryRun {
     }
 
     fn gpu_cells(&self, models: &str, args: &[&str]) -> Output {
+        self.gpu_cells_with(models, args, &[])
+    }
+
+    fn gpu_cells_with(&self, models: &str, args: &[&str], vars: &[(&str, &Path)]) -> Output {
         let mut c = Command::new("bash");
         c.arg(repo().join("scripts/gpu-cells"))
             .args(args)
@@ -107,6 +119,9 @@ impl DryRun {
             .env("GPU_CELLS_MODELS", self.root.join(models))
             .env("PYTHON", "python3");
         for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        for (k, v) in vars {
             c.env(k, v);
         }
         sh(&mut c)
@@ -265,4 +280,37 @@ fn gpu_cells_refuses_a_damaged_or_missing_part() {
     );
     assert!(!r.status.success());
     assert!(String::from_utf8_lossy(&r.stderr).contains("no-models/minilm"));
+}
+
+#[test]
+fn gpu_cells_lanes_run_cells_side_by_side() {
+    let d = DryRun::new("lanes");
+    d.pack_and_receive();
+    let cells = ["text-ance", "text-dpr-lora", "text-dpr-adapter"];
+    let run = |lanes: &str, tag: &str| {
+        let meet = d.root.join(format!("meet-{tag}"));
+        std::fs::create_dir_all(&meet).unwrap();
+        let out = d.root.join(format!("out-{tag}"));
+        let mut args = vec!["run", out.to_str().unwrap(), "600"];
+        args.extend(cells);
+        let r = d.gpu_cells_with(
+            "models-there",
+            &args,
+            &[("MEET", &meet), ("GPU_CELLS_JOBS", Path::new(lanes))],
+        );
+        assert!(r.status.success());
+        d.results(&out)
+    };
+    // Two lanes: the first two cells meet, the third follows in whichever lane is free first.
+    let (recs, status) = run("2", "two");
+    let mut names: Vec<&str> = recs.iter().map(|r| r["cell"].as_str().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["text-ance", "text-dpr-adapter", "text-dpr-lora"], "{status}");
+    assert!(recs.iter().all(|r| r["lanes"] == 2), "{recs:?}");
+    assert_eq!(status.lines().count(), 3, "{status}");
+    // One lane: the first cell waits for the second in vain, so the check above can fail.
+    std::fs::remove_dir_all(d.root.join("there/results")).unwrap();
+    let (recs, status) = run("1", "one");
+    assert!(status.contains("cell text-ance: exit 4"), "{status}");
+    assert!(recs.iter().all(|r| r["lanes"] == 1), "{recs:?}");
 }
