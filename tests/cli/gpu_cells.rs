@@ -305,7 +305,11 @@ fn gpu_cells_lanes_run_cells_side_by_side() {
     let (recs, status) = run("2", "two");
     let mut names: Vec<&str> = recs.iter().map(|r| r["cell"].as_str().unwrap()).collect();
     names.sort();
-    assert_eq!(names, ["text-ance", "text-dpr-adapter", "text-dpr-lora"], "{status}");
+    assert_eq!(
+        names,
+        ["text-ance", "text-dpr-adapter", "text-dpr-lora"],
+        "{status}"
+    );
     assert!(recs.iter().all(|r| r["lanes"] == 2), "{recs:?}");
     assert_eq!(status.lines().count(), 3, "{status}");
     // One lane: the first cell waits for the second in vain, so the check above can fail.
