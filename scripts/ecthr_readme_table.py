@@ -88,8 +88,10 @@ def described(label, cell):
     text += (f" (`{cell}`: {sched['epochs']} epochs, lr {cfg['optim']['lr']:.0e}, batch {sched['batch_size']}, "
              f"{d['max_query_len']} + {d['max_doc_len']} tokens")
     card = os.path.join(data, "cards", f"{cell}.toml")
-    if os.path.exists(card) and "H100" in open(card, encoding="utf-8").read():
-        text += "; on an H100"
+    if os.path.exists(card):
+        gpu = re.search(r"NVIDIA (H\d+)", open(card, encoding="utf-8").read())
+        if gpu:
+            text += f"; on an {gpu.group(1)}"
     return re.sub(r"e-0(\d)", r"e-\1", text) + ")"
 
 
