@@ -312,6 +312,20 @@ fn gpu_cells_lanes_run_cells_side_by_side() {
     );
     assert!(recs.iter().all(|r| r["lanes"] == 2), "{recs:?}");
     assert_eq!(status.lines().count(), 3, "{status}");
+    // A lane count that is not one is refused before anything runs.
+    let bad = d.gpu_cells_with(
+        "models-there",
+        &[
+            "run",
+            d.root.join("out-bad").to_str().unwrap(),
+            "600",
+            "text-ance",
+        ],
+        &[("GPU_CELLS_JOBS", Path::new("two"))],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("GPU_CELLS_JOBS (two)"));
+    assert!(!d.root.join("out-bad/results.tar.xz").exists());
     // One lane: the first cell waits for the second in vain, so the check above can fail.
     std::fs::remove_dir_all(d.root.join("there/results")).unwrap();
     let (recs, status) = run("1", "one");
