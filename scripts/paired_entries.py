@@ -7,9 +7,9 @@ ENTRIES is a folder of exported entries (`lexbench leaderboard --export`, e.g.
 baselines/configs/ecthr/results/release-text/entries); a system is named as its entries name it
 (`"system"`). For every split both systems have and every measure of the entries (the "nearest" variants
 left out), the mean per-topic difference A - B and its two-sided p-value: the share of SAMPLES (default
-10,000) random sign flips of the per-topic differences whose mean is at least as far from zero (seeded,
-with the observed assignment counted, as the leaderboard's markers are computed), Holm-corrected over all
-the tests printed. Both entries must cover the same topics. Diagnostic output, not a leaderboard figure.
+10,000) random sign flips of the per-topic differences whose mean is at least as far from zero, plus one
+for the observed assignment (the leaderboard's definition, `paired_randomization` in leaderboard/src/stats.rs,
+with Python's seeded generator instead of its stream), Holm-corrected over all the tests printed. Both entries must cover the same topics. Diagnostic output, not a leaderboard figure.
 """
 import json
 import pathlib
