@@ -87,7 +87,7 @@ fn status_reads_records_and_the_training_log_and_runs_nothing() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(&format!(
-            "2 of 25 cells recorded on the dataset built there (version {})",
+            "2 of 26 cells recorded on the dataset built there (version {})",
             &version[..12]
         )),
         "{text}"
