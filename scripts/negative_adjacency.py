@@ -14,6 +14,11 @@ on BM25's top four non-relevant paragraphs (`bm25_order = "ranked"`):
 
 A distance is structure, not relevance: a near paragraph can be procedure, a far one the same reasoning
 restated. It says where the negatives come from, not whether they are false negatives.
+
+It also checks that the labels are not shifted by a paragraph (which would make the neighbours the real
+relevant ones): for every relevant paragraph whose two neighbours are non-relevant, how often the run ranks
+the previous and how often the next neighbour above it. Labels aligned with the text give about the same
+share on both sides; a shift by one shows as a large difference.
 """
 import argparse
 import collections
@@ -75,6 +80,7 @@ bands = [1, 2, 5]
 run_share = {b: [] for b in bands}
 all_share = {b: [] for b in bands}
 run_dist, all_dist = [], []
+above = collections.Counter()  # neighbours of a lone relevant paragraph ranked above it
 skipped = collections.Counter()
 for topic, rel in sorted(relevant.items()):
     pos = position.get(topic)
@@ -92,6 +98,15 @@ for topic, rel in sorted(relevant.items()):
     if not top or not non_rel:
         skipped["no non-relevant paragraph"] += 1
         continue
+
+    rank_of = {d: r for r, d in ranked[topic]}
+    by_pos = sorted(pos, key=pos.get)
+    for r in rel_pos:
+        if 0 < r < len(by_pos) - 1 and by_pos[r - 1] not in rel and by_pos[r + 1] not in rel:
+            me = rank_of.get(by_pos[r], float("inf"))
+            above["lone"] += 1
+            above["previous"] += rank_of.get(by_pos[r - 1], float("inf")) < me
+            above["next"] += rank_of.get(by_pos[r + 1], float("inf")) < me
 
     def dist(d):
         return min(abs(pos[d] - r) for r in rel_pos)
@@ -115,3 +130,7 @@ for b in bands:
           f"random {100 * statistics.mean(all_share[b]):5.1f} %")
 print(f"  median distance: run {statistics.median(run_dist):g}   random {statistics.median(all_dist):g} "
       f"(paragraphs; {len(run_dist)} and {len(all_dist)} paragraphs)")
+if above["lone"]:
+    print(f"  label alignment: of {above['lone']} relevant paragraphs between two non-relevant ones, the run ranks "
+          f"the previous above it {100 * above['previous'] / above['lone']:.1f} %, the next "
+          f"{100 * above['next'] / above['lone']:.1f} %")
