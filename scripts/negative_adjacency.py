@@ -22,10 +22,12 @@ share on both sides; a shift by one shows as a large difference.
 """
 import argparse
 import collections
-import json
 import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import trec_inputs  # noqa: E402
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 ap.add_argument("dataset", help="a built ECtHR dataset folder (qrels/, pools.jsonl)")
@@ -34,47 +36,10 @@ ap.add_argument("run", help="a TREC run of that split")
 ap.add_argument("--top", type=int, default=4, help="the run's top non-relevant paragraphs taken per topic")
 args = ap.parse_args()
 
-
-def lines(path):
-    try:
-        f = open(path, encoding="utf-8")
-    except OSError as e:
-        sys.exit(f"{path}: {e.strerror}")
-    with f:
-        for n, line in enumerate(f, 1):
-            if line.strip():
-                yield n, line
-
-
-qrels = os.path.join(args.dataset, "qrels", f"{args.split}.tsv")
-relevant = collections.defaultdict(set)
-for n, line in lines(qrels):
-    parts = line.split()
-    if len(parts) != 4:
-        sys.exit(f"{qrels}:{n}: not `topic 0 doc relevance`")
-    if parts[3] != "0":
-        relevant[parts[0]].add(parts[2])
-
-pools_path = os.path.join(args.dataset, "pools.jsonl")
-position = {}  # topic -> {doc: index in the pool's order}
-for n, line in lines(pools_path):
-    try:
-        r = json.loads(line)
-        topic, docs = r["topic"], r["docs"]
-    except (json.JSONDecodeError, KeyError, TypeError) as e:
-        sys.exit(f"{pools_path}:{n}: not a record with topic, docs ({e!r})")
-    if topic in relevant:
-        position[topic] = {d: i for i, d in enumerate(docs)}
-
-ranked = collections.defaultdict(list)
-for n, line in lines(args.run):
-    parts = line.split()
-    if len(parts) < 6:
-        sys.exit(f"{args.run}:{n}: not `topic Q0 doc rank score tag`")
-    try:
-        ranked[parts[0]].append((int(parts[3]), parts[2]))
-    except ValueError:
-        sys.exit(f"{args.run}:{n}: rank {parts[3]!r} is not a number")
+relevant = trec_inputs.relevant(os.path.join(args.dataset, "qrels", f"{args.split}.tsv"))
+pools = trec_inputs.pools(os.path.join(args.dataset, "pools.jsonl"), relevant)
+position = {t: {d: i for i, d in enumerate(docs)} for t, docs in pools.items()}
+ranked = trec_inputs.ranked(args.run)
 
 bands = [1, 2, 5]
 run_share = {b: [] for b in bands}
@@ -94,12 +59,12 @@ for topic, rel in sorted(relevant.items()):
     if len(rel_pos) < len(rel):
         sys.exit(f"{topic}: a relevant paragraph is not in its pool")
     non_rel = [d for d in pos if d not in rel]
-    top = [d for _, d in sorted(ranked[topic]) if d in pos and d not in rel][: args.top]
+    top = [d for d in ranked[topic] if d in pos and d not in rel][: args.top]
     if not top or not non_rel:
         skipped["no non-relevant paragraph"] += 1
         continue
 
-    rank_of = {d: r for r, d in ranked[topic]}
+    rank_of = {d: r for r, d in enumerate(ranked[topic])}
     by_pos = sorted(pos, key=pos.get)
     for r in rel_pos:
         if 0 < r < len(by_pos) - 1 and by_pos[r - 1] not in rel and by_pos[r + 1] not in rel:

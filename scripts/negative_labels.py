@@ -22,6 +22,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import trec_inputs  # noqa: E402
 from label_agreement import lexclipr_key, release_key  # noqa: E402 (the same matching as that script)
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -32,11 +33,7 @@ ap.add_argument("fixtures", nargs="?", default="../shared/fixtures")
 ap.add_argument("--top", type=int, default=4, help="the run's top non-relevant paragraphs taken per topic")
 args = ap.parse_args()
 
-
-def lines(path):
-    for n, line in enumerate(open(path, encoding="utf-8"), 1):
-        if line.strip():
-            yield n, line
+lines = trec_inputs.lines
 
 
 def records(path, *fields):
@@ -64,28 +61,9 @@ for n, line in lines(labels):
 topics = {}
 for r in records(os.path.join(args.dataset, "queries.jsonl"), "topic", "item", "text"):
     topics[r["topic"]] = release_key(r["item"], r["text"])
-relevant = collections.defaultdict(set)
-for n, line in lines(os.path.join(args.dataset, "qrels", f"{args.split}.tsv")):
-    f = line.split()
-    if len(f) != 4:
-        sys.exit(f"{args.dataset}/qrels/{args.split}.tsv:{n}: not four fields")
-    if not f[3].lstrip("-").isdigit():
-        sys.exit(f"{args.dataset}/qrels/{args.split}.tsv:{n}: relevance {f[3]!r} not an integer")
-    if int(f[3]) > 0:
-        relevant[f[0]].add(f[2])
-pools = {}
-for r in records(os.path.join(args.dataset, "pools.jsonl"), "topic", "docs"):
-    if r["topic"] in relevant:
-        pools[r["topic"]] = r["docs"]
-ranked = collections.defaultdict(list)
-for n, line in lines(args.run):
-    f = line.split()
-    if len(f) != 6:
-        sys.exit(f"{args.run}:{n}: not a TREC run line (six fields)")
-    try:
-        ranked[f[0]].append((float(f[4]), -int(f[3]), f[2]))
-    except ValueError as e:
-        sys.exit(f"{args.run}:{n}: rank or score not a number ({e})")
+relevant = trec_inputs.relevant(os.path.join(args.dataset, "qrels", f"{args.split}.tsv"))
+pools = trec_inputs.pools(os.path.join(args.dataset, "pools.jsonl"), relevant)
+ranked = trec_inputs.ranked(args.run)
 
 num = lambda doc: doc.rsplit(":", 1)[1]  # noqa: E731 (doc ids are ITEM:PARAGRAPH)
 matched = hits_top = n_top = hits_all = n_all = 0
@@ -99,7 +77,7 @@ for topic, rel in relevant.items():
     nonrel = [d for d in pools[topic] if d not in rel]
     hits_all += sum(num(d) in other for d in nonrel)
     n_all += len(nonrel)
-    order = [d for _, _, d in sorted(ranked.get(topic, []), reverse=True) if d not in rel]
+    order = [d for d in ranked.get(topic, []) if d not in rel]
     for i, d in enumerate(order[: args.top]):
         n_top += 1
         if num(d) in other:
