@@ -508,38 +508,50 @@ pub fn write_bsard(
     lexbench_core::io::write_dir_atomic(dir, |tmp| write_bsard_into(tmp, name, articles, splits))
 }
 
-/// Refuses questions that are in two splits: the same id, or the same text (folded as ECtHR
-/// queries are, [`crate::pairs::fold`]) under two ids. A question in both the training and the test
-/// file is a leak that would inflate every trained model's score.
+/// Refuses questions that are in two splits: the same id, or the same text under two ids. Texts are
+/// compared twice over: in Unicode normalisation form C (a question decomposed, NFD, is the question
+/// composed), and NFKC, case-folded and with white space collapsed ([`crate::pairs::fold_unicode`]:
+/// full-width letters, ligatures, no-break spaces, other case and spacing are the same question).
+/// A question in both the training and the test file is a leak that would inflate every trained
+/// model's score.
 pub fn check_disjoint(splits: &BTreeMap<String, Vec<Question>>) -> Result<()> {
     let mut by_id: BTreeMap<&str, &str> = BTreeMap::new();
-    let mut by_text: BTreeMap<String, (&str, &str)> = BTreeMap::new();
+    // Folded text → (split, id, NFC text) of its first question.
+    let mut by_text: BTreeMap<String, (&str, &str, String)> = BTreeMap::new();
     let mut leaks = Vec::new();
     for (split, qs) in splits {
         let mut here_ids = BTreeSet::new();
         let mut here_texts = BTreeSet::new();
-        for q in qs {
+        let keys: Vec<(String, String)> = qs
+            .iter()
+            .map(|q| (crate::pairs::fold_unicode(&q.text), crate::pairs::nfc(&q.text)))
+            .collect();
+        for (q, (folded, nfc)) in qs.iter().zip(&keys) {
             let id = q.id.as_str();
             if here_ids.insert(id)
                 && let Some(other) = by_id.get(id)
             {
                 leaks.push(format!("question {id} is in {other} and in {split}"));
             }
-            let text = crate::pairs::fold(&q.text);
-            if here_texts.insert(text.clone())
-                && let Some((other, other_id)) = by_text.get(&text)
+            if here_texts.insert(folded.clone())
+                && let Some((other, other_id, other_nfc)) = by_text.get(folded)
                 && *other_id != id
             {
+                let how = if other_nfc == nfc {
+                    "the text (NFC)"
+                } else {
+                    "the text once compatibility forms, case and white space are folded (NFKC)"
+                };
                 leaks.push(format!(
-                    "question {id} ({split}) has the text of question {other_id} ({other})"
+                    "question {id} ({split}) has {how} of question {other_id} ({other})"
                 ));
             }
         }
-        for q in qs {
+        for (q, (folded, nfc)) in qs.iter().zip(keys) {
             by_id.entry(q.id.as_str()).or_insert(split);
             by_text
-                .entry(crate::pairs::fold(&q.text))
-                .or_insert((split.as_str(), q.id.as_str()));
+                .entry(folded)
+                .or_insert((split.as_str(), q.id.as_str(), nfc));
         }
     }
     if leaks.is_empty() {

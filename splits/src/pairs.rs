@@ -76,6 +76,34 @@ pub fn fold(text: &str) -> String {
         .to_lowercase()
 }
 
+/// A text as the BSARD leak check compares it beside its NFC form ([`crate::bsard::check_disjoint`]):
+/// NFKC (compatibility forms such as full-width letters, ligatures and no-break spaces become their
+/// plain letters and spaces), case-folded (lower case, with `ß` as `ss` and a final `ς` as `σ`, as
+/// Unicode's full case folding has them), NFKC again, and white space collapsed. Two questions
+/// equal after this are the same question written another way.
+pub fn fold_unicode(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    let folded: String = text
+        .nfkc()
+        .flat_map(|c| {
+            let lower: Vec<char> = match c {
+                'ß' | 'ẞ' => vec!['s', 's'],
+                'ς' => vec!['σ'],
+                c => c.to_lowercase().collect(),
+            };
+            lower
+        })
+        .nfkc()
+        .collect();
+    folded.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `text` in Unicode normalisation form C (a letter and its combining accent composed into one).
+pub fn nfc(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    text.nfc().collect()
+}
+
 /// A query id derived from its text: `q` + the first 12 hex digits of sha256(text). Stable across
 /// builds, distinct for distinct texts in practice (48 bits for a few thousand queries).
 pub fn query_id_for(text: &str) -> QueryId {

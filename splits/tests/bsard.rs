@@ -110,6 +110,70 @@ fn a_question_in_two_splits_is_refused() {
     std::fs::remove_dir_all(&base).ok();
 }
 
+/// Issue 54, item 5: a training question appended to the test file in another Unicode form is the
+/// same question: decomposed (NFD: `e` + U+0301 for `é`), and in compatibility forms (full-width
+/// letters, a ligature, a no-break space) with other case and spacing. The certificate compares
+/// NFC-folded text and NFKC, case-folded, whitespace-collapsed text, and refuses both.
+#[test]
+fn a_question_leaked_in_another_unicode_form_is_refused() {
+    let (ap, at) = sample("articles_fr.csv");
+    let arts = read_articles(&ap, &at).unwrap();
+    let known = arts.iter().map(|a| &a.id).collect();
+    let read = |file: &str| {
+        let (p, t) = sample(file);
+        read_questions(&p, &t, &known).unwrap()
+    };
+    let (train, test) = (read("questions_fr_train.csv"), read("questions_fr_test.csv"));
+    // A training question with an accented letter, and one with an `a` and a space.
+    let accented = train
+        .iter()
+        .find(|q| q.text.contains(['é', 'è', 'à', 'ç']))
+        .expect("an accented training question");
+    let nfd: String = accented
+        .text
+        .chars()
+        .flat_map(|c| match c {
+            'é' => vec!['e', '\u{301}'],
+            'è' => vec!['e', '\u{300}'],
+            'à' => vec!['a', '\u{300}'],
+            'ç' => vec!['c', '\u{327}'],
+            c => vec![c],
+        })
+        .collect();
+    assert_ne!(nfd, accented.text);
+    let plain = train
+        .iter()
+        .find(|q| q.id != accented.id && q.text.contains('a') && q.text.contains(' '))
+        .expect("a training question");
+    let compat = plain
+        .text
+        .to_uppercase()
+        .replacen('A', "\u{ff21}", 1)
+        .replacen(' ', "\u{a0} ", 1)
+        .replace("FI", "\u{fb01}");
+    assert_ne!(compat, plain.text);
+    let base = std::env::temp_dir().join(format!("lexbench-bsard-unicode-leak-{}", std::process::id()));
+    for (case, text, of) in [("NFD", nfd, accented), ("NFKC", compat, plain)] {
+        let mut q = of.clone();
+        q.id = lexbench_core::QueryId::new("leak-9998").unwrap();
+        q.text = text;
+        let mut t = test.clone();
+        t.push(q);
+        let splits = BTreeMap::from([("train".to_owned(), train.clone()), ("test".to_owned(), t)]);
+        let dir = base.join("bsard");
+        let err = write_bsard(&dir, "bsard", &arts, &splits)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("leak-9998") && err.contains(of.id.as_str()),
+            "{case}: {err}"
+        );
+        assert!(!dir.exists(), "{case}: nothing written");
+    }
+    std::fs::remove_dir_all(&base).ok();
+}
+
 /// Issue 31, item 12: model selection on BSARD. The build writes `validation` (10% of the training
 /// questions, rounded: 4 of the sample's 39, drawn with a stated seed) and `train-fit` (the other
 /// 35), disjoint, together the training questions; `train` and `test` are unchanged; the draw does
