@@ -107,7 +107,8 @@ pub fn model_sha256(dir: &Path) -> Result<ModelFiles> {
     let mut files = BTreeMap::new();
     let required = |name: &str| -> Result<PathBuf> {
         let p = dir.join(name);
-        if !p.is_file() {
+        // Something there that is not a regular file (a FIFO, a device) is refused for what it is.
+        if !lexbench_baselines::encoder::files::present(&p)? {
             bail!(
                 "{}: no {name} (a model folder holds config.json, model.safetensors or a PEFT folder's {ADAPTER_WEIGHTS}, and tokenizer.json)",
                 dir.display()
@@ -292,9 +293,13 @@ impl ScratchCache {
             std::process::id()
         ));
         let _ = std::fs::remove_dir_all(&dir);
+        // The folder it is made in first: the journal entry records it, as proof that the
+        // temporary is this process's own.
+        let cache = data.join("cache");
+        std::fs::create_dir_all(&cache).with_context(|| format!("creating {}", cache.display()))?;
         let intent =
             lexbench_core::journal::Intent::record(lexbench_core::journal::Kind::Partial, &dir, None);
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
         Ok(Self(dir, Some(intent)))
     }
 }

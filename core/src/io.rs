@@ -135,7 +135,7 @@ where
             intent.done();
         }
     };
-    if let Err(e) = fs::create_dir_all(&tmp) {
+    if let Err(e) = fs::create_dir(&tmp) {
         settle(intent);
         return Err(io_err(&tmp)(e).into());
     }

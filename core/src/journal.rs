@@ -22,6 +22,23 @@
 //! of temporary of that process has (`.{name}.tmp.{pid}.{n}`, `.{name}.partial-{pid}`,
 //! `.{name}.old-{pid}`), or the entry is set aside unused. The entry is written before the temporary
 //! exists, so a kill at any instant leaves either no temporary or an entry that names it.
+//!
+//! The writer also records the folder it makes the temporary in (`folder`: its device and inode,
+//! [`Identity`]), which exists before the temporary does:
+//!
+//! ```json
+//! {"kind": "tmp", "path": "runs/ecthr/test/.bm25.trec.tmp.4242.0", "folder": {"dev": 2049, "ino": 1311}}
+//! ```
+//!
+//! A data directory may come from someone else (copied, unpacked, shared), journal and all, so an
+//! entry is a claim, not a proof. [`recover`] acts on a path only when it can prove that this
+//! journal's writer made it: the journal folder is a real folder of the data directory (not a
+//! symbolic link to another one's), the entry a small regular file, the path inside the data
+//! directory with no symbolic link on the way, the folder holding it the very folder the entry
+//! records (same device and inode: a copied or unpacked directory has new ones, a crafted entry can
+//! not know them; a data directory moved within its file system keeps them), and what stands at the
+//! path of the temporary's kind (a file for `tmp`, a folder for `partial` and `old`). Anything else is
+//! left where it is and reported (`ignored the write-journal entry …`).
 
 use std::fs;
 use std::io;
@@ -64,6 +81,45 @@ pub struct Entry {
     /// For [`Kind::Old`]: where the parked version belongs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
+    /// The folder the temporary is made in, as the writer found it before making it: recovery
+    /// touches `path` (and `target`, beside it) only in this very folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<Identity>,
+}
+
+/// A file's or folder's identity on this machine: its device and inode. A copy, or the same name made
+/// anew, has another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Identity {
+    /// The device (file system) holding it.
+    pub dev: u64,
+    /// Its inode on that device.
+    pub ino: u64,
+}
+
+impl Identity {
+    /// The identity `meta` describes (`None` where the platform has none to give).
+    pub fn of(meta: &fs::Metadata) -> Option<Self> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Some(Self {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = meta;
+            None
+        }
+    }
+
+    /// The identity of what is at `path` itself (a symbolic link is not followed).
+    pub fn at(path: &Path) -> Option<Self> {
+        fs::symlink_metadata(path).ok().as_ref().and_then(Self::of)
+    }
 }
 
 /// Journals the temporaries of writes under `root` from now on, in this process.
@@ -128,6 +184,7 @@ fn relative_string(rel: &Path) -> Option<String> {
 #[derive(Debug)]
 #[must_use = "call done() once the temporary is gone"]
 pub struct Intent {
+    /// The entry's file.
     entry: Option<PathBuf>,
 }
 
@@ -148,10 +205,13 @@ impl Intent {
             },
             None => None,
         };
+        // The folder the temporary goes in exists before it (every writer creates it first).
+        let folder = root.join(&rel).parent().and_then(Identity::at);
         let entry = Entry {
             kind,
             path: rel,
             target,
+            folder,
         };
         let Ok(text) = serde_json::to_string(&entry) else {
             return none;
@@ -159,8 +219,18 @@ impl Intent {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let dir = root.join(JOURNAL_DIR);
+        // A journal that is not a real folder of this data directory (a symbolic link to another
+        // one's) is never written through: recovery would not read it either.
+        let hidden = root.join(".lexbench");
+        if fs::symlink_metadata(&hidden).is_ok_and(|m| !m.file_type().is_dir())
+            || fs::create_dir_all(&dir).is_err()
+            || !real_dir(&hidden)
+            || !real_dir(&dir)
+        {
+            return none;
+        }
         let file = dir.join(format!("{}-{n}.json", std::process::id()));
-        let written = fs::create_dir_all(&dir).and_then(|()| fs::write(&file, text + "\n"));
+        let written = fs::write(&file, text + "\n");
         Self {
             entry: written.is_ok().then_some(file),
         }
@@ -168,18 +238,31 @@ impl Intent {
 
     /// The temporary is gone: the entry goes too.
     pub fn done(self) {
-        if let Some(e) = self.entry {
-            let _ = fs::remove_file(e);
+        if let Some(file) = self.entry {
+            let _ = fs::remove_file(file);
         }
     }
 }
 
+/// Is `path` itself a folder (not a symbolic link to one)?
+fn real_dir(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_dir())
+}
+
 /// Writes a journal entry as process `pid` would have: for tests that make the state a killed
-/// process leaves without killing one.
+/// process leaves without killing one. An entry without `folder` records the folder its path is in
+/// now (if it exists), as the writer does; to write an entry exactly as given, fill `folder` or
+/// write the file yourself.
 pub fn write_entry(root: &Path, pid: u32, n: u64, entry: &Entry) -> Result<()> {
     let dir = root.join(JOURNAL_DIR);
     let file = dir.join(format!("{pid}-{n}.json"));
-    let text = serde_json::to_string(entry).map_err(|source| Error::Serialise {
+    let mut entry = entry.clone();
+    if entry.folder.is_none()
+        && let Some(parent) = root.join(&entry.path).parent()
+    {
+        entry.folder = Identity::at(parent);
+    }
+    let text = serde_json::to_string(&entry).map_err(|source| Error::Serialise {
         path: file.clone(),
         source,
     })?;
@@ -208,8 +291,16 @@ pub enum Recovered {
         /// Why it is still there.
         why: String,
     },
-    /// A journal entry that names no temporary of its process (edited by hand?): set aside, and
-    /// the path it names left alone.
+    /// A journal that is not a real folder of the data directory (a symbolic link): not read,
+    /// nothing acted on.
+    Unread {
+        /// The journal folder (or the `.lexbench` folder above it).
+        path: PathBuf,
+        /// What it is.
+        why: String,
+    },
+    /// A journal entry that names no temporary of its process (edited by hand?), or one that can
+    /// not be proved to be what its writer made: set aside, and the path it names left alone.
     Ignored {
         /// The entry's file.
         entry: PathBuf,
@@ -233,6 +324,9 @@ impl std::fmt::Display for Recovered {
                 "left {}, a leftover of an interrupted write, for a later command: {why}",
                 path.display()
             ),
+            Recovered::Unread { path, why } => {
+                write!(f, "did not read the write journal {}: {why}", path.display())
+            }
             Recovered::Ignored { entry, why } => {
                 write!(f, "ignored the write-journal entry {}: {why}", entry.display())
             }
@@ -274,7 +368,7 @@ pub(crate) fn parse_name(file_name: &str) -> Option<(NameKind<'_>, u32)> {
 }
 
 /// Is the process `pid` (possibly) still running? Leftovers of running processes are theirs.
-fn process_alive(pid: u32) -> bool {
+pub fn process_alive(pid: u32) -> bool {
     if pid == std::process::id() {
         return true;
     }
@@ -312,6 +406,29 @@ pub fn recover(root: &Path) -> Result<Vec<Recovered>> {
         source,
     };
     let journal = root.join(JOURNAL_DIR);
+    // The journal is read only where it is a real folder of this data directory: a symbolic link
+    // (to another data directory's journal, or anywhere) is never followed.
+    for dir in [root.join(".lexbench"), journal.clone()] {
+        match fs::symlink_metadata(&dir) {
+            Ok(m) if m.file_type().is_dir() => {}
+            Ok(m) => {
+                let what = if m.file_type().is_symlink() {
+                    match fs::read_link(&dir) {
+                        Ok(to) => format!("a symbolic link to {}", to.display()),
+                        Err(_) => "a symbolic link".to_owned(),
+                    }
+                } else {
+                    "not a folder".to_owned()
+                };
+                return Ok(vec![Recovered::Unread {
+                    path: dir,
+                    why: format!("{what}, not a folder of this data directory; nothing in it was acted on"),
+                }]);
+            }
+            Err(e) if gone(&e) => return Ok(Vec::new()),
+            Err(e) => return Err(io_err(&dir, e)),
+        }
+    }
     let rd = match fs::read_dir(&journal) {
         Ok(rd) => rd,
         Err(e) if gone(&e) => return Ok(Vec::new()),
@@ -326,20 +443,24 @@ pub fn recover(root: &Path) -> Result<Vec<Recovered>> {
     let mut done = Vec::new();
     for name in files {
         let entry_file = journal.join(&name);
-        let Some(pid) = name
-            .strip_suffix(".json")
-            .and_then(|s| s.split_once('-'))
-            .and_then(|(pid, _)| pid.parse::<u32>().ok())
-        else {
+        let Some(pid) = name.strip_suffix(".json").and_then(entry_pid) else {
             // Not an entry of ours (a journal holds nothing else): left alone.
             continue;
         };
         if process_alive(pid) {
             continue;
         }
-        let text = match fs::read_to_string(&entry_file) {
+        let text = match read_entry(&entry_file) {
             Ok(t) => t,
             Err(e) if gone(&e) => continue,
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+                set_aside(&journal, &name);
+                done.push(Recovered::Ignored {
+                    entry: entry_file,
+                    why: e.to_string(),
+                });
+                continue;
+            }
             Err(e) => return Err(io_err(&entry_file, e)),
         };
         let outcome = match serde_json::from_str::<Entry>(&text) {
@@ -358,9 +479,7 @@ pub fn recover(root: &Path) -> Result<Vec<Recovered>> {
             }
             Ok(None) => {}
             Err(why) => {
-                // Set aside so that it is reported once, not at every command.
-                let aside = journal.join(format!("{name}.ignored"));
-                let _ = fs::rename(&entry_file, &aside);
+                set_aside(&journal, &name);
                 done.push(Recovered::Ignored {
                     entry: entry_file,
                     why,
@@ -376,6 +495,44 @@ pub fn recover(root: &Path) -> Result<Vec<Recovered>> {
         }
     }
     Ok(done)
+}
+
+/// The process id of a journal entry's name without its extension (`{pid}-{n}`).
+fn entry_pid(stem: &str) -> Option<u32> {
+    let (pid, n) = stem.split_once('-')?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
+/// The most an entry may hold: one JSON object of a kind, two paths and a few identities.
+const MAX_ENTRY_BYTES: u64 = 64 * 1024;
+
+/// An entry's text: only a regular file (never through a symbolic link, never a device or a FIFO)
+/// of at most [`MAX_ENTRY_BYTES`]; anything else is `InvalidData`, saying what it is.
+fn read_entry(file: &Path) -> io::Result<String> {
+    let meta = fs::symlink_metadata(file)?;
+    if !meta.file_type().is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not a regular file (a journal entry is never followed or read from a device)",
+        ));
+    }
+    if meta.len() > MAX_ENTRY_BYTES {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{} bytes, more than an entry ever holds ({MAX_ENTRY_BYTES})",
+                meta.len()
+            ),
+        ));
+    }
+    let bytes = fs::read(file)?;
+    String::from_utf8(bytes).map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8"))
+}
+
+/// Sets the entry `name` aside (`{name}.ignored`), so that it is reported once, not at every command.
+fn set_aside(journal: &Path, name: &str) {
+    let _ = fs::rename(journal.join(name), journal.join(format!("{name}.ignored")));
 }
 
 /// A permission or read-only file system error: a leftover that must wait for a writable moment.
@@ -428,11 +585,70 @@ fn settle(root: &Path, pid: u32, entry: &Entry) -> std::result::Result<Option<Re
             ));
         }
     };
+    // Every folder on the way from the data directory down is a real folder of it: a symbolic
+    // link (`ext -> /elsewhere`) is never followed out.
+    let mut on_the_way = root.to_owned();
+    let parents: Vec<_> = Path::new(&entry.path).components().collect();
+    for c in &parents[..parents.len().saturating_sub(1)] {
+        on_the_way.push(c);
+        match fs::symlink_metadata(&on_the_way) {
+            Ok(m) if m.file_type().is_dir() => {}
+            Ok(_) => {
+                return Err(format!(
+                    "{:?} passes through {}, which is not a folder of the data directory (a symbolic \
+                     link?): not followed",
+                    entry.path,
+                    on_the_way.display()
+                ));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Ok(Some(left(&path, &e))),
+        }
+    }
     let meta = match fs::symlink_metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Ok(Some(left(&path, &e))),
     };
+    // The folder must be the one the writer recorded: a name alone proves nothing (a copied data
+    // directory, a crafted entry).
+    let folder = path.parent().and_then(Identity::at);
+    match (entry.folder, folder) {
+        (Some(recorded), Some(here)) if recorded == here => {}
+        (None, _) => {
+            return Err(format!(
+                "it does not record the folder of {} (not written by this lexbench): left in place, \
+                 remove it yourself if it is a leftover",
+                path.display()
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "{} is not in the folder its writer recorded (the data directory was copied or \
+                 unpacked, or the entry comes from elsewhere): left in place, remove it yourself if \
+                 it is a leftover",
+                path.display()
+            ));
+        }
+    }
+    let right_type = match entry.kind {
+        Kind::Tmp => meta.file_type().is_file(),
+        Kind::Partial | Kind::Old => meta.file_type().is_dir(),
+    };
+    if !right_type {
+        return Err(format!(
+            "{} is not what a {:?} temporary is (a {}): left alone",
+            path.display(),
+            entry.kind,
+            if meta.file_type().is_symlink() {
+                "symbolic link"
+            } else if meta.is_dir() {
+                "folder"
+            } else {
+                "file"
+            }
+        ));
+    }
     if let Some(to) = target
         && fs::symlink_metadata(&to).is_err()
     {
@@ -499,6 +715,7 @@ mod tests {
             kind,
             path: path.into(),
             target: target.map(Into::into),
+            folder: None,
         }
     }
 
@@ -687,6 +904,174 @@ mod tests {
         assert!(recover(&root.join("missing")).unwrap().is_empty());
     }
 
+    /// Issue 54, item 1: an entry whose path passes through a symbolic link (`ext -> /elsewhere`)
+    /// is never followed out of the data directory, for every kind of temporary, even when it
+    /// records the identity of what is at the far end.
+    #[test]
+    fn a_symbolic_link_on_the_way_is_never_followed() {
+        let root = scratch("link-out");
+        let elsewhere = scratch("link-out-elsewhere");
+        std::os::unix::fs::symlink(&elsewhere, root.join("ext")).unwrap();
+        let pid = dead_pid();
+        let partial = format!(".photos.partial-{pid}");
+        fs::create_dir_all(elsewhere.join(&partial)).unwrap();
+        fs::write(elsewhere.join(&partial).join("a.jpg"), "jpg").unwrap();
+        let tmp = format!(".x.tmp.{pid}.0");
+        fs::write(elsewhere.join(&tmp), "mine").unwrap();
+        let old = format!(".y.old-{pid}");
+        fs::create_dir_all(elsewhere.join(&old)).unwrap();
+        let entries = [
+            entry(Kind::Partial, &format!("ext/{partial}"), None),
+            entry(Kind::Tmp, &format!("ext/{tmp}"), None),
+            entry(Kind::Old, &format!("ext/{old}"), Some("ext/y")),
+        ];
+        for (n, e) in entries.iter().enumerate() {
+            write_entry(&root, pid, n as u64, e).unwrap();
+        }
+        let done = recover(&root).unwrap();
+        assert_eq!(done.len(), 3, "{done:?}");
+        assert!(
+            done.iter().all(|r| matches!(r, Recovered::Ignored { .. })),
+            "{done:?}"
+        );
+        assert!(elsewhere.join(&partial).join("a.jpg").is_file());
+        assert!(elsewhere.join(&tmp).is_file());
+        assert!(elsewhere.join(&old).is_dir());
+        assert!(!elsewhere.join("y").exists(), "nothing renamed out there");
+        // The leftover itself a symbolic link: the link is no temporary of ours either.
+        let link = format!(".z.partial-{pid}");
+        std::os::unix::fs::symlink(elsewhere.join(&partial), root.join(&link)).unwrap();
+        write_entry(&root, pid, 9, &entry(Kind::Partial, &link, None)).unwrap();
+        let done = recover(&root).unwrap();
+        assert!(matches!(done.as_slice(), [Recovered::Ignored { .. }]), "{done:?}");
+        assert!(elsewhere.join(&partial).join("a.jpg").is_file());
+        assert!(fs::symlink_metadata(root.join(&link)).is_ok());
+    }
+
+    /// Issue 54, item 1: a crafted entry of a "process" that never ran here, naming a user's file
+    /// in the form of a temporary (`notes/.thesis.tex.old-20240101`), proves nothing: the file is
+    /// neither renamed nor removed, and the entry is reported.
+    #[test]
+    fn a_crafted_entry_naming_a_users_file_is_ignored() {
+        let root = scratch("crafted");
+        let notes = root.join("notes");
+        fs::create_dir_all(&notes).unwrap();
+        fs::write(notes.join(".thesis.tex.old-20240101"), "chapter 1").unwrap();
+        fs::write(notes.join(".draft.tmp.20240101.0"), "draft").unwrap();
+        let journal = root.join(JOURNAL_DIR);
+        fs::create_dir_all(&journal).unwrap();
+        fs::write(
+            journal.join("20240101-0.json"),
+            r#"{"kind":"old","path":"notes/.thesis.tex.old-20240101","target":"notes/thesis.tex"}"#
+                .to_owned()
+                + "\n",
+        )
+        .unwrap();
+        fs::write(
+            journal.join("20240101-1.json"),
+            r#"{"kind":"tmp","path":"notes/.draft.tmp.20240101.0"}"#.to_owned() + "\n",
+        )
+        .unwrap();
+        let done = recover(&root).unwrap();
+        assert_eq!(done.len(), 2, "{done:?}");
+        assert!(
+            done.iter().all(|r| matches!(r, Recovered::Ignored { .. })),
+            "{done:?}"
+        );
+        assert!(
+            done[0].to_string().contains("notes/.thesis.tex.old-20240101"),
+            "{}",
+            done[0]
+        );
+        assert_eq!(
+            fs::read_to_string(notes.join(".thesis.tex.old-20240101")).unwrap(),
+            "chapter 1"
+        );
+        assert_eq!(
+            fs::read_to_string(notes.join(".draft.tmp.20240101.0")).unwrap(),
+            "draft"
+        );
+        assert!(!notes.join("thesis.tex").exists());
+        assert!(recover(&root).unwrap().is_empty(), "reported once");
+    }
+
+    /// Issue 54, item 1: a journal folder that is a symbolic link to another data directory's
+    /// journal is not read: the other directory's entries stay for its own commands.
+    #[test]
+    fn a_journal_linked_to_another_data_directorys_is_not_read() {
+        let mine = scratch("journal-link-mine");
+        let theirs = scratch("journal-link-theirs");
+        let pid = dead_pid();
+        let tmp = format!("runs/.a.trec.tmp.{pid}.0");
+        write_atomic(&theirs.join(&tmp), |w| w.write_all(b"half")).unwrap();
+        write_entry(&theirs, pid, 0, &entry(Kind::Tmp, &tmp, None)).unwrap();
+        // The same relative path exists in mine too: the entry must not be taken as mine.
+        write_atomic(&mine.join(&tmp), |w| w.write_all(b"mine")).unwrap();
+        fs::create_dir_all(mine.join(".lexbench")).unwrap();
+        std::os::unix::fs::symlink(theirs.join(JOURNAL_DIR), mine.join(JOURNAL_DIR)).unwrap();
+        let done = recover(&mine).unwrap();
+        assert!(
+            !done
+                .iter()
+                .any(|r| matches!(r, Recovered::Removed(_) | Recovered::Restored { .. })),
+            "{done:?}"
+        );
+        assert_eq!(fs::read_to_string(mine.join(&tmp)).unwrap(), "mine");
+        assert_eq!(
+            journal_names(&theirs),
+            vec![format!("{pid}-0.json")],
+            "theirs kept"
+        );
+        let done = recover(&theirs).unwrap();
+        assert!(matches!(done.as_slice(), [Recovered::Removed(_)]), "{done:?}");
+    }
+
+    /// Issue 54, item 1: a data directory copied with its journal (another machine's, or a backup)
+    /// holds entries whose leftovers are copies, not what the writer made: reported, not removed;
+    /// the original directory still settles its own.
+    #[test]
+    fn a_copied_data_directorys_leftovers_are_reported_not_removed() {
+        let root = scratch("copied-from");
+        let copy = scratch("copied-to");
+        let pid = dead_pid();
+        let partial = format!("datasets/.d.partial-{pid}");
+        write_atomic(&root.join(&partial).join("a"), |w| w.write_all(b"half")).unwrap();
+        write_entry(&root, pid, 0, &entry(Kind::Partial, &partial, None)).unwrap();
+        let st = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(format!("{}/.", root.display()))
+            .arg(&copy)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let done = recover(&copy).unwrap();
+        assert!(matches!(done.as_slice(), [Recovered::Ignored { .. }]), "{done:?}");
+        assert!(
+            copy.join(&partial).join("a").is_file(),
+            "the copy's leftover is left"
+        );
+        let done = recover(&root).unwrap();
+        assert!(matches!(done.as_slice(), [Recovered::Removed(_)]), "{done:?}");
+    }
+
+    /// Issue 54, item 1: an entry that is a symbolic link to a device is not read (it would never
+    /// end), and an oversized one is refused from its size.
+    #[test]
+    fn entries_that_are_not_small_regular_files_are_not_read() {
+        let root = scratch("entry-device");
+        let journal = root.join(JOURNAL_DIR);
+        fs::create_dir_all(&journal).unwrap();
+        let pid = dead_pid();
+        std::os::unix::fs::symlink("/dev/zero", journal.join(format!("{pid}-0.json"))).unwrap();
+        fs::write(journal.join(format!("{pid}-1.json")), vec![b' '; 1 << 20]).unwrap();
+        let done = recover(&root).unwrap();
+        assert_eq!(done.len(), 2, "{done:?}");
+        assert!(
+            done.iter().all(|r| matches!(r, Recovered::Ignored { .. })),
+            "{done:?}"
+        );
+    }
+
     /// Commands started together after a kill all settle the same leftovers: the one that finds a
     /// leftover already gone must not fail.
     #[test]
@@ -767,7 +1152,9 @@ mod tests {
             .map(|n| serde_json::from_slice(&fs::read(journal.join(n)).unwrap()).unwrap())
             .collect();
         let want = format!("models/m/checkpoints/{hidden}");
-        assert_eq!(entries, vec![entry(Kind::Partial, &want, None)]);
+        let mut want = entry(Kind::Partial, &want, None);
+        want.folder = Identity::at(&ckpt);
+        assert_eq!(entries, vec![want], "the entry records the folder it is made in");
         assert_eq!(settle(&root, pid, &entries[0]).unwrap().map(|_| ()), Some(()));
         assert_eq!(names(&ckpt), vec!["step-6"]);
         fs::remove_dir_all(&journal).unwrap();

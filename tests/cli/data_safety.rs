@@ -235,6 +235,7 @@ pub(crate) fn journal(data: &Path, pid: u32, leftovers: &[(Kind, String, Option<
             kind: *kind,
             path: path.clone(),
             target: target.map(str::to_owned),
+            folder: None,
         };
         lexbench_core::journal::write_entry(data, pid, n as u64, &entry).unwrap();
     }
@@ -279,6 +280,89 @@ fn a_users_files_that_look_like_temporaries_survive_every_command() {
     }
     assert!(!data.join("notes/report.md").exists(), "not renamed");
     assert!(data.join(".photos.partial-7777777/a.jpg").is_file());
+    std::fs::remove_dir_all(&root).ok();
+}
+
+/// Issue 54, item 1: a journal entry in a data directory that came from someone else is a claim,
+/// not a proof. An entry whose path runs through a symbolic link out of the data directory, one that
+/// names a user's file in a temporary's form, and a journal folder linked to another data
+/// directory's journal: the next command touches none of what they name, goes on, and says what it
+/// ignored.
+#[test]
+fn a_journal_entry_is_never_followed_out_of_the_data_directory() {
+    let root = scratch("journal-out");
+    let data = root.join("data");
+    sample_data(&data);
+    let elsewhere = root.join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join(".photos.partial-999991")).unwrap();
+    std::fs::write(elsewhere.join(".photos.partial-999991/a.jpg"), "jpg").unwrap();
+    std::fs::write(elsewhere.join(".x.tmp.999991.0"), "mine").unwrap();
+    std::fs::create_dir_all(elsewhere.join(".y.old-999991")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, data.join("ext")).unwrap();
+    std::fs::create_dir_all(data.join("notes")).unwrap();
+    std::fs::write(data.join("notes/.thesis.tex.old-20240101"), "chapter 1").unwrap();
+    let journal_dir = data.join(lexbench_core::journal::JOURNAL_DIR);
+    std::fs::create_dir_all(&journal_dir).unwrap();
+    for (file, text) in [
+        (
+            "999991-0.json",
+            r#"{"kind":"partial","path":"ext/.photos.partial-999991"}"#,
+        ),
+        ("999991-1.json", r#"{"kind":"tmp","path":"ext/.x.tmp.999991.0"}"#),
+        (
+            "999991-2.json",
+            r#"{"kind":"old","path":"ext/.y.old-999991","target":"ext/y"}"#,
+        ),
+        (
+            "20240101-0.json",
+            r#"{"kind":"old","path":"notes/.thesis.tex.old-20240101","target":"notes/thesis.tex"}"#,
+        ),
+    ] {
+        std::fs::write(journal_dir.join(file), format!("{text}\n")).unwrap();
+    }
+    let out = lexbench(&data, &["stats", "ecthr"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        elsewhere.join(".photos.partial-999991/a.jpg").is_file(),
+        "{stderr}"
+    );
+    assert!(elsewhere.join(".x.tmp.999991.0").is_file(), "{stderr}");
+    assert!(elsewhere.join(".y.old-999991").is_dir(), "{stderr}");
+    assert!(!elsewhere.join("y").exists(), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(data.join("notes/.thesis.tex.old-20240101")).unwrap(),
+        "chapter 1"
+    );
+    assert!(!data.join("notes/thesis.tex").exists());
+    assert_eq!(
+        stderr.matches("ignored the write-journal entry").count(),
+        4,
+        "{stderr}"
+    );
+    assert!(stderr.contains("ext/.photos.partial-999991"), "{stderr}");
+
+    // A journal folder that is a link to another data directory's journal: that one's entries are
+    // neither acted on nor consumed.
+    let other = root.join("other");
+    sample_data(&other);
+    let pid = dead_pid();
+    let tmp = format!("runs/.a.trec.tmp.{pid}.0");
+    std::fs::write(other.join(&tmp), "half").unwrap();
+    std::fs::write(data.join(&tmp), "mine").unwrap();
+    journal(&other, pid, &[(Kind::Tmp, tmp.clone(), None)]);
+    std::fs::remove_dir_all(&journal_dir).unwrap();
+    std::os::unix::fs::symlink(other.join(lexbench_core::journal::JOURNAL_DIR), &journal_dir).unwrap();
+    let out = lexbench(&data, &["stats", "ecthr"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(std::fs::read_to_string(data.join(&tmp)).unwrap(), "mine");
+    assert!(other.join(&tmp).is_file(), "{stderr}");
+    assert_eq!(leftovers(&other).len(), 2, "{:?}", leftovers(&other));
+    // Its own command settles it.
+    let out = lexbench(&other, &["stats", "ecthr"]);
+    assert!(out.status.success());
+    assert!(leftovers(&other).is_empty(), "{:?}", leftovers(&other));
     std::fs::remove_dir_all(&root).ok();
 }
 
