@@ -21,6 +21,20 @@ use crate::error::Result;
 use crate::ids::check_name;
 use crate::io::{Recovered, recover_leftovers};
 
+/// The folders of a data directory that lexbench writes (and the journal's): no export, of a
+/// dataset or of the leaderboard, goes into one of them (`exports/`, the default home of dataset
+/// exports, is not one).
+pub const WRITTEN_FOLDERS: [&str; 8] = [
+    "raw",
+    "parsed",
+    "datasets",
+    "runs",
+    "models",
+    "leaderboard",
+    "cache",
+    ".lexbench",
+];
+
 /// A data directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataDir {

@@ -103,15 +103,7 @@ pub fn export(data: &Path, dir: &Path) -> Result<Exported> {
 }
 
 /// The folders of a data directory that lexbench writes (and the journal's): no export goes there.
-const DATA_FOLDERS: [&str; 7] = [
-    "raw",
-    "parsed",
-    "datasets",
-    "runs",
-    "models",
-    "leaderboard",
-    ".lexbench",
-];
+const DATA_FOLDERS: [&str; 8] = lexbench_core::datadir::WRITTEN_FOLDERS;
 
 /// `path` with links resolved as far as it exists, the rest appended as written; `None` when that
 /// rest holds `..` (a path through a folder that does not exist yet, which the kernel would not

@@ -52,6 +52,10 @@ pub fn cmd_export(data: &DataDir, args: &ExportArgs, format: Option<OutputFormat
     let opts = ExportOptions {
         force: args.force,
         protect: vec![data.root().to_owned()],
+        forbid_inside: lexbench_core::datadir::WRITTEN_FOLDERS
+            .iter()
+            .map(|f| data.root().join(f))
+            .collect(),
         training_splits: lexbench::submit::TRAINING_SPLITS
             .iter()
             .map(|s| (*s).to_owned())
@@ -60,6 +64,9 @@ pub fn cmd_export(data: &DataDir, args: &ExportArgs, format: Option<OutputFormat
     };
     let report = export(&ds, format, &out, &opts)
         .with_context(|| format!("exporting {} as {format}", args.dataset))?;
+    for l in &report.leftovers {
+        eprintln!("{}: {l}", if l.removed { "note" } else { "warning" });
+    }
     println!(
         "exported {} (version {}) as {format} to {}{}",
         report.dataset,

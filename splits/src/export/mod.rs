@@ -15,7 +15,10 @@
 //!   atomically); an `out` that is the dataset's folder, lies inside it, or holds it or a folder of
 //!   [`ExportOptions::protect`] (the data directory) is refused even then, as is a file or a link.
 //!   `force` replaces only an earlier export (a folder with [`EXPORT_RECORD`]): any other non-empty
-//!   folder is refused, since replacing it would delete it.
+//!   folder is refused, since replacing it would delete it. An `out` inside a folder of
+//!   [`ExportOptions::forbid_inside`] (the data directory's `runs/`, `datasets/`, `leaderboard/`, its
+//!   journal …) is refused too. The temporary folder of an export killed before it finished is
+//!   removed by the next export to the same `out` when it proves to be one ([`leftovers`]).
 //! - **Complete for evaluation.** ECtHR ranks the paragraphs of one judgment per topic, so every
 //!   format carries the pools (HF `pools` config, BEIR `candidates/<split>.jsonl`, MTEB's
 //!   positives + negatives): `R@k%` needs each pool's size.
@@ -46,6 +49,7 @@
 mod beir;
 mod card;
 mod hf;
+pub mod leftovers;
 mod mteb;
 mod table;
 
@@ -61,6 +65,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::pairs::QrelSource;
+pub use leftovers::Leftover;
 
 /// An export format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -121,6 +126,10 @@ pub struct ExportOptions {
     /// that is one of them or holds one is refused, `force` or not. The dataset's folder is always
     /// protected, and an `out` inside it refused.
     pub protect: Vec<PathBuf>,
+    /// Folders an `out` may not lie inside (the folders of the data directory that lexbench writes,
+    /// [`WRITTEN_FOLDERS`](lexbench_core::datadir::WRITTEN_FOLDERS)): an export there would mix
+    /// with, or be taken for, lexbench's own files.
+    pub forbid_inside: Vec<PathBuf>,
     /// Splits that train and select models and are not evaluated (the harness's
     /// `TRAINING_SPLITS`); MTEB's `eval_splits` are the others.
     pub training_splits: Vec<String>,
@@ -147,6 +156,10 @@ pub struct ExportReport {
     pub out: PathBuf,
     /// Whether a non-empty folder was replaced (`force`).
     pub replaced: bool,
+    /// Leftovers of earlier exports to `out` killed before they finished (`.NAME.partial-PID` beside
+    /// it, of a process that is gone): removed when each still held the mark its export wrote first,
+    /// else left and reported here.
+    pub leftovers: Vec<Leftover>,
     /// Every file written and its size in bytes.
     pub files: BTreeMap<String, u64>,
     /// The rows exported.
@@ -499,11 +512,16 @@ pub fn export(ds: &Dataset, format: Format, out: &Path, opts: &ExportOptions) ->
     let replaced = check_out(ds, out, opts)?;
     let src = Source::read(ds, opts)?;
     let files = render_source(&src, format)?;
+    let leftovers = leftovers::settle(out);
     lexbench_core::io::write_dir_atomic(out, |tmp| -> Result<()> {
+        // Marked first, unmarked last: a kill in between leaves a folder the next export to `out`
+        // can prove is a leftover of an export (outside a data directory no journal records it).
+        leftovers::mark(tmp)?;
         for (rel, bytes) in &files {
             let path = tmp.join(rel);
             lexbench_core::io::write_atomic(&path, |w| io::Write::write_all(w, bytes))?;
         }
+        leftovers::unmark(tmp)?;
         Ok(())
     })?;
     Ok(ExportReport {
@@ -512,6 +530,7 @@ pub fn export(ds: &Dataset, format: Format, out: &Path, opts: &ExportOptions) ->
         version: src.version.clone(),
         out: out.to_owned(),
         replaced,
+        leftovers,
         files: files.iter().map(|(p, b)| (p.clone(), b.len() as u64)).collect(),
         counts: src.counts(),
     })
@@ -565,6 +584,15 @@ fn check_out(ds: &Dataset, out: &Path, opts: &ExportOptions) -> Result<bool> {
             "inside the dataset's folder {}; export elsewhere",
             ds.dir().0.display()
         )));
+    }
+    for folder in &opts.forbid_inside {
+        if target.starts_with(resolved(folder)) {
+            return Err(refuse(format!(
+                "inside {}, a folder of the data directory that lexbench writes; export into a folder \
+                 of its own (by default DATA/exports/NAME-FORMAT)",
+                folder.display()
+            )));
+        }
     }
     for keep in std::iter::once(&ds.dir().0).chain(&opts.protect) {
         if resolved(keep).starts_with(&target) {
@@ -817,6 +845,101 @@ mod tests {
         assert_eq!(report.counts.topics["train-fit"], 1);
         assert_eq!(report.counts.qrels["train-fit"], 2);
         let _ = std::fs::remove_dir_all(&out);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// Issue 54, item 13: an `out` inside a folder of the data directory that lexbench writes
+    /// (runs, datasets, the leaderboard's entries, the journal, even when empty) is refused, `force`
+    /// or not, and nothing is written there; `exports/` stays allowed.
+    #[test]
+    fn an_out_inside_the_data_directorys_own_folders_is_refused() {
+        let root = data("forbid");
+        let ds = pooled(&root);
+        std::fs::create_dir_all(root.join(".lexbench/journal")).unwrap();
+        let opts = ExportOptions {
+            protect: vec![root.clone()],
+            forbid_inside: lexbench_core::datadir::WRITTEN_FOLDERS
+                .iter()
+                .map(|f| root.join(f))
+                .collect(),
+            force: true,
+            ..ExportOptions::default()
+        };
+        for out in [
+            "runs/x",
+            "datasets/zzz",
+            "leaderboard/entries/x",
+            ".lexbench/journal",
+            "models/m",
+        ] {
+            let err = chain(export(&ds, Format::Beir, &root.join(out), &opts).unwrap_err());
+            assert!(
+                err.contains("a folder of the data directory that lexbench writes"),
+                "{out}: {err}"
+            );
+            assert!(!root.join(out).join("corpus.jsonl").exists(), "{out}");
+        }
+        assert!(
+            root.join(".lexbench/journal").is_dir(),
+            "the journal is not replaced"
+        );
+        let report = export(&ds, Format::Beir, &root.join("exports/x"), &opts).unwrap();
+        assert!(report.out.join("corpus.jsonl").is_file());
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// Issue 54, item 13: an export killed before it finished, outside any data directory, leaves
+    /// its marked `.NAME.partial-PID`; the next export to the same folder removes it and says so. A
+    /// folder of that form without the mark, or whose mark names another folder (a copy), is left
+    /// and reported.
+    #[test]
+    fn an_interrupted_exports_folder_goes_with_the_next_export() {
+        let root = data("interrupted");
+        let ds = pooled(&root);
+        let outside = std::env::temp_dir().join(format!("lexbench-export-left-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&outside);
+        std::fs::create_dir_all(&outside).unwrap();
+        let dead = || {
+            let mut child = std::process::Command::new("true").spawn().unwrap();
+            let pid = child.id();
+            child.wait().unwrap();
+            pid
+        };
+        let pid = dead();
+        // What a kill leaves: the marked folder, half its files.
+        let killed = outside.join(format!(".out.partial-{pid}"));
+        std::fs::create_dir_all(&killed).unwrap();
+        leftovers::mark(&killed).unwrap();
+        std::fs::write(killed.join("corpus.jsonl"), "{\"half").unwrap();
+        // A user's folder that merely has the form, and a copy of a marked one.
+        let users = outside.join(format!(".out.partial-{}", dead()));
+        std::fs::create_dir_all(&users).unwrap();
+        std::fs::write(users.join("notes.txt"), "mine").unwrap();
+        let copy = outside.join(format!(".out.partial-{}", dead()));
+        std::fs::create_dir_all(&copy).unwrap();
+        std::fs::copy(killed.join(leftovers::MARK), copy.join(leftovers::MARK)).unwrap();
+        let opts = ExportOptions {
+            protect: vec![root.clone()],
+            ..ExportOptions::default()
+        };
+        let report = export(&ds, Format::Beir, &outside.join("out"), &opts).unwrap();
+        assert!(!killed.exists(), "{:?}", report.leftovers);
+        assert!(users.join("notes.txt").is_file());
+        assert!(copy.join(leftovers::MARK).is_file());
+        let mut told: Vec<_> = report
+            .leftovers
+            .iter()
+            .map(|l| (l.path.clone(), l.removed))
+            .collect();
+        told.sort();
+        let mut want = vec![(killed, true), (users, false), (copy, false)];
+        want.sort();
+        assert_eq!(told, want, "{:?}", report.leftovers);
+        assert!(
+            !outside.join("out").join(leftovers::MARK).exists(),
+            "no mark in a finished export"
+        );
+        let _ = std::fs::remove_dir_all(&outside);
         let _ = std::fs::remove_dir_all(&root);
     }
 
