@@ -3,6 +3,7 @@
 //! Exit codes: 0 success, 1 a check failed, 2 an error (bad input, unreadable file), with the error
 //! chain printed once.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -219,7 +220,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
 /// A reader that closes stdout early (`lexbench stats … | head`) is normal use, not a crash: `print!`
 /// panics on the broken pipe, and this hook turns exactly that panic into a quiet exit. Any other
 /// failure to print (standard output on a full device, `> /dev/full`; a file over `ulimit -f`) is an
-/// error, exit 2 with a message, never a panic with a backtrace. Every other panic goes to the
+/// error, exit 2 with a message, never a panic with a backtrace; standard error that can not be
+/// written either (both streams on a full device) is exit 2 without one. Every other panic goes to the
 /// default hook. (Commands that record something before they report it check their report is
 /// written first, or undo the record: `submit`.)
 fn quiet_broken_pipe() {
@@ -236,7 +238,16 @@ fn quiet_broken_pipe() {
                 std::process::exit(0);
             }
             let cause = msg.split_once(": ").map_or(msg, |(_, c)| c);
-            eprintln!("error: writing to standard output failed: {cause}");
+            // Never `eprintln!` here: with standard error full too it would panic inside the hook,
+            // and Rust aborts (exit 134).
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: writing to standard output failed: {cause}"
+            );
+            std::process::exit(2);
+        }
+        if msg.contains("failed printing to stderr") {
+            // Nowhere left to say it: the exit status is the message.
             std::process::exit(2);
         }
         default(info);
@@ -250,7 +261,8 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Standard error may be unwritable too (a full device): the exit status still says it.
+            let _ = writeln!(std::io::stderr(), "error: {e:#}");
             ExitCode::from(2)
         }
     }

@@ -121,9 +121,12 @@ fn submit_run(data: &Path, run: &Path, args: &SubmitArgs, format: ReportFormat) 
         }
         Err(e) => return Err(e.into()),
     };
-    for w in &sub.entry.warnings {
-        eprintln!("warning: {w}");
-    }
+    let warnings: String = sub
+        .entry
+        .warnings
+        .iter()
+        .map(|w| format!("warning: {w}\n"))
+        .collect();
     let report = match format {
         ReportFormat::Json => serde_json::to_string_pretty(&sub.entry)? + "\n",
         ReportFormat::Human => {
@@ -144,18 +147,26 @@ fn submit_run(data: &Path, run: &Path, args: &SubmitArgs, format: ReportFormat) 
             r
         }
     };
-    report_or_undo(&report, std::slice::from_ref(&sub.path))?;
+    report_or_undo(&warnings, &report, std::slice::from_ref(&sub.path))?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes a submission's report to standard output; if that fails (a full device, a closed pipe),
-/// the entries just recorded are removed again and the failure is the command's error: a submission
-/// either is recorded and reported, or is not recorded (issue 29, item 13: `submit … > /dev/full`
-/// used to record the entry and then die with a backtrace).
-fn report_or_undo(report: &str, entries: &[PathBuf]) -> Result<()> {
+/// Writes a submission's warnings to standard error and its report to standard output; if either
+/// fails (a full device, a closed pipe), the entries just recorded are removed again and the failure
+/// is the command's error: a submission either is recorded and reported, or is not recorded (issue
+/// 29, item 13: `submit … > /dev/full` used to record the entry and then die with a backtrace; issue
+/// 54, item 10: with standard error full too it recorded the entry and panicked on a warning).
+fn report_or_undo(warnings: &str, report: &str, entries: &[PathBuf]) -> Result<()> {
     use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(report.as_bytes()).and_then(|()| out.flush()) {
+    let written = {
+        let mut err = std::io::stderr().lock();
+        err.write_all(warnings.as_bytes()).and_then(|()| err.flush())
+    }
+    .and_then(|()| {
+        let mut out = std::io::stdout().lock();
+        out.write_all(report.as_bytes()).and_then(|()| out.flush())
+    });
+    if let Err(e) = written {
         let mut kept = Vec::new();
         for p in entries {
             if std::fs::remove_file(p).is_err() {
@@ -163,10 +174,10 @@ fn report_or_undo(report: &str, entries: &[PathBuf]) -> Result<()> {
             }
         }
         if kept.is_empty() {
-            bail!("writing the report to standard output failed ({e}): the submission was not recorded");
+            bail!("writing the report failed ({e}): the submission was not recorded");
         }
         bail!(
-            "writing the report to standard output failed ({e}); the entries {} were recorded and could not be removed",
+            "writing the report failed ({e}); the entries {} were recorded and could not be removed",
             kept.join(", ")
         );
     }
