@@ -109,9 +109,48 @@ impl OutputFormat {
 }
 
 /// A count, length or seed on the command line: a whole number ≥ 0, with a message that says so
-/// for `-1` (read as a value, not taken for a flag) instead of the parser's "invalid digit".
-pub(crate) fn unsigned<T: std::str::FromStr>(s: &str) -> std::result::Result<T, String> {
-    s.trim()
-        .parse()
-        .map_err(|_| "must be a whole number ≥ 0".to_owned())
+/// for `-1` (read as a value, not taken for a flag) instead of the parser's "invalid digit", and
+/// that names the bound for a whole number too large to hold (`18446744073709551615` for a `u32`).
+pub(crate) fn unsigned<T: std::str::FromStr + Unsigned>(s: &str) -> std::result::Result<T, String> {
+    let t = s.trim();
+    t.parse().map_err(|_| {
+        if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+            format!("too large: must be a whole number from 0 to {}", T::MAX_TEXT)
+        } else {
+            "must be a whole number ≥ 0".to_owned()
+        }
+    })
+}
+
+/// The unsigned integer types of command-line values, with their largest value as text.
+pub(crate) trait Unsigned {
+    /// The largest value.
+    const MAX_TEXT: &'static str;
+}
+
+impl Unsigned for u32 {
+    const MAX_TEXT: &'static str = "4294967295";
+}
+
+impl Unsigned for u64 {
+    const MAX_TEXT: &'static str = "18446744073709551615";
+}
+
+impl Unsigned for usize {
+    #[cfg(target_pointer_width = "64")]
+    const MAX_TEXT: &'static str = "18446744073709551615";
+    #[cfg(target_pointer_width = "32")]
+    const MAX_TEXT: &'static str = "4294967295";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_largest_values_are_the_types_own() {
+        assert_eq!(u32::MAX.to_string(), <u32 as Unsigned>::MAX_TEXT);
+        assert_eq!(u64::MAX.to_string(), <u64 as Unsigned>::MAX_TEXT);
+        assert_eq!(usize::MAX.to_string(), <usize as Unsigned>::MAX_TEXT);
+    }
 }

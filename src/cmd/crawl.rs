@@ -38,8 +38,8 @@ pub struct CommonArgs {
     #[arg(long, default_value_t = 75, allow_negative_numbers = true, value_parser = crate::cmd::args::unsigned::<u64>)]
     pub timeout: u64,
     /// Retries after a failed attempt (403, 429, 5xx, timeouts, cut bodies; 0..=20).
-    #[arg(long, default_value_t = 6, allow_negative_numbers = true, value_parser = crate::cmd::args::unsigned::<u32>)]
-    pub retries: u32,
+    #[arg(long, default_value_t = 6, allow_negative_numbers = true, value_parser = crate::cmd::args::unsigned::<u64>)]
+    pub retries: u64,
     /// The User-Agent sent with every request; default `lexbench/VERSION (…)`. Name yourself and a
     /// contact address if a site answers with a bot check.
     #[arg(long)]
@@ -122,20 +122,30 @@ pub enum CrawlCommand {
 }
 
 impl CommonArgs {
-    fn fetch_options(&self) -> FetchOptions {
+    fn fetch_options(&self) -> anyhow::Result<FetchOptions> {
         let defaults = HttpConfig::default();
-        FetchOptions {
+        Ok(FetchOptions {
             http: HttpConfig {
                 rate_per_sec: self.rate,
                 concurrency: self.concurrency,
                 timeout: Duration::from_secs(self.timeout),
-                max_retries: self.retries,
+                // Past u32, the value is still named with the documented range.
+                max_retries: u32::try_from(self.retries)
+                    .ok()
+                    .filter(|&r| r <= lexbench_crawlers::http::MAX_RETRIES)
+                    .ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "invalid setting: --retries {}: retries must be within 0..={}",
+                            self.retries,
+                            lexbench_crawlers::http::MAX_RETRIES
+                        )
+                    })?,
                 user_agent: self.user_agent.clone().unwrap_or(defaults.user_agent.clone()),
                 ..defaults
             },
             offline: self.offline,
             refresh: self.refresh,
-        }
+        })
     }
 }
 
@@ -228,7 +238,7 @@ fn source(cmd: &CrawlCommand) -> Result<(Source, &CommonArgs)> {
 pub fn cmd_crawl(data: &DataDir, cmd: &CrawlCommand) -> Result<ExitCode> {
     let (source, common) = source(cmd)?;
     let bar = progress();
-    let report = crawl(data, &source, &common.fetch_options(), &bar)?;
+    let report = crawl(data, &source, &common.fetch_options()?, &bar)?;
     bar.finish_and_clear();
     print_report(&report);
     let problems = report.problems();

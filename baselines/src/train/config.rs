@@ -692,7 +692,17 @@ fn float(key: &str, v: f64, ok: bool, allowed: &str) -> Checked {
     if v.is_finite() && ok {
         Ok(())
     } else {
-        Err(refuse(key, v, format!("must be {allowed}")))
+        Err(refuse(key, short_float(v), format!("must be {allowed}")))
+    }
+}
+
+/// A number as a message echoes it: as written for everyday magnitudes, in scientific notation
+/// past them (`1e300`, not its 301 digits).
+pub fn short_float(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-4..1e9).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
     }
 }
 
