@@ -67,7 +67,15 @@ struct Case {
     data: Option<PathBuf>,
     args: Vec<String>,
     expect: Expect,
+    /// Standard output and standard error sent to `/dev/full` (a full device).
+    full: (bool, bool),
+    /// A further check of the case's outcome (files outside the data directory, stderr of an
+    /// accepted command), run after it.
+    after: Option<AfterCheck>,
 }
+
+/// A check run after a case, given its output.
+type AfterCheck = Box<dyn Fn(&Output) -> Result<(), String>>;
 
 impl Case {
     fn new(name: impl Into<String>, data: Option<&Path>, args: &[&str], expect: Expect) -> Self {
@@ -76,7 +84,21 @@ impl Case {
             data: data.map(Path::to_owned),
             args: args.iter().map(|a| (*a).to_owned()).collect(),
             expect,
+            full: (false, false),
+            after: None,
         }
+    }
+
+    /// Runs it with standard output (`stdout`) and/or standard error (`stderr`) on a full device.
+    fn on_full_device(mut self, stdout: bool, stderr: bool) -> Self {
+        self.full = (stdout, stderr);
+        self
+    }
+
+    /// Adds a check of the outcome.
+    fn then(mut self, check: impl Fn(&Output) -> Result<(), String> + 'static) -> Self {
+        self.after = Some(Box::new(check));
+        self
     }
 }
 
@@ -216,11 +238,30 @@ fn run_table(title: &str, cases: &[Case]) {
     for case in cases {
         let args: Vec<&str> = case.args.iter().map(String::as_str).collect();
         let before = case.data.as_deref().map(tree);
-        let out = match &case.data {
-            Some(data) => lexbench(data, &args),
-            None => lexbench_no_data(&args),
+        let out = match (&case.data, case.full) {
+            (Some(data), (false, false)) => lexbench(data, &args),
+            (None, (false, false)) => lexbench_no_data(&args),
+            (data, (stdout, stderr)) => {
+                let mut cmd = std::process::Command::new(crate::common::bin());
+                if let Some(data) = data {
+                    cmd.arg("--data").arg(data);
+                }
+                cmd.args(&args)
+                    .env_remove("RUST_LOG")
+                    .env_remove("LEXBENCH_DATA")
+                    .env("LEXBENCH_GIT_REV", "test-revision");
+                let full = || std::fs::File::create("/dev/full").expect("/dev/full");
+                if stdout {
+                    cmd.stdout(full());
+                }
+                if stderr {
+                    cmd.stderr(full());
+                }
+                cmd.output().expect("run lexbench")
+            }
         };
-        let verdict = check(case, &out, before.as_ref());
+        let verdict = check(case, &out, before.as_ref())
+            .and_then(|()| case.after.as_ref().map_or(Ok(()), |after| after(&out)));
         let code = out
             .status
             .code()
@@ -438,6 +479,8 @@ fn runs_and_qrels() {
             data: Some(data.clone()),
             args: submit_args(&bad.file, "hostile"),
             expect: fails(1, &["submission rejected", &bad.at(), bad.why]),
+            full: (false, false),
+            after: None,
         });
     }
     // An escape sequence in the tag: copied into the entry and printed by renderers.
@@ -450,6 +493,8 @@ fn runs_and_qrels() {
         data: Some(data.clone()),
         args: submit_args(&tagged, "hostile"),
         expect: fails(1, &[&format!("{tagged}:1:"), "holds a control character"]),
+        full: (false, false),
+        after: None,
     });
     for bad in trec_variants(&inputs, "qrels", &qrels_lines, None) {
         cases.push(Case::new(
@@ -473,6 +518,8 @@ fn runs_and_qrels() {
         data: Some(data.clone()),
         args: submit_args(&dir, "hostile"),
         expect: fails(2, &[&dir, "Is a directory"]),
+        full: (false, false),
+        after: None,
     });
     // Read as if they were not there: a BOM, CRLF, both.
     let text = std::fs::read(&run).unwrap();
@@ -507,6 +554,8 @@ fn runs_and_qrels() {
                 pointer: "/scores",
                 want: clean_submit.clone(),
             },
+            full: (false, false),
+            after: None,
         });
     }
     run_table("runs and qrels", &cases);
@@ -983,6 +1032,8 @@ fn names() {
                     format!("entry: {entries}/ecthr__test__{slug}__"),
                 ],
             },
+            full: (false, false),
+            after: None,
         });
     }
     for (label, name, needles) in [
@@ -1007,6 +1058,8 @@ fn names() {
                 code: 2,
                 needles: needles.into_iter().map(str::to_owned).collect(),
             },
+            full: (false, false),
+            after: None,
         });
     }
     // Dataset names (`""`, `../raw`, `a/b` are in data_safety.rs).
@@ -1172,6 +1225,8 @@ fn inputs_over_the_documented_limits() {
         .map(str::to_owned)
         .to_vec(),
         expect: fails(2, &[&run, &gib1]),
+        full: (false, false),
+        after: None,
     });
     run_table("inputs over the documented limits", &cases);
     let _ = std::fs::remove_dir_all(&root);
@@ -1237,6 +1292,8 @@ fn second_probe() {
         data: Some(data.clone()),
         args: submit(&f, "BM25"),
         expect: fails(2, &["reserved", "lexbench submit --baseline"]),
+        full: (false, false),
+        after: None,
     });
     // 19. Names that look like BM25, or like nothing.
     for (label, name, why) in [
@@ -1253,6 +1310,8 @@ fn second_probe() {
             data: Some(data.clone()),
             args: submit(&run, name),
             expect: fails(2, &[why]),
+            full: (false, false),
+            after: None,
         });
     }
     // 19. Card texts under the names' rules: U+202E, ESC and NUL never reach the page.
@@ -1269,6 +1328,8 @@ fn second_probe() {
             data: Some(data.clone()),
             args,
             expect: fails(1, &[&card, "U+"]),
+            full: (false, false),
+            after: None,
         });
     }
     // 20. A run from a pipe is read once, not three times.
@@ -1280,6 +1341,8 @@ fn second_probe() {
         data: Some(data.clone()),
         args: submit(&s(&fifo), "piped"),
         expect: fails(2, &[&s(&fifo), "not a regular file"]),
+        full: (false, false),
+        after: None,
     });
 
     // 6. A question in both BSARD files.
@@ -1864,5 +1927,296 @@ fn second_probe_readers() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         assert_eq!(v["paragraphs"], serde_json::json!([]), "{line}");
     }
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// The third hostile probe (issue 54): one table of its cases that a command line shows, each
+/// failing on the code before that issue (`LEXBENCH_TEST_BIN` runs it against another build). Item
+/// numbers are the issue's; the items with tests of their own are named beside their rows.
+#[test]
+fn third_probe() {
+    let root = scratch("probe3");
+    let data = root.join("data");
+    sample_data(&data);
+    let mut cases = Vec::new();
+
+    // 1. The journal: each case in a data directory of its own (recovery changes it).
+    let elsewhere = root.join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join(".photos.partial-999991")).unwrap();
+    write(&elsewhere.join(".photos.partial-999991/a.jpg"), "jpg");
+    write(&elsewhere.join(".x.tmp.999991.0"), "mine");
+    std::fs::create_dir_all(elsewhere.join(".y.old-999991")).unwrap();
+    let journal_case = |name: &str, entries: &[(&str, &str)], link: bool| -> PathBuf {
+        let d = root.join(name);
+        sample_data(&d);
+        if link {
+            std::os::unix::fs::symlink(&elsewhere, d.join("ext")).unwrap();
+        }
+        let j = d.join(lexbench_core::journal::JOURNAL_DIR);
+        std::fs::create_dir_all(&j).unwrap();
+        for (file, text) in entries {
+            write(&j.join(file), format!("{text}\n"));
+        }
+        d
+    };
+    let stats = ["stats", "ecthr"];
+    let ignored = |n: usize| {
+        move |out: &Output| {
+            let err = String::from_utf8_lossy(&out.stderr);
+            (err.matches("ignored the write-journal entry").count() == n)
+                .then_some(())
+                .ok_or_else(|| format!("expected {n} ignored entries reported: {err}"))
+        }
+    };
+    for (label, file, entry) in [
+        (
+            "a partial through a link",
+            "999991-0.json",
+            r#"{"kind":"partial","path":"ext/.photos.partial-999991"}"#,
+        ),
+        (
+            "a tmp through a link",
+            "999991-1.json",
+            r#"{"kind":"tmp","path":"ext/.x.tmp.999991.0"}"#,
+        ),
+        (
+            "an old version through a link",
+            "999991-2.json",
+            r#"{"kind":"old","path":"ext/.y.old-999991","target":"ext/y"}"#,
+        ),
+    ] {
+        let d = journal_case(&format!("j-{file}"), &[(file, entry)], true);
+        let far = elsewhere.clone();
+        cases.push(
+            Case::new(
+                format!("1 journal: {label} (data_safety::a_journal_entry_is_never_followed_…)"),
+                Some(&d),
+                &stats,
+                Expect::Accepted { stdout: vec![] },
+            )
+            .then(move |out| {
+                ignored(1)(out)?;
+                let kept = far.join(".photos.partial-999991/a.jpg").is_file()
+                    && far.join(".x.tmp.999991.0").is_file()
+                    && far.join(".y.old-999991").is_dir()
+                    && !far.join("y").exists();
+                kept.then_some(())
+                    .ok_or_else(|| "a file outside the data directory was touched".to_owned())
+            }),
+        );
+    }
+    let d = journal_case(
+        "j-thesis",
+        &[(
+            "20240101-0.json",
+            r#"{"kind":"old","path":"notes/.thesis.tex.old-20240101","target":"notes/thesis.tex"}"#,
+        )],
+        false,
+    );
+    std::fs::create_dir_all(d.join("notes")).unwrap();
+    write(&d.join("notes/.thesis.tex.old-20240101"), "chapter 1");
+    let notes = d.join("notes");
+    cases.push(
+        Case::new(
+            "1 journal: a crafted entry naming a user's file",
+            Some(&d),
+            &stats,
+            Expect::Accepted { stdout: vec![] },
+        )
+        .then(move |out| {
+            ignored(1)(out)?;
+            (notes.join(".thesis.tex.old-20240101").is_file() && !notes.join("thesis.tex").exists())
+                .then_some(())
+                .ok_or_else(|| "the user's file was renamed or removed".to_owned())
+        }),
+    );
+    let other = journal_case("j-other", &[], false);
+    let pid = crate::data_safety::dead_pid();
+    let tmp = format!("runs/.a.trec.tmp.{pid}.0");
+    write(&other.join(&tmp), "half");
+    crate::data_safety::journal(
+        &other,
+        pid,
+        &[(lexbench_core::journal::Kind::Tmp, tmp.clone(), None)],
+    );
+    let d = journal_case("j-linked", &[], false);
+    write(&d.join(&tmp), "mine");
+    let j = d.join(lexbench_core::journal::JOURNAL_DIR);
+    std::fs::remove_dir_all(&j).unwrap();
+    std::os::unix::fs::symlink(other.join(lexbench_core::journal::JOURNAL_DIR), &j).unwrap();
+    let (mine, theirs) = (d.join(&tmp), other.join(&tmp));
+    cases.push(
+        Case::new(
+            "1 journal: the journal folder a link to another's",
+            Some(&d),
+            &stats,
+            Expect::Accepted { stdout: vec![] },
+        )
+        .then(move |out| {
+            let err = String::from_utf8_lossy(&out.stderr);
+            (mine.is_file() && theirs.is_file() && err.contains("did not read the write journal"))
+                .then_some(())
+                .ok_or_else(|| format!("the other data directory's entry was acted on: {err}"))
+        }),
+    );
+
+    // 10. Both streams on a full device.
+    let run = s(&data.join("runs/ecthr/test/bm25.trec"));
+    let qrels = s(&data.join("datasets/ecthr/qrels/test.tsv"));
+    let submit = |name: &str| -> Vec<String> {
+        [
+            "submit",
+            &run,
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+            "--name",
+            name,
+            "--format",
+            "json",
+        ]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect()
+    };
+    let submit_both = submit("full-both");
+    let submit_err = submit("full-err");
+    for (label, args, stdout, stderr) in [
+        (
+            "eval >/dev/full 2>/dev/full",
+            vec!["eval", run.as_str(), qrels.as_str()],
+            true,
+            true,
+        ),
+        (
+            "eval RUN missing 2>/dev/full",
+            vec!["eval", run.as_str(), "missing"],
+            false,
+            true,
+        ),
+        (
+            "submit --format json >/dev/full 2>/dev/full",
+            submit_both.iter().map(String::as_str).collect(),
+            true,
+            true,
+        ),
+        (
+            "submit --format json 2>/dev/full",
+            submit_err.iter().map(String::as_str).collect(),
+            false,
+            true,
+        ),
+    ] {
+        // `fails` also checks that the data directory is as it was: no entry kept unreported.
+        cases.push(
+            Case::new(format!("10 {label}"), Some(&data), &args, fails(2, &[]))
+                .on_full_device(stdout, stderr),
+        );
+    }
+
+    // 12. Bounds named, numbers echoed short.
+    cases.push(Case::new(
+        "12 crawl --retries 2^64-1",
+        Some(&data),
+        &["crawl", "hudoc", "--retries", "18446744073709551615"],
+        fails(
+            2,
+            &["--retries 18446744073709551615: retries must be within 0..=20"],
+        ),
+    ));
+    cases.push(Case::new(
+        "12 crawl --retries past any integer",
+        Some(&data),
+        &["crawl", "hudoc", "--retries", "99999999999999999999999"],
+        fails(2, &["too large: must be a whole number from 0 to"]),
+    ));
+    let tiny = root.join("tiny");
+    tiny_bert(&tiny);
+    let dpr = Path::new(env!("CARGO_MANIFEST_DIR")).join("baselines/configs/ecthr/cpu/dpr.toml");
+    let text = std::fs::read_to_string(&dpr).unwrap();
+    assert!(text.contains("warmup_ratio = 0.1"), "{}", dpr.display());
+    let huge = write(
+        &root.join("warmup.toml"),
+        text.replace("warmup_ratio = 0.1", "warmup_ratio = 1e300"),
+    );
+    cases.push(
+        Case::new(
+            "12 train warmup_ratio = 1e300",
+            Some(&data),
+            &["train", &huge, "--base", &s(&tiny)],
+            fails(
+                2,
+                &["schedule.warmup_ratio = 1e300: must be a finite number in [0, 1)"],
+            ),
+        )
+        .then(|out| {
+            let err = String::from_utf8_lossy(&out.stderr);
+            (!err.contains("0000000000"))
+                .then_some(())
+                .ok_or_else(|| format!("echoed long: {err}"))
+        }),
+    );
+
+    // 13. Exports into the data directory's own folders (the journal folder exists, empty).
+    std::fs::create_dir_all(data.join(lexbench_core::journal::JOURNAL_DIR)).unwrap();
+    for inside in [
+        "runs/x",
+        "datasets/zzz",
+        "leaderboard/entries/x",
+        ".lexbench/journal",
+    ] {
+        cases.push(Case::new(
+            format!("13 export --out DATA/{inside} --force"),
+            Some(&data),
+            &[
+                "export",
+                "ecthr",
+                "--format",
+                "beir",
+                "--out",
+                &s(&data.join(inside)),
+                "--force",
+            ],
+            fails(2, &["a folder of the data directory that lexbench writes"]),
+        ));
+    }
+    // A killed export's folder outside the data directory, as the export marks it (the unit test
+    // `an_interrupted_exports_folder_goes_with_the_next_export` has the unmarked and copied ones).
+    let outside = root.join("exports-elsewhere");
+    let killed = outside.join(format!(".x.partial-{pid}"));
+    std::fs::create_dir_all(&killed).unwrap();
+    let id = lexbench_core::journal::Identity::at(&killed).unwrap();
+    write(
+        &killed.join(".lexbench-export-in-progress.json"),
+        serde_json::to_string(&id).unwrap(),
+    );
+    write(&killed.join("corpus.jsonl"), "{\"half");
+    let gone = killed.clone();
+    cases.push(
+        Case::new(
+            "13 export after a killed export outside the data directory",
+            Some(&data),
+            &[
+                "export",
+                "ecthr",
+                "--format",
+                "beir",
+                "--out",
+                &s(&outside.join("x")),
+            ],
+            Expect::Accepted {
+                stdout: vec!["exported ecthr".into()],
+            },
+        )
+        .then(move |out| {
+            let err = String::from_utf8_lossy(&out.stderr);
+            (!gone.exists() && err.contains("left by an export that was interrupted"))
+                .then_some(())
+                .ok_or_else(|| format!("the killed export's folder is still there: {err}"))
+        }),
+    );
+
+    run_table("third probe (issue 54)", &cases);
     let _ = std::fs::remove_dir_all(&root);
 }
