@@ -21,7 +21,7 @@ use super::config::{BertConfig, HiddenAct};
 use super::peft::{
     Adapter, AdapterConfig, LinearKind, Lora, LoraConfig, PeftLinear, Prefix, PrefixConfig, PrefixEncoder,
 };
-use crate::error::{Error, Result, io_err, weights_err};
+use crate::error::{Error, Result, weights_err};
 
 /// Layer normalisation over the last dimension, `(x - μ) / sqrt(σ² + ε) · γ + β`.
 #[derive(Debug, Clone)]
@@ -533,12 +533,12 @@ impl BertModel {
     /// reparametrisation MLP are in the folder as its output (the direct form, see
     /// [`PrefixConfig::materialized`]).
     pub fn from_dir(dir: &Path, device: &Device) -> Result<Self> {
-        if dir.join(crate::encoder::files::ADAPTER_CONFIG).is_file() {
+        if crate::encoder::files::present(&dir.join(crate::encoder::files::ADAPTER_CONFIG))? {
             return Self::from_peft_dir(dir, device);
         }
         let cfg = BertConfig::from_file(&dir.join("config.json"))?;
         let weights = dir.join("model.safetensors");
-        let bytes = std::fs::read(&weights).map_err(io_err(&weights))?;
+        let bytes = crate::encoder::files::read_weights(&weights)?;
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
             .map_err(weights_err(&weights, "config.json"))?;
         let arch = cfg.arch()?;
@@ -563,12 +563,9 @@ impl BertModel {
         use crate::encoder::files::{ADAPTER_CONFIG, ADAPTER_WEIGHTS, AdapterFile};
         use crate::encoder::peft::PeftMethod;
         let cfg_path = dir.join(ADAPTER_CONFIG);
-        let text = std::fs::read_to_string(&cfg_path).map_err(io_err(&cfg_path))?;
-        let a: AdapterFile = serde_json::from_str(&text).map_err(|source| Error::Json {
-            path: cfg_path.clone(),
-            source,
-        })?;
+        let a: AdapterFile = crate::encoder::files::read_model_json(&cfg_path)?;
         let base_weights = a.base_model.join("model.safetensors");
+        crate::encoder::files::regular_file(&base_weights)?;
         let sha = lexbench_core::dataset::sha256_file(&base_weights)?;
         if sha != a.base_sha256 {
             return Err(Error::Format {
@@ -582,7 +579,7 @@ impl BertModel {
         }
         let mut model = Self::from_dir(&a.base_model, device)?;
         let weights = dir.join(ADAPTER_WEIGHTS);
-        let bytes = std::fs::read(&weights).map_err(io_err(&weights))?;
+        let bytes = crate::encoder::files::read_weights(&weights)?;
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
             .map_err(weights_err(&weights, ADAPTER_CONFIG))?
             .pp("peft");

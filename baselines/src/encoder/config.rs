@@ -5,7 +5,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::arch::Arch;
-use crate::error::{Error, Result, io_err};
+use crate::error::{Error, Result};
 
 /// The activation of the feed-forward block. HuggingFace spells the tanh approximation `gelu_new` or
 /// `gelu_pytorch_tanh` (candle-transformers does not parse them: MODELS.md, "Facts that bite").
@@ -105,7 +105,7 @@ impl BertConfig {
     /// Reads and validates `config.json`. The architecture is checked first: a `config.json` of a
     /// model lexbench does not run (`gpt2`) is refused for its `model_type`, not for a missing size.
     pub fn from_file(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+        let text = crate::encoder::files::read_model_text(path, crate::encoder::files::MAX_MODEL_JSON_BYTES)?;
         let json_err = |source| Error::Json {
             path: path.to_owned(),
             source,

@@ -256,7 +256,8 @@ impl SentenceEncoder {
         }
     }
 
-    /// One vector per text, in input order.
+    /// One vector per text, in input order. A vector holding a NaN or an infinity (weights or
+    /// activations that overflow) is an error naming the text, never a vector.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let toks = self.tokenizer.encode(texts)?;
         let mut order: Vec<usize> = (0..toks.len()).collect();
@@ -266,9 +267,27 @@ impl SentenceEncoder {
             let seqs: Vec<&Tokens> = chunk.iter().map(|&i| &toks[i]).collect();
             let rows = self.encode_tokens(&seqs)?.to_vec2::<f32>()?;
             for (&i, row) in chunk.iter().zip(rows) {
+                check_finite_vector(&row, i, texts[i])?;
                 out[i] = row;
             }
         }
         Ok(out)
     }
+}
+
+/// Refuses the embedding `v` of text `index` (`text`) when it holds a NaN or an infinity.
+pub(crate) fn check_finite_vector(v: &[f32], index: usize, text: &str) -> Result<()> {
+    let Some((dim, x)) = v.iter().enumerate().find(|(_, x)| !x.is_finite()) else {
+        return Ok(());
+    };
+    let shown: String = text.chars().take(40).collect();
+    let more = if shown.len() < text.len() { "…" } else { "" };
+    Err(crate::Error::data(
+        "the model's embeddings",
+        format!(
+            "text {} ({shown:?}{more}) has a non-finite embedding ({x} at dimension {dim}): the model's weights or \
+             activations overflow; nothing is written",
+            index + 1
+        ),
+    ))
 }

@@ -134,11 +134,7 @@ fn check_sha(path: &Path, got: &str, want: &str) -> Result<()> {
 /// The installed model's record, if `dir` holds a complete, verified installation of `spec`
 /// (record present and matching, weights of the recorded size, the checked file's sha256 right).
 pub fn installed(spec: &ModelSpec, dir: &Path) -> Result<Option<ModelRecord>> {
-    let rec_path = dir.join(RECORD_FILE);
-    let Ok(text) = std::fs::read_to_string(&rec_path) else {
-        return Ok(None);
-    };
-    let Ok(rec) = serde_json::from_str::<ModelRecord>(&text) else {
+    let Some(rec) = read_record(dir) else {
         return Ok(None);
     };
     if rec.name != spec.name || rec.requirement != spec.requirement || rec.wheel_sha256 != spec.wheel_sha256 {
@@ -240,8 +236,7 @@ pub fn write_record(dir: &Path, rec: &ModelRecord) -> Result<()> {
 
 /// The record in `dir`, if there is one that reads.
 pub fn read_record(dir: &Path) -> Option<ModelRecord> {
-    let text = std::fs::read_to_string(dir.join(RECORD_FILE)).ok()?;
-    serde_json::from_str(&text).ok()
+    crate::encoder::files::read_model_json(&dir.join(RECORD_FILE)).ok()
 }
 
 /// The record of a checkpoint downloaded from the Hub: `repo` at `revision`, resolved to `commit`,
@@ -319,14 +314,13 @@ pub fn model_hash(dir: &Path) -> Result<String> {
 
 /// [`model_hash`] of one encoder's folder, its subfolders aside.
 fn single_model_hash(dir: &Path) -> Result<String> {
+    use crate::encoder::files::{present, read_model_json, regular_file};
     let weights = dir.join("model.safetensors");
     let peft = dir.join(crate::encoder::files::ADAPTER_WEIGHTS);
-    if !weights.is_file() && peft.is_file() {
+    if !present(&weights)? && present(&peft)? {
         // A PEFT folder: its identity is the base's plus the trained weights'.
         let cfg = dir.join(crate::encoder::files::ADAPTER_CONFIG);
-        let text = std::fs::read_to_string(&cfg).map_err(crate::error::io_err(&cfg))?;
-        let a: crate::encoder::files::AdapterFile =
-            serde_json::from_str(&text).map_err(|source| Error::Json { path: cfg, source })?;
+        let a: crate::encoder::files::AdapterFile = read_model_json(&cfg)?;
         let mut h = Sha256::new();
         h.update(a.base_sha256.as_bytes());
         h.update(b":");
@@ -338,6 +332,8 @@ fn single_model_hash(dir: &Path) -> Result<String> {
     {
         return Ok(rec.model_sha256);
     }
+    // A FIFO or a device would never end: only a regular file is hashed.
+    regular_file(&weights)?;
     Ok(sha256_file(&weights)?)
 }
 

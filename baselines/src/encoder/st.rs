@@ -40,7 +40,7 @@ use serde::Deserialize;
 
 use super::bert::LayerNorm;
 use super::{Arch, BertConfig, Pooling, l2_normalize};
-use crate::error::{Error, Result, io_err, weights_err};
+use crate::error::{Error, Result, weights_err};
 
 /// The file listing a sentence-transformers folder's modules.
 pub const MODULES_FILE: &str = "modules.json";
@@ -111,11 +111,7 @@ fn trained_here(dir: &Path) -> bool {
 }
 
 fn read_json(path: &Path) -> Result<serde_json::Value> {
-    let text = std::fs::read_to_string(path).map_err(io_err(path))?;
-    serde_json::from_str(&text).map_err(|source| Error::Json {
-        path: path.to_owned(),
-        source,
-    })
+    crate::encoder::files::read_model_json(path)
 }
 
 fn format_err(path: &Path, message: impl Into<String>) -> Error {
@@ -222,7 +218,7 @@ fn module_weights(dir: &Path, device: &Device) -> Result<(PathBuf, VarBuilder<'s
              safetensors only (convert with safetensors.torch.save_file)",
         ));
     }
-    let bytes = std::fs::read(&weights).map_err(io_err(&weights))?;
+    let bytes = crate::encoder::files::read_weights(&weights)?;
     let sha = lexbench_core::sha256_hex(&bytes);
     let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
         .map_err(weights_err(&weights, "config.json"))?;
@@ -234,14 +230,10 @@ impl StModules {
     /// for a folder without `modules.json` or one trained here.
     pub fn read(dir: &Path, device: &Device) -> Result<Option<Self>> {
         let list = dir.join(MODULES_FILE);
-        if !list.is_file() || trained_here(dir) {
+        if !crate::encoder::files::present(&list)? || trained_here(dir) {
             return Ok(None);
         }
-        let text = std::fs::read_to_string(&list).map_err(io_err(&list))?;
-        let entries: Vec<Entry> = serde_json::from_str(&text).map_err(|source| Error::Json {
-            path: list.clone(),
-            source,
-        })?;
+        let entries: Vec<Entry> = crate::encoder::files::read_model_json(&list)?;
         // The class name: `sentence_transformers.models.Pooling` (2.x–5.x) or
         // `sentence_transformers.sentence_transformer.modules.pooling.Pooling` (6.x).
         let class = |e: &Entry| -> Result<String> {
@@ -447,7 +439,7 @@ impl StModules {
 /// of `tokenizer_config.json` when it is a real length (transformers writes 10³⁰ for "none").
 fn read_max_seq_length(dir: &Path) -> Result<Option<usize>> {
     let st = dir.join("sentence_bert_config.json");
-    if st.is_file() {
+    if crate::encoder::files::present(&st)? {
         let v = read_json(&st)?;
         if v["do_lower_case"].as_bool() == Some(true) {
             return Err(format_err(
@@ -461,7 +453,7 @@ fn read_max_seq_length(dir: &Path) -> Result<Option<usize>> {
         }
     }
     let tok = dir.join("tokenizer_config.json");
-    if tok.is_file() {
+    if crate::encoder::files::present(&tok)? {
         let v = read_json(&tok)?;
         if let Some(n) = v["model_max_length"].as_u64()
             && n <= 1 << 20
@@ -479,7 +471,7 @@ pub fn default_pooling(dir: &Path) -> Result<Pooling> {
         return Ok(m.pooling());
     }
     let config = dir.join("config.json");
-    if !config.is_file() {
+    if !super::files::present(&config)? {
         // A PEFT folder (its base's config) or a folder the encoder refuses with its own error.
         return Ok(Pooling::Mean);
     }

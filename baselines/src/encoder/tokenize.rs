@@ -89,6 +89,9 @@ pub fn as_strs<'a>(texts: &'a [Cow<'_, str>]) -> Vec<&'a str> {
 #[derive(Debug, Clone)]
 pub struct TextTokenizer {
     inner: Tokenizer,
+    /// The same tokenizer without truncation: the two sides of a pair, whole (see
+    /// [`TextTokenizer::encode_pairs`]).
+    whole: Tokenizer,
     max_len: usize,
     pad_id: u32,
 }
@@ -104,8 +107,10 @@ fn tok_err(context: impl Into<String>) -> impl FnOnce(tokenizers::Error) -> Erro
 impl TextTokenizer {
     /// Loads `path` (a `tokenizer.json`), truncating every sequence (or pair, longest first) to
     /// `max_len` tokens including special tokens.
+    /// The file must be a regular file of at most [`super::files::MAX_TOKENIZER_BYTES`].
     pub fn from_file(path: &Path, max_len: usize) -> Result<Self> {
-        let inner = Tokenizer::from_file(path).map_err(tok_err(path.display().to_string()))?;
+        let text = super::files::read_model_text(path, super::files::MAX_TOKENIZER_BYTES)?;
+        let inner: Tokenizer = text.parse().map_err(tok_err(path.display().to_string()))?;
         Self::new(inner, max_len)
     }
 
@@ -121,6 +126,10 @@ impl TextTokenizer {
             .or_else(|| inner.token_to_id("<pad>"))
             .unwrap_or(0);
         inner.with_padding(None);
+        let mut whole = inner.clone();
+        whole
+            .with_truncation(None)
+            .map_err(tok_err("clearing truncation"))?;
         inner
             .with_truncation(Some(TruncationParams {
                 direction: TruncationDirection::Right,
@@ -131,6 +140,7 @@ impl TextTokenizer {
             .map_err(tok_err("setting truncation"))?;
         Ok(Self {
             inner,
+            whole,
             max_len,
             pad_id,
         })
@@ -186,14 +196,36 @@ impl TextTokenizer {
         Ok(encs.iter().map(|e| e.get_ids().to_vec()).collect())
     }
 
-    /// Tokenises pairs (`[CLS] a [SEP] b [SEP]`, segment ids 0 then 1).
+    /// Tokenises pairs (`[CLS] a [SEP] b [SEP]`, segment ids 0 then 1), cut to `max_len` as
+    /// transformers cuts them (`truncation="longest_first"`): each side is tokenised whole, then the
+    /// tokenizers crate's `truncate_encodings` (LongestFirst) cuts the longer side first, and when
+    /// both must be cut gives the odd token of an odd budget to the longer side (to the second on a
+    /// tie). The crate's own pair encoding first cuts each side to `max_len` alone, so when both
+    /// sides are longer than that it sees two equal lengths and gives the odd token to the second
+    /// side even when the first is the longer (issue 54, item 7); transformers (tokenizers 0.23.3)
+    /// does not.
     pub fn encode_pairs(&self, pairs: &[(&str, &str)]) -> Result<Vec<Tokens>> {
-        let inputs: Vec<EncodeInput<'_>> = pairs.iter().map(|&(a, b)| (a, b).into()).collect();
-        let encs = self
-            .inner
-            .encode_batch(inputs, true)
-            .map_err(tok_err("encoding pairs"))?;
-        Ok(encs.iter().map(Self::convert).collect())
+        let side = |first: bool| -> Result<Vec<tokenizers::Encoding>> {
+            let inputs: Vec<EncodeInput<'_>> = pairs
+                .iter()
+                .map(|&(a, b)| if first { a.into() } else { b.into() })
+                .collect();
+            self.whole
+                .encode_batch(inputs, false)
+                .map_err(tok_err("encoding pairs"))
+        };
+        let (firsts, seconds) = (side(true)?, side(false)?);
+        firsts
+            .into_iter()
+            .zip(seconds)
+            .map(|(a, b)| {
+                let e = self
+                    .inner
+                    .post_process(a, Some(b), true)
+                    .map_err(tok_err("encoding pairs"))?;
+                Ok(Self::convert(&e))
+            })
+            .collect()
     }
 }
 

@@ -296,8 +296,27 @@ pub fn program() -> String {
 pub fn rank_split<R: Ranker>(ranker: &mut R, target: &RunTarget) -> Result<Ranked<R::Details>> {
     let inputs = SplitInputs::read(&target.data, &target.dataset, &target.split)?;
     let mut ranked = ranker.rank(&inputs)?;
+    check_finite_scores(&ranked.run, &target.system)?;
     ranked.run.tag = target.system.clone();
     Ok(ranked)
+}
+
+/// Refuses a run holding a NaN or an infinite score: a ranking by such scores means nothing, and
+/// it must not be written or recorded (issue 54, item 4). The error names the system, the topic and
+/// the document.
+pub fn check_finite_scores(run: &Run, system: &str) -> Result<()> {
+    for (topic, hits) in &run.topics {
+        if let Some(h) = hits.iter().find(|h| !h.score.is_finite()) {
+            return Err(Error::data(
+                format!("the {system} run"),
+                format!(
+                    "topic {topic}, document {}: the score is {} (the model gave a non-finite score); nothing was written",
+                    h.doc, h.score
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Reads the split of `target` once, ranks it with `ranker`, tags the run with the target's system and
@@ -311,6 +330,7 @@ pub fn write_run<R: Ranker>(ranker: &mut R, target: &RunTarget) -> Result<RunOut
         details,
         mut timings,
     } = ranker.rank(&inputs)?;
+    check_finite_scores(&run, &target.system)?;
     run.tag = target.system.clone();
     let t1 = Instant::now();
     let run_path = target.run_file()?;
@@ -424,6 +444,53 @@ mod tests {
                 details: StubDetails { note: "stub" },
                 timings: [("rank_s".to_owned(), 0.0)].into(),
             })
+        }
+    }
+
+    /// [`Stub`], with a NaN or an infinite score for the second candidate of each topic.
+    struct NonFinite(f64);
+
+    impl Ranker for NonFinite {
+        type Details = StubDetails;
+
+        fn seed(&self) -> u64 {
+            7
+        }
+
+        fn rank(&mut self, inputs: &SplitInputs) -> Result<Ranked<StubDetails>> {
+            let mut ranked = Stub.rank(inputs)?;
+            for hits in ranked.run.topics.values_mut() {
+                hits[1].score = self.0;
+            }
+            Ok(ranked)
+        }
+    }
+
+    /// Issue 54, item 4: a NaN or infinite score is an error naming the system, topic and
+    /// document; no run file is written.
+    #[test]
+    fn non_finite_scores_are_refused_and_not_written() {
+        let data = scratch("nan");
+        mini(&data, "001-2:1");
+        for (v, shown) in [
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+        ] {
+            let target = RunTarget::new(&data, "mini", "test", "nan-run").unwrap();
+            let e = write_run(&mut NonFinite(v), &target).unwrap_err().to_string();
+            assert!(
+                e.contains("the nan-run run")
+                    && e.contains("topic q1/001-1, document 001-1:2")
+                    && e.contains(&format!("the score is {shown}")),
+                "{e}"
+            );
+            assert!(!data.join("runs/mini/test/nan-run.trec").exists());
+            assert!(!data.join("runs/mini/test/nan-run.json").exists());
+            let Err(e) = rank_split(&mut NonFinite(v), &target) else {
+                panic!("a run with a {shown} score was accepted");
+            };
+            assert!(e.to_string().contains("non-finite score"), "{e}");
         }
     }
 

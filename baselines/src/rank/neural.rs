@@ -35,11 +35,7 @@ pub(crate) fn record_prefixes(config: &mut serde_json::Value, prefixes: &crate::
 
 pub(crate) fn hidden_size(model_dir: &Path) -> Result<usize> {
     let p = model_dir.join("config.json");
-    let text = std::fs::read_to_string(&p).map_err(crate::error::io_err(&p))?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|source| Error::Json {
-        path: p.clone(),
-        source,
-    })?;
+    let v: serde_json::Value = crate::encoder::files::read_model_json(&p)?;
     v["hidden_size"]
         .as_u64()
         .map(|h| h as usize)

@@ -134,14 +134,10 @@ struct Metadata {
 /// The folder's [`METADATA_FILE`], when it has one.
 fn read_metadata(dir: &Path) -> Result<Option<Metadata>> {
     let path = dir.join(METADATA_FILE);
-    if !path.is_file() {
+    if !crate::encoder::files::present(&path)? {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(&path).map_err(crate::error::io_err(&path))?;
-    let m: Metadata = serde_json::from_str(&text).map_err(|source| Error::Json {
-        path: path.clone(),
-        source,
-    })?;
+    let m: Metadata = crate::encoder::files::read_model_json(&path)?;
     match m.similarity.as_deref() {
         None | Some("cosine") => Ok(Some(m)),
         Some(other) => Err(Error::Format {
@@ -194,6 +190,7 @@ impl ColBertConfig {
 pub fn has_projection(dir: &Path) -> Result<bool> {
     use std::io::Read;
     let path = crate::encoder::files::weights_file(dir);
+    crate::encoder::files::regular_file(&path)?;
     let mut f = std::fs::File::open(&path).map_err(crate::error::io_err(&path))?;
     let mut len = [0u8; 8];
     f.read_exact(&mut len).map_err(crate::error::io_err(&path))?;
@@ -386,7 +383,7 @@ impl ColBert {
         let model = BertModel::from_dir(dir, device)?;
         let tok = TextTokenizer::from_file(&dir.join("tokenizer.json"), cfg.doc_maxlen)?;
         let weights = crate::encoder::files::weights_file(dir);
-        let bytes = std::fs::read(&weights).map_err(crate::error::io_err(&weights))?;
+        let bytes = crate::encoder::files::read_weights(&weights)?;
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
             .map_err(crate::error::weights_err(&weights, "config.json"))?;
         if vb.contains_tensor("linear.weight") {

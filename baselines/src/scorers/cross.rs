@@ -127,7 +127,7 @@ impl CrossEncoder {
         let max_len = max_len.min(model.config().max_tokens());
         let tokenizer = TextTokenizer::from_file(&dir.join("tokenizer.json"), max_len)?;
         let weights = crate::encoder::files::weights_file(dir);
-        let bytes = std::fs::read(&weights).map_err(crate::error::io_err(&weights))?;
+        let bytes = crate::encoder::files::read_weights(&weights)?;
         let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
             .map_err(crate::error::weights_err(&weights, "config.json"))?;
         let in_weights = |e: Error| e.in_weights(&weights, "config.json");
