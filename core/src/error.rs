@@ -137,7 +137,8 @@ pub enum Error {
         path: PathBuf,
     },
     /// An id does not have its documented shape.
-    #[error("invalid {kind} {value:?}: {reason}")]
+    /// The value is echoed shortened ([`crate::text::shown`]).
+    #[error("invalid {kind} {}: {reason}", crate::text::shown(value))]
     InvalidId {
         /// Which kind of id.
         kind: &'static str,

@@ -53,6 +53,29 @@ pub(crate) fn warn_bom(path: &Path) {
     );
 }
 
+/// The most characters of a value an error message echoes ([`shown`]).
+pub const SHOWN_CHARS: usize = 40;
+
+/// A value as an error message echoes it: quoted as `{:?}` does, and when it is longer than
+/// [`SHOWN_CHARS`] characters, its first ones, `…` and its length, so that a 10,000-character id
+/// costs one line of the message, not a screenful (`"001-1111…" (10000 characters)`).
+///
+/// ```
+/// use lexbench_core::text::shown;
+/// assert_eq!(shown("001-57574"), r#""001-57574""#);
+/// let long = "x".repeat(50);
+/// assert_eq!(shown(&long), format!("\"{}…\" (50 characters)", "x".repeat(40)));
+/// ```
+pub fn shown(value: &str) -> String {
+    let count = value.chars().count();
+    if count <= SHOWN_CHARS {
+        return format!("{value:?}");
+    }
+    let head: String = value.chars().take(SHOWN_CHARS).collect();
+    let quoted = format!("{head:?}");
+    format!("{}…\" ({count} characters)", &quoted[..quoted.len() - 1])
+}
+
 /// Removes a leading byte-order mark from `text`, read from `path` (named in the warning).
 pub fn strip_bom<'a>(text: &'a str, path: &Path) -> &'a str {
     match text.strip_prefix(BOM) {

@@ -80,6 +80,19 @@ pub fn looks_json(bytes: &[u8]) -> bool {
     b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{')
 }
 
+/// Whether `bytes` begin (after a byte-order mark and white space) with a JSON array: `[` and then
+/// `{`, `[`, `"` or `]`. No judgment starts so (a text's `[1]` or `[Translation]` does not); a
+/// mirror's export of several documents does, and is refused rather than read as flattened text.
+pub fn looks_json_array(bytes: &[u8]) -> bool {
+    let b = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let mut rest = b.iter().skip_while(|c| c.is_ascii_whitespace());
+    rest.next() == Some(&b'[')
+        && matches!(
+            rest.find(|c| !c.is_ascii_whitespace()),
+            Some(b'{' | b'[' | b'"' | b']')
+        )
+}
+
 /// Reads a HUDOC mirror's JSON document.
 ///
 /// # Errors
@@ -548,6 +561,26 @@ mod tests {
             repair("brother \u{2011} in-law, imme \u{ad} diate ( see X , Y )"),
             "brother-in-law, immediate (see X, Y)"
         );
+    }
+
+    #[test]
+    fn json_arrays_are_told_from_texts_starting_with_a_bracket() {
+        for array in [
+            &b"[{\"itemid\": 1}]"[..],
+            b"\xef\xbb\xbf \n[ \"a\"]",
+            b"[]",
+            b"[[1]]",
+        ] {
+            assert!(looks_json_array(array), "{array:?}");
+        }
+        for text in [
+            &b"[1] The applicant"[..],
+            b"[Translation] 1. The case",
+            b"{\"a\": 1}",
+            b"[",
+        ] {
+            assert!(!looks_json_array(text), "{text:?}");
+        }
     }
 
     #[test]

@@ -118,7 +118,7 @@ fn has_markup(bytes: &[u8]) -> bool {
 
 /// Tells what `bytes` are by content: a zip archive (`PK`) is DOCX, text with markup HTML, text
 /// without it [`Format::Text`]; known non-judgment formats (PDF, legacy Word, RTF, compressed data,
-/// images, UTF-16) and binary data are [`Format::Other`]. Only the start of a file is searched for
+/// images, UTF-16, a JSON array) and binary data are [`Format::Other`]. Only the start of a file is searched for
 /// markup, and binary data is recognised within its first bytes, so a large file of garbage costs
 /// no more than a scan.
 pub fn detect(bytes: &[u8]) -> Format {
@@ -155,6 +155,11 @@ pub fn detect(bytes: &[u8]) -> Format {
     }
     if hudoc_json::looks_json(bytes) {
         return Format::HudocJson;
+    }
+    if hudoc_json::looks_json_array(bytes) {
+        return Format::Other(
+            "a JSON array (a HUDOC document is one JSON object with `itemid` and `full_text`)",
+        );
     }
     if hudoc_json::looks_flat(&bytes[..bytes.len().min(SNIFF_LEN)]) {
         return Format::Flat;
