@@ -176,3 +176,94 @@ fn segmented_malformed_lines_are_named_by_file_and_line() {
     let err = segmented::parse(b"\n\n", "c.jsonl").unwrap_err().to_string();
     assert!(err.contains("no judgment"), "{err}");
 }
+
+/// Issue 54, item 3: two blocks carrying one paragraph number in sequence (a `FAKE` § 17 just before
+/// the real one, both between § 16 and § 18) cannot be told apart: neither is kept, and a
+/// `repeated_number` warning names the number and the blocks. A repeat out of sequence (a quotation
+/// carrying 17 after § 18) is left out as a number out of order, and the real § 17 kept.
+#[test]
+fn segmented_repeated_number_in_sequence_keeps_neither_block() {
+    let para = |n: u32, text: &str| serde_json::json!({"num": n, "text": format!("{n}. {text}")});
+    let line = |blocks: Vec<serde_json::Value>| {
+        serde_json::json!({"itemid": "001-57574", "paragraphs": blocks}).to_string()
+    };
+    let real = |n: u32| para(n, &format!("Paragraph {n}."));
+    for fake_first in [true, false] {
+        let mut blocks: Vec<_> = (15..=16).map(real).collect();
+        if fake_first {
+            blocks.extend([para(17, "FAKE"), real(17)]);
+        } else {
+            blocks.extend([real(17), para(17, "FAKE")]);
+        }
+        blocks.push(real(18));
+        let e = &segmented::parse(line(blocks).as_bytes(), "c.jsonl").unwrap()[0];
+        let j = &e.judgment;
+        assert_eq!(
+            j.paragraphs.iter().map(|p| p.num).collect::<Vec<_>>(),
+            [15, 16, 18],
+            "fake first: {fake_first}"
+        );
+        assert!(j.paragraphs.iter().all(|p| !p.text.contains("FAKE")));
+        let w = j.warnings.iter().find(|w| w.code == "repeated_number");
+        let w = w.unwrap_or_else(|| panic!("no repeated_number warning: {:?}", j.warnings));
+        assert!(w.message.contains("paragraph number 17"), "{}", w.message);
+        assert!(w.message.contains("blocks 2, 3"), "{}", w.message);
+    }
+    // Out of sequence: the quotation is left out, the real § 17 kept.
+    let blocks = vec![real(16), real(17), real(18), para(17, "FAKE quotation"), real(19)];
+    let j = &segmented::parse(line(blocks).as_bytes(), "c.jsonl").unwrap()[0].judgment;
+    assert_eq!(
+        j.paragraphs.iter().map(|p| p.num).collect::<Vec<_>>(),
+        [16, 17, 18, 19]
+    );
+    assert!(j.paragraphs.iter().all(|p| !p.text.contains("FAKE")));
+    assert!(has_code(j, "number_out_of_order"), "{:?}", j.warnings);
+}
+
+fn has_code(j: &lexbench_core::Judgment, code: &str) -> bool {
+    j.warnings.iter().any(|w| w.code == code)
+}
+
+/// Issue 54, item 3: 30,000 blocks numbered 1-9,999 three times over (and 1-3) keep the first run,
+/// and every one of the 20,001 blocks left out (restarts) is counted in the warnings.
+#[test]
+fn segmented_every_block_left_out_is_counted() {
+    let blocks: Vec<serde_json::Value> = (0..30_000u32)
+        .map(|i| serde_json::json!({"num": i % 9999 + 1, "text": "Text."}))
+        .collect();
+    let line = serde_json::json!({"itemid": "001-57574", "paragraphs": blocks}).to_string();
+    let j = &segmented::parse(line.as_bytes(), "c.jsonl").unwrap()[0].judgment;
+    assert_eq!(
+        j.paragraphs.iter().map(|p| p.num).collect::<Vec<_>>(),
+        (1..=9999).collect::<Vec<_>>()
+    );
+    let counted: usize = j
+        .warnings
+        .iter()
+        .filter(|w| matches!(w.code.as_str(), "repeated_number" | "number_out_of_order"))
+        .map(|w| {
+            w.message
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<usize>().ok())
+                .unwrap_or_else(|| panic!("no count: {}", w.message))
+        })
+        .sum();
+    assert_eq!(counted, 20_001, "{:?}", j.warnings);
+}
+
+/// Issue 54, item 14: a 10,000-character itemid is echoed once, shortened, with its length.
+#[test]
+fn segmented_long_itemid_is_echoed_once_shortened() {
+    let long = format!("001-{}", "1".repeat(9996));
+    let err = segmented::parse(
+        format!(r#"{{"itemid": "{long}", "paragraphs": []}}"#).as_bytes(),
+        "c.jsonl",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.starts_with("c.jsonl:1: "), "{err}");
+    assert!(err.contains("(10000 characters)"), "{err}");
+    assert_eq!(err.matches("001-111111").count(), 1, "{err}");
+    assert!(err.len() < 300, "{} bytes: {err}", err.len());
+}

@@ -29,9 +29,24 @@
 //!   keeps the longest sensible increasing run rather than the first run alone: on the real corpus a
 //!   heading `1. The applicant's victim status` between paragraphs 47 and 49 would otherwise cost
 //!   paragraphs 49 to 129. One `number_out_of_order` warning counts and lists the blocks left out.
+//! - **Repeated numbers** (issue 54): a kept paragraph's number may be carried by another block
+//!   with text. When that block is as much in sequence as the kept one — it lies between the
+//!   paragraphs kept before and after, and its nearest numbered neighbours with other numbers are
+//!   lower before it and higher after it (or absent) — nothing tells which block is the paragraph
+//!   (`{"num": 17, "text": "FAKE"}` just before or after the real § 17: both sit between § 16 and
+//!   § 18). Then **neither is kept**: the number is missing from the judgment (a pair labelling it is
+//!   left out by the caller, never labelled against the wrong text), and one `repeated_number`
+//!   warning counts the blocks and names the numbers and blocks. Keeping the first (or any) would let
+//!   one inserted block replace a real paragraph without a trace. A repeat out of sequence (a
+//!   restart, a quotation after § 18 carrying 17) is a number out of order, as above, and the
+//!   paragraph in sequence is kept. What numbers cannot show is not caught: a block carrying 17 that
+//!   is the only one in sequence (the real § 17 moved out of place) is taken for the paragraph.
 //! - **Skipped numbers** are kept as they are (paragraph 6 follows 4); one `numbering_gap` warning
 //!   lists the numbers missing, counting from 1 (an extract that starts at 20 misses 1-19).
 //! - A numbered block with no text is left out (`empty_paragraph`).
+//! - Every block left out is counted by reason in [`Entry::left_out`] ([`BlocksLeftOut`]), and the
+//!   warnings' counts are of every block (their examples are the first ten): `import release
+//!   --texts` reports the counts on stderr, in the dataset's `sources.json` and on its card.
 //! - Paragraphs get [`Section::Unknown`]: the format carries no section headings. There are no
 //!   separate opinions.
 //!
@@ -89,6 +104,49 @@ pub struct Entry {
     pub source_file: Option<String>,
     /// The judgment: numbered paragraphs as the module documentation says, and warnings.
     pub judgment: Judgment,
+    /// The blocks of the line left out of the judgment's paragraphs, counted by reason (every block
+    /// is either a paragraph or counted here).
+    pub left_out: BlocksLeftOut,
+}
+
+/// The blocks of one judgment left out of its numbered paragraphs, by reason (module
+/// documentation).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct BlocksLeftOut {
+    /// Blocks without a number.
+    pub unnumbered: usize,
+    /// Numbered blocks whose number restarts, goes back, or is a stray high number.
+    pub out_of_order: usize,
+    /// Numbered blocks whose number another block in sequence carries too (none of them is kept).
+    pub repeated_number: usize,
+    /// Numbered blocks without text.
+    pub empty: usize,
+}
+
+impl BlocksLeftOut {
+    /// The reasons and their counts, in a fixed order (`unnumbered`, `out_of_order`,
+    /// `repeated_number`, `empty`).
+    pub fn by_reason(&self) -> [(&'static str, usize); 4] {
+        [
+            ("unnumbered", self.unnumbered),
+            ("out_of_order", self.out_of_order),
+            ("repeated_number", self.repeated_number),
+            ("empty", self.empty),
+        ]
+    }
+
+    /// All blocks left out.
+    pub fn total(&self) -> usize {
+        self.unnumbered + self.out_of_order + self.repeated_number + self.empty
+    }
+
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, other: &Self) {
+        self.unnumbered += other.unnumbered;
+        self.out_of_order += other.out_of_order;
+        self.repeated_number += other.repeated_number;
+        self.empty += other.empty;
+    }
 }
 
 #[derive(Deserialize)]
@@ -183,7 +241,7 @@ pub fn parse_line(line: &str, source: &str, line_no: usize) -> Result<Entry> {
     let item: ItemId = raw
         .itemid
         .parse()
-        .map_err(|e| invalid(source, line_no, format!("itemid {:?}: {e}", raw.itemid)))?;
+        .map_err(|e: lexbench_core::Error| invalid(source, line_no, e.to_string()))?;
     for (i, b) in raw.paragraphs.iter().enumerate() {
         if let Some(n) = b.num
             && !(1..=MAX_PARAGRAPH_NUMBER).contains(&n)
@@ -195,10 +253,11 @@ pub fn parse_line(line: &str, source: &str, line_no: usize) -> Result<Entry> {
             ));
         }
     }
-    let (paragraphs, warnings) = select(&raw.paragraphs);
+    let (paragraphs, warnings, left_out) = select(&raw.paragraphs);
     Ok(Entry {
         line: line_no,
         source_file: raw.source_file,
+        left_out,
         judgment: Judgment {
             item: Some(item),
             title: raw.case_name.unwrap_or_default().trim().to_owned(),
@@ -255,38 +314,157 @@ fn warning(code: &str, message: String, at: Option<String>) -> Warning {
     }
 }
 
-/// The blocks kept as numbered paragraphs, and the warnings (module documentation).
-fn select(blocks: &[RawBlock]) -> (Vec<Paragraph>, Vec<Warning>) {
+/// `n1 (blocks a, b); n2 (…)`: at most [`EXAMPLES`] numbers, five blocks each.
+fn repeated_examples(repeated: &BTreeMap<u32, Vec<usize>>) -> String {
+    let mut parts: Vec<String> = repeated
+        .iter()
+        .take(EXAMPLES)
+        .map(|(n, at)| {
+            let shown: Vec<String> = at.iter().take(5).map(usize::to_string).collect();
+            let more = if at.len() > 5 {
+                format!(" and {} more", at.len() - 5)
+            } else {
+                String::new()
+            };
+            format!("paragraph number {n} (blocks {}{more})", shown.join(", "))
+        })
+        .collect();
+    if repeated.len() > EXAMPLES {
+        parts.push(format!("and {} more numbers", repeated.len() - EXAMPLES));
+    }
+    parts.join("; ")
+}
+
+/// Whether each numbered block is in sequence with its neighbours: the nearest numbered block before
+/// it with another number has a lower one (or there is none), the nearest after it with another
+/// number a higher one (or there is none). Linear in the blocks.
+fn in_sequence(numbered: &[(usize, u32, &str)]) -> Vec<bool> {
+    let mut out = vec![false; numbered.len()];
+    let mut k = 0;
+    while k < numbered.len() {
+        let n = numbered[k].1;
+        // The run of blocks carrying `n` from `k`: they share their neighbours.
+        let end = k + numbered[k..].iter().take_while(|b| b.1 == n).count();
+        let before = k.checked_sub(1).map(|j| numbered[j].1);
+        let after = numbered.get(end).map(|b| b.1);
+        let fits = before.is_none_or(|b| b < n) && after.is_none_or(|a| a > n);
+        out[k..end].fill(fits);
+        k = end;
+    }
+    out
+}
+
+/// What became of a numbered block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    Kept,
+    OutOfOrder,
+    Empty,
+    Repeated,
+}
+
+/// The blocks kept as numbered paragraphs, the warnings, and the count of blocks left out (module
+/// documentation).
+fn select(blocks: &[RawBlock]) -> (Vec<Paragraph>, Vec<Warning>, BlocksLeftOut) {
     let mut warnings = Vec::new();
     let unnumbered: Vec<usize> = (0..blocks.len()).filter(|&i| blocks[i].num.is_none()).collect();
     let numbered: Vec<(usize, u32, &str)> = blocks
         .iter()
         .enumerate()
-        .filter_map(|(i, b)| b.num.map(|n| (i, n, b.text.as_str())))
+        .filter_map(|(i, b)| b.num.map(|n| (i, n, strip_number(&b.text, n))))
         .collect();
-    let mut paragraphs: Vec<Paragraph> = Vec::new();
+    // The increasing run: each numbered block kept, out of order or empty.
+    // `after[k]`: the last number kept when block `k` came (for the examples of blocks out of order).
+    let mut fate = vec![Fate::OutOfOrder; numbered.len()];
+    let mut after = vec![0u32; numbered.len()];
     let mut last = 0u32;
-    let mut missing: Vec<u32> = Vec::new();
-    let mut out_of_order: Vec<String> = Vec::new();
-    let mut empty: Vec<u32> = Vec::new();
-    for (k, &(i, n, text)) in numbered.iter().enumerate() {
+    for (k, &(_, n, text)) in numbered.iter().enumerate() {
         let stray_ahead = numbered.get(k + 1).is_some_and(|&(_, m, _)| last < m && m < n);
         if n <= last || stray_ahead {
-            out_of_order.push(format!("block {i}: {n} after {last}"));
+            after[k] = last;
             continue;
         }
-        let text = strip_number(text, n);
         if text.is_empty() {
-            empty.push(n);
+            fate[k] = Fate::Empty;
             continue;
         }
-        missing.extend(last + 1..n);
         last = n;
-        paragraphs.push(Paragraph {
-            num: n,
-            section: Section::Unknown,
-            text: text.to_owned(),
-        });
+        fate[k] = Fate::Kept;
+    }
+    // Repeated numbers: another block with text carrying a kept paragraph's number, between the
+    // paragraphs kept before and after it and in sequence with its own neighbours, is as much the
+    // paragraph as the kept one; nothing tells which is, so neither is kept.
+    let in_sequence = in_sequence(&numbered);
+    let mut positions: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (k, &(_, n, text)) in numbered.iter().enumerate() {
+        if !text.is_empty() {
+            positions.entry(n).or_default().push(k);
+        }
+    }
+    let kept: Vec<usize> = (0..numbered.len()).filter(|&k| fate[k] == Fate::Kept).collect();
+    let mut repeated: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (j, &k) in kept.iter().enumerate() {
+        let n = numbered[k].1;
+        let same = &positions[&n];
+        if same.len() < 2 {
+            continue;
+        }
+        let from = if j == 0 { 0 } else { kept[j - 1] + 1 };
+        let to = kept.get(j + 1).copied().unwrap_or(numbered.len());
+        let window: Vec<usize> = same[same.partition_point(|&q| q < from)..same.partition_point(|&q| q < to)]
+            .iter()
+            .copied()
+            .filter(|&q| q == k || in_sequence[q])
+            .collect();
+        if window.len() >= 2 {
+            for &q in &window {
+                fate[q] = Fate::Repeated;
+            }
+            repeated.insert(n, window.iter().map(|&q| numbered[q].0).collect());
+        }
+    }
+    let count = |f: Fate| fate.iter().filter(|&&x| x == f).count();
+    let (out_of_order_count, repeated_blocks) = (count(Fate::OutOfOrder), count(Fate::Repeated));
+    let out_of_order: Vec<String> = (0..numbered.len())
+        .filter(|&k| fate[k] == Fate::OutOfOrder)
+        .take(EXAMPLES)
+        .map(|k| format!("block {}: {} after {}", numbered[k].0, numbered[k].1, after[k]))
+        .collect();
+    let empty: Vec<u32> = (0..numbered.len())
+        .filter(|&k| fate[k] == Fate::Empty)
+        .map(|k| numbered[k].1)
+        .collect();
+    let mut paragraphs: Vec<Paragraph> = Vec::new();
+    let mut missing: Vec<u32> = Vec::new();
+    let mut previous = 0u32;
+    for (k, &(_, n, text)) in numbered.iter().enumerate() {
+        if fate[k] == Fate::Kept {
+            missing.extend(previous + 1..n);
+            previous = n;
+            paragraphs.push(Paragraph {
+                num: n,
+                section: Section::Unknown,
+                text: text.to_owned(),
+            });
+        }
+    }
+    // A repeated number is reported as such, not as a gap.
+    missing.retain(|n| !repeated.contains_key(n));
+    if !repeated.is_empty() {
+        warnings.push(warning(
+            "repeated_number",
+            format!(
+                "{repeated_blocks} numbered block(s) were left out because two or more blocks carry \
+                 their paragraph number in sequence (between the paragraphs kept before and after), \
+                 which cannot be told apart, so none of them is kept: {}",
+                repeated_examples(&repeated)
+            ),
+            repeated
+                .values()
+                .next()
+                .and_then(|at| at.first())
+                .map(|i| format!("block {i}")),
+        ));
     }
     if !unnumbered.is_empty() {
         warnings.push(warning(
@@ -298,14 +476,13 @@ fn select(blocks: &[RawBlock]) -> (Vec<Paragraph>, Vec<Warning>) {
             Some(format!("block {}", unnumbered[0])),
         ));
     }
-    if !out_of_order.is_empty() {
-        let more = out_of_order.len().saturating_sub(EXAMPLES);
+    if out_of_order_count > 0 {
+        let more = out_of_order_count - out_of_order.len();
         warnings.push(warning(
             "number_out_of_order",
             format!(
-                "{} numbered block(s) do not continue the increasing numbering and were left out: {}{}",
-                out_of_order.len(),
-                out_of_order[..out_of_order.len().min(EXAMPLES)].join("; "),
+                "{out_of_order_count} numbered block(s) do not continue the increasing numbering and were left out: {}{}",
+                out_of_order.join("; "),
                 if more > 0 {
                     format!("; and {more} more")
                 } else {
@@ -317,7 +494,8 @@ fn select(blocks: &[RawBlock]) -> (Vec<Paragraph>, Vec<Warning>) {
     }
     // Numbers left out for having no text are not missing from the numbering: they are reported
     // as empty.
-    missing.retain(|n| !empty.contains(n));
+    let empty_numbers: std::collections::BTreeSet<u32> = empty.iter().copied().collect();
+    missing.retain(|n| !empty_numbers.contains(n));
     if !missing.is_empty() {
         warnings.push(warning(
             "numbering_gap",
@@ -343,7 +521,13 @@ fn select(blocks: &[RawBlock]) -> (Vec<Paragraph>, Vec<Warning>) {
             None,
         ));
     }
-    (paragraphs, warnings)
+    let left_out = BlocksLeftOut {
+        unnumbered: unnumbered.len(),
+        out_of_order: out_of_order_count,
+        repeated_number: repeated_blocks,
+        empty: empty.len(),
+    };
+    (paragraphs, warnings, left_out)
 }
 
 #[cfg(test)]
@@ -363,7 +547,7 @@ mod tests {
     }
 
     fn kept(nums: &[Option<u32>]) -> (Vec<u32>, Vec<String>) {
-        let (p, w) = select(&blocks(nums));
+        let (p, w, _) = select(&blocks(nums));
         (
             p.iter().map(|p| p.num).collect(),
             w.iter().map(|w| w.code.clone()).collect(),
