@@ -22,8 +22,8 @@ computed here following ColBERT's algorithm, written out step by step).
 Writes OUT_DIR/<replica>/ and OUT_DIR/reference.json:
   {"versions": {...}, "replicas": {name: {"checkpoint", "arch", "texts", "token_ids",
    "hidden" (last hidden state of the padded batch, real tokens only), "mean", "cls", "pooler",
-   "pair": {"texts", "token_ids", "type_ids", "hidden"}, "cross": {"pairs", "token_ids", "logits"}
-   (cross-encoders)}}, "train_step": {...},
+   "pair": {"texts", "token_ids", "type_ids", "hidden"}, "cross": {"pairs", "token_ids", "logits"},
+   "cross_truncated": {"max_length", "pairs", "token_ids", "untruncated_lengths"} (cross-encoders)}}, "train_step": {...},
    "sentence_transformers": {name: {"checkpoint", "modules", "pooling", "max_seq_length", "texts",
    "vectors"}}, "colbert": {"checkpoint", "metadata", "queries", "docs", "query_ids", "doc_ids",
    "query_vectors", "doc_vectors", "doc_kept", "scores"}}
@@ -85,6 +85,24 @@ CROSS_PAIRS = [
     ("fair trial", "The applicant complained of a violation of his right to a fair trial."),
     ("privacy", "La Cour estime qu'il y a eu violation du droit au respect de la vie privée."),
     ("what is the margin of appreciation?", "The State."),
+]
+# Pairs longer than an odd content budget (issue 54, item 7): truncation="longest_first" at
+# CROSS_TRUNCATED_CONTENT content tokens plus the pair's special tokens, the query the longer, the
+# passage the longer, both over half the budget, a short query beside a long passage (only the passage
+# is cut), and both over the whole max_length with the query the longer. transformers (the tokenizers library) gives the odd token to the longer segment, to the
+# second on a tie.
+CROSS_TRUNCATED_CONTENT = 13
+CROSS_TRUNCATED_PAIRS = [
+    ("the court held that there had been a violation of article 6 of the convention on privacy",
+     "the applicant complained"),
+    ("the applicant complained",
+     "the court held that there had been a violation of article 6 of the convention on privacy"),
+    ("the court held that there had been a violation", "the applicant complained of a violation of his right"),
+    ("privacy", "the court held that there had been a violation of article 6 of the convention"),
+    # Both longer than the whole max_length, the query the longer: the tokenizers crate's own pair
+    # encoding cuts each side to max_length first and then sees two equal lengths.
+    ("the court held that there had been a violation of article 6 of the convention on privacy",
+     "the court held that there had been a violation of article 6 of the convention"),
 ]
 # Parameters whose gradients are compared (names without the checkpoint's prefix).
 TRAIN_GRADS = [
@@ -332,6 +350,16 @@ def make(name, spec, root, seed):
             "pairs": [list(p) for p in CROSS_PAIRS],
             "token_ids": [hf(q, p)["input_ids"] for q, p in CROSS_PAIRS],
             "logits": logits[:, 0].tolist(),
+        }
+        max_length = CROSS_TRUNCATED_CONTENT + hf.num_special_tokens_to_add(pair=True)
+        ref["cross_truncated"] = {
+            "max_length": max_length,
+            "pairs": [list(p) for p in CROSS_TRUNCATED_PAIRS],
+            "token_ids": [hf(q, p, truncation="longest_first", max_length=max_length)["input_ids"]
+                          for q, p in CROSS_TRUNCATED_PAIRS],
+            "untruncated_lengths": [[len(hf(q, add_special_tokens=False)["input_ids"]),
+                                     len(hf(p, add_special_tokens=False)["input_ids"])]
+                                    for q, p in CROSS_TRUNCATED_PAIRS],
         }
     return ref, model, hf
 

@@ -77,6 +77,16 @@ struct Cross {
     logits: Vec<f32>,
 }
 
+/// Pairs longer than an odd content budget, cut by transformers with `truncation="longest_first"`
+/// (issue 54, item 7).
+#[derive(Deserialize)]
+struct CrossTruncated {
+    max_length: usize,
+    pairs: Vec<(String, String)>,
+    token_ids: Vec<Vec<u32>>,
+    untruncated_lengths: Vec<(usize, usize)>,
+}
+
 #[derive(Deserialize)]
 struct Replica {
     checkpoint: String,
@@ -90,6 +100,7 @@ struct Replica {
     dpr_output: Option<Vec<Vec<f32>>>,
     pair: Pair,
     cross: Option<Cross>,
+    cross_truncated: Option<CrossTruncated>,
 }
 
 #[derive(Deserialize)]
@@ -338,6 +349,42 @@ fn check_cross(name: &str) {
     assert!(d <= TOL, "{name}: logits max |Δ| {d:e} > {TOL:e}");
     worst = worst.max(d);
     eprintln!("{name} cross-encoder: logits max |Δ| {d:e}, overall {worst:e}");
+    check_cross_truncation(name);
+}
+
+/// Issue 54, item 7: pairs over an odd content budget are cut as transformers cuts them
+/// (`truncation="longest_first"`: the odd token to the longer segment), token for token.
+fn check_cross_truncation(name: &str) {
+    let r = reference();
+    let want = r.replicas[name]
+        .cross_truncated
+        .as_ref()
+        .unwrap_or_else(|| panic!("{name}: no truncated-pair reference: rerun scripts/hf-replicas"));
+    let dir = replicas().join(name);
+    let fresh = candle_nn::VarMap::new();
+    let new_head = candle_nn::VarBuilder::from_varmap(&fresh, candle_core::DType::F32, &Device::Cpu);
+    let ce = CrossEncoder::from_dir(&dir, &Device::Cpu, want.max_length, new_head).expect("cross-encoder");
+    let pairs: Vec<(&str, &str)> = want.pairs.iter().map(|(q, p)| (q.as_str(), p.as_str())).collect();
+    // The references exercise what they claim: the query the longer in the first pair, the passage
+    // the longer in the second.
+    let (q0, p0) = want.untruncated_lengths[0];
+    let (q1, p1) = want.untruncated_lengths[1];
+    assert!(q0 > p0 && p1 > q1, "{name}: {:?}", want.untruncated_lengths);
+    let toks = ce.tokenize(&pairs).expect("tokenize");
+    for ((got, ids), pair) in toks.iter().zip(&want.token_ids).zip(&want.pairs) {
+        assert_eq!(
+            got.ids.len(),
+            want.max_length,
+            "{name}: {pair:?} not cut to {}",
+            want.max_length
+        );
+        assert_eq!(&got.ids, ids, "{name}: {pair:?} cut unlike transformers");
+    }
+    eprintln!(
+        "{name}: {} pairs cut at {} tokens as transformers cuts them",
+        pairs.len(),
+        want.max_length
+    );
 }
 
 #[test]
