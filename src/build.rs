@@ -354,6 +354,10 @@ struct SourceTexts {
     parsed: BTreeMap<ItemId, Judgment>,
     /// Judgments there whose text did not parse (or has no numbered paragraph), and why.
     unparsed: BTreeMap<ItemId, String>,
+    /// A corpus's blocks of the release judgments it holds that were left out of their paragraphs.
+    blocks_left_out: Option<lexbench_parsers::judgment::segmented::BlocksLeftOut>,
+    /// A corpus's judgments with a paragraph number repeated in sequence: `ITEM (FILE:LINE): why`.
+    repeated_numbers: Vec<String>,
 }
 
 /// Reads the release's judgments (`items`) from one source.
@@ -372,6 +376,18 @@ fn read_source(source: &TextSource, items: &std::collections::BTreeSet<&ItemId>)
                 let bytes = lexbench_parsers::judgment::read_file(&path)?;
                 let name = path.display().to_string();
                 match lexbench_parsers::judgment::parse(&bytes, &name, Some(item.clone())) {
+                    // A document that says it is another judgment (a HUDOC JSON's `itemid`) is not
+                    // this judgment's text, whatever its file is called.
+                    Ok(j) if j.item.as_ref().is_some_and(|own| own != item) => {
+                        let own = j.item.as_ref().map(ToString::to_string).unwrap_or_default();
+                        out.unparsed.insert(
+                            item.clone(),
+                            format!(
+                                "{name}: the document is {own} (its `itemid`), not {item} as its file \
+                                 name says: another judgment's text, not used"
+                            ),
+                        );
+                    }
                     Ok(j) if !j.paragraphs.is_empty() => {
                         out.parsed.insert(item.clone(), j);
                     }
@@ -389,10 +405,18 @@ fn read_source(source: &TextSource, items: &std::collections::BTreeSet<&ItemId>)
             use lexbench_parsers::judgment::segmented;
             let bytes = segmented::read_file(path)?;
             let name = path.display().to_string();
+            let mut left_out = segmented::BlocksLeftOut::default();
             for e in segmented::parse(&bytes, &name)? {
                 let Some(item) = e.judgment.item.clone().filter(|i| items.contains(i)) else {
                     continue;
                 };
+                left_out.add(&e.left_out);
+                if e.left_out.repeated_number > 0
+                    && let Some(w) = e.judgment.warnings.iter().find(|w| w.code == "repeated_number")
+                {
+                    out.repeated_numbers
+                        .push(format!("{item} ({name}:{}): {}", e.line, w.message));
+                }
                 if e.judgment.paragraphs.is_empty() {
                     out.unparsed
                         .insert(item, format!("{name}:{}: no numbered paragraph", e.line));
@@ -400,6 +424,7 @@ fn read_source(source: &TextSource, items: &std::collections::BTreeSet<&ItemId>)
                     out.parsed.insert(item, e.judgment);
                 }
             }
+            out.blocks_left_out = Some(left_out);
         }
     }
     Ok(out)
@@ -527,6 +552,15 @@ pub struct SourceCount {
     pub unparsed: usize,
     /// Release judgments whose text was taken from it.
     pub used: usize,
+    /// A corpus only: the blocks of the release judgments it holds that were left out of their
+    /// numbered paragraphs, by reason (`unnumbered`, `out_of_order`, `repeated_number`, `empty`;
+    /// `lexbench_parsers::judgment::segmented`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks_left_out: Option<BTreeMap<String, usize>>,
+    /// A corpus only: its release judgments with a paragraph number two blocks in sequence carry
+    /// (neither kept), one line each: `ITEM (FILE:LINE): what was left out`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repeated_numbers: Vec<String>,
 }
 
 /// What [`import_release_texts`] did with the text sources: written into the dataset as
@@ -728,6 +762,10 @@ pub fn import_release_texts(
                 parsed: read[k].parsed.len(),
                 unparsed: read[k].unparsed.len(),
                 used: used_from.values().filter(|&&u| u == k).count(),
+                blocks_left_out: read[k]
+                    .blocks_left_out
+                    .map(|b| b.by_reason().iter().map(|&(r, n)| (r.to_owned(), n)).collect()),
+                repeated_numbers: read[k].repeated_numbers.clone(),
             })
             .collect(),
         release_pairs: r
@@ -796,6 +834,20 @@ fn text_import_notes(
             "Source {} ({}, {}): {} release judgments parsed, {} did not parse, {} used.",
             s.rank, s.kind, s.source, s.parsed, s.unparsed, s.used
         ));
+        if let Some(b) = &s.blocks_left_out {
+            notes.push(format!(
+                "Source {}: {} blocks of its release judgments left out of their numbered paragraphs \
+                 ({}).",
+                s.rank,
+                b.values().sum::<usize>(),
+                blocks_by_reason(b)
+            ));
+        }
+        notes.extend(
+            s.repeated_numbers
+                .iter()
+                .map(|r| format!("Source {}: repeated paragraph number in {r}", s.rank)),
+        );
     }
     for (key, a) in &report.agreement {
         let worst = a.worst.as_ref().map_or(String::new(), |w| {
@@ -826,6 +878,16 @@ fn text_import_notes(
             .map(|(topic, why)| format!("left out pair {topic}: {why}")),
     );
     notes
+}
+
+/// `unnumbered 3, out_of_order 1, repeated_number 0, empty 0`: a corpus's blocks left out, by reason.
+pub fn blocks_by_reason(b: &BTreeMap<String, usize>) -> String {
+    lexbench_parsers::judgment::segmented::BlocksLeftOut::default()
+        .by_reason()
+        .iter()
+        .map(|(r, _)| format!("{r} {}", b.get(*r).copied().unwrap_or(0)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Writes a dataset of pairs already labelled and assigned to splits.

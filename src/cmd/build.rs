@@ -390,6 +390,20 @@ pub fn cmd_import_release(data: &DataDir, args: &ImportReleaseArgs) -> Result<Ex
             "  {}. {} ({}): {} release judgments parsed, {} did not parse, {} used",
             s.rank, s.source, s.kind, s.parsed, s.unparsed, s.used
         );
+        if let Some(b) = &s.blocks_left_out {
+            eprintln!(
+                "     {} blocks of these judgments left out of their numbered paragraphs ({})",
+                b.values().sum::<usize>(),
+                lib::blocks_by_reason(b)
+            );
+        }
+        print_capped(
+            s.repeated_numbers
+                .iter()
+                .map(|r| format!("     repeated_number: {r}")),
+            s.repeated_numbers.len(),
+            "judgments with a repeated number",
+        );
     }
     for (key, a) in &t.agreement {
         let f = |x: Option<f64>| x.map_or_else(|| "-".to_owned(), |x| format!("{x:.3}"));
@@ -415,6 +429,14 @@ pub fn cmd_import_release(data: &DataDir, args: &ImportReleaseArgs) -> Result<Ex
         dropped.unparsed,
         dropped.missing_paragraph
     );
+    print_capped(
+        dropped
+            .judgments
+            .iter()
+            .map(|(item, why)| format!("  left out {item}: {why}")),
+        dropped.judgments.len(),
+        "judgments left out",
+    );
     eprintln!(
         "  {:<13} {:>8} {:>6} {:>8} {:>9} {:>8}",
         "setting", "release", "kept", "no_text", "unparsed", "missing"
@@ -434,6 +456,23 @@ pub fn cmd_import_release(data: &DataDir, args: &ImportReleaseArgs) -> Result<Ex
     report(&r.built.written, &r.built.dir);
     Ok(ExitCode::SUCCESS)
 }
+
+/// Prints the first [`SHOWN_LINES`] of `lines` on stderr, then how many more there are (`n` in all,
+/// every one of them on the dataset's card).
+fn print_capped(lines: impl Iterator<Item = String>, n: usize, what: &str) {
+    for line in lines.take(SHOWN_LINES) {
+        eprintln!("{line}");
+    }
+    if n > SHOWN_LINES {
+        eprintln!(
+            "  … and {} more {what} (all on the dataset's card)",
+            n - SHOWN_LINES
+        );
+    }
+}
+
+/// How many lines of one kind `import release --texts` prints before counting the rest.
+const SHOWN_LINES: usize = 10;
 
 /// Runs `lexbench diff`: prints what differs per split, as a table (`--format human`, the default)
 /// or as one JSON document (`--format json`); exit 1 when the datasets differ.
