@@ -39,51 +39,46 @@ pub const BASELINE: &str = "BM25";
 /// The `system` that the sidecar of a run written by `lexbench run bm25` names.
 pub const BASELINE_SIDECAR_SYSTEM: &str = "bm25";
 
-/// Is `name` the baseline's name in any case, padding or look-alike letters (`bm25`, ` Bm25 `,
-/// Cyrillic `ВМ25`, fullwidth `ＢＭ２５`, `B M 2 5`)? Such names are reserved: only the harness's own
-/// BM25 is recorded under [`BASELINE`]. Names are compared by their [`skeleton`].
+/// Is `name` the baseline's name in any case, padding, punctuation or look-alike letters (`bm25`,
+/// ` Bm25 `, Cyrillic `ВМ25`, Cherokee `ᏴᎷ25`, script `ℬℳ25`, hooked `ƁM25`, fullwidth `ＢＭ２５`,
+/// `B M 2 5`)? Such names are reserved: only the harness's own BM25 is recorded under [`BASELINE`].
+/// Names are compared by their [`skeleton`], letters and digits only.
 pub fn is_baseline_name(name: &str) -> bool {
-    skeleton(name).eq_ignore_ascii_case(BASELINE)
+    let letters = |s: String| -> String { s.chars().filter(|c| c.is_alphanumeric()).collect() };
+    letters(skeleton(name)) == letters(skeleton(BASELINE))
 }
 
-/// What a name looks like, for comparing names that look alike: fullwidth forms as their ASCII
-/// letters and digits, the Cyrillic and Greek capitals and small letters that look like Latin ones
-/// as those, combining marks, spaces and hidden characters dropped. (A small fold of Unicode's
-/// confusables for the letters that matter here, not the whole table.)
+/// What a name looks like, for telling whether two names can be told apart on a page: Unicode's
+/// confusable skeleton (UTS #39, from Unicode's `confusables.txt` through the `unicode-security`
+/// crate) of the name in capitals, with spaces, hidden and blank-looking characters and combining
+/// marks left out. Two names with one skeleton look alike (`Аlice` with a Cyrillic `А` and
+/// `Alice`); capitals first, since the table maps a small `m` to `rn`.
 pub fn skeleton(name: &str) -> String {
-    name.chars()
-        .filter(|c| !c.is_whitespace() && !crate::submit::is_hidden(*c) && !crate::submit::is_mark(*c))
-        .filter(|c| !crate::submit::is_invisible(*c))
-        .map(|c| {
-            let u = u32::from(c);
-            if (0xFF01..=0xFF5E).contains(&u) {
-                // Fullwidth ASCII.
-                return char::from_u32(u - 0xFEE0).unwrap_or(c);
-            }
-            match c {
-                'А' | 'а' | 'Α' | 'α' => 'a',
-                'В' | 'в' | 'Β' | 'β' => 'b',
-                'С' | 'с' | 'Ϲ' | 'ϲ' => 'c',
-                'Е' | 'е' | 'Ε' | 'ε' => 'e',
-                'Н' | 'н' | 'Η' => 'h',
-                'І' | 'і' | 'Ι' | 'ι' | 'ӏ' => 'i',
-                'Ј' | 'ј' => 'j',
-                'К' | 'к' | 'Κ' | 'κ' => 'k',
-                'М' | 'м' | 'Μ' => 'm',
-                'Ν' => 'n',
-                'О' | 'о' | 'Ο' | 'ο' => 'o',
-                'Р' | 'р' | 'Ρ' | 'ρ' => 'p',
-                'Ѕ' | 'ѕ' => 's',
-                'Т' | 'т' | 'Τ' | 'τ' => 't',
-                'Х' | 'х' | 'Χ' | 'χ' => 'x',
-                'У' | 'у' | 'Υ' => 'y',
-                'Ζ' => 'z',
-                'Ƽ' | 'ƽ' => '5',
-                'Ƨ' | 'ƨ' => '2',
-                _ => c,
-            }
-        })
+    let visible = |c: &char| {
+        !c.is_whitespace()
+            && !crate::submit::is_hidden(*c)
+            && !crate::submit::is_mark(*c)
+            && !crate::submit::is_invisible(*c)
+    };
+    let kept: String = name.chars().filter(visible).collect();
+    unicode_security::confusable_detection::skeleton(&kept.to_uppercase())
+        .filter(visible)
         .collect()
+}
+
+/// The characters of `a` that are not ASCII, as `U+XXXX`: what tells two look-alike names apart.
+pub fn non_ascii(a: &str) -> String {
+    let mut v: Vec<String> = a
+        .chars()
+        .filter(|c| !c.is_ascii())
+        .map(|c| format!("U+{:04X}", u32::from(c)))
+        .collect();
+    v.dedup();
+    if v.is_empty() {
+        "none".to_owned()
+    } else {
+        v.join(" ")
+    }
 }
 
 /// Is `entry` the baseline: named exactly [`BASELINE`] and made by the harness running lexbench's

@@ -136,6 +136,13 @@ impl ModelCard {
                 // The card's texts reach the pages as the name does: no control, format (U+202E
                 // reorders what follows), private-use or blank-looking characters; a description
                 // may hold line breaks and tabs.
+                if value.chars().next().is_some_and(crate::submit::is_mark) {
+                    return Some(problem(format!(
+                        "{key} starts with a combining mark (U+{:04X}), which has no letter of its own to \
+                         combine with and would fall on the text before it on the page",
+                        value.chars().next().map_or(0, u32::from)
+                    )));
+                }
                 let allowed = |c: char| key == "description" && matches!(c, '\n' | '\t');
                 value
                     .chars()

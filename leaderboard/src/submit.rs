@@ -190,13 +190,44 @@ pub fn submit(req: &SubmitRequest<'_>) -> Result<Submitted> {
 
 /// Adds a warning to `entry` when entries of its dataset already use its system name from another
 /// submitter ([`crate::board::owner`]): the board shows both rows, each with its authors, and the
-/// submitter learns it now rather than from the page.
+/// submitter learns it now rather than from the page. Refuses a name, or authors, that look like
+/// another row's without being them ([`crate::board::skeleton`]: `DРR` with a Cyrillic `Р` beside
+/// `DPR`, authors `Аlice` beside `Alice`): such a row could not be told from the other on the page.
 fn warn_shared_name(data: &Path, entry: &mut Entry) -> Result<()> {
     let mine = crate::board::owner(entry);
     // A folder that can not be read is reported by the commands that read it, not here.
     let Ok(set) = crate::entry::read_entries(&entries_dir(data)) else {
         return Ok(());
     };
+    let (name_key, owner_key) = (
+        crate::board::skeleton(&entry.system),
+        crate::board::skeleton(&mine),
+    );
+    for e in set.entries.iter().filter(|e| e.dataset.name == entry.dataset.name) {
+        if e.system != entry.system && crate::board::skeleton(&e.system) == name_key {
+            return Err(Error::Param(format!(
+                "system name {:?} looks like {:?}, the name of another row on {} (non-ASCII \
+                 characters: {} against {}); the page could not tell them apart, choose another name",
+                entry.system,
+                e.system,
+                entry.dataset.name,
+                crate::board::non_ascii(&entry.system),
+                crate::board::non_ascii(&e.system)
+            )));
+        }
+        let theirs = crate::board::owner(e);
+        if e.system == entry.system && theirs != mine && crate::board::skeleton(&theirs) == owner_key {
+            return Err(Error::Param(format!(
+                "the card's authors {mine:?} look like {theirs:?}, another submitter's authors of the row \
+                 {:?} on {} (non-ASCII characters: {} against {}); the page could not tell the two rows \
+                 apart: give the authors as the other row does if they are you, else choose another name",
+                entry.system,
+                entry.dataset.name,
+                crate::board::non_ascii(&mine),
+                crate::board::non_ascii(&theirs)
+            )));
+        }
+    }
     let mut others: Vec<String> = set
         .entries
         .iter()

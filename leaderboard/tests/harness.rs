@@ -1034,3 +1034,69 @@ fn toml_escape(field: &str, value: &str) -> String {
         format!("{field} = \"{s}\"\n")
     }
 }
+
+/// Issue 54, item 15: names that look like the baseline's through Unicode's confusables (Cherokee
+/// `ᏴᎷ25`, script `ℬℳ25`, hooked `ƁM25`) are reserved; a system name that looks like another row's
+/// (`DРR`, Cyrillic `Р`, beside `DPR`) and authors that look like another submitter's (`Аlice`,
+/// Cyrillic `А`, beside `Alice`) are refused, since the page could not tell the rows apart; a card
+/// text may not start with a combining mark.
+#[test]
+fn confusable_names_authors_and_card_texts_are_refused() {
+    let data = scratch("names54");
+    pooled_dataset(&data, "");
+    let run = data.join("r.trec");
+    write_run(&run, "r", TOPICS, |_| (0..POOL).collect());
+    for name in ["ᏴᎷ25", "ℬℳ25", "ƁM25", "bm-25", "ᏼꮇ25"] {
+        let got = submit(&req(&data, &run, name));
+        assert!(
+            matches!(&got, Err(Error::Param(m)) if m.contains("reserved")),
+            "{name:?} accepted: {got:?}"
+        );
+    }
+    submit(&req(&data, &run, "DPR")).unwrap();
+    let got = submit(&req(&data, &run, "D\u{420}R"));
+    assert!(
+        matches!(&got, Err(Error::Param(m)) if m.contains("looks like \"DPR\"") && m.contains("U+0420")),
+        "{got:?}"
+    );
+    let card = |name: &str, authors: &str| {
+        let path = data.join(format!("{name}.toml"));
+        std::fs::write(&path, toml_escape("authors", authors)).unwrap();
+        path
+    };
+    let alice = card("alice", "Alice");
+    submit(&SubmitRequest {
+        card: Some(&alice),
+        ..req(&data, &run, "Great")
+    })
+    .unwrap();
+    let fake = card("fake", "\u{410}lice");
+    let got = submit(&SubmitRequest {
+        card: Some(&fake),
+        ..req(&data, &run, "Great")
+    });
+    assert!(
+        matches!(&got, Err(Error::Param(m)) if m.contains("look like \"Alice\"") && m.contains("U+0410")),
+        "{got:?}"
+    );
+    // Another submitter who does not look like Alice keeps a row of their own, as before.
+    let bob = card("bob", "Bob");
+    submit(&SubmitRequest {
+        card: Some(&bob),
+        ..req(&data, &run, "Great")
+    })
+    .unwrap();
+    let marked = data.join("marked.toml");
+    std::fs::write(&marked, toml_escape("description", "\u{301}x")).unwrap();
+    let got = submit(&SubmitRequest {
+        card: Some(&marked),
+        ..req(&data, &run, "marked")
+    });
+    match got {
+        Err(Error::Rejected { problems }) => assert!(
+            problems.iter().any(|p| p.message.contains("starts with a combining mark")),
+            "{problems:?}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}

@@ -2217,6 +2217,21 @@ fn third_probe() {
         }),
     );
 
+    // 15. Look-alike names through Unicode's confusables (`leaderboard::harness::
+    // confusable_names_authors_and_card_texts_are_refused` has authors and look-alike rows).
+    for (label, name) in [
+        ("Cherokee ᏴᎷ25", "ᏴᎷ25"),
+        ("script ℬℳ25", "ℬℳ25"),
+        ("hooked ƁM25", "ƁM25"),
+    ] {
+        cases.push(Case::new(
+            format!("15 submit --name {label}"),
+            Some(&data),
+            &["submit", &run, "--dataset", "ecthr", "--split", "test", "--name", name],
+            fails(2, &["reserved for the BM25 baseline"]),
+        ));
+    }
+
     run_table("third probe (issue 54)", &cases);
     let _ = std::fs::remove_dir_all(&root);
 }
