@@ -588,7 +588,8 @@ pub struct TextImport {
 pub struct Dropped {
     /// Release pairs whose judgment has no text in any source.
     pub no_text: usize,
-    /// Release pairs whose judgment's texts all failed to parse.
+    /// Release pairs whose judgment's texts all failed to parse (a document whose own itemid is
+    /// another judgment's, such as a HUDOC JSON saved under the wrong name, counts here).
     pub unparsed: usize,
     /// Release pairs a paragraph of whose labels is not in the text used.
     pub missing_paragraph: usize,
@@ -611,7 +612,8 @@ pub const TEXT_PRECEDENCE: &str = "a judgment's text is taken from the first sou
 /// read as `lexbench parse judgment` reads it) or a `.jsonl` segmented corpus. A judgment's text is
 /// the first source's that parses ([`TEXT_PRECEDENCE`]); where two sources hold the same judgment
 /// they are compared ([`SourceAgreement`]). A release pair is left out, and counted by reason, when
-/// its judgment has no text in any source, when every text of it failed to parse, or when a
+/// its judgment has no text in any source, when every text of it failed to parse or is another
+/// judgment's document (a HUDOC JSON whose `itemid` is not the one its file is named for), or when a
 /// paragraph the release labels relevant is not in the text used (never kept with a positive
 /// missing from its pool).
 pub fn import_release_texts(
