@@ -198,6 +198,12 @@ pub const MAX_PARAGRAPH: u32 = 9_999;
 /// (`§§ 1-999999999`) and would put hundreds of wrong paragraphs in the relevance labels.
 pub const MAX_RANGE: u32 = 500;
 
+/// The most cases a joined name may add after the first (`Razvozzhayev v. Russia and Ukraine and
+/// Udaltsov v. Russia` adds one; the guides never print more than that): 3. Without a bound, a text
+/// made of ` v. ` (`X v. Y X v. Y …`) was one chain read again from each of its ` v. `, quadratic in
+/// the text (issue 54). A longer chain is read from its last four cases.
+pub const MAX_JOINED: usize = 3;
+
 /// A paragraph list read by [`pinpoint`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Pinpoint {
@@ -271,6 +277,7 @@ pub fn pinpoint(s: &str) -> Pinpoint {
             _ => break,
         }
     }
+    looked_at(pos);
     if unreadable {
         out.clear();
     }
@@ -288,6 +295,39 @@ pub fn paragraph_list(s: &str) -> (Vec<u32>, usize) {
     (p.paragraphs, p.used)
 }
 
+/// The reader's work, for the tests that keep it linear in the text (issue 54, item 9): every step
+/// that looks at a stretch of the text (a word walked over, a regex match consumed, a window searched,
+/// a name built or compared) adds the bytes it covers. It is a model of the cost, not a measurement;
+/// outside tests it compiles to nothing. Timed tests are not used for performance: a bound of `c`
+/// bytes per byte of input is deterministic.
+#[cfg(test)]
+mod work {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Bytes looked at on this thread since [`take`].
+        static LOOKED_AT: Cell<usize> = const { Cell::new(0) };
+    }
+
+    pub(super) fn add(bytes: usize) {
+        LOOKED_AT.with(|c| c.set(c.get().saturating_add(bytes)));
+    }
+
+    /// The count so far, and back to zero.
+    pub(super) fn take() -> usize {
+        LOOKED_AT.with(|c| c.replace(0))
+    }
+}
+
+/// Counts `bytes` of work ([`work`], tests only).
+#[inline]
+fn looked_at(bytes: usize) {
+    #[cfg(test)]
+    work::add(bytes);
+    #[cfg(not(test))]
+    let _ = bytes;
+}
+
 /// Walks back from `anchor` (the byte offset of ` v. `) to the start of the case name.
 fn name_start(text: &str, anchor: usize) -> Option<usize> {
     let before = &text[..anchor];
@@ -297,6 +337,7 @@ fn name_start(text: &str, anchor: usize) -> Option<usize> {
         let seg = &before[..end];
         let s = seg.rfind(' ').map_or(0, |i| i + 1);
         let w = &seg[s..];
+        looked_at(w.len() + 1);
         if w.is_empty() {
             break;
         }
@@ -318,6 +359,7 @@ fn name_start(text: &str, anchor: usize) -> Option<usize> {
                 }
                 let seg = &before[..e - 1];
                 let gs = seg.rfind(' ').map_or(0, |i| i + 1);
+                looked_at(e - gs);
                 if seg[gs..].starts_with('(') {
                     group_start = Some(gs);
                     break;
@@ -400,6 +442,10 @@ fn name_start(text: &str, anchor: usize) -> Option<usize> {
 /// The words collected so far (nearest ` v. ` first) read as `Name and Name`: a comma before them
 /// separates names of one party list.
 fn names_list_follows(words: &[(usize, &str)]) -> bool {
+    if !(3..=6).contains(&words.len()) {
+        return false;
+    }
+    looked_at(words.len());
     let ws: Vec<&str> = words.iter().rev().map(|(_, w)| *w).collect();
     ws.len() >= 3
         && ws.len() <= 6
@@ -423,6 +469,7 @@ fn lowercase_name_start(before: &str) -> Option<usize> {
         }
         let s = seg.rfind(' ').map_or(0, |i| i + 1);
         let w = &seg[s..];
+        looked_at(end - s);
         if let Some(rest) = w.strip_prefix('(') {
             return rest
                 .chars()
@@ -488,6 +535,7 @@ pub fn extract_text(text: &str) -> Vec<Located> {
     let mut squashed = String::with_capacity(text.len());
     let mut map: Vec<usize> = Vec::with_capacity(text.len() + 1);
     let mut pending_space = None;
+    looked_at(text.len());
     for (i, c) in text.char_indices() {
         if c.is_whitespace() || (i == 0 && c == lexbench_core::text::BOM) {
             if !squashed.is_empty() && pending_space.is_none() {
@@ -577,19 +625,24 @@ pub(crate) fn head(text: &str, anchor: usize) -> Option<(usize, String, Citation
         .find(&text[after..])
         .or_else(|| MEMBER_STATES.find(&text[after..]))?;
     let mut p = after + resp.end();
+    looked_at(resp.end() + anchor - start);
     let mut name = format!(
         "{} v. {}",
         join_split_letters(text[start..anchor].trim()),
         resp.as_str().trim()
     );
-    // Joined cases: `Razvozzhayev v. Russia and Ukraine and Udaltsov v. Russia`.
-    while text[p..].starts_with(" v. ") {
+    // Joined cases: `Razvozzhayev v. Russia and Ukraine and Udaltsov v. Russia`; at most
+    // [`MAX_JOINED`], so that text made of ` v. ` is not read again from each of them.
+    let mut joined = 0;
+    while joined < MAX_JOINED && text[p..].starts_with(" v. ") {
+        joined += 1;
         let Some(more) = RESPONDENT.find(&text[p + 4..]) else {
             break;
         };
         name.push_str(" v. ");
         name.push_str(more.as_str().trim());
         p += 4 + more.end();
+        looked_at(4 + more.end());
     }
     // Several respondents: `Saramati v. France, Germany and Norway (dec.) [GC], 2007`.
     if let Some(m) = RESPONDENT_LIST.find(&text[p..])
@@ -745,6 +798,8 @@ const ABBREVIATIONS: &[&str] = &[
 struct Mention {
     end: usize,
     name: String,
+    /// The applicant part of `name`, lower-cased ([`applicant_of`]), made once.
+    applicant: String,
     year: Option<u16>,
     flags: CitationFlags,
     /// Can a later bare pinpoint refer to it? Not when it is a supporting reference: inside
@@ -767,6 +822,7 @@ fn sentence_starts(text: &str) -> Vec<usize> {
             continue;
         }
         let word = text[..i].rsplit(' ').next().unwrap_or("");
+        looked_at(word.len());
         let word = word.trim_start_matches(['(', '“', '"']);
         let initial = word.chars().count() <= 2 && word.chars().next().is_some_and(char::is_uppercase);
         if ABBREVIATIONS.contains(&word) || initial || word.contains('.') {
@@ -790,33 +846,53 @@ fn sentence_of(starts: &[usize], pos: usize) -> usize {
 /// dropped when the sentence changes), in one pass over the text instead of a scan back to the
 /// sentence's start per call, which made a long sentence with many cases (a list of cited cases)
 /// quadratic.
+///
+/// A position may also step back (a name that reaches back over a parenthesis: `(A v. B) C v. D`
+/// starts before the mention inside it): the innermost open parenthesis after each parenthesis of
+/// the sentence scanned so far is kept, and looked up, rather than the sentence scanned again from
+/// its start (which was quadratic on text made of such names, issue 54).
 #[derive(Default)]
 struct OpenParens {
     sentence: usize,
     scanned: usize,
     open: Vec<usize>,
+    /// For each `(` or `)` of the sentence before `scanned`, in order: its offset and the innermost
+    /// parenthesis open after it ([`usize::MAX`]: none).
+    after: Vec<(usize, usize)>,
 }
 
 impl OpenParens {
     fn at(&mut self, text: &str, sentence: usize, pos: usize) -> Option<usize> {
-        if sentence != self.sentence || pos < self.scanned || self.scanned < sentence {
-            // Another sentence (or, never in text order, a step back): start again from its start.
+        if sentence != self.sentence || self.scanned < sentence {
+            // Another sentence: start again from its start.
             *self = OpenParens {
                 sentence,
                 scanned: sentence,
-                open: Vec::new(),
+                ..OpenParens::default()
             };
+        }
+        if pos < self.scanned {
+            // A step back within the part of the sentence already scanned.
+            let i = self.after.partition_point(|&(at, _)| at < pos);
+            looked_at(usize::BITS as usize - i.leading_zeros() as usize);
+            return i
+                .checked_sub(1)
+                .map(|i| self.after[i].1)
+                .filter(|&open| open != usize::MAX);
         }
         // Parentheses are ASCII, so bytes are characters here; a `)` closes the innermost open `(`
         // (one with none open is ignored).
+        looked_at(pos - self.scanned);
         for (i, b) in text.as_bytes()[self.scanned..pos].iter().enumerate() {
             match b {
                 b'(' => self.open.push(self.scanned + i),
                 b')' => {
                     self.open.pop();
                 }
-                _ => {}
+                _ => continue,
             }
+            let top = self.open.last().copied().unwrap_or(usize::MAX);
+            self.after.push((self.scanned + i, top));
         }
         self.scanned = pos;
         self.open.last().copied()
@@ -868,12 +944,14 @@ fn mentions(text: &str, found: &[Found], starts: &[usize]) -> Vec<Mention> {
                 (start, end, name, None, flags, false)
             }
         };
+        looked_at(name.len());
         let sentence = sentence_of(starts, start);
         let supporting = parens
             .at(text, sentence, start)
             .is_some_and(|open| pinpoint || !text[open + 1..start].trim().is_empty());
         out.push(Mention {
             end,
+            applicant: applicant_of(&name),
             name,
             year,
             flags,
@@ -883,11 +961,97 @@ fn mentions(text: &str, found: &[Found], starts: &[usize]) -> Vec<Mention> {
     out
 }
 
-/// The first words of a case name's applicant part, lower-cased (`Rowe and Davis`).
-fn applicant_starts_with(name: &str, short: &str) -> bool {
-    let applicant = name.split(" v. ").next().unwrap_or("").to_lowercase();
-    let short = short.to_lowercase();
-    applicant == short || applicant.starts_with(&format!("{short} "))
+/// The applicant part of a case name, lower-cased: `rowe and davis` for `Rowe and Davis v. the
+/// United Kingdom`.
+fn applicant_of(name: &str) -> String {
+    looked_at(name.len());
+    name.split(" v. ").next().unwrap_or("").to_lowercase()
+}
+
+/// Does a short name (lower-cased) give the first words of an applicant ([`applicant_of`])?
+fn applicant_starts_with(applicant: &str, short: &str) -> bool {
+    looked_at(short.len());
+    applicant
+        .strip_prefix(short)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+}
+
+/// The most spaces a short name has in collapsed text: four names joined by `and`
+/// ([`SHORT_REF`]).
+const SHORT_SPACES: usize = 6;
+
+/// The first mention whose applicant starts with a given short name, found through an index of
+/// the mentions' applicants by their first words (up to [`SHORT_SPACES`] + 1 of them) made once,
+/// instead of a search through all the mentions per short name (quadratic on text made of short
+/// names, issue 54).
+struct ByShortName<'a> {
+    named: &'a [Mention],
+    first: Option<std::collections::HashMap<&'a str, usize>>,
+}
+
+impl<'a> ByShortName<'a> {
+    fn new(named: &'a [Mention]) -> Self {
+        ByShortName { named, first: None }
+    }
+
+    /// `named.iter().find(|c| applicant_starts_with(&c.applicant, short))`.
+    fn find(&mut self, short: &str) -> Option<&'a Mention> {
+        let named = self.named;
+        if short.matches(' ').count() > SHORT_SPACES {
+            // Never in collapsed text: the search itself.
+            looked_at(named.len());
+            return named.iter().find(|c| applicant_starts_with(&c.applicant, short));
+        }
+        let first = self.first.get_or_insert_with(|| {
+            let mut first = std::collections::HashMap::new();
+            for (i, c) in named.iter().enumerate() {
+                let a = c.applicant.as_str();
+                let spaces = a.match_indices(' ').map(|(at, _)| at).take(SHORT_SPACES + 1);
+                for end in spaces.chain([a.len()]) {
+                    looked_at(end);
+                    first.entry(&a[..end]).or_insert(i);
+                }
+            }
+            first
+        });
+        looked_at(short.len());
+        first.get(short).map(|&i| &named[i])
+    }
+}
+
+/// The last short name (`the Rowe and Davis judgment`: `Rowe and Davis`) in `text[from..to]`, for
+/// windows met in text order, each `to` the `(` of a bare pinpoint: a window that starts where the
+/// previous one started is searched only from where that one ended, instead of from its start
+/// again (quadratic on a sentence of bare pinpoints, issue 54). The result is the same, as a short
+/// name holds no parenthesis and so never spans a previous window's end.
+#[derive(Default)]
+struct LastShortRef {
+    from: usize,
+    to: usize,
+    /// The byte range of the last short name found in `text[from..to]`.
+    last: Option<(usize, usize)>,
+}
+
+impl LastShortRef {
+    fn in_window<'t>(&mut self, text: &'t str, from: usize, to: usize) -> Option<&'t str> {
+        if from != self.from || to < self.to || self.to < from {
+            *self = LastShortRef {
+                from,
+                to: from,
+                last: None,
+            };
+        }
+        looked_at(to - self.to);
+        if let Some(g) = SHORT_REF
+            .captures_iter(&text[self.to..to])
+            .last()
+            .and_then(|c| c.get(1))
+        {
+            self.last = Some((self.to + g.start(), self.to + g.end()));
+        }
+        self.to = to;
+        self.last.map(|(s, e)| &text[s..e])
+    }
 }
 
 /// Bare pinpoints tied to the case named before them: in the same sentence (`deferred`) or in an
@@ -908,6 +1072,8 @@ fn bare_pinpoints(text: &str, found: &[Found]) -> Vec<Found> {
     let mut next_found = 0;
     let named_sorted = in_order(&named, |c| c.end);
     let (mut named_seen, mut last_antecedent) = (0, None);
+    let mut by_short_name = ByShortName::new(&named);
+    let mut short_refs = LastShortRef::default();
     let mut out = Vec::new();
     for m in BARE.find_iter(text) {
         let open = m.start();
@@ -945,14 +1111,13 @@ fn bare_pinpoints(text: &str, found: &[Found]) -> Vec<Found> {
         // judgment, …`); only one in the pinpoint's own sentence names its case.
         let sentence = sentence_of(&starts, open);
         let from = antecedent.end.max(sentence);
-        if let Some(short) = SHORT_REF
-            .captures_iter(&text[from..open])
-            .last()
-            .map(|c| c.get(1).map_or("", |g| g.as_str()).to_owned())
-            && !short.split(' ').any(|w| NAME_STOP.contains(&w) || w == "Grand")
-            && !applicant_starts_with(&antecedent.name, &short)
+        if let Some(short) = short_refs
+            .in_window(text, from, open)
+            .filter(|short| !short.split(' ').any(|w| NAME_STOP.contains(&w) || w == "Grand"))
+            .map(str::to_lowercase)
+            && !applicant_starts_with(&antecedent.applicant, &short)
         {
-            match named.iter().find(|c| applicant_starts_with(&c.name, &short)) {
+            match by_short_name.find(&short) {
                 Some(c) => antecedent = c,
                 None => continue,
             }
@@ -1400,6 +1565,92 @@ mod tests {
         assert!(got.len() > 800, "{}", got.len());
         for l in &got {
             assert_eq!(l.line, 1 + text[..l.found.start].matches('\n').count());
+        }
+    }
+
+    /// The reader's work ([`work`]) on `text` as `lexbench parse citations` reads it
+    /// ([`extract_text`]), and what it found.
+    fn work_on(text: &str) -> (usize, usize) {
+        work::take();
+        let n = extract_text(text).len();
+        (work::take(), n)
+    }
+
+    /// The most work the reader may do per byte of its input: the real guides take about
+    /// [`REAL_GUIDE_PER_BYTE`], the worst hostile text below somewhat more.
+    const PER_BYTE: usize = 32;
+
+    /// Issue 54, item 9: text dense with ` v. ` (or bare pinpoints) made the reader quadratic: a
+    /// chain of joined cases (`X v. Y X v. Y …`) was read again from each of its ` v. `; the search
+    /// for a short name (`the Rowe judgment (§ 2)`) ran from the antecedent to each pinpoint, and
+    /// lower-cased the antecedent's name each time; the open-parenthesis scan started again from
+    /// the sentence's start whenever a name reached back over a parenthesis (`(A v. B) C v. D`).
+    /// Work is counted, not timed: at most [`PER_BYTE`] bytes looked at per byte of input.
+    #[test]
+    fn work_is_linear_in_the_text() {
+        let texts = [
+            "X v. Y ".repeat(3_000),
+            "A v. \n".repeat(3_000),
+            "(§ 2) ".repeat(20_000),
+            format!(
+                "In Smith v. Malta, 2001, the Court held {}",
+                "(§ 2) ".repeat(1_000)
+            ),
+            format!(
+                "{}v. Malta, 2001, the Court {}",
+                "A ".repeat(3_000),
+                "(the Q judgment (§ 2)) ".repeat(300)
+            ),
+            "(A v. B) C v. D, ".repeat(2_000),
+        ];
+        let mut over = Vec::new();
+        // At two sizes, so that a small quadratic term cannot hide under the bound.
+        let texts = texts.iter().flat_map(|t| [t.clone(), t.repeat(4)]);
+        for text in &texts.collect::<Vec<_>>() {
+            let (w, _) = work_on(text);
+            if w > PER_BYTE * text.len() {
+                over.push(format!(
+                    "{:?}… ({} bytes): {w} bytes looked at, {:.0} per byte",
+                    &text[..24],
+                    text.len(),
+                    w as f64 / text.len() as f64
+                ));
+            }
+        }
+        assert!(over.is_empty(), "{over:#?}");
+    }
+
+    /// What the real Art 1 guide costs per byte (with some room), as `parse citations` and as the
+    /// guide parser (text under each heading) read it; and the guide with a block of
+    /// `X v. Y ` inserted in its body (issue 54: 5.1 s instead of 0.08 s).
+    const REAL_GUIDE_PER_BYTE: usize = 4;
+
+    #[test]
+    fn work_on_a_real_guide_with_and_without_a_hostile_block() {
+        let text =
+            std::fs::read_to_string(lexbench_core::testing::fixture("guides/text/guide_art_1_eng.txt"))
+                .unwrap();
+        let (w, n) = work_on(&text);
+        assert!(n > 400, "{n}");
+        assert!(
+            w <= REAL_GUIDE_PER_BYTE * text.len(),
+            "{w} for {} bytes",
+            text.len()
+        );
+        let id = lexbench_core::ids::GuideId::new("guide_art_1_eng").unwrap();
+        let at = text.find("\n\n").unwrap() + text.len() / 2;
+        let at = at + text[at..].find('\n').unwrap() + 1;
+        for block in ["", "X v. Y ", "(A v. B) C v. D, "] {
+            let big = format!("{}{}\n{}", &text[..at], block.repeat(3_000), &text[at..]);
+            work::take();
+            let g = crate::guide::parse_text("art1", id.clone(), &big).unwrap();
+            let w = work::take();
+            assert!(g.queries.len() > 30);
+            assert!(
+                w <= PER_BYTE * big.len(),
+                "{block:?}: {w} for {} bytes",
+                big.len()
+            );
         }
     }
 
