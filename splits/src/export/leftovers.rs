@@ -150,8 +150,8 @@ fn proved(dir: &Path) -> std::result::Result<(), String> {
     let recorded: Option<Identity> = serde_json::from_str(text.trim()).map_err(|_| not_ours())?;
     match (recorded, Identity::of(&meta)) {
         (Some(r), Some(here)) if r == here => Ok(()),
-        _ => Err(format!(
-            "its mark names another folder (a copy?); remove it yourself if it is a leftover"
-        )),
+        _ => {
+            Err("its mark names another folder (a copy?); remove it yourself if it is a leftover".to_owned())
+        }
     }
 }
