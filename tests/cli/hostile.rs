@@ -2227,10 +2227,176 @@ fn third_probe() {
         cases.push(Case::new(
             format!("15 submit --name {label}"),
             Some(&data),
-            &["submit", &run, "--dataset", "ecthr", "--split", "test", "--name", name],
+            &[
+                "submit",
+                &run,
+                "--dataset",
+                "ecthr",
+                "--split",
+                "test",
+                "--name",
+                name,
+            ],
             fails(2, &["reserved for the BM25 baseline"]),
         ));
     }
+
+    // 2. A HUDOC JSON document under another judgment's itemid (tests of their own:
+    // `probe3_readers::import_texts_refuses_a_hudoc_json_of_another_judgment`).
+    let fixtures = lexbench_core::testing::fixtures_dir();
+    let release = s(&fixtures.join("tum_release"));
+    let flat = fixtures.join("hudoc/flat");
+    let wrong = root.join("wrong-json");
+    std::fs::create_dir_all(&wrong).unwrap();
+    std::fs::copy(flat.join("001-100038.json"), wrong.join("001-171804.json")).unwrap();
+    let fresh = |name: &str| {
+        let d = root.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    };
+    let d = fresh("d-wrong-alone");
+    cases.push(Case::new(
+        "2 import release --texts: 001-171804.json holds 001-100038",
+        Some(&d),
+        &[
+            "import",
+            "release",
+            &release,
+            "--texts",
+            &s(&wrong),
+            "--name",
+            "wrong-json",
+        ],
+        fails(2, &["001-171804.json", "001-100038"]),
+    ));
+    std::fs::copy(flat.join("001-105217.json"), wrong.join("001-105217.json")).unwrap();
+    let wrong_beside = root.join("wrong-beside");
+    std::fs::create_dir_all(&wrong_beside).unwrap();
+    for f in ["001-171804.json", "001-105217.json"] {
+        std::fs::copy(wrong.join(f), wrong_beside.join(f)).unwrap();
+    }
+    std::fs::remove_file(wrong.join("001-105217.json")).unwrap();
+    let d = fresh("d-wrong-beside");
+    let ds = d.join("datasets/wrong-json");
+    cases.push(
+        Case::new(
+            "2 import release --texts: the same beside a right document",
+            Some(&d),
+            &[
+                "import",
+                "release",
+                &release,
+                "--texts",
+                &s(&wrong_beside),
+                "--name",
+                "wrong-json",
+            ],
+            Expect::Accepted { stdout: vec![] },
+        )
+        .then(move |out| {
+            let err = String::from_utf8_lossy(&out.stderr);
+            let sources: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(ds.join("sources.json")).map_err(|e| e.to_string())?)
+                    .map_err(|e| e.to_string())?;
+            (err.contains("left out 001-171804:")
+                && err.contains("not 001-171804")
+                && sources.pointer("/left_out/unparsed") == Some(&serde_json::json!(12)))
+            .then_some(())
+            .ok_or_else(|| format!("the pairs were labelled against another judgment: {err}"))
+        }),
+    );
+
+    // 3. A repeated paragraph number in a segmented corpus (`probe3_readers::
+    // import_texts_reports_a_repeated_paragraph_number`, `parsers::segmented`).
+    let mut blocks: Vec<serde_json::Value> = Vec::new();
+    for n in 1..=40 {
+        if n == 29 {
+            blocks.push(serde_json::json!({"num": 29, "text": "29. FAKE paragraph."}));
+        }
+        blocks.push(serde_json::json!({"num": n, "text": format!("{n}. Paragraph {n}.")}));
+    }
+    let corpus = write(
+        &root.join("fake.jsonl"),
+        serde_json::json!({"itemid": "001-57627", "paragraphs": blocks}).to_string() + "\n",
+    );
+    let d = fresh("d-fake");
+    let fake_corpus = d.join("datasets/fake/corpus.jsonl");
+    cases.push(
+        Case::new(
+            "3 import release --texts: a FAKE block before the real § 29",
+            Some(&d),
+            &[
+                "import", "release", &release, "--texts", &corpus, "--name", "fake",
+            ],
+            Expect::Accepted { stdout: vec![] },
+        )
+        .then(move |out| {
+            let err = String::from_utf8_lossy(&out.stderr);
+            let text = std::fs::read_to_string(&fake_corpus).map_err(|e| e.to_string())?;
+            (err.contains("repeated_number 2")
+                && err.contains("paragraph number 29")
+                && !text.contains("FAKE"))
+            .then_some(())
+            .ok_or_else(|| format!("the repeated number was kept or not reported: {err}"))
+        }),
+    );
+
+    // 5. A training question appended to the test file in NFD (`splits::bsard::
+    // a_question_leaked_in_another_unicode_form_is_refused`).
+    let bsard = root.join("bsard-nfd");
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("sample/bsard"),
+        &bsard,
+    );
+    let train = std::fs::read_to_string(bsard.join("questions_fr_train.csv")).unwrap();
+    let row = train.lines().nth(1).expect("a training question");
+    let rest = row.split_once(',').expect("id,…").1;
+    let nfd: String = unicode_normalization::UnicodeNormalization::nfd(rest).collect();
+    assert_ne!(nfd, rest, "the question has a letter NFD decomposes");
+    let mut test = std::fs::read_to_string(bsard.join("questions_fr_test.csv")).unwrap();
+    if !test.ends_with('\n') {
+        test.push('\n');
+    }
+    test.push_str(&format!("9001,{nfd}\n"));
+    write(&bsard.join("questions_fr_test.csv"), test);
+    let d = root.join("d-bsard");
+    sample_data(&d);
+    cases.push(Case::new(
+        "5 build bsard: a training question in the test file, in NFD",
+        Some(&d),
+        &["build", "bsard", "--from", &s(&bsard)],
+        fails(2, &["the split certificate failed", "q9001"]),
+    ));
+
+    // 14. A JSON array as a judgment; a 10,000-character itemid.
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(flat.join("001-100038.json")).unwrap()).unwrap();
+    let array = write(
+        &root.join("array.json"),
+        serde_json::json!([doc.clone()]).to_string(),
+    );
+    cases.push(Case::new(
+        "14 parse judgment of a JSON array",
+        None,
+        &["parse", "judgment", &array],
+        fails(2, &["array.json", "a JSON array"]),
+    ));
+    let mut long_doc = doc;
+    long_doc["itemid"] = serde_json::json!(format!("001-{}", "1".repeat(9996)));
+    let long = write(&root.join("long.json"), long_doc.to_string());
+    cases.push(
+        Case::new(
+            "14 parse judgment: a 10,000-character itemid",
+            None,
+            &["parse", "judgment", &long],
+            fails(2, &["long.json", "(10000 characters)"]),
+        )
+        .then(|out| {
+            (out.stderr.len() < 400)
+                .then_some(())
+                .ok_or_else(|| format!("{} bytes of error", out.stderr.len()))
+        }),
+    );
 
     run_table("third probe (issue 54)", &cases);
     let _ = std::fs::remove_dir_all(&root);
