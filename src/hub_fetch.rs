@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use lexbench_baselines::encoder::models::{self, FileRecord, ModelRecord, installed_hub};
 use lexbench_crawlers::hub::{HubClient, HubConfig, HubRef, select};
@@ -41,6 +41,29 @@ pub struct HubFetch {
     pub token: Option<String>,
     /// Show progress bars for large files.
     pub progress: bool,
+    /// How long a download may bring less than 16 KiB before it counts as stalled
+    /// ([`HubConfig::stall_timeout`]).
+    pub stall_timeout: std::time::Duration,
+}
+
+/// The largest file `lexbench models fetch` downloads: 64 GiB (the largest single-file encoders
+/// are a few GB). A JSON file of the model folder may be no larger than its reader accepts
+/// ([`lexbench_baselines::encoder::files::MAX_TOKENIZER_BYTES`] for `tokenizer.json`,
+/// [`lexbench_baselines::encoder::files::MAX_MODEL_JSON_BYTES`] for the others). A file listed
+/// larger is refused before anything is downloaded, not tried again.
+pub const MAX_FILE_BYTES: u64 = 64 << 30;
+
+/// The most the file `path` of a model folder may hold ([`MAX_FILE_BYTES`]).
+fn cap_of(path: &str) -> u64 {
+    use lexbench_baselines::encoder::files::{MAX_MODEL_JSON_BYTES, MAX_TOKENIZER_BYTES};
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if name == "tokenizer.json" {
+        MAX_TOKENIZER_BYTES as u64
+    } else if name.ends_with(".json") {
+        MAX_MODEL_JSON_BYTES as u64
+    } else {
+        MAX_FILE_BYTES
+    }
 }
 
 /// What a fetch did.
@@ -99,6 +122,7 @@ pub fn fetch_hub(opts: &HubFetch) -> Result<HubFetched> {
     let client = HubClient::new(HubConfig {
         endpoint: opts.endpoint.clone(),
         token: opts.token.clone(),
+        stall_timeout: opts.stall_timeout,
         ..HubConfig::default()
     })?;
     let rt = crate::crawl::runtime()?;
@@ -117,6 +141,17 @@ pub fn fetch_hub(opts: &HubFetch) -> Result<HubFetched> {
         return Ok(already(rec));
     }
     let sel = select(&info, &what)?;
+    for f in &sel.files {
+        let cap = cap_of(&f.path);
+        if f.size > cap {
+            bail!(
+                "{what}: {} is listed at {} bytes, more than the {} lexbench accepts for it; nothing was downloaded",
+                f.path,
+                f.size,
+                lexbench_core::text::human_bytes(usize::try_from(cap).unwrap_or(usize::MAX))
+            );
+        }
+    }
     // Only now is anything written: an unreachable Hub or a refused repository leaves no trace.
     std::fs::create_dir_all(&opts.models_dir)
         .with_context(|| format!("creating {}", opts.models_dir.display()))?;
@@ -155,6 +190,16 @@ pub fn fetch_hub(opts: &HubFetch) -> Result<HubFetched> {
                 bytes: d.bytes,
             },
         );
+    }
+    // Weights that are no safetensors file (empty, another format, cut short) would install
+    // and fail at every later load: refuse them here.
+    for path in files.keys().filter(|p| p.ends_with(".safetensors")) {
+        if let Err(e) = lexbench_baselines::encoder::files::check_weights_header(&staging.join(path)) {
+            // The file matched its listing: downloading it again would give the same bytes.
+            lock.remove()?;
+            remove_staging(&staging);
+            return Err(anyhow::Error::from(e).context(format!("checking {what}: nothing was installed")));
+        }
     }
     let record = models::hub_record(&r.repo, r.revision(), &commit, files)?;
     lexbench_core::io::write_dir_atomic(&dir, |tmp| -> Result<()> {

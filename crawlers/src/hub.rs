@@ -528,7 +528,19 @@ pub struct HubConfig {
     /// The longest silence while reading an answer (default 60 s); a large file may take as long
     /// as it needs in all.
     pub read_timeout: Duration,
+    /// The stall timeout (default 60 s): a body that brings fewer than [`STALL_BYTES`] in this
+    /// long has stalled (a server dripping a byte a second is never silent long enough for
+    /// `read_timeout`). A stalled download is tried again from where it stopped, like a dropped
+    /// connection; when the attempts are spent the error says it stalled.
+    pub stall_timeout: Duration,
 }
+
+/// The progress a download must make in each [`HubConfig::stall_timeout`]: 16 KiB (at the default
+/// timeout, a floor of about 270 bytes a second).
+pub const STALL_BYTES: u64 = 16 << 10;
+
+/// The largest model-info answer read: 64 MiB (a repository of thousands of files lists a few MB).
+pub const MAX_INFO_BYTES: usize = 64 << 20;
 
 impl Default for HubConfig {
     fn default() -> Self {
@@ -539,6 +551,7 @@ impl Default for HubConfig {
             backoff: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(30),
             read_timeout: Duration::from_secs(60),
+            stall_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -551,6 +564,7 @@ impl fmt::Debug for HubConfig {
             .field("token", &self.token.as_ref().map(|_| "***"))
             .field("attempts", &self.attempts)
             .field("backoff", &self.backoff)
+            .field("stall_timeout", &self.stall_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -579,8 +593,53 @@ pub struct HubClient {
 enum Failure {
     /// Worth another attempt.
     Retry(String),
+    /// The server answered, then sent less than [`STALL_BYTES`] in a stall timeout: worth another
+    /// attempt, but not "out of reach" when the attempts are spent.
+    Stalled(String),
     /// Not.
     Fatal(Error),
+}
+
+/// Watches a body's progress: [`Stall::next`] gives up when fewer than [`STALL_BYTES`] arrived
+/// within the stall timeout.
+struct Stall {
+    timeout: Duration,
+    window_start: tokio::time::Instant,
+    window_bytes: u64,
+}
+
+impl Stall {
+    fn new(timeout: Duration) -> Self {
+        Self {
+            timeout,
+            window_start: tokio::time::Instant::now(),
+            window_bytes: 0,
+        }
+    }
+
+    /// The next chunk of `resp`, or [`Failure::Stalled`].
+    async fn next(
+        &mut self,
+        resp: &mut reqwest::Response,
+    ) -> std::result::Result<Option<impl std::ops::Deref<Target = [u8]> + use<>>, Failure> {
+        let deadline = self.window_start + self.timeout;
+        match tokio::time::timeout_at(deadline, resp.chunk()).await {
+            Err(_) => Err(Failure::Stalled(format!(
+                "the download stalled: fewer than {STALL_BYTES} bytes in {} s",
+                self.timeout.as_secs_f64()
+            ))),
+            Ok(Ok(Some(chunk))) => {
+                self.window_bytes += chunk.len() as u64;
+                if self.window_bytes >= STALL_BYTES {
+                    self.window_start = tokio::time::Instant::now();
+                    self.window_bytes = 0;
+                }
+                Ok(Some(chunk))
+            }
+            Ok(Ok(None)) => Ok(None),
+            Ok(Err(e)) => Err(Failure::Retry(format!("body cut short: {}", describe(&e)))),
+        }
+    }
 }
 
 impl HubClient {
@@ -670,13 +729,19 @@ impl HubClient {
             match self.info_attempt(r, &url).await {
                 Ok(info) => return Ok(info),
                 Err(Failure::Fatal(e)) => return Err(e),
+                Err(Failure::Stalled(reason)) if attempt >= self.cfg.attempts => {
+                    return Err(Error::Source {
+                        url,
+                        message: format!("{reason} (after {attempt} attempts)"),
+                    });
+                }
                 Err(Failure::Retry(reason)) if attempt >= self.cfg.attempts => {
                     return Err(Error::Unreachable {
                         url,
                         reason: format!("{reason} (after {attempt} attempts)"),
                     });
                 }
-                Err(Failure::Retry(reason)) => {
+                Err(Failure::Retry(reason) | Failure::Stalled(reason)) => {
                     tracing::debug!(url, attempt, %reason, "retrying");
                     self.backoff(attempt - 1).await;
                 }
@@ -701,10 +766,21 @@ impl HubClient {
                 &format!("{} at revision {}", r.repo, r.revision()),
             )));
         }
-        let body = resp
-            .bytes()
-            .await
-            .map_err(|e| Failure::Retry(format!("body cut short: {}", describe(&e))))?;
+        let mut resp = resp;
+        let mut stall = Stall::new(self.cfg.stall_timeout);
+        let mut body = Vec::new();
+        while let Some(chunk) = stall.next(&mut resp).await? {
+            if body.len() + chunk.len() > MAX_INFO_BYTES {
+                return Err(Failure::Fatal(Error::Source {
+                    url: url.to_owned(),
+                    message: format!(
+                        "the model-info answer is larger than {}, the most lexbench reads",
+                        lexbench_core::text::human_bytes(MAX_INFO_BYTES)
+                    ),
+                }));
+            }
+            body.extend_from_slice(&chunk);
+        }
         let info: RepoInfo = serde_json::from_slice(&body).map_err(|e| {
             Failure::Fatal(Error::Source {
                 url: url.to_owned(),
@@ -781,6 +857,18 @@ impl HubClient {
             {
                 Ok(()) => break,
                 Err(Failure::Fatal(e)) => return Err(e),
+                Err(Failure::Stalled(reason)) if attempt >= self.cfg.attempts => {
+                    return Err(Error::Source {
+                        url,
+                        message: format!(
+                            "{}: {reason} (after {attempt} attempts; {} of {} bytes kept in {}, a rerun goes on from there)",
+                            file.path,
+                            file_len(&part),
+                            file.size,
+                            part.display()
+                        ),
+                    });
+                }
                 Err(Failure::Retry(reason)) if attempt >= self.cfg.attempts => {
                     return Err(Error::Unreachable {
                         url,
@@ -792,7 +880,7 @@ impl HubClient {
                         ),
                     });
                 }
-                Err(Failure::Retry(reason)) => {
+                Err(Failure::Retry(reason) | Failure::Stalled(reason)) => {
                     tracing::info!(url, attempt, %reason, "retrying from byte {}", file_len(&part));
                     self.backoff(attempt - 1).await;
                 }
@@ -905,8 +993,9 @@ impl HubClient {
         let mut written = if append { have } else { 0 };
         progress.set_position(written);
         let mut resp = resp;
+        let mut stall = Stall::new(self.cfg.stall_timeout);
         loop {
-            match resp.chunk().await {
+            match stall.next(&mut resp).await {
                 Ok(Some(chunk)) => {
                     written += chunk.len() as u64;
                     if written > file.size {
@@ -924,7 +1013,7 @@ impl HubClient {
                 Err(e) => {
                     // What arrived stays in the partial file; the next attempt asks for the rest.
                     let _ = out.flush();
-                    return Err(Failure::Retry(format!("body cut short: {}", describe(&e))));
+                    return Err(e);
                 }
             }
         }

@@ -7,6 +7,9 @@
 //! - a connection cut mid-body is resumed in the same call with `Range: bytes={kept}-`, and the
 //!   file is byte-identical;
 //! - a partial file left by an earlier process is resumed with a `Range` request;
+//! - (issue 54, item 11) a body that stops coming without closing is given up on after the stall
+//!   timeout and resumed from where it stopped; when every attempt stalls the error says the
+//!   download stalled ([`Error::Source`]), not that the Hub is out of reach;
 //! - a file served with a flipped byte under its listed sha256 (LFS) or git blob id (not LFS) is
 //!   refused naming the file and both hashes, and its partial file is deleted;
 //! - a refused connection is [`Error::Unreachable`] at once, naming the URL;
@@ -185,6 +188,71 @@ async fn a_cut_connection_resumes_with_a_range_request() {
     assert_eq!(std::fs::read(dir2.join(&f.path)).unwrap(), weights());
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&dir2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_download_resumes_then_is_refused_as_stalled() {
+    let after = 100_001;
+    let stalling = |times| HubFaults {
+        stall: Some(Cut {
+            path: "model.safetensors".into(),
+            after,
+            times,
+        }),
+        ..HubFaults::default()
+    };
+    let client = |base: &str, attempts| {
+        HubClient::new(HubConfig {
+            endpoint: base.to_owned(),
+            backoff: Duration::from_millis(10),
+            stall_timeout: Duration::from_secs(1),
+            attempts,
+            ..HubConfig::default()
+        })
+        .unwrap()
+    };
+    let server = hub(stalling(1)).await;
+    let c = client(&server.base_url(), 5);
+    let info = c.repo_info(&"hf:org/tiny-bert".parse().unwrap()).await.unwrap();
+    let sel = select(&info, "x").unwrap();
+    let f = sel.files.iter().find(|f| f.path == "model.safetensors").unwrap();
+    let dir = scratch("stall");
+    let d = c
+        .download(
+            "org/tiny-bert",
+            &info.sha,
+            f,
+            &dir.join(&f.path),
+            &ProgressBar::hidden(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(d.resumed_from, Some(after));
+    assert_eq!(std::fs::read(dir.join(&f.path)).unwrap(), weights());
+
+    // One attempt, and it stalls (a resumed attempt would start past the stall).
+    let server = hub(stalling(1)).await;
+    let c = client(&server.base_url(), 1);
+    let dir = scratch("stalled");
+    let e = c
+        .download(
+            "org/tiny-bert",
+            &info.sha,
+            f,
+            &dir.join(&f.path),
+            &ProgressBar::hidden(),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::Source { .. }), "{e:?}");
+    let e = e.to_string();
+    assert!(
+        e.contains(
+            "model.safetensors: the download stalled: fewer than 16384 bytes in 1 s (after 1 attempts;"
+        ) && e.contains(&format!("{after} of 300000 bytes kept")),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]

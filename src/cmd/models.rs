@@ -39,6 +39,10 @@ pub struct FetchArgs {
     /// The Hugging Face Hub's address for hf: names (a mirror; default the public Hub).
     #[arg(long, env = "HF_ENDPOINT", default_value = lexbench_crawlers::hub::DEFAULT_ENDPOINT)]
     pub endpoint: String,
+    /// Seconds a Hub download may go with less than 16 KiB arriving before it counts as stalled
+    /// (tried again from where it stopped, then given up).
+    #[arg(long, env = "LEXBENCH_HUB_STALL_TIMEOUT", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub stall_timeout: u64,
 }
 
 /// Arguments of `lexbench models convert-e5`.
@@ -115,6 +119,7 @@ fn fetch_hub(args: &FetchArgs, reference: HubRef) -> Result<()> {
         endpoint: args.endpoint.clone(),
         token: std::env::var("HF_TOKEN").ok().filter(|t| !t.trim().is_empty()),
         progress: true,
+        stall_timeout: std::time::Duration::from_secs(args.stall_timeout),
     })?;
     let commit = out.record.hub.as_ref().map_or("", |h| h.commit.as_str());
     if out.already {

@@ -39,9 +39,17 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn weights() -> Vec<u8> {
-    (0..400_000u32)
-        .map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8)
-        .collect()
+    weights_of(400_000)
+}
+
+/// A safetensors file of one `U8` tensor of `n` pseudo-random bytes (the fetch checks the header
+/// before installing).
+fn weights_of(n: usize) -> Vec<u8> {
+    let header = format!(r#"{{"w":{{"dtype":"U8","shape":[{n}],"data_offsets":[0,{n}]}}}}"#);
+    let mut b = (header.len() as u64).to_le_bytes().to_vec();
+    b.extend_from_slice(header.as_bytes());
+    b.extend((0..n as u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8));
+    b
 }
 
 /// The files the install must hold (at commit `main`).
@@ -51,10 +59,7 @@ fn wanted(v1: bool) -> BTreeMap<String, Vec<u8>> {
     } else {
         r#"{"model_type":"bert","hidden_size":32}"#
     };
-    let mut w = weights();
-    if v1 {
-        w.truncate(300_000);
-    }
+    let w = if v1 { weights_of(300_000) } else { weights() };
     [
         ("config.json", config.as_bytes().to_vec()),
         ("tokenizer.json", br#"{"version":"1.0"}"#.to_vec()),

@@ -30,6 +30,7 @@ mod parse_guide;
 mod parse_judgment;
 mod parse_store;
 mod pipeline;
+mod probe3_models;
 mod probe3_readers;
 mod run_submit;
 mod submit_model;
