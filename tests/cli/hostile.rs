@@ -2398,6 +2398,121 @@ fn third_probe() {
         }),
     );
 
+    // 8 and 4. Model folders: special files in place of a model's files, files over their caps,
+    // NaN weights (`probe3_models` runs these under a watchdog and a memory limit, and `models fetch`
+    // against a loopback Hub: a listing of 10^15 bytes, a dripping server, empty weights). On the code
+    // before the issue the special files read for ever or exhaust memory: against another build
+    // (`LEXBENCH_TEST_BIN`) they are left out here.
+    let other_build = std::env::var_os("LEXBENCH_TEST_BIN").is_some();
+    let card = s(&crate::probe3_models::card(&root));
+    let model = |name: &str| {
+        let m = root.join(name);
+        tiny_bert(&m);
+        m
+    };
+    if !other_build {
+        let m = model("m-urandom");
+        std::fs::remove_file(m.join("config.json")).unwrap();
+        std::os::unix::fs::symlink("/dev/urandom", m.join("config.json")).unwrap();
+        cases.push(Case::new(
+            "8 encode: config.json -> /dev/urandom",
+            None,
+            &["encode", "--model", &s(&m), "some text"],
+            fails(2, &["config.json", "a character device", "not a regular file"]),
+        ));
+        let m = model("m-zero");
+        std::fs::remove_file(m.join("tokenizer.json")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", m.join("tokenizer.json")).unwrap();
+        cases.push(Case::new(
+            "8 submit --model: tokenizer.json -> /dev/zero",
+            Some(&data),
+            &[
+                "submit",
+                "--model",
+                &s(&m),
+                "--kind",
+                "bi-encoder",
+                "--card",
+                &card,
+            ],
+            fails(2, &["tokenizer.json", "a character device, not a regular file"]),
+        ));
+        let m = model("m-fifo");
+        std::fs::remove_file(m.join("model.safetensors")).unwrap();
+        let st = std::process::Command::new("mkfifo")
+            .arg(m.join("model.safetensors"))
+            .status()
+            .unwrap();
+        assert!(st.success());
+        cases.push(Case::new(
+            "8 run dense: model.safetensors a FIFO",
+            Some(&data),
+            &[
+                "run",
+                "dense",
+                "--model",
+                &s(&m),
+                "--dataset",
+                "ecthr",
+                "--split",
+                "test",
+                "--system",
+                "probe3",
+            ],
+            fails(2, &["model.safetensors: a FIFO (named pipe), not a regular file"]),
+        ));
+    }
+    let m = model("m-big-config");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(m.join("config.json"))
+        .unwrap()
+        .set_len(16 * 1024 * 1024 + 1)
+        .unwrap();
+    cases.push(Case::new(
+        "8 encode: config.json over 16 MiB",
+        None,
+        &["encode", "--model", &s(&m), "some text"],
+        fails(2, &["config.json: the file is larger than 16 MiB"]),
+    ));
+    let m = model("m-nan");
+    let weights = m.join("model.safetensors");
+    let tensor = crate::probe3_models::tensor_named(&weights, "layer.0.attention.self.query.weight");
+    crate::probe3_models::poke(&weights, &tensor, f32::NAN);
+    for (label, args) in [
+        ("encode", vec!["encode", "--model", &s(&m), "some text"]),
+        (
+            "run dense",
+            vec![
+                "run",
+                "dense",
+                "--model",
+                &s(&m),
+                "--dataset",
+                "ecthr",
+                "--split",
+                "test",
+                "--system",
+                "probe3",
+            ],
+        ),
+    ] {
+        let args: Vec<String> = args.into_iter().map(str::to_owned).collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        cases.push(Case::new(
+            format!("4 {label}: a NaN weight"),
+            Some(&data),
+            &args,
+            fails(
+                2,
+                &[
+                    "model.safetensors",
+                    &format!("tensor {tensor} holds a non-finite weight"),
+                ],
+            ),
+        ));
+    }
+
     run_table("third probe (issue 54)", &cases);
     let _ = std::fs::remove_dir_all(&root);
 }

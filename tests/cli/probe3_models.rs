@@ -152,7 +152,7 @@ fn model_commands(model: &str, card: &str) -> Vec<(&'static str, Vec<String>)> {
     ]
 }
 
-fn card(dir: &Path) -> PathBuf {
+pub(crate) fn card(dir: &Path) -> PathBuf {
     let path = dir.join("card.toml");
     std::fs::write(
         &path,
@@ -255,7 +255,7 @@ fn model_json_files_over_their_caps_are_refused() {
 }
 
 /// Overwrites the first element of tensor `name` in the safetensors file `path` with the f32 `v`.
-fn poke(path: &Path, name: &str, v: f32) {
+pub(crate) fn poke(path: &Path, name: &str, v: f32) {
     let mut bytes = std::fs::read(path).unwrap();
     let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
     let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
@@ -267,7 +267,7 @@ fn poke(path: &Path, name: &str, v: f32) {
 }
 
 /// The name of a tensor of the tiny BERT's weights ending with `suffix`.
-fn tensor_named(path: &Path, suffix: &str) -> String {
+pub(crate) fn tensor_named(path: &Path, suffix: &str) -> String {
     let bytes = std::fs::read(path).unwrap();
     let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
     let header: BTreeMap<String, serde_json::Value> = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
