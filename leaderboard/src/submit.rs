@@ -203,7 +203,11 @@ fn warn_shared_name(data: &Path, entry: &mut Entry) -> Result<()> {
         crate::board::skeleton(&entry.system),
         crate::board::skeleton(&mine),
     );
-    for e in set.entries.iter().filter(|e| e.dataset.name == entry.dataset.name) {
+    for e in set
+        .entries
+        .iter()
+        .filter(|e| e.dataset.name == entry.dataset.name)
+    {
         if e.system != entry.system && crate::board::skeleton(&e.system) == name_key {
             return Err(Error::Param(format!(
                 "system name {:?} looks like {:?}, the name of another row on {} (non-ASCII \

@@ -1094,7 +1094,9 @@ fn confusable_names_authors_and_card_texts_are_refused() {
     });
     match got {
         Err(Error::Rejected { problems }) => assert!(
-            problems.iter().any(|p| p.message.contains("starts with a combining mark")),
+            problems
+                .iter()
+                .any(|p| p.message.contains("starts with a combining mark")),
             "{problems:?}"
         ),
         other => panic!("{other:?}"),
