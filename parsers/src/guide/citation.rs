@@ -502,15 +502,102 @@ fn join_split_letters(name: &str) -> String {
     out
 }
 
+/// Characters that take no room on the page: zero width space, non-joiner and joiner (U+200B,
+/// U+200C, U+200D), word joiner (U+2060) and the zero width no-break space, which is also the
+/// byte-order mark (U+FEFF, at the start of a file, or of a later line where files saved with one
+/// were joined). The citation reader reads text as it looks: they are not there (issue 54, item 6:
+/// one glued onto the first word of a case name lost the citation). Read as nothing rather than as
+/// a space, since they are invisible: `Assan\u{200b}idze` looks like, and is, `Assanidze`.
+pub fn is_zero_width(c: char) -> bool {
+    matches!(c, '\u{200b}' | '\u{200c}' | '\u{200d}' | '\u{2060}' | '\u{feff}')
+}
+
 /// Extracts the citations of one text (normally the text under one heading, whitespace collapsed):
 /// the citations as printed (`direct`, case-level, `ibid`), then the bare pinpoints that refer to a
 /// case named before them (`deferred`, `previous_sentence`), in text order.
+///
+/// A text holding zero-width characters ([`is_zero_width`]) is read without them (and its white
+/// space collapsed, as [`extract_text`] does); offsets are still offsets in `text`.
 pub fn extract(text: &str) -> Vec<Found> {
+    if !text.contains(is_zero_width) {
+        return read(text);
+    }
+    let squashed = Squashed::new(text);
+    read(&squashed.text)
+        .into_iter()
+        .map(|f| squashed.found_in_original(f))
+        .collect()
+}
+
+/// [`extract`] on text as the reader reads it.
+fn read(text: &str) -> Vec<Found> {
     let mut out = printed(text);
     let bare = bare_pinpoints(text, &out);
     out.extend(bare);
     out.sort_by_key(|f| f.start);
     out
+}
+
+/// A text as the reader reads it: white space runs collapsed to one space, ends trimmed,
+/// zero-width characters ([`is_zero_width`]) taken out; with, for each of its bytes, the offset
+/// of that byte in the text as given.
+struct Squashed {
+    text: String,
+    /// `map[i]`: the byte offset in the original of byte `i` of `text`.
+    map: Vec<usize>,
+    /// The original's length.
+    len: usize,
+}
+
+impl Squashed {
+    fn new(original: &str) -> Self {
+        let mut text = String::with_capacity(original.len());
+        let mut map: Vec<usize> = Vec::with_capacity(original.len());
+        let mut pending_space = None;
+        looked_at(original.len());
+        for (i, c) in original.char_indices() {
+            if is_zero_width(c) {
+                continue;
+            }
+            if c.is_whitespace() {
+                if !text.is_empty() && pending_space.is_none() {
+                    pending_space = Some(i);
+                }
+                continue;
+            }
+            if let Some(at) = pending_space.take() {
+                text.push(' ');
+                map.push(at);
+            }
+            text.push(c);
+            map.extend((0..c.len_utf8()).map(|k| i + k));
+        }
+        Squashed {
+            text,
+            map,
+            len: original.len(),
+        }
+    }
+
+    /// The offset in the original of byte `i` of the text (its end: the original's end).
+    fn start_of(&self, i: usize) -> usize {
+        self.map.get(i).copied().unwrap_or(self.len)
+    }
+
+    /// The offset in the original just past the character of the text that ends at `end`.
+    fn end_of(&self, end: usize) -> usize {
+        match self.text[..end].chars().next_back() {
+            Some(c) => self.map[end - c.len_utf8()] + c.len_utf8(),
+            None => 0,
+        }
+    }
+
+    /// `f` with offsets in the original.
+    fn found_in_original(&self, mut f: Found) -> Found {
+        f.start = self.start_of(f.start);
+        f.end = self.end_of(f.end);
+        f
+    }
 }
 
 /// A citation found in a text as given (not whitespace-collapsed): [`extract_text`].
@@ -526,50 +613,20 @@ pub struct Located {
 /// collapsed as the guide parser does (so citations wrapping lines are whole), then offsets are
 /// mapped back to the text as given, with the line where each citation starts.
 ///
-/// A byte-order mark (U+FEFF) at the very start is not text, as for every other reader of a user
-/// file ([`lexbench_core::text`]): it is skipped like white space, so it never glues onto the first
-/// word (`\u{feff}Assanidze v. Georgia …` would lose its case name, and the citation with it);
-/// offsets still count its three bytes.
+/// Zero-width characters ([`is_zero_width`]) are not text: a byte-order mark at the very start, as
+/// for every other reader of a user file ([`lexbench_core::text`]), but also one at the start of a
+/// later line (files saved with one, joined by `cat`) and a zero width space anywhere; they never
+/// glue onto a word (`\u{feff}Assanidze v. Georgia …` would lose its case name, and the citation
+/// with it). Offsets still count their bytes.
 pub fn extract_text(text: &str) -> Vec<Located> {
-    // `map[i]`: the byte offset in `text` of byte `i` of the collapsed text (one past the end last).
-    let mut squashed = String::with_capacity(text.len());
-    let mut map: Vec<usize> = Vec::with_capacity(text.len() + 1);
-    let mut pending_space = None;
-    looked_at(text.len());
-    for (i, c) in text.char_indices() {
-        if c.is_whitespace() || (i == 0 && c == lexbench_core::text::BOM) {
-            if !squashed.is_empty() && pending_space.is_none() {
-                pending_space = Some(i);
-            }
-            continue;
-        }
-        if let Some(at) = pending_space.take() {
-            squashed.push(' ');
-            map.push(at);
-        }
-        squashed.push(c);
-        map.extend((0..c.len_utf8()).map(|k| i + k));
-    }
-    let end_of = |squashed_end: usize| -> usize {
-        // The end of the last character before `squashed_end`, in `text`.
-        let last = squashed[..squashed_end]
-            .chars()
-            .next_back()
-            .map_or(0, char::len_utf8);
-        if squashed_end == 0 {
-            0
-        } else {
-            map[squashed_end - last] + last
-        }
-    };
-    // Lines are counted from the previous citation on ([`extract`] returns them in text order), so
+    let squashed = Squashed::new(text);
+    // Lines are counted from the previous citation on ([`read`] returns them in text order), so
     // the count costs one pass over the text, not one per citation.
     let (mut line, mut counted) = (1, 0);
-    extract(&squashed)
+    read(&squashed.text)
         .into_iter()
-        .map(|mut f| {
-            f.start = map.get(f.start).copied().unwrap_or(text.len());
-            f.end = end_of(f.end);
+        .map(|f| {
+            let f = squashed.found_in_original(f);
             if f.start >= counted {
                 line += text.as_bytes()[counted..f.start]
                     .iter()
@@ -1497,7 +1554,7 @@ mod tests {
             "Assanidze v. Georgia [GC], 2004, §§ 146-147"
         );
         assert_eq!(got[1].found.citation.case_name, "Assanidze v. Georgia");
-        // Only at the start: elsewhere U+FEFF is left alone, as the other readers do.
+        // A mark alone is no text (marks elsewhere: `zero_width_characters_are_not_text`).
         assert_eq!(extract_text("\u{feff}").len(), 0);
     }
 
@@ -1651,6 +1708,94 @@ mod tests {
                 "{block:?}: {w} for {} bytes",
                 big.len()
             );
+        }
+    }
+
+    /// Issue 54, item 6: a zero-width character (U+200B, U+200C, U+200D, U+2060, U+FEFF) glued
+    /// onto the first word of a case name lost the citation: they are invisible, so the reader
+    /// reads the text as it looks, without them; offsets stay offsets in the text as given.
+    #[test]
+    fn zero_width_characters_are_not_text() {
+        let text = "See \u{200b}Assanidze v. Georgia [GC], 2004, §§ 146-147.";
+        let got = extract_text(text);
+        assert_eq!(got.len(), 1, "{got:#?}");
+        let f = &got[0].found;
+        assert_eq!(f.citation.case_name, "Assanidze v. Georgia");
+        assert_eq!(f.citation.paragraphs, [146, 147]);
+        assert_eq!(
+            &text[f.start..f.end],
+            "Assanidze v. Georgia [GC], 2004, §§ 146-147"
+        );
+        // `cat a.txt b.txt` of two files saved with a byte-order mark: the second mark starts a
+        // later line.
+        let text = "\u{feff}First (Smith v. Malta, 2001, § 3).\n\u{feff}Assanidze v. Georgia [GC], 2004, §§ 146-147.\n\u{feff}(ibid., § 149)\n";
+        let got = extract_text(text);
+        let names: Vec<(&str, &[u32], usize)> = got
+            .iter()
+            .map(|l| {
+                (
+                    l.found.citation.case_name.as_str(),
+                    l.found.citation.paragraphs.as_slice(),
+                    l.line,
+                )
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("Smith v. Malta", &[3][..], 1),
+                ("Assanidze v. Georgia", &[146, 147][..], 2),
+                ("Assanidze v. Georgia", &[149][..], 3)
+            ]
+        );
+        // Each of them, anywhere: before a name, inside one, before a comma, in a pinpoint.
+        for zw in ['\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}', '\u{feff}'] {
+            let text = format!(
+                "(see {zw}Smith v. Malta{zw}, 2001, §{zw} 3{zw}) and (Jo{zw}nes v.{zw} France, 2002, § 4{zw}-5)"
+            );
+            let got = extract_text(&text);
+            let names: Vec<(&str, &[u32])> = got
+                .iter()
+                .map(|l| {
+                    (
+                        l.found.citation.case_name.as_str(),
+                        l.found.citation.paragraphs.as_slice(),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                names,
+                [("Smith v. Malta", &[3][..]), ("Jones v. France", &[4, 5][..])],
+                "{zw:?}"
+            );
+            // The guide parser's reader (text already collapsed), offsets in the text given.
+            let text = format!("In {zw}Smith v. Malta, 2001, § 3{zw}. Then");
+            let f = one(&text);
+            assert_eq!(f.citation.case_name, "Smith v. Malta", "{zw:?}");
+            assert_eq!(&text[f.start..f.end], format!("Smith v. Malta, 2001, § 3"));
+        }
+        // `lexbench parse guide`: a citation after U+200B, a body line starting with U+FEFF.
+        let text = "Guide on Article 9 of the Convention – Freedom\n\u{c}Guide on Article 9 of the Convention – Freedom\nTable of contents\nI.  Scope ........ 3\n\u{c}Guide on Article 9 of the Convention – Freedom\nI.  Scope\n1.  Text (\u{200b}X v. Y, 2001, § 4).\n\u{feff}Z v. W [GC], 2010, §§ 5-6.\n";
+        let id = lexbench_core::ids::GuideId::new("guide_art_9_eng").unwrap();
+        let g = crate::guide::parse_text("demo.txt", id, text).unwrap();
+        let got: Vec<(&str, &[u32])> = g.queries[0]
+            .citations
+            .iter()
+            .map(|c| (c.case_name.as_str(), c.paragraphs.as_slice()))
+            .collect();
+        assert_eq!(got, [("X v. Y", &[4][..]), ("Z v. W", &[5, 6][..])]);
+        // One at the start of every line (headings, contents, running headers) changes nothing.
+        let plain = text.replace(['\u{200b}', '\u{feff}'], "");
+        let id = lexbench_core::ids::GuideId::new("guide_art_9_eng").unwrap();
+        let want = crate::guide::parse_text("demo.txt", id.clone(), &plain).unwrap();
+        for zw in ['\u{200b}', '\u{200c}', '\u{200d}', '\u{2060}', '\u{feff}'] {
+            let text = plain
+                .split_inclusive('\n')
+                .map(|l| format!("{zw}{l}"))
+                .collect::<String>();
+            let g = crate::guide::parse_text("demo.txt", id.clone(), &text).unwrap();
+            assert_eq!(g.queries, want.queries, "{zw:?}");
+            assert_eq!(g.guide.title, want.guide.title, "{zw:?}");
         }
     }
 

@@ -71,8 +71,27 @@ pub fn clean_text(text: &str) -> PageSet {
 }
 
 /// Cleans pages given as (known page number, text).
+///
+/// Zero-width characters ([`super::citation::is_zero_width`]: U+200B, U+200C, U+200D, U+2060,
+/// U+FEFF) are taken out first: they take no room on the page, and one at the start of a line (the
+/// byte-order mark of a second file joined by `cat`) would hide a heading's number, a footer or a
+/// citation's case name (issue 54, item 6).
 pub fn clean_pages(raw: &[(Option<u32>, &str)]) -> PageSet {
-    let split: Vec<Vec<&str>> = raw.iter().map(|(_, t)| t.lines().collect()).collect();
+    let visible: Vec<std::borrow::Cow<'_, str>> = raw
+        .iter()
+        .map(|(_, t)| {
+            if t.contains(super::citation::is_zero_width) {
+                std::borrow::Cow::Owned(
+                    t.chars()
+                        .filter(|&c| !super::citation::is_zero_width(c))
+                        .collect(),
+                )
+            } else {
+                std::borrow::Cow::Borrowed(*t)
+            }
+        })
+        .collect();
+    let split: Vec<Vec<&str>> = visible.iter().map(|t| t.lines().collect()).collect();
     let header = running_header(&split);
     let header_keys: Vec<String> = header.iter().map(|l| compact(l)).collect();
     let mut updated = None;
