@@ -26,6 +26,10 @@
 //!   of paragraphs the text does not give; a bare pinpoint (`(§ 12345)`) that is unreadable is no
 //!   citation at all;
 //! - a mention such as `Z.B. v. France` with neither year, flags nor `§` is not a citation;
+//! - joined cases (`Razvozzhayev v. Russia and Ukraine and Udaltsov v. Russia`) add at most
+//!   [`MAX_JOINED`] cases to the first;
+//! - zero-width characters ([`is_zero_width`]: U+200B, U+200C, U+200D, U+2060, U+FEFF) are not
+//!   there: the text is read as it looks;
 //! - `ibid.` refers to the previous non-ibid citation in the same text (the same heading); with none
 //!   before it, it is kept with an empty case name and an `ibid_without_antecedent` mark.
 
