@@ -2513,6 +2513,55 @@ fn third_probe() {
         ));
     }
 
+    // 9. Citation text heavy with `v.` and pinpoints: linear now (`guide::citation::tests::
+    // work_is_linear_in_the_text` counts the bytes looked at; `benches/citations.rs` times it).
+    // Here the output: nothing is a citation, and nothing breaks.
+    for (label, text) in [
+        ("'X v. Y ' x 20,000", "X v. Y ".repeat(20_000)),
+        ("'A v. \\n' x 200,000", "A v. \n".repeat(200_000)),
+    ] {
+        let file = write(&root.join(format!("cit-{}.txt", text.len())), text);
+        cases.push(Case::new(
+            format!("9 parse citations: {label}"),
+            None,
+            &["parse", "citations", &file],
+            Expect::Accepted { stdout: vec![] },
+        ));
+    }
+
+    // 6. Zero-width characters before a citation (`guide::citation::tests::
+    // zero_width_characters_are_not_text`).
+    let zw = write(
+        &root.join("zw.txt"),
+        "See \u{200b}Assanidze v. Georgia [GC], 2004, §§ 146-147.\n",
+    );
+    cases.push(Case::new(
+        "6 parse citations: U+200B before the case",
+        None,
+        &["parse", "citations", &zw],
+        Expect::Accepted {
+            stdout: vec![
+                "\"case_name\":\"Assanidze v. Georgia\"".into(),
+                "\"paragraphs\":[146,147]".into(),
+            ],
+        },
+    ));
+    let boms = write(
+        &root.join("boms.txt"),
+        "\u{feff}First (Smith v. Malta, 2001, § 3).\n\u{feff}Assanidze v. Georgia [GC], 2004, §§ 146-147.\n",
+    );
+    cases.push(Case::new(
+        "6 parse citations: U+FEFF opening a later line (cat a b)",
+        None,
+        &["parse", "citations", &boms],
+        Expect::Accepted {
+            stdout: vec![
+                "\"case_name\":\"Assanidze v. Georgia\"".into(),
+                "\"line\":2".into(),
+            ],
+        },
+    ));
+
     run_table("third probe (issue 54)", &cases);
     let _ = std::fs::remove_dir_all(&root);
 }
