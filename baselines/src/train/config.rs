@@ -696,13 +696,14 @@ fn float(key: &str, v: f64, ok: bool, allowed: &str) -> Checked {
     }
 }
 
-/// A number as a message echoes it: as written for everyday magnitudes, in scientific notation
-/// past them (`1e300`, not its 301 digits).
+/// A number as a message echoes it: as Rust writes it (`-0.00003`, `12.5`), or in scientific
+/// notation where that would be long (`1e300`, not its 301 digits).
 pub fn short_float(v: f64) -> String {
-    if v != 0.0 && v.is_finite() && !(1e-4..1e9).contains(&v.abs()) {
+    let plain = v.to_string();
+    if plain.len() > 24 {
         format!("{v:e}")
     } else {
-        v.to_string()
+        plain
     }
 }
 
