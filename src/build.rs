@@ -289,8 +289,98 @@ pub struct Relabelled {
 pub fn import_release(data: &DataDir, release: &Path, name: &str) -> Result<Relabelled> {
     let r = read_release(release)?;
     let judgments = load_judgments(data, false)?;
-    let sources = format!("the published release in {}", release.display());
+    let sources = format!("the published release {}", InputLabel::of(release)?);
     write_relabelled(data, name, &r.pairs, &r.assignment, &judgments, &sources, &[])
+}
+
+/// How a dataset names an input it was built from: its file or folder name and the sha256 of its
+/// content, never its path. A dataset's version is the hash of its files (card and `sources.json`
+/// included), so a path there would make the same inputs at another place another version (issue
+/// 55: the fixtures beside the checkout gave one version, the same files elsewhere another).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputLabel {
+    /// The path as given (shown in messages, never written into a dataset).
+    pub path: PathBuf,
+    /// Its last component (`tum_release`, `judgments.jsonl`).
+    pub name: String,
+    /// The sha256 of its content ([`content_sha256`]).
+    pub sha256: String,
+}
+
+impl InputLabel {
+    /// Names `path` by its name and content.
+    pub fn of(path: &Path) -> Result<Self> {
+        let name = std::path::absolute(path)
+            .ok()
+            .as_deref()
+            .and_then(Path::file_name)
+            .map_or_else(
+                || path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            );
+        Ok(Self {
+            path: path.to_owned(),
+            name,
+            sha256: content_sha256(path)?,
+        })
+    }
+
+    /// `s` with the path replaced by the name wherever it occurs (messages about the input's files
+    /// that go into a dataset).
+    pub fn unpathed(&self, s: &str) -> String {
+        let p = self.path.display().to_string();
+        if p.is_empty() {
+            s.to_owned()
+        } else {
+            s.replace(&p, &self.name)
+        }
+    }
+}
+
+impl std::fmt::Display for InputLabel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} (sha256 {})",
+            self.name,
+            &self.sha256[..16.min(self.sha256.len())]
+        )
+    }
+}
+
+/// The sha256 of a file, or of a folder: over its regular files (links followed, hidden names
+/// skipped) as sorted `relative/path sha256` lines, so that the same files anywhere give the same
+/// hash.
+pub fn content_sha256(path: &Path) -> Result<String> {
+    if path.is_file() {
+        return Ok(lexbench_core::sha256_file(path)?);
+    }
+    let mut lines = Vec::new();
+    let mut stack = vec![path.to_owned()];
+    while let Some(dir) = stack.pop() {
+        let rd = std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?;
+        for e in rd {
+            let e = e.with_context(|| format!("reading {}", dir.display()))?;
+            let p = e.path();
+            if e.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.is_file() {
+                let rel = p
+                    .strip_prefix(path)
+                    .unwrap_or(&p)
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                lines.push(format!("{rel} {}\n", lexbench_core::sha256_file(&p)?));
+            }
+        }
+    }
+    lines.sort();
+    Ok(lexbench_core::sha256_hex(lines.concat().as_bytes()))
 }
 
 /// Where `import release --texts` takes judgment texts from.
@@ -542,8 +632,10 @@ pub const LEFT_OUT_REASONS: [&str; 3] = ["no_text", "unparsed", "missing_paragra
 pub struct SourceCount {
     /// Its position on the command line, from 1 (its precedence: lower wins).
     pub rank: usize,
-    /// The path given.
+    /// Its name (the last component of the path given; never the path: [`InputLabel`]).
     pub source: String,
+    /// The sha256 of its content ([`content_sha256`]).
+    pub sha256: String,
     /// `folder` or `corpus`.
     pub kind: &'static str,
     /// Release judgments it holds a text of that parsed.
@@ -635,6 +727,15 @@ pub fn import_release_texts(
             anyhow::bail!("{}: the same judgment texts are given twice", s.path().display());
         }
     }
+    // What goes into the dataset names each source by its name and content, never its path.
+    let labels: Vec<InputLabel> = texts.iter().map(|p| InputLabel::of(p)).collect::<Result<_>>()?;
+    let release_label = InputLabel::of(release)?;
+    let unpathed = |s: &str| -> String {
+        labels
+            .iter()
+            .chain(std::iter::once(&release_label))
+            .fold(s.to_owned(), |s, l| l.unpathed(&s))
+    };
     let items: std::collections::BTreeSet<&ItemId> = r.pairs.iter().map(|p| &p.item).collect();
     let read: Vec<SourceTexts> = sources
         .iter()
@@ -703,7 +804,7 @@ pub fn import_release_texts(
                         missing.join(", "),
                         nums.len(),
                         pair.item,
-                        sources[used_from[&pair.item]].path().display()
+                        labels[used_from[&pair.item]].name
                     ),
                 ));
                 "missing_paragraph"
@@ -742,7 +843,7 @@ pub fn import_release_texts(
         .map(|(split, idx)| (split.clone(), idx.iter().filter_map(|&i| new_index[i]).collect()))
         .collect();
 
-    let label = |k: usize| sources[k].path().display().to_string();
+    let label = |k: usize| labels[k].name.clone();
     let mut agreements = BTreeMap::new();
     for a in 0..read.len() {
         for b in a + 1..read.len() {
@@ -760,6 +861,7 @@ pub fn import_release_texts(
             .map(|(k, s)| SourceCount {
                 rank: k + 1,
                 source: label(k),
+                sha256: labels[k].sha256.clone(),
                 kind: s.kind(),
                 parsed: read[k].parsed.len(),
                 unparsed: read[k].unparsed.len(),
@@ -767,7 +869,7 @@ pub fn import_release_texts(
                 blocks_left_out: read[k]
                     .blocks_left_out
                     .map(|b| b.by_reason().iter().map(|&(r, n)| (r.to_owned(), n)).collect()),
-                repeated_numbers: read[k].repeated_numbers.clone(),
+                repeated_numbers: read[k].repeated_numbers.iter().map(|r| unpathed(r)).collect(),
             })
             .collect(),
         release_pairs: r
@@ -785,13 +887,16 @@ pub fn import_release_texts(
         agreement: agreements,
     };
 
-    let notes = text_import_notes(&report, &dropped, r.pairs.len(), kept.len(), judgments.len());
+    let notes: Vec<String> = text_import_notes(&report, &dropped, r.pairs.len(), kept.len(), judgments.len())
+        .iter()
+        .map(|n| unpathed(n))
+        .collect();
     let sources_line = format!(
-        "the published release in {}, judgment texts from {}",
-        release.display(),
-        texts
+        "the published release {}, judgment texts from {}",
+        InputLabel::of(release)?,
+        labels
             .iter()
-            .map(|p| p.display().to_string())
+            .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join(", ")
     );

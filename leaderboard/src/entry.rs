@@ -81,9 +81,27 @@ pub struct Entry {
     /// (verified). Absent in schema 1: self-reported.
     #[serde(default)]
     pub provenance: Provenance,
+    /// When the entry names its dataset by a version other than the one it was computed on: the
+    /// same content under a new identity ([`crate::portable::rekey`]). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rekeyed: Option<Rekey>,
     /// The entry's checksum ([`seal_of`]); every entry of schema 2 has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seal: Option<String>,
+}
+
+/// How an entry came to name another version of its dataset ([`crate::portable::rekey`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rekey {
+    /// The version it was computed on.
+    pub from: String,
+    /// The version it names now.
+    pub to: String,
+    /// The dataset files compared and found byte-identical (by sha256) between the two versions.
+    pub identical_files: usize,
+    /// The files that differ: they describe the inputs (the card, `sources.json`), not the content.
+    pub differing_files: Vec<String>,
 }
 
 /// Where an entry's run came from.

@@ -30,7 +30,7 @@
 //! same datasets built renders the same pages byte for byte. An entry already there with the same
 //! bytes is left as it is; another entry under the same id is an error.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -164,6 +164,141 @@ fn refuse_inside_data(data: &Path, dir: &Path) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// A dataset's files that describe how it was made (its inputs' names, where they lay) rather than
+/// define what is scored: two versions that differ in these only hold the same content.
+pub const DESCRIBING_FILES: [&str; 2] = ["card.md", "sources.json"];
+
+/// What [`rekey`] did.
+#[derive(Debug, Clone, Default)]
+pub struct Rekeyed {
+    /// The version the entries named.
+    pub from: String,
+    /// The version built here, which they name now.
+    pub to: String,
+    /// Dataset files compared and found identical.
+    pub identical_files: usize,
+    /// Result files re-keyed.
+    pub rekeyed: Vec<PathBuf>,
+    /// Result files of other datasets or versions, left as they are.
+    pub left: Vec<PathBuf>,
+}
+
+/// Re-keys the result files in `dir` that name the dataset version of the folder `old` (a copy of
+/// that version, manifest and files) to the version of the same dataset built in `data`, after
+/// proving the two hold the same content: both folders verify against their manifests, and every
+/// file but [`DESCRIBING_FILES`] is in both with the same sha256. Each re-keyed entry has the old
+/// version replaced by the new one wherever it names it, records the change ([`crate::entry::Rekey`])
+/// and is sealed again; its figures are not touched. Any difference is an error listing the files,
+/// and nothing is written. (Issue 55: the version once covered a card holding the inputs' absolute
+/// paths, so the same content built elsewhere had another version.)
+pub fn rekey(data: &Path, dir: &Path, old: &Path) -> Result<Rekeyed> {
+    use lexbench_core::dataset::{DatasetDir, DatasetManifest};
+    let refuse = |why: String| Err(Error::Param(format!("--rekey {}: {why}", dir.display())));
+    let old_m = DatasetManifest::read(old)?;
+    let bad = old_m.verify(old)?;
+    if !bad.is_empty() {
+        return refuse(format!(
+            "{} does not match its manifest ({}): not a dataset as it was built",
+            old.display(),
+            bad.join(", ")
+        ));
+    }
+    let name = old_m.name.clone();
+    let here = DatasetDir::in_data(data, &name)?.0;
+    let new_m = DatasetManifest::read(&here)?;
+    let bad = new_m.verify(&here)?;
+    if !bad.is_empty() {
+        return refuse(format!(
+            "{} does not match its manifest ({})",
+            here.display(),
+            bad.join(", ")
+        ));
+    }
+    let (from, to) = (old_m.dataset_hash(), new_m.dataset_hash());
+    let defining = |m: &DatasetManifest| -> BTreeMap<String, String> {
+        m.files
+            .iter()
+            .filter(|(k, _)| !DESCRIBING_FILES.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let (a, b) = (defining(&old_m), defining(&new_m));
+    let differ: Vec<&String> = a
+        .keys()
+        .chain(b.keys())
+        .filter(|k| a.get(*k) != b.get(*k))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if !differ.is_empty() {
+        return refuse(format!(
+            "dataset {name}: {} and {} differ in content, not only in their description: {}",
+            &from[..12],
+            &to[..12],
+            differ.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let differing: Vec<String> = DESCRIBING_FILES
+        .iter()
+        .filter(|f| old_m.files.get(**f) != new_m.files.get(**f))
+        .map(|f| (*f).to_owned())
+        .collect();
+    let mut out = Rekeyed {
+        from: from.clone(),
+        to: to.clone(),
+        identical_files: a.len(),
+        ..Rekeyed::default()
+    };
+    let mut planned = Vec::new();
+    for path in crate::entry::entry_files(dir)? {
+        let text = std::fs::read_to_string(&path).map_err(io_err(&path))?;
+        let mut v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| Error::Param(format!("{}: not JSON: {e}", path.display())))?;
+        let Some(entry) = v.get_mut("entry") else {
+            return refuse(format!("{}: not a result file (no \"entry\")", path.display()));
+        };
+        check_integrity(entry)
+            .map_err(|why| Error::Param(format!("{}: integrity check failed: {why}", path.display())))?;
+        let names = entry.pointer("/dataset/name").and_then(serde_json::Value::as_str) == Some(&name);
+        let hash = entry.pointer("/dataset/hash").and_then(serde_json::Value::as_str);
+        if !names || hash != Some(&from) || from == to {
+            out.left.push(path);
+            continue;
+        }
+        replace_string(entry, &from, &to);
+        let record = crate::entry::Rekey {
+            from: from.clone(),
+            to: to.clone(),
+            identical_files: a.len(),
+            differing_files: differing.clone(),
+        };
+        entry["rekeyed"] = serde_json::to_value(&record).map_err(|e| Error::Param(e.to_string()))?;
+        if let Some(m) = entry.as_object_mut() {
+            m.remove("seal");
+        }
+        let seal = crate::entry::seal_of(entry);
+        entry["seal"] = serde_json::Value::String(seal);
+        let file: ResultFile =
+            serde_json::from_value(v).map_err(|e| Error::Param(format!("{}: {e}", path.display())))?;
+        planned.push((path, file));
+    }
+    for (path, file) in planned {
+        lexbench_core::io::write_json_pretty(&path, &file)?;
+        out.rekeyed.push(path);
+    }
+    Ok(out)
+}
+
+/// Replaces every string in `v` equal to `from` by `to`.
+fn replace_string(v: &mut serde_json::Value, from: &str, to: &str) {
+    match v {
+        serde_json::Value::String(s) if s == from => *s = to.to_owned(),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| replace_string(x, from, to)),
+        serde_json::Value::Object(o) => o.values_mut().for_each(|x| replace_string(x, from, to)),
+        _ => {}
+    }
 }
 
 /// What [`import`] did.

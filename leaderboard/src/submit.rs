@@ -482,6 +482,7 @@ fn assess_as(req: &SubmitRequest<'_>, baseline: bool) -> Result<Assessed> {
         missing_topics: report.missing_topics.clone(),
         warnings,
         provenance: Provenance::SelfReported,
+        rekeyed: None,
         seal: None,
     };
     Ok(Assessed { entry, report })

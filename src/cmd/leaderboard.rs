@@ -18,7 +18,7 @@ use lexbench_leaderboard::{Error, RenderOptions, portable, render_site_with};
 
 /// Arguments of `lexbench leaderboard`.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("action").args(["recheck", "export", "import"])))]
+#[command(group(ArgGroup::new("action").args(["recheck", "export", "import", "rekey"])))]
 pub struct LeaderboardArgs {
     /// Regression files (TOML) to check against the entries; any FAIL exits with 1.
     #[arg(long, num_args = 1..)]
@@ -41,6 +41,15 @@ pub struct LeaderboardArgs {
     /// leaderboard (all or none), then render it. Exit 1 if a file is refused.
     #[arg(long, value_name = "DIR")]
     pub import: Option<PathBuf>,
+    /// Re-key the result files in DIR that name the dataset version held in the folder --from
+    /// (a copy of that version) to the version of the same dataset built here, after proving the
+    /// two hold the same content (every file but the card and sources.json identical); their
+    /// figures are not touched, each records the change and is sealed again.
+    #[arg(long, value_name = "DIR", requires = "from")]
+    pub rekey: Option<PathBuf>,
+    /// With --rekey: the folder of the dataset version the entries name.
+    #[arg(long, value_name = "OLD_DATASET", requires = "rekey")]
+    pub from: Option<PathBuf>,
 }
 
 /// Runs `lexbench leaderboard`.
@@ -62,6 +71,20 @@ pub fn cmd_leaderboard(data: &DataDir, args: &LeaderboardArgs) -> Result<ExitCod
                 ExitCode::SUCCESS
             },
         );
+    }
+    if let (Some(dir), Some(old)) = (&args.rekey, &args.from) {
+        let out = portable::rekey(data.root(), dir, old)
+            .with_context(|| format!("re-keying the result files in {}", dir.display()))?;
+        println!(
+            "re-keyed {} result file(s) in {} from version {} to {} ({} dataset files identical); {} left as they were",
+            out.rekeyed.len(),
+            dir.display(),
+            &out.from[..12],
+            &out.to[..12],
+            out.identical_files,
+            out.left.len()
+        );
+        return Ok(ExitCode::SUCCESS);
     }
     if let Some(dir) = &args.import {
         match portable::import(data.root(), dir) {
