@@ -700,11 +700,7 @@ fn float(key: &str, v: f64, ok: bool, allowed: &str) -> Checked {
 /// notation where that would be long (`1e300`, not its 301 digits).
 pub fn short_float(v: f64) -> String {
     let plain = v.to_string();
-    if plain.len() > 24 {
-        format!("{v:e}")
-    } else {
-        plain
-    }
+    if plain.len() > 24 { format!("{v:e}") } else { plain }
 }
 
 /// An integer in `lo..=hi`.
