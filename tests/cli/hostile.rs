@@ -36,6 +36,13 @@
 //! `a_read_only_data_directory_with_a_leftover_serves_reads`. `LEXBENCH_TEST_BIN=PATH` runs them
 //! against another build (an older revision, to see them fail there).
 //!
+//! The third probe (issue 54) adds `third_probe`: one table of 36 cases (journal entries through
+//! links and crafted ones, a linked journal, both streams on a full device, bounds echoed short,
+//! exports into the data directory and a killed export's leftover, look-alike names, a HUDOC JSON of
+//! another judgment, a repeated paragraph number, an NFD leak, JSON arrays and long itemids, special
+//! files and NaN weights in model folders, `v.`-heavy and zero-width citation text). Against the build
+//! of 5d43954 (`LEXBENCH_TEST_BIN`) 32 of the 33 cases it runs there fail.
+//!
 //! Each test prints its table (case, exit code, pass/FAIL) on stderr: `cargo test --test cli hostile
 //! -- --nocapture`.
 
