@@ -9,7 +9,12 @@
 //! - `leaderboard --rekey DIR --from OLD` re-keys the result files naming the version held in `OLD`
 //!   to the version built here when every file but the card and `sources.json` is identical: they
 //!   then import, with their figures unchanged; a copy of the old version whose content differs is
-//!   refused, naming the file, and nothing is written.
+//!   refused, naming the file, and nothing is written;
+//! - item 3: the committed BM25 rows of the real-text table (`baselines/configs/ecthr/results/
+//!   release-text/entries`, the three settings) reproduce bit for bit from the fixtures: the dataset
+//!   version is the entries', and each rerun of BM25 is their run file byte for byte. Seen failing
+//!   when `such` was taken out of the English stop list: the unseen-guide run changed (sha256
+//!   b1d73c91… against the entry's 73e252d2…).
 
 use std::path::{Path, PathBuf};
 
@@ -226,5 +231,71 @@ fn rekey_carries_entries_over_only_when_the_content_is_the_same() {
     };
     assert_eq!(e["scores"], original["scores"]);
     assert_eq!(e["per_topic"], original["per_topic"]);
+    std::fs::remove_dir_all(&root).ok();
+}
+
+/// Issue 55, item 3: the committed BM25 rows of the real-text table reproduce bit for bit. The
+/// release is imported from the fixtures with the runner's three text sources (wherever the fixtures
+/// lie), BM25 reruns on each setting a committed `BM25` entry covers, and the run file must be the
+/// entry's, byte for byte (its sha256), on the entry's dataset version. A change to the analyser or
+/// the scorer that moves one document of one topic fails here, naming the setting.
+#[test]
+fn the_committed_bm25_entries_reproduce_bit_for_bit() {
+    let root = scratch("bm25-rows");
+    let data = root.join("data");
+    let fixtures = lexbench_core::testing::fixtures_dir();
+    let release = fixtures.join("tum_release");
+    let sources = [
+        fixtures.join("hudoc/text"),
+        fixtures.join("hudoc/lexclipr/judgments.jsonl"),
+        fixtures.join("hudoc/flat"),
+    ];
+    let mut args = vec![
+        "import".to_owned(),
+        "release".to_owned(),
+        release.display().to_string(),
+    ];
+    for s in &sources {
+        args.extend(["--texts".to_owned(), s.display().to_string()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    ok(&lexbench(&data, &args), "import release --texts");
+    let entries =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("baselines/configs/ecthr/results/release-text/entries");
+    let mut checked = Vec::new();
+    for f in std::fs::read_dir(&entries).unwrap() {
+        let f = f.unwrap().path();
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+        let e = &v["entry"];
+        if e["system"] != "BM25" {
+            continue;
+        }
+        let (name, split) = (
+            e["dataset"]["name"].as_str().unwrap(),
+            e["dataset"]["split"].as_str().unwrap(),
+        );
+        assert_eq!(
+            version(&data, name),
+            e["dataset"]["hash"].as_str().unwrap(),
+            "{}: the dataset built from the fixtures is not the entry's version",
+            f.display()
+        );
+        ok(
+            &lexbench(&data, &["run", "bm25", "--dataset", name, "--split", split]),
+            "run bm25",
+        );
+        let run = data.join("runs").join(name).join(split).join("bm25.trec");
+        let sha = lexbench_core::sha256_file(&run).unwrap();
+        assert_eq!(
+            sha,
+            e["run"]["sha256"].as_str().unwrap(),
+            "{split}: BM25's run is not the committed entry's ({}); its figures no longer describe \
+             this program",
+            f.display()
+        );
+        checked.push(split.to_owned());
+    }
+    checked.sort();
+    assert_eq!(checked, ["test", "unseen_guide", "unseen_query"]);
     std::fs::remove_dir_all(&root).ok();
 }
