@@ -68,6 +68,10 @@ pub enum Measure {
     /// ([`pct_cutoff_nearest`]). The paper does not say how it rounds; both are reported so readers
     /// can compare.
     RecallPctNearest(u32),
+    /// `R@k%floor`: the same with the cut-off rounded down, at least 1 ([`pct_cutoff_floor`]): how
+    /// the only public BM25 script on this dataset cuts (LexCLiPR's `max(1, n·k // 100)`), reported
+    /// beside the other two so that its figures can be compared with ours.
+    RecallPctFloor(u32),
     /// `P@k`: precision in the top k.
     Precision(u32),
     /// `AP`: average precision (its mean is MAP).
@@ -83,7 +87,10 @@ pub enum Measure {
 impl Measure {
     /// Does this measure need the topic's pool size?
     pub fn needs_pool(&self) -> bool {
-        matches!(self, Measure::RecallPct(_) | Measure::RecallPctNearest(_))
+        matches!(
+            self,
+            Measure::RecallPct(_) | Measure::RecallPctNearest(_) | Measure::RecallPctFloor(_)
+        )
     }
 
     /// The ranks this measure reads for a topic with `candidates` documents to rank (its pool, or the
@@ -97,6 +104,7 @@ impl Measure {
             Measure::NDCG(Some(k)) | Measure::RR(Some(k)) => k as usize,
             Measure::RecallPct(k) => pct_cutoff(k, candidates),
             Measure::RecallPctNearest(k) => pct_cutoff_nearest(k, candidates),
+            Measure::RecallPctFloor(k) => pct_cutoff_floor(k, candidates),
             Measure::AP | Measure::RPrec | Measure::NDCG(None) | Measure::RR(None) => return None,
         };
         Some(d.min(candidates))
@@ -118,6 +126,7 @@ impl fmt::Display for Measure {
             Measure::Recall(k) => write!(f, "R@{k}"),
             Measure::RecallPct(k) => write!(f, "R@{k}%"),
             Measure::RecallPctNearest(k) => write!(f, "R@{k}%nearest"),
+            Measure::RecallPctFloor(k) => write!(f, "R@{k}%floor"),
             Measure::Precision(k) => write!(f, "P@{k}"),
             Measure::AP => f.write_str("AP"),
             Measure::RPrec => f.write_str("RPrec"),
@@ -156,24 +165,26 @@ impl FromStr for Measure {
             ("P", Some(k)) => Ok(Measure::Precision(cutoff(k)?)),
             ("R", Some(k)) => match k
                 .strip_suffix("%nearest")
-                .map(|p| (p, true))
-                .or_else(|| k.strip_suffix('%').map(|p| (p, false)))
-            {
-                Some((pct, nearest)) => {
+                .map(|p| (p, Measure::RecallPctNearest as fn(u32) -> Measure))
+                .or_else(|| {
+                    k.strip_suffix("%floor")
+                        .map(|p| (p, Measure::RecallPctFloor as fn(u32) -> Measure))
+                })
+                .or_else(|| {
+                    k.strip_suffix('%')
+                        .map(|p| (p, Measure::RecallPct as fn(u32) -> Measure))
+                }) {
+                Some((pct, make)) => {
                     let p = cutoff(pct)?;
                     if p > 100 {
                         return Err(bad("a percentage cut-off must be at most 100"));
                     }
-                    Ok(if nearest {
-                        Measure::RecallPctNearest(p)
-                    } else {
-                        Measure::RecallPct(p)
-                    })
+                    Ok(make(p))
                 }
                 None => Ok(Measure::Recall(cutoff(k)?)),
             },
             _ => Err(bad(
-                "expected one of R@k, R@k%, R@k%nearest, P@k, AP (MAP), RPrec (MRP), nDCG, nDCG@k, RR, RR@k (MRR@k)",
+                "expected one of R@k, R@k%, R@k%nearest, R@k%floor, P@k, AP (MAP), RPrec (MRP), nDCG, nDCG@k, RR, RR@k (MRR@k)",
             )),
         }
     }
@@ -278,6 +289,13 @@ pub fn pct_cutoff(k_percent: u32, n: usize) -> usize {
 pub fn pct_cutoff_nearest(k_percent: u32, n: usize) -> usize {
     let k = k_percent as usize;
     ((k * n + 50) / 100).max(1)
+}
+
+/// The cut-off of `R@k%floor` for a pool of `n`: `max(1, ⌊k·n/100⌋)` (`R@5%` of 41 paragraphs: 2.05 → 2;
+/// of 30: 1.5 → 1, where [`pct_cutoff`] gives 3 and 2).
+pub fn pct_cutoff_floor(k_percent: u32, n: usize) -> usize {
+    let k = k_percent as usize;
+    (k * n / 100).max(1)
 }
 
 /// The parameters of an evaluation: the trec_eval options that change the values.
@@ -504,6 +522,9 @@ pub fn evaluate_topic(
                 Measure::RecallPctNearest(k) => {
                     rel_in_top(pct_cutoff_nearest(k, pool_size.unwrap_or(0))) as f64 / r
                 }
+                Measure::RecallPctFloor(k) => {
+                    rel_in_top(pct_cutoff_floor(k, pool_size.unwrap_or(0))) as f64 / r
+                }
                 Measure::Precision(k) => rel_in_top(k as usize) as f64 / f64::from(k),
                 Measure::RPrec => rel_in_top(num_rel) as f64 / r,
                 Measure::AP => {
@@ -585,6 +606,30 @@ mod tests {
         assert_eq!((pct_cutoff(5, 41), pct_cutoff_nearest(5, 41)), (3, 2));
         assert_eq!((pct_cutoff(5, 50), pct_cutoff_nearest(5, 50)), (3, 3));
         assert_eq!(pct_cutoff_nearest(2, 10), 1);
+        // Issue 56, item 6: the floor, as LexCLiPR's BM25 script cuts.
+        assert_eq!(m("R@5%floor"), Measure::RecallPctFloor(5));
+        assert_eq!(m("R@5%floor").to_string(), "R@5%floor");
+        assert!(m("R@5%floor").needs_pool());
+        assert_eq!(
+            (
+                pct_cutoff(5, 41),
+                pct_cutoff_nearest(5, 41),
+                pct_cutoff_floor(5, 41)
+            ),
+            (3, 2, 2)
+        );
+        assert_eq!(
+            (
+                pct_cutoff(5, 30),
+                pct_cutoff_nearest(5, 30),
+                pct_cutoff_floor(5, 30)
+            ),
+            (2, 2, 1)
+        );
+        assert_eq!((pct_cutoff(10, 100), pct_cutoff_floor(10, 100)), (10, 10));
+        assert_eq!(pct_cutoff_floor(2, 10), 1, "never below 1");
+        assert_eq!(m("R@5%floor").depth(30), Some(1));
+        assert!("R@101%floor".parse::<Measure>().is_err());
         assert_eq!(m("R@5%nearest").depth(41), Some(2));
         assert_eq!(task_measures(true).len(), 3);
         let recorded: Vec<String> = recorded_measures(true).iter().map(ToString::to_string).collect();

@@ -23,7 +23,7 @@ pub struct EvalArgs {
     pub run: PathBuf,
     /// The qrels: `topic 0 doc relevance` per line.
     pub qrels: PathBuf,
-    /// Comma-separated measures, ir_measures names: R@k, R@k%, P@k, AP, RPrec, nDCG@k, RR@k.
+    /// Comma-separated measures, ir_measures names: R@k, R@k% (R@k%nearest, R@k%floor: the cut-off rounded otherwise), P@k, AP, RPrec, nDCG@k, RR@k.
     /// [default: AP,RPrec,R@100,nDCG@10, plus R@2%,R@5%,R@10% with --pools]
     #[arg(long, short, value_delimiter = ',')]
     pub measures: Vec<String>,
