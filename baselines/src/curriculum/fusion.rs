@@ -43,6 +43,26 @@ pub fn ranks_with_ties(scores: &[f64]) -> Result<Vec<usize>> {
 /// `-∞` is allowed (an unreachable candidate: last, by id). Errors on NaN, on `ids` not one per score,
 /// and on repeated ids.
 pub fn permutation_ranks(scores: &[f64], ids: &[usize]) -> Result<Vec<usize>> {
+    permutation_ranks_seeded(scores, ids, None)
+}
+
+/// Where a candidate stands among those it ties with: its id itself without a seed (corpus order),
+/// else a seeded hash of it, so that the order among ties is a shuffle fixed by the seed and carries
+/// no trace of the corpus's order (issue 56: articles early in BSARD's corpus ranked "harder" among
+/// the many at infinite hierarchical distance).
+pub fn tie_key(seed: Option<u64>, id: usize) -> (u64, usize) {
+    match seed {
+        None => (0, id),
+        Some(s) => {
+            let mut r =
+                lexbench_core::rng::SplitMix64::new(s ^ (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            (r.next_u64(), id)
+        }
+    }
+}
+
+/// [`permutation_ranks`] with ties broken by [`tie_key`] of `seed` (`None`: by id ascending).
+pub fn permutation_ranks_seeded(scores: &[f64], ids: &[usize], seed: Option<u64>) -> Result<Vec<usize>> {
     if let Some(i) = scores.iter().position(|s| s.is_nan()) {
         return Err(Error::data(
             "curriculum difficulty scores",
@@ -56,17 +76,20 @@ pub fn permutation_ranks(scores: &[f64], ids: &[usize]) -> Result<Vec<usize>> {
             scores.len()
         )));
     }
+    let keys: Vec<(u64, usize)> = ids.iter().map(|&i| tie_key(seed, i)).collect();
     let mut order: Vec<usize> = (0..scores.len()).collect();
     order.sort_by(|&a, &b| {
         scores[b]
             .partial_cmp(&scores[a])
             .unwrap_or(Ordering::Equal)
-            .then(ids[a].cmp(&ids[b]))
+            .then(keys[a].cmp(&keys[b]))
     });
-    if let Some(w) = order.windows(2).find(|w| ids[w[0]] == ids[w[1]]) {
+    let mut sorted_ids = ids.to_vec();
+    sorted_ids.sort_unstable();
+    if let Some(w) = sorted_ids.windows(2).find(|w| w[0] == w[1]) {
         return Err(Error::data(
             "curriculum candidates",
-            format!("doc {} is listed twice", ids[w[0]]),
+            format!("doc {} is listed twice", w[0]),
         ));
     }
     let mut ranks = vec![0; scores.len()];
@@ -82,6 +105,16 @@ pub fn permutation_ranks(scores: &[f64], ids: &[usize]) -> Result<Vec<usize>> {
 /// a view switched off is simply not passed. Errors on no view, unequal lengths, NaN scores, repeated
 /// ids, or `k` not finite or negative.
 pub fn rrf<V: AsRef<[f64]>>(views: &[V], ids: &[usize], k: f64) -> Result<Vec<f64>> {
+    rrf_seeded(views, ids, k, None)
+}
+
+/// [`rrf`] with each view's ties broken by [`tie_key`] of `seed`.
+pub fn rrf_seeded<V: AsRef<[f64]>>(
+    views: &[V],
+    ids: &[usize],
+    k: f64,
+    seed: Option<u64>,
+) -> Result<Vec<f64>> {
     if !k.is_finite() || k < 0.0 {
         return Err(Error::Param(format!(
             "curriculum rrf_k must be a finite number ≥ 0, got {k}"
@@ -100,7 +133,7 @@ pub fn rrf<V: AsRef<[f64]>>(views: &[V], ids: &[usize], k: f64) -> Result<Vec<f6
                 view.len()
             )));
         }
-        for (f, r) in fused.iter_mut().zip(permutation_ranks(view, ids)?) {
+        for (f, r) in fused.iter_mut().zip(permutation_ranks_seeded(view, ids, seed)?) {
             *f += 1.0 / (k + r as f64);
         }
     }
@@ -126,6 +159,9 @@ pub struct QueryViews<'a> {
     pub semantic: Option<&'a [f64]>,
     /// The corpus structure for the hierarchical and sequential views. Needed when either is on.
     pub structure: Option<&'a CorpusStructure>,
+    /// The seed of the order among equally difficult candidates ([`tie_key`]); `None`: doc index
+    /// ascending (the corpus's order, which favours early articles: kept for tests and reports).
+    pub tie_seed: Option<u64>,
 }
 
 /// The candidates of one query ordered **hardest first**: by fused RRF score descending, ties broken
@@ -143,6 +179,17 @@ impl Difficulty {
     /// permutation, ties by doc index) and orders the candidates hardest first, fused ties by doc
     /// index. Errors as [`rrf`] does, and when a view's length is not the number of candidates.
     pub fn fuse<V: AsRef<[f64]>>(candidates: &[usize], views: &[V], k: f64) -> Result<Self> {
+        Self::fuse_seeded(candidates, views, k, None)
+    }
+
+    /// [`Difficulty::fuse`] with every tie (within a view, and of fused scores) broken by
+    /// [`tie_key`] of `seed`.
+    pub fn fuse_seeded<V: AsRef<[f64]>>(
+        candidates: &[usize],
+        views: &[V],
+        k: f64,
+        seed: Option<u64>,
+    ) -> Result<Self> {
         if let Some(v) = views.iter().position(|v| v.as_ref().len() != candidates.len()) {
             return Err(Error::internal(format!(
                 "curriculum: view {v} has {} scores for {} candidates",
@@ -150,13 +197,14 @@ impl Difficulty {
                 candidates.len()
             )));
         }
-        let fused = rrf(views, candidates, k)?;
+        let fused = rrf_seeded(views, candidates, k, seed)?;
+        let keys: Vec<(u64, usize)> = candidates.iter().map(|&c| tie_key(seed, c)).collect();
         let mut idx: Vec<usize> = (0..candidates.len()).collect();
         idx.sort_by(|&a, &b| {
             fused[b]
                 .partial_cmp(&fused[a])
                 .unwrap_or(Ordering::Equal)
-                .then(candidates[a].cmp(&candidates[b]))
+                .then(keys[a].cmp(&keys[b]))
         });
         Ok(Self {
             order: idx.iter().map(|&i| candidates[i]).collect(),
@@ -208,7 +256,7 @@ impl Difficulty {
                 views.push(structure.sequential_view(query.positives, &candidates)?);
             }
         }
-        Self::fuse(&candidates, &views, config.rrf_k)
+        Self::fuse_seeded(&candidates, &views, config.rrf_k, query.tie_seed)
     }
 
     /// Number of ranked candidates.

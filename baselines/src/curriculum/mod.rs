@@ -14,9 +14,13 @@
 //!   ([`CorpusStructure::from_legal_graph`]) or of one ECtHR judgment
 //!   ([`CorpusStructure::from_judgment`]: paragraphs under sections, paragraph numbers).
 //! - Fusion: each view ranks the query's negatives as a **permutation** ([`permutation_ranks`]:
-//!   score descending, ties broken by doc index ascending — on BSARD the release's article order),
-//!   then [`rrf`] with `k` = 60 by default, so nothing depends on input order. [`Difficulty`] orders a
-//!   query's candidates hardest first: fused score descending, ties by doc index ascending.
+//!   score descending), then [`rrf`] with `k` = 60 by default, so nothing depends on input order.
+//!   [`Difficulty`] orders a query's candidates hardest first: fused score descending. Ties (within a
+//!   view, and of fused scores) go by a shuffle fixed by the query's tie seed ([`tie_key`],
+//!   [`QueryViews::tie_seed`]; training derives it from its seed, `SeedPurpose::CurriculumTies`), not
+//!   by the corpus's order: BSARD's legislative graph has no root, so every article of another code is
+//!   at infinite hierarchical distance, and breaking those ties by doc index ranked the articles early
+//!   in the release "harder" (issue 56). Without a seed, ties go by doc index ascending.
 //!   Positives are removed from the pool before ranking.
 //! - Buckets: [`Buckets::split`] cuts the hardest-first order — **all of the query's negatives**
 //!   by default, the paper's reading; its first `top_n` only with [`CurriculumConfig::top_n`] > 0, an
@@ -43,7 +47,7 @@
 //! let config = CurriculumConfig::default();
 //! let candidates = [0, 1, 2, 3, 4, 5];
 //! let semantic = [0.1, 0.5, 0.9, 0.8, 0.2, 0.0];
-//! let query = QueryViews { candidates: &candidates, positives: &[2], semantic: Some(&semantic), structure: Some(&structure) };
+//! let query = QueryViews { candidates: &candidates, positives: &[2], semantic: Some(&semantic), structure: Some(&structure), tie_seed: None };
 //! let difficulty = Difficulty::for_query(&config, query)?;
 //! assert_eq!(difficulty.order, vec![1, 3, 0, 4, 5]); // the positive is gone
 //! let buckets = difficulty.buckets(config.effective_buckets())?;
@@ -63,7 +67,10 @@ mod tests;
 pub use config::{
     CurriculumConfig, DEFAULT_TOP_N, SCHEDULE_SUM_TOLERANCE, SemanticSource, ViewSet, validate_schedule,
 };
-pub use fusion::{Difficulty, QueryViews, distance_difficulty, permutation_ranks, ranks_with_ties, rrf};
+pub use fusion::{
+    Difficulty, QueryViews, distance_difficulty, permutation_ranks, permutation_ranks_seeded,
+    ranks_with_ties, rrf, rrf_seeded, tie_key,
+};
 pub use schedule::{Buckets, CurriculumSampler, PEAK_MASS, Schedule};
 pub use structure::{
     CorpusStructure, hierarchical_distances, linear_positions, sequence_positions, sequential_distances,

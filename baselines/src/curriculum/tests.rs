@@ -98,6 +98,7 @@ fn each_view_is_a_permutation_ties_broken_by_doc_index() {
             positives: &[2],
             semantic: None,
             structure: Some(&structure),
+            tie_seed: None,
         },
     )
     .unwrap();
@@ -191,6 +192,7 @@ fn views_switch_off_through_the_config() {
         positives: &[14],
         semantic: Some(&semantic),
         structure: None,
+        tie_seed: None,
     };
     let d = Difficulty::for_query(&config, q).unwrap();
     // ranks 1 2 3 4 (the b/c tie broken by doc index) → 1/61, 1/62, 1/63, 1/64.
@@ -223,6 +225,7 @@ fn views_switch_off_through_the_config() {
         positives: &[1],
         semantic: Some(&[]),
         structure: None,
+        tie_seed: None,
     };
     assert!(Difficulty::for_query(&config, empty).unwrap().is_empty());
 }
@@ -575,6 +578,7 @@ fn the_buckets_cover_every_negative_by_default() {
             positives: &[0],
             semantic: Some(&semantic),
             structure: None,
+            tie_seed: None,
         },
     )
     .unwrap();
@@ -636,6 +640,7 @@ fn sampler_draws_distinct_non_positive_negatives_deterministically() {
         positives: &[5, 17],
         semantic: Some(&scores),
         structure: None,
+        tie_seed: None,
     };
     let difficulty = Difficulty::for_query(&config, q).unwrap();
     assert_eq!(difficulty.len(), 28);
@@ -793,6 +798,7 @@ fn ecthr_views_from_paragraph_lists() {
         positives: &[3],
         semantic: None,
         structure: Some(&j),
+        tie_seed: None,
     };
     let d = Difficulty::for_query(&config, q).unwrap();
     // Permutations, ties by doc index. hier: 2, 4, 0, 1, 5, 6 (ranks 1–6). seq: 2, 4 (distance 1),
@@ -805,5 +811,44 @@ fn ecthr_views_from_paragraph_lists() {
             .hierarchical_distances(&[], &[])
             .unwrap()
             .is_empty()
+    );
+}
+
+/// Issue 56, item 3: with a tie seed, the order among equally difficult candidates (here every
+/// candidate at infinite distance, as the articles of another code are in BSARD's rootless graph) is
+/// a shuffle fixed by the seed: the same seed gives the same order, another seed another, and over
+/// many seeds each candidate comes first about equally often; without one it is the corpus's order,
+/// which put early articles first every time.
+#[test]
+fn ties_are_broken_by_a_seeded_shuffle_not_the_corpus_order() {
+    let cands: Vec<usize> = (100..110).collect();
+    let tied = vec![f64::NEG_INFINITY; cands.len()];
+    let order = |seed: Option<u64>| {
+        Difficulty::fuse_seeded(&cands, std::slice::from_ref(&tied), K, seed)
+            .unwrap()
+            .order
+    };
+    assert_eq!(order(None), cands, "without a seed: doc index ascending");
+    assert_eq!(order(Some(7)), order(Some(7)), "one seed, one order");
+    assert_ne!(order(Some(7)), order(Some(8)));
+    let mut first = [0usize; 10];
+    for seed in 0..1000u64 {
+        let o = order(Some(seed));
+        let mut sorted = o.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, cands, "a permutation");
+        first[o[0] - 100] += 1;
+    }
+    // Expected 100 each (binomial sd 9.5): 5 sd either way, and never the corpus's first every time.
+    assert!(first.iter().all(|&n| (52..=148).contains(&n)), "{first:?}");
+    // The same through a query's views: a structural view with every candidate of another code.
+    let ranks = permutation_ranks_seeded(&tied, &cands, Some(3)).unwrap();
+    let mut r = ranks.clone();
+    r.sort_unstable();
+    assert_eq!(r, (1..=10).collect::<Vec<_>>());
+    assert_ne!(ranks, (1..=10).collect::<Vec<_>>(), "not the corpus order");
+    assert!(
+        permutation_ranks_seeded(&[1.0, 2.0], &[4, 4], Some(3)).is_err(),
+        "a doc twice"
     );
 }

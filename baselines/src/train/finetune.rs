@@ -168,7 +168,13 @@ pub(crate) fn negative_sources(cfg: &TrainConfig, split: &SplitData, data: &Path
         bm25: (cfg.negatives.bm25 > 0)
             .then(|| bm25_rankings(split, dataset, cfg.negatives.bm25_depth.max(1) * 4)),
         curriculum: match &cfg.curriculum {
-            Some(c) => Some(CurriculumNegatives::new(c, split, data, dataset)?),
+            Some(c) => Some(CurriculumNegatives::new(c, split, data, dataset)?.with_tie_seed(
+                crate::train::seeds::derive_seed(
+                    cfg.seed,
+                    crate::train::seeds::SeedPurpose::CurriculumTies,
+                    0,
+                ),
+            )),
             None => None,
         },
     })

@@ -20,6 +20,9 @@ pub enum SeedPurpose {
     Dropout = 3,
     /// Fine-tuning: each epoch's CuSINeS curriculum draws (`n` = epoch).
     Curriculum = 4,
+    /// CuSINeS: the order among equally difficult candidates in a view (articles of another code
+    /// are all at infinite hierarchical distance), one seeded shuffle per topic (`n` = 0).
+    CurriculumTies = 5,
     /// DR+GNN: each epoch's example order; with `n = u64::MAX`, the GAT's initial weights.
     GnnShuffle = 11,
     /// DR+GNN: each epoch's negatives.

@@ -56,6 +56,9 @@ pub struct CurriculumNegatives {
     sampler: CurriculumSampler,
     structures: Option<Structures>,
     bm25: Option<Vec<Vec<f64>>>,
+    /// The seed of the order among equally difficult candidates (per topic, [`Self::with_tie_seed`]);
+    /// `None`: doc index ascending.
+    tie_seed: Option<u64>,
 }
 
 /// BM25 scores of every candidate of every topic (aligned with [`SplitData::candidates`]; 0 where
@@ -150,6 +153,7 @@ impl CurriculumNegatives {
             sampler: CurriculumSampler::from_config(cfg)?,
             structures,
             bm25,
+            tie_seed: None,
         })
     }
 
@@ -222,6 +226,20 @@ impl CurriculumNegatives {
         })
     }
 
+    /// Breaks ties among equally difficult candidates by a shuffle fixed by `seed` (one per topic)
+    /// instead of the corpus's order, which ranks early articles "harder" among the many at infinite
+    /// hierarchical distance (another code: the legislative graph has no root).
+    pub fn with_tie_seed(mut self, seed: u64) -> Self {
+        self.tie_seed = Some(seed);
+        self
+    }
+
+    /// The tie seed of topic `t`.
+    fn topic_tie_seed(&self, t: usize) -> Option<u64> {
+        self.tie_seed
+            .map(|s| lexbench_core::rng::SplitMix64::new(s ^ (t as u64).rotate_left(17)).next_u64())
+    }
+
     /// The difficulty buckets of every topic of `split` (bucket 0 = easiest). `model` holds the
     /// model's candidate scores (see [`Self::needs_model_scores`]).
     pub fn buckets(&self, split: &SplitData, model: Option<&[Vec<f64>]>) -> Result<Vec<Buckets>> {
@@ -246,6 +264,7 @@ impl CurriculumNegatives {
                             positives: &positives,
                             semantic,
                             structure: Some(&p.structure),
+                            tie_seed: self.topic_tie_seed(t),
                         };
                         let d = Difficulty::for_query(&self.cfg, views)?;
                         d.order.iter().map(|&i| cands[i]).collect::<Vec<_>>()
@@ -260,6 +279,7 @@ impl CurriculumNegatives {
                             positives: &topic.positives,
                             semantic,
                             structure,
+                            tie_seed: self.topic_tie_seed(t),
                         };
                         Difficulty::for_query(&self.cfg, views)?.order
                     }
@@ -458,6 +478,7 @@ mod tests {
             sampler: CurriculumSampler::from_config(&cfg)?,
             structures: Some(CurriculumNegatives::structures(&s, Path::new("/nonexistent"))?),
             bm25: None,
+            tie_seed: None,
         };
         // The model's scores: doc index descending = harder.
         let scores: Vec<Vec<f64>> = (0..3)
@@ -477,6 +498,7 @@ mod tests {
                             Some(Structures::PerTopic(p)) => Some(&p[t].structure),
                             _ => None,
                         },
+                        tie_seed: None,
                     },
                 )?;
                 // 18 non-positives, hardest first; the hardest bucket holds the last third's size.
@@ -524,6 +546,7 @@ mod tests {
                 sampler: CurriculumSampler::from_config(&cfg)?,
                 structures: None,
                 bm25: None,
+                tie_seed: None,
             };
             let buckets = cn.buckets(&s, Some(&scores))?;
             let mut draws = Vec::new();
@@ -558,6 +581,7 @@ mod tests {
                 sampler: CurriculumSampler::from_config(&cfg)?,
                 structures: None,
                 bm25: None,
+                tie_seed: None,
             };
             // `draws` holds three phases' draws of the 3 topics: topic i % 3.
             let per_topic: CurriculumDraws = (0..3)
@@ -598,6 +622,7 @@ mod tests {
             sampler: CurriculumSampler::from_config(&cfg)?,
             structures: None,
             bm25: Some(bm25),
+            tie_seed: None,
         };
         let buckets = cn.buckets(&s, None)?;
         // Hardest first: 2, then 3–7 tied (by index): buckets [5, 6, 7] (easy) and [2, 3, 4] (hard).
@@ -629,6 +654,7 @@ mod tests {
             sampler: CurriculumSampler::from_config(&cfg)?,
             structures: Some(CurriculumNegatives::structures(&s, Path::new("/nonexistent"))?),
             bm25: None,
+            tie_seed: None,
         };
         assert!(!cn.needs_model_scores());
         let buckets = cn.buckets(&s, None)?;
