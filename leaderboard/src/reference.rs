@@ -24,10 +24,17 @@ use crate::board::DatasetBoard;
 pub const BASELINE_ROW: &str = "bm25";
 
 /// The embedded references, by file name.
-const SOURCES: [(&str, &str); 1] = [(
-    "santosh2024-ecthr.toml",
-    include_str!("../references/santosh2024-ecthr.toml"),
-)];
+const SOURCES: [(&str, &str); 3] = [
+    (
+        "santosh2024-ecthr.toml",
+        include_str!("../references/santosh2024-ecthr.toml"),
+    ),
+    (
+        "santosh2024-cusines.toml",
+        include_str!("../references/santosh2024-cusines.toml"),
+    ),
+    ("qabisar.toml", include_str!("../references/qabisar.toml")),
+];
 
 /// One paper's published figures for one task.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -46,6 +53,13 @@ pub struct Reference {
     /// Its rows, in its order.
     #[serde(rename = "row")]
     pub rows: Vec<PaperRow>,
+    /// Decimals of the percentages as the paper prints them (0: two-decimal fractions, as the ECtHR
+    /// paper; 1: `49.3`, as the BSARD papers).
+    #[serde(default)]
+    pub decimals: usize,
+    /// What the page says above its table (default: the ECtHR tables' note).
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 /// A setting (column group) of a published table.
@@ -248,6 +262,84 @@ mod tests {
             checked,
             santosh.rows.iter().filter(|r| r.table == "Table 2").count()
         );
+    }
+
+    /// Issue 56, item 7: the CuSINeS and QABISAR figures beside the BSARD boards, checked against
+    /// PAPERS.md number by number (percent there, fractions here).
+    #[test]
+    fn the_embedded_bsard_figures_are_the_papers() {
+        let design = lexbench_core::testing::fixtures_dir()
+            .parent()
+            .expect("fixtures has a parent")
+            .join("design")
+            .join("PAPERS.md");
+        let text = std::fs::read_to_string(&design).unwrap_or_else(|e| panic!("{}: {e}", design.display()));
+        let fractions = |cell: &str| -> Vec<Vec<f64>> {
+            vec![
+                cell.split('/')
+                    .map(|v| (v.trim().parse::<f64>().expect("a number") * 10.0).round() / 1000.0)
+                    .collect(),
+            ]
+        };
+        let find = |r: &Reference, system: &str, init: &str| -> Vec<Vec<f64>> {
+            r.rows
+                .iter()
+                .find(|row| row.system == system && row.init == init)
+                .unwrap_or_else(|| panic!("{}: no row {system} / {init}", r.paper))
+                .values
+                .clone()
+        };
+        let cusines = references()
+            .iter()
+            .find(|r| r.paper.contains("CuSINeS"))
+            .expect("the CuSINeS reference");
+        // "| model | encoder | baseline negatives (BM25, fixed) | CuSINeS |".
+        let mut checked = 0;
+        for cols in table_rows(section(&text, "CuSINeS Table 1", "CuSINeS ablations")) {
+            let (model, encoder) = (cols[0].as_str(), cols[1].as_str());
+            if model == "BM25" {
+                assert_eq!(find(cusines, "BM25", "—"), fractions(&cols[2]));
+                checked += 1;
+                continue;
+            }
+            let base = format!("{model}, BM25 negatives (fixed)");
+            assert_eq!(
+                find(cusines, &base, encoder),
+                fractions(&cols[2]),
+                "{base} {encoder}"
+            );
+            let ours = format!("{model}, CuSINeS");
+            assert_eq!(
+                find(cusines, &ours, encoder),
+                fractions(&cols[3]),
+                "{ours} {encoder}"
+            );
+            checked += 2;
+        }
+        assert_eq!(checked, cusines.rows.len());
+        // "QABISAR Table 1 (…): BM25 a / b / c / d / e; bi-encoder without hierarchy …; … QABISAR …."
+        let qabisar = references()
+            .iter()
+            .find(|r| r.paper == "QABISAR")
+            .expect("the QABISAR reference");
+        let para = section(&text, "QABISAR Table 1", "BSARD's own paper");
+        let body = para.split_once("):").expect("QABISAR Table 1 (…):").1;
+        let body = body.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut checked = 0;
+        for part in body.trim().trim_end_matches('.').split(';') {
+            let part = part.trim();
+            // The name ends where the first figure (a decimal number) begins: "BM25 49.3 / …".
+            let words: Vec<&str> = part.split_whitespace().collect();
+            let at = words
+                .iter()
+                .position(|w| w.contains('.') && w.parse::<f64>().is_ok())
+                .unwrap_or_else(|| panic!("no figures in {part:?}"));
+            let (name, figures) = (words[..at].join(" "), words[at..].join(" "));
+            let (name, figures) = (name.as_str(), figures.as_str());
+            assert_eq!(find(qabisar, name, "—"), fractions(figures), "{name}");
+            checked += 1;
+        }
+        assert_eq!(checked, qabisar.rows.len());
     }
 
     fn section<'t>(text: &'t str, from: &str, to: &str) -> &'t str {

@@ -160,7 +160,8 @@ pub fn markdown(boards: &[DatasetBoard], options: &RenderOptions) -> String {
 struct BesideCell {
     main: String,
     marks: Vec<Sig>,
-    nearest: String,
+    /// `R@k%nearest` of a pooled task (none for a corpus task).
+    nearest: Option<String>,
     topics: usize,
     stale: bool,
 }
@@ -181,12 +182,13 @@ fn beside_cell(r: &Reference, b: &DatasetBoard, row: &crate::board::Row, split: 
         .iter()
         .map(|i| i.map_or(Sig::Untested, |i| c.sig[i]))
         .collect();
-    let nearest = r
-        .measures
-        .iter()
-        .map(|m| pct1(c.hidden.get(&format!("{m}nearest")).copied()))
-        .collect::<Vec<_>>()
-        .join(" / ");
+    let nearest = (r.task == "pooled").then(|| {
+        r.measures
+            .iter()
+            .map(|m| pct1(c.hidden.get(&format!("{m}nearest")).copied()))
+            .collect::<Vec<_>>()
+            .join(" / ")
+    });
     Some(BesideCell {
         main,
         marks,
@@ -201,10 +203,10 @@ fn pct1(v: Option<f64>) -> String {
     v.map_or("—".to_owned(), |v| format!("{:.1}", 100.0 * v))
 }
 
-fn paper_values(values: &[f64]) -> String {
+fn paper_values(values: &[f64], decimals: usize) -> String {
     values
         .iter()
-        .map(|v| format!("{:.0}", 100.0 * v))
+        .map(|v| format!("{:.*}", decimals, 100.0 * v))
         .collect::<Vec<_>>()
         .join(" / ")
 }
@@ -237,7 +239,7 @@ const BESIDE_NOTE: &str = "The paper's figures (R@2% / R@5% / R@10%, in %, as pr
 
 fn beside_markdown(s: &mut String, r: &Reference, b: &DatasetBoard) {
     let _ = writeln!(s, "### Beside the paper: {}\n", md(&r.paper));
-    let _ = writeln!(s, "{}\n", BESIDE_NOTE);
+    let _ = writeln!(s, "{}\n", r.note.as_deref().unwrap_or(BESIDE_NOTE));
     let mut header = String::from("| table | system | init / description |");
     let mut rule = String::from("|---|---|---|");
     for st in &r.settings {
@@ -250,7 +252,7 @@ fn beside_markdown(s: &mut String, r: &Reference, b: &DatasetBoard) {
             Line::Paper(p) => {
                 let _ = write!(s, "| {} | {} | {} |", md(&p.table), md(&p.system), md(&p.init));
                 for v in &p.values {
-                    let _ = write!(s, " {} |", paper_values(v));
+                    let _ = write!(s, " {} |", paper_values(v, r.decimals));
                 }
             }
             Line::Ours(i) => {
@@ -266,12 +268,15 @@ fn beside_markdown(s: &mut String, r: &Reference, b: &DatasetBoard) {
                     match beside_cell(r, b, row, &st.split) {
                         Some(c) => {
                             let dagger = if c.stale { " †" } else { "" };
+                            let nearest = c
+                                .nearest
+                                .as_ref()
+                                .map_or(String::new(), |n| format!("nearest {n} · "));
                             let _ = write!(
                                 s,
-                                " **{}**{}{dagger}<br>nearest {} · {} topics |",
+                                " **{}**{}{dagger}<br>{nearest}{} topics |",
                                 c.main,
                                 marks_text(&c.marks),
-                                c.nearest,
                                 c.topics
                             );
                         }
@@ -290,7 +295,7 @@ fn beside_html(s: &mut String, r: &Reference, b: &DatasetBoard) {
     let _ = writeln!(
         s,
         "<p class=\"note\">{}</p>",
-        esc(BESIDE_NOTE).replace("`paper_row`", "<code>paper_row</code>")
+        esc(r.note.as_deref().unwrap_or(BESIDE_NOTE)).replace("`paper_row`", "<code>paper_row</code>")
     );
     s.push_str("<table class=\"beside\"><thead><tr><th>table</th><th>system</th><th>init / description</th>");
     for st in &r.settings {
@@ -313,7 +318,7 @@ fn beside_html(s: &mut String, r: &Reference, b: &DatasetBoard) {
                     esc(&p.init)
                 );
                 for v in &p.values {
-                    let _ = write!(s, "<td class=\"num\">{}</td>", paper_values(v));
+                    let _ = write!(s, "<td class=\"num\">{}</td>", paper_values(v, r.decimals));
                 }
             }
             Line::Ours(i) => {
@@ -346,10 +351,14 @@ fn beside_html(s: &mut String, r: &Reference, b: &DatasetBoard) {
                             } else {
                                 ""
                             };
+                            let nearest = c
+                                .nearest
+                                .as_ref()
+                                .map_or(String::new(), |n| format!("nearest {n} · "));
                             let _ = write!(
                                 s,
-                                "<td class=\"num\"><b>{}</b>{marks}{stale}<br><small>nearest {} · {} topics</small></td>",
-                                c.main, c.nearest, c.topics
+                                "<td class=\"num\"><b>{}</b>{marks}{stale}<br><small>{nearest}{} topics</small></td>",
+                                c.main, c.topics
                             );
                         }
                         None => s.push_str("<td class=\"num\">not run</td>"),

@@ -617,3 +617,32 @@ fn entries_stand_beside_the_papers_rows() {
     assert!(err.contains("bad-card.toml:2: "), "{err}");
     assert!(err.contains("paper_row \"gpt-4\" is no published row"), "{err}");
 }
+
+/// Issue 56, item 7: the BSARD board stands beside the CuSINeS and QABISAR tables (their figures as
+/// the papers print them, one decimal), the BM25 baseline under their BM25 rows, no `nearest` line (a
+/// corpus task has no pools).
+#[test]
+fn the_bsard_board_stands_beside_cusines_and_qabisar() {
+    let data = scratch("beside-bsard");
+    crate::common::sample_data(&data);
+    ok(&lexbench(&data, &["leaderboard"]));
+    let md = std::fs::read_to_string(data.join("leaderboard/index.md")).unwrap();
+    let html = std::fs::read_to_string(data.join("leaderboard/site/index.html")).unwrap();
+    for page in [&md, &html] {
+        assert!(page.contains("Beside the paper: Santosh et al., CuSINeS, LREC-COLING 2024"));
+        assert!(page.contains("Beside the paper: QABISAR"));
+        assert!(
+            page.contains("49.3 / 57.3 / 63.0 / 16.8 / 13.6"),
+            "BM25 as printed"
+        );
+        assert!(
+            page.contains("84.9 / 89.6 / 93.3 / 46.2 / 36.2"),
+            "DR+GNN CuSINeS LegalCamemBERT"
+        );
+        assert!(page.contains("83.7 / 87.9 / 91.3 / 43.1 / 35.6"), "QABISAR");
+    }
+    let bsard = &md[md.find("Beside the paper: Santosh et al., CuSINeS").unwrap()..];
+    let bsard = &bsard[..bsard.find("Beside the paper: QABISAR").unwrap()];
+    assert!(bsard.contains("↳ ours: BM25"), "{bsard}");
+    assert!(!bsard.contains("nearest"), "{bsard}");
+}
