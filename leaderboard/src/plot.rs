@@ -29,6 +29,37 @@ const PALETTE: [(u8, u8, u8); 9] = [
 /// The baseline's colour.
 const BASELINE_GREY: (u8, u8, u8) = (90, 90, 90);
 
+/// The colour of the `k`-th of `n` systems (the baseline aside): the palette while it has a colour
+/// for each, else `n` hues spread evenly round the colour wheel, lightness alternating, so that no two
+/// systems share a colour however many the board holds (issue 58: at 17 systems a repeating palette
+/// gave ANCE and DPR + adapters one colour).
+fn system_colour(k: usize, n: usize) -> (u8, u8, u8) {
+    if n <= PALETTE.len() {
+        return PALETTE[k % PALETTE.len()];
+    }
+    let hue = 360.0 * k as f64 / n as f64;
+    let lightness = if k % 2 == 0 { 0.40 } else { 0.60 };
+    hsl(hue, 0.65, lightness)
+}
+
+/// HSL (hue in degrees, saturation and lightness in 0..=1) to RGB.
+fn hsl(h: f64, s: f64, l: f64) -> (u8, u8, u8) {
+    let c = (1.0 - (2.0 * l - 1.0).abs()) * s;
+    let hp = (h.rem_euclid(360.0)) / 60.0;
+    let x = c * (1.0 - (hp % 2.0 - 1.0).abs());
+    let (r, g, b) = match hp as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let m = l - c / 2.0;
+    let byte = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
+    (byte(r), byte(g), byte(b))
+}
+
 /// Draws `board`'s `split` into the SVG file `path` (written atomically).
 pub fn plot_split(board: &DatasetBoard, split: &str, path: &Path) -> Result<()> {
     let svg = draw(board, split).map_err(|message| Error::Plot {
@@ -53,6 +84,11 @@ struct Series<'a> {
 }
 
 fn series<'a>(board: &'a DatasetBoard, split: &str) -> Vec<Series<'a>> {
+    let n = board
+        .rows
+        .iter()
+        .filter(|row| !row.baseline && row.cells.contains_key(split))
+        .count();
     let mut k = 0;
     board
         .rows
@@ -63,7 +99,7 @@ fn series<'a>(board: &'a DatasetBoard, split: &str) -> Vec<Series<'a>> {
                 BASELINE_GREY
             } else {
                 k += 1;
-                PALETTE[(k - 1) % PALETTE.len()]
+                system_colour(k - 1, n)
             };
             let mut label = row.shown_name();
             if row.verified {
@@ -238,4 +274,33 @@ fn draw(board: &DatasetBoard, split: &str) -> std::result::Result<String, String
         root.present().map_err(|e| err(&e))?;
     }
     Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn distance(a: (u8, u8, u8), b: (u8, u8, u8)) -> f64 {
+        let d = |x: u8, y: u8| f64::from(x) - f64::from(y);
+        (d(a.0, b.0).powi(2) + d(a.1, b.1).powi(2) + d(a.2, b.2).powi(2)).sqrt()
+    }
+
+    /// Issue 58, item 2: every system of a board has a colour of its own, at 3 systems as at 17 or
+    /// 40, each far enough from every other and from the baseline's grey to be told apart.
+    #[test]
+    fn no_two_systems_share_a_colour() {
+        for n in [1, 3, 9, 10, 17, 24, 40] {
+            let colours: Vec<_> = (0..n).map(|k| system_colour(k, n)).collect();
+            for (i, a) in colours.iter().enumerate() {
+                assert!(distance(*a, BASELINE_GREY) > 40.0, "{n}: {i} {a:?} looks grey");
+                for (j, b) in colours.iter().enumerate().skip(i + 1) {
+                    let far = if n <= 24 { 30.0 } else { 15.0 };
+                    assert!(distance(*a, *b) > far, "{n} systems: {i} {a:?} and {j} {b:?}");
+                }
+            }
+        }
+        assert_eq!(hsl(0.0, 1.0, 0.5), (255, 0, 0));
+        assert_eq!(hsl(120.0, 1.0, 0.5), (0, 255, 0));
+        assert_eq!(hsl(240.0, 1.0, 0.5), (0, 0, 255));
+    }
 }
