@@ -38,7 +38,7 @@ fn system_colour(k: usize, n: usize) -> (u8, u8, u8) {
         return PALETTE[k % PALETTE.len()];
     }
     let hue = 360.0 * k as f64 / n as f64;
-    let lightness = if k % 2 == 0 { 0.40 } else { 0.60 };
+    let lightness = if k.is_multiple_of(2) { 0.40 } else { 0.60 };
     hsl(hue, 0.65, lightness)
 }
 
