@@ -303,7 +303,7 @@ pub struct InputLabel {
     pub path: PathBuf,
     /// Its last component (`tum_release`, `judgments.jsonl`).
     pub name: String,
-    /// The sha256 of its content ([`content_sha256`]).
+    /// The sha256 of its content ([`lexbench_core::hash::sha256_content`]).
     pub sha256: String,
 }
 
@@ -321,7 +321,7 @@ impl InputLabel {
         Ok(Self {
             path: path.to_owned(),
             name,
-            sha256: content_sha256(path)?,
+            sha256: lexbench_core::hash::sha256_content(path)?,
         })
     }
 
@@ -346,41 +346,6 @@ impl std::fmt::Display for InputLabel {
             &self.sha256[..16.min(self.sha256.len())]
         )
     }
-}
-
-/// The sha256 of a file, or of a folder: over its regular files (links followed, hidden names
-/// skipped) as sorted `relative/path sha256` lines, so that the same files anywhere give the same
-/// hash.
-pub fn content_sha256(path: &Path) -> Result<String> {
-    if path.is_file() {
-        return Ok(lexbench_core::sha256_file(path)?);
-    }
-    let mut lines = Vec::new();
-    let mut stack = vec![path.to_owned()];
-    while let Some(dir) = stack.pop() {
-        let rd = std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?;
-        for e in rd {
-            let e = e.with_context(|| format!("reading {}", dir.display()))?;
-            let p = e.path();
-            if e.file_name().to_string_lossy().starts_with('.') {
-                continue;
-            }
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.is_file() {
-                let rel = p
-                    .strip_prefix(path)
-                    .unwrap_or(&p)
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect::<Vec<_>>()
-                    .join("/");
-                lines.push(format!("{rel} {}\n", lexbench_core::sha256_file(&p)?));
-            }
-        }
-    }
-    lines.sort();
-    Ok(lexbench_core::sha256_hex(lines.concat().as_bytes()))
 }
 
 /// Where `import release --texts` takes judgment texts from.
@@ -634,7 +599,7 @@ pub struct SourceCount {
     pub rank: usize,
     /// Its name (the last component of the path given; never the path: [`InputLabel`]).
     pub source: String,
-    /// The sha256 of its content ([`content_sha256`]).
+    /// The sha256 of its content ([`lexbench_core::hash::sha256_content`]).
     pub sha256: String,
     /// `folder` or `corpus`.
     pub kind: &'static str,

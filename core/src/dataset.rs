@@ -142,13 +142,7 @@ impl DatasetManifest {
         let mut files = BTreeMap::new();
         let mut extras = BTreeMap::new();
         for path in walk(dir)? {
-            let rel = path
-                .strip_prefix(dir)
-                .unwrap_or(&path)
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join("/");
+            let rel = relative(dir, &path);
             if rel == "manifest.json" {
                 continue;
             }
@@ -440,7 +434,19 @@ impl Dataset {
 pub const MAX_DATASET_FILE_BYTES: usize = 4 << 30;
 
 /// Every regular, non-hidden file under `dir`, sorted.
-fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
+/// `path` relative to `dir`, `/`-separated (what a manifest and [`crate::hash::sha256_content`] name
+/// a file by).
+pub(crate) fn relative(dir: &Path, path: &Path) -> String {
+    path.strip_prefix(dir)
+        .unwrap_or(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Every regular file under `dir` (links followed, hidden names skipped), sorted.
+pub(crate) fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(d) = stack.pop() {

@@ -26,6 +26,25 @@ pub fn to_hex(bytes: &[u8]) -> String {
     out
 }
 
+/// sha256 of a file's content, or of a folder's: over its regular files (links followed, hidden names
+/// skipped, as a dataset's manifest lists them) as sorted `relative/path sha256` lines, so that the same
+/// files anywhere give the same hash. What a dataset names an input by (never its path).
+pub fn sha256_content(path: &Path) -> Result<String> {
+    if path.is_file() {
+        return sha256_file(path);
+    }
+    let mut lines = Vec::new();
+    for p in crate::dataset::walk(path)? {
+        lines.push(format!(
+            "{} {}\n",
+            crate::dataset::relative(path, &p),
+            sha256_file(&p)?
+        ));
+    }
+    lines.sort();
+    Ok(sha256_hex(lines.concat().as_bytes()))
+}
+
 /// sha256 of `bytes`, lower-case hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     to_hex(&Sha256::digest(bytes))
@@ -97,5 +116,29 @@ mod tests {
         assert_eq!(s.hex(), sha256_hex(&bytes));
         assert!(sha256_file(&dir.join("missing")).is_err());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A folder's content hash is the same wherever the folder lies and whatever else is hidden in
+    /// it, and changes with any file's bytes or name.
+    #[test]
+    fn a_folders_content_hash_ignores_where_it_lies() {
+        let root = std::env::temp_dir().join(format!("lexbench-hash-content-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        for place in ["a", "b c/d"] {
+            let d = root.join(place).join("texts");
+            std::fs::create_dir_all(d.join("sub")).unwrap();
+            std::fs::write(d.join("001-1.txt"), "one").unwrap();
+            std::fs::write(d.join("sub/001-2.txt"), "two").unwrap();
+        }
+        std::fs::write(root.join("b c/d/texts/.hidden"), "x").unwrap();
+        let (a, b) = (root.join("a/texts"), root.join("b c/d/texts"));
+        assert_eq!(sha256_content(&a).unwrap(), sha256_content(&b).unwrap());
+        std::fs::write(b.join("sub/001-2.txt"), "tw0").unwrap();
+        assert_ne!(sha256_content(&a).unwrap(), sha256_content(&b).unwrap());
+        std::fs::write(b.join("sub/001-2.txt"), "two").unwrap();
+        std::fs::rename(b.join("sub/001-2.txt"), b.join("sub/001-3.txt")).unwrap();
+        assert_ne!(sha256_content(&a).unwrap(), sha256_content(&b).unwrap());
+        assert_eq!(sha256_content(&a.join("001-1.txt")).unwrap(), sha256_hex(b"one"));
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

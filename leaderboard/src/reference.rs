@@ -200,12 +200,7 @@ mod tests {
     /// Markdown tables are read row by row (system, init / method) and compared number by number.
     #[test]
     fn the_embedded_figures_are_the_papers() {
-        let design = lexbench_core::testing::fixtures_dir()
-            .parent()
-            .expect("fixtures has a parent")
-            .join("design")
-            .join("PAPERS.md");
-        let text = std::fs::read_to_string(&design).unwrap_or_else(|e| panic!("{}: {e}", design.display()));
+        let text = papers_md();
         let santosh = &references()[0];
         assert_eq!(santosh.settings.len(), 3);
         // Table 1: "| system | init | seen | unseen query | unseen article |".
@@ -268,12 +263,7 @@ mod tests {
     /// PAPERS.md number by number (percent there, fractions here).
     #[test]
     fn the_embedded_bsard_figures_are_the_papers() {
-        let design = lexbench_core::testing::fixtures_dir()
-            .parent()
-            .expect("fixtures has a parent")
-            .join("design")
-            .join("PAPERS.md");
-        let text = std::fs::read_to_string(&design).unwrap_or_else(|e| panic!("{}: {e}", design.display()));
+        let text = papers_md();
         let fractions = |cell: &str| -> Vec<Vec<f64>> {
             vec![
                 cell.split('/')
@@ -340,6 +330,16 @@ mod tests {
             checked += 1;
         }
         assert_eq!(checked, qabisar.rows.len());
+    }
+
+    /// `../shared/design/PAPERS.md` (beside the fixtures), the papers' figures as the project keeps them.
+    fn papers_md() -> String {
+        let design = lexbench_core::testing::fixtures_dir()
+            .parent()
+            .expect("fixtures has a parent")
+            .join("design")
+            .join("PAPERS.md");
+        std::fs::read_to_string(&design).unwrap_or_else(|e| panic!("{}: {e}", design.display()))
     }
 
     fn section<'t>(text: &'t str, from: &str, to: &str) -> &'t str {

@@ -34,6 +34,23 @@ fn version(data: &Path, name: &str) -> String {
         .dataset_hash()
 }
 
+/// `lexbench import release RELEASE [--texts T]… [--name NAME]` into `data`, which must succeed.
+fn import(data: &Path, release: &Path, texts: &[PathBuf], name: Option<&str>) {
+    let mut args = vec![
+        "import".to_owned(),
+        "release".to_owned(),
+        release.display().to_string(),
+    ];
+    for t in texts {
+        args.extend(["--texts".to_owned(), t.display().to_string()]);
+    }
+    if let Some(name) = name {
+        args.extend(["--name".to_owned(), name.to_owned()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    ok(&lexbench(data, &args), &args.join(" "));
+}
+
 fn ok(out: &std::process::Output, what: &str) {
     assert!(
         out.status.success(),
@@ -56,24 +73,8 @@ fn the_same_inputs_through_two_paths_build_one_version() {
         let data = root.join(format!("data{i}"));
         let release = fix.join("tum_release");
         let texts = fix.join("hudoc/text");
-        let out = lexbench(
-            &data,
-            &["import", "release", release.to_str().unwrap(), "--name", "r"],
-        );
-        ok(&out, "import release");
-        let out = lexbench(
-            &data,
-            &[
-                "import",
-                "release",
-                release.to_str().unwrap(),
-                "--texts",
-                texts.to_str().unwrap(),
-                "--name",
-                "rt",
-            ],
-        );
-        ok(&out, "import release --texts");
+        import(&data, &release, &[], Some("r"));
+        import(&data, &release, &[texts], Some("rt"));
         for name in ["r", "rt"] {
             let ds = data.join("datasets").join(name);
             for file in ["card.md", "sources.json"] {
@@ -250,16 +251,7 @@ fn the_committed_bm25_entries_reproduce_bit_for_bit() {
         fixtures.join("hudoc/lexclipr/judgments.jsonl"),
         fixtures.join("hudoc/flat"),
     ];
-    let mut args = vec![
-        "import".to_owned(),
-        "release".to_owned(),
-        release.display().to_string(),
-    ];
-    for s in &sources {
-        args.extend(["--texts".to_owned(), s.display().to_string()]);
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    ok(&lexbench(&data, &args), "import release --texts");
+    import(&data, &release, &sources, None);
     let entries =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("baselines/configs/ecthr/results/release-text/entries");
     let mut checked = Vec::new();
