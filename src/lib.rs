@@ -33,6 +33,7 @@ pub mod device;
 pub mod hub_fetch;
 pub mod parse_store;
 pub mod pipeline;
+pub mod reproduce;
 pub mod sample;
 pub mod submit;
 pub mod train;

@@ -28,6 +28,7 @@ mod cmd {
     pub mod parse_judgment;
     pub mod parse_store;
     pub mod pipeline;
+    pub mod reproduce;
     pub mod run;
     pub mod submit;
     pub mod train;
@@ -35,7 +36,7 @@ mod cmd {
 use cmd::args::{OutputFormat, RecordFormat};
 use cmd::{
     bench_encoder, build, crawl, encode, eval, export, leaderboard, models, parse_citations, parse_guide,
-    parse_judgment, parse_store, pipeline, run, submit, train,
+    parse_judgment, parse_store, pipeline, reproduce, run, submit, train,
 };
 
 /// Rebuild legal-retrieval benchmarks (ECtHR paragraph retrieval, BSARD) from their public sources,
@@ -106,6 +107,10 @@ enum Command {
     /// Render DATA/leaderboard (index.md, site/index.html, SVG plots); check regression files;
     /// recheck a verified entry; export or import result files.
     Leaderboard(leaderboard::LeaderboardArgs),
+    /// Make a leaderboard row again from the command that made it (recorded in its run's sidecar, or
+    /// --command) and compare it with the row: bit for bit, or within a stated tolerance for training;
+    /// recorded in DATA/leaderboard/reproductions.jsonl (`leaderboard --reproductions`).
+    Reproduce(reproduce::ReproduceArgs),
     /// Fine-tune a model as a TOML experiment describes (baselines/configs/), resuming from checkpoints.
     Train(train::TrainArgs),
     /// The trainable-parameter share ("% train") of the PEFT settings, from a config.json alone.
@@ -212,6 +217,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Leaderboard(args) => leaderboard::cmd_leaderboard(&data, &args),
         Command::Encode(args) => encode::cmd_encode(&args),
         Command::BenchEncoder(args) => bench_encoder::cmd_bench_encoder(&args),
+        Command::Reproduce(args) => reproduce::cmd_reproduce(&data, &args),
         Command::Train(args) => train::cmd_train(&data, &args),
         Command::Share(args) => train::cmd_share(&args),
     }
@@ -257,6 +263,8 @@ fn quiet_broken_pipe() {
 fn main() -> ExitCode {
     quiet_broken_pipe();
     let cli = Cli::parse();
+    // Every run sidecar written from here on names this command (`lexbench reproduce` reruns it).
+    lexbench_core::run::record_invocation(std::env::args_os().map(|a| a.to_string_lossy().into_owned()));
     init_logging(cli.verbose);
     match run(cli) {
         Ok(code) => code,

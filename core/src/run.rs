@@ -18,6 +18,7 @@
 //!     seed: 0,
 //!     git_revision: None,
 //!     program: None,
+//!     invocation: None,
 //! };
 //! let text = serde_json::to_string(&h)?;
 //! assert!(text.starts_with(r#"{"schema_version":1,"system":"bm25","dataset":"bsard""#));
@@ -54,6 +55,112 @@ pub struct SidecarHeader {
     /// The program that wrote it (`lexbench-baselines 0.1.0`), if recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<String>,
+    /// The command line that made the run, when a `lexbench` command did ([`invocation`]): what
+    /// `lexbench reproduce` runs again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation: Option<Invocation>,
+}
+
+/// The `lexbench` command that made a run, and where: recorded in its sidecar, so that the run (and
+/// the leaderboard entry made from it) says how to make it again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Invocation {
+    /// The arguments after the program's name, without the options that say where and how to
+    /// print (`--data`, `--format`, `-v`): `["run", "dense", "--model", "models/minilm", …]`. Paths
+    /// are as given, relative to the directory it ran in (the repository's root, for the commands
+    /// the README and the scripts give).
+    pub command: Vec<String>,
+    /// The sha256 of the executable that ran it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary_sha256: Option<String>,
+    /// The CPU it ran on (`/proc/cpuinfo`'s model name), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<String>,
+    /// The threads its thread pools were given (`RAYON_NUM_THREADS`, else the CPUs available).
+    pub threads: usize,
+}
+
+/// The options of the `lexbench` command line that take a value and say only where or how to print
+/// (global options): left out of an [`Invocation`]'s command.
+const GLOBAL_WITH_VALUE: [&str; 2] = ["--data", "--format"];
+
+static INVOCATION: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// Records the command line this process was started with (`std::env::args`, the program's name
+/// first): the `lexbench` binary calls it once at start, and every sidecar written after names it.
+/// Library users who never call it write sidecars without an invocation.
+pub fn record_invocation(args: impl IntoIterator<Item = String>) {
+    let _ = INVOCATION.set(command_of(args));
+}
+
+/// The command of `args` (program name first): the arguments without the global options
+/// [`GLOBAL_WITH_VALUE`] (with their values, as `--data D` or `--data=D`) and `-v`/`--verbose`.
+pub fn command_of(args: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut it = args.into_iter().skip(1);
+    while let Some(a) = it.next() {
+        if a == "--" {
+            out.push(a);
+            out.extend(it);
+            break;
+        }
+        if GLOBAL_WITH_VALUE.contains(&a.as_str()) {
+            it.next();
+            continue;
+        }
+        if GLOBAL_WITH_VALUE
+            .iter()
+            .any(|g| a.strip_prefix(g).is_some_and(|r| r.starts_with('=')))
+        {
+            continue;
+        }
+        if a == "--verbose" || (a.starts_with("-v") && a[1..].chars().all(|c| c == 'v')) {
+            continue;
+        }
+        out.push(a);
+    }
+    out
+}
+
+/// The invocation recorded by [`record_invocation`], with the executable's sha256, the CPU and the
+/// threads; `None` when none was recorded (a library caller).
+pub fn invocation() -> Option<Invocation> {
+    let command = INVOCATION.get()?.clone();
+    static BINARY: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let binary_sha256 = BINARY
+        .get_or_init(|| {
+            std::env::current_exe()
+                .ok()
+                .and_then(|p| crate::hash::sha256_file(&p).ok())
+        })
+        .clone();
+    Some(Invocation {
+        command,
+        binary_sha256,
+        cpu: cpu_model(),
+        threads: threads(),
+    })
+}
+
+/// The CPU's model name (`/proc/cpuinfo`), when it can be read.
+pub fn cpu_model() -> Option<String> {
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    info.lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+}
+
+/// The threads a thread pool gets: `RAYON_NUM_THREADS` when it is a positive number, else the CPUs
+/// available to this process.
+pub fn threads() -> usize {
+    std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// What the harness checks in a submitted sidecar: the header's claims, each where the sidecar
@@ -113,6 +220,7 @@ mod tests {
                 seed: 7,
                 git_revision: None,
                 program: Some("p".into()),
+                invocation: None,
             },
             config: 3,
         };
@@ -131,5 +239,25 @@ mod tests {
         );
         let odd = SidecarClaims::of(&serde_json::json!({"dataset": 3, "split": null}));
         assert_eq!((odd.dataset, odd.split), (None, None));
+    }
+
+    #[test]
+    fn a_command_leaves_out_where_and_how_to_print() {
+        let args = |s: &str| s.split(' ').map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(
+            command_of(args(
+                "lexbench --data /home/me/d -vv run bm25 --format=json --dataset x --split test"
+            )),
+            args("run bm25 --dataset x --split test")
+        );
+        assert_eq!(
+            command_of(args(
+                "lb run dense --query-prefix -v --data=d --verbose --model m"
+            )),
+            args("run dense --query-prefix --model m"),
+            "`-v` alone is the global flag wherever it stands"
+        );
+        // After `--` nothing is an option.
+        assert_eq!(command_of(args("lb eval -- --data x")), args("eval -- --data x"));
     }
 }

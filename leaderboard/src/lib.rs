@@ -44,6 +44,7 @@ pub mod recheck;
 pub mod reference;
 pub mod regression;
 pub mod render;
+pub mod reproduction;
 pub mod stats;
 pub mod submit;
 pub mod validate;

@@ -96,6 +96,12 @@ pub fn export(data: &Path, dir: &Path) -> Result<Exported> {
         lexbench_core::io::write_json_pretty(&path, &file)?;
         files.push(path);
     }
+    // The reproductions of the entries travel with them (crate::reproduction).
+    let log = crate::reproduction::log_path(data);
+    if log.is_file() {
+        let all = crate::reproduction::read_log(&log)?;
+        lexbench_core::io::write_jsonl(&dir.join(crate::reproduction::LOG_FILE), all.iter())?;
+    }
     Ok(Exported {
         files,
         left_out: [skipped, tampered].concat(),
@@ -308,6 +314,8 @@ pub struct Imported {
     pub written: Vec<PathBuf>,
     /// Entries that were already there, byte for byte.
     pub already_there: Vec<PathBuf>,
+    /// Lines of the folder's `reproductions.jsonl` added to the log here.
+    pub reproductions: usize,
 }
 
 /// Validates every `*.json` file of `dir` as a result file and, if all pass, merges their entries
@@ -361,12 +369,19 @@ pub fn import(data: &Path, dir: &Path) -> Result<Imported> {
         return Err(Error::Rejected { problems });
     }
     let mut out = Imported::default();
+    let known: BTreeSet<String> = accepted.iter().map(|(_, e, _)| e.id.clone()).collect();
     for (_, entry, text) in accepted {
         match write_existing(&entries_dir(data), &entry.id, &text)? {
             Placed::Written(p) => out.written.push(p),
             Placed::AlreadyThere(p) => out.already_there.push(p),
         }
     }
+    // The reproductions of these entries, when the folder holds them (crate::reproduction).
+    out.reproductions = crate::reproduction::merge(
+        &dir.join(crate::reproduction::LOG_FILE),
+        &crate::reproduction::log_path(data),
+        &known,
+    )?;
     Ok(out)
 }
 

@@ -84,3 +84,36 @@ pub fn compare(recorded: &Entry, now: &Entry) -> Vec<String> {
     out.truncate(MAX_DIFFERENCES);
     out
 }
+
+/// Every measure whose mean differs between `recorded` and `now` by more than `tolerance`
+/// (absolute), and any difference in the measures or the topics evaluated; empty when `now` is
+/// within the tolerance. Per-topic values are not held to it (one topic may move a rank).
+pub fn compare_within(recorded: &Entry, now: &Entry, tolerance: f64) -> Vec<String> {
+    let mut out = Vec::new();
+    if recorded.measures != now.measures {
+        out.push(format!(
+            "measures {:?} recorded, {:?} now",
+            recorded.measures, now.measures
+        ));
+        return out;
+    }
+    let (a, b): (Vec<_>, Vec<_>) = (
+        recorded.per_topic.keys().collect(),
+        now.per_topic.keys().collect(),
+    );
+    if a != b {
+        out.push(format!(
+            "topics evaluated: {} recorded, {} now, not the same",
+            a.len(),
+            b.len()
+        ));
+    }
+    for m in &recorded.measures {
+        match (recorded.scores.get(m), now.scores.get(m)) {
+            (Some(x), Some(y)) if (x - y).abs() <= tolerance => {}
+            (x, y) => out.push(format!("{m}: {x:?} recorded, {y:?} now (beyond ±{tolerance})")),
+        }
+    }
+    out.truncate(MAX_DIFFERENCES);
+    out
+}

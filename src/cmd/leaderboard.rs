@@ -14,11 +14,11 @@ use lexbench_core::datadir::DataDir;
 use lexbench_leaderboard::dataset::current_hash;
 use lexbench_leaderboard::entry::{entries_dir, read_all};
 use lexbench_leaderboard::regression::{self, Expectations, Status};
-use lexbench_leaderboard::{Error, RenderOptions, portable, render_site_with};
+use lexbench_leaderboard::{Error, RenderOptions, portable, render_site_with, reproduction};
 
 /// Arguments of `lexbench leaderboard`.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("action").args(["recheck", "export", "import", "rekey"])))]
+#[command(group(ArgGroup::new("action").args(["recheck", "export", "import", "rekey", "reproductions"])))]
 pub struct LeaderboardArgs {
     /// Regression files (TOML) to check against the entries; any FAIL exits with 1.
     #[arg(long, num_args = 1..)]
@@ -47,6 +47,10 @@ pub struct LeaderboardArgs {
     /// figures are not touched, each records the change and is sealed again.
     #[arg(long, value_name = "DIR", requires = "from")]
     pub rekey: Option<PathBuf>,
+    /// List every entry with the command that made it, how to reproduce it (`lexbench reproduce`)
+    /// and its last reproduction (DATA/leaderboard/reproductions.jsonl), as a Markdown table.
+    #[arg(long)]
+    pub reproductions: bool,
     /// With --rekey: the folder of the dataset version the entries name.
     #[arg(long, value_name = "OLD_DATASET", requires = "rekey")]
     pub from: Option<PathBuf>,
@@ -56,6 +60,12 @@ pub struct LeaderboardArgs {
 pub fn cmd_leaderboard(data: &DataDir, args: &LeaderboardArgs) -> Result<ExitCode> {
     if let Some(entry) = &args.recheck {
         return cmd_recheck(data, entry, args.model.as_deref());
+    }
+    if args.reproductions {
+        let (all, _) = read_all(&entries_dir(data.root()))?;
+        let log = reproduction::read_log(&reproduction::log_path(data.root()))?;
+        print!("{}", reproduction::table(&all, &log));
+        return Ok(ExitCode::SUCCESS);
     }
     if let Some(dir) = &args.export {
         let out = portable::export(data.root(), dir)
@@ -90,11 +100,15 @@ pub fn cmd_leaderboard(data: &DataDir, args: &LeaderboardArgs) -> Result<ExitCod
         match portable::import(data.root(), dir) {
             Ok(out) => {
                 println!(
-                    "imported {} entr{} from {} ({} already there)",
+                    "imported {} entr{} from {} ({} already there){}",
                     out.written.len(),
                     if out.written.len() == 1 { "y" } else { "ies" },
                     dir.display(),
-                    out.already_there.len()
+                    out.already_there.len(),
+                    match out.reproductions {
+                        0 => String::new(),
+                        n => format!("; {n} reproduction(s) added to the log"),
+                    }
                 );
             }
             Err(e @ Error::Rejected { .. }) => {

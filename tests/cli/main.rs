@@ -32,6 +32,7 @@ mod parse_store;
 mod pipeline;
 mod probe3_models;
 mod probe3_readers;
+mod reproduce;
 mod reproducible;
 mod run_submit;
 mod submit_model;

@@ -237,9 +237,11 @@ fn rekey_carries_entries_over_only_when_the_content_is_the_same() {
 
 /// Issue 55, item 3: the committed BM25 rows of the real-text table reproduce bit for bit. The
 /// release is imported from the fixtures with the runner's three text sources (wherever the fixtures
-/// lie), BM25 reruns on each setting a committed `BM25` entry covers, and the run file must be the
-/// entry's, byte for byte (its sha256), on the entry's dataset version. A change to the analyser or
-/// the scorer that moves one document of one topic fails here, naming the setting.
+/// lie), every committed entry is imported (each must fit the dataset built here), and `lexbench
+/// reproduce` reruns BM25 on each setting a committed `BM25` entry covers: the run file must be the
+/// entry's byte for byte (its sha256) and every per-topic value the same bits, on the entry's
+/// dataset version. A change to the analyser or the scorer that moves one document of one topic
+/// fails here, naming the setting and the topic.
 #[test]
 fn the_committed_bm25_entries_reproduce_bit_for_bit() {
     let root = scratch("bm25-rows");
@@ -254,17 +256,25 @@ fn the_committed_bm25_entries_reproduce_bit_for_bit() {
     import(&data, &release, &sources, None);
     let entries =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("baselines/configs/ecthr/results/release-text/entries");
+    ok(
+        &lexbench(&data, &["leaderboard", "--import", entries.to_str().unwrap()]),
+        "leaderboard --import (the committed entries)",
+    );
     let mut checked = Vec::new();
     for f in std::fs::read_dir(&entries).unwrap() {
         let f = f.unwrap().path();
+        if f.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
         let e = &v["entry"];
         if e["system"] != "BM25" {
             continue;
         }
-        let (name, split) = (
+        let (name, split, id) = (
             e["dataset"]["name"].as_str().unwrap(),
             e["dataset"]["split"].as_str().unwrap(),
+            e["id"].as_str().unwrap(),
         );
         assert_eq!(
             version(&data, name),
@@ -272,22 +282,28 @@ fn the_committed_bm25_entries_reproduce_bit_for_bit() {
             "{}: the dataset built from the fixtures is not the entry's version",
             f.display()
         );
-        ok(
-            &lexbench(&data, &["run", "bm25", "--dataset", name, "--split", split]),
-            "run bm25",
-        );
-        let run = data.join("runs").join(name).join(split).join("bm25.trec");
-        let sha = lexbench_core::sha256_file(&run).unwrap();
-        assert_eq!(
-            sha,
-            e["run"]["sha256"].as_str().unwrap(),
+        let out = lexbench(&data, &["reproduce", id]);
+        assert!(
+            out.status.success(),
             "{split}: BM25's run is not the committed entry's ({}); its figures no longer describe \
-             this program",
-            f.display()
+             this program:\n{}",
+            f.display(),
+            String::from_utf8_lossy(&out.stderr)
         );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("reproduced bit for bit"));
         checked.push(split.to_owned());
     }
     checked.sort();
     assert_eq!(checked, ["test", "unseen_guide", "unseen_query"]);
+    let table = lexbench(&data, &["leaderboard", "--reproductions"]);
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert_eq!(
+        table
+            .lines()
+            .filter(|l| l.contains("| BM25 |") && l.contains("| identical, "))
+            .count(),
+        3,
+        "{table}"
+    );
     std::fs::remove_dir_all(&root).ok();
 }

@@ -347,6 +347,7 @@ pub fn write_run<R: Ranker>(ranker: &mut R, target: &RunTarget) -> Result<RunOut
             seed: ranker.seed(),
             git_revision: git_revision(),
             program: Some(program()),
+            invocation: lexbench_core::run::invocation(),
         },
         details,
         pooled: inputs.pooled(),

@@ -1,0 +1,307 @@
+//! The reproductions of the leaderboard's rows: each `lexbench reproduce ENTRY` — the command that
+//! made an entry's run, run again, its run evaluated and compared with the entry — is recorded as one
+//! line of `DATA/leaderboard/reproductions.jsonl` ([`Reproduction`]); [`table`] lists every entry
+//! with the command that made it and its last reproduction (`lexbench leaderboard --reproductions`).
+//!
+//! The log travels with the entries: `leaderboard --export DIR` writes it as
+//! `DIR/reproductions.jsonl` and `--import DIR` merges the lines of entries it knows ([`merge`]).
+//! A line records when and where (CPU, threads, binary) a reproduction ran; nothing in it is hashed
+//! or compared, so the clock and the machine may be named.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::entry::{Entry, ModelKind};
+use crate::error::{Error, Result};
+
+/// The log's file name, in `DATA/leaderboard` and in an export folder.
+pub const LOG_FILE: &str = "reproductions.jsonl";
+
+/// The tolerance of a reproduction that cannot be bit for bit: the mean of each measure within this
+/// absolute difference (two points of recall). Training is run again from its seed, but a GPU's
+/// reductions are not ordered, and the threads and vector width of another CPU reorder a float sum;
+/// training amplifies such differences. Two points is about one standard error of a split's mean
+/// R@10% here (per-topic values spread about 0.35 over some 300 topics: 0.35 / √300 ≈ 0.02): within
+/// it, a reproduction is as close as a second seed would be.
+pub const TRAINED_TOLERANCE: f64 = 0.02;
+
+/// How a reproduction came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The same run file (sha256) and every value the same bits.
+    Identical,
+    /// Not the same bits, but every measure's mean within the tolerance.
+    WithinTolerance,
+    /// Not reproduced: the values differ (beyond the tolerance, when one was given).
+    Differs,
+    /// The command failed (exit status not 0, or no run written).
+    Failed,
+}
+
+impl Outcome {
+    /// Whether the entry was reproduced.
+    pub fn passed(self) -> bool {
+        matches!(self, Outcome::Identical | Outcome::WithinTolerance)
+    }
+
+    /// The word the table prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Identical => "identical",
+            Outcome::WithinTolerance => "within tolerance",
+            Outcome::Differs => "DIFFERS",
+            Outcome::Failed => "FAILED",
+        }
+    }
+}
+
+/// One reproduction of one entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reproduction {
+    /// The entry's id.
+    pub entry: String,
+    /// Its system, dataset and split (for a reader of the log alone).
+    pub system: String,
+    /// The dataset.
+    pub dataset: String,
+    /// The split.
+    pub split: String,
+    /// The dataset version it ran on.
+    pub dataset_hash: String,
+    /// What was run: the `lexbench` arguments (`run dense --model …`), or
+    /// `["leaderboard", "--recheck", ID]` for a verified entry, whose model the harness runs itself.
+    pub command: Vec<String>,
+    /// How it came out.
+    pub outcome: Outcome,
+    /// The absolute tolerance on each measure's mean, when not bit for bit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<f64>,
+    /// What differs (at most [`crate::recheck::MAX_DIFFERENCES`]), or why it failed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differences: Vec<String>,
+    /// Wall-clock seconds of the command (the evaluation not counted).
+    pub seconds: f64,
+    /// When it finished (UTC, RFC 3339).
+    pub finished_at: String,
+    /// The CPU (`/proc/cpuinfo`'s model name), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<String>,
+    /// The threads it was given.
+    pub threads: usize,
+    /// The sha256 of the `lexbench` binary that reproduced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary_sha256: Option<String>,
+    /// The checkout's revision, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_revision: Option<String>,
+}
+
+/// `DATA/leaderboard/reproductions.jsonl`.
+pub fn log_path(data: &Path) -> PathBuf {
+    data.join("leaderboard").join(LOG_FILE)
+}
+
+/// Every line of the log at `path` (none when it does not exist); a line that is not a
+/// [`Reproduction`] is an error naming the file and line.
+pub fn read_log(path: &Path) -> Result<Vec<Reproduction>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    Ok(lexbench_core::io::read_jsonl(path)?)
+}
+
+/// Appends `r` to the log at `path`, rewriting the file atomically (a killed append leaves the log
+/// as it was).
+pub fn append(path: &Path, r: &Reproduction) -> Result<()> {
+    let mut all = read_log(path)?;
+    all.push(r.clone());
+    write_log(path, &all)
+}
+
+fn write_log(path: &Path, all: &[Reproduction]) -> Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|source| Error::Io {
+            path: parent.to_owned(),
+            source,
+        })?;
+    }
+    Ok(lexbench_core::io::write_jsonl(path, all.iter())?)
+}
+
+/// Merges the lines of the log `from` whose entry is in `known` into the log `into` (a line already
+/// there is not added twice); returns the lines added.
+pub fn merge(from: &Path, into: &Path, known: &BTreeSet<String>) -> Result<usize> {
+    let new = read_log(from)?;
+    if new.is_empty() {
+        return Ok(0);
+    }
+    let mut all = read_log(into)?;
+    let before = all.len();
+    for r in new {
+        if known.contains(&r.entry) && !all.contains(&r) {
+            all.push(r);
+        }
+    }
+    let added = all.len() - before;
+    if added > 0 {
+        write_log(into, &all)?;
+    }
+    Ok(added)
+}
+
+/// What made an entry's run, as the table prints it: the command its run's sidecar records
+/// (`lexbench run …`, `lexbench train …`), the harness's `submit` for a verified entry, or `None`
+/// when nothing records it (a run made elsewhere, or before commands were recorded).
+pub fn made_by(e: &Entry) -> Option<String> {
+    if let Some(h) = e.provenance.harness() {
+        return Some(if h.model.kind == ModelKind::Bm25 {
+            format!(
+                "lexbench submit --baseline --dataset {} --splits {}",
+                e.dataset.name, e.dataset.split
+            )
+        } else {
+            format!(
+                "lexbench submit --model {} --dataset {}",
+                h.model.path, e.dataset.name
+            )
+        });
+    }
+    recorded_command(e).map(|c| format!("lexbench {}", shell_words(&c)))
+}
+
+/// The command the entry's run sidecar records (`invocation.command`), if any.
+pub fn recorded_command(e: &Entry) -> Option<Vec<String>> {
+    let c = e.run.sidecar.as_ref()?.get("invocation")?.get("command")?;
+    serde_json::from_value(c.clone()).ok()
+}
+
+/// `args` as one shell line: each argument quoted when it holds anything but `[A-Za-z0-9_./,:=@%+-]`.
+pub fn shell_words(args: &[String]) -> String {
+    args.iter()
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_./,:=@%+-".contains(c))
+            {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The table of `lexbench leaderboard --reproductions` (Markdown): one row per entry (by dataset,
+/// split, system), the command that made it, how to reproduce it, and its last reproduction.
+pub fn table(entries: &[Entry], log: &[Reproduction]) -> String {
+    let mut last: BTreeMap<&str, &Reproduction> = BTreeMap::new();
+    for r in log {
+        last.insert(r.entry.as_str(), r);
+    }
+    let mut rows: Vec<&Entry> = entries.iter().collect();
+    rows.sort_by(|a, b| {
+        (&a.dataset.name, &a.dataset.split, &a.system, &a.id).cmp(&(
+            &b.dataset.name,
+            &b.dataset.split,
+            &b.system,
+            &b.id,
+        ))
+    });
+    let mut out = String::from(
+        "| dataset | split | system | made by | reproduce | last reproduction |\n|---|---|---|---|---|---|\n",
+    );
+    let cell = |s: &str| s.replace('|', "\\|");
+    for e in rows {
+        let made = made_by(e).unwrap_or_else(|| "not recorded".into());
+        let how = if e.provenance.is_verified() || recorded_command(e).is_some() {
+            format!("`lexbench reproduce {}`", e.id)
+        } else {
+            format!("`lexbench reproduce {} --command '…'`", e.id)
+        };
+        let seen = match last.get(e.id.as_str()) {
+            None => "never".to_owned(),
+            Some(r) => {
+                let tol = r.tolerance.map_or(String::new(), |t| format!(" (±{t})"));
+                format!(
+                    "{}{tol}, {}, {} s, {}, {} thread(s)",
+                    r.outcome.as_str(),
+                    r.finished_at,
+                    r.seconds.round(),
+                    r.cpu.as_deref().unwrap_or("CPU unknown"),
+                    r.threads
+                )
+            }
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | `{}` | {} | {} |\n",
+            cell(&e.dataset.name),
+            cell(&e.dataset.split),
+            cell(&e.system),
+            cell(&made),
+            cell(&how),
+            cell(&seen)
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(entry: &str, outcome: Outcome) -> Reproduction {
+        Reproduction {
+            entry: entry.into(),
+            system: "s".into(),
+            dataset: "d".into(),
+            split: "test".into(),
+            dataset_hash: "h".into(),
+            command: vec!["run".into(), "random".into()],
+            outcome,
+            tolerance: None,
+            differences: vec![],
+            seconds: 1.0,
+            finished_at: "2026-11-29T00:00:00Z".into(),
+            cpu: None,
+            threads: 2,
+            binary_sha256: None,
+            git_revision: None,
+        }
+    }
+
+    #[test]
+    fn the_log_appends_and_merges_only_known_entries_once() {
+        let dir = std::env::temp_dir().join(format!("lexbench-repro-log-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (a, b) = (dir.join("a.jsonl"), dir.join("b").join(LOG_FILE));
+        append(&a, &rec("e1", Outcome::Identical)).unwrap();
+        append(&a, &rec("e2", Outcome::Differs)).unwrap();
+        assert_eq!(read_log(&a).unwrap().len(), 2);
+        let known: BTreeSet<String> = ["e1".to_owned()].into();
+        assert_eq!(merge(&a, &b, &known).unwrap(), 1, "e2 is not an entry there");
+        assert_eq!(merge(&a, &b, &known).unwrap(), 0, "nothing twice");
+        assert_eq!(read_log(&b).unwrap(), vec![rec("e1", Outcome::Identical)]);
+        std::fs::write(&a, "{\"entry\": 3}\n").unwrap();
+        let e = read_log(&a).unwrap_err().to_string();
+        assert!(e.contains("a.jsonl") && e.contains("line 1"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn shell_words_quote_what_a_shell_would_split() {
+        let w = |v: &[&str]| shell_words(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(
+            w(&["run", "dense", "--query-prefix", "query: ", "--x", "it's"]),
+            r"run dense --query-prefix 'query: ' --x 'it'\''s'"
+        );
+        assert_eq!(
+            w(&["--splits", "test,unseen_query", ""]),
+            "--splits test,unseen_query ''"
+        );
+    }
+}

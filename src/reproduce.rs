@@ -1,0 +1,303 @@
+//! `lexbench reproduce ENTRY`: a leaderboard row made again from the command that made it, and
+//! compared with what the row records.
+//!
+//! - A verified entry (the harness ran the model: `submit --model`, `submit --baseline`) is rechecked
+//!   as `leaderboard --recheck` does ([`crate::submit::recheck`]): bit for bit on the CPU.
+//! - A self-reported entry whose run a `lexbench` command made names that command in its run's
+//!   sidecar (`invocation`, [`lexbench_core::run::Invocation`]); `--command` gives one for an entry
+//!   that names none (made elsewhere, or before commands were recorded). Only `run …` and `train …`
+//!   are run. The command runs in a scratch data directory, `DATA/cache/reproduce/<entry id>`, that
+//!   holds the entry's dataset (its files linked, not copied) and the split's BM25 run (a
+//!   cross-encoder reranks it), so nothing of DATA is overwritten and a training starts from its
+//!   seed, not from a checkpoint here. The run it writes is evaluated exactly as a submission and
+//!   compared with the entry: bit for bit (the run's sha256, every per-topic value and score), or,
+//!   for a training command or one on a GPU, each measure's mean within
+//!   [`TRAINED_TOLERANCE`](lexbench_leaderboard::reproduction::TRAINED_TOLERANCE) unless
+//!   `--tolerance` says otherwise.
+//!
+//! Every reproduction that ran is recorded in `DATA/leaderboard/reproductions.jsonl`
+//! ([`lexbench_leaderboard::reproduction`]); the scratch folder is removed when the entry was
+//! reproduced and kept (with the run) when not.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use lexbench_core::datadir::DataDir;
+use lexbench_leaderboard::SubmitRequest;
+use lexbench_leaderboard::entry::Entry;
+use lexbench_leaderboard::reproduction::{self, Outcome, Reproduction, TRAINED_TOLERANCE};
+
+use crate::submit::{CheckFailed, recheck};
+
+/// What `lexbench reproduce` is asked.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// The entry: an id in `DATA/leaderboard/entries`, or an entry file.
+    pub entry: String,
+    /// The command to run instead of the one the entry records (the `lexbench` arguments, without
+    /// `--data`).
+    pub command: Option<Vec<String>>,
+    /// Compare each measure's mean within this absolute tolerance instead of bit for bit.
+    pub tolerance: Option<f64>,
+    /// With a verified entry: its model folder, when it is no longer where the entry says.
+    pub model: Option<PathBuf>,
+}
+
+/// The subcommands `reproduce` runs: the ones that make runs.
+const RUNNABLE: [&str; 2] = ["run", "train"];
+
+/// Reproduces an entry (module docs) and records the reproduction. `Ok` holds the record whatever
+/// the outcome (the caller exits 1 unless it [`Outcome::passed`]); `Err` is an entry that cannot be
+/// reproduced here (another dataset version, no command, a command not allowed, a tampered entry).
+pub fn reproduce(data: &DataDir, req: &Request) -> Result<Reproduction> {
+    let (recorded, path) = lexbench_leaderboard::recheck::find_entry(data.root(), &req.entry)?;
+    let d = &recorded.dataset;
+    match lexbench_leaderboard::dataset::current_hash(data.root(), &d.name) {
+        Some(h) if h == d.hash => {}
+        other => bail!(CheckFailed(format!(
+            "{}: made on dataset {} version {}, but {}: build that version to reproduce it",
+            path.display(),
+            d.name,
+            d.hash,
+            other.map_or("it is not built here".to_owned(), |h| format!(
+                "version {h} is built here"
+            ))
+        ))),
+    }
+    let t0 = Instant::now();
+    let rec = if recorded.provenance.is_verified() && req.command.is_none() {
+        if req.tolerance.is_some() {
+            bail!("--tolerance: a verified entry is rechecked bit for bit on the CPU");
+        }
+        let command = vec![
+            "leaderboard".to_owned(),
+            "--recheck".to_owned(),
+            recorded.id.clone(),
+        ];
+        match recheck(data, &req.entry, req.model.as_deref()) {
+            Ok(r) => record(&recorded, command, Outcome::Identical, None, vec![], r.seconds),
+            Err(e) => match e.downcast_ref::<CheckFailed>() {
+                Some(CheckFailed(why)) => record(
+                    &recorded,
+                    command,
+                    Outcome::Differs,
+                    None,
+                    why.lines().map(str::to_owned).collect(),
+                    t0.elapsed().as_secs_f64(),
+                ),
+                None => return Err(e),
+            },
+        }
+    } else {
+        if req.model.is_some() {
+            bail!("--model: only a verified entry is rechecked from a model folder; give --command");
+        }
+        run_again(data, &recorded, &path, req)?
+    };
+    reproduction::append(&reproduction::log_path(data.root()), &rec).context("recording the reproduction")?;
+    Ok(rec)
+}
+
+/// The entry's command (or `--command`) run in a scratch data directory, its run assessed and
+/// compared.
+fn run_again(data: &DataDir, recorded: &Entry, path: &Path, req: &Request) -> Result<Reproduction> {
+    let command = match (&req.command, reproduction::recorded_command(recorded)) {
+        (Some(c), _) => c.clone(),
+        (None, Some(c)) => c,
+        (None, None) => bail!(CheckFailed(format!(
+            "{}: its run names no command that made it (a run made elsewhere, or before lexbench recorded \
+             commands); give one with --command, e.g. --command 'run bm25 --dataset {} --split {}'",
+            path.display(),
+            recorded.dataset.name,
+            recorded.dataset.split
+        ))),
+    };
+    check_command(&command)?;
+    let trained = command.first().is_some_and(|c| c == "train")
+        || command
+            .iter()
+            .zip(command.iter().skip(1))
+            .any(|(a, b)| a == "--device" && b != "cpu")
+        || command
+            .iter()
+            .any(|a| a.starts_with("--device=") && a != "--device=cpu");
+    let tolerance = req.tolerance.or(trained.then_some(TRAINED_TOLERANCE));
+    if let Some(t) = tolerance
+        && !(t.is_finite() && t >= 0.0)
+    {
+        bail!("--tolerance {t}: give a non-negative number");
+    }
+    let d = &recorded.dataset;
+    let scratch = data.root().join("cache").join("reproduce").join(&recorded.id);
+    prepare_scratch(data, &scratch, &d.name, &d.split)?;
+    let exe = std::env::current_exe().context("finding the lexbench executable")?;
+    eprintln!(
+        "reproducing {} with `lexbench --data {} {}`",
+        recorded.id,
+        scratch.display(),
+        reproduction::shell_words(&command)
+    );
+    let t0 = Instant::now();
+    let status = std::process::Command::new(&exe)
+        .arg("--data")
+        .arg(&scratch)
+        .args(&command)
+        .status()
+        .with_context(|| format!("starting {}", exe.display()))?;
+    let seconds = t0.elapsed().as_secs_f64();
+    let run = scratch
+        .join("runs")
+        .join(&d.name)
+        .join(&d.split)
+        .join(&recorded.run.file);
+    if !status.success() || !run.is_file() {
+        let why = if status.success() {
+            format!("the command wrote no {}", run.display())
+        } else {
+            format!("the command exited with {status}")
+        };
+        return Ok(record(
+            recorded,
+            command,
+            Outcome::Failed,
+            tolerance,
+            vec![why],
+            seconds,
+        ));
+    }
+    let now = lexbench_leaderboard::submit::assess(&SubmitRequest {
+        data: data.root(),
+        run: &run,
+        dataset: &d.name,
+        split: &d.split,
+        name: &recorded.system,
+        card: None,
+    })
+    .with_context(|| format!("evaluating the run made again, {}", run.display()))?;
+    let exact = lexbench_leaderboard::recheck::compare(recorded, &now.entry);
+    let (outcome, differences) = match tolerance {
+        _ if exact.is_empty() => (Outcome::Identical, vec![]),
+        None => (Outcome::Differs, exact),
+        Some(t) => {
+            let beyond = lexbench_leaderboard::recheck::compare_within(recorded, &now.entry, t);
+            if beyond.is_empty() {
+                (Outcome::WithinTolerance, exact)
+            } else {
+                (Outcome::Differs, beyond)
+            }
+        }
+    };
+    if outcome.passed() {
+        lexbench_core::io::remove_dir_journaled(&scratch)?;
+    }
+    Ok(record(
+        recorded,
+        command,
+        outcome,
+        tolerance,
+        differences,
+        seconds,
+    ))
+}
+
+/// Refuses a command `reproduce` does not run: anything but `run …` and `train …`, and any that
+/// names the data directory itself (it runs in the scratch one).
+fn check_command(command: &[String]) -> Result<()> {
+    let Some(first) = command.first() else {
+        bail!("--command: empty");
+    };
+    if !RUNNABLE.contains(&first.as_str()) {
+        bail!(
+            "the command `{}` is not one that makes a run: lexbench reproduce runs only `run …` and `train …`",
+            reproduction::shell_words(command)
+        );
+    }
+    if let Some(a) = command
+        .iter()
+        .find(|a| *a == "--data" || a.starts_with("--data="))
+    {
+        bail!(
+            "the command `{}` names {a}: reproduce runs it in a data directory of its own",
+            reproduction::shell_words(command)
+        );
+    }
+    Ok(())
+}
+
+/// A fresh `scratch` data directory holding the dataset `name` of `data` (every file hard-linked,
+/// copied where links cannot be made) and the BM25 run of `split`, if there is one.
+fn prepare_scratch(data: &DataDir, scratch: &Path, name: &str, split: &str) -> Result<()> {
+    if scratch.exists() {
+        lexbench_core::io::remove_dir_journaled(scratch)?;
+    }
+    let from = data.dataset(name)?.0;
+    let to = DataDir::new(scratch).dataset(name)?.0;
+    link_tree(&from, &to)?;
+    let runs = data.root().join("runs").join(name).join(split);
+    let into = scratch.join("runs").join(name).join(split);
+    for f in ["bm25.trec", "bm25.json"] {
+        if runs.join(f).is_file() {
+            std::fs::create_dir_all(&into).with_context(|| into.display().to_string())?;
+            link_or_copy(&runs.join(f), &into.join(f))?;
+        }
+    }
+    Ok(())
+}
+
+/// Every regular file under `from` linked (or copied) to the same place under `to`; a symbolic
+/// link or another kind of file there is an error naming it.
+fn link_tree(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).with_context(|| to.display().to_string())?;
+    for e in std::fs::read_dir(from).with_context(|| from.display().to_string())? {
+        let e = e.with_context(|| from.display().to_string())?;
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        let kind = e.file_type().with_context(|| src.display().to_string())?;
+        if kind.is_dir() {
+            link_tree(&src, &dst)?;
+        } else if kind.is_file() {
+            link_or_copy(&src, &dst)?;
+        } else {
+            bail!(
+                "{}: not a regular file or folder; the dataset cannot be reproduced from it",
+                src.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn link_or_copy(src: &Path, dst: &Path) -> Result<()> {
+    if std::fs::hard_link(src, dst).is_err() {
+        std::fs::copy(src, dst).with_context(|| format!("copying {} to {}", src.display(), dst.display()))?;
+    }
+    Ok(())
+}
+
+/// The record of one reproduction of `e`, made here and now.
+fn record(
+    e: &Entry,
+    command: Vec<String>,
+    outcome: Outcome,
+    tolerance: Option<f64>,
+    differences: Vec<String>,
+    seconds: f64,
+) -> Reproduction {
+    Reproduction {
+        entry: e.id.clone(),
+        system: e.system.clone(),
+        dataset: e.dataset.name.clone(),
+        split: e.dataset.split.clone(),
+        dataset_hash: e.dataset.hash.clone(),
+        command,
+        outcome,
+        tolerance,
+        differences,
+        seconds: (seconds * 10.0).round() / 10.0,
+        finished_at: lexbench_core::time::now_rfc3339(),
+        cpu: lexbench_core::run::cpu_model(),
+        threads: lexbench_core::run::threads(),
+        binary_sha256: lexbench_core::run::invocation().and_then(|i| i.binary_sha256),
+        git_revision: lexbench_baselines::rank::git_revision(),
+    }
+}

@@ -1,0 +1,264 @@
+//! Issue 55, item 2: `lexbench reproduce ENTRY`, one command per leaderboard row.
+//!
+//! Properties checked (on the embedded sample):
+//! - a run's sidecar records the command that made it (`invocation.command`, without `--data`), the
+//!   binary's sha256, the CPU and the threads; the entry made from it carries the sidecar;
+//! - `reproduce` runs that command again in a scratch data directory and compares the new run with
+//!   the entry bit for bit: exit 0 and "bit for bit" when it is the same; the user's own run and
+//!   data are untouched and the scratch folder is removed;
+//! - another command (`--command` with another seed) is not a reproduction: exit 1, what differs
+//!   named, the scratch folder kept; with `--tolerance` wide enough it is "within tolerance";
+//! - an entry whose run names no command is refused (exit 1) until `--command` gives one; commands
+//!   that make no run, or that name a data directory, are refused (exit 2), and run nothing;
+//! - every reproduction is a line of `DATA/leaderboard/reproductions.jsonl`; `leaderboard
+//!   --reproductions` lists every entry with the command that made it and its last reproduction; the
+//!   log travels with `leaderboard --export` / `--import`.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{lexbench, read_json, sample_data};
+
+fn data(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lexbench-cli-reproduce-{}-{name}", std::process::id()));
+    sample_data(&d);
+    d
+}
+
+fn ok(out: &std::process::Output, what: &str) -> String {
+    assert!(
+        out.status.success(),
+        "{what}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Submits `DATA/runs/ecthr/test/<system>.trec` as `name`; its entry id.
+fn submit(data: &Path, system: &str, name: &str) -> String {
+    let run = data.join("runs/ecthr/test").join(format!("{system}.trec"));
+    let out = lexbench(
+        data,
+        &[
+            "--format",
+            "json",
+            "submit",
+            run.to_str().unwrap(),
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+            "--name",
+            name,
+        ],
+    );
+    let text = ok(&out, "submit");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["id"].as_str().unwrap().to_owned()
+}
+
+fn log(data: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(data.join("leaderboard/reproductions.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn an_entry_is_made_again_from_the_command_its_run_records() {
+    let d = data("recorded");
+    ok(
+        &lexbench(
+            &d,
+            &[
+                "-v",
+                "run",
+                "random",
+                "--dataset",
+                "ecthr",
+                "--split",
+                "test",
+                "--seed",
+                "3",
+            ],
+        ),
+        "run random",
+    );
+    let run = d.join("runs/ecthr/test/random.trec");
+    let sidecar = read_json(&d.join("runs/ecthr/test/random.json"));
+    let inv = &sidecar["invocation"];
+    assert_eq!(
+        inv["command"],
+        serde_json::json!([
+            "run",
+            "random",
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+            "--seed",
+            "3"
+        ]),
+        "the command without --data and -v"
+    );
+    assert_eq!(inv["binary_sha256"].as_str().map(str::len), Some(64));
+    assert!(inv["threads"].as_u64().unwrap() >= 1);
+    let before = std::fs::read(&run).unwrap();
+    let id = submit(&d, "random", "random three");
+
+    let out = lexbench(&d, &["reproduce", &id]);
+    let text = ok(&out, "reproduce");
+    assert!(text.contains("reproduced bit for bit"), "{text}");
+    assert!(
+        text.contains("lexbench run random --dataset ecthr --split test --seed 3"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read(&run).unwrap(),
+        before,
+        "the user's run is untouched"
+    );
+    assert!(
+        !d.join("cache/reproduce").join(&id).exists(),
+        "the scratch folder is removed"
+    );
+
+    // Another seed is another run: not a reproduction, and what differs is named.
+    let other = "run random --dataset ecthr --split test --seed 4";
+    let out = lexbench(&d, &["reproduce", &id, "--command", other]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("NOT reproduced") && err.contains("the run differs"),
+        "{err}"
+    );
+    assert!(
+        d.join("cache/reproduce")
+            .join(&id)
+            .join("runs/ecthr/test/random.trec")
+            .is_file(),
+        "kept to look at"
+    );
+    // Within a tolerance wider than any recall difference, it passes as such (never as identical).
+    let text = ok(
+        &lexbench(&d, &["reproduce", &id, "--command", other, "--tolerance", "1"]),
+        "reproduce --tolerance",
+    );
+    assert!(text.contains("reproduced within ±1"), "{text}");
+
+    let l = log(&d);
+    let outcomes: Vec<&str> = l.iter().map(|r| r["outcome"].as_str().unwrap()).collect();
+    assert_eq!(outcomes, ["identical", "differs", "within_tolerance"]);
+    assert_eq!(l[0]["entry"], id.as_str());
+    assert_eq!(l[2]["tolerance"], 1.0);
+
+    // The table: every entry, the command that made it, its last reproduction.
+    let table = ok(
+        &lexbench(&d, &["leaderboard", "--reproductions"]),
+        "--reproductions",
+    );
+    let row = table.lines().find(|l| l.contains("random three")).unwrap();
+    assert!(
+        row.contains("`lexbench run random --dataset ecthr --split test --seed 3`")
+            && row.contains(&format!("`lexbench reproduce {id}`"))
+            && row.contains("within tolerance (±1)"),
+        "{row}"
+    );
+    let bm25 = table
+        .lines()
+        .find(|l| l.contains("| ecthr | test | BM25 |"))
+        .unwrap();
+    assert!(
+        bm25.contains("lexbench submit --baseline") && bm25.ends_with("| never |"),
+        "{bm25}"
+    );
+
+    // The log travels with the entries.
+    let out_dir = d.with_extension("export");
+    ok(
+        &lexbench(&d, &["leaderboard", "--export", out_dir.to_str().unwrap()]),
+        "export",
+    );
+    let other_data = data("recorded-import");
+    std::fs::remove_dir_all(other_data.join("leaderboard")).unwrap();
+    let text = ok(
+        &lexbench(
+            &other_data,
+            &["leaderboard", "--import", out_dir.to_str().unwrap()],
+        ),
+        "import",
+    );
+    assert!(text.contains("3 reproduction(s) added to the log"), "{text}");
+    assert_eq!(log(&other_data).len(), 3);
+    for p in [&d, &other_data, &out_dir] {
+        std::fs::remove_dir_all(p).ok();
+    }
+}
+
+#[test]
+fn a_run_without_a_recorded_command_needs_one_and_only_run_commands_are_run() {
+    let d = data("unrecorded");
+    ok(
+        &lexbench(
+            &d,
+            &[
+                "run",
+                "random",
+                "--dataset",
+                "ecthr",
+                "--split",
+                "test",
+                "--seed",
+                "9",
+                "--system",
+                "mine",
+            ],
+        ),
+        "run random",
+    );
+    // A run made elsewhere: no sidecar says what made it.
+    std::fs::remove_file(d.join("runs/ecthr/test/mine.json")).unwrap();
+    let id = submit(&d, "mine", "a run made elsewhere");
+    let out = lexbench(&d, &["reproduce", &id]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("names no command") && err.contains("--command"),
+        "{err}"
+    );
+
+    for (command, says) in [
+        ("export --format hf --out /tmp/x", "not one that makes a run"),
+        (
+            "run random --data /elsewhere --dataset ecthr --split test",
+            "names --data",
+        ),
+        ("", "empty"),
+    ] {
+        let out = lexbench(&d, &["reproduce", &id, "--command", command]);
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{command}: {err}");
+        assert!(
+            !d.join("cache/reproduce").join(&id).exists(),
+            "{command}: nothing run"
+        );
+    }
+    assert!(log(&d).is_empty(), "nothing ran, nothing recorded");
+
+    let text = ok(
+        &lexbench(
+            &d,
+            &[
+                "reproduce",
+                &id,
+                "--command",
+                "run random --dataset ecthr --split test --seed 9 --system mine",
+            ],
+        ),
+        "reproduce --command",
+    );
+    assert!(text.contains("reproduced bit for bit"), "{text}");
+    std::fs::remove_dir_all(&d).ok();
+}
