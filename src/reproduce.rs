@@ -102,9 +102,20 @@ pub fn reproduce(data: &DataDir, req: &Request) -> Result<Reproduction> {
 /// The entry's command (or `--command`) run in a scratch data directory, its run assessed and
 /// compared.
 fn run_again(data: &DataDir, recorded: &Entry, path: &Path, req: &Request) -> Result<Reproduction> {
+    let log = reproduction::read_log(&reproduction::log_path(data.root()))?;
     let command = match (&req.command, reproduction::recorded_command(recorded)) {
         (Some(c), _) => c.clone(),
         (None, Some(c)) => c,
+        (None, None) if reproduction::proven_command(&recorded.id, &log).is_some() => {
+            let c = reproduction::proven_command(&recorded.id, &log)
+                .unwrap_or_default()
+                .to_vec();
+            eprintln!(
+                "{}: its run names no command; running the one its last passing reproduction ran",
+                recorded.id
+            );
+            c
+        }
         (None, None) => bail!(CheckFailed(format!(
             "{}: its run names no command that made it (a run made elsewhere, or before lexbench recorded \
              commands); give one with --command, e.g. --command 'run bm25 --dataset {} --split {}'",

@@ -173,6 +173,19 @@ pub fn made_by(e: &Entry) -> Option<String> {
     recorded_command(e).map(|c| format!("lexbench {}", shell_words(&c)))
 }
 
+/// The command of the last reproduction of `entry` in `log` that passed by running a command (not a
+/// recheck): for an entry whose run records none, a command shown to make it.
+pub fn proven_command<'a>(entry: &str, log: &'a [Reproduction]) -> Option<&'a [String]> {
+    log.iter()
+        .rev()
+        .find(|r| {
+            r.entry == entry
+                && r.outcome.passed()
+                && r.command.first().is_some_and(|c| c == "run" || c == "train")
+        })
+        .map(|r| r.command.as_slice())
+}
+
 /// The command the entry's run sidecar records (`invocation.command`), if any.
 pub fn recorded_command(e: &Entry) -> Option<Vec<String>> {
     let c = e.run.sidecar.as_ref()?.get("invocation")?.get("command")?;
@@ -217,11 +230,16 @@ pub fn table(entries: &[Entry], log: &[Reproduction]) -> String {
     );
     let cell = |s: &str| s.replace('|', "\\|");
     for e in rows {
-        let made = made_by(e).unwrap_or_else(|| "not recorded".into());
-        let how = if e.provenance.is_verified() || recorded_command(e).is_some() {
-            format!("`lexbench reproduce {}`", e.id)
-        } else {
-            format!("`lexbench reproduce {} --command '…'`", e.id)
+        let (made, how) = match (made_by(e), proven_command(&e.id, log)) {
+            (Some(m), _) => (format!("`{m}`"), format!("`lexbench reproduce {}`", e.id)),
+            (None, Some(c)) => (
+                format!("not recorded; reproduced by `lexbench {}`", shell_words(c)),
+                format!("`lexbench reproduce {}`", e.id),
+            ),
+            (None, None) => (
+                "not recorded".to_owned(),
+                format!("`lexbench reproduce {} --command '…'`", e.id),
+            ),
         };
         let seen = match last.get(e.id.as_str()) {
             None => "never".to_owned(),
@@ -238,7 +256,7 @@ pub fn table(entries: &[Entry], log: &[Reproduction]) -> String {
             }
         };
         out.push_str(&format!(
-            "| {} | {} | {} | `{}` | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} |\n",
             cell(&e.dataset.name),
             cell(&e.dataset.split),
             cell(&e.system),

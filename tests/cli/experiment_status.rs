@@ -21,12 +21,17 @@ fn status(data: &std::path::Path) -> Output {
 
 /// `scripts/real-text-experiment DATA STEP` with the environment `env`.
 fn script(data: &std::path::Path, step: &str, env: &[(&str, &std::ffi::OsStr)]) -> Output {
+    script_steps(data, &[step], env)
+}
+
+/// `scripts/real-text-experiment DATA STEP…` with the environment `env`.
+fn script_steps(data: &std::path::Path, steps: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> Output {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut cmd = Command::new("bash");
     cmd.arg(repo.join("scripts/real-text-experiment"))
         .arg(data)
-        .arg(step)
-        .env_remove("LEXBENCH_COMMIT")
+        .args(steps);
+    cmd.env_remove("LEXBENCH_COMMIT")
         .env_remove("LEXBENCH_CARRY_MAX_MB");
     for (k, v) in env {
         cmd.env(k, v);
@@ -262,4 +267,98 @@ fn carry_packs_an_unfinished_cell_and_a_fresh_data_folder_resumes_from_it() {
         "{text}"
     );
     assert!(!other.join("models").exists());
+}
+
+/// Issue 55, item 4: the runner on a fresh machine whose fixtures lie elsewhere. A new data folder,
+/// the fixtures reached through a path with a space in it (not `../shared/fixtures`), the committed
+/// results (a copy, so the repository is not written): `scripts/real-text-experiment` builds the
+/// dataset (the import cell), imports every committed entry, and skips every other cell as recorded —
+/// the cell records name the version the entries were re-keyed from, which counts as the version
+/// built here. Nothing is ranked or trained: no run is written, no model trained. (The binary is the
+/// one under test, put where the script keeps its copy, so nothing is built.)
+#[test]
+fn a_fresh_machine_imports_every_committed_entry_and_runs_nothing_recorded() {
+    let root = scratch("runner-fresh");
+    let data = root.join("data");
+    let fixtures = root.join("fixtures elsewhere");
+    std::os::unix::fs::symlink(lexbench_core::testing::fixtures_dir(), &fixtures).unwrap();
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let committed = repo.join("baselines/configs/ecthr/results/release-text");
+    let results = root.join("results");
+    crate::common::copy_tree(&committed, &results);
+    std::fs::create_dir_all(data.join("bin")).unwrap();
+    std::fs::copy(crate::common::bin(), data.join("bin/lexbench")).unwrap();
+    std::fs::write(data.join("bin/revision"), "test-revision\n").unwrap();
+    let recorded: std::collections::BTreeSet<String> = std::fs::read_to_string(committed.join("cells.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["cell"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .filter(|c| c != "import")
+        .collect();
+    // The steps of every recorded cell (a zero-shot model's step covers its three settings); a cell
+    // the committed results do not record (one still training elsewhere) would run, and is not asked.
+    let mut steps: Vec<&str> = recorded
+        .iter()
+        .map(|c| match c.split_once('/').map_or(c.as_str(), |(m, _)| m) {
+            "zs-minilm" => "minilm",
+            "zs-colbert" => "colbert",
+            "zs-e5" => "e5",
+            other => other,
+        })
+        .collect();
+    steps.dedup();
+    let out = script_steps(
+        &data,
+        &steps,
+        &[
+            ("LEXBENCH_RESULTS", results.as_os_str()),
+            ("LEXBENCH_FIXTURES", fixtures.as_os_str()),
+        ],
+    );
+    assert!(out.status.success(), "the runner failed on a fresh machine");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let ran: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("cell ") && !l.ends_with("done before, skipped"))
+        .collect();
+    assert_eq!(ran.len(), 1, "only the import runs: {ran:#?}");
+    assert!(ran[0].starts_with("cell import: lb import release"), "{}", ran[0]);
+    let skipped = text
+        .lines()
+        .filter(|l| l.ends_with("done before, skipped"))
+        .count();
+    assert_eq!(
+        skipped,
+        recorded.len(),
+        "every recorded cell but the import is skipped"
+    );
+    let entries = |d: &std::path::Path| {
+        std::fs::read_dir(d)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "json")
+            })
+            .count()
+    };
+    assert_eq!(
+        entries(&data.join("leaderboard/entries")),
+        entries(&committed.join("entries")),
+        "every committed entry imported"
+    );
+    assert!(!data.join("runs").exists(), "nothing ranked");
+    assert!(!data.join("models").exists(), "nothing trained");
+    assert!(
+        steps.len() >= 10,
+        "the committed results record the zero-shot and training cells: {steps:?}"
+    );
+    std::fs::remove_dir_all(&root).ok();
 }

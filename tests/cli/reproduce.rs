@@ -260,5 +260,22 @@ fn a_run_without_a_recorded_command_needs_one_and_only_run_commands_are_run() {
         "reproduce --command",
     );
     assert!(text.contains("reproduced bit for bit"), "{text}");
+    // A command shown to make the entry is its recipe from then on: the table names it, and
+    // `reproduce` without --command runs it.
+    let table = ok(
+        &lexbench(&d, &["leaderboard", "--reproductions"]),
+        "--reproductions",
+    );
+    let row = table
+        .lines()
+        .find(|l| l.contains("a run made elsewhere"))
+        .unwrap();
+    assert!(
+        row.contains("not recorded; reproduced by `lexbench run random --dataset ecthr --split test --seed 9 --system mine`"),
+        "{row}"
+    );
+    let out = lexbench(&d, &["reproduce", &id]);
+    assert!(ok(&out, "reproduce (the proven command)").contains("reproduced bit for bit"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("its last passing reproduction"));
     std::fs::remove_dir_all(&d).ok();
 }
