@@ -527,7 +527,7 @@ mod tests {
         s.topics.truncate(1);
         s.topics[0].text = "court law".into();
         let scores = bm25_rank_scores(&s, "law");
-        let ranked = super::super::bm25_rankings(&s, "law", 8);
+        let ranked = crate::train::negatives::bm25_rankings(&s, "law", 8);
         let mut by_score: Vec<usize> = (0..8).filter(|&d| scores[0][d] > 0.0).collect();
         by_score.sort_by(|&a, &b| scores[0][b].total_cmp(&scores[0][a]));
         assert_eq!(by_score, ranked[0], "{scores:?}");
