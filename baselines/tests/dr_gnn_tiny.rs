@@ -10,6 +10,12 @@
 //!   adds article order; the distillation loss's gradient reaches the query encoder's LoRA parameters and no GAT parameter,
 //!   the graph contrastive loss's the GAT and no encoder parameter; training writes a run over the
 //!   corpus for test questions (not in the graph).
+//! - Separate query and article encoders (the papers' E_q and E_s) with DR+GNN and QABISAR: QABISAR's
+//!   stage 2 trains E_q alone (the distillation reaches no article-encoder variable, which stage 2
+//!   leaves as stage 1 selected it), and both models train and rank (issue 56, item 2).
+//! - CuSINeS's "Semantic (Static)" row on the fixed schedule (`dr-cusines-semantic-only.toml`) draws
+//!   exactly the BM25-negatives baseline's negatives (`dr.toml`: BM25's top non-relevant articles in
+//!   rank order): same seed, same negatives per question per epoch (issue 56, item 1).
 
 mod common;
 
@@ -17,12 +23,14 @@ use std::path::{Path, PathBuf};
 
 use candle_core::Device;
 use lexbench_baselines::curriculum::CurriculumConfig;
-use lexbench_baselines::train::config::TrainConfig;
+use lexbench_baselines::train::config::{Encoders, NegativeOrder, TrainConfig};
 use lexbench_baselines::train::data::SplitData;
 use lexbench_baselines::train::dr_gnn::train_dr_gnn;
+use lexbench_baselines::train::finetune::negative_sources;
 use lexbench_baselines::train::model::Trainable;
-use lexbench_baselines::train::negatives::examples;
+use lexbench_baselines::train::negatives::{bm25_rankings, examples};
 use lexbench_baselines::train::qabisar::{Qabisar, train_qabisar};
+use lexbench_baselines::train::trainer::LoopSeeds;
 use lexbench_baselines::train::{TrainOptions, train};
 use lexbench_core::ArticleId;
 use lexbench_core::graph::{GraphNode, LegalGraph};
@@ -643,5 +651,165 @@ fn a_pooled_only_measure_on_a_corpus_dataset_is_refused() -> TestResult {
     cfg.eval.measure = "R@10".into();
     let summary = train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
     assert!(summary.best_val.is_some());
+    Ok(())
+}
+
+/// The squared norm of `v`'s gradient in `g` (0 without one).
+fn grad_norm(g: &candle_core::backprop::GradStore, v: &candle_core::Var) -> f32 {
+    g.get(v.as_tensor())
+        .map(|t| {
+            t.sqr()
+                .and_then(|t| t.sum_all())
+                .and_then(|t| t.to_scalar::<f32>())
+                .unwrap_or(0.0)
+        })
+        .unwrap_or(0.0)
+}
+
+/// Issue 56, item 2: both papers' query and statute encoders are separate ("E_q, E_s denote query and
+/// statute encoder"). With `encoders = "separate"` QABISAR's stage 2 distils into E_q alone: its
+/// optimiser holds E_q's variables, the distillation's gradient reaches none of E_s's, and E_s leaves
+/// stage 2 as stage 1 selected it; DR+GNN trains and ranks over E_q's queries and E_s's articles.
+#[test]
+fn separate_encoders_with_the_graph_models() -> TestResult {
+    let base = common::tiny_folder("separate-graph")?;
+    let data = scratch("separate-graph");
+    tiny_law(&data)?;
+    let split = SplitData::load(&data, "law", "train", true)?;
+    let mut cfg = qabisar_config(&base)?;
+    cfg.biencoder.encoders = Encoders::Separate;
+    cfg.validate()?;
+    let out = data.join("models").join("qabisar-separate");
+    train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
+    let model = Qabisar::build(&cfg, &split, &data, &out, &Device::Cpu)?;
+    assert!(model.net.separate_query_encoder());
+    let query = model.net.query_encoder_vars();
+    assert!(!query.is_empty());
+    assert!(
+        query.iter().all(|(k, _)| k.starts_with("query_encoder.")),
+        "E_q only"
+    );
+    let article: Vec<_> = model
+        .net
+        .store
+        .vars()
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with("query_encoder."))
+        .collect();
+    assert!(!article.is_empty(), "E_s has variables");
+    let mut neg = cfg.negatives.clone();
+    neg.random = 2;
+    let exs = examples(&split, &neg, None, None, &mut SplitMix64::new(1));
+    let refs: Vec<_> = exs.iter().take(4).collect();
+    let (_, kd) = model.losses(&split, &refs, 0)?;
+    let g = kd.backward()?;
+    assert!(query.iter().any(|(_, v)| grad_norm(&g, v) > 0.0), "KD missed E_q");
+    assert!(
+        article.iter().all(|(_, v)| grad_norm(&g, v) == 0.0),
+        "KD reached E_s"
+    );
+    let before: Vec<(String, Vec<f32>)> = article
+        .iter()
+        .map(|(k, v)| Ok((k.clone(), v.as_tensor().flatten_all()?.to_vec1::<f32>()?)))
+        .collect::<Result<_, candle_core::Error>>()?;
+    let (summary, outputs) = train_qabisar(
+        &cfg,
+        &data,
+        &out,
+        &Device::Cpu,
+        &["test".into()],
+        &TrainOptions::default(),
+    )?;
+    assert!(summary.losses.iter().all(|l| l.is_finite()));
+    assert_eq!(outputs[0].sidecar.topics, 2);
+    let e_q: usize = query.iter().map(|(_, v)| v.elem_count()).sum();
+    assert_eq!(summary.trainable_params, e_q + model.gnn_store.num_params());
+    let after = lexbench_baselines::train::params::load_tensors(
+        &out.join("qabisar").join("encoder.safetensors"),
+        &Device::Cpu,
+    )?;
+    for (k, v) in &before {
+        let now = after.get(k).ok_or(format!("{k} not exported"))?;
+        assert_eq!(&now.flatten_all()?.to_vec1::<f32>()?, v, "{k} changed in stage 2");
+    }
+    // DR+GNN over separate encoders.
+    let mut cfg = config(&base, "gnn-separate")?;
+    cfg.biencoder.encoders = Encoders::Separate;
+    cfg.validate()?;
+    let out = data.join("models").join("gnn-separate");
+    train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
+    let (summary, outputs) = train_dr_gnn(
+        &cfg,
+        &data,
+        &out,
+        &Device::Cpu,
+        &["test".into()],
+        &TrainOptions::default(),
+    )?;
+    assert!(summary.losses.iter().all(|l| l.is_finite()));
+    assert_eq!(outputs[0].sidecar.hits, 24);
+    Ok(())
+}
+
+/// Issue 56, item 1. CuSINeS's appendix gives "Semantic (Static)" on the fixed schedule the
+/// BM25-negatives baseline's figures digit for digit: static semantic difficulty over the buckets is
+/// BM25's top-k. The configs as written (`dr.toml`: 2 BM25 negatives in rank order;
+/// `dr-cusines-semantic-only.toml`: the semantic view alone ranked by BM25, all the mass on the hard
+/// bucket, the buckets over the top 3 × 2) draw the same negatives for every question at every epoch,
+/// through the training loop's own code (`NegativeSources`), for two seeds; they are BM25's top 2
+/// non-relevant articles, in BM25's order.
+#[test]
+fn static_semantic_fixed_curriculum_draws_the_bm25_baselines_negatives() -> TestResult {
+    let data = scratch("static-fixed");
+    tiny_law(&data)?;
+    let split = SplitData::load(&data, "law", "train", true)?;
+    let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs/bsard");
+    let load = |file: &str, seed: u64| -> Result<TrainConfig, Box<dyn std::error::Error>> {
+        let mut cfg = TrainConfig::from_file(&configs.join(file))?;
+        // The tiny law instead of the sample's BSARD; nothing else changes.
+        cfg.data.dataset = "law".into();
+        cfg.seed = seed;
+        Ok(cfg)
+    };
+    let bm25 = bm25_rankings(&split, "law", split.docs.len());
+    let epochs = 3;
+    for seed in [20_261_122, 7] {
+        let baseline = load("dr.toml", seed)?;
+        let cusines = load("dr-cusines-semantic-only.toml", seed)?;
+        let c = cusines.curriculum.as_ref().ok_or("no [curriculum]")?;
+        assert_eq!(c.top_n, c.buckets * cusines.negatives.curriculum);
+        assert_eq!(baseline.negatives.bm25_order, NegativeOrder::Ranked);
+        assert_eq!(
+            (baseline.negatives.bm25, baseline.negatives.total()),
+            (cusines.negatives.curriculum, cusines.negatives.total())
+        );
+        let a = negative_sources(&baseline, &split, &data)?;
+        let b = negative_sources(&cusines, &split, &data)?;
+        let seeds = (seed, LoopSeeds::ENCODER);
+        for epoch in 0..epochs {
+            assert!(
+                a.curriculum_draws(&split, seeds, (epoch, epochs), None)?
+                    .is_none()
+            );
+            let (draws, stats) = b
+                .curriculum_draws(&split, seeds, (epoch, epochs), None)?
+                .ok_or("no curriculum draws")?;
+            assert_eq!(stats.drawn[..2], [0, 0], "only the hard bucket");
+            let want = a.examples(&split, seeds, (epoch, 0), None, None);
+            let got = b.examples(&split, seeds, (epoch, 0), None, Some(&draws));
+            assert_eq!(got, want, "seed {seed}, epoch {epoch}");
+            for e in &want {
+                let positives = &split.topics[e.topic].positives;
+                let top: Vec<usize> = bm25[e.topic]
+                    .iter()
+                    .copied()
+                    .filter(|d| !positives.contains(d))
+                    .take(2)
+                    .collect();
+                assert_eq!(top.len(), 2, "BM25 matches two non-relevant articles");
+                assert_eq!(e.negatives, top, "BM25's top 2 non-relevant, in order");
+            }
+        }
+    }
     Ok(())
 }

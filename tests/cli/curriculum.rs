@@ -8,8 +8,8 @@
 //! - with Table 2's "Semantic (Static) + Structural" = Table 3's "fixed" row (`dr-cusines-fixed.toml`:
 //!   all three views, BM25's semantic ranks, all the mass on the hardest bucket at every phase) every
 //!   negative comes from the hardest bucket, whether the buckets cover every negative (`top_n = 0`,
-//!   the paper's reading and the default) or the 100 hardest fused candidates (`top_n = 100`, our
-//!   option);
+//!   the struct's default, ours) or the 100 hardest fused candidates (`top_n = 100`; the configs
+//!   themselves bucket the top 6 = 3 buckets × 2 negatives since issue 56);
 //! - with Table 2's "Semantic (Static)" row (`dr-cusines-semantic-only.toml`: the semantic view alone,
 //!   BM25's ranks, fixed schedule), bucketing the 100 hardest candidates draws the hard bucket's
 //!   negatives from higher in BM25's ranking than cutting every negative in thirds;

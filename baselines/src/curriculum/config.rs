@@ -102,7 +102,7 @@ impl ViewSet {
 ///
 /// **Fixed** (the paper's Table 3 ablation): hard from the start, `schedule = [[0, 0, 1], [0, 0, 1],
 /// [0, 0, 1]]` with three buckets: every negative from the hardest third of the ranking (of its top
-/// `top_n` when set).
+/// `top_n` when set: with `top_n = 3 × n` for `n` negatives, exactly the `n` hardest).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CurriculumConfig {
@@ -116,11 +116,15 @@ pub struct CurriculumConfig {
     pub semantic: SemanticSource,
     /// Number of difficulty buckets B ≥ 1. Default 3 (the paper's easy / medium / hard).
     pub buckets: usize,
-    /// An option of ours: the buckets cut only the `top_n` hardest candidates by fused difficulty.
-    /// Default [`DEFAULT_TOP_N`] = 0: **every** negative of the query is bucketed, the paper's reading
-    /// (the buckets split the query's whole fused ranking). Over BSARD's 22.6k articles a third is
-    /// 7.5k articles, so "hard" is much easier than BM25's top 30; `top_n = 100` keeps the hardest
-    /// 100. Ignored when the curriculum is off (then negatives are uniform over every candidate).
+    /// The buckets cut only the `top_n` hardest candidates by fused difficulty (0: every negative of
+    /// the query, the default of the struct). What CuSINeS's rows imply (issue 56): its appendix gives
+    /// "Semantic (Static)" on the fixed schedule the BM25-negatives baseline's figures digit for
+    /// digit, so static semantic difficulty over the buckets is BM25's top k. The BSARD configs set
+    /// `top_n = buckets × negatives.curriculum`: the hard bucket is then the baseline's pool (BM25's top
+    /// `negatives.curriculum` non-relevant articles with the static view), and the fixed schedule
+    /// draws exactly the baseline's negatives. With 0, over BSARD's 22.6k articles a third is 7.5k
+    /// articles drawn uniformly, far easier than BM25's top 2. Ignored when the curriculum is off
+    /// (then negatives are uniform over every candidate).
     pub top_n: usize,
     /// An explicit B × B schedule: row p = the bucket probabilities (bucket 0 = easiest) of phase p.
     /// Default `None`: [`Schedule::for_buckets`] (the paper's numbers for B = 3).
@@ -142,8 +146,8 @@ impl Default for CurriculumConfig {
     }
 }
 
-/// The default of [`CurriculumConfig::top_n`]: 0, every negative of the query in the buckets (the
-/// paper's reading: its buckets split the fused ranking of the query's negatives, with no cut-off).
+/// The default of [`CurriculumConfig::top_n`]: 0, every negative of the query in the buckets (ours: the
+/// BSARD configs bucket the top `buckets × negatives.curriculum`, see [`CurriculumConfig::top_n`]).
 pub const DEFAULT_TOP_N: usize = 0;
 
 impl CurriculumConfig {

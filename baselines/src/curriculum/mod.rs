@@ -22,9 +22,10 @@
 //!   at infinite hierarchical distance, and breaking those ties by doc index ranked the articles early
 //!   in the release "harder" (issue 56). Without a seed, ties go by doc index ascending.
 //!   Positives are removed from the pool before ranking.
-//! - Buckets: [`Buckets::split`] cuts the hardest-first order — **all of the query's negatives**
-//!   by default, the paper's reading; its first `top_n` only with [`CurriculumConfig::top_n`] > 0, an
-//!   option of ours — into B contiguous near-equal buckets;
+//! - Buckets: [`Buckets::split`] cuts the hardest-first order — its first
+//!   [`CurriculumConfig::top_n`] (the BSARD configs: buckets × negatives per positive, so the hard
+//!   bucket is the BM25 baseline's pool, as CuSINeS's rows imply), or all of the query's negatives
+//!   with `top_n = 0` — into B contiguous near-equal buckets;
 //!   **bucket 0 = easiest**, bucket B − 1 = hardest (larger buckets on the hard side).
 //! - Schedule: [`Schedule::paper_default`] (3 buckets, thirds of training: 0.7/0.2/0.1,
 //!   0.15/0.7/0.15, 0.1/0.2/0.7); [`Schedule::for_buckets`] generalises to B phases (0.7 on bucket p in

@@ -560,8 +560,8 @@ fn the_sequential_view_runs_over_the_linearised_statutes() {
     assert!(linear_positions(3, &[], [3]).is_err());
 }
 
-/// Issue 31, item 9: by default the buckets cover every negative of the query (the paper's reading);
-/// `top_n` is an option that keeps the hardest `top_n`.
+/// Issue 31, item 9: by default the buckets cover every negative of the query (`top_n = 0`, ours since
+/// issue 56); `top_n` keeps the hardest `top_n` (the BSARD configs: buckets × negatives per positive).
 #[test]
 fn the_buckets_cover_every_negative_by_default() {
     let config = CurriculumConfig {

@@ -1028,19 +1028,13 @@ impl TrainConfig {
                 ),
             ));
         }
-        if self.biencoder.encoders == Encoders::Separate {
-            if !self.model.is_biencoder() {
-                return Err(about(
-                    "biencoder.encoders",
-                    "encoders = \"separate\" needs a bi-encoder (model = \"dpr\" or \"ance\")",
-                ));
-            }
-            if self.gnn.is_some() || self.qabisar.is_some() {
-                return Err(about(
-                    "biencoder.encoders",
-                    "encoders = \"separate\" is not supported with a [gnn] or [qabisar] section",
-                ));
-            }
+        // With [gnn] and [qabisar] too: their queries go through E_q, their article and label nodes
+        // through E_p (the papers' E_q and E_s), and QABISAR distils into E_q alone.
+        if self.biencoder.encoders == Encoders::Separate && !self.model.is_biencoder() {
+            return Err(about(
+                "biencoder.encoders",
+                "encoders = \"separate\" needs a bi-encoder (model = \"dpr\" or \"ance\")",
+            ));
         }
         match (self.biencoder.article_encoder, &self.biencoder.hier) {
             (ArticleEncoder::Hierarchical, h) => {

@@ -161,7 +161,7 @@ impl Objective for Finetune<'_> {
 }
 
 /// The static negatives of `cfg` for `split`: BM25 rankings and the curriculum, when configured.
-pub(crate) fn negative_sources(cfg: &TrainConfig, split: &SplitData, data: &Path) -> Result<NegativeSources> {
+pub fn negative_sources(cfg: &TrainConfig, split: &SplitData, data: &Path) -> Result<NegativeSources> {
     let dataset = &cfg.data.dataset;
     Ok(NegativeSources {
         cfg: cfg.negatives.clone(),

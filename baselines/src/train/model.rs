@@ -340,6 +340,30 @@ impl Trainable {
         })
     }
 
+    /// Whether queries go through their own encoder E_q (`biencoder.encoders = "separate"`), whose
+    /// variables are named `query_encoder.…` ([`QUERY_ENCODER`]).
+    pub fn separate_query_encoder(&self) -> bool {
+        matches!(
+            &self.net,
+            Net::Bi {
+                query_model: Some(_),
+                ..
+            }
+        )
+    }
+
+    /// The trainable variables that embed queries: E_q's (`query_encoder.…`) with separate encoders,
+    /// else every variable (the one encoder embeds queries and passages).
+    pub fn query_encoder_vars(&self) -> Vec<(String, candle_core::Var)> {
+        let prefix = format!("{QUERY_ENCODER}.");
+        let separate = self.separate_query_encoder();
+        self.store
+            .vars()
+            .into_iter()
+            .filter(|(k, _)| !separate || k.starts_with(&prefix))
+            .collect()
+    }
+
     /// Trainable parameters.
     pub fn trainable_params(&self) -> usize {
         self.store.num_params()

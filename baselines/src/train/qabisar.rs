@@ -464,8 +464,9 @@ impl Objective for QabisarObjective {
             ..self.optim.clone()
         };
         vec![
+            // The query encoder: with separate encoders E_q alone (the article side is frozen).
             ParamGroup {
-                vars: self.model.net.store.vars(),
+                vars: self.model.net.query_encoder_vars(),
                 optim: self.optim.clone(),
             },
             ParamGroup {
@@ -541,7 +542,13 @@ pub fn train_qabisar(
     // The stage's identity: the configuration and the encoder it starts from.
     let identity = format!("{}\n# encoder: {}\n", config_text(cfg)?, model.encoder_sha256());
     let edge_types = model.edge_types().to_vec();
-    let trainable_params = model.net.trainable_params() + model.gnn_store.num_params();
+    let encoder_params: usize = model
+        .net
+        .query_encoder_vars()
+        .iter()
+        .map(|(_, v)| v.elem_count())
+        .sum();
+    let trainable_params = encoder_params + model.gnn_store.num_params();
     let dir = out.join("qabisar");
     let objective = QabisarObjective {
         model,

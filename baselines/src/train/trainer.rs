@@ -265,6 +265,46 @@ pub struct NegativeSources {
     pub curriculum: Option<CurriculumNegatives>,
 }
 
+impl NegativeSources {
+    /// Epoch `epoch`'s curriculum draws (of `epochs`; progress `epoch / epochs`) from the stream
+    /// `seeds.curriculum` of `seed`, and what they were; `None` without a curriculum. `scores`: the
+    /// model's candidate scores when the semantic view is dynamic
+    /// ([`CurriculumNegatives::needs_model_scores`]).
+    pub fn curriculum_draws(
+        &self,
+        split: &SplitData,
+        (seed, seeds): (u64, LoopSeeds),
+        (epoch, epochs): (usize, usize),
+        scores: Option<&[Vec<f64>]>,
+    ) -> Result<Option<(CurriculumDraws, DrawStats)>> {
+        let Some(c) = &self.curriculum else {
+            return Ok(None);
+        };
+        let buckets = c.buckets(split, scores)?;
+        let progress = epoch as f64 / epochs as f64;
+        let mut rng = SplitMix64::new(derive_seed(seed, seeds.curriculum, epoch as u64));
+        let draws = c.draw(split, &buckets, progress, self.cfg.curriculum, &mut rng)?;
+        let stats = c.draw_stats(split, &buckets, &draws, scores)?;
+        Ok(Some((draws, stats)))
+    }
+
+    /// The examples of epoch `epoch` over its curriculum `draws` and the model's rankings, the
+    /// `refresh`-th time they are drawn in the epoch (0: at its start; `k`: after the `k`-th
+    /// mid-epoch refresh of ANCE's negatives), each from its own stream of `seeds.negatives`.
+    pub fn examples(
+        &self,
+        split: &SplitData,
+        (seed, seeds): (u64, LoopSeeds),
+        (epoch, refresh): (usize, u64),
+        model_rank: Option<&Rankings>,
+        draws: Option<&CurriculumDraws>,
+    ) -> Vec<Example> {
+        let stream = epoch as u64 | (refresh << 32);
+        let mut rng = SplitMix64::new(derive_seed(seed, seeds.negatives, stream));
+        examples_with(split, &self.cfg, self.bm25.as_ref(), model_rank, draws, &mut rng)
+    }
+}
+
 /// What the loop needs besides the objective.
 pub struct LoopSpec<'a> {
     /// Where config, log and checkpoints go.
@@ -569,22 +609,18 @@ impl<'a, O: Objective> Trainer<'a, O> {
     ) -> Result<(Vec<Example>, Option<DrawStats>, Option<CurriculumDraws>)> {
         let (spec, split) = (&self.spec, self.spec.split);
         let neg = spec.negatives;
-        let (draws, stats) = match &neg.curriculum {
-            Some(c) => {
-                let scores = if c.needs_model_scores() {
-                    Some(self.objective.candidate_scores(split)?)
-                } else {
-                    None
-                };
-                let buckets = c.buckets(split, scores.as_deref())?;
-                let progress = epoch as f64 / spec.epochs as f64;
-                let mut rng = SplitMix64::new(derive_seed(spec.seed, spec.seeds.curriculum, epoch as u64));
-                let draws = c.draw(split, &buckets, progress, neg.cfg.curriculum, &mut rng)?;
-                let stats = c.draw_stats(split, &buckets, &draws, scores.as_deref())?;
-                (Some(draws), Some(stats))
-            }
-            None => (None, None),
+        let scores = match &neg.curriculum {
+            Some(c) if c.needs_model_scores() => Some(self.objective.candidate_scores(split)?),
+            _ => None,
         };
+        let (draws, stats) = neg
+            .curriculum_draws(
+                split,
+                (spec.seed, spec.seeds),
+                (epoch, spec.epochs),
+                scores.as_deref(),
+            )?
+            .unzip();
         let examples = self.draw_examples(epoch, 0, model_rank, draws.as_ref());
         Ok((examples, stats, draws))
     }
@@ -599,16 +635,13 @@ impl<'a, O: Objective> Trainer<'a, O> {
         model_rank: Option<&Rankings>,
         draws: Option<&CurriculumDraws>,
     ) -> Vec<Example> {
-        let (spec, neg) = (&self.spec, self.spec.negatives);
-        let stream = epoch as u64 | (refresh << 32);
-        let mut rng = SplitMix64::new(derive_seed(spec.seed, spec.seeds.negatives, stream));
-        examples_with(
+        let spec = &self.spec;
+        spec.negatives.examples(
             spec.split,
-            &neg.cfg,
-            neg.bm25.as_ref(),
+            (spec.seed, spec.seeds),
+            (epoch, refresh),
             model_rank,
             draws,
-            &mut rng,
         )
     }
 

@@ -3,8 +3,10 @@
 //! schedule (progress = epoch / epochs).
 //!
 //! - Semantic view: the current model's scores of every candidate, recomputed at the start of each
-//!   epoch ([`SemanticSource::Dynamic`], via [`crate::train::model::Trainable::candidate_scores`]), or BM25
-//!   scores computed once ([`SemanticSource::StaticBm25`]; candidates BM25 does not match score 0).
+//!   epoch ([`SemanticSource::Dynamic`], via [`crate::train::model::Trainable::candidate_scores`]), or
+//!   BM25's ranking computed once ([`SemanticSource::StaticBm25`], [`bm25_rank_scores`]: the order the
+//!   BM25-negatives baseline takes its negatives in; candidates BM25 does not match tie last).
+//! - Draws: per positive, listed hardest first (see [`CurriculumNegatives::draw`]).
 //! - Structural views: BSARD's legislative graph (`graph.json` in the dataset folder, see
 //!   [`LegalGraph`]) for a corpus-wide dataset; for a pooled dataset (ECtHR) one tree per topic
 //!   from its pool's paragraph numbers and sections (`num`, `section` in `corpus.jsonl`).
@@ -102,6 +104,30 @@ pub fn bm25_scores(split: &SplitData, dataset: &str) -> Vec<Vec<f64>> {
         .collect()
 }
 
+/// The static semantic view's scores: BM25's ranking of every topic's candidates (the ranking BM25
+/// negatives are taken from, [`super::bm25_rankings`], trec_eval order: score descending, ties by doc
+/// id), as scores that keep its order — `n − place` for the `n` candidates BM25 ranks, 0 for those it
+/// does not match (whole-corpus topics; tied, so the curriculum's seeded shuffle orders them). So the
+/// static view ranks the candidates exactly as the BM25-negatives baseline does, ties included: with
+/// the semantic view alone, the fixed schedule and `top_n = buckets × negatives.curriculum`, the hard
+/// bucket is BM25's top `negatives.curriculum` non-relevant articles, the baseline's negatives.
+pub fn bm25_rank_scores(split: &SplitData, dataset: &str) -> Vec<Vec<f64>> {
+    let rankings = super::bm25_rankings(split, dataset, split.docs.len());
+    rankings
+        .iter()
+        .enumerate()
+        .map(|(t, ranked)| {
+            let n = ranked.len();
+            let place: HashMap<usize, usize> = ranked.iter().enumerate().map(|(i, &d)| (d, i)).collect();
+            split
+                .candidates(t)
+                .iter()
+                .map(|d| place.get(d).map_or(0.0, |&i| (n - i) as f64))
+                .collect()
+        })
+        .collect()
+}
+
 /// What one epoch's curriculum draws were, per bucket (index 0 = easiest; in `train_log.jsonl` as an
 /// `"event": "curriculum"` line and in `summary.json`'s epochs): how many negatives were drawn from
 /// each bucket, and their mean rank among their topic's candidates by the semantic view's scores —
@@ -147,7 +173,7 @@ impl CurriculumNegatives {
             None
         };
         let bm25 = (cfg.views.semantic && cfg.semantic == SemanticSource::StaticBm25)
-            .then(|| bm25_scores(split, dataset));
+            .then(|| bm25_rank_scores(split, dataset));
         Ok(Self {
             cfg: cfg.clone(),
             sampler: CurriculumSampler::from_config(cfg)?,
@@ -384,7 +410,9 @@ impl CurriculumNegatives {
         })
     }
 
-    /// Draws `n` negatives per positive of every topic at training `progress` ∈ [0, 1].
+    /// Draws `n` negatives per positive of every topic at training `progress` ∈ [0, 1]; each
+    /// positive's draws are listed hardest first (their order in the fused ranking), as BM25
+    /// negatives are listed in BM25's order, so a draw of a whole bucket is that bucket in order.
     pub fn draw(
         &self,
         split: &SplitData,
@@ -398,10 +426,21 @@ impl CurriculumNegatives {
             .iter()
             .zip(buckets)
             .map(|(topic, b)| {
+                // Each candidate's place in the hardest-first order: the hardest bucket first.
+                let place: HashMap<usize, usize> = (0..b.len())
+                    .rev()
+                    .flat_map(|i| b.bucket(i).iter().copied())
+                    .enumerate()
+                    .map(|(k, d)| (d, k))
+                    .collect();
                 topic
                     .positives
                     .iter()
-                    .map(|_| self.sampler.sample(b, progress, n, rng))
+                    .map(|_| {
+                        let mut drawn = self.sampler.sample(b, progress, n, rng)?;
+                        drawn.sort_by_key(|d| place.get(d).copied().unwrap_or(usize::MAX));
+                        Ok(drawn)
+                    })
                     .collect()
             })
             .collect()
@@ -464,6 +503,58 @@ mod tests {
         let declared = bm25_scores(&s, "law");
         assert_eq!(guessed[0][0], 0.0, "{guessed:?}");
         assert!(declared[0][0] > 0.0, "{declared:?}");
+    }
+
+    /// The static view ranks as BM25's run does (the BM25 baseline's order, ties by doc id), and a
+    /// draw is listed hardest first: drawing a whole bucket gives the bucket in the fused order.
+    #[test]
+    fn static_view_is_bm25s_order_and_draws_are_hardest_first() -> Result<()> {
+        let mut s = split(8, false);
+        for (i, d) in s.docs.iter_mut().enumerate() {
+            // Docs 2 and 3 tie; 7 matches nothing.
+            d.text = [
+                "court",
+                "court",
+                "court law",
+                "court law",
+                "law",
+                "law law law",
+                "court fair",
+                "x",
+            ][i]
+                .into();
+        }
+        s.topics.truncate(1);
+        s.topics[0].text = "court law".into();
+        let scores = bm25_rank_scores(&s, "law");
+        let ranked = crate::train::negatives::bm25_rankings(&s, "law", 8);
+        let mut by_score: Vec<usize> = (0..8).filter(|&d| scores[0][d] > 0.0).collect();
+        by_score.sort_by(|&a, &b| scores[0][b].total_cmp(&scores[0][a]));
+        assert_eq!(by_score, ranked[0], "{scores:?}");
+        assert_eq!(scores[0][7], 0.0);
+        let cfg = CurriculumConfig {
+            views: ViewSet::semantic_only(),
+            semantic: SemanticSource::StaticBm25,
+            schedule: Some(vec![vec![0.0, 0.0, 1.0]; 3]),
+            top_n: 6,
+            ..CurriculumConfig::default()
+        };
+        let cn = CurriculumNegatives {
+            cfg: cfg.clone(),
+            sampler: CurriculumSampler::from_config(&cfg)?,
+            structures: None,
+            bm25: Some(scores),
+            tie_seed: Some(3),
+        };
+        let buckets = cn.buckets(&s, None)?;
+        // Positives 0 and 1 left out: the hard bucket is BM25's top 2 non-positives, in order.
+        let top: Vec<usize> = ranked[0].iter().copied().filter(|d| *d > 1).take(2).collect();
+        assert_eq!(buckets[0].bucket(2), top.as_slice());
+        for seed in 0..8 {
+            let draws = cn.draw(&s, &buckets, 0.0, 2, &mut SplitMix64::new(seed))?;
+            assert_eq!(draws[0], vec![top.clone(), top.clone()], "seed {seed}");
+        }
+        Ok(())
     }
 
     #[test]
