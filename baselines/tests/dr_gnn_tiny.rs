@@ -11,7 +11,7 @@
 //!   the graph contrastive loss's the GAT and, through the batch's query-node features (embedded with
 //!   gradient: joint training), the query encoder, whose embedding of a question one SGD step on the
 //!   contrastive loss alone moves; training writes a run over the corpus for test questions (not in
-//!   the graph).
+//!   the graph); stage 2's questions are the training split's and then the validation split's.
 
 mod common;
 
@@ -24,7 +24,7 @@ use lexbench_baselines::train::data::SplitData;
 use lexbench_baselines::train::dr_gnn::train_dr_gnn;
 use lexbench_baselines::train::model::Trainable;
 use lexbench_baselines::train::negatives::examples;
-use lexbench_baselines::train::qabisar::{Qabisar, train_qabisar};
+use lexbench_baselines::train::qabisar::{self, Qabisar, train_qabisar};
 use lexbench_baselines::train::{TrainOptions, train};
 use lexbench_core::ArticleId;
 use lexbench_core::graph::{GraphNode, LegalGraph};
@@ -315,6 +315,42 @@ fn qabisar_trains_the_query_encoder_jointly_with_the_graph() -> TestResult {
         serde_json::from_str(&std::fs::read_to_string(out.join("qabisar/qabisar.json"))?)?;
     assert_eq!(card["stage1_encoder_sha256"], model.encoder_sha256());
     assert_eq!(card["edge_types"].as_array().map(Vec::len), Some(11));
+    Ok(())
+}
+
+/// Issue 56, item 4: stage 2's graph holds "all queries from the training set": the training split's
+/// (as many as stage 1 trained on) and then the validation split's, which selected stage 1's epoch.
+#[test]
+fn qabisar_stage_two_holds_the_validation_questions() -> TestResult {
+    let base = common::tiny_folder("qabisar-val")?;
+    let data = scratch("qabisar-val");
+    tiny_law(&data)?;
+    let mut cfg = qabisar_config(&base)?;
+    let train = SplitData::load(&data, "law", "train", true)?;
+    let ids = |s: &SplitData| s.topics.iter().map(|t| t.topic.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        ids(&qabisar::stage_two_split(&cfg, &data)?),
+        ids(&train),
+        "no validation split"
+    );
+    // The tiny law's test split stands in for a validation split.
+    cfg.data.val_split = "test".into();
+    let val = SplitData::load(&data, "law", "test", true)?;
+    let joined = qabisar::stage_two_split(&cfg, &data)?;
+    assert_eq!(ids(&joined), [ids(&train), ids(&val)].concat());
+    assert_eq!(
+        joined.qrels.topics.len(),
+        train.qrels.topics.len() + val.qrels.topics.len()
+    );
+    assert!(joined.topics[6].positives == val.topics[0].positives && !val.topics[0].positives.is_empty());
+    cfg.data.max_train_topics = 2;
+    assert_eq!(
+        ids(&qabisar::stage_two_split(&cfg, &data)?),
+        [&ids(&train)[..2], &ids(&val)[..]].concat()
+    );
+    // A split joined to itself is refused.
+    let mut twice = train.clone();
+    assert!(twice.append(train).is_err());
     Ok(())
 }
 

@@ -4,7 +4,8 @@
 //!   `OUT`, as the rest of the config says); `lexbench train` runs it first. Stage 2 starts from the
 //!   encoder stage 1 selected (its sha256 is part of stage 2's identity, so a checkpoint of stage 2
 //!   over another encoder is refused) and trains in `OUT/qabisar`.
-//! - **Graph**: the training queries, BSARD's legislative graph (structure nodes and articles; corpus
+//! - **Graph**: the training queries ([`stage_two_split`]: the training split's and the validation
+//!   split's, "all queries from the training set"), BSARD's legislative graph (structure nodes and articles; corpus
 //!   articles missing from it are isolated nodes) with edges typed by the kinds of the nodes they join
 //!   ([`EdgeList::typed_by_node_kinds`]: `query→article`, `article→query`, `code→book`,
 //!   `section→article`, `article→section`, …; and the GAT's self-loops). The statute graph is the
@@ -547,16 +548,23 @@ pub fn train_qabisar(
     opts: &TrainOptions,
 ) -> Result<(QabisarSummary, Vec<NeuralOutput>)> {
     cfg.validate()?;
-    let mut split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, true)?;
+    let split = stage_two_split(cfg, data)?;
     cfg.eval.check_depth(split.pooled(), split.docs.len())?;
-    if cfg.data.max_train_topics > 0 {
-        split.topics.truncate(cfg.data.max_train_topics);
-    }
     let model = Qabisar::build(cfg, &split, data, out, device)?;
     let q = model.cfg.clone();
     let nodes = model.nodes();
-    // The stage's identity: the configuration and the encoder it starts from.
-    let identity = format!("{}\n# encoder: {}\n", config_text(cfg)?, model.encoder_sha256());
+    // The stage's identity: the configuration, the questions of the graph and the encoder it starts from.
+    let identity = format!(
+        "{}\n# graph questions: {}\n# encoder: {}\n",
+        config_text(cfg)?,
+        [cfg.data.train_split.as_str(), cfg.data.val_split.as_str()]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" + "),
+        model.encoder_sha256()
+    );
     let edge_types = model.edge_types().to_vec();
     let trainable_params = model.net.trainable_params() + model.gnn_store.num_params();
     let dir = out.join("qabisar");
@@ -614,6 +622,27 @@ pub fn train_qabisar(
     )?;
     lexbench_core::io::write_json_pretty(&dir.join("summary.json"), &summary)?;
     Ok((summary, outputs))
+}
+
+/// Stage 2's questions, the graph's query nodes and its training examples: "all queries from the
+/// training set", as the paper's graph holds them. Those of `data.train_split` (the first
+/// `data.max_train_topics` when set, as stage 1 trained on), then those of `data.val_split` when
+/// there is one: the validation questions selected stage 1's epoch, and stage 2 selects nothing (its
+/// last epoch is kept), so they can join it.
+pub fn stage_two_split(cfg: &TrainConfig, data: &Path) -> Result<SplitData> {
+    let mut split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, true)?;
+    if cfg.data.max_train_topics > 0 {
+        split.topics.truncate(cfg.data.max_train_topics);
+    }
+    if !cfg.data.val_split.is_empty() {
+        split.append(SplitData::load(
+            data,
+            &cfg.data.dataset,
+            &cfg.data.val_split,
+            true,
+        )?)?;
+    }
+    Ok(split)
 }
 
 /// Trained QABISAR as a ranker: the distilled query encoder's embedding of each question (test
