@@ -4,7 +4,7 @@
 //! - DR+GNN trains the encoder, then the GAT over `graph.json`, and writes a run over the whole corpus
 //!   with a dense-run sidecar; two runs with the same seed write the same run;
 //! - CuSINeS's structural views read `graph.json` for a corpus-wide dataset;
-//! - QABISAR: stage 2 refuses a folder without a stage-1 encoder; its frozen article features are
+//! - QABISAR (`[CLS]` pooling and dot products, as its configs): stage 2 refuses a folder without a stage-1 encoder; its frozen article features are
 //!   the stage-1 encoder's embeddings (not the base's); its edges are typed by node-kind pairs; the
 //!   graph of DR+GNN and QABISAR holds the legislative hierarchy only unless `sequence_edges = true`
 //!   adds article order; the distillation loss's gradient reaches the query encoder's LoRA parameters and no GAT parameter,
@@ -214,6 +214,9 @@ epochs = 2
 batch_size = 4
 [eval]
 top_k = 100
+[biencoder]
+pooling = "cls"   # QABISAR's, with dot products: the batch's query-node features are a strided slice
+cosine = false
 [peft]
 method = "lora"
 lora = {{ rank = 4, alpha = 8 }}

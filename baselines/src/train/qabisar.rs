@@ -408,7 +408,8 @@ impl Qabisar {
             .iter()
             .map(|&t| split.topics[t as usize].text.as_str())
             .collect();
-        let q_nodes = self.net.encode_queries_t(&texts, true)?;
+        // Contiguous: `[CLS]` pooling without normalisation (dot products) gives a strided slice.
+        let q_nodes = self.net.encode_queries_t(&texts, true)?.contiguous()?;
         let cached = self
             .features()?
             .index_select(&Tensor::new(&sub.nodes[nqb..], device)?, 0)?;
