@@ -3,7 +3,9 @@
 leaderboard's "Beside the paper" table (DATA/leaderboard/index.md, which `scripts/real-text-experiment`
 renders after every cell) so that the README never drifts from the leaderboard: figures, significance
 markers (Holm's correction counts every row of a split, so a new row can move another row's markers), the
-"nearest" figures, topic counts and the paper's figure for each cell.
+"nearest" figures, topic counts and the paper's figure for each cell. BM25's row also gets the floor
+cut-off (R@k%floor) of DATA's `bm25` runs, and under it comes the peer's BM25 (`lexbench run bm25 --variant
+rank-bm25-okapi`'s runs in DATA, with ceiling, nearest and floor; not a leaderboard entry).
 
     python3 scripts/ecthr_readme_table.py DATA > /tmp/table.md    # then replace the README's table rows
 
@@ -148,6 +150,51 @@ def entry_scores(label, split):
     return {"measures": found["scores"], "num_topics": found["dataset"]["topics"]}
 
 
+def evaluate(run, split):
+    """`lexbench eval --format json` of `run` on `split` (DATA/bin/lexbench, the runner's copy, else `lexbench`
+    on the PATH): ceiling, nearest and floor cut-offs."""
+    ds = os.path.join(data, "datasets", "ecthr-release-text")
+    exe = os.path.join(data, "bin", "lexbench")
+    res = subprocess.run([exe if os.path.exists(exe) else "lexbench", "eval", run, os.path.join(ds, "qrels", f"{split}.tsv"),
+                          "--pools", os.path.join(ds, "pools.jsonl"), "-m",
+                          ",".join(f"R@{k}%{c}" for c in ("", "nearest", "floor") for k in (2, 5, 10)),
+                          "--format", "json"], capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.exit(f"{run}: lexbench eval failed: {res.stderr.strip()}")
+    return json.loads(res.stdout)
+
+
+def percents(ev, cut):
+    return " / ".join(f"{100 * ev['measures'][f'R@{k}%{cut}']:.1f}" for k in (2, 5, 10))
+
+
+def floor_of(system, split):
+    """"; floor a / b / c" (R@k%floor, LexCLiPR's cut-off) of `system`'s run on `split` in DATA, "" without one."""
+    run = os.path.join(data, "runs", "ecthr-release-text", split, f"{system}.trec")
+    return f"; floor {percents(evaluate(run, split), 'floor')}" if os.path.exists(run) else ""
+
+
+# The peer's BM25 (issue 56, item 6): `lexbench run bm25 --variant rank-bm25-okapi` on each split, not
+# submitted (no significance markers), printed under the BM25 row when its runs are in DATA.
+PEER = ("rank-bm25-okapi",
+        "BM25 as LexCLiPR's public script computes it: rank_bm25 0.2.2's BM25Okapi (k1 1.5, b 0.75, ε 0.25) over "
+        "`text.lower().split()` tokens, one index per judgment (`lexbench run bm25 --variant rank-bm25-okapi`, "
+        "not submitted)")
+
+
+def peer_row(paper_figs):
+    cells = []
+    for split, fig in zip(SPLITS, paper_figs):
+        run = os.path.join(data, "runs", "ecthr-release-text", split, f"{PEER[0]}.trec")
+        if not os.path.exists(run):
+            print(f"{run}: not found: the {PEER[0]} row is left out", file=sys.stderr)
+            return None
+        ev = evaluate(run, split)
+        cells.append(f"{percents(ev, '')}; nearest {percents(ev, 'nearest')}; floor {percents(ev, 'floor')} "
+                     f"· {ev['num_topics']} topics" + (f" — paper {fig}" if fig and fig != "—" else ""))
+    return f"| {PEER[1]} | Table 1: BM25 (—) | " + " | ".join(cells) + " |"
+
+
 def from_main(label, cell):
     """Cells of a row outside "Beside the paper": the markers from the main table, the figures (full
     precision before rounding, as the leaderboard rounds them), nearest figures and topic count from
@@ -162,21 +209,15 @@ def from_main(label, cell):
         marks = "".join((v.split() + ["·"])[1] if len(v.split()) > 1 else "·" for v in vals)
         run = os.path.join(data, "runs", "ecthr-release-text", split, f"{cell}.trec")
         if os.path.exists(run):
-            ds = os.path.join(data, "datasets", "ecthr-release-text")
-            res = subprocess.run([os.path.join(data, "bin", "lexbench"), "eval", run, os.path.join(ds, "qrels", f"{split}.tsv"),
-                                  "--pools", os.path.join(ds, "pools.jsonl"), "-m", "R@2%,R@5%,R@10%,R@2%nearest,R@5%nearest,R@10%nearest",
-                                  "--format", "json"], capture_output=True, text=True)
-            if res.returncode != 0:
-                sys.exit(f"{run}: lexbench eval failed: {res.stderr.strip()}")
-            ev = json.loads(res.stdout)
+            ev = evaluate(run, split)
         else:
             # A cell run elsewhere (a lent GPU, an earlier machine) has no run file here: its leaderboard
             # entry holds the same evaluation.
             ev = entry_scores(label, split)
             if ev is None:
                 sys.exit(f"{run}: not found, and no leaderboard entry of {label!r} on {split} in {data}/leaderboard/entries")
-        figs = " / ".join(f"{100 * ev['measures'][f'R@{k}%']:.1f}" for k in (2, 5, 10))
-        near = " / ".join(f"{100 * ev['measures'][f'R@{k}%nearest']:.1f}" for k in (2, 5, 10))
+        figs = percents(ev, "")
+        near = percents(ev, "nearest")
         out.append(figs + ("" if marks == "···" else " " + marks) + f"; nearest {near} · {ev['num_topics']} topics")
     return out
 
@@ -186,6 +227,20 @@ print("|---|---|---|---|---|")
 known = set()
 for label, cell, words in ROWS:
     known.add(label)
+    if label == "BM25 ✓":
+        # The BM25 row with the floor cut-off of its run in DATA (`lexbench run bm25`), then the peer's BM25.
+        if label in ours:
+            (t, system, init, *figs), mine = ours[label]
+            texts = [re.sub(r"( · \d+ topics)", floor_of("bm25", split) + r"\1", cell_text(c, p), count=1)
+                     for c, p, split in zip(mine, figs[:3], SPLITS)]
+            print(f"| {words} | {t}: {system}" + (f" ({init})" if init else "") + " | " + " | ".join(texts) + " |")
+            paper_figs = figs[:3]
+        else:
+            paper_figs = [None] * 3
+        row = peer_row(paper_figs)
+        if row:
+            print(row)
+        continue
     if label not in ours:
         cells = from_main(label, cell) if cell else None
         if cells:

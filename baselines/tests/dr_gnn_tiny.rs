@@ -4,12 +4,14 @@
 //! - DR+GNN trains the encoder, then the GAT over `graph.json`, and writes a run over the whole corpus
 //!   with a dense-run sidecar; two runs with the same seed write the same run;
 //! - CuSINeS's structural views read `graph.json` for a corpus-wide dataset;
-//! - QABISAR: stage 2 refuses a folder without a stage-1 encoder; its frozen article features are
+//! - QABISAR (`[CLS]` pooling and dot products, as its configs): stage 2 refuses a folder without a stage-1 encoder; its frozen article features are
 //!   the stage-1 encoder's embeddings (not the base's); its edges are typed by node-kind pairs; the
 //!   graph of DR+GNN and QABISAR holds the legislative hierarchy only unless `sequence_edges = true`
 //!   adds article order; the distillation loss's gradient reaches the query encoder's LoRA parameters and no GAT parameter,
-//!   the graph contrastive loss's the GAT and no encoder parameter; training writes a run over the
-//!   corpus for test questions (not in the graph).
+//!   the graph contrastive loss's the GAT and, through the batch's query-node features (embedded with
+//!   gradient: joint training), the query encoder, whose embedding of a question one SGD step on the
+//!   contrastive loss alone moves; training writes a run over the corpus for test questions (not in
+//!   the graph); stage 2's questions are the training split's and then the validation split's.
 //! - Separate query and article encoders (the papers' E_q and E_s) with DR+GNN and QABISAR: QABISAR's
 //!   stage 2 trains E_q alone (the distillation reaches no article-encoder variable, which stage 2
 //!   leaves as stage 1 selected it), and both models train and rank (issue 56, item 2).
@@ -29,7 +31,7 @@ use lexbench_baselines::train::dr_gnn::train_dr_gnn;
 use lexbench_baselines::train::finetune::negative_sources;
 use lexbench_baselines::train::model::Trainable;
 use lexbench_baselines::train::negatives::{bm25_rankings, examples};
-use lexbench_baselines::train::qabisar::{Qabisar, train_qabisar};
+use lexbench_baselines::train::qabisar::{self, Qabisar, train_qabisar};
 use lexbench_baselines::train::trainer::LoopSeeds;
 use lexbench_baselines::train::{TrainOptions, train};
 use lexbench_core::ArticleId;
@@ -220,6 +222,9 @@ epochs = 2
 batch_size = 4
 [eval]
 top_k = 100
+[biencoder]
+pooling = "cls"   # QABISAR's, with dot products: the batch's query-node features are a strided slice
+cosine = false
 [peft]
 method = "lora"
 lora = {{ rank = 4, alpha = 8 }}
@@ -235,7 +240,7 @@ fanout = 4
 }
 
 #[test]
-fn qabisar_distills_into_the_query_encoder_only() -> TestResult {
+fn qabisar_trains_the_query_encoder_jointly_with_the_graph() -> TestResult {
     let base = common::tiny_folder("qabisar")?;
     let data = scratch("qabisar");
     tiny_law(&data)?;
@@ -281,13 +286,28 @@ fn qabisar_distills_into_the_query_encoder_only() -> TestResult {
         "KD did not reach the query encoder"
     );
     let g = contrastive.backward()?;
+    // Joint training: the graph loss reaches the query encoder through the batch's query nodes.
     assert!(
-        enc.iter().all(|(_, v)| norm(&g, v) == 0.0),
-        "contrastive reached the encoder"
+        enc.iter().any(|(_, v)| norm(&g, v) > 0.0),
+        "the contrastive loss did not reach the query encoder"
     );
     assert!(
         gnn.iter().any(|(_, v)| norm(&g, v) > 0.0),
         "contrastive did not reach the GAT"
+    );
+    // One SGD step on the contrastive loss alone moves the query encoder's parameters, and so its
+    // embedding of a question.
+    let question = [split.topics[refs[0].topic].text.as_str()];
+    let before = model.net.embed_texts(&question, true, 1)?;
+    for (_, v) in &enc {
+        if let Some(grad) = g.get(v.as_tensor()) {
+            v.set(&(v.as_tensor() - (grad * 0.1)?)?)?;
+        }
+    }
+    let after = model.net.embed_texts(&question, true, 1)?;
+    assert_ne!(
+        before, after,
+        "a contrastive step left the query encoder unchanged"
     );
     // End to end: a run over the whole corpus for the test questions.
     let (summary, outputs) = train_qabisar(
@@ -306,6 +326,42 @@ fn qabisar_distills_into_the_query_encoder_only() -> TestResult {
         serde_json::from_str(&std::fs::read_to_string(out.join("qabisar/qabisar.json"))?)?;
     assert_eq!(card["stage1_encoder_sha256"], model.encoder_sha256());
     assert_eq!(card["edge_types"].as_array().map(Vec::len), Some(11));
+    Ok(())
+}
+
+/// Issue 56, item 4: stage 2's graph holds "all queries from the training set": the training split's
+/// (as many as stage 1 trained on) and then the validation split's, which selected stage 1's epoch.
+#[test]
+fn qabisar_stage_two_holds_the_validation_questions() -> TestResult {
+    let base = common::tiny_folder("qabisar-val")?;
+    let data = scratch("qabisar-val");
+    tiny_law(&data)?;
+    let mut cfg = qabisar_config(&base)?;
+    let train = SplitData::load(&data, "law", "train", true)?;
+    let ids = |s: &SplitData| s.topics.iter().map(|t| t.topic.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        ids(&qabisar::stage_two_split(&cfg, &data)?),
+        ids(&train),
+        "no validation split"
+    );
+    // The tiny law's test split stands in for a validation split.
+    cfg.data.val_split = "test".into();
+    let val = SplitData::load(&data, "law", "test", true)?;
+    let joined = qabisar::stage_two_split(&cfg, &data)?;
+    assert_eq!(ids(&joined), [ids(&train), ids(&val)].concat());
+    assert_eq!(
+        joined.qrels.topics.len(),
+        train.qrels.topics.len() + val.qrels.topics.len()
+    );
+    assert!(joined.topics[6].positives == val.topics[0].positives && !val.topics[0].positives.is_empty());
+    cfg.data.max_train_topics = 2;
+    assert_eq!(
+        ids(&qabisar::stage_two_split(&cfg, &data)?),
+        [&ids(&train)[..2], &ids(&val)[..]].concat()
+    );
+    // A split joined to itself is refused.
+    let mut twice = train.clone();
+    assert!(twice.append(train).is_err());
     Ok(())
 }
 

@@ -9,14 +9,15 @@ use clap::{Args, Subcommand, ValueEnum};
 use lexbench_baselines::encoder::TextPrefixes;
 use lexbench_baselines::rank::bm25::{self, Bm25Ranker};
 use lexbench_baselines::rank::{RunTarget, write_run};
-use lexbench_baselines::sparse::{Bm25Params, IdfScope, Language};
+use lexbench_baselines::sparse::{Bm25Params, Bm25Variant, IdfScope, Language};
 
 use crate::cmd::args::{DatasetSplit, ModelDevice, unsigned};
 
 /// The systems `lexbench run` knows.
 #[derive(Debug, Subcommand)]
 pub enum RunCommand {
-    /// Okapi BM25 (exact lengths; Anserini's k1 = 0.9, b = 0.4 by default).
+    /// Okapi BM25 (exact lengths; Anserini's k1 = 0.9, b = 0.4 by default), or with `--variant
+    /// rank-bm25-okapi` rank_bm25's BM25Okapi over `str.lower().split()` tokens.
     Bm25(Bm25Args),
     /// Zero-shot dense retrieval with a bi-encoder from a HuggingFace BERT folder (e.g. models/minilm).
     Dense(DenseArgs),
@@ -183,19 +184,43 @@ pub struct Bm25Args {
     /// Documents kept per topic [default: 1000].
     #[arg(long, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
     pub top_k: Option<usize>,
-    /// The analyzer [default: french for bsard*, english otherwise].
+    /// The analyzer [default: french for bsard*, english otherwise; not with rank-bm25-okapi].
     #[arg(long, value_enum)]
     pub language: Option<LanguageArg>,
+    /// Which BM25 [default: lexbench, or the config's `variant`]. Its defaults of k1 and b follow
+    /// it (rank-bm25-okapi: 1.5 and 0.75).
+    #[arg(long, value_enum)]
+    pub variant: Option<VariantArg>,
+    /// The system's name: the run's file name and tag [default: bm25, or the variant's name].
+    #[arg(long, value_parser = crate::name_arg)]
+    pub system: Option<String>,
+}
+
+/// The BM25 implementations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum VariantArg {
+    /// lexbench's: the analyzer (stop words, stemmer), Lucene's idf.
+    Lexbench,
+    /// rank_bm25 0.2.2's BM25Okapi (k1 1.5, b 0.75, ε 0.25) over `text.lower().split()` tokens,
+    /// one index per pool: the BM25 of LexCLiPR's public script on the ECtHR data.
+    RankBm25Okapi,
 }
 
 impl Bm25Args {
     /// The parameters: defaults, then the config file, then the flags; validated.
     pub fn params(&self) -> Result<Bm25Params> {
+        let variant = self.variant.map(|v| match v {
+            VariantArg::Lexbench => Bm25Variant::Lexbench,
+            VariantArg::RankBm25Okapi => Bm25Variant::RankBm25Okapi,
+        });
         let mut p = match &self.config {
             Some(path) => {
                 let text = lexbench_core::text::read_text(path)?;
-                Bm25Params::from_toml(&text).with_context(|| path.display().to_string())?
+                // The flag's variant over the config's: k1 and b the config leaves out take the
+                // variant's defaults.
+                Bm25Params::from_toml_as(&text, variant).with_context(|| path.display().to_string())?
             }
+            None if variant == Some(Bm25Variant::RankBm25Okapi) => Bm25Params::rank_bm25_okapi(),
             None => Bm25Params::default(),
         };
         if let Some(k1) = self.k1 {
@@ -229,16 +254,23 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
     match cmd {
         RunCommand::Bm25(args) => {
             let params = args.params()?;
-            let out = RunTarget::new(data, &args.at.dataset, &args.at.split, bm25::SYSTEM)
+            let system = args.system.as_deref().unwrap_or(match params.variant {
+                Bm25Variant::Lexbench => bm25::SYSTEM,
+                Bm25Variant::RankBm25Okapi => bm25::RANK_BM25_OKAPI_SYSTEM,
+            });
+            let out = RunTarget::new(data, &args.at.dataset, &args.at.split, system)
                 .and_then(|target| write_run(&mut Bm25Ranker::new(params)?, &target))
                 .with_context(|| format!("BM25 on dataset {} split {}", args.at.dataset, args.at.split))?;
             let s = &out.sidecar;
             let d = &s.details;
             println!(
-                "bm25 (k1 = {}, b = {}, {}, {} statistics) ranked {} topics of {}/{} over {} documents: {} hits",
+                "{system} (k1 = {}, b = {}, {}, {} statistics) ranked {} topics of {}/{} over {} documents: {} hits",
                 d.config.k1,
                 d.config.b,
-                d.config.language.map_or("auto".into(), |l| l.to_string()),
+                match d.config.variant {
+                    Bm25Variant::Lexbench => d.config.language.map_or("auto".into(), |l| l.to_string()),
+                    Bm25Variant::RankBm25Okapi => "rank_bm25 BM25Okapi, str.lower().split() tokens".into(),
+                },
                 if s.pooled {
                     format!("{:?}", d.config.idf).to_lowercase()
                 } else {

@@ -3,7 +3,9 @@
 //! Properties checked, on tiny datasets written here in the core layout:
 //! - `run bm25` writes DATA/runs/D/S/bm25.trec and bm25.json (config with the resolved analyzer, seed,
 //!   dataset hash, timings); a pooled dataset ranks only each topic's pool; `--k1/--b` reach the
-//!   sidecar; out-of-range parameters exit 2;
+//!   sidecar; out-of-range parameters exit 2; `--variant rank-bm25-okapi` writes its own run
+//!   (`rank-bm25-okapi.trec`, rank_bm25's defaults in the sidecar) and refuses an analyzer or corpus
+//!   statistics;
 //! - the BM25 ranking is sensible on both languages (the paragraph about the query ranks first; French
 //!   matches across accents and inflections);
 //! - `submit` accepts the run, and the entry's scores equal `lexbench eval` of the same run with the
@@ -374,6 +376,48 @@ fn run_bm25_french_over_the_whole_corpus_and_parameters() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn run_bm25_rank_bm25_variant() {
+    let data = scratch("okapi");
+    bsard_like(&data);
+    let args = ["run", "bm25", "--dataset", "bsard-mini", "--split", "test"];
+    let printed = ok(&lexbench(
+        &data,
+        &[&args[..], &["--variant", "rank-bm25-okapi"]].concat(),
+    ));
+    assert!(
+        printed.contains("rank-bm25-okapi (k1 = 1.5, b = 0.75, rank_bm25 BM25Okapi"),
+        "{printed}"
+    );
+    // Its own run file: lexbench's BM25 run is not overwritten.
+    assert!(!data.join("runs/bsard-mini/test/bm25.trec").exists());
+    let text = std::fs::read_to_string(data.join("runs/bsard-mini/test/rank-bm25-okapi.trec")).unwrap();
+    assert!(text.lines().all(|l| l.ends_with(" rank-bm25-okapi")), "{text}");
+    let side: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(data.join("runs/bsard-mini/test/rank-bm25-okapi.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(side["config"]["variant"], "rank-bm25-okapi");
+    assert_eq!(
+        (side["config"]["k1"].as_f64(), side["config"]["b"].as_f64()),
+        (Some(1.5), Some(0.75))
+    );
+    assert_eq!(side["config"].get("language"), None);
+    // The tokeniser is fixed: an analyzer is refused, as are corpus statistics.
+    for extra in [&["--language", "french"][..], &["--idf", "corpus"][..]] {
+        let out = lexbench(
+            &data,
+            &[&args[..], &["--variant", "rank-bm25-okapi"], extra].concat(),
+        );
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("rank-bm25-okapi"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 #[test]

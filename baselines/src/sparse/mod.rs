@@ -12,7 +12,9 @@
 //! - [`Bm25Statistics`]: N, avgdl and df, from the corpus ([`CorpusStats`]) or from a pool
 //!   ([`PoolStats`]); [`idf`] and [`term_score`] are Lucene's (= bm25s `method="lucene"`) formulas.
 //! - [`Bm25Params`]: k1, b (0.9/0.4 by default, Anserini's; [`Bm25Params::robertson`] gives 1.2/0.75),
-//!   the pool statistics scope, top-k, the analyzer.
+//!   the pool statistics scope, top-k, the analyzer, the [`Bm25Variant`].
+//! - [`rank_bm25`]: rank_bm25's `BM25Okapi` over `str.lower().split()` tokens, the named variant
+//!   [`Bm25Variant::RankBm25Okapi`] (the BM25 of the only public script on the ECtHR data).
 //!
 //! # Pool-local or corpus-wide statistics for ECtHR
 //! ECtHR topics rank the paragraphs of one judgment. We default to **pool-local** statistics
@@ -38,12 +40,13 @@
 mod analyzer;
 mod index;
 mod params;
+pub mod rank_bm25;
 
 pub use analyzer::{Analyzer, ENGLISH_STOP_WORDS, FRENCH_STOP_WORDS, Language, fold_accents};
 pub use index::{
     Bm25Index, Bm25Statistics, CorpusStats, IdfScope, PoolStats, TermId, idf, length_norm, term_score,
 };
-pub use params::Bm25Params;
+pub use params::{Bm25Params, Bm25Variant};
 
 #[cfg(test)]
 mod french_articles;

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 /// idf = "pool"      # ranking within pools: statistics of the pool ("pool") or of the corpus ("corpus")
 /// top_k = 1000      # documents kept per topic
 /// language = "english"  # optional: the analyzer; default from the dataset (bsard* → french)
+/// variant = "rank-bm25-okapi"  # optional: rank_bm25's BM25Okapi over `str.lower().split()` tokens
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -29,6 +30,33 @@ pub struct Bm25Params {
     /// The analyzer; `None` chooses from the dataset name (`bsard…` → French, else English).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub language: Option<Language>,
+    /// Which BM25: lexbench's (default; left out of the serialised parameters, so the default
+    /// parameters' JSON, and the baseline's model hash, are what they were before variants) or
+    /// rank_bm25's `BM25Okapi` ([`Bm25Variant`]).
+    #[serde(skip_serializing_if = "Bm25Variant::is_lexbench")]
+    pub variant: Bm25Variant,
+}
+
+/// The BM25 implementations `lexbench run bm25` offers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Bm25Variant {
+    /// Ours: the language's analyzer (stop words, Snowball stemmer), Lucene's idf, exact lengths
+    /// ([`super::Bm25Index`]).
+    #[default]
+    Lexbench,
+    /// rank_bm25 0.2.2's `BM25Okapi` over `text.lower().split()` tokens, one index per pool: the
+    /// BM25 of the only public script on the ECtHR data (LexCLiPR's), see [`super::rank_bm25`].
+    /// Robertson's idf with the ε = 0.25 floor and `(k1 + 1)` in the numerator; `k1`, `b` and
+    /// `top_k` apply, `language` does not (the tokeniser is fixed) and `idf` must be `pool`.
+    RankBm25Okapi,
+}
+
+impl Bm25Variant {
+    /// Whether this is lexbench's own BM25 (the default).
+    pub fn is_lexbench(&self) -> bool {
+        *self == Self::Lexbench
+    }
 }
 
 impl Default for Bm25Params {
@@ -46,6 +74,17 @@ impl Bm25Params {
             idf: IdfScope::Pool,
             top_k: 1000,
             language: None,
+            variant: Bm25Variant::Lexbench,
+        }
+    }
+
+    /// rank_bm25's `BM25Okapi` with its defaults (k1 = 1.5, b = 0.75; ε = 0.25 is fixed), per pool.
+    pub fn rank_bm25_okapi() -> Self {
+        Self {
+            k1: super::rank_bm25::RANK_BM25_K1,
+            b: super::rank_bm25::RANK_BM25_B,
+            variant: Bm25Variant::RankBm25Okapi,
+            ..Self::anserini()
         }
     }
 
@@ -73,12 +112,46 @@ impl Bm25Params {
         if self.top_k == 0 {
             return Err(Error::Param("bm25 top_k must be at least 1, got 0".into()));
         }
+        if self.variant == Bm25Variant::RankBm25Okapi {
+            if let Some(l) = self.language {
+                return Err(Error::Param(format!(
+                    "bm25 variant rank-bm25-okapi tokenises by str.lower().split(): language ({l}) does not apply"
+                )));
+            }
+            if self.idf != IdfScope::Pool {
+                return Err(Error::Param(
+                    "bm25 variant rank-bm25-okapi builds one index per pool (rank_bm25's BM25Okapi per judgment): idf must be \"pool\"".into(),
+                ));
+            }
+        }
         Ok(())
     }
 
-    /// Reads a TOML config (unknown keys are rejected) and validates it.
+    /// Reads a TOML config (unknown keys are rejected) and validates it. `k1` and `b` left out take
+    /// the variant's defaults: Anserini's 0.9 / 0.4 for lexbench's, rank_bm25's 1.5 / 0.75 for
+    /// `variant = "rank-bm25-okapi"`.
     pub fn from_toml(text: &str) -> Result<Self> {
-        let p: Self = toml::from_str(text).map_err(|e| Error::Param(format!("bm25 config: {e}")))?;
+        Self::from_toml_as(text, None)
+    }
+
+    /// [`Bm25Params::from_toml`] with `variant`, when given, in place of the config's (a command
+    /// line's `--variant` over a config file): `k1` and `b` the config leaves out take its defaults.
+    pub fn from_toml_as(text: &str, variant: Option<Bm25Variant>) -> Result<Self> {
+        let err = |e: &dyn std::fmt::Display| Error::Param(format!("bm25 config: {e}"));
+        let mut table: toml::Table = toml::from_str(text).map_err(|e| err(&e))?;
+        if let Some(v) = variant {
+            table.insert("variant".into(), toml::Value::try_from(v).map_err(|e| err(&e))?);
+        }
+        let mut p: Self = table.clone().try_into().map_err(|e| err(&e))?;
+        if p.variant == Bm25Variant::RankBm25Okapi {
+            let okapi = Self::rank_bm25_okapi();
+            if !table.contains_key("k1") {
+                p.k1 = okapi.k1;
+            }
+            if !table.contains_key("b") {
+                p.b = okapi.b;
+            }
+        }
         p.validate()?;
         Ok(p)
     }

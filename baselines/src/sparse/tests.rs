@@ -208,3 +208,39 @@ fn params_defaults_ranges_and_unknown_keys() {
     };
     assert_eq!(en.language_of("bsard", Some(Declared::French)), Language::English);
 }
+
+/// The rank_bm25 variant: its own k1 and b defaults (from the constructor and from a config that
+/// names it), the default parameters' JSON unchanged by the variant field (the baseline's model
+/// hash is taken over it), language and corpus statistics refused.
+#[test]
+fn rank_bm25_variant_params() {
+    assert_eq!(
+        serde_json::to_string(&Bm25Params::default()).unwrap(),
+        r#"{"k1":0.9,"b":0.4,"idf":"pool","top_k":1000}"#
+    );
+    let okapi = Bm25Params::rank_bm25_okapi();
+    assert_eq!(
+        (okapi.k1, okapi.b, okapi.variant),
+        (1.5, 0.75, Bm25Variant::RankBm25Okapi)
+    );
+    assert_eq!(
+        Bm25Params::from_toml("variant = \"rank-bm25-okapi\"").unwrap(),
+        okapi
+    );
+    let p = Bm25Params::from_toml("variant = \"rank-bm25-okapi\"\nk1 = 1.2").unwrap();
+    assert_eq!((p.k1, p.b), (1.2, 0.75));
+    // A variant given over a config (the command line's `--variant`) sets the defaults too.
+    let p = Bm25Params::from_toml_as("top_k = 10", Some(Bm25Variant::RankBm25Okapi)).unwrap();
+    assert_eq!((p.k1, p.b, p.top_k), (1.5, 0.75, 10));
+    assert_eq!(
+        Bm25Params::from_toml_as("variant = \"rank-bm25-okapi\"", Some(Bm25Variant::Lexbench)).unwrap(),
+        Bm25Params::default()
+    );
+    for bad in [
+        "variant = \"rank-bm25-okapi\"\nlanguage = \"english\"",
+        "variant = \"rank-bm25-okapi\"\nidf = \"corpus\"",
+        "variant = \"bm25s\"",
+    ] {
+        assert!(Bm25Params::from_toml(bad).is_err(), "{bad} accepted");
+    }
+}

@@ -65,6 +65,32 @@ impl SplitData {
         )
     }
 
+    /// Appends the topics and qrels of `other`, another split of the same dataset (QABISAR's stage 2
+    /// joins the validation questions to the training ones). A different dataset or a topic in both
+    /// is an error.
+    pub fn append(&mut self, other: SplitData) -> Result<()> {
+        if other.dataset_hash != self.dataset_hash || other.docs.len() != self.docs.len() {
+            return Err(Error::internal(
+                "appending a split of another dataset (or another version of it)",
+            ));
+        }
+        if let Some(t) = other
+            .topics
+            .iter()
+            .find(|t| self.topics.iter().any(|s| s.topic == t.topic))
+        {
+            return Err(Error::data(
+                "joined splits",
+                format!("topic {} is in both", t.topic),
+            ));
+        }
+        self.topics.extend(other.topics);
+        for (topic, judged) in other.qrels.topics {
+            self.qrels.topics.entry(topic).or_default().extend(judged);
+        }
+        Ok(())
+    }
+
     /// [`SplitData::load_with`] over a split already read (the ranking layer's [`SplitInputs`]); the
     /// split's qrels are read here.
     pub fn from_inputs(inputs: &SplitInputs, need_positives: bool, skip_without_text: bool) -> Result<Self> {

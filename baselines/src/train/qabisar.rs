@@ -4,24 +4,29 @@
 //!   `OUT`, as the rest of the config says); `lexbench train` runs it first. Stage 2 starts from the
 //!   encoder stage 1 selected (its sha256 is part of stage 2's identity, so a checkpoint of stage 2
 //!   over another encoder is refused) and trains in `OUT/qabisar`.
-//! - **Graph**: the training queries, BSARD's legislative graph (structure nodes and articles; corpus
+//! - **Graph**: the training queries ([`stage_two_split`]: the training split's and the validation
+//!   split's, "all queries from the training set"), BSARD's legislative graph (structure nodes and articles; corpus
 //!   articles missing from it are isolated nodes) with edges typed by the kinds of the nodes they join
 //!   ([`EdgeList::typed_by_node_kinds`]: `query→article`, `article→query`, `code→book`,
 //!   `section→article`, `article→section`, …; and the GAT's self-loops). The statute graph is the
 //!   hierarchy, as the paper's; `article→article next` / `previous` edges (article order within a
 //!   code) only with `qabisar.sequence_edges = true`, an option of ours, off by default. The
 //!   edge-type embeddings are as wide as the node features unless `edge_dim` says otherwise.
-//! - **Node features**, without gradient: articles and structure labels embedded once by the
-//!   **stage-1 encoder** (the article side is frozen in stage 2); query nodes re-embedded by the
-//!   current query encoder at each epoch start.
+//! - **Node features**: articles and structure labels embedded once by the **stage-1 encoder**,
+//!   without gradient (the article side is frozen in stage 2). Query nodes: the batch's questions
+//!   are embedded by the current query encoder **with gradient** in each batch's forward pass, and
+//!   those embeddings are their nodes' features (joint training: the paper's "joint training drives
+//!   the bi-encoder to update in tandem with the graph representations"); every other query node
+//!   keeps a cached embedding, without gradient, refreshed by the query encoder at each epoch start.
 //! - **Per batch**: a GATv2 over the sampled `hops`-hop subgraph around the batch's query nodes and
 //!   candidate articles (positives, sampled negatives, other examples' articles). Loss =
 //!   `contrastive_weight` · NLL(graph query rep · graph article reps) + `kd_weight` ·
 //!   KL(softmax(graph scores) ‖ softmax(student scores)) where the student scores are the **query
-//!   encoder**'s embedding (with gradient) against the detached graph article reps, and the teacher is
-//!   detached: the KD gradient reaches only the query encoder's trainable parameters (LoRA or full),
-//!   the contrastive one only the GAT. Scores are the bi-encoder's (`[biencoder]`): dot product /
-//!   temperature (the paper's, with `cosine = false`) or cosine · scale.
+//!   encoder**'s embedding of the batch's questions (the same tensor as their node features) against
+//!   the detached graph article reps, and the teacher is detached: the KD gradient reaches only the
+//!   query encoder's trainable parameters (LoRA or full), the contrastive one the GAT and, through
+//!   the batch's query-node features, the query encoder. Scores are the bi-encoder's
+//!   (`[biencoder]`): dot product / temperature (the paper's, with `cosine = false`) or cosine · scale.
 //! - **Inference**: graph article reps from the whole graph (no dropout) × the distilled query
 //!   encoder's embedding of the test question (test questions are not in the graph).
 
@@ -193,7 +198,8 @@ pub struct Qabisar {
     gat: Gat,
     /// Features of the non-query nodes (structure, articles), frozen.
     base_x: Tensor,
-    /// Query-node features `(train topics, dim)`, refreshed by [`Qabisar::refresh_queries`].
+    /// Query-node features `(train topics, dim)`, refreshed by [`Qabisar::refresh_queries`]: the
+    /// cache the query nodes outside a batch read (the batch's own are embedded with gradient).
     query_x: Tensor,
     /// Query nodes come first: node `t` is training topic `t`; then `base_x`'s nodes.
     edges: EdgeList,
@@ -319,7 +325,7 @@ impl Qabisar {
             .index_select(&Tensor::new(rows.as_slice(), self.base_x.device())?, 0)?)
     }
 
-    /// Re-embeds the query nodes with the current query encoder (no gradient).
+    /// Re-embeds the cached query-node features with the current query encoder (no gradient).
     pub fn refresh_queries(&mut self, split: &SplitData) -> Result<()> {
         let texts: Vec<&str> = split.topics.iter().map(|t| t.text.as_str()).collect();
         let rows = self.net.embed_texts(&texts, true, 32)?;
@@ -378,6 +384,7 @@ impl Qabisar {
             });
             q_local.push(i as u32);
         }
+        let nqb = seeds.len();
         let mut a_local = Vec::with_capacity(docs.len());
         for &d in &docs {
             let n = self.doc_node[d];
@@ -393,9 +400,20 @@ impl Qabisar {
             Some(self.cfg.fanout),
             derive_seed(self.seed, SeedPurpose::QabisarSample, step),
         )?;
-        let x = self
+        // Joint training: the batch's questions are embedded by the query encoder with gradient, and
+        // those embeddings are their query nodes' features (the subgraph's first nodes, the seeds), so
+        // the graph loss reaches the query encoder too. The other query nodes the sample reaches
+        // (through a shared article) keep the features of the epoch's start, without gradient.
+        let texts: Vec<&str> = seeds[..nqb]
+            .iter()
+            .map(|&t| split.topics[t as usize].text.as_str())
+            .collect();
+        // Contiguous: `[CLS]` pooling without normalisation (dot products) gives a strided slice.
+        let q_nodes = self.net.encode_queries_t(&texts, true)?.contiguous()?;
+        let cached = self
             .features()?
-            .index_select(&Tensor::new(sub.nodes.as_slice(), device)?, 0)?;
+            .index_select(&Tensor::new(&sub.nodes[nqb..], device)?, 0)?;
+        let x = Tensor::cat(&[&q_nodes, &cached], 0)?;
         let h = self
             .gat
             .forward_t(&x, (&sub.edges.src, &sub.edges.dst), &sub.edges.types, true)?;
@@ -415,8 +433,8 @@ impl Qabisar {
         let mask = Tensor::from_vec(mask, (exs.len(), p), device)?;
         let graph_scores = (sim.scores(&hq, &ha)? + &mask)?;
         let contrastive = contrastive_nll(&graph_scores, &pos)?;
-        let texts: Vec<&str> = exs.iter().map(|e| split.topics[e.topic].text.as_str()).collect();
-        let q = self.net.encode_queries_t(&texts, true)?;
+        // The student: the same embeddings of the batch's questions (one dropout mask per question).
+        let q = q_nodes.index_select(&Tensor::new(q_local.as_slice(), device)?, 0)?;
         let student = (sim.scores(&q, &ha.detach())? + &mask)?;
         let kd = kl_distillation(&student, &graph_scores, self.cfg.temperature)?;
         Ok((contrastive, kd))
@@ -489,7 +507,8 @@ impl Objective for QabisarObjective {
         self.model.gnn_store.load_values(&dir.join("gnn.safetensors"))
     }
 
-    /// Query nodes are re-embedded by the query encoder as it is at the epoch's start.
+    /// The cached query-node features (those outside a batch) are re-embedded by the query encoder as
+    /// it is at the epoch's start.
     fn start_epoch(&mut self, split: &SplitData, epoch: usize) -> Result<Option<Rankings>> {
         if epoch > 0 {
             self.model.refresh_queries(split)?;
@@ -531,16 +550,23 @@ pub fn train_qabisar(
     opts: &TrainOptions,
 ) -> Result<(QabisarSummary, Vec<NeuralOutput>)> {
     cfg.validate()?;
-    let mut split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, true)?;
+    let split = stage_two_split(cfg, data)?;
     cfg.eval.check_depth(split.pooled(), split.docs.len())?;
-    if cfg.data.max_train_topics > 0 {
-        split.topics.truncate(cfg.data.max_train_topics);
-    }
     let model = Qabisar::build(cfg, &split, data, out, device)?;
     let q = model.cfg.clone();
     let nodes = model.nodes();
-    // The stage's identity: the configuration and the encoder it starts from.
-    let identity = format!("{}\n# encoder: {}\n", config_text(cfg)?, model.encoder_sha256());
+    // The stage's identity: the configuration, the questions of the graph and the encoder it starts from.
+    let identity = format!(
+        "{}\n# graph questions: {}\n# encoder: {}\n",
+        config_text(cfg)?,
+        [cfg.data.train_split.as_str(), cfg.data.val_split.as_str()]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" + "),
+        model.encoder_sha256()
+    );
     let edge_types = model.edge_types().to_vec();
     let encoder_params: usize = model
         .net
@@ -604,6 +630,27 @@ pub fn train_qabisar(
     )?;
     lexbench_core::io::write_json_pretty(&dir.join("summary.json"), &summary)?;
     Ok((summary, outputs))
+}
+
+/// Stage 2's questions, the graph's query nodes and its training examples: "all queries from the
+/// training set", as the paper's graph holds them. Those of `data.train_split` (the first
+/// `data.max_train_topics` when set, as stage 1 trained on), then those of `data.val_split` when
+/// there is one: the validation questions selected stage 1's epoch, and stage 2 selects nothing (its
+/// last epoch is kept), so they can join it.
+pub fn stage_two_split(cfg: &TrainConfig, data: &Path) -> Result<SplitData> {
+    let mut split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, true)?;
+    if cfg.data.max_train_topics > 0 {
+        split.topics.truncate(cfg.data.max_train_topics);
+    }
+    if !cfg.data.val_split.is_empty() {
+        split.append(SplitData::load(
+            data,
+            &cfg.data.dataset,
+            &cfg.data.val_split,
+            true,
+        )?)?;
+    }
+    Ok(split)
 }
 
 /// Trained QABISAR as a ranker: the distilled query encoder's embedding of each question (test
