@@ -24,8 +24,9 @@ run file. How each format is read:
 - beir: `corpus.jsonl`, `queries.jsonl`, `candidates/*.jsonl` through `datasets`' json builder and
   `qrels/*.tsv` through its csv builder (tab-separated, header line), as BEIR's and MTEB's Hugging Face
   loaders read them.
-- mteb: `mteb_metadata.json` checked for MTEB's TaskMetadata fields; the reranking form (query, positive,
-  negative and their ids) or the retrieval form (corpus, queries, default = qrels) through `load_dataset`.
+- mteb: `mteb_metadata.json` checked for MTEB 2.x's TaskMetadata field names (tests/cli/export_libraries.rs
+  checks it with MTEB itself); corpus, queries, default = qrels and, for a reranking task, top_ranked = the
+  pools, through `load_dataset`.
 
 The run ranks each topic's candidates (its pool, or the whole corpus) by the number of distinct
 lower-cased words it shares with the query: a deterministic ranking with many tied scores, so
@@ -60,7 +61,7 @@ PERCENTS = (2, 5, 10)
 TASK_METADATA_FIELDS = (
     "name", "description", "reference", "dataset", "type", "category", "modalities", "eval_splits",
     "eval_langs", "main_score", "date", "domains", "task_subtypes", "license", "annotations_creators",
-    "dialect", "sample_creation", "bibtex_citation", "descriptive_stats",
+    "dialect", "sample_creation", "bibtex_citation",
 )
 
 
@@ -192,36 +193,21 @@ def read_mteb(path):
         fail(f"{path}/mteb_metadata.json lacks {missing}")
     if not (isinstance(meta["dataset"], dict) and {"path", "revision"} <= set(meta["dataset"])):
         fail(f"{path}/mteb_metadata.json: dataset needs path and revision")
-    if meta["type"] == "Reranking":
-        dd = datasets.load_dataset(path)
-        corpus, topics, splits = {}, {}, {}
-        for split, ds in dd.items():
-            order, qrels, pools = [], {}, {}
-            for r in rows(ds):
-                t = r["query_id"]
-                order.append(t)
-                topics[t] = {"text": r["query"]}
-                for ids, texts in ((r["positive_ids"], r["positive"]), (r["negative_ids"], r["negative"])):
-                    if len(ids) != len(texts):
-                        fail(f"{path}: {split} {t}: ids and texts differ in length")
-                    for d, text in zip(ids, texts):
-                        if corpus.setdefault(d, text) != text:
-                            fail(f"{path}: document {d} has two texts")
-                qrels[t] = {d: 1 for d in r["positive_ids"]}
-                pools[t] = r["positive_ids"] + r["negative_ids"]
-            splits[split] = {"topics": order, "qrels": qrels, "pools": pools}
-        corpus_meta = None
-    elif meta["type"] == "Retrieval":
-        corpus_rows = rows(datasets.load_dataset(path, "corpus", split="corpus"))
-        corpus = {r["_id"]: r["text"] for r in corpus_rows}
-        corpus_meta = None
-        topics = {r["_id"]: topic_record(r) for r in rows(datasets.load_dataset(path, "queries", split="queries"))}
-        splits = {
-            split: {"topics": None, "qrels": qrels_from(rows(ds)), "pools": None}
-            for split, ds in datasets.load_dataset(path).items()
-        }
-    else:
+    if meta["type"] not in ("Reranking", "Retrieval"):
         fail(f"{path}/mteb_metadata.json: type {meta['type']!r}")
+    corpus_rows = rows(datasets.load_dataset(path, "corpus", split="corpus"))
+    corpus = {r["_id"]: r["text"] for r in corpus_rows}
+    corpus_meta = None
+    topics = {r["_id"]: topic_record(r) for r in rows(datasets.load_dataset(path, "queries", split="queries"))}
+    top_ranked = datasets.load_dataset(path, "top_ranked") if meta["type"] == "Reranking" else {}
+    splits = {}
+    for split, ds in datasets.load_dataset(path).items():
+        order, pools = None, None
+        if meta["type"] == "Reranking":
+            ranked = rows(top_ranked[split])
+            order = [r["query-id"] for r in ranked]
+            pools = {r["query-id"]: r["corpus-ids"] for r in ranked}
+        splits[split] = {"topics": order, "qrels": qrels_from(rows(ds)), "pools": pools}
     unknown = [s for s in meta["eval_splits"] if s not in splits]
     if unknown:
         fail(f"{path}/mteb_metadata.json: eval_splits {unknown} are not splits of the export")

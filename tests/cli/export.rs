@@ -9,13 +9,13 @@
 //! Properties checked, for each format and both datasets:
 //! - the export opens with its library (hf: `load_dataset(DIR, CONFIG)` for every config and split,
 //!   the default config being the queries, and pyarrow on every Parquet file; beir: `datasets`' json
-//!   and csv builders as BEIR's Hugging Face loader uses them; mteb: `load_dataset` of the reranking
-//!   or retrieval form, and MTEB's `TaskMetadata` fields in `mteb_metadata.json`);
+//!   and csv builders as BEIR's Hugging Face loader uses them; mteb: `load_dataset` of MTEB 2.x's
+//!   corpus, queries, qrels and (ECtHR) top_ranked configs, and the names of MTEB 2.x's `TaskMetadata`
+//!   fields in `mteb_metadata.json` — export_libraries.rs opens both with mteb and beir themselves);
 //! - what the library reads is the dataset, record for record: every corpus text (and ECtHR's item,
 //!   paragraph number and section), every topic's text (and query, judgment, guide where the format
-//!   carries them), each split's topics in order, its qrels with their grades (MTEB's reranking form:
-//!   its relevant documents) and, for ECtHR, every topic's pool (in the judgment's order; MTEB:
-//!   positives and negatives together);
+//!   carries them), each split's topics in order, its qrels with their grades and, for ECtHR, every
+//!   topic's pool (in the judgment's order; MTEB: its top_ranked candidates);
 //! - the counts equal `lexbench stats`'s (ECtHR: pairs and queries per split, paragraphs, relevant
 //!   labels; BSARD: articles, questions per split, the derived train-fit and validation splits,
 //!   relevant articles);
@@ -139,7 +139,6 @@ fn count(v: &Value) -> usize {
 fn check_export(data: &Path, format: &str, name: &str, read: &Value) {
     let ds = Dataset::open_in(data, name).unwrap();
     let pooled = ds.pools().unwrap().is_some();
-    let reranking = format == "mteb" && pooled;
     let corpus: Vec<CorpusDoc> = ds.corpus().unwrap();
     let texts: BTreeMap<String, String> = corpus
         .iter()
@@ -165,15 +164,9 @@ fn check_export(data: &Path, format: &str, name: &str, read: &Value) {
         .collect();
     let what = format!("{format} export of {name}");
 
-    // The corpus: every text (MTEB's reranking form holds the pooled paragraphs only).
+    // The corpus: every text.
     let read_corpus: BTreeMap<String, String> = serde_json::from_value(read["corpus"].clone()).unwrap();
-    if reranking {
-        for (d, t) in &read_corpus {
-            assert_eq!(texts.get(d), Some(t), "{what}: document {d}");
-        }
-    } else {
-        assert_eq!(read_corpus, texts, "{what}: the corpus");
-    }
+    assert_eq!(read_corpus, texts, "{what}: the corpus");
     if !read["corpus_meta"].is_null() {
         let want: BTreeMap<String, Value> = corpus
             .iter()
@@ -209,7 +202,7 @@ fn check_export(data: &Path, format: &str, name: &str, read: &Value) {
         ] {
             if let Some(got) = rec.get(key) {
                 assert_eq!(got.as_str(), value.as_deref(), "{what}: the {key} of {t}");
-            } else if value.is_some() && !reranking && (key != "query" || want.query.as_str() != t) {
+            } else if value.is_some() && (key != "query" || want.query.as_str() != t) {
                 panic!("{what}: topic {t} has no {key}");
             }
         }
@@ -244,42 +237,25 @@ fn check_export(data: &Path, format: &str, name: &str, read: &Value) {
             .topics
             .iter()
             .map(|(t, docs)| {
-                let docs = docs
-                    .iter()
-                    .filter(|(_, g)| !reranking || **g >= 1)
-                    .map(|(d, g)| (d.to_string(), if reranking { 1 } else { *g }))
-                    .collect();
+                let docs = docs.iter().map(|(d, g)| (d.to_string(), *g)).collect();
                 (t.to_string(), docs)
             })
-            .filter(|(_, docs): &(String, BTreeMap<String, i32>)| !reranking || !docs.is_empty())
             .collect();
         let got_qrels: BTreeMap<String, BTreeMap<String, i32>> =
             serde_json::from_value(got["qrels"].clone()).unwrap();
-        if reranking {
-            // The reranking form lists every topic, positives or none.
-            let non_empty: BTreeMap<_, _> = got_qrels.into_iter().filter(|(_, d)| !d.is_empty()).collect();
-            assert_eq!(non_empty, want_qrels, "{what}: the positives of {split}");
-        } else {
-            assert_eq!(got_qrels, want_qrels, "{what}: the qrels of {split}");
-        }
+        assert_eq!(got_qrels, want_qrels, "{what}: the qrels of {split}");
         if pooled {
             let got_pools: BTreeMap<String, Vec<String>> =
                 serde_json::from_value(got["pools"].clone()).unwrap();
             assert_eq!(got_pools.len(), want_topics.len(), "{what}: pools of {split}");
             for t in &want_topics {
-                let (mut a, mut b) = (got_pools[t].clone(), pools[t].clone());
-                if reranking {
-                    // Positives first, then negatives: the same documents in another order.
-                    a.sort();
-                    b.sort();
-                }
-                assert_eq!(a, b, "{what}: the pool of {t}");
+                assert_eq!(got_pools[t], pools[t], "{what}: the pool of {t}");
             }
         } else {
             assert!(got["pools"].is_null(), "{what}: BSARD has no pools");
         }
     }
-    if format == "beir" || (format == "mteb" && !pooled) {
+    if format == "beir" || format == "mteb" {
         let all: Vec<&String> = topics.keys().collect();
         assert_eq!(read_topics.keys().collect::<Vec<_>>(), all, "{what}: every topic");
     } else {
@@ -333,9 +309,7 @@ fn check_counts(data: &Path, format: &str, name: &str, read: &Value) {
                 .iter()
                 .filter_map(|t| read["topics"][*t]["query"].as_str())
                 .collect();
-            if format != "mteb" {
-                assert_eq!(queries.len(), count(&s["queries"]), "{what}: queries of {split}");
-            }
+            assert_eq!(queries.len(), count(&s["queries"]), "{what}: queries of {split}");
             labels += relevant(got);
         }
         let pair = &st["relevant_per_pair"];
@@ -344,13 +318,11 @@ fn check_counts(data: &Path, format: &str, name: &str, read: &Value) {
             (pair["mean"].as_f64().unwrap() * pair["n"].as_f64().unwrap()).round() as usize,
             "{what}: labels"
         );
-        if format != "mteb" {
-            assert_eq!(
-                read["corpus"].as_object().unwrap().len(),
-                count(&st["paragraph_tokens"]["n"]),
-                "{what}: paragraphs"
-            );
-        }
+        assert_eq!(
+            read["corpus"].as_object().unwrap().len(),
+            count(&st["paragraph_tokens"]["n"]),
+            "{what}: paragraphs"
+        );
     } else {
         // BSARD: articles, questions per split, the derived splits, relevant articles.
         assert_eq!(

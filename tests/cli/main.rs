@@ -15,6 +15,7 @@ mod dense;
 mod eval;
 mod experiment_status;
 mod export;
+mod export_libraries;
 mod gpu_cells;
 mod guide_editions;
 mod hf_models;

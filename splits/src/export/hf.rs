@@ -131,7 +131,7 @@ pub(super) fn qrels_table(split: &SplitData) -> Table {
 }
 
 /// The split's pools, in the split's topic order: `query-id`, `corpus-ids` (in the pool's order).
-fn pools_table(src: &Source, split: &SplitData) -> Result<Table> {
+pub(super) fn pools_table(src: &Source, split: &SplitData) -> Result<Table> {
     let mut lists = Vec::with_capacity(split.topics.len());
     for t in &split.topics {
         lists.push(src.pool(t)?.iter().map(ToString::to_string).collect());

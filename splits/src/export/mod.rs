@@ -21,7 +21,7 @@
 //!   removed by the next export to the same `out` when it proves to be one ([`leftovers`]).
 //! - **Complete for evaluation.** ECtHR ranks the paragraphs of one judgment per topic, so every
 //!   format carries the pools (HF `pools` config, BEIR `candidates/<split>.jsonl`, MTEB's
-//!   positives + negatives): `R@k%` needs each pool's size.
+//!   `top_ranked` config): `R@k%` needs each pool's size.
 //!
 //! Which task a dataset is follows its pools, as everywhere in lexbench: a dataset with
 //! `pools.jsonl` (ECtHR) is per-judgment reranking, one without (BSARD) ranks the whole corpus.
@@ -78,9 +78,8 @@ pub enum Format {
     /// BEIR's layout: `corpus.jsonl` (`_id`, `title`, `text`), `queries.jsonl`,
     /// `qrels/<split>.tsv`, with pools `candidates/<split>.jsonl`, and a README.
     Beir,
-    /// An MTEB task: the reranking form (query, positives, negatives = the rest of the pool) for a
-    /// pooled dataset, the retrieval form (corpus, queries, qrels) otherwise, with the task's
-    /// metadata in `mteb_metadata.json`.
+    /// An MTEB 2.x task: corpus, queries, qrels and, for a pooled dataset (a reranking task), each
+    /// topic's candidates as `top_ranked`, with the task's metadata in `mteb_metadata.json`.
     Mteb,
 }
 
@@ -679,8 +678,8 @@ fn resolved(path: &Path) -> PathBuf {
 mod tests {
     //! Properties: every format renders the same bytes twice and its record lists every other file's
     //! sha256; split names become Hugging Face words, and two that would collide are refused; a
-    //! judged document outside the corpus is refused, naming the qrels file; the reranking form
-    //! splits each pool into positives and negatives; `export` refuses an `out` inside the dataset,
+    //! judged document outside the corpus is refused, naming the qrels file; the MTEB export gives
+    //! each topic its pool as candidates, in MTEB 2.x's metadata vocabulary; `export` refuses an `out` inside the dataset,
     //! holding a protected folder, or not empty (unless forced, when it replaces it whole).
     use super::*;
     use lexbench_core::testing::TinyDataset;
@@ -785,27 +784,33 @@ mod tests {
     }
 
     #[test]
-    fn the_reranking_form_splits_each_pool() {
+    fn the_mteb_export_gives_each_topic_its_pool_as_candidates() {
         let dir = data("rerank");
         let ds = pooled(&dir);
+        let files = render(&ds, Format::Mteb, &ExportOptions::default()).unwrap();
+        let names: Vec<&str> = files.keys().map(String::as_str).collect();
+        for want in [
+            "corpus/corpus.parquet",
+            "queries/queries.parquet",
+            "qrels/train_fit.parquet",
+            "top_ranked/train_fit.parquet",
+        ] {
+            assert!(names.contains(&want), "{want} not in {names:?}");
+        }
         let src = Source::read(&ds, &ExportOptions::default()).unwrap();
         let split = src.splits.iter().find(|s| s.name == "train-fit").unwrap();
-        let table = mteb::reranking_table(&src, split).unwrap();
-        let list = |name: &str| match table.column(name) {
-            Some(table::Values::StrList(v)) => v.clone(),
-            other => panic!("{name}: {other:?}"),
-        };
-        assert_eq!(
-            list("positive_ids"),
-            vec![vec!["j:1".to_owned(), "j:3".to_owned()]]
-        );
-        assert_eq!(list("negative_ids"), vec![vec!["j:2".to_owned()]]);
-        assert_eq!(
-            list("positive"),
-            vec![vec!["the facts".to_owned(), "the remedy".to_owned()]]
-        );
-        assert_eq!(list("negative"), vec![vec!["the law".to_owned()]]);
-        assert!(table.parquet("x").unwrap().starts_with(b"PAR1"));
+        let table = hf::pools_table(&src, split).unwrap();
+        match table.column("corpus-ids") {
+            Some(table::Values::StrList(v)) => assert_eq!(
+                v,
+                &vec![vec!["j:1".to_owned(), "j:2".to_owned(), "j:3".to_owned()]]
+            ),
+            other => panic!("corpus-ids: {other:?}"),
+        }
+        let meta: serde_json::Value = serde_json::from_slice(&files["mteb_metadata.json"]).unwrap();
+        assert_eq!(meta["category"], "t2t");
+        assert_eq!(meta["type"], "Reranking");
+        assert!(meta.get("descriptive_stats").is_none(), "{meta}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -1,51 +1,39 @@
-//! The MTEB export: a Hugging Face folder in the layout MTEB's task types load, and the task's
-//! metadata.
-//!
-//! A pooled dataset (ECtHR) is a **reranking** task, one row per topic and split (setting):
-//!
-//! ```text
-//! data/<split>.parquet   config default: query_id, query, positive, negative, positive_ids, negative_ids
-//! ```
-//!
-//! `positive` holds the texts of the pool's relevant paragraphs (grade ≥ 1), `negative` the rest of
-//! the topic's pool (its judgment's other paragraphs), both in the pool's order; the `_ids` columns
-//! name them, so a ranking can be written as a TREC run and `R@k%` cut at a share of
-//! `len(positive) + len(negative)`. Grades above 1 become plain positives.
-//!
-//! A dataset without pools (BSARD) is a **retrieval** task, in the layout of MTEB's Hub datasets:
+//! The MTEB export: a Hugging Face folder in the layout MTEB 2.x's retrieval tasks load
+//! (`AbsTaskRetrieval` and its `RetrievalDatasetLoader`, which 2.x also uses for reranking), and the
+//! task's metadata.
 //!
 //! ```text
-//! corpus/corpus.parquet    config corpus, split corpus: _id, title, text
-//! queries/queries.parquet  config queries, split queries: _id, text
-//! qrels/<split>.parquet    config default: query-id, corpus-id, score
+//! corpus/corpus.parquet          config corpus, split corpus: _id, title, text[, item, num, section]
+//! queries/queries.parquet        config queries, split queries: _id, text[, query, item, guide]
+//! qrels/<split>.parquet          config default: query-id, corpus-id, score (the grade)
+//! top_ranked/<split>.parquet     config top_ranked (pooled datasets): query-id, corpus-ids
 //! ```
 //!
-//! `mteb_metadata.json` holds the fields of MTEB's `TaskMetadata` (name, description, reference,
-//! dataset, type, category, modalities, eval_splits, eval_langs, main_score, date, domains,
-//! task_subtypes, license, annotations_creators, dialect, sample_creation, bibtex_citation,
-//! descriptive_stats), with `dataset.path` `.` (this folder: set it to the folder's path or its Hub
-//! repository) and `dataset.revision` the dataset's version.
+//! A pooled dataset (ECtHR) is a **reranking** task: `top_ranked` lists each topic's candidates, its
+//! pool (the judgment's paragraphs) in the pool's order, and MTEB ranks only those. A dataset without
+//! pools (BSARD) is a **retrieval** task over the whole corpus.
+//!
+//! `mteb_metadata.json` holds the fields of MTEB 2.x's `TaskMetadata` (name, description, reference,
+//! dataset, type, category `t2t`, modalities, eval_splits, eval_langs, main_score, date, domains,
+//! task_subtypes, license, annotations_creators, dialect, sample_creation, bibtex_citation), with
+//! `dataset.path` `.` (this folder: set it to the folder's path or its Hub repository) and
+//! `dataset.revision` the dataset's version. MTEB 1.x's vocabulary (category `s2p`,
+//! `descriptive_stats`, the query/positive/negative reranking rows) is what 2.x refuses, so the
+//! export fits MTEB 2.x (checked with 2.26.0 by tests/cli/export_libraries.rs), not 1.x.
 
-use std::collections::BTreeMap;
-
-use lexbench_core::DocId;
 use lexbench_core::dataset::Language;
 use serde::Serialize;
 
 use super::card::{self, Config};
-use super::hf::{corpus_table, parquet_file, qrels_table, queries_table};
-use super::table::{Table, Values};
-use super::{Files, Format, Source, SplitData, add, input, pretty_json};
+use super::hf::{corpus_table, parquet_file, pools_table, qrels_table, queries_table};
+use super::table::Table;
+use super::{Files, Format, Source, add, input, pretty_json};
 use crate::error::Result;
 
 /// Every file of the MTEB export.
 pub(super) fn files(src: &Source) -> Result<Files> {
     let mut files = Files::new();
-    let tables = if src.pooled() {
-        reranking(src)?
-    } else {
-        retrieval(src)?
-    };
+    let tables = tables(src)?;
     let mut configs = Vec::new();
     for c in &tables {
         let mut splits = Vec::new();
@@ -69,11 +57,7 @@ pub(super) fn files(src: &Source) -> Result<Files> {
     let mut readme = card::front_matter(src, &configs);
     readme.push_str(&card::card(src, Format::Mteb, &layout(src)));
     add(&mut files, "README.md", readme.into_bytes())?;
-    add(
-        &mut files,
-        "mteb_metadata.json",
-        pretty_json(&metadata(src, &tables))?,
-    )?;
+    add(&mut files, "mteb_metadata.json", pretty_json(&metadata(src))?)?;
     Ok(files)
 }
 
@@ -92,66 +76,10 @@ struct ConfigTables {
 /// The configs of the export.
 type Tables = Vec<ConfigTables>;
 
-/// The reranking form: one table per split.
-fn reranking(src: &Source) -> Result<Tables> {
-    let mut splits = Vec::new();
-    for split in &src.splits {
-        splits.push((split.hf_name.clone(), reranking_table(src, split)?));
-    }
-    Ok(vec![ConfigTables {
-        name: "default",
-        folder: "data",
-        file: None,
-        splits,
-    }])
-}
-
-/// One row per topic of `split`: the query, its pool split into positives and negatives.
-pub(super) fn reranking_table(src: &Source, split: &SplitData) -> Result<Table> {
-    let n = split.topics.len();
-    let (mut ids, mut queries) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut pos, mut neg, mut pos_ids, mut neg_ids) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let text: BTreeMap<&DocId, &str> = src.corpus.iter().map(|d| (&d.doc, d.text.as_str())).collect();
-    let no_judgments = BTreeMap::new();
-    for t in &split.topics {
-        let topic = src.topic(t)?;
-        let pool = src.pool(t)?;
-        let judged = split.qrels.get(t).unwrap_or(&no_judgments);
-        if let Some((d, _)) = judged.iter().find(|(d, g)| **g >= 1 && !pool.contains(d)) {
-            return Err(input(
-                &src.dir.qrels(&split.name),
-                format!(
-                    "topic {t}: relevant document {d} is not in its pool, so the reranking form would lose it"
-                ),
-            ));
-        }
-        let (p, q): (Vec<&DocId>, Vec<&DocId>) =
-            pool.iter().partition(|d| judged.get(*d).is_some_and(|g| *g >= 1));
-        let texts = |docs: &[&DocId]| -> Vec<String> {
-            docs.iter()
-                .map(|d| text.get(d).map_or_else(String::new, |t| (*t).to_owned()))
-                .collect()
-        };
-        ids.push(t.to_string());
-        queries.push(topic.text.clone());
-        pos.push(texts(&p));
-        neg.push(texts(&q));
-        pos_ids.push(p.iter().map(ToString::to_string).collect());
-        neg_ids.push(q.iter().map(ToString::to_string).collect());
-    }
-    Ok(Table::default()
-        .col("query_id", Values::Str(ids))
-        .col("query", Values::Str(queries))
-        .col("positive", Values::StrList(pos))
-        .col("negative", Values::StrList(neg))
-        .col("positive_ids", Values::StrList(pos_ids))
-        .col("negative_ids", Values::StrList(neg_ids)))
-}
-
-/// The retrieval form: corpus, every query, qrels per split.
-fn retrieval(src: &Source) -> Result<Tables> {
+/// Corpus, every topic, qrels per split and, for a pooled dataset, each split's candidates.
+fn tables(src: &Source) -> Result<Tables> {
     let all: Vec<_> = src.topics.keys().cloned().collect();
-    Ok(vec![
+    let mut tables = vec![
         ConfigTables {
             name: "corpus",
             folder: "corpus",
@@ -174,30 +102,56 @@ fn retrieval(src: &Source) -> Result<Tables> {
                 .map(|s| (s.hf_name.clone(), qrels_table(s)))
                 .collect(),
         },
-    ])
+    ];
+    if src.pooled() {
+        let mut splits = Vec::new();
+        for s in &src.splits {
+            // MTEB ranks only a topic's candidates: a relevant document outside them would be lost.
+            for t in &s.topics {
+                let pool = src.pool(t)?;
+                let mut judged = s.qrels.get(t).into_iter().flatten();
+                if let Some((d, _)) = judged.find(|(d, g)| **g >= 1 && !pool.contains(d)) {
+                    return Err(input(
+                        &src.dir.qrels(&s.name),
+                        format!(
+                            "topic {t}: relevant document {d} is not in its pool, so the reranking task \
+                             (top_ranked) would lose it"
+                        ),
+                    ));
+                }
+            }
+            splits.push((s.hf_name.clone(), pools_table(src, s)?));
+        }
+        tables.push(ConfigTables {
+            name: "top_ranked",
+            folder: "top_ranked",
+            file: None,
+            splits,
+        });
+    }
+    Ok(tables)
 }
 
 /// The card's "Files" section for this format.
 fn layout(src: &Source) -> String {
-    let mut s = String::new();
+    let mut s = String::from(
+        "MTEB 2.x's retrieval layout: `corpus/corpus.parquet` (config `corpus`, split `corpus`: `_id`, `title`, \
+         `text`), `queries/queries.parquet` (config `queries`, split `queries`: `_id`, `text`, every topic), \
+         `qrels/<split>.parquet` (config `default`: `query-id`, `corpus-id`, `score`, the grade)",
+    );
     if src.pooled() {
         s.push_str(
-            "MTEB's reranking form, one row per topic and setting (split): `data/<split>.parquet` (config \
-             `default`) with `query_id`, `query`, `positive` (the texts of the pool's relevant paragraphs), \
-             `negative` (the rest of the topic's pool: its judgment's other paragraphs), and `positive_ids`, \
-             `negative_ids` naming them (to write a TREC run; `R@k%` cuts at a share of the pool, \
-             positives and negatives together). Grades above 1 count as plain positives.\n",
+            ", and `top_ranked/<split>.parquet` (config `top_ranked`: `query-id`, `corpus-ids`, the topic's \
+             pool, its judgment's paragraphs, in order): a reranking task, each topic ranking its own \
+             candidates (`R@k%` cuts at a share of the pool).\n",
         );
     } else {
-        s.push_str(
-            "MTEB's retrieval form: `corpus/corpus.parquet` (config `corpus`, split `corpus`: `_id`, `title`, \
-             `text`), `queries/queries.parquet` (config `queries`, split `queries`: `_id`, `text`, every \
-             question), `qrels/<split>.parquet` (config `default`: `query-id`, `corpus-id`, `score`).\n",
-        );
+        s.push_str(": a retrieval task over the whole corpus.\n");
     }
     s.push_str(
-        "\n`mteb_metadata.json` holds the task's metadata with the fields of MTEB's `TaskMetadata`; its \
-         `dataset.path` is `.` (this folder): set it to the folder's path, or to its repository once on the Hub.\n",
+        "\n`mteb_metadata.json` holds the task's metadata in MTEB 2.x's `TaskMetadata` schema (checked with \
+         mteb 2.26.0; MTEB 1.x's `TaskMetadata` has another vocabulary); its `dataset.path` is `.` (this \
+         folder): set it to the folder's path, or to its repository once on the Hub.\n",
     );
     s
 }
@@ -224,7 +178,6 @@ struct Metadata {
     dialect: Vec<&'static str>,
     sample_creation: &'static str,
     bibtex_citation: &'static str,
-    descriptive_stats: Stats,
 }
 
 /// `TaskMetadata.dataset`: what `datasets.load_dataset(**dataset)` is given.
@@ -234,36 +187,13 @@ struct DatasetRef {
     revision: String,
 }
 
-/// Rows per evaluated split.
-#[derive(Serialize)]
-struct Stats {
-    n_samples: BTreeMap<String, usize>,
-}
-
 const ECTHR_BIBTEX: &str = "@inproceedings{santosh2024querydriven,\n  title = {Query-driven Relevant Paragraph Extraction from Legal Judgments},\n  author = {Santosh, T. Y. S. S. and Quero Hernandez, Elvin and Grabmair, Matthias},\n  booktitle = {Proceedings of the 2024 Joint International Conference on Computational Linguistics, Language Resources and Evaluation (LREC-COLING 2024)},\n  year = {2024}\n}";
 const BSARD_BIBTEX: &str = "@inproceedings{louis-spanakis-2022-statutory,\n  title = {A Statutory Article Retrieval Dataset in {F}rench},\n  author = {Louis, Antoine and Spanakis, Gerasimos},\n  booktitle = {Proceedings of the 60th Annual Meeting of the Association for Computational Linguistics (Volume 1: Long Papers)},\n  year = {2022},\n  doi = {10.18653/v1/2022.acl-long.468}\n}";
 
 /// The task's metadata.
-fn metadata(src: &Source, tables: &Tables) -> Metadata {
+fn metadata(src: &Source) -> Metadata {
     let pooled = src.pooled();
     let eval_splits: Vec<String> = src.evaluated().map(|s| s.hf_name.clone()).collect();
-    let rows: BTreeMap<&str, usize> = tables
-        .iter()
-        .filter(|c| c.name == "default")
-        .flat_map(|c| c.splits.iter().map(|(s, t)| (s.as_str(), t.rows())))
-        .collect();
-    let n_samples = src
-        .evaluated()
-        .map(|s| {
-            // Reranking: rows are topics; retrieval: the split's queries.
-            let n = if pooled {
-                rows.get(s.hf_name.as_str()).copied().unwrap_or(0)
-            } else {
-                s.topics.len()
-            };
-            (s.hf_name.clone(), n)
-        })
-        .collect();
     let lang = match src.language {
         Some(Language::French) => "fra-Latn",
         Some(Language::English) => "eng-Latn",
@@ -305,11 +235,11 @@ fn metadata(src: &Source, tables: &Tables) -> Metadata {
             revision: src.version.clone(),
         },
         kind: if pooled { "Reranking" } else { "Retrieval" },
-        category: "s2p",
+        category: "t2t",
         modalities: ["text"],
         eval_splits,
         eval_langs: vec![lang],
-        main_score: if pooled { "map" } else { "ndcg_at_10" },
+        main_score: if pooled { "map_at_1000" } else { "ndcg_at_10" },
         date: None,
         domains: ["Legal", "Written"],
         task_subtypes: Vec::new(),
@@ -322,6 +252,5 @@ fn metadata(src: &Source, tables: &Tables) -> Metadata {
         dialect: Vec::new(),
         sample_creation: "found",
         bibtex_citation: if pooled { ECTHR_BIBTEX } else { BSARD_BIBTEX },
-        descriptive_stats: Stats { n_samples },
     }
 }
