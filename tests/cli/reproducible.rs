@@ -12,9 +12,11 @@
 //!   refused, naming the file, and nothing is written;
 //! - item 3: the committed BM25 rows of the real-text table (`baselines/configs/ecthr/results/
 //!   release-text/entries`, the three settings) reproduce bit for bit from the fixtures: the dataset
-//!   version is the entries', and each rerun of BM25 is their run file byte for byte. Seen failing
-//!   when `such` was taken out of the English stop list: the unseen-guide run changed (sha256
-//!   b1d73c91… against the entry's 73e252d2…).
+//!   version is the entries', and `lexbench reproduce` of each (the harness's recheck) gives their
+//!   run file byte for byte and every per-topic value as bits. Seen failing when `such` was taken out
+//!   of the English stop list (2026-11-29, through `reproduce`): "NOT reproduced (DIFFERS)" on
+//!   unseen_guide, the run's sha256 b1d73c91… against the entry's 73e252d2…, "topic
+//!   qeec1e22a6597/001-109283 R@2%nearest: 0 recorded, 0.5 now", the mean R@2%nearest 0.27209 → 0.27377.
 
 use std::path::{Path, PathBuf};
 
