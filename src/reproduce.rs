@@ -125,6 +125,30 @@ fn run_again(data: &DataDir, recorded: &Entry, path: &Path, req: &Request) -> Re
         ))),
     };
     check_command(&command)?;
+    // A configuration file that changed since the entry was made: the reproduction runs today's file,
+    // and says so.
+    let recorded_configs: std::collections::BTreeMap<String, String> = recorded
+        .run
+        .sidecar
+        .as_ref()
+        .and_then(|s| s.get("invocation")?.get("configs").cloned())
+        .and_then(|c| serde_json::from_value(c).ok())
+        .unwrap_or_default();
+    let now_configs = lexbench_core::run::config_hashes(&command);
+    let changed: Vec<String> = recorded_configs
+        .iter()
+        .filter(|(f, sha)| now_configs.get(*f) != Some(*sha))
+        .map(|(f, sha)| {
+            format!(
+                "{f}: sha256 {} when the entry was made, {} now",
+                &sha[..sha.len().min(12)],
+                now_configs.get(f).map_or("missing", |s| &s[..s.len().min(12)])
+            )
+        })
+        .collect();
+    for c in &changed {
+        eprintln!("warning: the configuration changed: {c}");
+    }
     let trained = command.first().is_some_and(|c| c == "train")
         || command
             .iter()
@@ -202,6 +226,11 @@ fn run_again(data: &DataDir, recorded: &Entry, path: &Path, req: &Request) -> Re
     if outcome.passed() {
         lexbench_core::io::remove_dir_journaled(&scratch)?;
     }
+    let differences = changed
+        .into_iter()
+        .map(|c| format!("configuration changed: {c}"))
+        .chain(differences)
+        .collect();
     Ok(record(
         recorded,
         command,

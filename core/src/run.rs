@@ -79,6 +79,10 @@ pub struct Invocation {
     pub cpu: Option<String>,
     /// The threads its thread pools were given (`RAYON_NUM_THREADS`, else the CPUs available).
     pub threads: usize,
+    /// The sha256 of each configuration file the command names (an argument ending in `.toml` that
+    /// is a file: `train CONFIG`, `run bm25 --config F`), by the argument as given.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub configs: std::collections::BTreeMap<String, String>,
 }
 
 /// The options of the `lexbench` command line that take a value and say only where or how to print
@@ -135,12 +139,27 @@ pub fn invocation() -> Option<Invocation> {
                 .and_then(|p| crate::hash::sha256_file(&p).ok())
         })
         .clone();
+    let configs = config_hashes(&command);
     Some(Invocation {
         command,
         binary_sha256,
         cpu: cpu_model(),
         threads: threads(),
+        configs,
     })
+}
+
+/// The sha256 of each argument of `command` that ends in `.toml` and is a readable file.
+pub fn config_hashes(command: &[String]) -> std::collections::BTreeMap<String, String> {
+    command
+        .iter()
+        .filter(|a| a.ends_with(".toml"))
+        .filter_map(|a| {
+            let p = std::path::Path::new(a);
+            let sha = p.is_file().then(|| crate::hash::sha256_file(p).ok()).flatten()?;
+            Some((a.clone(), sha))
+        })
+        .collect()
 }
 
 /// The CPU's model name (`/proc/cpuinfo`), when it can be read.

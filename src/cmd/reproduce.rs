@@ -75,7 +75,7 @@ pub fn cmd_reproduce(data: &DataDir, args: &ReproduceArgs) -> Result<ExitCode> {
     if r.outcome.passed() {
         println!("reproduced {how}: {line}");
         for d in &r.differences {
-            println!("  (not bit for bit) {d}");
+            println!("  {d}");
         }
         Ok(ExitCode::SUCCESS)
     } else {

@@ -279,3 +279,43 @@ fn a_run_without_a_recorded_command_needs_one_and_only_run_commands_are_run() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("its last passing reproduction"));
     std::fs::remove_dir_all(&d).ok();
 }
+
+#[test]
+fn a_configuration_the_command_names_is_recorded_and_a_change_is_named() {
+    let d = data("config");
+    let cfg = d.join("bm25 params.toml");
+    std::fs::write(&cfg, "k1 = 1.2\nb = 0.75\n").unwrap();
+    let cfg_s = cfg.to_str().unwrap();
+    ok(
+        &lexbench(
+            &d,
+            &[
+                "run",
+                "bm25",
+                "--dataset",
+                "ecthr",
+                "--split",
+                "test",
+                "--config",
+                cfg_s,
+            ],
+        ),
+        "run bm25 --config",
+    );
+    let sidecar = read_json(&d.join("runs/ecthr/test/bm25.json"));
+    assert_eq!(
+        sidecar["invocation"]["configs"][cfg_s].as_str(),
+        Some(lexbench_core::sha256_file(&cfg).unwrap().as_str()),
+        "{sidecar}"
+    );
+    let id = submit(&d, "bm25", "bm25 k1 1.2");
+    let text = ok(&lexbench(&d, &["reproduce", &id]), "reproduce");
+    assert!(text.contains("reproduced bit for bit"), "{text}");
+    // The same parameters written another way: the figures reproduce, and the change is named.
+    std::fs::write(&cfg, "b = 0.75\nk1 = 1.2\n").unwrap();
+    let out = lexbench(&d, &["reproduce", &id]);
+    let text = ok(&out, "reproduce after the edit");
+    assert!(text.contains("configuration changed"), "{text}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warning: the configuration changed"));
+    std::fs::remove_dir_all(&d).ok();
+}
