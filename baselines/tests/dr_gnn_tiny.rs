@@ -670,17 +670,23 @@ fn hierarchical_articles_with_the_graph_models() -> TestResult {
     let mut gcfg = config(&base, "hier-gnn")?;
     hier(&mut gcfg);
     gcfg.validate()?;
-    let out = data.join("models").join("hg");
-    train(&gcfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
-    let (g, outputs) = train_dr_gnn(
-        &gcfg,
-        &data,
+    trains_and_ranks_the_test_split(&gcfg, &data, "hg")
+}
+
+/// Trains `cfg`'s encoder then its graph network into `DATA/models/<name>` and ranks the test split:
+/// finite losses, and a run of the whole corpus for every test question (24 hits).
+fn trains_and_ranks_the_test_split(cfg: &TrainConfig, data: &Path, name: &str) -> TestResult {
+    let out = data.join("models").join(name);
+    train(cfg, data, &out, &Device::Cpu, &TrainOptions::default())?;
+    let (summary, outputs) = train_dr_gnn(
+        cfg,
+        data,
         &out,
         &Device::Cpu,
         &["test".into()],
         &TrainOptions::default(),
     )?;
-    assert!(g.losses.iter().all(|l| l.is_finite()));
+    assert!(summary.losses.iter().all(|l| l.is_finite()));
     assert_eq!(outputs[0].sidecar.hits, 24);
     Ok(())
 }
@@ -792,19 +798,7 @@ fn separate_encoders_with_the_graph_models() -> TestResult {
     let mut cfg = config(&base, "gnn-separate")?;
     cfg.biencoder.encoders = Encoders::Separate;
     cfg.validate()?;
-    let out = data.join("models").join("gnn-separate");
-    train(&cfg, &data, &out, &Device::Cpu, &TrainOptions::default())?;
-    let (summary, outputs) = train_dr_gnn(
-        &cfg,
-        &data,
-        &out,
-        &Device::Cpu,
-        &["test".into()],
-        &TrainOptions::default(),
-    )?;
-    assert!(summary.losses.iter().all(|l| l.is_finite()));
-    assert_eq!(outputs[0].sidecar.hits, 24);
-    Ok(())
+    trains_and_ranks_the_test_split(&cfg, &data, "gnn-separate")
 }
 
 /// Issue 56, item 1. CuSINeS's appendix gives "Semantic (Static)" on the fixed schedule the
