@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Time Python evaluators on the workload of core/benches/eval.rs, for the ratio in the README.
+"""Time Python evaluators on the workload of core/benches/eval.rs, for the ratio in docs/performance.md.
 
 Same shape as the criterion bench: 1,000 topics x 1,000 hits, scores on a coarse grid, 50 judged
 documents per topic with grades 0-2; measures AP, RPrec, R@100, nDCG@10, P@10, RR@10.

@@ -1,6 +1,6 @@
 //! Fine-tuning as a TOML experiment describes (`baselines/configs/`): the trainer dispatch (encoder
 //! trainer, DR+GNN, QABISAR, the hierarchical article encoder), the hyperparameter sweep (the
-//! config's `[sweep]` grid and `lr_sweep`, expanded by `lexbench_baselines::train::sweep`) and
+//! config's `[sweep]` grid and `lr_sweep`, expanded by `lexbench_baselines::train::config::sweep`) and
 //! ranking splits with the selected model (`lexbench train`).
 //!
 //! The sweep and the dispatch stay here rather than in `lexbench_baselines::train`: ranking splits
@@ -15,13 +15,13 @@ use lexbench_baselines::Device;
 use lexbench_baselines::rank::model::NeuralRanker;
 use lexbench_baselines::rank::neural::NeuralOutput;
 use lexbench_baselines::rank::{RunTarget, write_run};
+use lexbench_baselines::train::config::sweep::{SweepPoint, axes, points};
 use lexbench_baselines::train::config::{
     ArticleEncoder, LR_RANGE, MAX_EPOCHS, ModelKind, TrainConfig, lr_ok,
 };
 use lexbench_baselines::train::dr_gnn::GnnSummary;
 use lexbench_baselines::train::export::TrainedRanker;
 use lexbench_baselines::train::qabisar::QabisarSummary;
-use lexbench_baselines::train::sweep::{SweepPoint, axes, points};
 use lexbench_baselines::train::{Summary, TrainOptions, train};
 use lexbench_core::datadir::DataDir;
 

@@ -11,7 +11,7 @@
 //!
 //! Measured (2026-11-27, 2-core AMD EPYC Zen 4, AVX-512 double-pumped, peak ≈ 230 GFLOP/s on two
 //! threads): one thread 85–104 GFLOP/s (74–90 % of a core); two threads 154–186 on the forward and
-//! input-gradient products, 140–180 on the weight gradients (README, Performance).
+//! input-gradient products, 140–180 on the weight gradients (docs/performance.md).
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
 

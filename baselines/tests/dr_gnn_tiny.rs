@@ -422,7 +422,7 @@ fn the_graph_holds_the_hierarchy_and_article_order_is_an_option() -> TestResult 
     let text = |on: bool| format!("[gnn]\nsequence_edges = {on}\n");
     #[derive(serde::Deserialize, serde::Serialize)]
     struct G {
-        gnn: lexbench_baselines::train::dr_gnn::GnnConfig,
+        gnn: lexbench_baselines::train::config::GnnConfig,
     }
     let g: G = toml::from_str(&text(false))?;
     assert!(!toml::to_string(&g)?.contains("sequence_edges"));

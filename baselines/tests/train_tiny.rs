@@ -1683,7 +1683,7 @@ fn prefix_mlp_trains_exports_and_ranks_as_in_training() -> TestResult {
 /// existed (`lr-1e-5`, …).
 #[test]
 fn shipped_grids_expand_to_valid_points() -> TestResult {
-    use lexbench_baselines::train::sweep::points;
+    use lexbench_baselines::train::config::sweep::points;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
     let lrs = [1e-5, 3e-5, 5e-5, 1e-4, 3e-4];
     let mut stack = vec![root.clone()];

@@ -69,7 +69,7 @@ pub struct Invocation {
     /// The arguments after the program's name, without the options that say where and how to
     /// print (`--data`, `--format`, `-v`): `["run", "dense", "--model", "models/minilm", …]`. Paths
     /// are as given, relative to the directory it ran in (the repository's root, for the commands
-    /// the README and the scripts give).
+    /// the README, `docs/` and the scripts give).
     pub command: Vec<String>,
     /// The sha256 of the executable that ran it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

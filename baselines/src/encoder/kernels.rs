@@ -459,7 +459,7 @@ pub fn exp_poly(t: f32) -> f32 {
 /// `i32::MAX`, as this function first set, still trims once 2 GiB lie free at the top of the heap.
 /// A MiniLM training step of 56 sequences peaks near that size and a cross-encoder's validation pass
 /// through the training network beyond it: such runs gave the heap back and faulted it in again
-/// (README, Performance; `tests/allocator.rs` fails with that threshold).
+/// (docs/performance.md; `tests/allocator.rs` fails with that threshold).
 pub fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {

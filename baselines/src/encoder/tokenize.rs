@@ -254,7 +254,7 @@ pub fn pad_batch(seqs: &[&Tokens], pad_id: u32, device: &Device) -> Result<Input
 /// operations are dispatched, and their threads synchronised, once more per group (forward and
 /// backward), and small groups multiply less efficiently. Eight sequences of 128 tokens: with 512,
 /// DPR training at 128 tokens split batches that gained nothing and measured about 8% slower; at
-/// 256 tokens, where a batch's short paragraphs waste most, splitting pays (README, "Performance").
+/// 256 tokens, where a batch's short paragraphs waste most, splitting pays (docs/performance.md).
 pub const GROUP_COST_TOKENS: usize = 1024;
 
 /// Splits a batch of sequences of lengths `lens` into groups of similar length, each to be padded

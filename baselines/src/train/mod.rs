@@ -1,7 +1,10 @@
 //! Fine-tuning: DPR, ANCE, ColBERT and cross-encoders, fully or with LoRA, bottleneck adapters or
 //! prefix tuning, on any built dataset.
 //!
-//! - [`config::TrainConfig`]: one TOML per experiment (`baselines/configs/`).
+//! - [`config::TrainConfig`]: one TOML per experiment (`baselines/configs/`), read and validated
+//!   whole in [`config`], with its per-model sections ([`config::GnnConfig`],
+//!   [`config::QabisarConfig`]) and its grid ([`config::sweep`]); the configuration imports none of
+//!   the training modules, which import it.
 //! - [`params::ParamStore`]: trainable variables, seeded by name or copied from a checkpoint.
 //! - [`optim`]: AdamW with a saveable state, linear warm-up/decay, gradient clipping.
 //! - [`data::SplitData`], [`negatives`]: examples with BM25 / random / model-mined negatives and
@@ -19,7 +22,8 @@
 //!   and the [`trainer::Objective`] each kind of training plugs into it; [`seeds`]: its named random
 //!   streams; [`finetune::train`]: fine-tuning an encoder; [`export`]: HF folders and PEFT-only folders.
 //! - [`share`]: the trainable-parameter share of a configuration, computed from `config.json` alone.
-//! - [`sweep`]: hyperparameter grids (`[sweep]`, `lr_sweep`) expanded into named, validated points.
+//! - [`config::sweep`]: hyperparameter grids (`[sweep]`, `lr_sweep`) expanded into named, validated
+//!   points.
 
 pub mod bench;
 pub mod config;
@@ -36,7 +40,6 @@ pub mod qabisar;
 pub mod seeds;
 pub mod share;
 mod spans;
-pub mod sweep;
 pub mod trainer;
 
 pub use config::TrainConfig;

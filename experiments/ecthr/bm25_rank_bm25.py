@@ -12,7 +12,7 @@ its scores with rank_bm25's, document by document, and prints how many are equal
 run file prints shortest round-trip floats) and the largest difference.
 
     pip install rank_bm25==0.2.2
-    python3 scripts/bm25_rank_bm25.py DATA/datasets/NAME SPLIT split|lexclipr|lower [RUN]
+    python3 experiments/ecthr/bm25_rank_bm25.py DATA/datasets/NAME SPLIT split|lexclipr|lower [RUN]
 """
 import json, math, re, sys
 

@@ -29,7 +29,7 @@
 //! lora = { rank = 8, alpha = 16 }
 //!
 //! [sweep]                        # optional: `lexbench train --sweep` trains every combination
-//! lr = [1e-5, 3e-5]              # (see super::sweep)
+//! lr = [1e-5, 3e-5]              # (see sweep)
 //! "peft.lora" = [{ rank = 8, alpha = 8 }, { rank = 16, alpha = 16 }]
 //!
 //! [curriculum]                   # optional: CuSINeS, with negatives.curriculum > 0
@@ -37,15 +37,21 @@
 //! views = { semantic = true, hierarchical = true, sequential = true }
 //! ```
 
+pub mod gnn;
+pub mod grid;
+pub mod qabisar;
+pub mod sweep;
+
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::dr_gnn::GnnConfig;
+pub use gnn::GnnConfig;
+pub use grid::SweepGrid;
+pub use qabisar::QabisarConfig;
+
 use super::optim::AdamWConfig;
-use super::qabisar::QabisarConfig;
 use super::spans::ValueSpans;
-use super::sweep::SweepGrid;
 use crate::curriculum::CurriculumConfig;
 use crate::encoder::hier::HierConfig;
 use crate::encoder::peft::{PeftConfig, PeftMethod};
@@ -509,7 +515,7 @@ pub struct TrainConfig {
     #[serde(default)]
     pub lr_sweep: Vec<f64>,
     /// A grid to sweep (`[sweep]`, `lexbench train --sweep`): dotted keys of this configuration and
-    /// the values each takes, every combination trained (see [`super::sweep`]); absent = none.
+    /// the values each takes, every combination trained (see [`sweep`]); absent = none.
     #[serde(default, skip_serializing_if = "SweepGrid::is_empty")]
     pub sweep: SweepGrid,
     /// Epochs and batches.
@@ -1162,7 +1168,7 @@ impl TrainConfig {
     /// Every value of the `[sweep]` grid set alone into this configuration: a value that does not
     /// fit its key (wrong type, out of range, a table the configuration lacks) is refused here, at
     /// `sweep.KEY[i]`, even without `--sweep`. What only a combination of values breaks is found
-    /// when the points are expanded ([`super::sweep::points`]).
+    /// when the points are expanded ([`sweep::points`]).
     fn check_sweep_values(&self) -> Checked {
         if self.sweep.is_empty() {
             return Ok(());

@@ -12,7 +12,7 @@ Each form is a scratch copy of the dataset under OUT/datasets/{dataset}-q-{form}
 (its manifest hash updated, so lexbench's integrity check accepts the copy; nothing else changes), ranked with
 `lexbench run bm25` (defaults) and evaluated with `lexbench eval --pools`. Prints one Markdown table.
 
-    python3 scripts/bm25_query_forms.py DATA DATASET OUT [SPLIT ...]   # default: test unseen_query unseen_guide
+    python3 experiments/ecthr/bm25_query_forms.py DATA DATASET OUT [SPLIT ...]   # default: test unseen_query unseen_guide
 
 LEXBENCH_BIN names the binary (default target/debug/lexbench).
 """

@@ -10,7 +10,7 @@ would be). Shares are means over topics, so each topic weighs as one training pa
 on BM25's top four non-relevant paragraphs (`bm25_order = "ranked"`):
 
     lexbench --data DATA run bm25 --dataset ecthr-release-text --split train
-    python3 scripts/negative_adjacency.py DATA/datasets/ecthr-release-text train DATA/runs/ecthr-release-text/train/bm25.trec [--top 4]
+    python3 experiments/ecthr/negative_adjacency.py DATA/datasets/ecthr-release-text train DATA/runs/ecthr-release-text/train/bm25.trec [--top 4]
 
 A distance is structure, not relevance: a near paragraph can be procedure, a far one the same reasoning
 restated. It says where the negatives come from, not whether they are false negatives.

@@ -4,7 +4,7 @@
 The ECtHR labels are the paragraphs a guide cites under a heading, so a paragraph no guide cites there is
 "non-relevant" even when it says what the heading asks. LexCLiPR's own English labels
 (`hudoc/lexclipr/labels.jsonl`) are an independent reading of the same guides (other editions, another
-extraction; `scripts/label_agreement.py` compares the two). For every topic of a split whose (judgment, last
+extraction; `experiments/ecthr/label_agreement.py` compares the two). For every topic of a split whose (judgment, last
 two headings) LexCLiPR also labels, this counts how many of the paragraphs a run ranks highest among the
 release's non-relevant ones LexCLiPR marks relevant, against the same share among all the topic's
 non-relevant paragraphs (what a uniformly random negative would hit). `text-dpr` trains on BM25's top four
@@ -13,7 +13,7 @@ with its defaults): run it on the train split's BM25 run to see how often those 
 other reading. Only the false negatives that some guide edition cites are visible this way (a lower bound).
 
     lexbench --data DATA run bm25 --dataset ecthr-release-text --split train
-    python3 scripts/negative_labels.py DATA/datasets/ecthr-release-text train DATA/runs/ecthr-release-text/train/bm25.trec [--top 4] [FIXTURES]
+    python3 experiments/ecthr/negative_labels.py DATA/datasets/ecthr-release-text train DATA/runs/ecthr-release-text/train/bm25.trec [--top 4] [FIXTURES]
 """
 import argparse
 import collections

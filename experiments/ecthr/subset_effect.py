@@ -15,7 +15,7 @@ share of the release split; a stratum with no kept topic falls back to its guide
 This assumes the left-out pairs are, within a stratum, like the kept ones: it measures the effect of the
 mix (guides, sizes, ages), not of anything the release does not show.
 
-    python3 scripts/subset_effect.py DATA/datasets/NAME RESULTS [FIXTURES]
+    python3 experiments/ecthr/subset_effect.py DATA/datasets/NAME RESULTS [FIXTURES]
     # e.g. /work/rte/datasets/ecthr-release-text baselines/configs/ecthr/results/release-text
 
 RESULTS holds entries/*.json (leaderboard entries with per-topic values); FIXTURES defaults to

@@ -8,7 +8,7 @@ guide's editions may differ above that). For the matched (heading, judgment) pai
 often the paragraph sets are equal, one within the other, overlapping, or disjoint, and their mean
 Jaccard overlap.
 
-    python3 scripts/label_agreement.py [FIXTURES]    # default: ../shared/fixtures
+    python3 experiments/ecthr/label_agreement.py [FIXTURES]    # default: ../shared/fixtures
 """
 import collections
 import json

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Two committed leaderboard systems compared topic by topic: a paired randomization test.
 
-    python3 scripts/paired_entries.py ENTRIES "SYSTEM A" "SYSTEM B" [SAMPLES]
+    python3 experiments/ecthr/paired_entries.py ENTRIES "SYSTEM A" "SYSTEM B" [SAMPLES]
 
 ENTRIES is a folder of exported entries (`lexbench leaderboard --export`, e.g.
 baselines/configs/ecthr/results/release-text/entries); a system is named as its entries name it
