@@ -242,7 +242,7 @@ fn run_again(data: &DataDir, recorded: &Entry, path: &Path, req: &Request) -> Re
 }
 
 /// Refuses a command `reproduce` does not run: anything but `run …` and `train …`, and any that
-/// names the data directory itself (it runs in the scratch one).
+/// names a data directory (it runs in the scratch one) or an output folder (`train --out`).
 fn check_command(command: &[String]) -> Result<()> {
     let Some(first) = command.first() else {
         bail!("--command: empty");
@@ -253,12 +253,15 @@ fn check_command(command: &[String]) -> Result<()> {
             reproduction::shell_words(command)
         );
     }
-    if let Some(a) = command
-        .iter()
-        .find(|a| *a == "--data" || a.starts_with("--data="))
-    {
+    // A command may come from an imported entry or log: it writes nowhere but the scratch data
+    // directory (`--data` is reproduce's, and `train --out` would write a model folder elsewhere).
+    if let Some(a) = command.iter().find(|a| {
+        ["--data", "--out"]
+            .iter()
+            .any(|o| *a == o || a.strip_prefix(o).is_some_and(|r| r.starts_with('=')))
+    }) {
         bail!(
-            "the command `{}` names {a}: reproduce runs it in a data directory of its own",
+            "the command `{}` names {a}: reproduce runs it in a data directory of its own and writes nowhere else",
             reproduction::shell_words(command)
         );
     }

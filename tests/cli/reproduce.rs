@@ -234,6 +234,10 @@ fn a_run_without_a_recorded_command_needs_one_and_only_run_commands_are_run() {
             "run random --data /elsewhere --dataset ecthr --split test",
             "names --data",
         ),
+        (
+            "train some.toml --out=/home/someone/model",
+            "names --out=/home/someone/model",
+        ),
         ("", "empty"),
     ] {
         let out = lexbench(&d, &["reproduce", &id, "--command", command]);
