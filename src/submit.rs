@@ -23,8 +23,10 @@
 //!
 //! **The model's sha256** ([`model_sha256`]): the sha256 of the text [`MODEL_HASH_DOMAIN`] followed
 //! by one line `NAME  SHA256\n` per file below that the folder holds, sorted by name, `SHA256` being
-//! the file's own sha256: `config.json`; the weights, `model.safetensors` (or a PEFT folder's
-//! `adapter_model.safetensors`); the tokenizer files [`TOKENIZER_FILES`]; `lexbench-training.json`
+//! the file's own sha256: `config.json`; the weights, `model.safetensors` — or in its place
+//! `model.safetensors.index.json` and each shard it names, or `pytorch_model.bin`, whichever lexbench
+//! reads (`lexbench_baselines::encoder::weights::Weights`) — or a PEFT folder's
+//! `adapter_model.safetensors`; the tokenizer files [`TOKENIZER_FILES`]; `lexbench-training.json`
 //! (the settings a folder trained here is ranked with). A PEFT folder's `adapter_config.json` counts
 //! as the sha256 of its canonical JSON ([`lexbench_leaderboard::entry::canonical_json`]) without
 //! `base_model`, the base's absolute path: the base enters through the sha256 of its weights that
@@ -51,6 +53,7 @@ use lexbench_baselines::Device;
 use lexbench_baselines::encoder::files::{
     ADAPTER_CONFIG, ADAPTER_WEIGHTS, QUERY_ENCODER_DIR, TRAINING_RECORD,
 };
+use lexbench_baselines::encoder::weights::Weights;
 use lexbench_baselines::rank::model::NeuralRanker;
 use lexbench_baselines::rank::{RunTarget, rank_split, write_run};
 use lexbench_core::datadir::DataDir;
@@ -58,7 +61,7 @@ use lexbench_core::dataset::Dataset;
 use lexbench_core::{ReadOptions, sha256_file, sha256_hex};
 use lexbench_leaderboard::ModelKind;
 use lexbench_leaderboard::entry::{
-    Architecture, Checkpoint, Entry, Harness, ModelRef, Provenance, canonical_json, entries_dir,
+    Architecture, Checkpoint, Entry, Harness, ModelRef, Provenance, RankLengths, canonical_json, entries_dir,
     leaderboard_dir, now_rfc3339, read_entries, slug,
 };
 use lexbench_leaderboard::{ModelCard, SubmitRequest};
@@ -110,7 +113,8 @@ pub fn model_sha256(dir: &Path) -> Result<ModelFiles> {
         // Something there that is not a regular file (a FIFO, a device) is refused for what it is.
         if !lexbench_baselines::encoder::files::present(&p)? {
             bail!(
-                "{}: no {name} (a model folder holds config.json, model.safetensors or a PEFT folder's {ADAPTER_WEIGHTS}, and tokenizer.json)",
+                "{}: no {name} (a model folder holds config.json, model.safetensors — or safetensors shards with \
+                 model.safetensors.index.json, or pytorch_model.bin — or a PEFT folder's {ADAPTER_WEIGHTS}, and tokenizer.json)",
                 dir.display()
             );
         }
@@ -132,8 +136,10 @@ pub fn model_sha256(dir: &Path) -> Result<ModelFiles> {
             sha256_hex(canonical_json(&v).as_bytes()),
         );
     } else {
-        let weights = required("model.safetensors")?;
-        files.insert("model.safetensors".to_owned(), sha256_file(&weights)?);
+        if let Weights::Safetensors(_) = Weights::of_model(dir)? {
+            required("model.safetensors")?;
+        }
+        hash_weights(dir, "", &mut files)?;
     }
     required("tokenizer.json")?;
     for name in TOKENIZER_FILES.into_iter().chain([TRAINING_RECORD]) {
@@ -145,7 +151,8 @@ pub fn model_sha256(dir: &Path) -> Result<ModelFiles> {
     hash_read_extras(dir, "", &mut files)?;
     let query = dir.join(QUERY_ENCODER_DIR);
     if query.is_dir() {
-        for name in ["config.json", "model.safetensors", ADAPTER_WEIGHTS]
+        hash_weights(&query, &format!("{QUERY_ENCODER_DIR}/"), &mut files)?;
+        for name in ["config.json", ADAPTER_WEIGHTS]
             .into_iter()
             .chain(TOKENIZER_FILES)
         {
@@ -164,6 +171,25 @@ pub fn model_sha256(dir: &Path) -> Result<ModelFiles> {
         sha256: sha256_hex(text.as_bytes()),
         files,
     })
+}
+
+/// Adds to `files` (names prefixed with `prefix`) the complete model's weight files in `dir` that
+/// lexbench reads ([`Weights::of_model`]): `model.safetensors`, or `model.safetensors.index.json` and
+/// every shard it names (each must be there), or `pytorch_model.bin`; none when there are none.
+fn hash_weights(dir: &Path, prefix: &str, files: &mut BTreeMap<String, String>) -> Result<()> {
+    let found = Weights::of_model(dir)?;
+    if let Weights::Safetensors(p) = &found
+        && !lexbench_baselines::encoder::files::present(p)?
+    {
+        return Ok(());
+    }
+    for f in found.files() {
+        // A FIFO or a device would never end: only a regular file is hashed.
+        lexbench_baselines::encoder::files::regular_file(&f)?;
+        let name = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
+        files.insert(format!("{prefix}{name}"), sha256_file(&f)?);
+    }
+    Ok(())
 }
 
 /// Adds to `files` (names prefixed with `prefix`) the other files lexbench reads from a model folder
@@ -208,16 +234,148 @@ fn hash_read_extras(dir: &Path, prefix: &str, files: &mut BTreeMap<String, Strin
     Ok(())
 }
 
+/// Why a BM25 "model" is refused.
+fn not_a_folder(model: &Path) -> String {
+    format!(
+        "{}: BM25 is lexbench's own baseline, not a model folder (`lexbench submit --baseline`)",
+        model.display()
+    )
+}
+
+/// The lengths ([`RankLengths`]) the harness runs the model folder `model` as `kind` with: a folder
+/// trained here, its training's (`data.max_query_len`, `data.max_doc_len`; a cross-encoder's pair,
+/// their sum); any other, its own — `max_seq_length` of its sentence-transformers files
+/// (`sentence_bert_config.json`, else `tokenizer_config.json`'s `model_max_length`) for a bi-encoder
+/// or a cross-encoder, `query_maxlen` and `doc_maxlen` of a ColBERT checkpoint's `artifact.metadata`
+/// — and where it names none, `lexbench run`'s defaults (256 tokens; ColBERT 32 and 180). A
+/// bi-encoder's and a cross-encoder's are cut at the model's positions (`config.json`), as the
+/// rankers cut them.
+pub fn harness_lengths(model: &Path, kind: ModelKind) -> Result<RankLengths> {
+    use lexbench_baselines::rank::cross::CrossParams;
+    use lexbench_baselines::rank::dense::DenseParams;
+    use lexbench_baselines::train::config::ModelKind as Trained;
+    let positions = || -> Option<usize> {
+        lexbench_baselines::encoder::BertConfig::from_file(&model.join("config.json"))
+            .ok()
+            .map(|c| c.max_tokens())
+    };
+    let cut = |n: usize| positions().map_or(n, |p| n.min(p));
+    if let Some(cfg) = crate::train::trained_config(model)? {
+        let (q, d) = (cfg.data.max_query_len, cfg.data.max_doc_len);
+        let source = TRAINING_RECORD.to_owned();
+        return Ok(match cfg.model {
+            Trained::Dpr | Trained::Ance => RankLengths {
+                query: Some(cut(q)),
+                document: cut(d),
+                source,
+            },
+            Trained::Colbert => RankLengths {
+                query: Some(q),
+                document: d,
+                source,
+            },
+            Trained::CrossEncoder => RankLengths {
+                query: None,
+                document: cut(q + d),
+                source,
+            },
+        });
+    }
+    let st_length = || -> Result<Option<(usize, String)>> {
+        let Some(n) = lexbench_baselines::encoder::st::model_max_len(model)? else {
+            return Ok(None);
+        };
+        let st = model.join("sentence_bert_config.json");
+        let from_st = st.is_file()
+            && lexbench_core::io::read_json::<serde_json::Value>(&st)?
+                .get("max_seq_length")
+                .is_some_and(|v| !v.is_null());
+        let file = if from_st {
+            "sentence_bert_config.json"
+        } else {
+            "tokenizer_config.json"
+        };
+        Ok(Some((n, format!("{file} max_seq_length"))))
+    };
+    Ok(match kind {
+        ModelKind::Bm25 => bail!(not_a_folder(model)),
+        ModelKind::BiEncoder => {
+            let (n, source) =
+                st_length()?.unwrap_or_else(|| (DenseParams::default().encode.max_len, "default".to_owned()));
+            RankLengths {
+                query: Some(cut(n)),
+                document: cut(n),
+                source,
+            }
+        }
+        ModelKind::Colbert => {
+            let cfg = lexbench_baselines::scorers::ColBertConfig::for_model(model)?;
+            let metadata = model.join(lexbench_baselines::scorers::colbert::METADATA_FILE);
+            RankLengths {
+                query: Some(cfg.query_maxlen),
+                document: cfg.doc_maxlen,
+                source: if metadata.is_file() {
+                    "artifact.metadata".to_owned()
+                } else {
+                    "default".to_owned()
+                },
+            }
+        }
+        ModelKind::CrossEncoder => {
+            let (n, source) =
+                st_length()?.unwrap_or_else(|| (CrossParams::default().max_len, "default".to_owned()));
+            RankLengths {
+                query: None,
+                document: cut(n),
+                source,
+            }
+        }
+    })
+}
+
+/// The lengths an entry recorded before lengths were recorded was ranked with: `lexbench run`'s
+/// fixed defaults (256 tokens; ColBERT 32 and 180), whatever the folder named.
+pub fn legacy_lengths(kind: ModelKind) -> RankLengths {
+    use lexbench_baselines::rank::cross::CrossParams;
+    use lexbench_baselines::rank::dense::DenseParams;
+    let source = "default".to_owned();
+    match kind {
+        ModelKind::Colbert => {
+            let c = lexbench_baselines::scorers::ColBertConfig::default();
+            RankLengths {
+                query: Some(c.query_maxlen),
+                document: c.doc_maxlen,
+                source,
+            }
+        }
+        ModelKind::CrossEncoder => RankLengths {
+            query: None,
+            document: CrossParams::default().max_len,
+            source,
+        },
+        ModelKind::BiEncoder | ModelKind::Bm25 => {
+            let d = DenseParams::default();
+            RankLengths {
+                query: Some(d.query_len()),
+                document: d.encode.max_len,
+                source,
+            }
+        }
+    }
+}
+
 /// The ranker of the model folder `model` as `kind`, ranking as system `system` on `device`: a folder
 /// trained here with its training's settings (refused if trained as another kind), any other with
-/// `lexbench run`'s defaults; document embeddings in `cache` and, for a cross-encoder, BM25's first
-/// stage ranked in memory (module docs).
+/// `lexbench run`'s defaults and `lengths` ([`harness_lengths`], or those an entry recorded);
+/// document embeddings in `cache` and, for a cross-encoder, BM25's first stage ranked in memory
+/// (module docs).
 pub fn model_ranker(
     model: &Path,
     kind: ModelKind,
     system: &str,
     device: &Device,
     cache: &Path,
+    lengths: &RankLengths,
 ) -> Result<NeuralRanker> {
     use lexbench_baselines::rank::colbert::{ColBertParams, ColBertRanker};
     use lexbench_baselines::rank::cross::{CrossEncoderRanker, CrossParams};
@@ -242,29 +400,31 @@ pub fn model_ranker(
             crate::train::trained_ranker(&cfg, model, system, TOP_K, None, device)?
         }
         None => match kind {
-            ModelKind::Bm25 => bail!(
-                "{}: BM25 is lexbench's own baseline, not a model folder (`lexbench submit --baseline`)",
-                model.display()
-            ),
+            ModelKind::Bm25 => bail!(not_a_folder(model)),
             ModelKind::BiEncoder => {
-                let params = DenseParams {
+                let mut params = DenseParams {
                     system: system.to_owned(),
                     top_k: TOP_K,
                     ..DenseParams::default()
                 };
+                params.encode.max_len = lengths.document;
+                params.query_max_len = lengths.query;
                 NeuralRanker::Dense(Box::new(DenseRanker::new(model, params, device)?))
             }
             ModelKind::Colbert => {
-                let params = ColBertParams {
+                let mut params = ColBertParams {
                     system: system.to_owned(),
                     top_k: TOP_K,
                     ..ColBertParams::default()
                 };
+                params.colbert.doc_maxlen = lengths.document;
+                params.colbert.query_maxlen = lengths.query.unwrap_or(params.colbert.query_maxlen);
                 NeuralRanker::ColBert(Box::new(ColBertRanker::new(model, params, device)?))
             }
             ModelKind::CrossEncoder => {
                 let params = CrossParams {
                     system: system.to_owned(),
+                    max_len: lengths.document,
                     ..CrossParams::default()
                 };
                 NeuralRanker::Cross(Box::new(CrossEncoderRanker::new(model, params, device)?))
@@ -503,6 +663,7 @@ pub fn submit_model(
     let model_dir = std::path::absolute(&req.model)
         .with_context(|| format!("{}: not a usable path", req.model.display()))?;
     let files = model_sha256(&model_dir)?;
+    let lengths = harness_lengths(&model_dir, req.kind)?;
     let plan = plan(data, &req.datasets, &req.splits)?;
     let device = device_label(&req.device);
 
@@ -579,6 +740,7 @@ pub fn submit_model(
         ));
     }
 
+    log(format!("ranking with {lengths}"));
     let bar = progress_bar(req.progress, plan.len(), plan.len() - todo.len());
     let model_ref = ModelRef {
         path: model_dir.display().to_string(),
@@ -606,7 +768,7 @@ pub fn submit_model(
         bar.set_message(format!("loading the model for {}/{}", p.dataset, p.split));
         let t0 = Instant::now();
         let cache = ScratchCache::new(data.root())?;
-        let mut ranker = model_ranker(&model_dir, req.kind, &system, &req.device, &cache.0)
+        let mut ranker = model_ranker(&model_dir, req.kind, &system, &req.device, &cache.0, &lengths)
             .with_context(|| format!("loading {} as a {} model", model_dir.display(), req.kind))?;
         bar.set_message(format!("{}/{}", p.dataset, p.split));
         let target = RunTarget::new(data.root(), &p.dataset, &p.split, &system)?;
@@ -619,6 +781,7 @@ pub fn submit_model(
             &device,
             t0,
             &state.submission,
+            Some(&lengths),
         )?;
         let sub = lexbench_leaderboard::submit_verified(
             &SubmitRequest {
@@ -799,6 +962,7 @@ pub fn submit_baseline(
             "cpu",
             t0,
             &submission,
+            None,
         )?;
         let sub = lexbench_leaderboard::submit_baseline(
             &SubmitRequest {
@@ -826,7 +990,7 @@ pub fn submit_baseline(
 }
 
 /// The harness's record of a split it ran (model, lexbench version and revision, device, seconds
-/// since `t0`, submission), after checking that the run was made on the planned dataset version
+/// since `t0`, submission, the lengths a model ran with), after checking that the run was made on the planned dataset version
 /// (`ran_on`: the version its sidecar names).
 fn harness_record(
     p: &PlannedSplit,
@@ -835,6 +999,7 @@ fn harness_record(
     device: &str,
     t0: Instant,
     submission: &str,
+    lengths: Option<&RankLengths>,
 ) -> Result<Harness> {
     if ran_on != p.dataset_hash {
         bail!(
@@ -850,6 +1015,7 @@ fn harness_record(
         device: device.to_owned(),
         seconds: t0.elapsed().as_secs_f64(),
         submission: submission.to_owned(),
+        lengths: lengths.cloned(),
     })
 }
 
@@ -964,7 +1130,20 @@ pub fn recheck(data: &DataDir, entry: &str, model: Option<&Path>) -> Result<Rech
     let t0 = Instant::now();
     let cache = ScratchCache::new(data.root())?;
     let tag = &recorded.run.tag;
-    let mut ranker = model_ranker(&model_dir, harness.model.kind, tag, &Device::Cpu, &cache.0)?;
+    // Ranked at the lengths the entry records; an entry from before they were recorded, at the
+    // fixed defaults the harness then used.
+    let lengths = harness
+        .lengths
+        .clone()
+        .unwrap_or_else(|| legacy_lengths(harness.model.kind));
+    let mut ranker = model_ranker(
+        &model_dir,
+        harness.model.kind,
+        tag,
+        &Device::Cpu,
+        &cache.0,
+        &lengths,
+    )?;
     let target = RunTarget::new(data.root(), &d.name, &d.split, tag)?;
     let ranked = rank_split(&mut ranker, &target)?;
     drop(cache);

@@ -113,7 +113,7 @@ pub enum Provenance {
     #[default]
     SelfReported,
     /// A run the harness made itself by running a model (`lexbench submit --model`).
-    Verified(Harness),
+    Verified(Box<Harness>),
 }
 
 impl Provenance {
@@ -150,6 +150,40 @@ pub struct Harness {
     /// The `submit --model` invocation (resumed or not) that made the entry: its entries, one per
     /// split, share it.
     pub submission: String,
+    /// The truncation lengths the model was run with, and where they came from (absent in entries
+    /// written before they were recorded: those ran with lexbench's fixed defaults, 256 tokens,
+    /// ColBERT 32 and 180).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lengths: Option<RankLengths>,
+}
+
+/// The truncation lengths, in tokens with the special tokens, a harness run used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RankLengths {
+    /// Where a query is cut (a ColBERT query is padded to it); absent for a cross-encoder, which
+    /// reads a query and a document as one pair.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<usize>,
+    /// Where a document (a cross-encoder's pair) is cut.
+    pub document: usize,
+    /// Where they come from: `sentence_bert_config.json` (`max_seq_length`), `artifact.metadata`
+    /// (ColBERT's `query_maxlen`, `doc_maxlen`), `lexbench-training.json` (a folder trained here:
+    /// its training's), or `default` (the folder names none: `lexbench run`'s defaults).
+    pub source: String,
+}
+
+impl std::fmt::Display for RankLengths {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.query {
+            Some(q) => write!(
+                f,
+                "queries {q}, documents {} tokens ({})",
+                self.document, self.source
+            ),
+            None => write!(f, "pairs {} tokens ({})", self.document, self.source),
+        }
+    }
 }
 
 /// A model folder, as the harness ran it.

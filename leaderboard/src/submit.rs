@@ -272,7 +272,7 @@ pub fn submit_baseline(req: &SubmitRequest<'_>, harness: Harness) -> Result<Subm
         )));
     }
     let Assessed { mut entry, report } = assess_as(req, true)?;
-    entry.provenance = Provenance::Verified(harness);
+    entry.provenance = Provenance::Verified(Box::new(harness));
     let path = write_new(&entries_dir(req.data), &mut entry)?;
     Ok(Submitted { entry, path, report })
 }
@@ -299,7 +299,7 @@ pub fn submit_verified(req: &SubmitRequest<'_>, harness: Harness) -> Result<Subm
         )));
     }
     let Assessed { mut entry, report } = assess(req)?;
-    entry.provenance = Provenance::Verified(harness);
+    entry.provenance = Provenance::Verified(Box::new(harness));
     warn_shared_name(req.data, &mut entry)?;
     let path = write_new(&entries_dir(req.data), &mut entry)?;
     Ok(Submitted { entry, path, report })

@@ -136,6 +136,7 @@ fn submit_bm25(data: &Path, run: &Path) -> lexbench_leaderboard::Result<lexbench
         device: "cpu".into(),
         seconds: 0.1,
         submission: "bm25-1".into(),
+        lengths: None,
     };
     lexbench_leaderboard::submit_baseline(&req(data, run, "BM25"), harness)
 }

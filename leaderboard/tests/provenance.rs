@@ -103,6 +103,11 @@ fn harness() -> Harness {
         device: "cpu".into(),
         seconds: 1.5,
         submission: "model-x-1".into(),
+        lengths: Some(lexbench_leaderboard::entry::RankLengths {
+            query: Some(128),
+            document: 128,
+            source: "sentence_bert_config.json max_seq_length".into(),
+        }),
     }
 }
 

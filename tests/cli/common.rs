@@ -122,20 +122,21 @@ pub fn minilm() -> PathBuf {
 /// # Panics
 /// When a file cannot be written.
 pub fn tiny_bert(dir: &Path) {
+    tiny_bert_with(dir, &lexbench_baselines::encoder::BertConfig::tiny());
+}
+
+/// [`tiny_bert`] with another configuration (`BertConfig::tiny` with more positions, say).
+pub fn tiny_bert_with(dir: &Path, config: &lexbench_baselines::encoder::BertConfig) {
     std::fs::create_dir_all(dir).unwrap();
     let vars = lexbench_baselines::train::params::ParamStore::new(20_261_124);
     lexbench_baselines::encoder::BertModel::load(
-        &lexbench_baselines::encoder::BertConfig::tiny(),
+        config,
         vars.var_builder(&lexbench_baselines::Device::Cpu),
         true,
     )
     .unwrap();
     vars.save(&dir.join("model.safetensors")).unwrap();
-    std::fs::write(
-        dir.join("config.json"),
-        serde_json::to_string(&lexbench_baselines::encoder::BertConfig::tiny()).unwrap(),
-    )
-    .unwrap();
+    std::fs::write(dir.join("config.json"), serde_json::to_string(config).unwrap()).unwrap();
     let words = [
         "[PAD]",
         "[UNK]",

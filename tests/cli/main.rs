@@ -27,6 +27,7 @@ mod import_texts;
 mod kills;
 mod lib_stages;
 mod model_errors;
+mod model_folders;
 mod parse_guide;
 mod parse_judgment;
 mod parse_store;

@@ -522,7 +522,8 @@ impl BertModel {
         })
     }
 
-    /// Loads a HuggingFace folder (`config.json`, `model.safetensors`) of an architecture lexbench
+    /// Loads a HuggingFace folder (`config.json`, and `model.safetensors`, safetensors shards or
+    /// `pytorch_model.bin`: [`crate::encoder::weights::Weights`]) of an architecture lexbench
     /// runs ([`Arch`]: BERT, DPR, RoBERTa, CamemBERT, XLM-R; any other `model_type` is an
     /// [`Error::Format`] naming `config.json`), with frozen weights. The pooler is loaded when the
     /// checkpoint has one.
@@ -537,10 +538,9 @@ impl BertModel {
             return Self::from_peft_dir(dir, device);
         }
         let cfg = BertConfig::from_file(&dir.join("config.json"))?;
-        let weights = dir.join("model.safetensors");
-        let bytes = crate::encoder::files::read_weights(&weights)?;
-        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
-            .map_err(weights_err(&weights, "config.json"))?;
+        let found = crate::encoder::weights::Weights::of_model(dir)?;
+        let vb = found.var_builder(device, "config.json")?;
+        let weights = found.path().to_owned();
         let arch = cfg.arch()?;
         let prefix =
             weights_prefix(arch, |name| vb.contains_tensor(name)).map_err(|message| Error::Format {

@@ -91,8 +91,9 @@ pub fn ranking_prefixes(dir: &Path, asked: &TextPrefixes) -> Result<TextPrefixes
     Ok(trained)
 }
 
-/// The weights file of a model folder: `model.safetensors`, or a PEFT folder's
-/// `adapter_model.safetensors` (which holds any trained head).
+/// The weights file of a folder written here: `model.safetensors`, or a PEFT folder's
+/// `adapter_model.safetensors` (which holds any trained head). A folder from elsewhere may hold its
+/// weights otherwise (shards, `pytorch_model.bin`): [`super::weights::Weights::of_folder`].
 pub fn weights_file(dir: &Path) -> PathBuf {
     let full = dir.join("model.safetensors");
     let peft = dir.join(ADAPTER_WEIGHTS);

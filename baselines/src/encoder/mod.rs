@@ -36,6 +36,7 @@ pub mod peft;
 pub mod seeded;
 pub mod st;
 pub mod tokenize;
+pub mod weights;
 
 pub use arch::Arch;
 pub use bert::{BertModel, Inputs};

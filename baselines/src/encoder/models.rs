@@ -295,7 +295,8 @@ pub fn installed_hub(dir: &Path, repo: &str, commit: Option<&str>) -> Result<Opt
 
 /// A hash identifying the weights in `dir`: the recorded `model_sha256` when the folder was
 /// installed by `lexbench models fetch` (and the weights still have the recorded size), otherwise
-/// the sha256 of `model.safetensors`; with a `query_encoder/` subfolder (separate encoders), a hash
+/// the sha256 of `model.safetensors` (of shards or a `pytorch_model.bin` in its place:
+/// [`crate::encoder::weights::Weights::sha256`]); with a `query_encoder/` subfolder (separate encoders), a hash
 /// of both encoders' hashes.
 pub fn model_hash(dir: &Path) -> Result<String> {
     let own = single_model_hash(dir)?;
@@ -331,6 +332,11 @@ fn single_model_hash(dir: &Path) -> Result<String> {
         && std::fs::metadata(&weights).map(|m| m.len()).ok() == Some(rec.model_bytes)
     {
         return Ok(rec.model_sha256);
+    }
+    let found = crate::encoder::weights::Weights::of_model(dir)?;
+    if found != crate::encoder::weights::Weights::Safetensors(weights.clone()) {
+        // Shards or a PyTorch checkpoint.
+        return found.sha256();
     }
     // A FIFO or a device would never end: only a regular file is hashed.
     regular_file(&weights)?;

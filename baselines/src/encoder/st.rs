@@ -208,20 +208,20 @@ fn activation(name: Option<&str>, path: &Path) -> Result<Activation> {
     }
 }
 
-/// The module's weights (`model.safetensors` in its folder).
+/// The module's weights (`model.safetensors` in its folder, or shards or a `pytorch_model.bin`:
+/// [`crate::encoder::weights::Weights`]) and their hash.
 fn module_weights(dir: &Path, device: &Device) -> Result<(PathBuf, VarBuilder<'static>, String)> {
-    let weights = dir.join("model.safetensors");
-    if !weights.is_file() && dir.join("pytorch_model.bin").is_file() {
-        return Err(format_err(
-            &weights,
-            "missing: the module's weights are a PyTorch pickle (pytorch_model.bin), and lexbench reads \
-             safetensors only (convert with safetensors.torch.save_file)",
-        ));
+    let found = crate::encoder::weights::Weights::of_model(dir)?;
+    let weights = found.path().to_owned();
+    if let crate::encoder::weights::Weights::Safetensors(_) = &found {
+        let bytes = crate::encoder::files::read_weights(&weights)?;
+        let sha = lexbench_core::sha256_hex(&bytes);
+        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
+            .map_err(weights_err(&weights, "config.json"))?;
+        return Ok((weights, vb, sha));
     }
-    let bytes = crate::encoder::files::read_weights(&weights)?;
-    let sha = lexbench_core::sha256_hex(&bytes);
-    let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
-        .map_err(weights_err(&weights, "config.json"))?;
+    let sha = found.sha256()?;
+    let vb = found.var_builder(device, "config.json")?;
     Ok((weights, vb, sha))
 }
 

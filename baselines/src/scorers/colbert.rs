@@ -185,27 +185,11 @@ impl ColBertConfig {
     }
 }
 
-/// Whether the weights of the model folder `dir` hold ColBERT's projection `linear.weight` (reads the
-/// safetensors header only).
+/// Whether the weights of the model folder `dir` hold ColBERT's projection `linear.weight` (reads
+/// safetensors headers only; a PyTorch checkpoint's checked pickle).
 pub fn has_projection(dir: &Path) -> Result<bool> {
-    use std::io::Read;
-    let path = crate::encoder::files::weights_file(dir);
-    crate::encoder::files::regular_file(&path)?;
-    let mut f = std::fs::File::open(&path).map_err(crate::error::io_err(&path))?;
-    let mut len = [0u8; 8];
-    f.read_exact(&mut len).map_err(crate::error::io_err(&path))?;
-    let n = u64::from_le_bytes(len);
-    if n > 100 << 20 {
-        return Err(Error::Format {
-            path,
-            message: format!("a safetensors header of {n} bytes"),
-        });
-    }
-    let mut header = vec![0u8; n as usize];
-    f.read_exact(&mut header).map_err(crate::error::io_err(&path))?;
-    let v: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_slice(&header).map_err(|source| Error::Json { path, source })?;
-    Ok(v.contains_key("linear.weight"))
+    let found = crate::encoder::weights::Weights::of_folder(dir)?;
+    Ok(found.tensor_names()?.contains("linear.weight"))
 }
 
 /// `Σ_i max_j q_i · d_j` for `q` `(nq, dim)` and `d` `(nd, dim)`. Differentiable (training); to
@@ -382,10 +366,9 @@ impl ColBert {
         let cfg = cfg.with_model_settings(dir)?;
         let model = BertModel::from_dir(dir, device)?;
         let tok = TextTokenizer::from_file(&dir.join("tokenizer.json"), cfg.doc_maxlen)?;
-        let weights = crate::encoder::files::weights_file(dir);
-        let bytes = crate::encoder::files::read_weights(&weights)?;
-        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
-            .map_err(crate::error::weights_err(&weights, "config.json"))?;
+        let found = crate::encoder::weights::Weights::of_folder(dir)?;
+        let vb = found.var_builder(device, "config.json")?;
+        let weights = found.path().to_owned();
         if vb.contains_tensor("linear.weight") {
             let mut cb = Self::new(model, &tok, vb, cfg)
                 .map_err(|e| e.in_weights(&weights, "the ColBERT settings"))?;

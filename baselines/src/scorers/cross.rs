@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{Device, Tensor};
 use candle_nn::{Init, VarBuilder};
 
 use crate::encoder::{BertModel, TextTokenizer, Tokens, pad_batch};
@@ -126,10 +126,9 @@ impl CrossEncoder {
         let model = BertModel::from_dir(dir, device)?;
         let max_len = max_len.min(model.config().max_tokens());
         let tokenizer = TextTokenizer::from_file(&dir.join("tokenizer.json"), max_len)?;
-        let weights = crate::encoder::files::weights_file(dir);
-        let bytes = crate::encoder::files::read_weights(&weights)?;
-        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, device)
-            .map_err(crate::error::weights_err(&weights, "config.json"))?;
+        let found = crate::encoder::weights::Weights::of_folder(dir)?;
+        let vb = found.var_builder(device, "config.json")?;
+        let weights = found.path().to_owned();
         let in_weights = |e: Error| e.in_weights(&weights, "config.json");
         let roberta_head = vb.contains_tensor("classifier.out_proj.weight");
         if roberta_head && model.arch().is_roberta_family() {
