@@ -321,5 +321,17 @@ fn a_configuration_the_command_names_is_recorded_and_a_change_is_named() {
     let text = ok(&out, "reproduce after the edit");
     assert!(text.contains("configuration changed"), "{text}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("warning: the configuration changed"));
+    // Scores that differ in their last digits but move nothing across a cut-off: the same figures,
+    // not the same run file (what another CPU's float sums give).
+    let nudged = format!("run bm25 --dataset ecthr --split test --config '{cfg_s}' --k1 1.2000001");
+    let text = ok(
+        &lexbench(&d, &["reproduce", &id, "--command", &nudged]),
+        "reproduce, nudged",
+    );
+    assert!(
+        text.contains("reproduced with every per-topic value and score bit for bit, not the run file"),
+        "{text}"
+    );
+    assert_eq!(log(&d).last().unwrap()["outcome"], "same_figures");
     std::fs::remove_dir_all(&d).ok();
 }
