@@ -7,7 +7,7 @@
 //! language and an English corpus, which BM25 reads to analyse each side with its own chain.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use lexbench_core::datadir::DataDir;
@@ -130,7 +130,7 @@ pub fn import_lexclipr(data: &DataDir, dir: &Path, langs: &[Language]) -> Result
 
 /// `judgments.jsonl` read as `import release --texts` reads a segmented corpus; a judgment given
 /// twice keeps its first text.
-fn read_judgments(path: &PathBuf) -> Result<BTreeMap<ItemId, Judgment>> {
+fn read_judgments(path: &Path) -> Result<BTreeMap<ItemId, Judgment>> {
     use lexbench_parsers::judgment::segmented;
     let bytes = segmented::read_file(path)?;
     let mut out = BTreeMap::new();
