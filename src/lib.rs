@@ -8,6 +8,7 @@
 //! - [`parse_store`]: the raw store into `parsed/ecthr/*.jsonl`;
 //! - [`build`]: the ECtHR and BSARD builds (BSARD's CSV files from a folder or the raw store), the
 //!   release import, re-splits, statistics and diffs;
+//! - [`lexclipr`]: LexCLiPR's cross-lingual labels as one dataset per query language;
 //! - [`train`]: the trainer dispatch and the hyperparameter sweep ([`train::select_point`]);
 //! - [`submit`]: the submission harness for models (`lexbench submit --model`: run the model over
 //!   every evaluated split, record verified entries, resume after a kill) and the recheck of a
@@ -31,6 +32,7 @@ pub mod build;
 pub mod crawl;
 pub mod device;
 pub mod hub_fetch;
+pub mod lexclipr;
 pub mod parse_store;
 pub mod pipeline;
 pub mod reproduce;

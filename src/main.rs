@@ -121,6 +121,9 @@ enum Command {
 enum ImportCommand {
     /// The published ECtHR release (tum_release/*.jsonl) as DATA/datasets/ecthr-release.
     Release(build::ImportReleaseArgs),
+    /// LexCLiPR (hudoc/lexclipr: labels.jsonl, judgments.jsonl) as one cross-lingual dataset per
+    /// query language, DATA/datasets/ecthr-xl-<code> (English paragraphs as the corpus).
+    Lexclipr(build::ImportLexcliprArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -191,6 +194,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Pipeline(args) => pipeline::cmd_pipeline(&data, &args),
         Command::Build(cmd) => build::cmd_build(&data, &cmd),
         Command::Import(ImportCommand::Release(args)) => build::cmd_import_release(&data, &args),
+        Command::Import(ImportCommand::Lexclipr(args)) => build::cmd_import_lexclipr(&data, &args),
         Command::Diff(args) => build::cmd_diff(&data, &args, OutputFormat::report(cli.format, "diff")?),
         Command::Split(args) => build::cmd_split(&data, &args),
         Command::Export(args) => export::cmd_export(&data, &args, cli.format),

@@ -69,8 +69,10 @@ pub struct CorpusDoc {
     pub section: Option<Section>,
 }
 
-/// The language of a dataset's texts (queries and corpus), as its manifest declares it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// The language of a dataset's texts (queries and corpus), as its manifest declares it; ISO 639-1
+/// codes in the file. Italian, Romanian, Russian, Turkish and Ukrainian are the query languages of
+/// the cross-lingual ECtHR datasets (`ecthr-xl-<code>`, LexCLiPR), whose corpus is English.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Language {
     /// English (ECtHR).
     #[serde(rename = "en")]
@@ -78,6 +80,66 @@ pub enum Language {
     /// French (BSARD).
     #[serde(rename = "fr")]
     French,
+    /// Italian.
+    #[serde(rename = "it")]
+    Italian,
+    /// Romanian.
+    #[serde(rename = "ro")]
+    Romanian,
+    /// Russian.
+    #[serde(rename = "ru")]
+    Russian,
+    /// Turkish.
+    #[serde(rename = "tr")]
+    Turkish,
+    /// Ukrainian.
+    #[serde(rename = "uk")]
+    Ukrainian,
+}
+
+impl Language {
+    /// Every language, in code order of declaration.
+    pub const ALL: [Language; 7] = [
+        Language::English,
+        Language::French,
+        Language::Italian,
+        Language::Romanian,
+        Language::Russian,
+        Language::Turkish,
+        Language::Ukrainian,
+    ];
+
+    /// The ISO 639-1 code (`en`, `fr`, …), as manifests write it.
+    pub fn code(self) -> &'static str {
+        match self {
+            Language::English => "en",
+            Language::French => "fr",
+            Language::Italian => "it",
+            Language::Romanian => "ro",
+            Language::Russian => "ru",
+            Language::Turkish => "tr",
+            Language::Ukrainian => "uk",
+        }
+    }
+
+    /// The English name, lower case (`english`, `french`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::English => "english",
+            Language::French => "french",
+            Language::Italian => "italian",
+            Language::Romanian => "romanian",
+            Language::Russian => "russian",
+            Language::Turkish => "turkish",
+            Language::Ukrainian => "ukrainian",
+        }
+    }
+
+    /// The language whose code or English name is `s` (case-insensitive).
+    pub fn parse(s: &str) -> Option<Language> {
+        let s = s.trim().to_ascii_lowercase();
+        Self::ALL.into_iter().find(|l| l.code() == s || l.name() == s)
+    }
 }
 
 /// `manifest.json`: what the dataset is and the sha256 of each of its files.
@@ -94,6 +156,11 @@ pub struct DatasetManifest {
     /// recorded. Not part of the identity hash, which covers [`DatasetManifest::files`] only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<Language>,
+    /// The language of the corpus where it is not [`DatasetManifest::language`], which is then the
+    /// queries' (the cross-lingual `ecthr-xl-fr`: French queries, English paragraphs); absent when
+    /// queries and corpus share one language. Not part of the identity hash either.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corpus_language: Option<Language>,
     /// Relative path (with `/`) → sha256, for every file that defines the dataset (all but the
     /// manifest itself and the [`DatasetManifest::extras`]).
     pub files: BTreeMap<String, String>,
@@ -139,6 +206,20 @@ impl DatasetManifest {
         built_by: &str,
         language: Option<Language>,
     ) -> Result<Self> {
+        Self::write_with_languages(dir, name, built_by, language, None)
+    }
+
+    /// [`DatasetManifest::write_with_language`], declaring also the corpus's language where it
+    /// differs from `language` (then the queries' language); a `corpus_language` equal to
+    /// `language` is not written.
+    pub fn write_with_languages(
+        dir: &Path,
+        name: &str,
+        built_by: &str,
+        language: Option<Language>,
+        corpus_language: Option<Language>,
+    ) -> Result<Self> {
+        let corpus_language = corpus_language.filter(|c| Some(*c) != language);
         let mut files = BTreeMap::new();
         let mut extras = BTreeMap::new();
         for path in walk(dir)? {
@@ -158,6 +239,7 @@ impl DatasetManifest {
             layout_version: LAYOUT_VERSION,
             built_by: built_by.to_owned(),
             language,
+            corpus_language,
             files,
             extras,
         };
@@ -526,6 +608,37 @@ mod tests {
             DatasetManifest::read(&dir).unwrap().language,
             Some(Language::French)
         );
+        assert!(!text.contains("corpus_language"), "{text}");
+        // A cross-lingual dataset declares its corpus's language beside the queries'; the same
+        // language twice is written once.
+        let xl = DatasetManifest::write_with_languages(
+            &dir,
+            "t",
+            "test",
+            Some(Language::Ukrainian),
+            Some(Language::English),
+        )
+        .unwrap();
+        assert_eq!(xl.dataset_hash(), with.dataset_hash());
+        let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
+        assert!(text.contains("\"language\": \"uk\""), "{text}");
+        assert!(text.contains("\"corpus_language\": \"en\""), "{text}");
+        assert_eq!(DatasetManifest::read(&dir).unwrap(), xl);
+        let en = DatasetManifest::write_with_languages(
+            &dir,
+            "t",
+            "test",
+            Some(Language::English),
+            Some(Language::English),
+        )
+        .unwrap();
+        assert_eq!(en.corpus_language, None);
+        for l in Language::ALL {
+            assert_eq!(Language::parse(l.code()), Some(l));
+            assert_eq!(Language::parse(&l.name().to_uppercase()), Some(l));
+            assert_eq!(serde_json::to_string(&l).unwrap(), format!("\"{}\"", l.code()));
+        }
+        assert_eq!(Language::parse("german"), None);
         // A manifest without plots serialises without the field: old manifests stay byte-identical.
         let text = serde_json::to_string(&without).unwrap();
         assert!(!text.contains("extras"), "{text}");

@@ -9,6 +9,8 @@
 //!   *seen guide / unseen query*, and train / val / test split by judgment; [`settings::certify`]
 //!   proves no query text or held-out guide leaks between them.
 //! - [`release::read_release`]: the published release as pairs with its own splits.
+//! - [`lexclipr`]: LexCLiPR's labels (guide headings in seven languages → English paragraphs), one
+//!   language's rows as pairs, kept or left out by reason, with their links to the English headings.
 //! - [`reload::load_pairs`]: a built dataset read back into pairs, to split it again.
 //! - [`write::write_dataset`]: the dataset directory (layout in `lexbench_core::dataset`), written
 //!   atomically and byte-for-byte reproducibly, with statistics, a card and a manifest.
@@ -38,6 +40,7 @@ pub mod bsard;
 pub mod diff;
 pub mod error;
 pub mod export;
+pub mod lexclipr;
 pub mod pairs;
 pub mod release;
 pub mod reload;

@@ -125,6 +125,22 @@ pub struct ImportReleaseArgs {
     pub name: Option<String>,
 }
 
+/// Arguments of `lexbench import lexclipr`.
+#[derive(Debug, Args)]
+pub struct ImportLexcliprArgs {
+    /// The LexCLiPR folder (labels.jsonl, judgments.jsonl).
+    pub dir: PathBuf,
+    /// Query languages to import, repeatable (en, fr, it, ro, ru, tr, uk, or their English names);
+    /// default: every language of the labels. Each becomes DATA/datasets/ecthr-xl-<code>.
+    #[arg(long = "lang", value_name = "LANG", num_args = 1.., value_parser = lang_arg)]
+    pub langs: Vec<lexbench_core::dataset::Language>,
+}
+
+fn lang_arg(s: &str) -> std::result::Result<lexbench_core::dataset::Language, String> {
+    lexbench_core::dataset::Language::parse(s)
+        .ok_or_else(|| format!("unknown language {s:?} (en, fr, it, ro, ru, tr, uk)"))
+}
+
 /// Arguments of `lexbench diff`.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
@@ -454,6 +470,55 @@ pub fn cmd_import_release(data: &DataDir, args: &ImportReleaseArgs) -> Result<Ex
     }
     eprintln!("imported {} pairs", r.pairs);
     report(&r.built.written, &r.built.dir);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `lexbench import lexclipr`: one dataset per language, then a table of rows per split.
+pub fn cmd_import_lexclipr(data: &DataDir, args: &ImportLexcliprArgs) -> Result<ExitCode> {
+    let imports = lexbench::lexclipr::import_lexclipr(data, &args.dir, &args.langs)?;
+    for x in &imports {
+        let r = &x.report;
+        eprintln!(
+            "{}: queries {} (BM25 analyser: {}), corpus {}",
+            r.dataset,
+            r.query_language.code(),
+            lexbench::lexclipr::query_analyser(r.query_language),
+            r.corpus_language.code()
+        );
+        eprintln!(
+            "  {:<10} {:>6} {:>6} {:>7} {:>7} {:>12} {:>18} {:>20} {:>15}",
+            "split",
+            "rows",
+            "kept",
+            "merged",
+            "topics",
+            "no_judgment",
+            "missing_paragraph",
+            "topic_in_two_splits",
+            "train_all_only"
+        );
+        for (split, c) in &r.rows {
+            let n = |k: &str| c.left_out.get(k).copied().unwrap_or(0);
+            eprintln!(
+                "  {split:<10} {:>6} {:>6} {:>7} {:>7} {:>12} {:>18} {:>20} {:>15}",
+                c.rows,
+                c.kept,
+                c.merged,
+                r.topics.get(split).copied().unwrap_or(0),
+                n("no_judgment"),
+                n("missing_paragraph"),
+                n("topic_in_two_splits"),
+                n("train_all_only")
+            );
+        }
+        if r.query_language != lexbench_core::dataset::Language::English {
+            eprintln!(
+                "  {} topics linked to English ones, {} ambiguous",
+                r.english_links, r.ambiguous_links
+            );
+        }
+        report(&x.built.written, &x.built.dir);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

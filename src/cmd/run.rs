@@ -268,7 +268,13 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                 d.config.k1,
                 d.config.b,
                 match d.config.variant {
-                    Bm25Variant::Lexbench => d.config.language.map_or("auto".into(), |l| l.to_string()),
+                    Bm25Variant::Lexbench => {
+                        let docs = d.config.language.map_or("auto".into(), |l| l.to_string());
+                        match d.config.query_language {
+                            Some(q) => format!("queries {q}, documents {docs}"),
+                            None => docs,
+                        }
+                    }
                     Bm25Variant::RankBm25Okapi => "rank_bm25 BM25Okapi, str.lower().split() tokens".into(),
                 },
                 if s.pooled {

@@ -25,6 +25,7 @@ mod hub_fetch;
 mod import_texts;
 #[cfg(unix)]
 mod kills;
+mod lexclipr;
 mod lib_stages;
 mod model_errors;
 mod model_folders;

@@ -73,12 +73,18 @@ impl Ranker for Bm25Ranker {
         }
         let t1 = Instant::now();
         let mut params = self.params.clone();
-        let language = params.language_of(&inputs.dataset, inputs.manifest.language);
+        let (language, query_language) = params.languages_of(
+            &inputs.dataset,
+            inputs.manifest.language,
+            inputs.manifest.corpus_language,
+        );
         params.language = Some(language);
+        params.query_language = (query_language != language).then_some(query_language);
         let index = Bm25Index::build(
             Analyzer::new(language),
             inputs.corpus.iter().map(|d| (&d.doc, d.text.as_str())),
-        );
+        )
+        .with_query_analyzer(Analyzer::new(query_language));
         let t2 = Instant::now();
         let mut run = Run::new(SYSTEM);
         // Pool topics are ranked as they come (a pool naming an unknown document is an error); the

@@ -10,6 +10,11 @@
 //!   caught); the Snowball French stemmer runs on the accented word (its rules need the accents), and
 //!   the stem is then folded to ASCII (`é` → `e`, `œ` → `oe`), so a question typed without accents
 //!   still matches.
+//! - **Plain** (the queries of the cross-lingual ECtHR datasets in Italian, Romanian, Russian,
+//!   Turkish and Ukrainian, which have no chain here): the same tokens, lower-cased character by
+//!   character with Unicode's rules (`Д` → `д`, `İ` → `i̇`), nothing removed, nothing stemmed. Such a
+//!   query meets English paragraphs only where a token is spelt as an English term is indexed:
+//!   numbers, names, unstemmed cognates. That is the lexical floor the cross-lingual task measures.
 //!
 //! Numbers are kept as tokens: article and paragraph numbers carry meaning in legal text.
 
@@ -24,6 +29,8 @@ pub enum Language {
     English,
     /// French (BSARD): stop words, Snowball French stemmer, accents folded.
     French,
+    /// Any other language: Unicode lower-case tokens, no stop words, no stemming.
+    Plain,
 }
 
 impl std::fmt::Display for Language {
@@ -31,7 +38,25 @@ impl std::fmt::Display for Language {
         f.write_str(match self {
             Language::English => "english",
             Language::French => "french",
+            Language::Plain => "plain",
         })
+    }
+}
+
+impl Language {
+    /// The chain for texts a dataset declares in `language`: English and French have theirs, every
+    /// other language (Italian, Romanian, Russian, Turkish, Ukrainian) is [`Language::Plain`].
+    pub fn chain_for(language: lexbench_core::dataset::Language) -> Language {
+        use lexbench_core::dataset::Language as Declared;
+        match language {
+            Declared::English => Language::English,
+            Declared::French => Language::French,
+            Declared::Italian
+            | Declared::Romanian
+            | Declared::Russian
+            | Declared::Turkish
+            | Declared::Ukrainian => Language::Plain,
+        }
     }
 }
 
@@ -62,7 +87,7 @@ pub const FRENCH_STOP_WORDS: &[&str] = &[
 /// An analysis chain: text → terms.
 pub struct Analyzer {
     language: Language,
-    stemmer: Stemmer,
+    stemmer: Option<Stemmer>,
     stop: std::collections::HashSet<String>,
 }
 
@@ -78,8 +103,9 @@ impl Analyzer {
     /// The chain for `language`.
     pub fn new(language: Language) -> Self {
         let (algorithm, words) = match language {
-            Language::English => (Algorithm::English, ENGLISH_STOP_WORDS),
-            Language::French => (Algorithm::French, FRENCH_STOP_WORDS),
+            Language::English => (Some(Algorithm::English), ENGLISH_STOP_WORDS),
+            Language::French => (Some(Algorithm::French), FRENCH_STOP_WORDS),
+            Language::Plain => (None, &[][..]),
         };
         let mut stop: std::collections::HashSet<String> = words.iter().map(|w| (*w).to_owned()).collect();
         if language == Language::French {
@@ -87,7 +113,7 @@ impl Analyzer {
         }
         Self {
             language,
-            stemmer: Stemmer::create(algorithm),
+            stemmer: algorithm.map(Stemmer::create),
             stop,
         }
     }
@@ -189,14 +215,17 @@ impl Analyzer {
         if self.stop.contains(token) {
             return None;
         }
+        let Some(stemmer) = &self.stemmer else {
+            return Some(token.to_owned());
+        };
         match self.language {
-            Language::English => Some(self.stemmer.stem(token).into_owned()),
             Language::French => {
                 if self.stop.contains(&fold_accents(token)) {
                     return None;
                 }
-                Some(fold_accents(&self.stemmer.stem(token)))
+                Some(fold_accents(&stemmer.stem(token)))
             }
+            Language::English | Language::Plain => Some(stemmer.stem(token).into_owned()),
         }
     }
 }
@@ -359,7 +388,7 @@ mod tests {
             })
             .collect();
         let mut buf = String::new();
-        for language in [Language::English, Language::French] {
+        for language in [Language::English, Language::French, Language::Plain] {
             let a = Analyzer::new(language);
             for text in fixed.iter().copied().chain(random.iter().map(String::as_str)) {
                 let want = tokens_char_by_char(language, text);
@@ -397,5 +426,29 @@ mod tests {
         assert_eq!(a.analyze("heritiers"), a.analyze("héritiers"));
         // `a` (a form of avoir) and `à` are both stop words.
         assert!(a.analyze("a à").is_empty());
+    }
+
+    #[test]
+    fn plain_chain() {
+        // Lower case, every token kept, nothing stemmed: Ukrainian, Turkish, Italian heading words.
+        let a = Analyzer::new(Language::Plain);
+        assert_eq!(
+            a.analyze("Стаття 8 – Право на повагу; İşkence YASAĞI; l'Articolo 3"),
+            vec![
+                "стаття",
+                "8",
+                "право",
+                "на",
+                "повагу",
+                "i\u{307}şkence",
+                "yasaği",
+                "l",
+                "articolo",
+                "3"
+            ]
+        );
+        // What English would drop or stem stays as written.
+        assert_eq!(a.analyze("The judgments"), vec!["the", "judgments"]);
+        assert_eq!(a.language().to_string(), "plain");
     }
 }

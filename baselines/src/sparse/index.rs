@@ -75,6 +75,8 @@ impl DocTerms {
 #[derive(Debug)]
 pub struct Bm25Index {
     analyzer: Analyzer,
+    /// The queries' chain where it is not the documents' ([`Bm25Index::with_query_analyzer`]).
+    query_analyzer: Option<Analyzer>,
     vocab: FxHashMap<String, TermId>,
     /// Every lower-cased token seen in the corpus → its term (`None`: a stop word), so that each
     /// distinct surface form is stemmed once, at build time; queries read it too.
@@ -269,6 +271,7 @@ impl Bm25Index {
         }
         Bm25Index {
             analyzer,
+            query_analyzer: None,
             vocab,
             surface,
             ids,
@@ -282,9 +285,23 @@ impl Bm25Index {
         }
     }
 
-    /// The analyzer documents and queries go through.
+    /// The analyzer documents (and, unless [`Bm25Index::with_query_analyzer`] set another, queries)
+    /// go through.
     pub fn analyzer(&self) -> &Analyzer {
         &self.analyzer
+    }
+
+    /// Queries go through `analyzer` instead of the documents' chain (a cross-lingual dataset: a
+    /// French query analysed as French, its terms looked up among the English paragraphs' terms). A
+    /// chain of the documents' language changes nothing.
+    pub fn with_query_analyzer(mut self, analyzer: Analyzer) -> Self {
+        self.query_analyzer = (analyzer.language() != self.analyzer.language()).then_some(analyzer);
+        self
+    }
+
+    /// The analyzer queries go through.
+    pub fn query_analyzer(&self) -> &Analyzer {
+        self.query_analyzer.as_ref().unwrap_or(&self.analyzer)
     }
 
     /// Number of documents.
@@ -312,6 +329,14 @@ impl Bm25Index {
     pub fn query_terms(&self, query: &str) -> Vec<(TermId, u32)> {
         let mut ids = Vec::new();
         let mut buf = String::new();
+        if let Some(qa) = &self.query_analyzer {
+            // Another language's chain: the documents' surface forms say nothing about its terms.
+            qa.for_each_token(query, &mut buf, |token| {
+                ids.extend(qa.term(token).and_then(|term| self.vocab.get(&term).copied()));
+            });
+            ids.sort_unstable();
+            return run_lengths(&ids);
+        }
         self.analyzer.for_each_token(query, &mut buf, |token| {
             // A token the corpus never had is analysed here, not cached: `&self` stays read-only.
             let t = match self.surface.get(token) {

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 /// idf = "pool"      # ranking within pools: statistics of the pool ("pool") or of the corpus ("corpus")
 /// top_k = 1000      # documents kept per topic
 /// language = "english"  # optional: the analyzer; default from the dataset (bsard* → french)
+/// query_language = "plain"  # optional: the queries' analyzer, when not `language`'s
 /// variant = "rank-bm25-okapi"  # optional: rank_bm25's BM25Okapi over `str.lower().split()` tokens
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,6 +31,13 @@ pub struct Bm25Params {
     /// The analyzer; `None` chooses from the dataset name (`bsard…` → French, else English).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub language: Option<Language>,
+    /// The queries' analyzer where it is not the documents' ([`Bm25Params::language`]): `None` uses
+    /// `language` when given, else the query language the dataset's manifest declares (a
+    /// cross-lingual dataset: French queries through the French chain against English paragraphs
+    /// through the English one). A run's sidecar records it only where it differs from `language`,
+    /// so monolingual runs read as they did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_language: Option<Language>,
     /// Which BM25: lexbench's (default; left out of the serialised parameters, so the default
     /// parameters' JSON, and the baseline's model hash, are what they were before variants) or
     /// rank_bm25's `BM25Okapi` ([`Bm25Variant`]).
@@ -74,6 +82,7 @@ impl Bm25Params {
             idf: IdfScope::Pool,
             top_k: 1000,
             language: None,
+            query_language: None,
             variant: Bm25Variant::Lexbench,
         }
     }
@@ -118,6 +127,11 @@ impl Bm25Params {
                     "bm25 variant rank-bm25-okapi tokenises by str.lower().split(): language ({l}) does not apply"
                 )));
             }
+            if let Some(l) = self.query_language {
+                return Err(Error::Param(format!(
+                    "bm25 variant rank-bm25-okapi tokenises by str.lower().split(): query_language ({l}) does not apply"
+                )));
+            }
             if self.idf != IdfScope::Pool {
                 return Err(Error::Param(
                     "bm25 variant rank-bm25-okapi builds one index per pool (rank_bm25's BM25Okapi per judgment): idf must be \"pool\"".into(),
@@ -159,13 +173,35 @@ impl Bm25Params {
     /// The analyzer for dataset `dataset` whose manifest declares `declared`: the configured one,
     /// else the declared one, else the guess from the name ([`Bm25Params::language_for`]).
     pub fn language_of(&self, dataset: &str, declared: Option<lexbench_core::dataset::Language>) -> Language {
-        use lexbench_core::dataset::Language as Declared;
         match (self.language, declared) {
             (Some(l), _) => l,
-            (None, Some(Declared::English)) => Language::English,
-            (None, Some(Declared::French)) => Language::French,
+            (None, Some(d)) => Language::chain_for(d),
             (None, None) => self.language_for(dataset),
         }
+    }
+
+    /// The analyzers `(documents, queries)` for dataset `dataset` whose manifest declares
+    /// `declared` (its language; the queries' where `corpus` is given) and `corpus` (the corpus's
+    /// language where it differs). Documents: the configured [`Bm25Params::language`], else the
+    /// corpus's chain, else [`Bm25Params::language_of`]. Queries: the configured
+    /// [`Bm25Params::query_language`], else the configured `language`, else the declared language's
+    /// chain ([`Language::chain_for`]: English, French, or [`Language::Plain`] for the others).
+    pub fn languages_of(
+        &self,
+        dataset: &str,
+        declared: Option<lexbench_core::dataset::Language>,
+        corpus: Option<lexbench_core::dataset::Language>,
+    ) -> (Language, Language) {
+        let docs = match (self.language, corpus) {
+            (Some(l), _) => l,
+            (None, Some(c)) => Language::chain_for(c),
+            (None, None) => self.language_of(dataset, declared),
+        };
+        let queries = self
+            .query_language
+            .or(self.language)
+            .unwrap_or_else(|| self.language_of(dataset, declared));
+        (docs, queries)
     }
 
     /// The analyzer for dataset `name`: the configured one, else French for `bsard…`, English otherwise.

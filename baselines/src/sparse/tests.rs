@@ -207,6 +207,44 @@ fn params_defaults_ranges_and_unknown_keys() {
         ..Bm25Params::default()
     };
     assert_eq!(en.language_of("bsard", Some(Declared::French)), Language::English);
+    // A cross-lingual dataset (queries in the declared language, corpus English): each side its
+    // own chain; languages without one take the plain chain; configured analyzers win.
+    assert_eq!(
+        p.languages_of("ecthr-xl-fr", Some(Declared::French), Some(Declared::English)),
+        (Language::English, Language::French)
+    );
+    for d in [
+        Declared::Italian,
+        Declared::Romanian,
+        Declared::Russian,
+        Declared::Turkish,
+        Declared::Ukrainian,
+    ] {
+        assert_eq!(
+            p.languages_of("ecthr-xl", Some(d), Some(Declared::English)),
+            (Language::English, Language::Plain),
+            "{d:?}"
+        );
+        assert_eq!(p.language_of("x", Some(d)), Language::Plain);
+    }
+    assert_eq!(
+        p.languages_of("ecthr", Some(Declared::English), None),
+        (Language::English, Language::English)
+    );
+    assert_eq!(
+        en.languages_of("ecthr-xl-ru", Some(Declared::Russian), Some(Declared::English)),
+        (Language::English, Language::English)
+    );
+    let q = Bm25Params {
+        query_language: Some(Language::French),
+        ..Bm25Params::default()
+    };
+    assert_eq!(
+        q.languages_of("ecthr-xl-it", Some(Declared::Italian), Some(Declared::English)),
+        (Language::English, Language::French)
+    );
+    // The default parameters serialise without the field.
+    assert!(!serde_json::to_string(&p).unwrap().contains("query_language"));
 }
 
 /// The rank_bm25 variant: its own k1 and b defaults (from the constructor and from a config that
@@ -243,4 +281,39 @@ fn rank_bm25_variant_params() {
     ] {
         assert!(Bm25Params::from_toml(bad).is_err(), "{bad} accepted");
     }
+}
+
+/// A query chain other than the documents': its terms are looked up among the documents' terms
+/// (a plain-chain `judgments` misses the English stem `judgment`, which the English chain finds);
+/// the documents' own chain given as the query chain changes nothing.
+#[test]
+fn query_analyzer_other_than_the_documents() {
+    let texts = [
+        "The judgments of the Court",
+        "Prison conditions in Ukraine, Article 8",
+    ];
+    let docs = ids(texts.len());
+    let english = Bm25Index::build(Analyzer::new(Language::English), docs.iter().zip(texts));
+    let judgment = english.query_terms("judgments");
+    assert_eq!(judgment.len(), 1);
+    let plain = Bm25Index::build(Analyzer::new(Language::English), docs.iter().zip(texts))
+        .with_query_analyzer(Analyzer::new(Language::Plain));
+    assert_eq!(plain.query_analyzer().language(), Language::Plain);
+    assert_eq!(plain.analyzer().language(), Language::English);
+    assert!(plain.query_terms("judgments").is_empty());
+    // Numbers and words the English chain leaves as they are meet; `Ukraine` (English `ukrain`) not.
+    assert_eq!(
+        plain.query_terms("Стаття 8 prison Ukraine"),
+        english.query_terms("8 prison")
+    );
+    let french = Bm25Index::build(Analyzer::new(Language::English), docs.iter().zip(texts))
+        .with_query_analyzer(Analyzer::new(Language::French));
+    // French stems `prisons` to `prison` (English's stem too) and drops `les` and `de`.
+    assert_eq!(
+        french.query_terms("les prisons de"),
+        english.query_terms("prison")
+    );
+    let same = Bm25Index::build(Analyzer::new(Language::English), docs.iter().zip(texts))
+        .with_query_analyzer(Analyzer::new(Language::English));
+    assert_eq!(same.query_terms("judgments"), judgment);
 }

@@ -5,8 +5,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use lexbench_core::dataset::Language;
-
 use super::table::Table;
 use super::{Format, Source};
 
@@ -46,10 +44,7 @@ pub(super) fn front_matter(src: &Source, configs: &[Config<'_>]) -> String {
     let mut s = String::from("---\n");
     let _ = writeln!(s, "pretty_name: {}", yaml_str(&title(src)));
     if let Some(lang) = src.language {
-        let code = match lang {
-            Language::English => "en",
-            Language::French => "fr",
-        };
+        let code = lang.code();
         let _ = writeln!(s, "language:\n- {code}");
     }
     let _ = writeln!(

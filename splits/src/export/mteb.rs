@@ -197,6 +197,11 @@ fn metadata(src: &Source) -> Metadata {
     let lang = match src.language {
         Some(Language::French) => "fra-Latn",
         Some(Language::English) => "eng-Latn",
+        Some(Language::Italian) => "ita-Latn",
+        Some(Language::Romanian) => "ron-Latn",
+        Some(Language::Russian) => "rus-Cyrl",
+        Some(Language::Turkish) => "tur-Latn",
+        Some(Language::Ukrainian) => "ukr-Cyrl",
         None if pooled => "eng-Latn",
         None => "fra-Latn",
     };

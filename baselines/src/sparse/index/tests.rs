@@ -30,13 +30,13 @@ fn corpus(language: Language, seed: u64) -> (Vec<DocId>, Vec<String>) {
         Language::French => &[
             "la", "ré", "con", "tri", "bu", "tion", "dé", "pen", "sé", "ar", "ti", "cle", "œu",
         ],
-        Language::English => &[
+        Language::English | Language::Plain => &[
             "the", "court", "ing", "s", "ed", "ment", "judg", "law", "ful", "right", "of",
         ],
     };
     let extra: &[&str] = match language {
         Language::French => &["l'", "d\u{2019}", "à", "de", "Les", "ÉTAT", "1er", "art.", ","],
-        Language::English => &["'s", "\u{2019}s", "The", "of", "COURT", "8", "§", ";", "İ"],
+        Language::English | Language::Plain => &["'s", "\u{2019}s", "The", "of", "COURT", "8", "§", ";", "İ"],
     };
     let words: Vec<String> = (0..2000)
         .map(|_| {
