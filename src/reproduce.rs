@@ -11,7 +11,7 @@
 //!   cross-encoder reranks it), so nothing of DATA is overwritten and a training starts from its
 //!   seed, not from a checkpoint here. The run it writes is evaluated exactly as a submission and
 //!   compared with the entry: bit for bit (the run's sha256, every per-topic value and score; "same
-//!   figures" when only the run file differs, its scores in their last digits on another CPU), or,
+//!   figures" when only the run file differs: another CPU's float sums, no figure changed), or,
 //!   for a training command or one on a GPU, each measure's mean within
 //!   [`TRAINED_TOLERANCE`](lexbench_leaderboard::reproduction::TRAINED_TOLERANCE) unless
 //!   `--tolerance` says otherwise.

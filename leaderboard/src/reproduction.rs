@@ -33,9 +33,9 @@ pub const TRAINED_TOLERANCE: f64 = 0.02;
 pub enum Outcome {
     /// The same run file (sha256) and every value the same bits.
     Identical,
-    /// Every per-topic value and score the same bits, but not the same run file: scores that differ in
-    /// their last digits (another CPU's vector width or threads reorder a float sum) move no relevant
-    /// paragraph across a cut-off, so no figure of the entry changes.
+    /// Every per-topic value and score the same bits, but not the same run file: on another CPU a
+    /// float sum is reordered (vector width, threads), scores differ in their last digits and near-ties
+    /// may swap, but no relevant paragraph crosses a cut-off, so no figure of the entry changes.
     SameFigures,
     /// Not the same bits, but every measure's mean within the tolerance.
     WithinTolerance,

@@ -61,8 +61,7 @@ pub fn cmd_reproduce(data: &DataDir, args: &ReproduceArgs) -> Result<ExitCode> {
     let how = match (r.outcome, r.tolerance) {
         (Outcome::Identical, _) => "bit for bit".to_owned(),
         (Outcome::SameFigures, _) => {
-            "with every per-topic value and score bit for bit, not the run file (its scores differ in their last digits)"
-                .to_owned()
+            "with every per-topic value and score bit for bit, not the run file".to_owned()
         }
         (Outcome::WithinTolerance, Some(t)) => format!("within ±{t} on every measure's mean"),
         (o, _) => o.as_str().to_owned(),
