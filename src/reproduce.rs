@@ -29,7 +29,7 @@ use lexbench_leaderboard::SubmitRequest;
 use lexbench_leaderboard::entry::Entry;
 use lexbench_leaderboard::reproduction::{self, Outcome, Reproduction, TRAINED_TOLERANCE};
 
-use crate::submit::{CheckFailed, recheck};
+use crate::submit::{CheckFailed, built_version_is_the_entrys, recheck};
 
 /// What `lexbench reproduce` is asked.
 #[derive(Debug, Clone, Default)]
@@ -53,19 +53,7 @@ const RUNNABLE: [&str; 2] = ["run", "train"];
 /// reproduced here (another dataset version, no command, a command not allowed, a tampered entry).
 pub fn reproduce(data: &DataDir, req: &Request) -> Result<Reproduction> {
     let (recorded, path) = lexbench_leaderboard::recheck::find_entry(data.root(), &req.entry)?;
-    let d = &recorded.dataset;
-    match lexbench_leaderboard::dataset::current_hash(data.root(), &d.name) {
-        Some(h) if h == d.hash => {}
-        other => bail!(CheckFailed(format!(
-            "{}: made on dataset {} version {}, but {}: build that version to reproduce it",
-            path.display(),
-            d.name,
-            d.hash,
-            other.map_or("it is not built here".to_owned(), |h| format!(
-                "version {h} is built here"
-            ))
-        ))),
-    }
+    built_version_is_the_entrys(data, &recorded, &path, "reproduce")?;
     let t0 = Instant::now();
     let rec = if recorded.provenance.is_verified() && req.command.is_none() {
         if req.tolerance.is_some() {

@@ -1066,6 +1066,24 @@ pub struct Rechecked {
     pub seconds: f64,
 }
 
+/// Refuses (a [`CheckFailed`]) an entry whose dataset is not built here at the version it names:
+/// it can be rechecked or reproduced (`what`) only on that version.
+pub fn built_version_is_the_entrys(data: &DataDir, recorded: &Entry, path: &Path, what: &str) -> Result<()> {
+    let d = &recorded.dataset;
+    match lexbench_leaderboard::dataset::current_hash(data.root(), &d.name) {
+        Some(h) if h == d.hash => Ok(()),
+        other => Err(anyhow::Error::new(CheckFailed(format!(
+            "{}: made on dataset {} version {}, but {}: build that version to {what} it",
+            path.display(),
+            d.name,
+            d.hash,
+            other.map_or("it is not built here".to_owned(), |h| format!(
+                "version {h} is built here"
+            ))
+        )))),
+    }
+}
+
 /// Re-runs a verified entry's model on the CPU and checks that it reproduces the entry bit for bit
 /// (`lexbench_leaderboard::recheck`): the entry passes its integrity check, the dataset is at the
 /// entry's version, the model folder (`model`, or the one the entry names) hashes to the recorded
@@ -1085,20 +1103,7 @@ pub fn recheck(data: &DataDir, entry: &str, model: Option<&Path>) -> Result<Rech
         )));
     };
     let d = &recorded.dataset;
-    match lexbench_leaderboard::dataset::current_hash(data.root(), &d.name) {
-        Some(h) if h == d.hash => {}
-        other => {
-            return Err(fail(format!(
-                "{}: made on dataset {} version {}, but {}: rebuild that version to recheck it",
-                path.display(),
-                d.name,
-                d.hash,
-                other.map_or("it is not built here".to_owned(), |h| format!(
-                    "version {h} is built here"
-                ))
-            )));
-        }
-    }
+    built_version_is_the_entrys(data, &recorded, &path, "recheck")?;
     if harness.model.kind == ModelKind::Bm25 {
         return recheck_bm25(data, &recorded, &path, &harness.model, model);
     }

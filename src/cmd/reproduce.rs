@@ -90,52 +90,11 @@ pub fn cmd_reproduce(data: &DataDir, args: &ReproduceArgs) -> Result<ExitCode> {
     }
 }
 
-/// Splits `--command`'s string as a POSIX shell would split plain words, '…' and "…" quotes and
-/// backslash escapes (no expansions).
+/// Splits `--command`'s string as a POSIX shell splits words ('…' and "…" quotes, backslash
+/// escapes; no expansions).
 fn split_command(s: &str) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    let mut cur: Option<String> = None;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if let Some(w) = cur.take() {
-                    out.push(w);
-                }
-            }
-            '\'' => {
-                let w = cur.get_or_insert_with(String::new);
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => w.push(c),
-                        None => anyhow::bail!("--command: a ' quote is not closed"),
-                    }
-                }
-            }
-            '"' => {
-                let w = cur.get_or_insert_with(String::new);
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(c) => w.push(c),
-                            None => anyhow::bail!("--command: ends in a backslash"),
-                        },
-                        Some(c) => w.push(c),
-                        None => anyhow::bail!("--command: a \" quote is not closed"),
-                    }
-                }
-            }
-            '\\' => match chars.next() {
-                Some(c) => cur.get_or_insert_with(String::new).push(c),
-                None => anyhow::bail!("--command: ends in a backslash"),
-            },
-            c => cur.get_or_insert_with(String::new).push(c),
-        }
-    }
-    out.extend(cur);
-    Ok(out)
+    shlex::split(s)
+        .ok_or_else(|| anyhow::anyhow!("--command: a quote is not closed, or it ends in a backslash"))
 }
 
 #[cfg(test)]
