@@ -1,6 +1,7 @@
-//! CPU kernels for inference, on the gemm crate candle itself runs:
+//! CPU kernels for inference and training, on lexbench's matrix products (`lexbench-gemm`, which
+//! candle's CPU matmul runs too):
 //!
-//! - [`linear`]: `x · Wᵀ + b` in one gemm whose destination starts as the bias rows (candle adds
+//! - [`linear`]: `x · Wᵀ + b` in one product that adds the bias as it stores its first block (candle adds
 //!   the bias in a second pass over a freshly allocated output);
 //! - [`add_layer_norm`]: `LayerNorm(x + residual)` in one pass per row, rows split over the cores;
 //! - [`layer_norm`]: layer normalisation **with** a backward pass (training), one pass each way;
@@ -12,7 +13,7 @@
 //! layer for 32 × 12 heads × 128²), a permuted copy of queries/keys/values, the mask added in a
 //! separate pass, a softmax pass, and a transposed copy of the context; its batched matmul runs 384
 //! small gemms one after another, each split across the threads. Here each task is one (sequence,
-//! head): two single-threaded gemms over strided views (the `gemm` crate candle itself uses) with a
+//! head): two single-threaded products over strided views (`lexbench-gemm`) with a
 //! `s × s` scratch that stays in cache, and tasks are spread over the cores.
 //!
 //! All but [`layer_norm`] are used only where no gradient is needed (no backward pass); all run on
@@ -22,8 +23,9 @@
 //! run the widest the CPU has ([`kernel_path`]; `LEXBENCH_KERNELS=avx2|scalar` caps it, so that a
 //! bench can measure the AVX2 path on an AVX-512 CPU).
 //!
-//! The one module of the workspace that allows `unsafe` (the gemm crate's entry point is an unsafe
-//! function over raw, strided pointers); each block states why its indices stay in bounds.
+//! One of the two modules of the workspace that allow `unsafe` (with `lexbench-gemm`: its entry
+//! point is an unsafe function over raw, strided pointers); each block states why its indices stay
+//! in bounds.
 #![allow(unsafe_code)]
 
 use candle_core::{CpuStorage, CustomOp2, CustomOp3, DType, Layout, Shape, Tensor};
@@ -123,28 +125,27 @@ unsafe fn attend(
     let k = qkv[base + hid + h * d..].as_ptr();
     let v = qkv[base + 2 * hid + h * d..].as_ptr();
     // scores (s × s) = Q (s × d, rows `row` apart) · Kᵀ (d × s: element (c, j) = K[j, c]).
+    let serial = lexbench_gemm::Threads::serial();
     // SAFETY: every index stays inside this sequence's rows of `qkv` and inside `scores`.
     unsafe {
-        gemm::gemm(
-            s,
-            s,
-            d,
-            scores.as_mut_ptr(),
-            1,
-            s as isize,
-            false,
-            q,
-            1,
-            row as isize,
-            k,
-            row as isize,
-            1,
-            0f32,
-            1f32,
-            false,
-            false,
-            false,
-            gemm::Parallelism::None,
+        lexbench_gemm::sgemm(
+            lexbench_gemm::Product {
+                m: s,
+                n: s,
+                k: d,
+                a: q,
+                rsa: row as isize,
+                csa: 1,
+                b: k,
+                rsb: 1,
+                csb: row as isize,
+                c: scores.as_mut_ptr(),
+                rsc: s as isize,
+                csc: 1,
+                accumulate: false,
+                bias: std::ptr::null(),
+            },
+            &serial,
         );
     }
     let m = &mask[bi * s..(bi + 1) * s];
@@ -154,26 +155,24 @@ unsafe fn attend(
     // context (s × d, rows `hid` apart in the output) = P (s × s) · V (s × d, rows `row` apart).
     // SAFETY: the caller owns this block of `dst`; V's indices stay inside this sequence's rows.
     unsafe {
-        gemm::gemm(
-            s,
-            d,
-            s,
-            dst.add(bi * s * hid + h * d),
-            1,
-            hid as isize,
-            false,
-            scores.as_ptr(),
-            1,
-            s as isize,
-            v,
-            1,
-            row as isize,
-            0f32,
-            1f32,
-            false,
-            false,
-            false,
-            gemm::Parallelism::None,
+        lexbench_gemm::sgemm(
+            lexbench_gemm::Product {
+                m: s,
+                n: d,
+                k: s,
+                a: scores.as_ptr(),
+                rsa: s as isize,
+                csa: 1,
+                b: v,
+                rsb: row as isize,
+                csb: 1,
+                c: dst.add(bi * s * hid + h * d),
+                rsc: hid as isize,
+                csc: 1,
+                accumulate: false,
+                bias: std::ptr::null(),
+            },
+            &serial,
         );
     }
 }
@@ -519,60 +518,21 @@ pub struct Strided {
     pub rs: isize,
 }
 
-/// One gemm call on [`Strided`] operands: `dst (m × n) = [dst +] lhs · rhs` (`dst` added to when
-/// `read_dst`), split as `parallelism` says.
-///
-/// # Safety
-/// As [`gemm_split`]'s: the pointers and strides address valid, distinct elements of the three
-/// matrices for the whole call, and nothing else writes `dst`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn gemm_strided(
-    m: usize,
-    n: usize,
-    k: usize,
-    dst: *mut f32,
-    dst_cs: isize,
-    dst_rs: isize,
-    read_dst: bool,
-    lhs: Strided,
-    rhs: Strided,
-    parallelism: gemm::Parallelism,
-) {
-    // SAFETY: the caller's contract.
-    unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            dst,
-            dst_cs,
-            dst_rs,
-            read_dst,
-            lhs.ptr,
-            lhs.cs,
-            lhs.rs,
-            rhs.ptr,
-            rhs.cs,
-            rhs.rs,
-            if read_dst { 1f32 } else { 0f32 },
-            1f32,
-            false,
-            false,
-            false,
-            parallelism,
-        );
-    }
+/// Runs `f` with candle's barrier pool (the pool its element-wise ops run on) as the products'
+/// threads.
+fn with_pool<R>(f: impl FnOnce(&lexbench_gemm::Threads<'_>) -> R) -> R {
+    let pool = candle_core::utils::barrier_pool();
+    let run =
+        |tasks: usize, g: &(dyn Fn(usize) + Sync)| pool.execute_chunked(tasks, |range| range.for_each(g));
+    f(&lexbench_gemm::Threads {
+        count: pool.n_workers() + 1,
+        run: &run,
+    })
 }
 
-/// `dst (m × n) = [dst +] lhs (m × k) · rhs (k × n)` (`dst` added to when `read_dst`), over the
-/// threads of candle's barrier pool (the pool its element-wise ops run on), each thread one
-/// contiguous block of the output's rows (when `m ≥ n`) or columns, computed by a single-threaded
-/// gemm. The gemm crate's own split (`Parallelism::Rayon`) runs on rayon's threads beside the
-/// barrier pool's (which spin a while after each op before they park, so the two pools contend for
-/// the cores) and splits each of its blocks statically by micro-tile jobs; here each thread has one
-/// block of the output, its own packing of the operand it splits, and no barrier until the end.
-/// A product below gemm's threading threshold, or one thread, runs as one gemm on the caller's
-/// thread. The values are the gemm crate's for each block (the k-sums in the same order).
+/// `dst (m × n) = [dst +] lhs (m × k) · rhs (k × n)` (`dst` added to when `read_dst`) by
+/// `lexbench-gemm` over the threads of candle's barrier pool: tiles of the output, any tile on any
+/// thread, the same bits for any thread count (`lexbench_gemm`'s docs).
 ///
 /// # Safety
 /// `dst` must address `m × n` elements through `(dst_cs, dst_rs)` (no two the same), `lhs` `m × k`
@@ -589,73 +549,30 @@ pub unsafe fn gemm_split(
     lhs: Strided,
     rhs: Strided,
 ) {
-    let pool = candle_core::utils::barrier_pool();
-    let threads = pool.n_workers() + 1;
-    let parts = if threads > 1 && m * n * k >= gemm::get_threading_threshold() {
-        threads
-    } else {
-        1
+    let product = lexbench_gemm::Product {
+        m,
+        n,
+        k,
+        a: lhs.ptr,
+        rsa: lhs.rs,
+        csa: lhs.cs,
+        b: rhs.ptr,
+        rsb: rhs.rs,
+        csb: rhs.cs,
+        c: dst,
+        rsc: dst_rs,
+        csc: dst_cs,
+        accumulate: read_dst,
+        bias: std::ptr::null(),
     };
-    let by_rows = m >= n;
-    let len = if by_rows { m } else { n };
-    // Blocks a multiple of 16 rows or columns (a whole number of the micro-tile's vectors).
-    let block = len.div_ceil(parts).div_ceil(16) * 16;
-    let parts = len.div_ceil(block.max(1)).max(1);
-    let dst_addr = dst as usize;
-    let (lhs_addr, rhs_addr) = (lhs.ptr as usize, rhs.ptr as usize);
-    let run = |part: usize| {
-        let start = part * block;
-        if start >= len {
-            return;
-        }
-        let size = block.min(len - start);
-        let (mm, nn) = if by_rows { (size, n) } else { (m, size) };
-        let (d_off, l_off, r_off) = if by_rows {
-            (start as isize * dst_rs, start as isize * lhs.rs, 0)
-        } else {
-            (start as isize * dst_cs, 0, start as isize * rhs.cs)
-        };
-        // SAFETY: the caller's contract covers the whole product; this part reads rows (or
-        // columns) `start..start + size` of lhs (or rhs) and writes only the same rows (columns)
-        // of `dst`, which no other part writes.
-        unsafe {
-            let lhs = Strided {
-                ptr: (lhs_addr as *const f32).offset(l_off),
-                ..lhs
-            };
-            let rhs = Strided {
-                ptr: (rhs_addr as *const f32).offset(r_off),
-                ..rhs
-            };
-            let dst = (dst_addr as *mut f32).offset(d_off);
-            gemm_strided(
-                mm,
-                nn,
-                k,
-                dst,
-                dst_cs,
-                dst_rs,
-                read_dst,
-                lhs,
-                rhs,
-                gemm::Parallelism::None,
-            );
-        }
-    };
-    if parts == 1 {
-        run(0);
-    } else {
-        // One part a grab (`parts` ≤ the pool's threads), so a part never waits behind another.
-        pool.execute_chunked(parts, |range| range.for_each(run));
-    }
+    // SAFETY: the caller's contract.
+    with_pool(|threads| unsafe { lexbench_gemm::sgemm(product, threads) });
 }
 
 /// `x (n, k) · R + bias` with `R` the `(k, m)` matrix read from `w` with `(column, row)` strides
-/// `rhs_strides` (`m = bias.len()`): the destination starts as `n` copies of the bias and one gemm
-/// accumulates into it, over the cores when the product is large: with `split`, in blocks of rows
-/// or columns over candle's barrier pool ([`gemm_split`]: training's products, 1.05× the DPR step),
-/// otherwise by gemm's own split on rayon's threads (inference, where the blocks measured level or
-/// slower). Callers check that `x` holds `n · k` values and `w` holds `k · m` values.
+/// `rhs_strides` (`m = bias.len()`): one product over candle's barrier pool whose first depth block
+/// stores `bias + block` (the bits of `n` bias rows accumulated into, without filling them first).
+/// Callers check that `x` holds `n · k` values and `w` holds `k · m` values.
 fn gemm_into_bias(
     x: &[f32],
     w: &[f32],
@@ -663,54 +580,34 @@ fn gemm_into_bias(
     bias: &[f32],
     n: usize,
     k: usize,
-    split: bool,
 ) -> Vec<f32> {
     let m = bias.len();
     assert!(
         x.len() >= n * k && w.len() >= k * m,
         "gemm_into_bias: inputs smaller than their shapes"
     );
-    let mut out = Vec::with_capacity(n * m);
-    for _ in 0..n {
-        out.extend_from_slice(bias);
-    }
-    let lhs = Strided {
-        ptr: x.as_ptr(),
-        cs: 1,
-        rs: k as isize,
+    // Zeroed pages from the allocator (no fill pass): the product writes every value.
+    let mut out = vec![0f32; n * m];
+    let product = lexbench_gemm::Product {
+        m: n,
+        n: m,
+        k,
+        a: x.as_ptr(),
+        rsa: k as isize,
+        csa: 1,
+        b: w.as_ptr(),
+        rsb: rhs_strides.1 as isize,
+        csb: rhs_strides.0 as isize,
+        c: out.as_mut_ptr(),
+        rsc: m as isize,
+        csc: 1,
+        accumulate: false,
+        bias: bias.as_ptr(),
     };
-    let rhs = Strided {
-        ptr: w.as_ptr(),
-        cs: rhs_strides.0 as isize,
-        rs: rhs_strides.1 as isize,
-    };
-    if split {
-        // SAFETY: `out` is (n, m) row-major and `x` (n, k) row-major, both of the lengths asserted
-        // above; `w` holds k · m values and the strides the caller gives address each of them once.
-        unsafe { gemm_split(n, m, k, out.as_mut_ptr(), 1, m as isize, true, lhs, rhs) };
-        return out;
-    }
-    let threads = threads();
-    let parallelism = if threads > 1 && n * m * k >= 1 << 18 {
-        gemm::Parallelism::Rayon(threads)
-    } else {
-        gemm::Parallelism::None
-    };
-    // SAFETY: as above.
-    unsafe {
-        gemm_strided(
-            n,
-            m,
-            k,
-            out.as_mut_ptr(),
-            1,
-            m as isize,
-            true,
-            lhs,
-            rhs,
-            parallelism,
-        )
-    };
+    // SAFETY: `out` is (n, m) row-major and `x` (n, k) row-major, both of the lengths asserted
+    // above; `w` holds k · m values and the strides the caller gives address each of them once;
+    // the bias holds m values.
+    with_pool(|threads| unsafe { lexbench_gemm::sgemm(product, threads) });
     out
 }
 
@@ -742,7 +639,7 @@ impl CustomOp3 for Linear {
             candle_core::bail!("linear: ({n}, {k}) · ({k2}, {m}) + bias of {}", b.len());
         }
         // `wt` (k, m) row-major: element (kk, j) at kk·m + j.
-        let out = gemm_into_bias(x, w, (1, m), b, n, k, false);
+        let out = gemm_into_bias(x, w, (1, m), b, n, k);
         Ok((CpuStorage::F32(out), Shape::from((n, m))))
     }
 }
@@ -766,7 +663,7 @@ pub fn linear(x: &Tensor, wt: &Tensor, bias: &Tensor) -> Result<Tensor> {
 }
 
 /// `x (n, k) · wᵀ + bias`, `w` `(m, k)` as stored (a training linear's weight), **with** a
-/// backward pass: the forward is one gemm into the bias rows reading `w` through transposed strides;
+/// backward pass: the forward is one product with the bias, reading `w` through transposed strides;
 /// backward, `dx = dy · w` and `dw = dyᵀ · x` are candle's matmuls (what its own matmul backward
 /// runs) and `db` the column sums of `dy` split over the cores. candle's path adds the bias in a
 /// second pass and reduces its gradient with a single-threaded strided sum (about 8 % of a MiniLM
@@ -797,7 +694,7 @@ impl CustomOp3 for LinearTrain {
             candle_core::bail!("linear: ({n}, {k}) · ({m}, {k2})ᵀ + bias of {}", b.len());
         }
         // `w` (m, k) row-major, so wᵀ's element (kk, j) is at j·k + kk.
-        let out = gemm_into_bias(x, w, (k, 1), b, n, k, true);
+        let out = gemm_into_bias(x, w, (k, 1), b, n, k);
         Ok((CpuStorage::F32(out), Shape::from((n, m))))
     }
 
@@ -1902,10 +1799,9 @@ mod tests {
         Ok(())
     }
 
-    /// `gemm_split` cuts a product into blocks of output rows (or columns), one single-threaded gemm
-    /// each, over candle's barrier pool: every value is the one-thread gemm's of the whole product,
-    /// bit for bit, for both cuts (more rows than columns and fewer), a transposed lhs, accumulation
-    /// into the destination, and a product below the threading threshold (not cut).
+    /// `gemm_split` runs a product's tiles over candle's barrier pool: every value is the one-thread
+    /// product's, bit for bit, for more rows than columns and fewer, a transposed lhs, accumulation
+    /// into the destination, and a product too small to split.
     #[test]
     fn gemm_split_is_the_one_thread_gemm_bit_for_bit() {
         let seeded = |len: usize, seed: u64| -> Vec<f32> {
@@ -1950,26 +1846,24 @@ mod tests {
                     // the m·k and k·n operands the strides address, each element once.
                     unsafe {
                         gemm_split(m, n, k, split.as_mut_ptr(), 1, n as isize, read_dst, lhs, rhs);
-                        gemm::gemm(
-                            m,
-                            n,
-                            k,
-                            whole.as_mut_ptr(),
-                            1,
-                            n as isize,
-                            read_dst,
-                            lhs.ptr,
-                            lhs.cs,
-                            lhs.rs,
-                            rhs.ptr,
-                            rhs.cs,
-                            rhs.rs,
-                            if read_dst { 1f32 } else { 0f32 },
-                            1f32,
-                            false,
-                            false,
-                            false,
-                            gemm::Parallelism::None,
+                        lexbench_gemm::sgemm(
+                            lexbench_gemm::Product {
+                                m,
+                                n,
+                                k,
+                                a: lhs.ptr,
+                                rsa: lhs.rs,
+                                csa: lhs.cs,
+                                b: rhs.ptr,
+                                rsb: rhs.rs,
+                                csb: rhs.cs,
+                                c: whole.as_mut_ptr(),
+                                rsc: n as isize,
+                                csc: 1,
+                                accumulate: read_dst,
+                                bias: std::ptr::null(),
+                            },
+                            &lexbench_gemm::Threads::serial(),
                         );
                     }
                     let differ = split
@@ -1980,7 +1874,7 @@ mod tests {
                     assert_eq!(
                         differ, 0,
                         "({m}, {n}, {k}), lhs transposed {transpose_lhs}, read_dst {read_dst}: \
-                         {differ} values differ from the one-thread gemm"
+                         {differ} values differ from the one-thread product"
                     );
                 }
             }

@@ -10,9 +10,8 @@
 //!   ([`Avx512Width`]), told apart by a table of known microarchitectures ([`avx512_width`]); a CPU
 //!   outside the table is reported as "unknown width, assumed full" (64 FLOP/cycle: the larger peak,
 //!   so that a share of it is never overstated).
-//! - [`GemmBuild`]: whether gemm was compiled with its AVX-512 kernels (the workspace's `x86-v4`
-//!   feature), read from the workspace `Cargo.toml` of the build; without them gemm takes AVX2 even
-//!   on an AVX-512 CPU (`scripts/bench-env avx2` makes such a build).
+//! - [`gemm_path`]: the path `lexbench-gemm` (every f32 product of candle and of lexbench's kernels)
+//!   takes: the widest the CPU has, capped at run time by `LEXBENCH_GEMM=avx2|portable`.
 //! - [`Clock`]: measured with a dependent chain of 64-bit integer multiplications ([`measure_clock`]),
 //!   on one thread and on every bench thread at once.
 //! - [`Machine::peak_flops`]: cores × FLOP per cycle and core × clock, the cores being the bench
@@ -26,7 +25,6 @@
 
 use std::collections::BTreeSet;
 use std::hint::black_box;
-use std::path::Path;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -347,61 +345,20 @@ impl VectorPath {
     }
 }
 
-/// Whether gemm was compiled with its AVX-512 kernels, and how that is known.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct GemmBuild {
-    /// `Some(true)`: the workspace enables gemm's `x86-v4` feature; `None`: the manifest was not read.
-    pub x86_v4: Option<bool>,
-    /// Where that came from.
-    pub source: String,
-}
-
-/// Whether the workspace manifest `text` enables gemm's `x86-v4` feature
-/// (`[workspace.dependencies] gemm = { …, features = […] }`); `None` when it names no gemm.
-pub fn gemm_x86_v4_in(text: &str) -> Option<bool> {
-    let v: toml::Value = toml::from_str(text).ok()?;
-    let gemm = v.get("workspace")?.get("dependencies")?.get("gemm")?;
-    Some(
-        gemm.get("features")
-            .and_then(toml::Value::as_array)
-            .is_some_and(|f| f.iter().any(|x| x.as_str() == Some("x86-v4"))),
-    )
-}
-
-/// [`GemmBuild`] of this binary: the workspace `Cargo.toml` next to the crate it was built from
-/// (read at run time: the bench runs from a checkout; `scripts/bench-env avx2` builds a copy whose
-/// manifest drops the feature).
-pub fn gemm_build() -> GemmBuild {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => GemmBuild {
-            x86_v4: gemm_x86_v4_in(&text),
-            source: path.display().to_string(),
-        },
-        Err(e) => GemmBuild {
-            x86_v4: None,
-            source: format!(
-                "{} not readable ({e}); assumed x86-v4 as in the repository",
-                path.display()
-            ),
-        },
-    }
-}
-
-/// The path gemm's f32 kernels take: AVX-512 when compiled with `x86-v4` (or not known not to be)
-/// and the CPU has `avx512f`, else AVX2 with FMA, else scalar (gemm-common's `init_gemm_fn`).
-pub fn gemm_path(cpu: &CpuInfo, f: SimdFeatures, build: &GemmBuild) -> VectorPath {
-    if f.avx512f && build.x86_v4 != Some(false) {
-        VectorPath::avx512(cpu)
-    } else if f.fma {
-        let mut p = VectorPath::avx2(cpu);
-        if f.avx512f {
-            p.description
-                .push_str(" — forced: gemm built without x86-v4 on an AVX-512 CPU");
+/// The path `lexbench-gemm`'s products take on this CPU when `active` is its run-time choice
+/// ([`lexbench_gemm::Isa::active`]: the widest the CPU has, capped by `LEXBENCH_GEMM`).
+pub fn gemm_path(cpu: &CpuInfo, f: SimdFeatures, active: lexbench_gemm::Isa) -> VectorPath {
+    match active {
+        lexbench_gemm::Isa::Avx512 => VectorPath::avx512(cpu),
+        lexbench_gemm::Isa::Avx2 => {
+            let mut p = VectorPath::avx2(cpu);
+            if f.avx512f {
+                p.description
+                    .push_str(" — capped by LEXBENCH_GEMM on an AVX-512 CPU");
+            }
+            p
         }
-        p
-    } else {
-        VectorPath::scalar()
+        lexbench_gemm::Isa::Portable => VectorPath::scalar(),
     }
 }
 
@@ -718,9 +675,7 @@ pub struct Machine {
     pub threads: usize,
     /// Cores the peak counts: the threads, at most the physical cores (SMT siblings share FMA units).
     pub cores_for_peak: usize,
-    /// How gemm was compiled.
-    pub gemm_build: GemmBuild,
-    /// The path candle's matrix products take (gemm).
+    /// The path candle's matrix products take (`lexbench-gemm`).
     pub candle_path: VectorPath,
     /// The best path of the CPU (what PyTorch's and ONNX Runtime's kernels pick).
     pub best_path: VectorPath,
@@ -739,8 +694,7 @@ impl Machine {
     pub fn detect(threads: usize) -> Self {
         let cpu = cpu_info();
         let features = SimdFeatures::detect();
-        let gemm_build = gemm_build();
-        let candle_path = gemm_path(&cpu, features, &gemm_build);
+        let candle_path = gemm_path(&cpu, features, lexbench_gemm::Isa::active());
         let best = best_path(&cpu, features);
         let avx2_path = (features.avx512f && features.fma).then(|| VectorPath::avx2(&cpu));
         let cores_for_peak = threads
@@ -771,7 +725,6 @@ impl Machine {
             features,
             threads,
             cores_for_peak,
-            gemm_build,
             candle_path,
             best_path: best,
             avx2_path,
@@ -804,16 +757,12 @@ impl Machine {
         )];
         let f = self.features;
         lines.push(format!(
-            "features: avx512f {}, avx2 {}, fma {}; gemm x86-v4 (AVX-512 kernels) {} ({})",
+            "features: avx512f {}, avx2 {}, fma {}; products: lexbench-gemm, {} path (LEXBENCH_GEMM {})",
             f.avx512f,
             f.avx2,
             f.fma,
-            match self.gemm_build.x86_v4 {
-                Some(true) => "on",
-                Some(false) => "off",
-                None => "unknown",
-            },
-            self.gemm_build.source
+            lexbench_gemm::Isa::active().name(),
+            std::env::var("LEXBENCH_GEMM").map_or_else(|_| "unset".to_owned(), |v| format!("{v:?}")),
         ));
         let path_line = |who: &str, p: &VectorPath| {
             format!(
@@ -826,7 +775,10 @@ impl Machine {
                 p.rule
             )
         };
-        lines.push(path_line("vector path, candle (gemm)", &self.candle_path));
+        lines.push(path_line(
+            "vector path, candle (lexbench-gemm)",
+            &self.candle_path,
+        ));
         if self.best_path != self.candle_path {
             lines.push(path_line("vector path, the CPU's best", &self.best_path));
         }
@@ -911,8 +863,8 @@ mod tests {
     //! Properties: /proc/cpuinfo and /proc/loadavg parse (fields of the first block, logical CPUs,
     //! physical cores over sockets); the AVX-512 table gives the documented widths and the
     //! fallback is stated as an assumption; FLOP per cycle follow pipes × width/32 × 2 (64, 32,
-    //! 32, 32, 16); gemm's path follows the build's x86-v4 and the CPU's features; the manifest
-    //! reader finds the feature; the peak multiplies cores, FLOP/cycle and clock; the median.
+    //! 32, 32, 16); the products' path is lexbench-gemm's run-time choice, a cap named; the peak
+    //! multiplies cores, FLOP/cycle and clock; the median.
     use super::*;
 
     const XEON: &str = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 207\n\
@@ -1029,45 +981,29 @@ mod tests {
     }
 
     #[test]
-    fn gemm_takes_avx512_only_when_built_with_x86_v4_on_an_avx512_cpu() {
+    fn the_products_path_is_the_run_time_choice_and_a_cap_is_named() {
         let c = cpu("GenuineIntel", 6, 0xCF, "Xeon");
         let all = SimdFeatures {
             avx512f: true,
             avx2: true,
             fma: true,
         };
-        let built = |on| GemmBuild {
-            x86_v4: on,
-            source: "test".into(),
-        };
-        assert_eq!(gemm_path(&c, all, &built(Some(true))).isa, Isa::Avx512);
-        assert_eq!(gemm_path(&c, all, &built(None)).isa, Isa::Avx512);
-        let forced = gemm_path(&c, all, &built(Some(false)));
-        assert_eq!((forced.isa, forced.flops_per_cycle), (Isa::Avx2, 32.0));
-        assert!(forced.description.contains("forced"));
+        use lexbench_gemm::Isa as G;
+        assert_eq!(gemm_path(&c, all, G::Avx512).isa, Isa::Avx512);
+        let capped = gemm_path(&c, all, G::Avx2);
+        assert_eq!((capped.isa, capped.flops_per_cycle), (Isa::Avx2, 32.0));
+        assert!(capped.description.contains("capped"));
         let avx2 = SimdFeatures {
             avx512f: false,
             ..all
         };
-        assert_eq!(gemm_path(&c, avx2, &built(Some(true))).isa, Isa::Avx2);
+        let plain = gemm_path(&c, avx2, G::Avx2);
+        assert_eq!(plain.isa, Isa::Avx2);
+        assert!(!plain.description.contains("capped"));
         assert_eq!(
-            gemm_path(&c, SimdFeatures::default(), &built(Some(true))).isa,
+            gemm_path(&c, SimdFeatures::default(), G::Portable).isa,
             Isa::Scalar
         );
-    }
-
-    #[test]
-    fn the_manifest_reader_finds_gemm_x86_v4() {
-        let on =
-            "[workspace.dependencies]\ngemm = { version = \"=0.19.0\", features = [\"std\", \"x86-v4\"] }\n";
-        let off = "[workspace.dependencies]\ngemm = { version = \"=0.19.0\", features = [\"std\"] }\n";
-        assert_eq!(gemm_x86_v4_in(on), Some(true));
-        assert_eq!(gemm_x86_v4_in(off), Some(false));
-        assert_eq!(
-            gemm_x86_v4_in("[workspace.dependencies]\ngemm = \"0.19\"\n"),
-            Some(false)
-        );
-        assert_eq!(gemm_x86_v4_in("[package]\nname = \"x\"\n"), None);
     }
 
     #[test]
@@ -1077,7 +1013,6 @@ mod tests {
             features: SimdFeatures::default(),
             threads: 4,
             cores_for_peak: 2,
-            gemm_build: gemm_build(),
             candle_path: VectorPath::avx512(&c),
             best_path: VectorPath::avx512(&c),
             avx2_path: Some(VectorPath::avx2(&c)),

@@ -1401,6 +1401,10 @@ impl Map2 for ConvTranspose2D<'_> {
     }
 }
 
+/// lexbench: below this many multiply-adds (m·n·k) a product of a batch runs on one thread and the
+/// batch is spread over the threads (the gemm crate's threading threshold, 48·48·256).
+const SMALL_PRODUCT: usize = 48 * 48 * 256;
+
 struct MatMul((usize, usize, usize, usize));
 
 impl MatMul {
@@ -1499,45 +1503,50 @@ impl Map2 for MatMul {
             // over itself, so a stride-zero batch on lhs goes through the loop below.
             (b, m, n, k)
         };
-        // lexbench: a batch of products each below gemm's threading threshold runs every gemm on
-        // one thread (gemm does not split them), so the whole batch ran on one core: attention's
-        // (sequence, head) products in training, forward and backward. Such batches are spread over
-        // the cores instead, one gemm per batch element, each single-threaded as it was; every
-        // product is computed exactly as before (`LEXBENCH.md`).
-        if b > 1 && num_threads > 1 && m * n * k < gemm::get_threading_threshold() {
+        // lexbench: f32 products run lexbench's kernels (`lexbench-gemm`: packed AVX-512 / AVX2
+        // micro-kernels, the same bits for any thread count), over the barrier pool's threads; a batch
+        // of small products (attention's (sequence, head) products) is spread over the threads one
+        // product each (`LEXBENCH.md`).
+        if T::DTYPE == DType::F32 {
+            let pool = crate::utils::barrier_pool();
+            let run = |tasks: usize, f: &(dyn Fn(usize) + Sync)| {
+                pool.execute_chunked(tasks, |range| range.for_each(f))
+            };
+            let pooled = lexbench_gemm::Threads { count: pool.n_workers() + 1, run: &run };
+            let lhs_addr = lhs.as_ptr() as usize;
+            let rhs_addr = rhs.as_ptr() as usize;
             let dst_addr = dst.as_mut_ptr() as usize;
-            crate::utils::barrier_pool().execute_chunked(b, |steps| {
-                for step in steps {
-                    let lhs_p = &lhs[step * a_skip..];
-                    let rhs_p = &rhs[step * b_skip..];
-                    // SAFETY: `dst` holds b * m * n values; batch element `step` writes only
-                    // its own m * n block at step * c_skip, and each step runs on one thread.
-                    unsafe {
-                        let dst_p = (dst_addr as *mut T).add(step * c_skip);
-                        gemm(
-                            m,
-                            n,
-                            k,
-                            dst_p,
-                            dst_cs as isize,
-                            dst_rs as isize,
-                            false,
-                            lhs_p.as_ptr(),
-                            lhs_cs as isize,
-                            lhs_rs as isize,
-                            rhs_p.as_ptr(),
-                            rhs_cs as isize,
-                            rhs_rs as isize,
-                            T::zero(),
-                            T::one(),
-                            false,
-                            false,
-                            false,
-                            Parallelism::None,
-                        )
+            let product = |step: usize| lexbench_gemm::Product {
+                m,
+                n,
+                k,
+                a: (lhs_addr as *const f32).wrapping_add(step * a_skip),
+                rsa: lhs_rs as isize,
+                csa: lhs_cs as isize,
+                b: (rhs_addr as *const f32).wrapping_add(step * b_skip),
+                rsb: rhs_rs as isize,
+                csb: rhs_cs as isize,
+                c: (dst_addr as *mut f32).wrapping_add(step * c_skip),
+                rsc: dst_rs as isize,
+                csc: dst_cs as isize,
+                accumulate: false,
+                bias: std::ptr::null(),
+            };
+            if b > 1 && num_threads > 1 && m * n * k < SMALL_PRODUCT {
+                pool.execute_chunked(b, |steps| {
+                    for step in steps {
+                        // SAFETY: T is f32; batch element `step` reads its own lhs and rhs
+                        // matrices (the layout checks above) and writes only its m * n block of
+                        // `dst`, which no other step writes.
+                        unsafe { lexbench_gemm::sgemm(product(step), &lexbench_gemm::Threads::serial()) }
                     }
+                });
+            } else {
+                for step in 0..b {
+                    // SAFETY: as above, one product at a time over the pool.
+                    unsafe { lexbench_gemm::sgemm(product(step), &pooled) }
                 }
-            });
+            }
             return Ok(dst);
         }
         for step in 0..b {

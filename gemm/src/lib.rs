@@ -1,0 +1,1113 @@
+//! Single-precision matrix products for the CPU: `C = A·B` or `C += A·B` on strided views.
+//!
+//! The products of the encoder and the trainer (the four linear layers, both backward products of
+//! each, attention's per-head products) all come here, through candle's CPU matmul (the vendored
+//! `candle-core`) and `lexbench_baselines::encoder::kernels`.
+//!
+//! # How a product is computed
+//!
+//! The classic packed scheme (Goto; BLIS), with the register tile laid along `C`'s rows so that each
+//! vector of the tile is a piece of one row of `C`:
+//!
+//! * the output is cut into tiles of at most `MT × NT` (the tasks; any thread may take any tile);
+//! * a tile walks the depth `k` in blocks of [`KC`]; for each block it packs its rows of `A` into
+//!   micro-panels of `MR` rows (`MR` values per depth step, contiguous) and its columns of `B` into
+//!   micro-panels of `NR` columns (`NR` values per depth step), both zero-padded at the edges;
+//! * the micro-kernel keeps an `MR × NR` block of `C` in vector registers (AVX-512: 12 × 32 in 24
+//!   `zmm`; AVX2: 6 × 16 in 12 `ymm`) and, per depth step, loads `NR` values of `B`, broadcasts each
+//!   of the `MR` values of `A` and issues `MR · NR / width` fused multiply-adds. The `A` micro-panel
+//!   (`MR × KC`, 12 KiB on AVX-512) stays in L1 while the tile's `B` micro-panels stream from L2.
+//!
+//! # The same bits everywhere
+//!
+//! Every element of `C` is, on every path, `((c₀ + s₀) + s₁) + …` where `c₀` is `C`'s old value
+//! (or nothing) and `s_b` is the fused multiply-add chain `fma(a, b, …fma(a, b, 0))` over depth block
+//! `b`'s steps in order. Lanes never mix, the blocks are [`KC`] deep on every path, and which tile or
+//! thread computes an element does not change its chain. So a product gives the same bits for any
+//! thread count and on the AVX-512, AVX2 and portable paths alike (`tests/agree.rs` checks both); it
+//! differs from another library's product by rounding only (the reference there is an f64 sum).
+//!
+//! `LEXBENCH_GEMM=avx2|portable` caps the path (benchmarks of the AVX2 path on an AVX-512 CPU).
+
+#![allow(unsafe_code)]
+
+use std::cell::RefCell;
+use std::sync::OnceLock;
+
+/// Depth of one packed block: every path uses the same, so every path gives the same bits.
+pub const KC: usize = 384;
+
+/// The instruction set a product runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Isa {
+    /// `f32::mul_add` in plain loops: any CPU (fused multiply-add in software where the CPU has none).
+    Portable,
+    /// 256-bit vectors with FMA3 (x86-64 v3).
+    Avx2,
+    /// 512-bit vectors (AVX-512F).
+    Avx512,
+}
+
+impl Isa {
+    /// The widest path this CPU has.
+    pub fn detected() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                return Isa::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                return Isa::Avx2;
+            }
+        }
+        Isa::Portable
+    }
+
+    /// The path products take: [`Isa::detected`], capped by `LEXBENCH_GEMM` (`avx512`, `avx2` or
+    /// `portable`; read once). An unknown value is ignored (with a note on standard error).
+    pub fn active() -> Isa {
+        static ACTIVE: OnceLock<Isa> = OnceLock::new();
+        *ACTIVE.get_or_init(|| {
+            let detected = Isa::detected();
+            match std::env::var("LEXBENCH_GEMM") {
+                Ok(v) => match Isa::parse(&v) {
+                    Some(cap) => cap.min(detected),
+                    None => {
+                        eprintln!(
+                            "LEXBENCH_GEMM={v:?} is not one of avx512, avx2, portable: ignored ({} used)",
+                            detected.name()
+                        );
+                        detected
+                    }
+                },
+                Err(_) => detected,
+            }
+        })
+    }
+
+    /// `avx512`, `avx2` or `portable`.
+    pub fn parse(s: &str) -> Option<Isa> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "avx512" | "avx-512" => Some(Isa::Avx512),
+            "avx2" => Some(Isa::Avx2),
+            "portable" | "scalar" => Some(Isa::Portable),
+            _ => None,
+        }
+    }
+
+    /// The name `LEXBENCH_GEMM` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Avx512 => "avx512",
+            Isa::Avx2 => "avx2",
+            Isa::Portable => "portable",
+        }
+    }
+
+    /// Whether this CPU can run the path.
+    pub fn available(self) -> bool {
+        self <= Isa::detected()
+    }
+
+    fn blocking(self) -> Blocking {
+        match self {
+            // B tile: KC × 512 floats = 512 KiB (L2 of Zen 4/5: 1 MiB; Intel server cores: 2 MiB).
+            Isa::Avx512 => Blocking {
+                mr: 12,
+                nr: 32,
+                mt: 144,
+                nt: 384,
+            },
+            // B tile: KC × 256 floats = 256 KiB (L2 of Zen 2/3: 512 KiB).
+            Isa::Avx2 => Blocking {
+                mr: 6,
+                nr: 16,
+                mt: 96,
+                nt: 192,
+            },
+            Isa::Portable => Blocking {
+                mr: 4,
+                nr: 8,
+                mt: 64,
+                nt: 256,
+            },
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Blocking {
+    mr: usize,
+    nr: usize,
+    mt: usize,
+    nt: usize,
+}
+
+/// One product: `C (m × n) = A (m × k) · B (k × n)`, or `C += A·B` with `accumulate`. Each matrix is
+/// a base pointer and a row stride and a column stride in elements (any sign; zero broadcasts).
+#[derive(Clone, Copy, Debug)]
+pub struct Product {
+    /// Rows of `A` and `C`.
+    pub m: usize,
+    /// Columns of `B` and `C`.
+    pub n: usize,
+    /// Columns of `A`, rows of `B`.
+    pub k: usize,
+    /// `A[i][p]` is at `a + i·rsa + p·csa`.
+    pub a: *const f32,
+    /// Row stride of `A`.
+    pub rsa: isize,
+    /// Column stride of `A`.
+    pub csa: isize,
+    /// `B[p][j]` is at `b + p·rsb + j·csb`.
+    pub b: *const f32,
+    /// Row stride of `B`.
+    pub rsb: isize,
+    /// Column stride of `B`.
+    pub csb: isize,
+    /// `C[i][j]` is at `c + i·rsc + j·csc`; no two `(i, j)` may share an address.
+    pub c: *mut f32,
+    /// Row stride of `C`.
+    pub rsc: isize,
+    /// Column stride of `C`.
+    pub csc: isize,
+    /// `C += A·B` (true) or `C = A·B` (false: `C`'s old values are never read).
+    pub accumulate: bool,
+    /// `n` values added to every row of `C` (`C = bias + A·B`; contiguous), or null for none. With
+    /// `accumulate` it is ignored. The bits are those of `C` filled with the bias rows and then
+    /// accumulated into, without the pass that fills them.
+    pub bias: *const f32,
+}
+
+// SAFETY: a `Product` is a description; the caller of `sgemm` guarantees the memory it points to is
+// valid and that no one else writes `C` (or reads it while it is written) during the call. Tasks
+// write disjoint tiles of `C`.
+unsafe impl Send for Product {}
+unsafe impl Sync for Product {}
+
+impl Product {
+    /// The product of row-major, contiguous slices: `C (m × n) = A (m × k) · B (k × n)`.
+    ///
+    /// # Panics
+    /// When a slice's length is not its shape's.
+    pub fn row_major(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], c: &mut [f32]) -> Self {
+        assert_eq!(a.len(), m * k, "A is {m} × {k}");
+        assert_eq!(b.len(), k * n, "B is {k} × {n}");
+        assert_eq!(c.len(), m * n, "C is {m} × {n}");
+        Product {
+            m,
+            n,
+            k,
+            a: a.as_ptr(),
+            rsa: k as isize,
+            csa: 1,
+            b: b.as_ptr(),
+            rsb: n as isize,
+            csb: 1,
+            c: c.as_mut_ptr(),
+            rsc: n as isize,
+            csc: 1,
+            accumulate: false,
+            bias: std::ptr::null(),
+        }
+    }
+
+    /// `Cᵀ = Bᵀ·Aᵀ`: the same product seen transposed.
+    fn transposed(self) -> Self {
+        Product {
+            m: self.n,
+            n: self.m,
+            k: self.k,
+            a: self.b,
+            rsa: self.csb,
+            csa: self.rsb,
+            b: self.a,
+            rsb: self.csa,
+            csb: self.rsa,
+            c: self.c,
+            rsc: self.csc,
+            csc: self.rsc,
+            accumulate: self.accumulate,
+            bias: self.bias,
+        }
+    }
+}
+
+/// A pool's entry: `run(tasks, f)` calls `f(t)` for every `t` in `0..tasks`.
+pub type RunTasks<'a> = dyn Fn(usize, &(dyn Fn(usize) + Sync)) + Sync + 'a;
+
+/// How a product's tasks reach threads: `count` workers, and `run(tasks, f)` must call `f(t)` once
+/// for every `t` in `0..tasks`, from any threads, and return when all calls have returned.
+pub struct Threads<'a> {
+    /// How many workers `run` spreads over (tiles are sized to give each several).
+    pub count: usize,
+    /// The pool.
+    pub run: &'a RunTasks<'a>,
+}
+
+impl Threads<'static> {
+    /// Every task on the calling thread.
+    pub fn serial() -> Threads<'static> {
+        fn run(tasks: usize, f: &(dyn Fn(usize) + Sync)) {
+            (0..tasks).for_each(f);
+        }
+        Threads { count: 1, run: &run }
+    }
+}
+
+/// A matrix inside a slice: element `(i, j)` at `data[offset + i·rs + j·cs]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Strided<'a> {
+    /// The storage.
+    pub data: &'a [f32],
+    /// Where `(0, 0)` is.
+    pub offset: usize,
+    /// Row stride (elements; any sign).
+    pub rs: isize,
+    /// Column stride.
+    pub cs: isize,
+}
+
+/// The output of [`matmul`]: as [`Strided`], writable.
+#[derive(Debug)]
+pub struct StridedMut<'a> {
+    /// The storage.
+    pub data: &'a mut [f32],
+    /// Where `(0, 0)` is.
+    pub offset: usize,
+    /// Row stride.
+    pub rs: isize,
+    /// Column stride.
+    pub cs: isize,
+}
+
+/// Why [`matmul`] refused a product.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutError(pub String);
+
+impl std::fmt::Display for LayoutError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LayoutError {}
+
+/// Checks that every element of a `rows × cols` view lies in a slice of `len`; returns nothing.
+fn check_view(
+    name: &str,
+    rows: usize,
+    cols: usize,
+    len: usize,
+    offset: usize,
+    rs: isize,
+    cs: isize,
+) -> Result<(), LayoutError> {
+    if rows == 0 || cols == 0 {
+        return Ok(());
+    }
+    let far = |n: usize, s: isize| -> Option<(isize, isize)> {
+        let last = isize::try_from(n - 1).ok()?.checked_mul(s)?;
+        Some((last.min(0), last.max(0)))
+    };
+    let bad = || {
+        LayoutError(format!(
+            "{name} ({rows} × {cols}, offset {offset}, strides {rs}, {cs}) reaches outside its {len} values"
+        ))
+    };
+    let (r_lo, r_hi) = far(rows, rs).ok_or_else(bad)?;
+    let (c_lo, c_hi) = far(cols, cs).ok_or_else(bad)?;
+    let off = isize::try_from(offset).map_err(|_| bad())?;
+    let lo = off
+        .checked_add(r_lo)
+        .and_then(|x| x.checked_add(c_lo))
+        .ok_or_else(bad)?;
+    let hi = off
+        .checked_add(r_hi)
+        .and_then(|x| x.checked_add(c_hi))
+        .ok_or_else(bad)?;
+    if lo < 0 || hi >= isize::try_from(len).map_err(|_| bad())? {
+        return Err(bad());
+    }
+    Ok(())
+}
+
+/// `C = A·B`, `C = bias + A·B` or `C += A·B` on `isa`, with every index checked: the safe entry.
+///
+/// # Errors
+/// A view reaching outside its slice, a `C` whose elements could share an address, or a path this
+/// CPU lacks.
+#[allow(clippy::too_many_arguments)]
+pub fn matmul(
+    isa: Isa,
+    (m, n, k): (usize, usize, usize),
+    a: Strided<'_>,
+    b: Strided<'_>,
+    c: StridedMut<'_>,
+    (accumulate, bias): (bool, Option<&[f32]>),
+    threads: &Threads<'_>,
+) -> Result<(), LayoutError> {
+    if !isa.available() {
+        return Err(LayoutError(format!("this CPU has no {} path", isa.name())));
+    }
+    if let Some(bias) = bias
+        && bias.len() != n
+    {
+        return Err(LayoutError(format!(
+            "the bias has {} values for {n} columns",
+            bias.len()
+        )));
+    }
+    check_view("A", m, k, a.data.len(), a.offset, a.rs, a.cs)?;
+    check_view("B", k, n, b.data.len(), b.offset, b.rs, b.cs)?;
+    check_view("C", m, n, c.data.len(), c.offset, c.rs, c.cs)?;
+    let (ur, uc) = (c.rs.unsigned_abs(), c.cs.unsigned_abs());
+    let distinct = m <= 1 && (n <= 1 || uc >= 1)
+        || n <= 1 && ur >= 1
+        || uc >= 1 && ur >= n.saturating_mul(uc)
+        || ur >= 1 && uc >= m.saturating_mul(ur);
+    if m > 0 && n > 0 && !distinct {
+        return Err(LayoutError(format!(
+            "C's strides ({}, {}) let two of its {m} × {n} elements share an address",
+            c.rs, c.cs
+        )));
+    }
+    let p = Product {
+        m,
+        n,
+        k,
+        a: a.data.as_ptr().wrapping_add(a.offset),
+        rsa: a.rs,
+        csa: a.cs,
+        b: b.data.as_ptr().wrapping_add(b.offset),
+        rsb: b.rs,
+        csb: b.cs,
+        c: c.data.as_mut_ptr().wrapping_add(c.offset),
+        rsc: c.rs,
+        csc: c.cs,
+        accumulate,
+        bias: bias.map_or(std::ptr::null(), <[f32]>::as_ptr),
+    };
+    // SAFETY: every element is inside its slice (checked above); C is borrowed mutably, so it
+    // overlaps neither A nor B, and its elements are distinct (checked above).
+    unsafe { sgemm_on(isa, p, threads) };
+    Ok(())
+}
+
+/// `C = A·B` (or `C += A·B`) on the active path ([`Isa::active`]).
+///
+/// # Safety
+/// Every element the product names must be readable (`A`, `B`) and writable (`C`) for the call; `C`
+/// must not overlap `A` or `B`, and no two of its `(i, j)` may share an address.
+pub unsafe fn sgemm(p: Product, threads: &Threads<'_>) {
+    // SAFETY: forwarded.
+    unsafe { sgemm_on(Isa::active(), p, threads) }
+}
+
+/// [`sgemm`] on a given path.
+///
+/// # Safety
+/// As [`sgemm`]; and the CPU must have `isa` ([`Isa::available`]).
+pub unsafe fn sgemm_on(isa: Isa, mut p: Product, threads: &Threads<'_>) {
+    assert!(isa.available(), "this CPU has no {} path", isa.name());
+    if p.m == 0 || p.n == 0 {
+        return;
+    }
+    if p.k == 0 {
+        if !p.accumulate {
+            for i in 0..p.m {
+                for j in 0..p.n {
+                    // SAFETY: C is writable, the bias (when given) holds n values (caller).
+                    unsafe {
+                        let v = if p.bias.is_null() { 0.0 } else { *p.bias.add(j) };
+                        *p.c.offset(i as isize * p.rsc + j as isize * p.csc) = v;
+                    }
+                }
+            }
+        }
+        return;
+    }
+    if p.accumulate {
+        p.bias = std::ptr::null();
+    }
+    // The register tile runs along C's rows; a column-major C is computed as Cᵀ = Bᵀ·Aᵀ.
+    if p.csc != 1 && p.rsc == 1 {
+        if !p.bias.is_null() {
+            // The bias runs along Cᵀ's columns there: fill C with it and accumulate (same bits).
+            for i in 0..p.m {
+                for j in 0..p.n {
+                    // SAFETY: C is writable and the bias holds n values (caller).
+                    unsafe { *p.c.offset(i as isize * p.rsc + j as isize * p.csc) = *p.bias.add(j) };
+                }
+            }
+            p.accumulate = true;
+            p.bias = std::ptr::null();
+        }
+        p = p.transposed();
+    }
+    let bl = isa.blocking();
+    let workers = threads.count.max(1);
+    let np = p.n.div_ceil(bl.nr);
+    let kb = KC.min(p.k);
+    let blocks = p.k.div_ceil(KC);
+    PACKED_B.with(|packed| {
+        let mut packed = packed.borrow_mut();
+        let packed = packed.get(blocks * kb * np * bl.nr);
+        let b_at = Shared(packed.as_mut_ptr());
+        // Pass 1: all of B into micro-panels, once per product (every tile reads them).
+        let pack = |s: usize| {
+            for blk in 0..blocks {
+                let (p0, kc) = (blk * KC, KC.min(p.k - blk * KC));
+                let at = blk * kb * np * bl.nr + s * bl.nr * kc;
+                // SAFETY: panel s of block blk is inside `packed` and written by this task alone;
+                // B's elements are readable (caller).
+                unsafe {
+                    let dst = std::slice::from_raw_parts_mut(b_at.get().add(at), bl.nr * kc);
+                    pack_b_panel(&p, s * bl.nr, p0, kc, bl.nr, dst);
+                }
+            }
+        };
+        // (B is always packed: read in place, attention's V (rows 1,152 values apart) ran slower,
+        // its rows falling on few L1 sets.)
+        if workers > 1 && p.n * p.k >= PARALLEL_PACKING {
+            (threads.run)(np, &pack);
+        } else {
+            (0..np).for_each(pack);
+        }
+        // Pass 2: tiles of rows × column ranges, each over the whole depth.
+        let (mt, ct) = tiles(p.m, np, workers, bl);
+        let (tm, tn) = (p.m.div_ceil(mt), np.div_ceil(ct));
+        let task = |t: usize| {
+            let (ti, tj) = (t / tn, t % tn);
+            let i0 = ti * mt;
+            let panels = tj * ct..np.min((tj + 1) * ct);
+            let rows = mt.min(p.m - i0);
+            WORKSPACE.with(|ws| {
+                let mut ws = ws.borrow_mut();
+                // SAFETY: the caller's guarantees; tiles are disjoint; `packed` holds every panel.
+                unsafe { run_tile(isa, bl, &p, i0, rows, panels, b_at.get(), np, &mut ws) }
+            });
+        };
+        let tasks = tm * tn;
+        if tasks == 1 || workers <= 1 {
+            (0..tasks).for_each(task);
+        } else {
+            (threads.run)(tasks, &task);
+        }
+    });
+}
+
+/// Below this many elements of B (n·k), one thread packs it.
+const PARALLEL_PACKING: usize = 64 * 1024;
+
+/// A pointer the tasks share (each writes or reads only its own part).
+#[derive(Clone, Copy)]
+struct Shared(*mut f32);
+
+// SAFETY: tasks touch disjoint parts of the buffer (packing) or only read it (tiles).
+unsafe impl Send for Shared {}
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    fn get(self) -> *mut f32 {
+        self.0
+    }
+}
+
+/// Tile sizes: rows per tile (the path's `mt`, evened out over `m`) and micro-panels of columns per
+/// tile (all of them, unless that leaves fewer than about three tiles per worker). Results do not
+/// depend on them (module docs).
+fn tiles(m: usize, np: usize, workers: usize, bl: Blocking) -> (usize, usize) {
+    let parts = m.div_ceil(bl.mt);
+    let mut mt = m.div_ceil(parts).div_ceil(bl.mr) * bl.mr;
+    let mut ct = np;
+    if workers > 1 {
+        let want = 3 * workers;
+        while m.div_ceil(mt) < want && mt > bl.mr {
+            if ct > 1 && mt <= 4 * bl.mr {
+                break;
+            }
+            mt = (mt / 2).div_ceil(bl.mr) * bl.mr;
+        }
+        let tm = m.div_ceil(mt);
+        if tm < want {
+            ct = np.div_ceil(want.div_ceil(tm).min(np));
+        }
+    }
+    (mt, ct)
+}
+
+/// Packed panels of one tile's rows of A, kept per thread between products (no allocation once warm).
+#[derive(Default)]
+struct Workspace {
+    a: Aligned,
+}
+
+/// A buffer of f32 whose start is 64-byte aligned (a cache line; one AVX-512 vector).
+#[derive(Default)]
+struct Aligned {
+    buf: Vec<f32>,
+}
+
+impl Aligned {
+    fn get(&mut self, len: usize) -> &mut [f32] {
+        if self.buf.len() < len + 16 {
+            self.buf = vec![0.0; len + 16];
+        }
+        let off = self.buf.as_ptr().align_offset(64).min(16);
+        &mut self.buf[off..off + len]
+    }
+}
+
+thread_local! {
+    static WORKSPACE: RefCell<Workspace> = RefCell::new(Workspace::default());
+    /// The caller's packed B (the pool's threads read it during the call).
+    static PACKED_B: RefCell<Aligned> = RefCell::new(Aligned::default());
+}
+
+/// One tile: rows `i0..i0 + rows` × the columns of micro-panels `panels`. For each depth block:
+/// pack the rows of A, then run the micro-kernels over the block's packed panels of B, a chunk of
+/// panels (the path's `nt` columns, sized for L2) at a time.
+///
+/// # Safety
+/// As `sgemm_on`, for the tile's rows and columns; `packed_b` holds every panel of every block.
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_tile(
+    isa: Isa,
+    bl: Blocking,
+    p: &Product,
+    i0: usize,
+    rows: usize,
+    panels: std::ops::Range<usize>,
+    packed_b: *const f32,
+    np: usize,
+    ws: &mut Workspace,
+) {
+    let mp = rows.div_ceil(bl.mr);
+    let kb = KC.min(p.k);
+    let a = ws.a.get(mp * bl.mr * kb);
+    let chunk = (bl.nt / bl.nr).max(1);
+    let mut p0 = 0;
+    while p0 < p.k {
+        let kc = KC.min(p.k - p0);
+        // A with contiguous rows is read in place, but for a last panel of fewer than mr rows
+        // (packed, zero-padded); any other A is packed.
+        let direct = p.csa == 1;
+        let full = if direct { rows / bl.mr } else { 0 };
+        if full * bl.mr < rows {
+            // SAFETY: the tile's rows of A over this block are readable (caller).
+            unsafe {
+                pack_a(
+                    p,
+                    i0 + full * bl.mr,
+                    rows - full * bl.mr,
+                    p0,
+                    kc,
+                    bl.mr,
+                    &mut a[full * bl.mr * kc..],
+                )
+            };
+        }
+        let a_panels = Panels {
+            packed: a.as_ptr(),
+            // SAFETY: (i0, p0) is an element of A (caller); `direct` only for full panels.
+            direct: if direct {
+                unsafe { p.a.offset(i0 as isize * p.rsa + p0 as isize) }
+            } else {
+                std::ptr::null()
+            },
+            rs: p.rsa,
+            full,
+        };
+        let store = Store {
+            c: p.c,
+            rsc: p.rsc,
+            csc: p.csc,
+            overwrite: p0 == 0 && !p.accumulate,
+            bias: if p0 == 0 { p.bias } else { std::ptr::null() },
+        };
+        let block = (p0 / KC) * kb * np * bl.nr;
+        let mut s0 = panels.start;
+        while s0 < panels.end {
+            let s1 = panels.end.min(s0 + chunk);
+            let j0 = s0 * bl.nr;
+            let t = Tile {
+                i0,
+                rows,
+                j0,
+                cols: (s1 * bl.nr).min(p.n) - j0,
+            };
+            // SAFETY: the chunk's panels start at `b` and are contiguous in `packed_b` (kc deep);
+            // the A panels hold mp·mr·kc values; C's tile is writable (caller); the path is
+            // available (checked in sgemm_on).
+            unsafe {
+                let b = packed_b.add(block + s0 * bl.nr * kc);
+                match isa {
+                    #[cfg(target_arch = "x86_64")]
+                    Isa::Avx512 => x86::tile_avx512(kc, a_panels, b, t, store),
+                    #[cfg(target_arch = "x86_64")]
+                    Isa::Avx2 => x86::tile_avx2(kc, a_panels, b, t, store),
+                    _ => portable::tile(kc, a_panels, b, t, store),
+                }
+            }
+            s0 = s1;
+        }
+        p0 += kc;
+    }
+}
+
+/// Where a tile's micro-panels of A are for one depth block: the first `full` panels of `mr` rows
+/// read in place (`direct`, row stride `rs`, depth steps contiguous) when `direct` is not null; the
+/// others packed (`packed`, panel `r` at `r·mr·kc`).
+#[derive(Clone, Copy)]
+struct Panels {
+    packed: *const f32,
+    direct: *const f32,
+    rs: isize,
+    full: usize,
+}
+
+impl Panels {
+    /// Panel `r` (of `w` rows) in place: its first element and row stride, when it is read in place.
+    #[inline(always)]
+    fn direct(self, r: usize, w: usize, live: usize) -> Option<(*const f32, isize)> {
+        (!self.direct.is_null() && r < self.full && live == w)
+            .then(|| (self.direct.wrapping_offset((r * w) as isize * self.rs), self.rs))
+    }
+
+    /// Panel `r` (of `w` rows) packed.
+    #[inline(always)]
+    fn packed(self, r: usize, w: usize, kc: usize) -> *const f32 {
+        self.packed.wrapping_add(r * w * kc)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Tile {
+    i0: usize,
+    rows: usize,
+    j0: usize,
+    cols: usize,
+}
+
+/// Where a micro-kernel's block goes.
+#[derive(Clone, Copy)]
+struct Store {
+    c: *mut f32,
+    rsc: isize,
+    csc: isize,
+    /// `C = block` (the first depth block of a product that does not accumulate) or `C += block`.
+    overwrite: bool,
+    /// With `overwrite`: `C = bias + block` when not null (indexed by C's column).
+    bias: *const f32,
+}
+
+impl Store {
+    /// Writes the `rows × cols` corner of an `MR × NR` block held row-major in `acc`.
+    ///
+    /// # Safety
+    /// Those elements of C are writable.
+    #[inline]
+    unsafe fn scalar(self, i0: usize, j0: usize, rows: usize, cols: usize, nr: usize, acc: &[f32]) {
+        for i in 0..rows {
+            for j in 0..cols {
+                let at = (i0 + i) as isize * self.rsc + (j0 + j) as isize * self.csc;
+                // SAFETY: caller.
+                unsafe {
+                    let c = self.c.offset(at);
+                    *c = if self.overwrite {
+                        if self.bias.is_null() {
+                            acc[i * nr + j]
+                        } else {
+                            *self.bias.add(j0 + j) + acc[i * nr + j]
+                        }
+                    } else {
+                        *c + acc[i * nr + j]
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// Packs rows `t.i0..` of `A` over depth `p0..p0 + kc` into micro-panels of `mr` rows: panel `r`,
+/// depth step `q`, row `i` at `r·mr·kc + q·mr + i`; rows past the tile are zeros.
+///
+/// # Safety
+/// Those elements of A are readable.
+unsafe fn pack_a(p: &Product, i0: usize, rows: usize, p0: usize, kc: usize, mr: usize, dst: &mut [f32]) {
+    let panels = rows.div_ceil(mr);
+    for r in 0..panels {
+        let panel = &mut dst[r * mr * kc..(r + 1) * mr * kc];
+        let live = mr.min(rows - r * mr);
+        // SAFETY: rows i0 + r·mr .. + live, columns p0 .. p0 + kc of A (caller).
+        let base = unsafe { p.a.offset((i0 + r * mr) as isize * p.rsa + p0 as isize * p.csa) };
+        if p.rsa == 1 && p.csa != 1 {
+            // Column-major A: each depth step's rows are contiguous.
+            for q in 0..kc {
+                let out = &mut panel[q * mr..q * mr + mr];
+                for (i, o) in out.iter_mut().enumerate().take(live) {
+                    // SAFETY: as above.
+                    *o = unsafe { *base.offset(i as isize + q as isize * p.csa) };
+                }
+                out[live..].fill(0.0);
+            }
+        } else {
+            for i in 0..live {
+                // SAFETY: as above.
+                let row = unsafe { base.offset(i as isize * p.rsa) };
+                for q in 0..kc {
+                    // SAFETY: as above.
+                    panel[q * mr + i] = unsafe { *row.offset(q as isize * p.csa) };
+                }
+            }
+            for q in 0..kc {
+                panel[q * mr + live..q * mr + mr].fill(0.0);
+            }
+        }
+    }
+}
+
+/// Packs columns `j0..j0 + nr` of `B` over depth `p0..p0 + kc` into one micro-panel: depth step
+/// `q`, column `j` at `q·nr + j`; columns past `n` are zeros.
+///
+/// # Safety
+/// Those elements of B are readable.
+unsafe fn pack_b_panel(p: &Product, j0: usize, p0: usize, kc: usize, nr: usize, panel: &mut [f32]) {
+    let live = nr.min(p.n - j0);
+    // SAFETY: rows p0 .. p0 + kc, columns j0 .. j0 + live of B (caller).
+    let base = unsafe { p.b.offset(p0 as isize * p.rsb + j0 as isize * p.csb) };
+    if p.csb == 1 {
+        for q in 0..kc {
+            // SAFETY: as above: `live` contiguous values of row p0 + q.
+            let src = unsafe { std::slice::from_raw_parts(base.offset(q as isize * p.rsb), live) };
+            panel[q * nr..q * nr + live].copy_from_slice(src);
+            panel[q * nr + live..q * nr + nr].fill(0.0);
+        }
+    } else {
+        // Columns contiguous (Wᵀ of a linear layer, Kᵀ in attention): 8 × 8 blocks transposed in
+        // registers where the CPU has AVX2, the rest value by value. A copy either way.
+        let mut j_fast = 0;
+        #[cfg(target_arch = "x86_64")]
+        if p.rsb == 1 && Isa::detected() >= Isa::Avx2 {
+            j_fast = live / 8 * 8;
+            let q_fast = kc / 8 * 8;
+            for jb in (0..j_fast).step_by(8) {
+                for qb in (0..q_fast).step_by(8) {
+                    // SAFETY: columns jb..jb + 8 < live and depths qb..qb + 8 ≤ kc of B (caller);
+                    // the panel holds kc × nr values; AVX2 present (checked).
+                    unsafe {
+                        let src = base.offset(jb as isize * p.csb + qb as isize);
+                        x86::transpose8(src, p.csb, panel.as_mut_ptr().add(qb * nr + jb), nr);
+                    }
+                }
+                for j in jb..jb + 8 {
+                    for q in q_fast..kc {
+                        // SAFETY: as above.
+                        panel[q * nr + j] = unsafe { *base.offset(j as isize * p.csb + q as isize) };
+                    }
+                }
+            }
+        }
+        for j in j_fast..live {
+            // SAFETY: as above.
+            let col = unsafe { base.offset(j as isize * p.csb) };
+            for q in 0..kc {
+                // SAFETY: as above.
+                panel[q * nr + j] = unsafe { *col.offset(q as isize * p.rsb) };
+            }
+        }
+        for q in 0..kc {
+            panel[q * nr + live..q * nr + nr].fill(0.0);
+        }
+    }
+}
+
+mod portable {
+    use super::{Panels, Store, Tile};
+
+    const MR: usize = 4;
+    const NR: usize = 8;
+
+    /// # Safety
+    /// As `run_tile`'s kernels: the packed panels and C's tile.
+    pub(super) unsafe fn tile(kc: usize, a: Panels, b: *const f32, t: Tile, st: Store) {
+        for ir in 0..t.rows.div_ceil(MR) {
+            let live = MR.min(t.rows - ir * MR);
+            let direct = a.direct(ir, MR, live);
+            let ap = a.packed(ir, MR, kc);
+            for jr in 0..t.cols.div_ceil(NR) {
+                let cols = NR.min(t.cols - jr * NR);
+                let mut acc = [0f32; MR * NR];
+                for q in 0..kc {
+                    for i in 0..MR {
+                        // SAFETY: inside the panels (caller).
+                        let av = unsafe {
+                            match direct {
+                                Some((ad, rsa)) => *ad.offset(i as isize * rsa + q as isize),
+                                None => *ap.add(q * MR + i),
+                            }
+                        };
+                        for j in 0..NR {
+                            // SAFETY: as above.
+                            let bv = unsafe { *b.add(jr * NR * kc + q * NR + j) };
+                            acc[i * NR + j] = av.mul_add(bv, acc[i * NR + j]);
+                        }
+                    }
+                }
+                let rows = MR.min(t.rows - ir * MR);
+                // SAFETY: C's tile (caller).
+                unsafe { st.scalar(t.i0 + ir * MR, t.j0 + jr * NR, rows, cols, NR, &acc) };
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{Panels, Store, Tile};
+    use std::arch::x86_64::*;
+
+    /// Copies the 8 × 8 block whose row `r` is the 8 contiguous values at `src + r·stride` into
+    /// `dst` transposed: row `q` of the result (value `r` from source row `r`) at `dst + q·dst_stride`.
+    ///
+    /// # Safety
+    /// AVX2 present; the 8 source rows readable, the 8 destination rows writable.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn transpose8(src: *const f32, stride: isize, dst: *mut f32, dst_stride: usize) {
+        // SAFETY: caller.
+        unsafe {
+            let r = |i: isize| _mm256_loadu_ps(src.offset(i * stride));
+            let (r0, r1, r2, r3, r4, r5, r6, r7) = (r(0), r(1), r(2), r(3), r(4), r(5), r(6), r(7));
+            let t0 = _mm256_unpacklo_ps(r0, r1);
+            let t1 = _mm256_unpackhi_ps(r0, r1);
+            let t2 = _mm256_unpacklo_ps(r2, r3);
+            let t3 = _mm256_unpackhi_ps(r2, r3);
+            let t4 = _mm256_unpacklo_ps(r4, r5);
+            let t5 = _mm256_unpackhi_ps(r4, r5);
+            let t6 = _mm256_unpacklo_ps(r6, r7);
+            let t7 = _mm256_unpackhi_ps(r6, r7);
+            let u0 = _mm256_shuffle_ps::<0x44>(t0, t2);
+            let u1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
+            let u2 = _mm256_shuffle_ps::<0x44>(t1, t3);
+            let u3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
+            let u4 = _mm256_shuffle_ps::<0x44>(t4, t6);
+            let u5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
+            let u6 = _mm256_shuffle_ps::<0x44>(t5, t7);
+            let u7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
+            let out = [
+                _mm256_permute2f128_ps::<0x20>(u0, u4),
+                _mm256_permute2f128_ps::<0x20>(u1, u5),
+                _mm256_permute2f128_ps::<0x20>(u2, u6),
+                _mm256_permute2f128_ps::<0x20>(u3, u7),
+                _mm256_permute2f128_ps::<0x31>(u0, u4),
+                _mm256_permute2f128_ps::<0x31>(u1, u5),
+                _mm256_permute2f128_ps::<0x31>(u2, u6),
+                _mm256_permute2f128_ps::<0x31>(u3, u7),
+            ];
+            for (q, v) in out.into_iter().enumerate() {
+                _mm256_storeu_ps(dst.add(q * dst_stride), v);
+            }
+        }
+    }
+
+    /// AVX-512 micro-kernel: 12 rows × 32 columns, 24 accumulators.
+    const MR5: usize = 12;
+    const NR5: usize = 32;
+
+    /// # Safety
+    /// AVX-512F present; the packed panels and C's tile as `run_tile` gives them.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn tile_avx512(kc: usize, a: Panels, b: *const f32, t: Tile, st: Store) {
+        for ir in 0..t.rows.div_ceil(MR5) {
+            let rows = MR5.min(t.rows - ir * MR5);
+            let direct = a.direct(ir, MR5, rows);
+            let ap = a.packed(ir, MR5, kc);
+            for jr in 0..t.cols.div_ceil(NR5) {
+                let cols = NR5.min(t.cols - jr * NR5);
+                let bp = b.wrapping_add(jr * NR5 * kc);
+                // SAFETY: inside the panels (caller).
+                let acc = unsafe {
+                    match direct {
+                        Some((ad, rsa)) => block_avx512(
+                            kc,
+                            |q| bp.add(q * NR5),
+                            |q, i| ad.offset(i as isize * rsa + q as isize),
+                        ),
+                        None => block_avx512(kc, |q| bp.add(q * NR5), |q, i| ap.add(q * MR5 + i)),
+                    }
+                };
+                let (i0, j0) = (t.i0 + ir * MR5, t.j0 + jr * NR5);
+                if rows == MR5 && cols == NR5 && st.csc == 1 {
+                    for (i, row) in acc.iter().enumerate() {
+                        // SAFETY: a full row of the block inside C's tile.
+                        unsafe {
+                            let c = st.c.offset((i0 + i) as isize * st.rsc + j0 as isize);
+                            if st.overwrite && st.bias.is_null() {
+                                _mm512_storeu_ps(c, row[0]);
+                                _mm512_storeu_ps(c.add(16), row[1]);
+                            } else if st.overwrite {
+                                let bias = st.bias.add(j0);
+                                _mm512_storeu_ps(c, _mm512_add_ps(_mm512_loadu_ps(bias), row[0]));
+                                let b1 = _mm512_loadu_ps(bias.add(16));
+                                _mm512_storeu_ps(c.add(16), _mm512_add_ps(b1, row[1]));
+                            } else {
+                                _mm512_storeu_ps(c, _mm512_add_ps(_mm512_loadu_ps(c), row[0]));
+                                let c1 = c.add(16);
+                                _mm512_storeu_ps(c1, _mm512_add_ps(_mm512_loadu_ps(c1), row[1]));
+                            }
+                        }
+                    }
+                } else {
+                    let mut buf = [0f32; MR5 * NR5];
+                    for (i, row) in acc.iter().enumerate() {
+                        // SAFETY: buf holds MR5 rows of NR5.
+                        unsafe {
+                            _mm512_storeu_ps(buf.as_mut_ptr().add(i * NR5), row[0]);
+                            _mm512_storeu_ps(buf.as_mut_ptr().add(i * NR5 + 16), row[1]);
+                        }
+                    }
+                    // SAFETY: the live corner of the block inside C's tile.
+                    unsafe { st.scalar(i0, j0, rows, cols, NR5, &buf) };
+                }
+            }
+        }
+    }
+
+    /// One block of the AVX-512 micro-kernel: `kc` depth steps of 24 fused multiply-adds, A's value
+    /// `(i, q)` read at `a(q, i)`, B's 32 values of depth step `q` at `b(q)`.
+    ///
+    /// # Safety
+    /// AVX-512F present; `a(q, i)` readable for q < kc, i < 12; `b(q)` 32 values for q < kc.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn block_avx512(
+        kc: usize,
+        b: impl Fn(usize) -> *const f32,
+        a: impl Fn(usize, usize) -> *const f32,
+    ) -> [[__m512; 2]; MR5] {
+        let mut acc = [[_mm512_setzero_ps(); 2]; MR5];
+        for q in 0..kc {
+            // SAFETY: caller.
+            unsafe {
+                let bq = b(q);
+                let b0 = _mm512_loadu_ps(bq);
+                let b1 = _mm512_loadu_ps(bq.add(16));
+                for (i, row) in acc.iter_mut().enumerate() {
+                    let av = _mm512_set1_ps(*a(q, i));
+                    row[0] = _mm512_fmadd_ps(av, b0, row[0]);
+                    row[1] = _mm512_fmadd_ps(av, b1, row[1]);
+                }
+            }
+        }
+        acc
+    }
+
+    /// One block of the AVX2 micro-kernel (as `block_avx512`, 6 rows × 16 columns).
+    ///
+    /// # Safety
+    /// AVX2 and FMA present; `a(q, i)` readable for q < kc, i < 6; `b(q)` 16 values for q < kc.
+    #[target_feature(enable = "avx2,fma")]
+    #[inline]
+    unsafe fn block_avx2(
+        kc: usize,
+        b: impl Fn(usize) -> *const f32,
+        a: impl Fn(usize, usize) -> *const f32,
+    ) -> [[__m256; 2]; MR2] {
+        let mut acc = [[_mm256_setzero_ps(); 2]; MR2];
+        for q in 0..kc {
+            // SAFETY: caller.
+            unsafe {
+                let bq = b(q);
+                let b0 = _mm256_loadu_ps(bq);
+                let b1 = _mm256_loadu_ps(bq.add(8));
+                for (i, row) in acc.iter_mut().enumerate() {
+                    let av = _mm256_broadcast_ss(&*a(q, i));
+                    row[0] = _mm256_fmadd_ps(av, b0, row[0]);
+                    row[1] = _mm256_fmadd_ps(av, b1, row[1]);
+                }
+            }
+        }
+        acc
+    }
+
+    /// AVX2 micro-kernel: 6 rows × 16 columns, 12 accumulators.
+    const MR2: usize = 6;
+    const NR2: usize = 16;
+
+    /// # Safety
+    /// AVX2 and FMA present; the packed panels and C's tile as `run_tile` gives them.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn tile_avx2(kc: usize, a: Panels, b: *const f32, t: Tile, st: Store) {
+        for ir in 0..t.rows.div_ceil(MR2) {
+            let rows = MR2.min(t.rows - ir * MR2);
+            let direct = a.direct(ir, MR2, rows);
+            let ap = a.packed(ir, MR2, kc);
+            for jr in 0..t.cols.div_ceil(NR2) {
+                let cols = NR2.min(t.cols - jr * NR2);
+                let bp = b.wrapping_add(jr * NR2 * kc);
+                // SAFETY: inside the panels (caller).
+                let acc = unsafe {
+                    match direct {
+                        Some((ad, rsa)) => block_avx2(
+                            kc,
+                            |q| bp.add(q * NR2),
+                            |q, i| ad.offset(i as isize * rsa + q as isize),
+                        ),
+                        None => block_avx2(kc, |q| bp.add(q * NR2), |q, i| ap.add(q * MR2 + i)),
+                    }
+                };
+                let (i0, j0) = (t.i0 + ir * MR2, t.j0 + jr * NR2);
+                if rows == MR2 && cols == NR2 && st.csc == 1 {
+                    for (i, row) in acc.iter().enumerate() {
+                        // SAFETY: a full row of the block inside C's tile.
+                        unsafe {
+                            let c = st.c.offset((i0 + i) as isize * st.rsc + j0 as isize);
+                            if st.overwrite && st.bias.is_null() {
+                                _mm256_storeu_ps(c, row[0]);
+                                _mm256_storeu_ps(c.add(8), row[1]);
+                            } else if st.overwrite {
+                                let bias = st.bias.add(j0);
+                                _mm256_storeu_ps(c, _mm256_add_ps(_mm256_loadu_ps(bias), row[0]));
+                                let b1 = _mm256_loadu_ps(bias.add(8));
+                                _mm256_storeu_ps(c.add(8), _mm256_add_ps(b1, row[1]));
+                            } else {
+                                _mm256_storeu_ps(c, _mm256_add_ps(_mm256_loadu_ps(c), row[0]));
+                                let c1 = c.add(8);
+                                _mm256_storeu_ps(c1, _mm256_add_ps(_mm256_loadu_ps(c1), row[1]));
+                            }
+                        }
+                    }
+                } else {
+                    let mut buf = [0f32; MR2 * NR2];
+                    for (i, row) in acc.iter().enumerate() {
+                        // SAFETY: buf holds MR2 rows of NR2.
+                        unsafe {
+                            _mm256_storeu_ps(buf.as_mut_ptr().add(i * NR2), row[0]);
+                            _mm256_storeu_ps(buf.as_mut_ptr().add(i * NR2 + 8), row[1]);
+                        }
+                    }
+                    // SAFETY: the live corner of the block inside C's tile.
+                    unsafe { st.scalar(i0, j0, rows, cols, NR2, &buf) };
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_give_each_worker_several() {
+        let bl = Isa::Avx512.blocking();
+        assert_eq!(tiles(4096, 36, 1, bl), (144, 36));
+        assert_eq!(tiles(4096, 36, 2, bl), (144, 36));
+        // dW's products: few rows, so rows are halved and then columns split.
+        assert_eq!(tiles(384, 36, 2, bl), (72, 36));
+        let (mt, ct) = tiles(24, 36, 2, bl);
+        assert!(24usize.div_ceil(mt) * 36usize.div_ceil(ct) >= 6, "{mt} {ct}");
+        assert_eq!(tiles(1, 1, 8, bl), (12, 1));
+    }
+}
