@@ -1,6 +1,6 @@
 //! candle's batched matmul at attention's shapes in a training step (MiniLM: 56 sequences × 12 heads
 //! of 128 tokens, 32 dimensions a head): scores `q · kᵀ` and context `p · v`, each 672 products of
-//! about 0.5 M multiply-adds, below the size the gemm crate splits over threads. Before the patch in
+//! about 0.5 M multiply-adds, small enough to run one product per thread. Before the patch in
 //! `vendor/candle-core` (`LEXBENCH.md` there) every product of such a batch ran on one core; now the
 //! batch is spread over the cores. Compare two builds with criterion's baselines:
 //!

@@ -1,5 +1,5 @@
 //! The linear layers' matrix products of a MiniLM training step on the CPU, as the step calls them
-//! (candle's `matmul`, which runs the gemm crate over rayon's threads): rows 56 sequences × 128 tokens
+//! (candle's `matmul`, which runs `lexbench-gemm` over candle's barrier pool): rows 56 sequences × 128 tokens
 //! (8 examples × 7 texts), the three weight shapes of a layer (384 → 384: the query, key, value and
 //! output projections; 384 → 1536 up; 1536 → 384 down), each in the three roles of a step: forward
 //! `x · wᵀ`, the input's gradient `g · w`, the weight's gradient `gᵀ · x` (a transposed lhs, a
