@@ -938,8 +938,9 @@ mod x86 {
                     }
                 };
                 let (i0, j0) = (t.i0 + ir * MR5, t.j0 + jr * NR5);
-                if rows == MR5 && cols == NR5 && st.csc == 1 {
-                    for (i, row) in acc.iter().enumerate() {
+                if cols == NR5 && st.csc == 1 {
+                    // Whole rows of the block (the live ones: a last panel may hold fewer).
+                    for (i, row) in acc.iter().enumerate().take(rows) {
                         // SAFETY: a full row of the block inside C's tile.
                         unsafe {
                             let c = st.c.offset((i0 + i) as isize * st.rsc + j0 as isize);
@@ -1058,8 +1059,9 @@ mod x86 {
                     }
                 };
                 let (i0, j0) = (t.i0 + ir * MR2, t.j0 + jr * NR2);
-                if rows == MR2 && cols == NR2 && st.csc == 1 {
-                    for (i, row) in acc.iter().enumerate() {
+                if cols == NR2 && st.csc == 1 {
+                    // Whole rows of the block (the live ones: a last panel may hold fewer).
+                    for (i, row) in acc.iter().enumerate().take(rows) {
                         // SAFETY: a full row of the block inside C's tile.
                         unsafe {
                             let c = st.c.offset((i0 + i) as isize * st.rsc + j0 as isize);
