@@ -10,15 +10,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use lexbench_baselines::Device;
 use lexbench_baselines::rank::model::NeuralRanker;
 use lexbench_baselines::rank::neural::NeuralOutput;
 use lexbench_baselines::rank::{RunTarget, write_run};
 use lexbench_baselines::train::config::sweep::{SweepPoint, axes, points};
-use lexbench_baselines::train::config::{
-    ArticleEncoder, LR_RANGE, MAX_EPOCHS, ModelKind, TrainConfig, lr_ok,
-};
+use lexbench_baselines::train::config::{ArticleEncoder, ModelKind, Overrides, TrainConfig};
 use lexbench_baselines::train::dr_gnn::GnnSummary;
 use lexbench_baselines::train::export::TrainedRanker;
 use lexbench_baselines::train::qabisar::QabisarSummary;
@@ -53,81 +51,17 @@ pub struct TrainRequest {
     pub checkpoint_every: Option<std::time::Duration>,
 }
 
-/// The experiment of `request`: the TOML file with the request's overrides, validated (every value
-/// in its documented range, see [`TrainConfig::check`]); nothing is loaded. `--lr` and `--epochs`
-/// are checked first and named as flags (`--lr -1: must be a finite number > 0`).
-pub fn load_config(request: &TrainRequest) -> Result<TrainConfig> {
-    let path = request.config.display();
-    if let Some(lr) = request.lr
-        && !lr_ok(lr)
-    {
-        bail!("{path}: --lr {lr}: must be {LR_RANGE}");
-    }
-    if let Some(e) = request.epochs
-        && !(1..=MAX_EPOCHS).contains(&e)
-    {
-        bail!("{path}: --epochs {e}: must be an integer from 1 to {MAX_EPOCHS}");
-    }
-    let mut cfg = TrainConfig::from_file_with(&request.config, &request.set)?;
-    if let Some(b) = &request.base {
-        cfg.base = b.clone();
-    }
-    if let Some(lr) = request.lr {
-        cfg.optim.lr = lr;
-    }
-    if let Some(e) = request.epochs {
-        cfg.schedule.epochs = e;
-    }
-    cfg.validate().with_context(|| path.to_string())?;
-    Ok(cfg)
-}
-
-/// The dataset `cfg` trains on is built under `data` and has the splits the experiment reads: the
-/// training and validation splits and the splits `run` ranks afterwards. Checked before any model is
-/// loaded; an unknown split is named with the dataset's splits. `config` names the experiment.
-pub fn check_splits(data: &DataDir, cfg: &TrainConfig, run: &[String], config: &Path) -> Result<()> {
-    let config = config.display();
-    let name = &cfg.data.dataset;
-    let dir = lexbench_core::dataset::DatasetDir::in_data(data.root(), name)?;
-    if !dir.0.join("manifest.json").is_file() {
-        bail!(
-            "{config}: data.dataset = {name:?}: no dataset {name} is built in {} (lexbench build)",
-            dir.0.display()
-        );
-    }
-    let known = dir.split_names()?;
-    let mut wanted = vec![("data.train_split =", &cfg.data.train_split)];
-    if !cfg.data.val_split.is_empty() {
-        wanted.push(("data.val_split =", &cfg.data.val_split));
-    }
-    wanted.extend(run.iter().map(|s| ("--run", s)));
-    for (what, split) in wanted {
-        lexbench_core::check_name("split name", split)
-            .with_context(|| format!("{config}: {what} {split:?}"))?;
-        if !known.contains(split) {
-            bail!(
-                "{config}: {what} {split:?}: dataset {name} has no split {split:?} (its splits: {})",
-                known.join(", ")
-            );
+impl TrainRequest {
+    /// What the request changes in its experiment file.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            base: self.base.clone(),
+            lr: self.lr,
+            epochs: self.epochs,
+            set: self.set.clone(),
+            sweep: self.sweep,
         }
     }
-    Ok(())
-}
-
-/// The base model folder of `cfg` has a `config.json`, and the configured lengths fit the positions
-/// it declares (`max_position_embeddings`), read before the weights. `config` names the experiment.
-pub fn check_base(cfg: &TrainConfig, config: &Path) -> Result<()> {
-    let config = config.display();
-    let bert_config = cfg.base.join("config.json");
-    if !bert_config.is_file() {
-        bail!(
-            "{config}: base model folder {} has no config.json (run scripts/fetch-models for models/minilm)",
-            cfg.base.display()
-        );
-    }
-    let bert = lexbench_baselines::encoder::BertConfig::from_file(&bert_config)?;
-    cfg.check_positions(bert.max_tokens())
-        .map_err(|e| anyhow::anyhow!("{config}: {e} ({})", bert_config.display()))
 }
 
 /// One training run: its folder and summary.
@@ -233,17 +167,10 @@ pub fn sweep(
 /// Trains the experiment `request` names on `device` and ranks the requested splits with the
 /// selected model.
 pub fn train_experiment(data: &DataDir, request: &TrainRequest, device: &Device) -> Result<TrainReport> {
-    let mut cfg = load_config(request)?;
-    if request.sweep && cfg.lr_sweep.is_empty() && cfg.sweep.is_empty() {
-        bail!(
-            "{}: --sweep needs lr_sweep or a [sweep] grid in the config",
-            request.config.display()
-        );
-    }
-    // What the experiment reads, checked in order, before any weights are loaded: the
-    // configuration, the base model's config.json, the dataset's splits.
-    check_base(&cfg, &request.config)?;
-    check_splits(data, &cfg, &request.run, &request.config)?;
+    // The experiment read and validated whole before any weights are loaded: the configuration
+    // with the request's overrides, the base model's config.json, the dataset's splits.
+    let mut cfg =
+        TrainConfig::load_checked(&request.config, &request.overrides(), data.root(), &request.run)?;
     let opts = TrainOptions {
         progress: !request.quiet,
         restart: request.restart,
@@ -510,7 +437,8 @@ measure = "R@10"
     fn bad_flags_are_named() {
         let dir = scratch("flags");
         let base = request(&dir, CONFIG);
-        let err = |r: TrainRequest| format!("{:#}", load_config(&r).expect_err("refused"));
+        let load = |r: &TrainRequest| TrainConfig::load(&r.config, &r.overrides());
+        let err = |r: TrainRequest| format!("{:#}", load(&r).expect_err("refused"));
         for lr in [-1.0, 0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
             let e = err(TrainRequest {
                 lr: Some(lr),
@@ -521,7 +449,7 @@ measure = "R@10"
                 "{e}"
             );
         }
-        for epochs in [0, MAX_EPOCHS + 1] {
+        for epochs in [0, lexbench_baselines::train::config::MAX_EPOCHS + 1] {
             let e = err(TrainRequest {
                 epochs: Some(epochs),
                 ..base.clone()
@@ -531,7 +459,7 @@ measure = "R@10"
                 "{e}"
             );
         }
-        let cfg = load_config(&TrainRequest {
+        let cfg = load(&TrainRequest {
             lr: Some(2e-5),
             epochs: Some(3),
             ..base
@@ -551,10 +479,14 @@ measure = "R@10"
             .write_in(&dir)
             .expect("dataset");
         let data = DataDir::new(&dir);
-        let config = |text: &str| load_config(&request(&dir, text)).expect("valid");
+        let config = |text: &str| {
+            let r = request(&dir, text);
+            TrainConfig::load(&r.config, &r.overrides()).expect("valid")
+        };
         let check = |cfg: &TrainConfig, run: &[&str]| {
             let run: Vec<String> = run.iter().map(|s| (*s).to_owned()).collect();
-            check_splits(&data, cfg, &run, Path::new("flags.toml")).map_err(|e| format!("{e:#}"))
+            cfg.check_splits(data.root(), &run, Path::new("flags.toml"))
+                .map_err(|e| format!("{e:#}"))
         };
         let good = config(CONFIG);
         check(&good, &["val"]).expect("known splits");
@@ -587,7 +519,7 @@ measure = "R@10"
         // The base model folder (checked before the splits, before any weights are read).
         let e = format!(
             "{:#}",
-            check_base(&good, Path::new("flags.toml")).expect_err("no model")
+            good.check_base(Path::new("flags.toml")).expect_err("no model")
         );
         assert!(e.contains("no/such/model has no config.json"), "{e}");
     }

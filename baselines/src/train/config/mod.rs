@@ -39,6 +39,7 @@
 
 pub mod gnn;
 pub mod grid;
+mod load;
 pub mod qabisar;
 pub mod sweep;
 
@@ -48,6 +49,7 @@ use serde::{Deserialize, Serialize};
 
 pub use gnn::GnnConfig;
 pub use grid::SweepGrid;
+pub use load::Overrides;
 pub use qabisar::QabisarConfig;
 
 use super::optim::AdamWConfig;
