@@ -4,7 +4,6 @@
 #![allow(unsafe_code)]
 
 use lexbench_gemm::{Isa, Product, Threads, sgemm_on};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 fn main() {
@@ -14,22 +13,7 @@ fn main() {
         .collect();
     let threads = args.first().copied().unwrap_or(2);
     let rounds = args.get(1).copied().unwrap_or(5);
-    let pool = move |tasks: usize, f: &(dyn Fn(usize) + Sync)| {
-        let next = AtomicUsize::new(0);
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(|| {
-                    loop {
-                        let t = next.fetch_add(1, Ordering::Relaxed);
-                        if t >= tasks {
-                            break;
-                        }
-                        f(t);
-                    }
-                });
-            }
-        });
-    };
+    let pool = lexbench_gemm::scoped_threads(threads);
     let th = Threads {
         count: threads,
         run: &pool,
@@ -50,6 +34,45 @@ fn main() {
             .collect();
     }
     let reps = 10;
+    if let Ok(shape) = std::env::var("CALL_COST") {
+        // Nanoseconds per call of one small product on one thread (the per-call overhead).
+        let col_a = shape.ends_with(",c");
+        let shape = shape.trim_end_matches(",c");
+        let row_b = shape.ends_with(",r");
+        let shape = shape.trim_end_matches(",r");
+        let v: Vec<usize> = shape.split(',').map(|x| x.parse().expect("m,n,k")).collect();
+        let (m, n, k) = (v[0], v[1], v[2]);
+        let a = vec![0.5f32; m * k];
+        let b = vec![0.25f32; k * n];
+        let mut c = vec![0f32; m * n];
+        let calls = 200_000;
+        let t0 = Instant::now();
+        for _ in 0..calls {
+            let p = Product {
+                m,
+                n,
+                k,
+                a: a.as_ptr(),
+                rsa: if col_a { 1 } else { k as isize },
+                csa: if col_a { m as isize } else { 1 },
+                b: b.as_ptr(),
+                rsb: if row_b { n as isize } else { 1 },
+                csb: if row_b { 1 } else { k as isize },
+                c: c.as_mut_ptr(),
+                rsc: n as isize,
+                csc: 1,
+                accumulate: false,
+                bias: std::ptr::null(),
+            };
+            unsafe { sgemm_on(Isa::active(), p, &Threads::serial()) };
+        }
+        let ns = t0.elapsed().as_nanos() as f64 / calls as f64;
+        println!(
+            "{m}×{n}×{k}: {ns:.0} ns a call, {:.1} GFLOP/s",
+            2.0 * (m * n * k) as f64 / ns
+        );
+        return;
+    }
     attention(threads, rounds, &pool);
     for (name, m, n, k) in shapes {
         let x: Vec<f32> = (0..m * k).map(|i| ((i * 7 % 13) as f32 - 6.0) / 7.0).collect();

@@ -245,6 +245,28 @@ pub struct Threads<'a> {
     pub run: &'a RunTasks<'a>,
 }
 
+/// A pool for callers without one: `count` threads started for the call (`std::thread::scope`),
+/// taking tasks from a shared counter. Starting them costs tens of microseconds a call; a caller
+/// with a pool of its own (candle's barrier pool) hands that over instead.
+pub fn scoped_threads(count: usize) -> impl Fn(usize, &(dyn Fn(usize) + Sync)) + Sync {
+    move |tasks, f| {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..count.max(1) {
+                s.spawn(|| {
+                    loop {
+                        let t = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if t >= tasks {
+                            break;
+                        }
+                        f(t);
+                    }
+                });
+            }
+        });
+    }
+}
+
 impl Threads<'static> {
     /// Every task on the calling thread.
     pub fn serial() -> Threads<'static> {

@@ -1,8 +1,7 @@
 //! The products against an f64 reference on awkward shapes and strides, and bit for bit against
 //! themselves across thread counts and instruction sets.
 
-use lexbench_gemm::{Isa, KC, Strided, StridedMut, Threads, matmul};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use lexbench_gemm::{Isa, KC, Strided, StridedMut, Threads, matmul, scoped_threads};
 
 /// SplitMix64 values in [-1, 1).
 fn values(seed: u64, len: usize) -> Vec<f32> {
@@ -61,26 +60,6 @@ impl View {
     }
 }
 
-/// A pool of `count` scoped threads taking tasks from a shared counter.
-fn scoped_run(count: usize) -> impl Fn(usize, &(dyn Fn(usize) + Sync)) + Sync {
-    move |tasks, f| {
-        let next = AtomicUsize::new(0);
-        std::thread::scope(|s| {
-            for _ in 0..count {
-                s.spawn(|| {
-                    loop {
-                        let t = next.fetch_add(1, Ordering::Relaxed);
-                        if t >= tasks {
-                            break;
-                        }
-                        f(t);
-                    }
-                });
-            }
-        });
-    }
-}
-
 fn paths() -> Vec<Isa> {
     [Isa::Portable, Isa::Avx2, Isa::Avx512]
         .into_iter()
@@ -102,7 +81,7 @@ fn run(
     let b = View::new(k, n, layouts[1], 2);
     let mut c = View::new(m, n, layouts[2], 3);
     let before = View::new(m, n, layouts[2], 3);
-    let pool = scoped_run(threads);
+    let pool = scoped_threads(threads);
     let t = Threads {
         count: threads,
         run: &pool,
