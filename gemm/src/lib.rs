@@ -9,15 +9,21 @@
 //! The classic packed scheme (Goto; BLIS), with the register tile laid along `C`'s rows so that each
 //! vector of the tile is a piece of one row of `C`:
 //!
-//! * the output is cut into tiles of at most `MT × NT` (the tasks; any thread may take any tile);
-//! * a tile walks the depth `k` in blocks of [`KC`]; for each block it packs its rows of `A` into
-//!   micro-panels of `MR` rows (`MR` values per depth step, contiguous) and its columns of `B` into
-//!   micro-panels of `NR` columns (`NR` values per depth step), both zero-padded at the edges;
+//! * all of `B` is packed once per product (every tile reads it) into micro-panels of `NR` columns
+//!   (`NR` values per depth step, contiguous; zero-padded past `n`), depth block by depth block of
+//!   [`KC`]; where `B`'s columns are contiguous (`Wᵀ`, `Kᵀ`) 8 × 8 blocks are transposed in registers;
+//! * the output is cut into tiles of rows × column ranges (the tasks; any thread may take any tile,
+//!   and tiles are made small enough to give each worker several);
+//! * a tile walks the depth in blocks of [`KC`]; for each block it reads its rows of `A` in place
+//!   when they are contiguous (`MR` rows `rsa` apart), packing only a last panel of fewer than `MR`
+//!   rows (or every panel, for any other `A`), and runs the micro-kernel over `B`'s panels a chunk
+//!   of columns at a time (`nt`, sized so that the chunk's panels stay in L2);
 //! * the micro-kernel keeps an `MR × NR` block of `C` in vector registers (AVX-512: 12 × 32 in 24
 //!   `zmm`; AVX2: 6 × 16 in 12 `ymm`) and, per depth step, loads `NR` values of `B`, broadcasts each
 //!   of the `MR` values of `A` and issues `MR · NR / width` fused multiply-adds. The `A` micro-panel
-//!   (`MR × KC`, 12 KiB on AVX-512) stays in L1 while the tile's `B` micro-panels stream from L2.
-//!
+//!   (`MR × KC`, 18 KiB on AVX-512) stays in L1 while the chunk's `B` micro-panels stream from L2;
+//! * the first depth block stores its block (plus a bias row, when given), the next ones add to it.
+
 //! # The same bits everywhere
 //!
 //! Every element of `C` is, on every path, `((c₀ + s₀) + s₁) + …` where `c₀` is `C`'s old value
@@ -111,14 +117,14 @@ impl Isa {
 
     fn blocking(self) -> Blocking {
         match self {
-            // B tile: KC × 512 floats = 512 KiB (L2 of Zen 4/5: 1 MiB; Intel server cores: 2 MiB).
+            // B chunk: KC × 384 floats = 576 KiB (L2 of Zen 4/5: 1 MiB; Intel server cores: 2 MiB).
             Isa::Avx512 => Blocking {
                 mr: 12,
                 nr: 32,
                 mt: 144,
                 nt: 384,
             },
-            // B tile: KC × 256 floats = 256 KiB (L2 of Zen 2/3: 512 KiB).
+            // B chunk: KC × 192 floats = 288 KiB (L2 of Zen 2/3: 512 KiB).
             Isa::Avx2 => Blocking {
                 mr: 6,
                 nr: 16,
