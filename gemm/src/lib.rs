@@ -939,190 +939,140 @@ mod x86 {
         }
     }
 
-    /// AVX-512 micro-kernel: 12 rows × 32 columns, 24 accumulators.
-    const MR5: usize = 12;
-    const NR5: usize = 32;
-
-    /// # Safety
-    /// AVX-512F present; the packed panels and C's tile as `run_tile` gives them.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn tile_avx512(kc: usize, a: Panels, b: *const f32, t: Tile, st: Store) {
-        for ir in 0..t.rows.div_ceil(MR5) {
-            let rows = MR5.min(t.rows - ir * MR5);
-            let direct = a.direct(ir, MR5, rows);
-            let ap = a.packed(ir, MR5, kc);
-            for jr in 0..t.cols.div_ceil(NR5) {
-                let cols = NR5.min(t.cols - jr * NR5);
-                let bp = b.wrapping_add(jr * NR5 * kc);
-                // SAFETY: inside the panels (caller).
-                let acc = unsafe {
-                    match direct {
-                        Some((ad, rsa)) => block_avx512(
-                            kc,
-                            |q| bp.add(q * NR5),
-                            |q, i| ad.offset(i as isize * rsa + q as isize),
-                        ),
-                        None => block_avx512(kc, |q| bp.add(q * NR5), |q, i| ap.add(q * MR5 + i)),
+    /// One instruction set's micro-kernel and tile loop: `MR` rows × two vectors of `W` columns
+    /// (`NR = 2·W`), `2·MR` accumulators. Written once for both sets so the edge and store logic
+    /// cannot drift apart; only the intrinsics differ.
+    macro_rules! micro_kernel {
+        (
+            $feature:literal, $doc:literal, $tile:ident, $block:ident, $mr:literal, $w:literal,
+            $vec:ty, $zero:ident, $load:ident, $store:ident, $add:ident, $fma:ident, $splat:ident
+        ) => {
+            /// One block of the micro-kernel: `kc` depth steps of `2·MR` fused multiply-adds, A's
+            /// value `(i, q)` read at `a(q, i)`, B's `NR` values of depth step `q` at `b(q)`.
+            ///
+            /// # Safety
+            /// The instruction set present; `a(q, i)` readable for q < kc, i < MR; `b(q)` NR values
+            /// for q < kc.
+            #[target_feature(enable = $feature)]
+            #[inline]
+            unsafe fn $block(
+                kc: usize,
+                b: impl Fn(usize) -> *const f32,
+                a: impl Fn(usize, usize) -> *const f32,
+            ) -> [[$vec; 2]; $mr] {
+                let mut acc = [[$zero(); 2]; $mr];
+                for q in 0..kc {
+                    // SAFETY: caller.
+                    unsafe {
+                        let bq = b(q);
+                        let b0 = $load(bq);
+                        let b1 = $load(bq.add($w));
+                        for (i, row) in acc.iter_mut().enumerate() {
+                            let av = $splat(*a(q, i));
+                            row[0] = $fma(av, b0, row[0]);
+                            row[1] = $fma(av, b1, row[1]);
+                        }
                     }
-                };
-                let (i0, j0) = (t.i0 + ir * MR5, t.j0 + jr * NR5);
-                if cols == NR5 && st.csc == 1 {
-                    // Whole rows of the block (the live ones: a last panel may hold fewer).
-                    for (i, row) in acc.iter().enumerate().take(rows) {
-                        // SAFETY: a full row of the block inside C's tile.
-                        unsafe {
-                            let c = st.c.offset((i0 + i) as isize * st.rsc + j0 as isize);
-                            if st.overwrite && st.bias.is_null() {
-                                _mm512_storeu_ps(c, row[0]);
-                                _mm512_storeu_ps(c.add(16), row[1]);
-                            } else if st.overwrite {
-                                let bias = st.bias.add(j0);
-                                _mm512_storeu_ps(c, _mm512_add_ps(_mm512_loadu_ps(bias), row[0]));
-                                let b1 = _mm512_loadu_ps(bias.add(16));
-                                _mm512_storeu_ps(c.add(16), _mm512_add_ps(b1, row[1]));
-                            } else {
-                                _mm512_storeu_ps(c, _mm512_add_ps(_mm512_loadu_ps(c), row[0]));
-                                let c1 = c.add(16);
-                                _mm512_storeu_ps(c1, _mm512_add_ps(_mm512_loadu_ps(c1), row[1]));
+                }
+                acc
+            }
+
+            #[doc = $doc]
+            ///
+            /// # Safety
+            /// The instruction set present; the packed panels and C's tile as `run_tile` gives them.
+            #[target_feature(enable = $feature)]
+            pub(super) unsafe fn $tile(kc: usize, a: Panels, b: *const f32, t: Tile, st: Store) {
+                const MR: usize = $mr;
+                const NR: usize = 2 * $w;
+                for ir in 0..t.rows.div_ceil(MR) {
+                    let rows = MR.min(t.rows - ir * MR);
+                    let direct = a.direct(ir, MR, rows);
+                    let ap = a.packed(ir, MR, kc);
+                    for jr in 0..t.cols.div_ceil(NR) {
+                        let cols = NR.min(t.cols - jr * NR);
+                        let bp = b.wrapping_add(jr * NR * kc);
+                        // SAFETY: inside the panels (caller).
+                        let acc = unsafe {
+                            match direct {
+                                Some((ad, rsa)) => $block(
+                                    kc,
+                                    |q| bp.add(q * NR),
+                                    |q, i| ad.offset(i as isize * rsa + q as isize),
+                                ),
+                                None => $block(kc, |q| bp.add(q * NR), |q, i| ap.add(q * MR + i)),
                             }
-                        }
-                    }
-                } else {
-                    let mut buf = [0f32; MR5 * NR5];
-                    for (i, row) in acc.iter().enumerate() {
-                        // SAFETY: buf holds MR5 rows of NR5.
-                        unsafe {
-                            _mm512_storeu_ps(buf.as_mut_ptr().add(i * NR5), row[0]);
-                            _mm512_storeu_ps(buf.as_mut_ptr().add(i * NR5 + 16), row[1]);
-                        }
-                    }
-                    // SAFETY: the live corner of the block inside C's tile.
-                    unsafe { st.scalar(i0, j0, rows, cols, NR5, &buf) };
-                }
-            }
-        }
-    }
-
-    /// One block of the AVX-512 micro-kernel: `kc` depth steps of 24 fused multiply-adds, A's value
-    /// `(i, q)` read at `a(q, i)`, B's 32 values of depth step `q` at `b(q)`.
-    ///
-    /// # Safety
-    /// AVX-512F present; `a(q, i)` readable for q < kc, i < 12; `b(q)` 32 values for q < kc.
-    #[target_feature(enable = "avx512f")]
-    #[inline]
-    unsafe fn block_avx512(
-        kc: usize,
-        b: impl Fn(usize) -> *const f32,
-        a: impl Fn(usize, usize) -> *const f32,
-    ) -> [[__m512; 2]; MR5] {
-        let mut acc = [[_mm512_setzero_ps(); 2]; MR5];
-        for q in 0..kc {
-            // SAFETY: caller.
-            unsafe {
-                let bq = b(q);
-                let b0 = _mm512_loadu_ps(bq);
-                let b1 = _mm512_loadu_ps(bq.add(16));
-                for (i, row) in acc.iter_mut().enumerate() {
-                    let av = _mm512_set1_ps(*a(q, i));
-                    row[0] = _mm512_fmadd_ps(av, b0, row[0]);
-                    row[1] = _mm512_fmadd_ps(av, b1, row[1]);
-                }
-            }
-        }
-        acc
-    }
-
-    /// One block of the AVX2 micro-kernel (as `block_avx512`, 6 rows × 16 columns).
-    ///
-    /// # Safety
-    /// AVX2 and FMA present; `a(q, i)` readable for q < kc, i < 6; `b(q)` 16 values for q < kc.
-    #[target_feature(enable = "avx2,fma")]
-    #[inline]
-    unsafe fn block_avx2(
-        kc: usize,
-        b: impl Fn(usize) -> *const f32,
-        a: impl Fn(usize, usize) -> *const f32,
-    ) -> [[__m256; 2]; MR2] {
-        let mut acc = [[_mm256_setzero_ps(); 2]; MR2];
-        for q in 0..kc {
-            // SAFETY: caller.
-            unsafe {
-                let bq = b(q);
-                let b0 = _mm256_loadu_ps(bq);
-                let b1 = _mm256_loadu_ps(bq.add(8));
-                for (i, row) in acc.iter_mut().enumerate() {
-                    let av = _mm256_broadcast_ss(&*a(q, i));
-                    row[0] = _mm256_fmadd_ps(av, b0, row[0]);
-                    row[1] = _mm256_fmadd_ps(av, b1, row[1]);
-                }
-            }
-        }
-        acc
-    }
-
-    /// AVX2 micro-kernel: 6 rows × 16 columns, 12 accumulators.
-    const MR2: usize = 6;
-    const NR2: usize = 16;
-
-    /// # Safety
-    /// AVX2 and FMA present; the packed panels and C's tile as `run_tile` gives them.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn tile_avx2(kc: usize, a: Panels, b: *const f32, t: Tile, st: Store) {
-        for ir in 0..t.rows.div_ceil(MR2) {
-            let rows = MR2.min(t.rows - ir * MR2);
-            let direct = a.direct(ir, MR2, rows);
-            let ap = a.packed(ir, MR2, kc);
-            for jr in 0..t.cols.div_ceil(NR2) {
-                let cols = NR2.min(t.cols - jr * NR2);
-                let bp = b.wrapping_add(jr * NR2 * kc);
-                // SAFETY: inside the panels (caller).
-                let acc = unsafe {
-                    match direct {
-                        Some((ad, rsa)) => block_avx2(
-                            kc,
-                            |q| bp.add(q * NR2),
-                            |q, i| ad.offset(i as isize * rsa + q as isize),
-                        ),
-                        None => block_avx2(kc, |q| bp.add(q * NR2), |q, i| ap.add(q * MR2 + i)),
-                    }
-                };
-                let (i0, j0) = (t.i0 + ir * MR2, t.j0 + jr * NR2);
-                if cols == NR2 && st.csc == 1 {
-                    // Whole rows of the block (the live ones: a last panel may hold fewer).
-                    for (i, row) in acc.iter().enumerate().take(rows) {
-                        // SAFETY: a full row of the block inside C's tile.
-                        unsafe {
-                            let c = st.c.offset((i0 + i) as isize * st.rsc + j0 as isize);
-                            if st.overwrite && st.bias.is_null() {
-                                _mm256_storeu_ps(c, row[0]);
-                                _mm256_storeu_ps(c.add(8), row[1]);
-                            } else if st.overwrite {
-                                let bias = st.bias.add(j0);
-                                _mm256_storeu_ps(c, _mm256_add_ps(_mm256_loadu_ps(bias), row[0]));
-                                let b1 = _mm256_loadu_ps(bias.add(8));
-                                _mm256_storeu_ps(c.add(8), _mm256_add_ps(b1, row[1]));
-                            } else {
-                                _mm256_storeu_ps(c, _mm256_add_ps(_mm256_loadu_ps(c), row[0]));
-                                let c1 = c.add(8);
-                                _mm256_storeu_ps(c1, _mm256_add_ps(_mm256_loadu_ps(c1), row[1]));
+                        };
+                        let (i0, j0) = (t.i0 + ir * MR, t.j0 + jr * NR);
+                        if cols == NR && st.csc == 1 {
+                            // Whole rows of the block (the live ones: a last panel may hold fewer).
+                            for (i, row) in acc.iter().enumerate().take(rows) {
+                                // SAFETY: a full row of the block inside C's tile.
+                                unsafe {
+                                    let c = st.c.offset((i0 + i) as isize * st.rsc + j0 as isize);
+                                    let c1 = c.add($w);
+                                    if st.overwrite && st.bias.is_null() {
+                                        $store(c, row[0]);
+                                        $store(c1, row[1]);
+                                    } else if st.overwrite {
+                                        let bias = st.bias.add(j0);
+                                        $store(c, $add($load(bias), row[0]));
+                                        $store(c1, $add($load(bias.add($w)), row[1]));
+                                    } else {
+                                        $store(c, $add($load(c), row[0]));
+                                        $store(c1, $add($load(c1), row[1]));
+                                    }
+                                }
                             }
+                        } else {
+                            let mut buf = [0f32; MR * NR];
+                            for (i, row) in acc.iter().enumerate() {
+                                // SAFETY: buf holds MR rows of NR.
+                                unsafe {
+                                    $store(buf.as_mut_ptr().add(i * NR), row[0]);
+                                    $store(buf.as_mut_ptr().add(i * NR + $w), row[1]);
+                                }
+                            }
+                            // SAFETY: the live corner of the block inside C's tile.
+                            unsafe { st.scalar(i0, j0, rows, cols, NR, &buf) };
                         }
                     }
-                } else {
-                    let mut buf = [0f32; MR2 * NR2];
-                    for (i, row) in acc.iter().enumerate() {
-                        // SAFETY: buf holds MR2 rows of NR2.
-                        unsafe {
-                            _mm256_storeu_ps(buf.as_mut_ptr().add(i * NR2), row[0]);
-                            _mm256_storeu_ps(buf.as_mut_ptr().add(i * NR2 + 8), row[1]);
-                        }
-                    }
-                    // SAFETY: the live corner of the block inside C's tile.
-                    unsafe { st.scalar(i0, j0, rows, cols, NR2, &buf) };
                 }
             }
-        }
+        };
     }
+
+    micro_kernel!(
+        "avx512f",
+        "AVX-512 micro-kernel: 12 rows × 32 columns, 24 accumulators.",
+        tile_avx512,
+        block_avx512,
+        12,
+        16,
+        __m512,
+        _mm512_setzero_ps,
+        _mm512_loadu_ps,
+        _mm512_storeu_ps,
+        _mm512_add_ps,
+        _mm512_fmadd_ps,
+        _mm512_set1_ps
+    );
+
+    micro_kernel!(
+        "avx2,fma",
+        "AVX2 micro-kernel: 6 rows × 16 columns, 12 accumulators.",
+        tile_avx2,
+        block_avx2,
+        6,
+        8,
+        __m256,
+        _mm256_setzero_ps,
+        _mm256_loadu_ps,
+        _mm256_storeu_ps,
+        _mm256_add_ps,
+        _mm256_fmadd_ps,
+        _mm256_set1_ps
+    );
 }
 
 #[cfg(test)]
