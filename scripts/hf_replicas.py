@@ -13,6 +13,12 @@ tokenizer.json. Nothing is downloaded.
 
     scripts/hf-replicas                      # the usual way (venv, pinned versions, caching)
     python3 scripts/hf_replicas.py OUT_DIR   # with torch, transformers, tokenizers importable
+    python3 scripts/hf_replicas.py --compare COMMITTED NEW   # the cross-check scripts/hf-replicas --check runs
+
+Plus the `legal-bert` replica's weights in the two other forms people have them (see `weight_forms`):
+`legal-bert-bin` (`pytorch_model.bin`, `torch.save` of the same tensors, as transformers saved before
+safetensors) and `legal-bert-sharded` (`save_pretrained` with a small `max_shard_size`: shards and
+`model.safetensors.index.json`), for tests/cli/model_folders.rs.
 
 Plus sentence-transformers folders (`st-*`, see `st_replicas`: the modules after the transformer,
 and `SentenceTransformer(dir).encode(texts)`) and a ColBERT folder (`colbert`, see `colbert_replica`:
@@ -32,6 +38,7 @@ All values come from transformers (PyTorch, float32, CPU); none from lexbench.
 
 import json
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -141,10 +148,29 @@ def wordpiece(extra=()):
     """BERT-style: lower-cased WordPiece, `[CLS] a [SEP] b [SEP]` with segment ids 0 then 1; `extra`
     tokens (ColBERT's `[unused0]`, `[unused1]`) after the five special ones."""
     special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *extra]
-    t = Tokenizer(models.WordPiece(unk_token="[UNK]", max_input_chars_per_word=100))
-    t.normalizer = normalizers.BertNormalizer(lowercase=True, strip_accents=None, clean_text=True)
-    t.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    t.train_from_iterator(CORPUS, trainers.WordPieceTrainer(vocab_size=180, special_tokens=special, show_progress=False))
+    norm = normalizers.BertNormalizer(lowercase=True, strip_accents=None, clean_text=True)
+    pre = pre_tokenizers.BertPreTokenizer()
+
+    def words(line):
+        return [w for w, _ in pre.pre_tokenize_str(norm.normalize_str(line))]
+
+    # The vocabulary is built here, not trained: tokenizers' WordPiece trainer breaks ties in another
+    # order from run to run, and the committed replicas must be made again to the byte by --check.
+    # Frequent corpus words, a few word pieces, every character alone and as a continuation ("##"),
+    # except "h" and "w" (so "hello world" has characters with no piece: [UNK]).
+    counts = {}
+    for line in CORPUS:
+        for w in words(line):
+            counts[w] = counts.get(w, 0) + 1
+    frequent = sorted((w for w, c in counts.items() if c >= 3 and len(w) > 2), key=lambda w: (-counts[w], w))[:60]
+    pieces = ["viol", "##ation", "appr", "##eci", "conv", "##ention", "requ", "##érant", "##s", "##ed"]
+    chars = sorted({ch for line in CORPUS + TEXTS + list(PAIR) for w in words(line) for ch in w} - set("hw"))
+    vocab = {}
+    for tok in special + chars + ["##" + c for c in chars] + frequent + pieces:
+        vocab.setdefault(tok, len(vocab))
+    t = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=100))
+    t.normalizer = norm
+    t.pre_tokenizer = pre
     cls, sep = t.token_to_id("[CLS]"), t.token_to_id("[SEP]")
     t.post_processor = processors.TemplateProcessing(
         single="[CLS]:0 $A:0 [SEP]:0",
@@ -588,7 +614,75 @@ def colbert_replica(root, seed):
     }
 
 
+def weight_forms(root):
+    """`legal-bert`'s weights as `pytorch_model.bin` and as safetensors shards with an index."""
+    from safetensors.torch import load_file
+    src = os.path.join(root, "legal-bert")
+    shared = ["config.json", "tokenizer.json", "tokenizer_config.json"]
+    for form in ["legal-bert-bin", "legal-bert-sharded"]:
+        os.makedirs(os.path.join(root, form), exist_ok=True)
+        for f in shared:
+            if os.path.exists(os.path.join(src, f)):
+                shutil.copyfile(os.path.join(src, f), os.path.join(root, form, f))
+    torch.save(load_file(os.path.join(src, "model.safetensors")),
+               os.path.join(root, "legal-bert-bin", "pytorch_model.bin"))
+    model = transformers.BertForPreTraining.from_pretrained(src).eval()
+    sharded = os.path.join(root, "legal-bert-sharded")
+    model.save_pretrained(sharded, safe_serialization=True, max_shard_size="64KB")
+    shards = [f for f in os.listdir(sharded) if f.endswith(".safetensors")]
+    assert len(shards) > 1 and os.path.exists(os.path.join(sharded, "model.safetensors.index.json")), shards
+
+
+def numbers(a, b, path, worst):
+    """Walks two JSON values together: the same structure and strings, numbers within 1e-5 (absolute
+    and relative); records the largest difference in `worst`. Returns the first mismatch's path."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        d = abs(a - b)
+        worst[0] = max(worst[0], d)
+        return None if d <= 1e-5 * (1 + abs(a)) else f"{path}: {a} != {b}"
+    if type(a) is not type(b):
+        return f"{path}: {type(a).__name__} != {type(b).__name__}"
+    if isinstance(a, dict):
+        if sorted(a) != sorted(b):
+            return f"{path}: keys {sorted(a)} != {sorted(b)}"
+        return next((m for k in sorted(a) if (m := numbers(a[k], b[k], f"{path}.{k}", worst))), None)
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return f"{path}: {len(a)} items != {len(b)}"
+        return next((m for i, (x, y) in enumerate(zip(a, b)) if (m := numbers(x, y, f"{path}[{i}]", worst))), None)
+    return None if a == b else f"{path}: {a!r} != {b!r}"
+
+
+def compare(committed, new):
+    """The committed replicas against ones made now: every file the same bytes, except
+    reference.json's numbers (transformers' outputs) within 1e-5 and its version strings, which
+    may carry a build suffix, left out (scripts/hf-replicas checks the installed versions)."""
+    def files(root):
+        return sorted(os.path.relpath(os.path.join(d, f), root)
+                      for d, _, fs in os.walk(root) for f in fs)
+    a, b = files(committed), files(new)
+    if a != b:
+        sys.exit(f"the file lists differ: only committed {sorted(set(a) - set(b))}, only new {sorted(set(b) - set(a))}")
+    worst = [0.0]
+    for f in a:
+        pa, pb = os.path.join(committed, f), os.path.join(new, f)
+        if f == "reference.json":
+            with open(pa) as x, open(pb) as y:
+                ra, rb = json.load(x), json.load(y)
+            # The versions may carry a build suffix (`2.15.0+cpu`); scripts/hf-replicas checked the pins.
+            ra.pop("versions"), rb.pop("versions")
+            m = numbers(ra, rb, "reference.json", worst)
+            if m:
+                sys.exit(f"{pa}: {m}")
+        elif open(pa, "rb").read() != open(pb, "rb").read():
+            sys.exit(f"{pa} and {pb} differ")
+    print(f"the committed replicas are the script's output: {len(a)} files, reference.json's numbers "
+          f"within {worst[0]:.3g} of the committed ones", file=sys.stderr)
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--compare":
+        return compare(sys.argv[2], sys.argv[3])
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     root = sys.argv[1]
@@ -603,6 +697,7 @@ def main():
             train = train_step(model, hf)
         print(f"{name}: {spec[0]} ({ref['model_type']}, {ref['architectures'][0]})", file=sys.stderr)
     unknown(root, SEED + 99)
+    weight_forms(root)
     st = st_replicas(root, SEED + 200)
     colbert = colbert_replica(root, SEED + 300)
     import sentence_transformers

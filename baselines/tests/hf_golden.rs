@@ -1,7 +1,9 @@
 //! Golden tests against transformers (PyTorch) on small random-weight replicas of the HuggingFace
-//! checkpoints lexbench loads, made at test time by `scripts/hf-replicas` (never committed, nothing
-//! downloaded). The folder is `$LEXBENCH_HF_REPLICAS` (default `target/hf-replicas`); without it these
-//! tests fail, never skip.
+//! checkpoints lexbench loads, made by `scripts/hf-replicas` with the pinned PyTorch and transformers
+//! and committed in `tests/golden/hf-replicas` with the sha256 of the script and pins that made them
+//! (nothing downloaded; `the_committed_replicas_are_the_current_scripts` fails when they are stale, and
+//! CI's `scripts/hf-replicas --check` makes them again and compares). `$LEXBENCH_HF_REPLICAS` names
+//! another folder; without one these tests fail, never skip.
 //!
 //! Each replica keeps its checkpoint's `config.json` (`model_type`, `architectures`, positions,
 //! token types, padding index, layer-norm epsilon) and tensor names (the class that saved it), with
@@ -146,13 +148,13 @@ struct Reference {
 /// The replicas' folder, failing with what to run when it is missing.
 fn replicas() -> PathBuf {
     let dir = std::env::var_os("LEXBENCH_HF_REPLICAS").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/hf-replicas"),
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/hf-replicas"),
         PathBuf::from,
     );
     assert!(
         dir.join("reference.json").is_file(),
-        "{} has no reference.json: run scripts/hf-replicas (it makes the HuggingFace replicas these \
-         tests compare against; LEXBENCH_HF_REPLICAS names another folder)",
+        "{} has no reference.json: it is committed (tests/golden/hf-replicas, made by \
+         scripts/hf-replicas); LEXBENCH_HF_REPLICAS names another folder",
         dir.display()
     );
     dir
@@ -906,4 +908,28 @@ fn training_reads_the_base_encoder_of_every_architecture() {
         }
         assert_eq!(got.contains_key("linear.weight"), name == "colbert", "{name}");
     }
+}
+
+/// The committed replicas were made by the script and pins in this checkout: their `SCRIPT_SHA256` is
+/// scripts/hf-replicas's stamp, sha256 of (the hex sha256 of scripts/hf_replicas.py, a newline, the
+/// pins file). A change to either without `scripts/hf-replicas` run and its output committed fails
+/// here, naming what to run. (That the folder is that script's output is CI's `--check`.)
+#[test]
+fn the_committed_replicas_are_the_current_scripts() {
+    use sha2::{Digest, Sha256};
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let read =
+        |p: &str| std::fs::read(root.join(p)).unwrap_or_else(|e| panic!("{}: {e}", root.join(p).display()));
+    let script = format!("{:x}", Sha256::digest(read("scripts/hf_replicas.py")));
+    let mut stamp = Sha256::new();
+    stamp.update(format!("{script}\n"));
+    stamp.update(read("scripts/hf-replicas.pins"));
+    let want = format!("{:x}", stamp.finalize());
+    let committed = String::from_utf8(read("tests/golden/hf-replicas/SCRIPT_SHA256")).unwrap();
+    assert_eq!(
+        committed.trim(),
+        want,
+        "tests/golden/hf-replicas was made by another scripts/hf_replicas.py or other pins: run \
+         scripts/hf-replicas and commit the folder"
+    );
 }

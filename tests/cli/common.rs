@@ -218,6 +218,23 @@ pub fn run_columns(p: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The HuggingFace replicas and transformers' outputs on them (`scripts/hf-replicas`): the committed
+/// `tests/golden/hf-replicas`, or the folder `$LEXBENCH_HF_REPLICAS` names (such as the ones
+/// `scripts/hf-replicas --check` has just made in target/). Missing is a failure, never a skip.
+pub fn replicas() -> PathBuf {
+    let dir = std::env::var_os("LEXBENCH_HF_REPLICAS").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/hf-replicas"),
+        PathBuf::from,
+    );
+    assert!(
+        dir.join("reference.json").is_file(),
+        "{} has no reference.json: it is committed (tests/golden/hf-replicas, made by \
+         scripts/hf-replicas); LEXBENCH_HF_REPLICAS names another folder",
+        dir.display()
+    );
+    dir
+}
+
 /// The Python of the environment `$var` names (default `target/DEFAULT` in the checkout); a test that
 /// needs it fails, never skips, when it is missing, with `how` (what makes the environment) in the
 /// message.

@@ -1,6 +1,6 @@
 //! HuggingFace folders of other architectures through the command line (issue 32), on the small
-//! random replicas `scripts/hf-replicas` makes in `$LEXBENCH_HF_REPLICAS` (default
-//! `target/hf-replicas`; these tests fail, not skip, without them). Reference values: the folder's
+//! random replicas `scripts/hf-replicas` made, committed in `tests/golden/hf-replicas` (or the folder
+//! `$LEXBENCH_HF_REPLICAS` names; these tests fail, not skip, without them). Reference values: the folder's
 //! `reference.json`, transformers' outputs (baselines/tests/hf_golden.rs says how they are made).
 //!
 //! Properties checked:
@@ -17,24 +17,9 @@
 //!   gives its `[CLS]` output; `--pooling mean` on the ANCE-style folder exits 2 with one line naming
 //!   its 1_Pooling/config.json, `--pooling cls` agrees and runs.
 
-use std::path::PathBuf;
 use std::process::Output;
 
-use crate::common::{lexbench, lexbench_no_data, sample_data};
-
-fn replicas() -> PathBuf {
-    let dir = std::env::var_os("LEXBENCH_HF_REPLICAS").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/hf-replicas"),
-        PathBuf::from,
-    );
-    assert!(
-        dir.join("reference.json").is_file(),
-        "{} has no reference.json: run scripts/hf-replicas (it makes the HuggingFace replicas these \
-         tests compare against; LEXBENCH_HF_REPLICAS names another folder)",
-        dir.display()
-    );
-    dir
-}
+use crate::common::{lexbench, lexbench_no_data, replicas, sample_data};
 
 /// The replica's reference value `key` (`mean`, `cls`) of its first text, and that text.
 fn reference(name: &str, key: &str) -> (String, Vec<f64>) {

@@ -15,13 +15,16 @@
 //!   says 128, and `--recheck` reproduces it; at 8 (the sample's paragraphs are shorter than 128
 //!   tokens) its run is `lexbench run dense --max-len 8`'s, not `--max-len 256`'s.
 //!
-//! The PyTorch files are made at test time with the hf-ref environment's torch
-//! (`LEXBENCH_HF_VENV`, made by `scripts/hf-replicas`).
+//! The PyTorch and sharded files are the committed replicas' (`tests/golden/hf-replicas`, written by
+//! PyTorch and transformers in `scripts/hf_replicas.py`); the armed pickle is made at test time by the
+//! system's `python3`.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::{lexbench, lexbench_no_data, run_columns, sample_data, tiny_bert, tiny_bert_with};
+use crate::common::{
+    lexbench, lexbench_no_data, replicas, run_columns, sample_data, tiny_bert, tiny_bert_with,
+};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lexbench-model-folders-{}-{name}", std::process::id()));
@@ -30,17 +33,10 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-fn python() -> PathBuf {
-    crate::common::venv_python(
-        "LEXBENCH_HF_VENV",
-        "hf-ref-venv",
-        "make it with scripts/hf-replicas (PyTorch and safetensors)",
-    )
-}
-
-/// Runs the Python `code` with `args` (`sys.argv[1:]`) in the hf-ref environment.
+/// Runs the Python `code` with `args` (`sys.argv[1:]`) under the system's `python3` (the standard
+/// library only).
 fn py(code: &str, args: &[&Path]) {
-    let out = std::process::Command::new(python())
+    let out = std::process::Command::new("python3")
         .arg("-c")
         .arg(code)
         .args(args)
@@ -66,33 +62,6 @@ fn same_model_files(from: &Path, to: &Path) {
     }
 }
 
-/// `torch.save` of the state dict in `model.safetensors`, as transformers saved it.
-const SAVE_BIN: &str = r#"
-import sys, torch
-from safetensors.torch import load_file
-sd = load_file(sys.argv[1])
-torch.save(sd, sys.argv[2])
-"#;
-
-/// The tensors of `model.safetensors` in two shards and their index, as `save_pretrained` with a
-/// small `max_shard_size` writes them.
-const SHARD: &str = r#"
-import json, os, sys
-from safetensors.torch import load_file, save_file
-sd = load_file(sys.argv[1])
-out = sys.argv[2]
-names = sorted(sd)
-half = len(names) // 2
-weight_map = {}
-for i, part in enumerate([names[:half], names[half:]]):
-    shard = f"model-0000{i + 1}-of-00002.safetensors"
-    save_file({n: sd[n] for n in part}, os.path.join(out, shard), metadata={"format": "pt"})
-    weight_map.update({n: shard for n in part})
-total = sum(t.numel() * t.element_size() for t in sd.values())
-with open(os.path.join(out, "model.safetensors.index.json"), "w") as f:
-    json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2)
-"#;
-
 fn encode(model: &Path) -> Output {
     lexbench_no_data(&[
         "encode",
@@ -105,19 +74,15 @@ fn encode(model: &Path) -> Output {
 
 #[test]
 fn pytorch_bin_and_safetensors_shards_encode_as_model_safetensors() {
-    let root = scratch("forms");
-    let st = root.join("safetensors");
-    tiny_bert(&st);
-    let bin = root.join("bin");
-    same_model_files(&st, &bin);
-    py(
-        SAVE_BIN,
-        &[&st.join("model.safetensors"), &bin.join("pytorch_model.bin")],
-    );
-    let sharded = root.join("sharded");
-    same_model_files(&st, &sharded);
-    py(SHARD, &[&st.join("model.safetensors"), &sharded]);
-    assert!(sharded.join("model-00002-of-00002.safetensors").is_file());
+    // The same BERT replica as PyTorch and transformers wrote it three ways (scripts/hf_replicas.py,
+    // `weight_forms`): `model.safetensors`, `torch.save`'s `pytorch_model.bin`, and `save_pretrained`'s
+    // shards with `model.safetensors.index.json`.
+    let st = replicas().join("legal-bert");
+    let bin = replicas().join("legal-bert-bin");
+    let sharded = replicas().join("legal-bert-sharded");
+    assert!(bin.join("pytorch_model.bin").is_file() && !bin.join("model.safetensors").exists());
+    assert!(sharded.join("model-00002-of-00003.safetensors").is_file());
+    assert!(!sharded.join("model.safetensors").exists());
 
     let want = encode(&st);
     assert!(want.status.success(), "{}", stderr(&want));
@@ -138,12 +103,12 @@ fn pytorch_bin_and_safetensors_shards_encode_as_model_safetensors() {
     let names: Vec<String> = files(&sharded).into_keys().collect();
     for f in [
         "model.safetensors.index.json",
-        "model-00001-of-00002.safetensors",
-        "model-00002-of-00002.safetensors",
+        "model-00001-of-00003.safetensors",
+        "model-00002-of-00003.safetensors",
+        "model-00003-of-00003.safetensors",
     ] {
         assert!(names.iter().any(|n| n == f), "{f} not hashed: {names:?}");
     }
-    let _ = std::fs::remove_dir_all(&root);
 }
 
 #[test]
