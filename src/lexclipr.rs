@@ -82,8 +82,14 @@ struct Link<'a> {
 }
 
 /// Imports LexCLiPR's folder `dir` (`labels.jsonl`, `judgments.jsonl`) as one dataset per language
-/// of `langs` (every language of the labels when empty), each written atomically.
-pub fn import_lexclipr(data: &DataDir, dir: &Path, langs: &[Language]) -> Result<Vec<XlImport>> {
+/// of `langs` (every language of the labels when empty), each written atomically; with `union`, also
+/// their union ([`UNION_DATASET`], [`lexclipr::union`]).
+pub fn import_lexclipr(
+    data: &DataDir,
+    dir: &Path,
+    langs: &[Language],
+    union: bool,
+) -> Result<(Vec<XlImport>, Option<UnionImport>)> {
     let labels_path = dir.join(LABELS_FILE);
     let judgments_path = dir.join(JUDGMENTS_FILE);
     let labels = lexclipr::read_labels(&labels_path)?;
@@ -118,14 +124,128 @@ pub fn import_lexclipr(data: &DataDir, dir: &Path, langs: &[Language]) -> Result
         InputLabel::of(&labels_path)?,
         InputLabel::of(&judgments_path)?
     );
-    langs
+    // Every language's pairs: the union's leak check reads all of them, whatever is imported.
+    let all: Vec<XlPairs> = present
         .iter()
-        .map(|&lang| {
-            let xl = lexclipr::pairs_for(&labels, lang, &numbers)?;
-            write_language(data, &labels, &xl, &judgments, &sources)
-                .with_context(|| format!("writing {}", dataset_name(lang)))
+        .map(|&lang| lexclipr::pairs_for(&labels, lang, &numbers))
+        .collect::<std::result::Result<_, _>>()?;
+    let chosen: Vec<&XlPairs> = all.iter().filter(|x| langs.contains(&x.lang)).collect();
+    let imports = chosen
+        .iter()
+        .map(|xl| {
+            write_language(data, &labels, xl, &judgments, &sources)
+                .with_context(|| format!("writing {}", dataset_name(xl.lang)))
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    let union = if union {
+        let everyone: Vec<&XlPairs> = all.iter().collect();
+        let u = lexclipr::union(&chosen, &everyone);
+        Some(
+            write_union(data, &chosen, &u, &judgments, &sources)
+                .with_context(|| format!("writing {UNION_DATASET}"))?,
+        )
+    } else {
+        None
+    };
+    Ok((imports, union))
+}
+
+/// The union dataset's name.
+pub const UNION_DATASET: &str = lexbench_leaderboard::crosslingual::UNION_DATASET;
+
+/// What [`UNION_DATASET`] holds, written into it as [`REPORT_FILE`].
+#[derive(Debug, Clone, Serialize)]
+pub struct UnionReport {
+    /// [`UNION_DATASET`].
+    pub dataset: String,
+    /// The languages whose datasets it joins.
+    pub languages: Vec<Language>,
+    /// Topics per split: the languages', kept, left out by reason.
+    pub topics: BTreeMap<String, lexclipr::UnionCounts>,
+    /// Kept topics per language and split.
+    pub per_language: BTreeMap<String, BTreeMap<String, usize>>,
+    /// Every topic left out: `LANG SPLIT TOPIC: why`.
+    pub left_out: Vec<String>,
+}
+
+/// The union written.
+#[derive(Debug)]
+pub struct UnionImport {
+    /// The dataset written.
+    pub built: Built<Written>,
+    /// Its report.
+    pub report: UnionReport,
+}
+
+fn write_union(
+    data: &DataDir,
+    langs: &[&XlPairs],
+    u: &lexclipr::XlUnion,
+    judgments: &BTreeMap<ItemId, Judgment>,
+    sources: &str,
+) -> Result<UnionImport> {
+    let report = UnionReport {
+        dataset: UNION_DATASET.to_owned(),
+        languages: langs.iter().map(|x| x.lang).collect(),
+        topics: u.counts.clone(),
+        per_language: u.per_language.clone(),
+        left_out: u.left_out.clone(),
+    };
+    let codes: Vec<&str> = report.languages.iter().map(|l| l.code()).collect();
+    let mut notes = vec![
+        format!(
+            "The union of LexCLiPR's datasets ecthr-xl-<code> for {}: every language's topics in its \
+             own split, the corpus the English judgments' paragraphs, for training one model on all \
+             languages at once (evaluate it on each language's own test split). The queries are in \
+             several languages: the manifest declares none, so BM25 (training negatives) reads them \
+             with the English chain.",
+            codes.join(", ")
+        ),
+        "LexCLiPR splits each language's guides on its own: the same citation (guide, judgment, \
+         paragraph) can be a training row in one language and a test row in another. A train topic \
+         citing a paragraph that a val or test topic of any language (all seven, its own included) \
+         cites under the same guide is left out, and a val topic citing one a test topic cites \
+         (cited_in_an_evaluation_split); so is a topic whose heading path and judgment an earlier \
+         language has (same_topic_in_another_language)."
+            .to_owned(),
+        "Topics per split (the languages' / kept / left out by reason):".to_owned(),
+    ];
+    for (split, c) in &u.counts {
+        notes.push(format!(
+            "{split}: {} / {} / {}",
+            c.topics,
+            c.kept,
+            lexclipr::UNION_LEFT_OUT_REASONS
+                .iter()
+                .map(|r| format!("{r} {}", c.left_out.get(*r).copied().unwrap_or(0)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let input = BuildInput {
+        name: UNION_DATASET,
+        pairs: &u.pairs,
+        assignment: &u.assignment,
+        judgments,
+        config: None,
+        assembly: None,
+        sources,
+        plots: false,
+        notes: &notes,
+    };
+    let dir = data.dataset(UNION_DATASET)?.0;
+    let written = lexbench_core::io::write_dir_atomic(&dir, |tmp| -> Result<Written> {
+        let mut written = write_dataset(tmp, &input)?;
+        lexbench_core::io::write_json_pretty(&tmp.join(REPORT_FILE), &report)?;
+        let m = &written.manifest;
+        written.manifest =
+            DatasetManifest::write_with_languages(tmp, &m.name, &m.built_by, None, Some(Language::English))?;
+        Ok(written)
+    })?;
+    Ok(UnionImport {
+        built: Built { written, dir },
+        report,
+    })
 }
 
 /// `judgments.jsonl` read as `import release --texts` reads a segmented corpus; a judgment given

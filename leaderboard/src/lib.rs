@@ -35,6 +35,7 @@
 
 pub mod board;
 pub mod card;
+pub mod crosslingual;
 pub mod dataset;
 pub mod entry;
 pub mod error;

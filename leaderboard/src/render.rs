@@ -97,7 +97,13 @@ pub fn markdown(boards: &[DatasetBoard], options: &RenderOptions) -> String {
     if boards.is_empty() {
         s.push_str("No entries yet: `lexbench submit RUN --dataset D --split S --name NAME`.\n");
     }
+    let xl = crate::crosslingual::section(boards);
     for b in boards {
+        if let Some(x) = &xl
+            && x.rows.first().is_some_and(|r| r.dataset == b.name)
+        {
+            crosslingual_markdown(&mut s, x);
+        }
         let _ = writeln!(s, "## {}\n", md(&b.name));
         if let Some(h) = &b.current_hash {
             let _ = writeln!(s, "Dataset version `{}`.\n", short(h));
@@ -153,6 +159,113 @@ pub fn markdown(boards: &[DatasetBoard], options: &RenderOptions) -> String {
         }
     }
     s
+}
+
+/// The cross-lingual section ([`crate::crosslingual`]) as Markdown: a row per query language, a
+/// column group per system.
+fn crosslingual_markdown(s: &mut String, x: &crate::crosslingual::XlSection) {
+    let _ = writeln!(
+        s,
+        "## {}\n\n{}\n",
+        crate::crosslingual::TITLE,
+        md(crate::crosslingual::NOTE)
+    );
+    let mut header = String::from("| queries | language | test topics |");
+    let mut rule = String::from("|---|---|---:|");
+    for sys in &x.systems {
+        for m in &x.measures {
+            let _ = write!(header, " {} {} |", md(sys), md(m));
+            rule.push_str("---:|");
+        }
+    }
+    let _ = writeln!(s, "{header}\n{rule}");
+    for r in &x.rows {
+        let _ = write!(s, "| {} | {} | {} |", md(&r.code), r.name.unwrap_or(""), r.topics);
+        for c in &r.cells {
+            match c {
+                Some(c) => {
+                    for (v, sig) in c.scores.iter().zip(&c.sig) {
+                        let dagger = if c.stale { " †" } else { "" };
+                        let _ = write!(s, " {}{}{dagger} |", pct(*v), mark(*sig));
+                    }
+                }
+                None => s.push_str(&" — |".repeat(x.measures.len())),
+            }
+        }
+        s.push('\n');
+    }
+    s.push('\n');
+}
+
+/// The cross-lingual section as HTML, marks and p-values as on the boards.
+fn crosslingual_html(s: &mut String, x: &crate::crosslingual::XlSection) {
+    let _ = write!(
+        s,
+        "<h2 id=\"cross-lingual\">{}</h2>\n<p class=\"note\">{}</p>\n<table class=\"board xl\"><thead><tr>\
+         <th rowspan=\"2\">Queries</th><th rowspan=\"2\">Language</th><th rowspan=\"2\">Test topics</th>",
+        esc(crate::crosslingual::TITLE),
+        esc(crate::crosslingual::NOTE)
+    );
+    for (sys, baseline) in x.systems.iter().zip(&x.baseline) {
+        let class = if *baseline { " class=\"baseline\"" } else { "" };
+        let _ = write!(
+            s,
+            "<th colspan=\"{}\"{class}><bdi>{}</bdi></th>",
+            x.measures.len(),
+            esc(sys)
+        );
+    }
+    s.push_str("</tr><tr>");
+    for _ in &x.systems {
+        for m in &x.measures {
+            let _ = write!(s, "<th>{}</th>", esc(m));
+        }
+    }
+    s.push_str("</tr></thead><tbody>\n");
+    for r in &x.rows {
+        let _ = write!(
+            s,
+            "<tr><td class=\"sys\">{}</td><td>{}</td><td class=\"num\">{}</td>",
+            esc(&r.code),
+            r.name.unwrap_or(""),
+            r.topics
+        );
+        for c in &r.cells {
+            match c {
+                Some(c) => {
+                    for ((v, sig), p) in c.scores.iter().zip(&c.sig).zip(&c.p_holm) {
+                        let (cls, sym) = match sig {
+                            Sig::Better => ("better", "▲"),
+                            Sig::Worse => ("worse", "▼"),
+                            _ => ("", ""),
+                        };
+                        let mut title = format!("entry {}", c.entry);
+                        if let Some(p) = p {
+                            let _ = write!(title, " · p (Holm) = {p:.4}");
+                        }
+                        let stale = if c.stale {
+                            "<span class=\"stale\" title=\"other dataset version\">†</span>"
+                        } else {
+                            ""
+                        };
+                        let _ = write!(
+                            s,
+                            "<td class=\"num\" title=\"{}\">{}<span class=\"{cls}\">{sym}</span>{stale}</td>",
+                            esc(&title),
+                            pct(*v)
+                        );
+                    }
+                }
+                None => {
+                    for _ in &x.measures {
+                        s.push_str("<td class=\"num\">—</td>");
+                    }
+                }
+            }
+        }
+        s.push_str("</tr>\n");
+    }
+    s.push_str("</tbody></table>\n");
 }
 
 /// One of our cells beside the paper: the shown measures in %, their marks, then the hidden ones
@@ -448,7 +561,13 @@ pub fn html(boards: &[DatasetBoard], options: &RenderOptions) -> String {
     if boards.is_empty() {
         s.push_str("<p>No entries yet.</p>\n");
     }
+    let xl = crate::crosslingual::section(boards);
     for b in boards {
+        if let Some(x) = &xl
+            && x.rows.first().is_some_and(|r| r.dataset == b.name)
+        {
+            crosslingual_html(&mut s, x);
+        }
         let _ = writeln!(s, "<h2>{}</h2>", esc(&b.name));
         if let Some(h) = &b.current_hash {
             let how = if b.pooled {

@@ -410,6 +410,130 @@ pub fn pairs_for(
     })
 }
 
+/// Why a language's pair is not a pair of the union ([`union`]).
+pub const UNION_LEFT_OUT_REASONS: [&str; 2] =
+    ["cited_in_an_evaluation_split", "same_topic_in_another_language"];
+
+/// Topics of the union per split: in the languages' datasets, kept, and left out by reason
+/// ([`UNION_LEFT_OUT_REASONS`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct UnionCounts {
+    /// The languages' topics of the split.
+    pub topics: usize,
+    /// Those that are topics of the union.
+    pub kept: usize,
+    /// Those left out, by reason.
+    pub left_out: BTreeMap<String, usize>,
+}
+
+/// Every language's pairs as one dataset, to train one model on all languages at once.
+#[derive(Debug, Clone)]
+pub struct XlUnion {
+    /// The languages' pairs kept, language by language in the order given.
+    pub pairs: Vec<Pair>,
+    /// Their splits: each pair in its language's split.
+    pub assignment: Assignment,
+    /// Per split.
+    pub counts: BTreeMap<String, UnionCounts>,
+    /// Kept topics per language and split.
+    pub per_language: BTreeMap<String, BTreeMap<String, usize>>,
+    /// Every topic left out: `LANG SPLIT TOPIC: why`.
+    pub left_out: Vec<String>,
+}
+
+/// A cited paragraph as the languages share it: (guide family, judgment, paragraph). The same
+/// guide's translations cite the same paragraphs under translated headings.
+fn citations(p: &Pair) -> impl Iterator<Item = (String, &ItemId, u32)> + '_ {
+    let family = guide_family(p.guide.as_str());
+    p.relevant.iter().map(move |&n| (family.clone(), &p.item, n))
+}
+
+/// The union of `langs`' datasets (their `train`, `val` and `test` pairs, each in its own split),
+/// with what would leak across languages left out. LexCLiPR splits each language's guides on its
+/// own, so the same citation (guide, judgment, paragraph) can be a training row in one language and
+/// a test row in another (in the fixture 403 of the 673 training rows of the seven languages cite
+/// a paragraph some language evaluates under the same guide): a model trained on it would have
+/// seen the test's answers under a translated heading. So a pair is left out of
+///
+/// - `train` when any of its citations is cited by a `val` or `test` pair of any of `all` (every
+///   language of the labels, not only those in the union), and of `val` when one is cited by a
+///   `test` pair (`cited_in_an_evaluation_split`);
+/// - any split when an earlier language has the same topic (heading path and judgment:
+///   `same_topic_in_another_language`).
+///
+/// `test` is the languages' test pairs, whole.
+pub fn union(langs: &[&XlPairs], all: &[&XlPairs]) -> XlUnion {
+    let cited_in = |split: &str| -> BTreeSet<(String, &ItemId, u32)> {
+        all.iter()
+            .flat_map(|x| {
+                x.assignment
+                    .get(split)
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|&i| citations(&x.pairs[i]))
+            })
+            .collect()
+    };
+    let test = cited_in("test");
+    let mut evaluated = cited_in("val");
+    evaluated.extend(test.iter().cloned());
+    let mut out = XlUnion {
+        pairs: Vec::new(),
+        assignment: Assignment::new(),
+        counts: BTreeMap::new(),
+        per_language: BTreeMap::new(),
+        left_out: Vec::new(),
+    };
+    let mut topics: BTreeMap<TopicId, Language> = BTreeMap::new();
+    for x in langs {
+        for split in PARTITION {
+            for &i in x.assignment.get(split).into_iter().flatten() {
+                let p = &x.pairs[i];
+                let c = out.counts.entry(split.to_owned()).or_default();
+                c.topics += 1;
+                let leaks = match split {
+                    "train" => Some(&evaluated),
+                    "val" => Some(&test),
+                    _ => None,
+                };
+                let reason = if leaks.is_some_and(|e| citations(p).any(|k| e.contains(&k))) {
+                    Some((
+                        "cited_in_an_evaluation_split",
+                        "a paragraph it cites is cited under the same guide by an evaluation split"
+                            .to_owned(),
+                    ))
+                } else {
+                    topics.get(&p.topic()).map(|l| {
+                        (
+                            "same_topic_in_another_language",
+                            format!("the same heading path and judgment in {}", l.code()),
+                        )
+                    })
+                };
+                if let Some((reason, why)) = reason {
+                    *c.left_out.entry(reason.to_owned()).or_default() += 1;
+                    out.left_out
+                        .push(format!("{} {split} {}: {why}", x.lang.code(), p.topic()));
+                    continue;
+                }
+                c.kept += 1;
+                topics.insert(p.topic(), x.lang);
+                *out.per_language
+                    .entry(x.lang.code().to_owned())
+                    .or_default()
+                    .entry(split.to_owned())
+                    .or_default() += 1;
+                out.assignment
+                    .entry(split.to_owned())
+                    .or_default()
+                    .push(out.pairs.len());
+                out.pairs.push(p.clone());
+            }
+        }
+    }
+    out
+}
+
 /// The English topic each of `pairs` (in language `lang`) is the translation of: the English rows
 /// of the same guide family ([`guide_family`]) and judgment citing the same paragraphs; recorded
 /// when exactly one English heading path matches (English pairs link to themselves: none is
@@ -651,5 +775,125 @@ mod tests {
             Some(&en.pairs[en.assignment["test"][0]].topic())
         );
         assert!(en.english_topic.is_empty());
+    }
+
+    #[test]
+    fn the_union_leaves_out_what_another_language_evaluates() {
+        // English: a test topic citing 001-1 §2 (guide G), a training topic citing 001-9 §1.
+        // French: a training topic citing 001-1 §2 under G (English tests it: left out), one citing
+        // 001-1 §5 under G (kept), one citing 001-1 §2 under another guide H (kept: not the same
+        // guide), a val topic citing 001-1 §2 under G (English tests it: left out), a test topic.
+        // Italian: a training topic with the same heading path and judgment as French's kept one
+        // (left out), and a val topic citing 001-9 §7 that only Romanian, which the union does not
+        // join, tests: left out all the same.
+        let l = labels(&[
+            row(
+                "english",
+                "test",
+                "G_ENG_test.json",
+                &["G", "Right"],
+                "001-1",
+                &[2],
+            ),
+            row(
+                "english",
+                "train",
+                "G_ENG_train.json",
+                &["G", "Other"],
+                "001-9",
+                &[1],
+            ),
+            row(
+                "french",
+                "train",
+                "G_FRE_train.json",
+                &["G", "Droit"],
+                "001-1",
+                &[2],
+            ),
+            row(
+                "french",
+                "train",
+                "G_FRE_train.json",
+                &["G", "Autre"],
+                "001-1",
+                &[5],
+            ),
+            row(
+                "french",
+                "train",
+                "H_FRE_train.json",
+                &["H", "Droit"],
+                "001-1",
+                &[2],
+            ),
+            row("french", "val", "G_FRE_val.json", &["G", "Val"], "001-1", &[2, 4]),
+            row("french", "test", "G_FRE_test.json", &["G", "Test"], "001-9", &[3]),
+            row(
+                "italian",
+                "train",
+                "G_ITA_train.json",
+                &["G", "Autre"],
+                "001-1",
+                &[5],
+            ),
+            row(
+                "italian",
+                "val",
+                "G_ITA_val.json",
+                &["G", "Valore"],
+                "001-9",
+                &[7],
+            ),
+            row(
+                "romanian",
+                "test",
+                "G_RUM.json_test.json",
+                &["G", "Test"],
+                "001-9",
+                &[7],
+            ),
+        ])
+        .unwrap();
+        let judgments: BTreeMap<ItemId, BTreeSet<u32>> = ["001-1", "001-9"]
+            .iter()
+            .map(|i| (ItemId::new(*i).unwrap(), (1..10).collect()))
+            .collect();
+        let all: Vec<XlPairs> = [
+            Language::English,
+            Language::French,
+            Language::Italian,
+            Language::Romanian,
+        ]
+        .iter()
+        .map(|&lang| pairs_for(&l, lang, &judgments).unwrap())
+        .collect();
+        let everyone: Vec<&XlPairs> = all.iter().collect();
+        let u = union(&everyone[..3], &everyone);
+        let texts = |split: &str| -> Vec<String> {
+            u.assignment[split]
+                .iter()
+                .map(|&i| u.pairs[i].text.clone())
+                .collect()
+        };
+        assert_eq!(texts("train"), ["G . Other", "G . Autre", "H . Droit"]);
+        assert!(!u.assignment.contains_key("val"), "{:?}", u.assignment);
+        assert_eq!(texts("test"), ["G . Right", "G . Test"]);
+        let n = |split: &str, why: &str| u.counts[split].left_out.get(why).copied().unwrap_or(0);
+        assert_eq!(u.counts["train"].topics, 5);
+        assert_eq!(u.counts["train"].kept, 3);
+        assert_eq!(n("train", "cited_in_an_evaluation_split"), 1);
+        assert_eq!(n("train", "same_topic_in_another_language"), 1);
+        assert_eq!(n("val", "cited_in_an_evaluation_split"), 2);
+        assert_eq!(u.counts["test"].kept, 2);
+        assert_eq!(u.per_language["fr"]["train"], 2);
+        assert_eq!(u.left_out.len(), 4, "{:?}", u.left_out);
+        assert!(
+            u.left_out
+                .iter()
+                .any(|w| w.starts_with("it train ") && w.contains("in fr")),
+            "{:?}",
+            u.left_out
+        );
     }
 }

@@ -134,6 +134,11 @@ pub struct ImportLexcliprArgs {
     /// default: every language of the labels. Each becomes DATA/datasets/ecthr-xl-<code>.
     #[arg(long = "lang", value_name = "LANG", num_args = 1.., value_parser = lang_arg)]
     pub langs: Vec<lexbench_core::dataset::Language>,
+    /// Also write the languages' union, DATA/datasets/ecthr-xl-all, to train one model on every
+    /// language: each language's topics in its own split, less the training topics citing what any
+    /// language evaluates (LexCLiPR splits each language on its own).
+    #[arg(long)]
+    pub union: bool,
 }
 
 fn lang_arg(s: &str) -> std::result::Result<lexbench_core::dataset::Language, String> {
@@ -475,7 +480,7 @@ pub fn cmd_import_release(data: &DataDir, args: &ImportReleaseArgs) -> Result<Ex
 
 /// Runs `lexbench import lexclipr`: one dataset per language, then a table of rows per split.
 pub fn cmd_import_lexclipr(data: &DataDir, args: &ImportLexcliprArgs) -> Result<ExitCode> {
-    let imports = lexbench::lexclipr::import_lexclipr(data, &args.dir, &args.langs)?;
+    let (imports, union) = lexbench::lexclipr::import_lexclipr(data, &args.dir, &args.langs, args.union)?;
     for x in &imports {
         let r = &x.report;
         eprintln!(
@@ -518,6 +523,29 @@ pub fn cmd_import_lexclipr(data: &DataDir, args: &ImportLexcliprArgs) -> Result<
             );
         }
         report(&x.built.written, &x.built.dir);
+    }
+    if let Some(u) = union {
+        let r = &u.report;
+        eprintln!(
+            "{}: the union of {}; topics per split (the languages' / kept / left out by reason)",
+            r.dataset,
+            r.languages
+                .iter()
+                .map(|l| l.code())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        for (split, c) in &r.topics {
+            let n = |k: &str| c.left_out.get(k).copied().unwrap_or(0);
+            eprintln!(
+                "  {split:<6} {:>6} {:>6}  cited_in_an_evaluation_split {}, same_topic_in_another_language {}",
+                c.topics,
+                c.kept,
+                n("cited_in_an_evaluation_split"),
+                n("same_topic_in_another_language")
+            );
+        }
+        report(&u.built.written, &u.built.dir);
     }
     Ok(ExitCode::SUCCESS)
 }
