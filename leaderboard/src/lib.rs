@@ -10,6 +10,7 @@
 //!   ([`card`]), evaluation with `lexbench_core::eval` (ECtHR: R@2%, R@5%, R@10%; BSARD: R@100,
 //!   R@200, R@500, AP, RPrec), and a schema-versioned [`Entry`] written atomically under a new name
 //!   in `DATA/leaderboard/entries/` (never over another; concurrent submissions all land).
+//! - [`crosslingual`]: the cross-lingual section (LexCLiPR's languages × systems, English first).
 //! - [`board`]: the tables (a row per system, a column group per split), with paired randomization
 //!   tests against BM25 and Holm's correction ([`stats`]) and marks for stale dataset versions;
 //!   [`render_site`] writes `index.md`, `site/index.html` (sortable) and SVG plots ([`plot`]).

@@ -451,7 +451,7 @@ fn citations(p: &Pair) -> impl Iterator<Item = (String, &ItemId, u32)> + '_ {
 /// The union of `langs`' datasets (their `train`, `val` and `test` pairs, each in its own split),
 /// with what would leak across languages left out. LexCLiPR splits each language's guides on its
 /// own, so the same citation (guide, judgment, paragraph) can be a training row in one language and
-/// a test row in another (in the fixture 403 of the 673 training rows of the seven languages cite
+/// a test row in another (in the fixture 403 of the 672 training topics of the seven languages cite
 /// a paragraph some language evaluates under the same guide): a model trained on it would have
 /// seen the test's answers under a translated heading. So a pair is left out of
 ///
