@@ -1303,11 +1303,17 @@ fn every_shipped_config_parses_and_validates() -> TestResult {
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "toml") {
                 let cfg = TrainConfig::from_file(&p)?;
-                // BSARD (French) trains multilingual-e5-small with E5's prefixes; everything else —
-                // and BSARD's labelled MiniLM ablation — all-MiniLM-L6-v2, which wants none.
+                // BSARD (French) and the cross-lingual union (LexCLiPR's seven languages) train
+                // multilingual-e5-small with E5's prefixes; everything else — and BSARD's labelled
+                // MiniLM ablation — all-MiniLM-L6-v2, which wants none.
                 let prefixes = (cfg.data.query_prefix.as_str(), cfg.data.passage_prefix.as_str());
                 if cfg.base == Path::new("models/e5-small") {
-                    assert_eq!(cfg.data.dataset, "bsard", "{}", p.display());
+                    assert!(
+                        ["bsard", "ecthr-xl-all"].contains(&cfg.data.dataset.as_str()),
+                        "{}: {}",
+                        p.display(),
+                        cfg.data.dataset
+                    );
                     assert_eq!(prefixes, ("query: ", "passage: "), "{}", p.display());
                 } else {
                     assert_eq!(cfg.base, Path::new("models/minilm"), "{}", p.display());
