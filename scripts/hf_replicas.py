@@ -492,6 +492,9 @@ def st_replicas(root, seed):
                     p.copy_(1.0 + 0.2 * noise if pname == "norm.weight" else 0.3 * noise)
         out = os.path.join(root, name)
         SentenceTransformer(modules=modules, device="cpu").save(out)
+        # The model card it writes names the versions of whatever else is installed (`datasets`, …):
+        # not read by lexbench, and it would make the folder depend on the environment.
+        os.remove(os.path.join(out, "README.md"))
         if legacy_len is not None:
             legacy_layout(out, {"mean": "mean_tokens", "cls": "cls_token", "max": "max_tokens"}[pooling], legacy_len)
         # Read back as a user would.
