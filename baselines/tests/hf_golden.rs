@@ -145,19 +145,9 @@ struct Reference {
     colbert: ColBertRef,
 }
 
-/// The replicas' folder, failing with what to run when it is missing.
+/// The replicas' folder ([`lexbench_core::testing::hf_replicas_dir`]).
 fn replicas() -> PathBuf {
-    let dir = std::env::var_os("LEXBENCH_HF_REPLICAS").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/hf-replicas"),
-        PathBuf::from,
-    );
-    assert!(
-        dir.join("reference.json").is_file(),
-        "{} has no reference.json: it is committed (tests/golden/hf-replicas, made by \
-         scripts/hf-replicas); LEXBENCH_HF_REPLICAS names another folder",
-        dir.display()
-    );
-    dir
+    lexbench_core::testing::hf_replicas_dir()
 }
 
 fn reference() -> Reference {

@@ -59,6 +59,26 @@ pub fn fixtures_dir() -> PathBuf {
     dir
 }
 
+/// The HuggingFace replicas and transformers' outputs on them (`scripts/hf-replicas`): the committed
+/// `tests/golden/hf-replicas` of the checkout, or the folder `$LEXBENCH_HF_REPLICAS` names (such as
+/// the ones `scripts/hf-replicas --check` has just made in target/).
+///
+/// # Panics
+/// When it has no `reference.json`: the golden tests fail, never skip.
+pub fn hf_replicas_dir() -> PathBuf {
+    let dir = std::env::var_os("LEXBENCH_HF_REPLICAS").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/hf-replicas"),
+        PathBuf::from,
+    );
+    assert!(
+        dir.join("reference.json").is_file(),
+        "{} has no reference.json: it is committed (tests/golden/hf-replicas, made by \
+         scripts/hf-replicas); LEXBENCH_HF_REPLICAS names another folder",
+        dir.display()
+    );
+    dir
+}
+
 /// A file under the fixtures folder, which must exist.
 ///
 /// # Panics

@@ -218,21 +218,9 @@ pub fn run_columns(p: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The HuggingFace replicas and transformers' outputs on them (`scripts/hf-replicas`): the committed
-/// `tests/golden/hf-replicas`, or the folder `$LEXBENCH_HF_REPLICAS` names (such as the ones
-/// `scripts/hf-replicas --check` has just made in target/). Missing is a failure, never a skip.
+/// The HuggingFace replicas ([`lexbench_core::testing::hf_replicas_dir`]).
 pub fn replicas() -> PathBuf {
-    let dir = std::env::var_os("LEXBENCH_HF_REPLICAS").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/hf-replicas"),
-        PathBuf::from,
-    );
-    assert!(
-        dir.join("reference.json").is_file(),
-        "{} has no reference.json: it is committed (tests/golden/hf-replicas, made by \
-         scripts/hf-replicas); LEXBENCH_HF_REPLICAS names another folder",
-        dir.display()
-    );
-    dir
+    lexbench_core::testing::hf_replicas_dir()
 }
 
 /// The Python of the environment `$var` names (default `target/DEFAULT` in the checkout); a test that
