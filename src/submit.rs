@@ -1252,7 +1252,8 @@ mod tests {
 
     #[test]
     fn the_model_hash_covers_the_modules_and_the_query_encoder() {
-        let dir = std::env::temp_dir().join(format!("lexbench-model-sha-{}", std::process::id()));
+        let dir =
+            lexbench_core::testing::scratch_root().join(format!("lexbench-model-sha-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         for (name, text) in [

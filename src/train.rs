@@ -418,7 +418,8 @@ measure = "R@10"
 "#;
 
     fn scratch(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("lexbench-train-{name}-{}", std::process::id()));
+        let d = lexbench_core::testing::scratch_root()
+            .join(format!("lexbench-train-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).expect("scratch");
         d

@@ -125,7 +125,7 @@ fn wheel(out: &Path) -> PathBuf {
 #[test]
 fn the_wheel_installed_in_a_fresh_venv_runs_the_pipeline() {
     let version = env!("CARGO_PKG_VERSION");
-    let root = std::env::temp_dir().join(format!("lexbench-wheel-{}", std::process::id()));
+    let root = lexbench_core::testing::scratch_root().join(format!("lexbench-wheel-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).unwrap();
 

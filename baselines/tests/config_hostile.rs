@@ -50,7 +50,8 @@ lora = { rank = 8, alpha = 16.0, dropout = 0.1 }
 "#;
 
 fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lexbench-config-hostile-{}", std::process::id()));
+    let d = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-config-hostile-{}", std::process::id()));
     std::fs::create_dir_all(&d).expect("temp dir");
     d
 }

@@ -29,7 +29,8 @@ use lexbench_baselines::encoder::{
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 fn tmp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lexbench-enc-{}-{name}", std::process::id()));
+    let d =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-enc-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&d).expect("create temp dir");
     d
 }

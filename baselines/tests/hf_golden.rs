@@ -519,7 +519,8 @@ fn a_roberta_config_over_bert_weights_is_refused() {
     // legal-bert's weights (under `bert.`) with a config saying roberta: the tensors are not where
     // a RoBERTa checkpoint has them, so nothing loads under the wrong edges.
     let src = replicas().join("legal-bert");
-    let dir = std::env::temp_dir().join(format!("lexbench-hf-golden-{}-mixed", std::process::id()));
+    let dir = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-hf-golden-{}-mixed", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
     std::fs::copy(src.join("model.safetensors"), dir.join("model.safetensors")).expect("copy");
     let mut cfg: serde_json::Value =
@@ -541,7 +542,8 @@ fn a_roberta_config_over_bert_weights_is_refused() {
 #[test]
 fn a_cross_encoder_head_with_two_labels_is_refused() {
     let src = replicas().join("ms-marco-cross");
-    let dir = std::env::temp_dir().join(format!("lexbench-hf-golden-{}-two-labels", std::process::id()));
+    let dir = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-hf-golden-{}-two-labels", std::process::id()));
     std::fs::create_dir_all(&dir).expect("mkdir");
     for f in ["config.json", "tokenizer.json"] {
         std::fs::copy(src.join(f), dir.join(f)).expect("copy");
@@ -719,7 +721,8 @@ fn a_pooling_against_the_folders_modules_is_refused() {
 #[test]
 fn unsupported_sentence_transformers_modules_are_refused() {
     let src = replicas().join("st-tanh");
-    let dir = std::env::temp_dir().join(format!("lexbench-hf-golden-{}-st", std::process::id()));
+    let dir =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-hf-golden-{}-st", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     for rel in ["", "1_Pooling", "2_Dense", "3_Normalize"] {
         std::fs::create_dir_all(dir.join(rel)).expect("mkdir");

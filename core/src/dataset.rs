@@ -564,7 +564,7 @@ mod tests {
 
     #[test]
     fn manifest_hashes_and_verifies() {
-        let dir = std::env::temp_dir().join(format!("lexbench-dataset-{}", std::process::id()));
+        let dir = crate::testing::scratch_root().join(format!("lexbench-dataset-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("qrels")).unwrap();
         std::fs::write(dir.join("queries.jsonl"), "{}\n").unwrap();
@@ -586,7 +586,8 @@ mod tests {
 
     #[test]
     fn plots_are_verified_but_not_part_of_the_identity() {
-        let dir = std::env::temp_dir().join(format!("lexbench-dataset-plots-{}", std::process::id()));
+        let dir =
+            crate::testing::scratch_root().join(format!("lexbench-dataset-plots-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("queries.jsonl"), "{}\n").unwrap();
@@ -649,7 +650,8 @@ mod tests {
     /// refused before anything is hashed; a link is not a dataset file.
     #[test]
     fn manifest_paths_stay_inside_the_dataset() {
-        let root = std::env::temp_dir().join(format!("lexbench-dataset-paths-{}", std::process::id()));
+        let root =
+            crate::testing::scratch_root().join(format!("lexbench-dataset-paths-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let dir = root.join("ds");
         std::fs::create_dir_all(&dir).unwrap();
@@ -684,7 +686,8 @@ mod tests {
     /// if it were the verified one: each read checks the bytes it parses.
     #[test]
     fn what_is_read_is_what_was_verified() {
-        let root = std::env::temp_dir().join(format!("lexbench-dataset-toctou-{}", std::process::id()));
+        let root =
+            crate::testing::scratch_root().join(format!("lexbench-dataset-toctou-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let dir = root.join("ds");
         std::fs::create_dir_all(dir.join("qrels")).unwrap();

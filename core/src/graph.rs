@@ -88,7 +88,7 @@ mod tests {
         });
         g.hierarchy.push((0, 1));
         g.article_nodes.insert(ArticleId::new("12").unwrap(), 1);
-        let dir = std::env::temp_dir().join(format!("lexbench-core-graph-{}", std::process::id()));
+        let dir = crate::testing::scratch_root().join(format!("lexbench-core-graph-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join(GRAPH_FILE);
         g.write(&p).unwrap();

@@ -103,7 +103,7 @@ mod tests {
             sha256_hex(b""),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
         );
-        let dir = std::env::temp_dir().join(format!("lexbench-core-hash-{}", std::process::id()));
+        let dir = crate::testing::scratch_root().join(format!("lexbench-core-hash-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("big");
         let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
@@ -122,7 +122,8 @@ mod tests {
     /// it, and changes with any file's bytes or name.
     #[test]
     fn a_folders_content_hash_ignores_where_it_lies() {
-        let root = std::env::temp_dir().join(format!("lexbench-hash-content-{}", std::process::id()));
+        let root =
+            crate::testing::scratch_root().join(format!("lexbench-hash-content-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         for place in ["a", "b c/d"] {
             let d = root.join(place).join("texts");

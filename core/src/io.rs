@@ -451,7 +451,7 @@ mod tests {
 
     #[test]
     fn a_file_lock_is_exclusive_until_dropped_or_removed() {
-        let dir = std::env::temp_dir().join(format!("lexbench-io-lock-{}", std::process::id()));
+        let dir = crate::testing::scratch_root().join(format!("lexbench-io-lock-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         let p = dir.join("pending").join("k.lock");
         let held = FileLock::try_exclusive(&p).unwrap().expect("free");
@@ -470,7 +470,8 @@ mod tests {
     }
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("lexbench-core-io-{}-{name}", std::process::id()));
+        let dir =
+            crate::testing::scratch_root().join(format!("lexbench-core-io-{}-{name}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         dir

@@ -687,7 +687,8 @@ mod tests {
     use crate::io::{write_atomic, write_dir_atomic};
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("lexbench-journal-{}-{name}", std::process::id()));
+        let dir =
+            crate::testing::scratch_root().join(format!("lexbench-journal-{}-{name}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         dir

@@ -24,6 +24,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod scratch;
+pub use scratch::scratch_root;
+#[cfg(test)]
+use scratch::{process_start, sweep_dead_scratch};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -302,9 +307,38 @@ mod tests {
     use crate::trec::ReadOptions;
 
     fn scratch(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("lexbench-core-tiny-{}-{name}", std::process::id()));
+        let d =
+            crate::testing::scratch_root().join(format!("lexbench-core-tiny-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         d
+    }
+
+    #[test]
+    fn the_sweep_removes_only_the_folders_of_processes_that_are_gone() {
+        let me = std::process::id();
+        let Some(start) = process_start(me) else {
+            return; // no /proc here: nothing is ever removed (see `sweep_dead_scratch`)
+        };
+        let parent = scratch("sweep");
+        let live = format!("{me}-{start}");
+        let reused = format!("{me}-{}", start + 1); // this id, another start: a dead process's
+        let gone = "4294967295-1".to_string(); // above any pid_max
+        for name in [&live, &reused, &gone, &"notes".to_string(), &"17".to_string()] {
+            std::fs::create_dir_all(parent.join(name).join("inner")).unwrap();
+        }
+        sweep_dead_scratch(&parent, "mine");
+        let mut left: Vec<String> = std::fs::read_dir(&parent)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let mut kept = vec!["17".to_string(), "notes".to_string(), live.clone()];
+        kept.sort();
+        assert_eq!(left, kept);
+        // The process's own root sits under the shared parent and survives its own sweep.
+        let root = scratch_root();
+        assert!(root.is_dir() && root.ends_with(&live), "{}", root.display());
+        std::fs::remove_dir_all(&parent).unwrap();
     }
 
     fn sample() -> TinyDataset {

@@ -444,7 +444,7 @@ mod tests {
     use super::*;
 
     fn lines(name: &str, bytes: &[u8], max: Option<usize>) -> Vec<(usize, Result<String, LineError>)> {
-        let dir = std::env::temp_dir().join(format!("lexbench-core-text-{}", std::process::id()));
+        let dir = crate::testing::scratch_root().join(format!("lexbench-core-text-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join(name);
         std::fs::write(&p, bytes).unwrap();

@@ -702,7 +702,7 @@ mod tests {
 
     #[test]
     fn the_chunked_reader_equals_a_line_by_line_read() {
-        let dir = std::env::temp_dir().join(format!("lexbench-trec-chunks-{}", std::process::id()));
+        let dir = crate::testing::scratch_root().join(format!("lexbench-trec-chunks-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         // 36,000 lines (~1.3 MB: read on every core); topics in runs of 100 lines, and topic q5
         // comes back near the end (its hits are merged across chunks).

@@ -10,6 +10,9 @@
 //!   accepted, and the run written back began with it, so reading that file dropped it as a byte-order
 //!   mark (the topic changed). Ids may not hold U+FEFF: the line is refused, naming file and line.
 
+#[path = "../src/testing/scratch.rs"]
+mod scratch;
+
 use lexbench_core::text::{BOM, ByteLines, Lines};
 
 #[test]
@@ -22,7 +25,7 @@ fn a_second_leading_bom_is_text() {
     let want: Vec<(usize, String)> = vec![(1, BOM.to_string()), (2, BOM.to_string()), (3, format!("{BOM}d"))];
     assert_eq!(got, want);
 
-    let dir = std::env::temp_dir().join(format!("lexbench-fuzz-regressions-{}", std::process::id()));
+    let dir = scratch::scratch_root().join(format!("lexbench-fuzz-regressions-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("two-boms.txt");
     std::fs::write(&p, bytes).unwrap();
@@ -41,7 +44,7 @@ fn an_id_holding_a_byte_order_mark_is_refused() {
     // whose topic starts with U+FEFF.
     let bytes: &[u8] =
         b"\n  \t\n\xef\xbb\xbf001-176768 Q0 001-157018:45 1 12.345678 m000.00001 bm20 \x0c\n\x0c\n\x0c\n\x0c";
-    let dir = std::env::temp_dir().join(format!("lexbench-fuzz-bom-id-{}", std::process::id()));
+    let dir = scratch::scratch_root().join(format!("lexbench-fuzz-bom-id-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("run.trec");
     std::fs::write(&p, bytes).unwrap();

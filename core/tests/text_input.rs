@@ -14,6 +14,9 @@
 //!   read) or, where no size is known, after reading one byte past the cap; a JSON Lines line over
 //!   [`MAX_JSONL_LINE_BYTES`] is an error at its line, not held in memory.
 
+#[path = "../src/testing/scratch.rs"]
+mod scratch;
+
 use std::path::PathBuf;
 
 use lexbench_core::io::{MAX_JSONL_LINE_BYTES, read_json, read_jsonl};
@@ -22,7 +25,7 @@ use lexbench_core::trec::{MAX_FILE_BYTES, MAX_LINE_BYTES, MAX_TAG_BYTES};
 use lexbench_core::{Error, LineError, Measure, PoolSizes, Qrels, ReadOptions, Run, TopicId, evaluate};
 
 fn write(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lexbench-text-input-{}", std::process::id()));
+    let dir = scratch::scratch_root().join(format!("lexbench-text-input-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     std::fs::write(&p, bytes).unwrap();
@@ -202,7 +205,7 @@ fn files_over_a_readers_maximum_are_refused_by_size() {
     too_large(read_bytes_at_most(&p, 99).unwrap_err(), &p, 99);
     #[cfg(unix)]
     {
-        let fifo = std::env::temp_dir().join(format!("lexbench-text-input-fifo-{}", std::process::id()));
+        let fifo = scratch::scratch_root().join(format!("lexbench-text-input-fifo-{}", std::process::id()));
         let _ = std::fs::remove_file(&fifo);
         let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
         assert!(made.success());

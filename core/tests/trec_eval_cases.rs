@@ -20,6 +20,9 @@
 //! "ndcg_cut.5", "ndcg"}, relevance_level=2).evaluate(run)`; it agrees to the last printed digit
 //! (quoted next to each case). The tests do not depend on Python.
 
+#[path = "../src/testing/scratch.rs"]
+mod scratch;
+
 use std::path::PathBuf;
 
 use lexbench_core::eval::{EvalParams, evaluate_with};
@@ -28,7 +31,7 @@ use lexbench_core::{Error, LineError, Measure, Qrels, ReadOptions, Run, TopicId,
 const EPS: f64 = 1e-12;
 
 fn write(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lexbench-te-cases-{}", std::process::id()));
+    let dir = scratch::scratch_root().join(format!("lexbench-te-cases-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();

@@ -269,7 +269,8 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("lexbench-store-{}-{name}", std::process::id()));
+        let d = lexbench_core::testing::scratch_root()
+            .join(format!("lexbench-store-{}-{name}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
         d
     }

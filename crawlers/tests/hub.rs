@@ -28,7 +28,8 @@ use lexbench_crawlers::fake_hub::{
 use lexbench_crawlers::hub::{HubClient, HubConfig, HubRef, select};
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lexbench-hub-{}-{name}", std::process::id()));
+    let d =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-hub-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
 }

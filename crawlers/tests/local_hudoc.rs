@@ -43,7 +43,8 @@ use lexbench_crawlers::hudoc::{self, HudocSettings, crawl_bodies, crawl_metadata
 use lexbench_crawlers::store::RawStore;
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lexbench-crawl-{}-{name}", std::process::id()));
+    let d =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-crawl-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
 }

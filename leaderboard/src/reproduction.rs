@@ -302,7 +302,8 @@ mod tests {
 
     #[test]
     fn the_log_appends_and_merges_only_known_entries_once() {
-        let dir = std::env::temp_dir().join(format!("lexbench-repro-log-{}", std::process::id()));
+        let dir =
+            lexbench_core::testing::scratch_root().join(format!("lexbench-repro-log-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let (a, b) = (dir.join("a.jsonl"), dir.join("b").join(LOG_FILE));
         append(&a, &rec("e1", Outcome::Identical)).unwrap();

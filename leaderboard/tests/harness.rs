@@ -27,7 +27,8 @@ const TOPICS: usize = 30;
 const POOL: usize = 20;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lexbench-lb-{}-{name}", std::process::id()));
+    let dir =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-lb-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

@@ -31,7 +31,8 @@ const TOPICS: usize = 12;
 const POOL: usize = 10;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lexbench-prov-{}-{name}", std::process::id()));
+    let dir =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-prov-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -460,7 +461,8 @@ fn exports_stay_out_of_the_data_directory_and_where_ids_point() {
     // An entry whose id points out of the export folder (resealed).
     let any = &before[0].0;
     let mut v: serde_json::Value = serde_json::from_slice(&before[0].1).unwrap();
-    let target = std::env::temp_dir().join(format!("lexbench-export-escape-{}", std::process::id()));
+    let target =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-export-escape-{}", std::process::id()));
     let _ = std::fs::remove_file(target.with_extension("json"));
     v["id"] = format!("../../../../../../../..{}", target.display()).into();
     v["seal"] = seal_of(&v).into();

@@ -588,7 +588,7 @@ mod tests {
     }
 
     fn labels(lines: &[String]) -> Result<Labels> {
-        let dir = std::env::temp_dir().join(format!(
+        let dir = lexbench_core::testing::scratch_root().join(format!(
             "lexbench-lexclipr-{}-{}",
             std::process::id(),
             lines.len()

@@ -61,7 +61,7 @@ fn the_sample_statute_book() {
     }
     assert_eq!(splits["train"].len() + splits["test"].len(), 52);
 
-    let base = std::env::temp_dir().join(format!("lexbench-bsard-{}", std::process::id()));
+    let base = lexbench_core::testing::scratch_root().join(format!("lexbench-bsard-{}", std::process::id()));
     let one = write_bsard(&base.join("one"), "bsard", &arts, &splits).unwrap();
     let two = write_bsard(&base.join("two"), "bsard", &arts, &splits).unwrap();
     assert_eq!(one.manifest.files, two.manifest.files);
@@ -87,7 +87,8 @@ fn a_question_in_two_splits_is_refused() {
         read_questions(&p, &t, &known).unwrap()
     };
     let (train, test) = (read("questions_fr_train.csv"), read("questions_fr_test.csv"));
-    let base = std::env::temp_dir().join(format!("lexbench-bsard-leak-{}", std::process::id()));
+    let base =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-bsard-leak-{}", std::process::id()));
     for (case, leaked) in [
         ("same id", train[0].clone()),
         ("same text", {
@@ -152,7 +153,8 @@ fn a_question_leaked_in_another_unicode_form_is_refused() {
         .replacen(' ', "\u{a0} ", 1)
         .replace("FI", "\u{fb01}");
     assert_ne!(compat, plain.text);
-    let base = std::env::temp_dir().join(format!("lexbench-bsard-unicode-leak-{}", std::process::id()));
+    let base = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-bsard-unicode-leak-{}", std::process::id()));
     for (case, text, of) in [("NFD", nfd, accented), ("NFKC", compat, plain)] {
         let mut q = of.clone();
         q.id = lexbench_core::QueryId::new("leak-9998").unwrap();
@@ -191,7 +193,8 @@ fn a_seeded_validation_split_is_carved_from_train() {
         let (p, t) = sample(file);
         splits.insert(split.to_owned(), read_questions(&p, &t, &known).unwrap());
     }
-    let base = std::env::temp_dir().join(format!("lexbench-bsard-val-{}", std::process::id()));
+    let base =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-bsard-val-{}", std::process::id()));
     let written = write_bsard(&base, "bsard", &arts, &splits).unwrap();
     assert_eq!(
         written.derived,

@@ -126,7 +126,7 @@ fn a_leaked_split_fails_the_certificate_and_is_not_written() {
     a2.get_mut("unseen_query").unwrap().retain(|&i| i != uq0);
     a2.get_mut("train").unwrap().push(uq0);
 
-    let dir = std::env::temp_dir().join(format!("lexbench-leak-{}", std::process::id()));
+    let dir = lexbench_core::testing::scratch_root().join(format!("lexbench-leak-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let judgments = BTreeMap::new();
     let input = BuildInput {
@@ -162,7 +162,7 @@ fn builds_are_byte_identical_and_every_qrel_has_provenance() {
         plots: true,
         notes: &[],
     };
-    let base = std::env::temp_dir().join(format!("lexbench-twice-{}", std::process::id()));
+    let base = lexbench_core::testing::scratch_root().join(format!("lexbench-twice-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     let one = write_dataset(&base.join("one"), &input).unwrap();
     let two = write_dataset(&base.join("two"), &input).unwrap();

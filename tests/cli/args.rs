@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 fn temp_data(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lexbench-cli-args-{test}-{}", std::process::id()));
+    let dir = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-cli-args-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }

@@ -32,7 +32,8 @@ use std::process::Output;
 use crate::common::lexbench;
 
 fn temp_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lexbench-cli-bench-{test}-{}", std::process::id()));
+    let dir = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-cli-bench-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

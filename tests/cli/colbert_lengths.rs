@@ -13,7 +13,8 @@ use crate::common::{lexbench, read_json as json, sample_data, tiny_bert};
 
 #[test]
 fn run_colbert_takes_query_and_document_lengths() {
-    let data = std::env::temp_dir().join(format!("lexbench-colbert-lengths-{}", std::process::id()));
+    let data = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-colbert-lengths-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
     sample_data(&data);
     let base = data.join("tiny-bert");

@@ -66,7 +66,8 @@ pub fn lexbench_no_data(args: &[&str]) -> Output {
 pub fn sample_data(dest: &Path) {
     static TEMPLATE: OnceLock<PathBuf> = OnceLock::new();
     let template = TEMPLATE.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("lexbench-cli-sample-{}", std::process::id()));
+        let dir = lexbench_core::testing::scratch_root()
+            .join(format!("lexbench-cli-sample-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let out = lexbench(&dir, &["pipeline"]);
         assert!(

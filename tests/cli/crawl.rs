@@ -14,7 +14,8 @@ use lexbench_crawlers::date::Date;
 use lexbench_crawlers::fake_hudoc::{FakeConfig, FakeItem, FakeServer, Faults, Rule, Scripted};
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lexbench-cli-crawl-{}-{name}", std::process::id()));
+    let d = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-cli-crawl-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
 }

@@ -113,7 +113,8 @@ fn fixed_schedules_draw_from_the_hard_bucket_of_the_top_candidates() {
         assert_eq!(schedule, vec![vec![0.0, 0.0, 1.0]; 3], "{config}");
     }
 
-    let data = std::env::temp_dir().join(format!("lexbench-curriculum-cli-{}", std::process::id()));
+    let data = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-curriculum-cli-{}", std::process::id()));
     sample_data(&data);
     let base = data.join("tiny-bert");
     tiny_bert(&base);

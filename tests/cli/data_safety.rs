@@ -22,7 +22,8 @@ use lexbench_core::journal::{Entry, Kind};
 
 /// A fresh folder `lexbench-safety-PID-NAME` in the temporary directory.
 pub(crate) fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lexbench-safety-{}-{name}", std::process::id()));
+    let d =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-safety-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d

@@ -14,7 +14,8 @@ use crate::common::lexbench;
 
 #[test]
 fn import_split_diff_stats() {
-    let data = std::env::temp_dir().join(format!("lexbench-cli-datasets-{}", std::process::id()));
+    let data =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-cli-datasets-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
     let release = lexbench_core::testing::fixtures_dir().join("tum_release");
     let out = lexbench(&data, &["import", "release", release.to_str().unwrap()]);
@@ -115,7 +116,8 @@ fn import_split_diff_stats() {
 /// judgment's pool, and a card saying how many pairs were left out and why.
 #[test]
 fn import_release_with_judgment_texts() {
-    let data = std::env::temp_dir().join(format!("lexbench-cli-release-text-{}", std::process::id()));
+    let data = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-cli-release-text-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
     let fixtures = lexbench_core::testing::fixtures_dir();
     let (release, texts) = (fixtures.join("tum_release"), fixtures.join("hudoc/text"));
@@ -223,7 +225,8 @@ fn stats_of_the_real_bsard_question_files() {
     }
 
     // A broken copy: exit 2, the file and line named.
-    let tmp = std::env::temp_dir().join(format!("lexbench-cli-bsard-q-{}", std::process::id()));
+    let tmp =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-cli-bsard-q-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     let text = std::fs::read_to_string(&files[0]).unwrap();
     let broken = tmp.join("questions_fr_test.csv");

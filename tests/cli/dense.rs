@@ -17,7 +17,7 @@ fn model() -> String {
 #[test]
 fn dense_runs_on_the_sample() {
     let model = model();
-    let data = std::env::temp_dir().join(format!("lexbench-dense-{}", std::process::id()));
+    let data = lexbench_core::testing::scratch_root().join(format!("lexbench-dense-{}", std::process::id()));
     sample_data(&data);
 
     for (dataset, split) in [("ecthr", "test"), ("bsard", "test")] {

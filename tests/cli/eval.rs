@@ -26,7 +26,8 @@ fn expected() -> serde_json::Value {
 }
 
 fn scratch(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lexbench-cli-eval-{}", std::process::id()));
+    let dir =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-cli-eval-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();

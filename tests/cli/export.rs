@@ -59,7 +59,8 @@ fn py_tools_python() -> PathBuf {
 
 /// A fresh copy of the sample data directory in `lexbench-export-PID-NAME`.
 fn sample(name: &str) -> PathBuf {
-    let root = std::env::temp_dir().join(format!("lexbench-export-{}-{name}", std::process::id()));
+    let root =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-export-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     sample_data(&root.join("data"));
     root

@@ -41,7 +41,8 @@ fn python() -> PathBuf {
 
 /// Exports the sample's BSARD and ECtHR as `format` and runs scripts/export_libraries.py on them.
 fn exported(format: &str) -> (PathBuf, Value) {
-    let root = std::env::temp_dir().join(format!("lexbench-export-lib-{}-{format}", std::process::id()));
+    let root = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-export-lib-{}-{format}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let data = root.join("data");
     sample_data(&data);

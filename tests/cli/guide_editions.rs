@@ -7,7 +7,8 @@
 use crate::common::{lexbench, sample_data};
 
 fn scratch(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("lexbench-cli-editions-{}-{name}", std::process::id()))
+    lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-cli-editions-{}-{name}", std::process::id()))
 }
 
 /// Sets the `updated` date of the parsed guide `id` in `data`.

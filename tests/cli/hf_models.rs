@@ -88,7 +88,8 @@ fn a_model_lexbench_does_not_run_is_refused_by_encode_and_run_dense() {
         &lexbench_no_data(&["encode", "--model", model, "hello world"]),
         "encode",
     );
-    let data = std::env::temp_dir().join(format!("lexbench-hf-models-{}", std::process::id()));
+    let data =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-hf-models-{}", std::process::id()));
     sample_data(&data);
     let out = lexbench(
         &data,

@@ -13,7 +13,8 @@ use crate::common::{lexbench, read_json as json, run_columns as cols, sample_dat
 
 #[test]
 fn a_hierarchical_model_ranks_through_run_dense_and_submit() {
-    let data = std::env::temp_dir().join(format!("lexbench-hier-dense-cli-{}", std::process::id()));
+    let data = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-hier-dense-cli-{}", std::process::id()));
     sample_data(&data);
     let base = data.join("tiny-bert");
     tiny_bert(&base);

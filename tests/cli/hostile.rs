@@ -117,7 +117,8 @@ fn fails(code: i32, needles: &[&str]) -> Expect {
 }
 
 fn scratch(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lexbench-cli-hostile-{}-{test}", std::process::id()));
+    let d = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-cli-hostile-{}-{test}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("temp dir");
     d

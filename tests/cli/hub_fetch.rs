@@ -33,7 +33,8 @@ use lexbench_crawlers::fake_hub::{
 };
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lexbench-cli-hub-{}-{name}", std::process::id()));
+    let d = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-cli-hub-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
 }

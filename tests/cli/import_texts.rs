@@ -48,7 +48,8 @@ fn positives_in_pools(dir: &Path, splits: &[&str]) {
 
 #[test]
 fn a_folder_and_a_segmented_corpus_of_real_judgments() {
-    let data = std::env::temp_dir().join(format!("lexbench-cli-import-texts-{}", std::process::id()));
+    let data = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-cli-import-texts-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
     let fixtures = lexbench_core::testing::fixtures_dir();
     let release = fixtures.join("tum_release");
@@ -170,7 +171,8 @@ fn conflicting_sources(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
 
 #[test]
 fn the_first_source_given_wins_and_conflicts_are_reported() {
-    let root = std::env::temp_dir().join(format!("lexbench-cli-import-conflict-{}", std::process::id()));
+    let root = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-cli-import-conflict-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let (a, b) = conflicting_sources(&root.join("src"));
     let release = lexbench_core::testing::fixtures_dir().join("tum_release");

@@ -22,7 +22,8 @@ use crate::common::{lexbench, read_json};
 
 #[test]
 fn english_and_french_from_the_real_fixture() {
-    let data = std::env::temp_dir().join(format!("lexbench-cli-lexclipr-{}", std::process::id()));
+    let data =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-cli-lexclipr-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
     let dir = lexbench_core::testing::fixtures_dir().join("hudoc/lexclipr");
     let out = lexbench(

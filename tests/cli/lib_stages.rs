@@ -27,7 +27,8 @@ use lexbench_crawlers::hudoc::HudocSettings;
 
 /// A fresh data directory for one test.
 fn temp_data(test: &str) -> DataDir {
-    let dir: PathBuf = std::env::temp_dir().join(format!("lexbench-lib-{test}-{}", std::process::id()));
+    let dir: PathBuf =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-lib-{test}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     DataDir::new(dir)

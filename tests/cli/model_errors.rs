@@ -26,7 +26,8 @@ fn encode(model: &Path) -> Output {
 /// A model folder holding one tensor, `embeddings.word_embeddings.weight` of shape `[100, 32]`, and
 /// the tiny config with `hidden_size` = `hidden`.
 fn folder(name: &str, hidden: usize) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lexbench-cli-model-{}-{name}", std::process::id()));
+    let dir = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-cli-model-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     let n = 100 * 32 * 4;

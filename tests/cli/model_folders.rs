@@ -27,7 +27,8 @@ use crate::common::{
 };
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lexbench-model-folders-{}-{name}", std::process::id()));
+    let dir = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-model-folders-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

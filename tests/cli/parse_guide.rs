@@ -22,7 +22,8 @@ fn path(rel: &str) -> String {
 }
 
 fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lexbench-cli-guide-{}", std::process::id()));
+    let dir =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-cli-guide-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let p = dir.join(name);
     std::fs::write(&p, bytes).expect("write");

@@ -26,7 +26,8 @@ fn path(rel: &str) -> String {
 }
 
 fn scratch(name: &str, bytes: &[u8]) -> String {
-    let dir = std::env::temp_dir().join(format!("lexbench-cli-judgment-{}", std::process::id()));
+    let dir =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-cli-judgment-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let p: PathBuf = dir.join(name);
     std::fs::write(&p, bytes).expect("write");

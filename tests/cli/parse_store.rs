@@ -12,7 +12,8 @@ use lexbench_crawlers::store::RawStore;
 
 #[test]
 fn bodies_that_are_no_judgment_are_skipped_and_named() {
-    let data = std::env::temp_dir().join(format!("lexbench-cli-parse-store-{}", std::process::id()));
+    let data = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-cli-parse-store-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
     let store = RawStore::open(data.join("raw")).expect("store");
     let fixture = |rel: &str| std::fs::read(lexbench_core::testing::fixture(rel)).expect("fixture");

@@ -24,7 +24,8 @@ fn lines(path: &Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn pipeline_on_the_sample() {
-    let data: PathBuf = std::env::temp_dir().join(format!("lexbench-pipeline-{}", std::process::id()));
+    let data: PathBuf =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-pipeline-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
     let out = lexbench(&data, &["pipeline"]);
     let stderr = String::from_utf8_lossy(&out.stderr);

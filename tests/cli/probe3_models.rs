@@ -30,7 +30,8 @@ use std::time::{Duration, Instant};
 use crate::common::{bin, sample_data, tiny_bert};
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lexbench-cli-probe3-{}-{name}", std::process::id()));
+    let d = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-cli-probe3-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d

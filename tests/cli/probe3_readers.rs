@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use crate::common::{lexbench, lexbench_no_data};
 
 fn root(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
+    let dir = lexbench_core::testing::scratch_root().join(format!(
         "lexbench-cli-probe3-readers-{name}-{}",
         std::process::id()
     ));

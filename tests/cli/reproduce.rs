@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 use crate::common::{lexbench, read_json, sample_data};
 
 fn data(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lexbench-cli-reproduce-{}-{name}", std::process::id()));
+    let d = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-cli-reproduce-{}-{name}", std::process::id()));
     sample_data(&d);
     d
 }

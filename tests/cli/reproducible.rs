@@ -24,7 +24,8 @@ use crate::common::{lexbench, sample_data};
 use lexbench_core::dataset::DatasetManifest;
 
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lexbench-cli-repro-{}-{name}", std::process::id()));
+    let d = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-cli-repro-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d

@@ -17,7 +17,8 @@ use std::path::Path;
 fn train_a_preset_then_submit() {
     // The preset initialises from models/minilm (its `base`).
     crate::common::minilm();
-    let data = std::env::temp_dir().join(format!("lexbench-train-cli-{}", std::process::id()));
+    let data =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-train-cli-{}", std::process::id()));
     sample_data(&data);
     let args = [
         "train",
@@ -164,7 +165,8 @@ fn share_of_bert_base_settings() {
 
 #[test]
 fn sweep_selects_a_learning_rate() {
-    let data = std::env::temp_dir().join(format!("lexbench-sweep-cli-{}", std::process::id()));
+    let data =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-sweep-cli-{}", std::process::id()));
     sample_data(&data);
     let cfg = data.join("sweep.toml");
     let text = std::fs::read_to_string("baselines/configs/ecthr/cpu/dpr-lora.toml")
@@ -216,7 +218,8 @@ fn sweep_selects_a_learning_rate() {
 
 #[test]
 fn sweep_a_peft_grid() {
-    let data = std::env::temp_dir().join(format!("lexbench-grid-cli-{}", std::process::id()));
+    let data =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-grid-cli-{}", std::process::id()));
     sample_data(&data);
     let cfg = data.join("grid.toml");
     let text = std::fs::read_to_string("baselines/configs/ecthr/cpu/dpr-prefix.toml")

@@ -14,7 +14,8 @@ use crate::common::{lexbench, read_json as json, run_columns as cols, sample_dat
 
 #[test]
 fn a_trained_folder_ranks_with_its_training_prefixes() {
-    let data = std::env::temp_dir().join(format!("lexbench-prefixes-cli-{}", std::process::id()));
+    let data =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-prefixes-cli-{}", std::process::id()));
     sample_data(&data);
     let base = data.join("tiny-bert");
     tiny_bert(&base);

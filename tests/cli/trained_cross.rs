@@ -12,7 +12,8 @@ use crate::common::{lexbench, run_columns as cols, sample_data, tiny_bert};
 
 #[test]
 fn a_peft_cross_encoder_trains_ranks_and_reranks_as_trained() {
-    let data = std::env::temp_dir().join(format!("lexbench-trained-cross-{}", std::process::id()));
+    let data =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-trained-cross-{}", std::process::id()));
     sample_data(&data);
     let base = data.join("tiny-bert");
     tiny_bert(&base);

@@ -84,7 +84,8 @@ top_k = 1000
 
 #[test]
 fn a_trained_bi_encoder_reads_queries_at_its_training_length() {
-    let data = std::env::temp_dir().join(format!("lexbench-lengths-dense-{}", std::process::id()));
+    let data =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-lengths-dense-{}", std::process::id()));
     sample_data(&data);
     let base = data.join("tiny-bert");
     tiny_bert(&base);
@@ -154,7 +155,8 @@ fn a_trained_bi_encoder_reads_queries_at_its_training_length() {
 
 #[test]
 fn a_trained_cross_encoder_reranks_at_its_training_length() {
-    let data = std::env::temp_dir().join(format!("lexbench-lengths-cross-{}", std::process::id()));
+    let data =
+        lexbench_core::testing::scratch_root().join(format!("lexbench-lengths-cross-{}", std::process::id()));
     sample_data(&data);
     let base = data.join("tiny-bert");
     tiny_bert(&base);

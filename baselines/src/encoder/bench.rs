@@ -915,7 +915,8 @@ impl PythonServer {
     ) -> Result<(Self, serde_json::Value)> {
         static RUN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("lexbench-bench-{}-{n}", std::process::id()));
+        let dir =
+            lexbench_core::testing::scratch_root().join(format!("lexbench-bench-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
         let input = dir.join("tasks.json");
         std::fs::write(&input, serde_json::json!({ "tasks": tasks }).to_string()).map_err(io_err(&input))?;

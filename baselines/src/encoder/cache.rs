@@ -289,7 +289,8 @@ mod tests {
     /// it on disk, and the next run encodes only the rest.
     #[test]
     fn an_interrupted_encoding_keeps_the_chunks_done() {
-        let dir = std::env::temp_dir().join(format!("lexbench-cache-chunks-{}", std::process::id()));
+        let dir = lexbench_core::testing::scratch_root()
+            .join(format!("lexbench-cache-chunks-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let path = EmbeddingCache::file_for(&dir, "ab12", "t");
         let texts: Vec<String> = (0..10).map(|i| format!("text {i}")).collect();
@@ -323,7 +324,8 @@ mod tests {
 
     #[test]
     fn the_device_is_part_of_the_key() {
-        let dir = std::env::temp_dir().join(format!("lexbench-cache-device-{}", std::process::id()));
+        let dir = lexbench_core::testing::scratch_root()
+            .join(format!("lexbench-cache-device-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let tag = |device| cache_tag(128, Pooling::Mean, true, device);
         let cpu = tag(DeviceLocation::Cpu);

@@ -237,7 +237,8 @@ mod tests {
     use super::*;
 
     fn write(name: &str, json: &serde_json::Value) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("lexbench-config-{}-{name}", std::process::id()));
+        let dir = lexbench_core::testing::scratch_root()
+            .join(format!("lexbench-config-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("mkdir");
         let path = dir.join("config.json");
         std::fs::write(&path, json.to_string()).expect("write");

@@ -366,7 +366,8 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("lexbench-models-{}-{name}", std::process::id()));
+        let d = lexbench_core::testing::scratch_root()
+            .join(format!("lexbench-models-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d

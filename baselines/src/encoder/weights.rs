@@ -407,7 +407,8 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("lexbench-weights-{}-{name}", std::process::id()));
+        let dir = lexbench_core::testing::scratch_root()
+            .join(format!("lexbench-weights-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         dir

@@ -92,7 +92,8 @@ mod tests {
 
     /// One topic of a hand-written dataset ranking the whole corpus (20 documents).
     fn inputs() -> SplitInputs {
-        let data = std::env::temp_dir().join(format!("lexbench-random-{}", std::process::id()));
+        let data =
+            lexbench_core::testing::scratch_root().join(format!("lexbench-random-{}", std::process::id()));
         let ds = data.join("datasets/flat");
         let _ = std::fs::remove_dir_all(&data);
         std::fs::create_dir_all(ds.join("splits")).unwrap();

@@ -318,7 +318,8 @@ epochs = 1
 
     #[test]
     fn bm25_negatives_ignore_the_text_prefixes() -> Result<()> {
-        let data = std::env::temp_dir().join(format!("lexbench-bm25-prefixes-{}", std::process::id()));
+        let data = lexbench_core::testing::scratch_root()
+            .join(format!("lexbench-bm25-prefixes-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&data);
         TinyDataset::new("mini")
             .language(Language::English)

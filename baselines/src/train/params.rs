@@ -361,7 +361,8 @@ mod tests {
         assert_eq!(vb.get((2, 2), "w")?.to_vec2::<f32>()?, w.to_vec2::<f32>()?);
         assert!(vb.get((2, 3), "w").is_err());
         let _ = vb.get_with_hints(3, "b", Init::Const(0.5))?;
-        let dir = std::env::temp_dir().join(format!("lexbench-params-{}", std::process::id()));
+        let dir =
+            lexbench_core::testing::scratch_root().join(format!("lexbench-params-{}", std::process::id()));
         let path = dir.join("p.safetensors");
         s.save(&path)?;
         for (_, v) in s.vars() {

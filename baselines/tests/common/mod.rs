@@ -59,7 +59,8 @@ pub const VOCAB: &[&str] = &[
 
 /// A random tiny BERT (with pooler) and a WordPiece tokenizer, as an HF folder.
 pub fn tiny_folder(name: &str) -> Result<PathBuf, Box<dyn std::error::Error>> {
-    let dir = std::env::temp_dir().join(format!("lexbench-scorers-{}-{name}", std::process::id()));
+    let dir = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-scorers-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     // Seeded: the same tiny checkpoint on every run and machine, so that what a test asserts of a
     // training step (the loss falls) does not depend on candle's unseedable generator.
@@ -94,7 +95,8 @@ pub fn tiny_folder(name: &str) -> Result<PathBuf, Box<dyn std::error::Error>> {
 
 /// An empty scratch folder `<tmp>/lexbench-<prefix>-<pid>-<name>`.
 pub fn scratch(prefix: &str, name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lexbench-{prefix}-{}-{name}", std::process::id()));
+    let d = lexbench_core::testing::scratch_root()
+        .join(format!("lexbench-{prefix}-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("scratch dir");
     d

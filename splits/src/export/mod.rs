@@ -686,7 +686,8 @@ mod tests {
 
     /// A fresh data directory `lexbench-export-unit-PID-NAME`.
     fn data(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("lexbench-export-unit-{}-{name}", std::process::id()));
+        let d = lexbench_core::testing::scratch_root()
+            .join(format!("lexbench-export-unit-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&d);
         d
     }
@@ -901,7 +902,8 @@ mod tests {
     fn an_interrupted_exports_folder_goes_with_the_next_export() {
         let root = data("interrupted");
         let ds = pooled(&root);
-        let outside = std::env::temp_dir().join(format!("lexbench-export-left-{}", std::process::id()));
+        let outside = lexbench_core::testing::scratch_root()
+            .join(format!("lexbench-export-left-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&outside);
         std::fs::create_dir_all(&outside).unwrap();
         let dead = || {
