@@ -1,6 +1,8 @@
 //! GFLOP/s of the encoder's four linear products (MiniLM, 4,096 rows), ours on each path against
 //! the gemm crate, alternating: `cargo run --release -p lexbench-gemm --example rate [threads] [rounds]`.
 //! A quick look while tuning; the measurement of record is `lexbench bench-encoder --mode gemm`.
+//! `TRAIN=1`: instead, each linear product of a MiniLM training step (56 sequences × 128 tokens) in
+//! its three forms as the trainer runs them: `Y = X·Wᵀ`, `dX = dY·W` and `dW = dYᵀ·X`.
 #![allow(unsafe_code)]
 
 use lexbench_gemm::{Isa, Product, Threads, sgemm_on};
@@ -71,6 +73,10 @@ fn main() {
             "{m}×{n}×{k}: {ns:.0} ns a call, {:.1} GFLOP/s",
             2.0 * (m * n * k) as f64 / ns
         );
+        return;
+    }
+    if std::env::var_os("TRAIN").is_some() {
+        train(&th, rounds);
         return;
     }
     attention(threads, rounds, &pool);
@@ -282,4 +288,108 @@ fn attention(threads: usize, rounds: usize, pool: &lexbench_gemm::RunTasks<'_>) 
         a[rounds / 2],
         b[rounds / 2]
     );
+}
+
+/// `TRAIN=1`: the three products of each linear layer of a training step, as
+/// `encoder::kernels::LinearTrain` calls them (X: tokens × in, W: out × in, dY: tokens × out, all
+/// row-major): the forward reads W through transposed strides, dX reads W as it is, dW reads dY
+/// through transposed strides (its rows are not contiguous, so A is packed) over the tokens' depth.
+fn train(th: &Threads<'_>, rounds: usize) {
+    let tokens = 56 * 128;
+    for (name, out, inp) in [("qkv-each", 384, 384), ("up", 1536, 384), ("down", 384, 1536)] {
+        let x: Vec<f32> = (0..tokens * inp)
+            .map(|i| ((i * 7 % 13) as f32 - 6.0) / 7.0)
+            .collect();
+        let w: Vec<f32> = (0..out * inp)
+            .map(|i| ((i * 5 % 11) as f32 - 5.0) / 9.0)
+            .collect();
+        let dy: Vec<f32> = (0..tokens * out)
+            .map(|i| ((i * 3 % 17) as f32 - 8.0) / 9.0)
+            .collect();
+        let mut y = vec![0f32; tokens * out];
+        let mut dx = vec![0f32; tokens * inp];
+        let mut dw = vec![0f32; out * inp];
+        let forms: [(&str, Product); 3] = [
+            (
+                "Y=X·Wᵀ",
+                Product {
+                    m: tokens,
+                    n: out,
+                    k: inp,
+                    a: x.as_ptr(),
+                    rsa: inp as isize,
+                    csa: 1,
+                    b: w.as_ptr(),
+                    rsb: 1,
+                    csb: inp as isize,
+                    c: y.as_mut_ptr(),
+                    rsc: out as isize,
+                    csc: 1,
+                    accumulate: false,
+                    bias: std::ptr::null(),
+                },
+            ),
+            (
+                "dX=dY·W",
+                Product {
+                    m: tokens,
+                    n: inp,
+                    k: out,
+                    a: dy.as_ptr(),
+                    rsa: out as isize,
+                    csa: 1,
+                    b: w.as_ptr(),
+                    rsb: inp as isize,
+                    csb: 1,
+                    c: dx.as_mut_ptr(),
+                    rsc: inp as isize,
+                    csc: 1,
+                    accumulate: false,
+                    bias: std::ptr::null(),
+                },
+            ),
+            (
+                "dW=dYᵀ·X",
+                Product {
+                    m: out,
+                    n: inp,
+                    k: tokens,
+                    a: dy.as_ptr(),
+                    rsa: 1,
+                    csa: out as isize,
+                    b: x.as_ptr(),
+                    rsb: inp as isize,
+                    csb: 1,
+                    c: dw.as_mut_ptr(),
+                    rsc: inp as isize,
+                    csc: 1,
+                    accumulate: false,
+                    bias: std::ptr::null(),
+                },
+            ),
+        ];
+        let mut line = format!("{name:8} {tokens} tokens, {inp} → {out}:");
+        let only = std::env::var("FORMS").unwrap_or_default();
+        for (form, p) in forms {
+            if !only.is_empty() && !only.split(',').any(|f| form.starts_with(f)) {
+                continue;
+            }
+            let flops = 2.0 * (p.m * p.n * p.k) as f64;
+            let mut rates = vec![];
+            for _ in 0..rounds {
+                let t0 = Instant::now();
+                for _ in 0..5 {
+                    unsafe { sgemm_on(Isa::active(), p, th) };
+                }
+                rates.push(5.0 * flops / t0.elapsed().as_secs_f64() / 1e9);
+            }
+            rates.sort_by(f64::total_cmp);
+            line += &format!(" {form} {:.1}", rates[rounds / 2]);
+        }
+        println!(
+            "{line} GFLOP/s (ours/{}, {} threads, median of {rounds})",
+            Isa::active().name(),
+            th.count
+        );
+    }
 }

@@ -12,8 +12,9 @@
 //! * all of `B` is packed once per product (every tile reads it) into micro-panels of `NR` columns
 //!   (`NR` values per depth step, contiguous; zero-padded past `n`), depth block by depth block of
 //!   [`KC`]; where `B`'s columns are contiguous (`Wᵀ`, `Kᵀ`) 8 × 8 blocks are transposed in registers;
-//! * the output is cut into tiles of rows × column ranges (the tasks; any thread may take any tile,
-//!   and tiles are made small enough to give each worker several);
+//! * the output is cut into tiles of rows × column ranges (the tasks; any thread may take any tile),
+//!   shaped so that the workers finish together (`tiles`: a weight gradient's few hundred rows in
+//!   equal tiles, two per worker, not five full tiles and a sliver);
 //! * a tile walks the depth in blocks of [`KC`]; for each block it reads its rows of `A` in place
 //!   when they are contiguous (`MR` rows `rsa` apart), packing only a last panel of fewer than `MR`
 //!   rows (or every panel, for any other `A`), and runs the micro-kernel over `B`'s panels a chunk
@@ -542,26 +543,55 @@ impl Shared {
     }
 }
 
-/// Tile sizes: rows per tile (the path's `mt`, evened out over `m`) and micro-panels of columns per
-/// tile (all of them, unless that leaves fewer than about three tiles per worker). Results do not
-/// depend on them (module docs).
+/// Tile sizes: rows per tile (a multiple of the path's `mr`, at most its `mt`) and micro-panels of
+/// columns per tile. On one thread: `mt` evened out over `m`, every column. On several: among the
+/// shapes whose tiles, handed out in order to whichever worker is free, finish within 3 % of the
+/// soonest (counted in micro-kernel calls), the one with the fewest tiles (each re-reads its panels
+/// of B), then the fewest column splits (each re-packs its rows of A). A weight gradient `dYᵀ·X` of 384 rows on two
+/// workers is four tiles of 96 rows, where halving 144 gave six of 72 (five full and one of 24: one
+/// worker idle for a sixth of the product). Results do not depend on the tiles (module docs).
 fn tiles(m: usize, np: usize, workers: usize, bl: Blocking) -> (usize, usize) {
-    let parts = m.div_ceil(bl.mt);
-    let mut mt = m.div_ceil(parts).div_ceil(bl.mr) * bl.mr;
-    let mut ct = np;
-    if workers > 1 {
-        let want = 3 * workers;
-        while m.div_ceil(mt) < want && mt > bl.mr {
-            if ct > 1 && mt <= 4 * bl.mr {
-                break;
+    let max_r = (bl.mt / bl.mr).max(1);
+    let mp = m.div_ceil(bl.mr);
+    // Eight or more full tiles per worker: the last one's remainder is a small share (the encoder's
+    // and the forward products' thousands of rows); one thread's shape.
+    if workers <= 1 || mp >= 8 * workers * max_r {
+        let parts = mp.div_ceil(max_r);
+        return (mp.div_ceil(parts) * bl.mr, np);
+    }
+    // Otherwise every shape of at most 16 tiles per worker (the search is a few thousand steps).
+    let mut shapes = Vec::new();
+    let mut loads = vec![0usize; workers];
+    for r in 1..=max_r.min(mp) {
+        let tm = mp.div_ceil(r);
+        for tn in 1..=np.min(4 * workers) {
+            let c = np.div_ceil(tn);
+            let tn = np.div_ceil(c);
+            if tm * tn > 16 * workers && r < max_r.min(mp) {
+                continue;
             }
-            mt = (mt / 2).div_ceil(bl.mr) * bl.mr;
-        }
-        let tm = m.div_ceil(mt);
-        if tm < want {
-            ct = np.div_ceil(want.div_ceil(tm).min(np));
+            loads.iter_mut().for_each(|l| *l = 0);
+            for ti in 0..tm {
+                let rows = r.min(mp - ti * r);
+                for tj in 0..tn {
+                    let cols = c.min(np - tj * c);
+                    let min = loads.iter_mut().min().expect("workers > 1");
+                    *min += rows * cols;
+                }
+            }
+            let span = *loads.iter().max().expect("workers > 1");
+            shapes.push((span, tm * tn, tn, r * bl.mr, c));
         }
     }
+    // Within 3 % of the shortest finish, the fewest tiles: many small tiles finish as soon on paper,
+    // but each re-reads its panels of B and pays its call (7,168 rows in 598 tiles of 12 ran slower
+    // than in 50 of 144).
+    let shortest = shapes.iter().map(|s| s.0).min().expect("at least one shape");
+    let (_, _, _, mt, ct) = shapes
+        .into_iter()
+        .filter(|s| s.0 * 100 <= shortest * 103)
+        .min_by_key(|s| (s.1, s.2, s.0))
+        .expect("the shortest is within 3 % of itself");
     (mt, ct)
 }
 
@@ -771,14 +801,27 @@ unsafe fn pack_a(p: &Product, i0: usize, rows: usize, p0: usize, kc: usize, mr: 
         // SAFETY: rows i0 + r·mr .. + live, columns p0 .. p0 + kc of A (caller).
         let base = unsafe { p.a.offset((i0 + r * mr) as isize * p.rsa + p0 as isize * p.csa) };
         if p.rsa == 1 && p.csa != 1 {
-            // Column-major A: each depth step's rows are contiguous.
-            for q in 0..kc {
-                let out = &mut panel[q * mr..q * mr + mr];
-                for (i, o) in out.iter_mut().enumerate().take(live) {
-                    // SAFETY: as above.
-                    *o = unsafe { *base.offset(i as isize + q as isize * p.csa) };
+            // Column-major A (dYᵀ of a weight gradient): each depth step's rows are contiguous.
+            // A whole panel's step is a fixed-size copy (a few vector moves, not a memcpy call).
+            fn steps<const MR: usize>(panel: &mut [f32], base: *const f32, csa: isize) {
+                for (q, out) in panel.chunks_exact_mut(MR).enumerate() {
+                    // SAFETY: MR contiguous values of column q of the panel's rows (pack_a's caller).
+                    let src = unsafe { &*base.offset(q as isize * csa).cast::<[f32; MR]>() };
+                    out.copy_from_slice(src);
                 }
-                out[live..].fill(0.0);
+            }
+            match (live == mr, mr) {
+                (true, 12) => steps::<12>(panel, base, p.csa),
+                (true, 6) => steps::<6>(panel, base, p.csa),
+                _ => {
+                    for (q, out) in panel.chunks_exact_mut(mr).enumerate() {
+                        // SAFETY: as above: `live` contiguous values of column p0 + q.
+                        let src =
+                            unsafe { std::slice::from_raw_parts(base.offset(q as isize * p.csa), live) };
+                        out[..live].copy_from_slice(src);
+                        out[live..].fill(0.0);
+                    }
+                }
             }
         } else {
             for i in 0..live {
@@ -806,11 +849,25 @@ unsafe fn pack_b_panel(p: &Product, j0: usize, p0: usize, kc: usize, nr: usize, 
     // SAFETY: rows p0 .. p0 + kc, columns j0 .. j0 + live of B (caller).
     let base = unsafe { p.b.offset(p0 as isize * p.rsb + j0 as isize * p.csb) };
     if p.csb == 1 {
-        for q in 0..kc {
-            // SAFETY: as above: `live` contiguous values of row p0 + q.
-            let src = unsafe { std::slice::from_raw_parts(base.offset(q as isize * p.rsb), live) };
-            panel[q * nr..q * nr + live].copy_from_slice(src);
-            panel[q * nr + live..q * nr + nr].fill(0.0);
+        // A whole panel's step is a fixed-size copy (a few vector moves, not a memcpy call).
+        fn steps<const NR: usize>(panel: &mut [f32], base: *const f32, rsb: isize) {
+            for (q, out) in panel.chunks_exact_mut(NR).enumerate() {
+                // SAFETY: NR contiguous values of row q of the panel's columns (pack_b_panel's caller).
+                let src = unsafe { &*base.offset(q as isize * rsb).cast::<[f32; NR]>() };
+                out.copy_from_slice(src);
+            }
+        }
+        match (live == nr, nr) {
+            (true, 32) => steps::<32>(panel, base, p.rsb),
+            (true, 16) => steps::<16>(panel, base, p.rsb),
+            _ => {
+                for q in 0..kc {
+                    // SAFETY: as above: `live` contiguous values of row p0 + q.
+                    let src = unsafe { std::slice::from_raw_parts(base.offset(q as isize * p.rsb), live) };
+                    panel[q * nr..q * nr + live].copy_from_slice(src);
+                    panel[q * nr + live..q * nr + nr].fill(0.0);
+                }
+            }
         }
     } else {
         // Columns contiguous (Wᵀ of a linear layer, Kᵀ in attention): 8 × 8 blocks transposed in
@@ -1080,14 +1137,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tiles_give_each_worker_several() {
+    fn tiles_share_the_work_evenly() {
         let bl = Isa::Avx512.blocking();
+        // One thread: tiles of at most 144 rows, evened out; every column.
         assert_eq!(tiles(4096, 36, 1, bl), (144, 36));
+        assert_eq!(tiles(150, 36, 1, bl), (84, 36));
+        // The encoder's products: 29 tiles of 144 rows (the last one 64: 14 and a bit per worker).
         assert_eq!(tiles(4096, 36, 2, bl), (144, 36));
-        // dW's products: few rows, so rows are halved and then columns split.
-        assert_eq!(tiles(384, 36, 2, bl), (72, 36));
-        let (mt, ct) = tiles(24, 36, 2, bl);
-        assert!(24usize.div_ceil(mt) * 36usize.div_ceil(ct) >= 6, "{mt} {ct}");
+        // A training step's 7,168 rows: 50 tiles of 144 (25 and 24 plus a bit: within 3 %).
+        assert_eq!(tiles(7168, 12, 2, bl), (144, 12));
+        // Weight gradients: few rows. Four tiles of 96 rows, two per worker, where halving 144
+        // gave six of 72 (five full and one of 24).
+        assert_eq!(tiles(384, 12, 2, bl), (96, 12));
+        // 1,536 rows: 15 tiles of 108 (the last one 24), within 3 % of 16 of 96, where 144 gave 11.
+        assert_eq!(tiles(1536, 12, 2, bl), (108, 12));
+        // Fewer rows than a tile per worker: the columns are split instead.
+        assert_eq!(tiles(128, 12, 2, bl), (132, 6));
         assert_eq!(tiles(1, 1, 8, bl), (12, 1));
+        // Every shape covers the product and keeps rows within the path's block.
+        for (m, np, w) in [(1, 40, 2), (25, 3, 3), (7168, 48, 2), (300, 7, 4), (13, 1, 2)] {
+            let (mt, ct) = tiles(m, np, w, bl);
+            assert!(
+                mt % bl.mr == 0 && mt <= bl.mt && ct >= 1 && ct <= np,
+                "{m} {np} {w}: {mt} {ct}"
+            );
+        }
     }
 }
