@@ -788,6 +788,35 @@ impl Store {
     }
 }
 
+/// Copies a panel whose depth steps are contiguous in the source: step `q`'s `live` values from
+/// `base + q·stride` into `panel[q·width..]`, zeros after them. A whole step of the micro-kernels'
+/// widths is a fixed-size copy (a few vector moves, not a `memcpy` call per step).
+///
+/// # Safety
+/// `live` values are readable at `base + q·stride` for every step of the panel.
+unsafe fn copy_steps(panel: &mut [f32], base: *const f32, stride: isize, width: usize, live: usize) {
+    fn whole<const W: usize>(panel: &mut [f32], base: *const f32, stride: isize) {
+        for (q, out) in panel.chunks_exact_mut(W).enumerate() {
+            // SAFETY: W readable values at this step (copy_steps' caller).
+            out.copy_from_slice(unsafe { &*base.offset(q as isize * stride).cast::<[f32; W]>() });
+        }
+    }
+    match (live == width, width) {
+        (true, 32) => whole::<32>(panel, base, stride),
+        (true, 16) => whole::<16>(panel, base, stride),
+        (true, 12) => whole::<12>(panel, base, stride),
+        (true, 6) => whole::<6>(panel, base, stride),
+        _ => {
+            for (q, out) in panel.chunks_exact_mut(width).enumerate() {
+                // SAFETY: `live` readable values at this step (caller).
+                let src = unsafe { std::slice::from_raw_parts(base.offset(q as isize * stride), live) };
+                out[..live].copy_from_slice(src);
+                out[live..].fill(0.0);
+            }
+        }
+    }
+}
+
 /// Packs rows `t.i0..` of `A` over depth `p0..p0 + kc` into micro-panels of `mr` rows: panel `r`,
 /// depth step `q`, row `i` at `r·mr·kc + q·mr + i`; rows past the tile are zeros.
 ///
@@ -802,27 +831,8 @@ unsafe fn pack_a(p: &Product, i0: usize, rows: usize, p0: usize, kc: usize, mr: 
         let base = unsafe { p.a.offset((i0 + r * mr) as isize * p.rsa + p0 as isize * p.csa) };
         if p.rsa == 1 && p.csa != 1 {
             // Column-major A (dYᵀ of a weight gradient): each depth step's rows are contiguous.
-            // A whole panel's step is a fixed-size copy (a few vector moves, not a memcpy call).
-            fn steps<const MR: usize>(panel: &mut [f32], base: *const f32, csa: isize) {
-                for (q, out) in panel.chunks_exact_mut(MR).enumerate() {
-                    // SAFETY: MR contiguous values of column q of the panel's rows (pack_a's caller).
-                    let src = unsafe { &*base.offset(q as isize * csa).cast::<[f32; MR]>() };
-                    out.copy_from_slice(src);
-                }
-            }
-            match (live == mr, mr) {
-                (true, 12) => steps::<12>(panel, base, p.csa),
-                (true, 6) => steps::<6>(panel, base, p.csa),
-                _ => {
-                    for (q, out) in panel.chunks_exact_mut(mr).enumerate() {
-                        // SAFETY: as above: `live` contiguous values of column p0 + q.
-                        let src =
-                            unsafe { std::slice::from_raw_parts(base.offset(q as isize * p.csa), live) };
-                        out[..live].copy_from_slice(src);
-                        out[live..].fill(0.0);
-                    }
-                }
-            }
+            // SAFETY: `live` contiguous values at every depth step of the panel's rows (as above).
+            unsafe { copy_steps(panel, base, p.csa, mr, live) };
         } else {
             for i in 0..live {
                 // SAFETY: as above.
@@ -849,26 +859,8 @@ unsafe fn pack_b_panel(p: &Product, j0: usize, p0: usize, kc: usize, nr: usize, 
     // SAFETY: rows p0 .. p0 + kc, columns j0 .. j0 + live of B (caller).
     let base = unsafe { p.b.offset(p0 as isize * p.rsb + j0 as isize * p.csb) };
     if p.csb == 1 {
-        // A whole panel's step is a fixed-size copy (a few vector moves, not a memcpy call).
-        fn steps<const NR: usize>(panel: &mut [f32], base: *const f32, rsb: isize) {
-            for (q, out) in panel.chunks_exact_mut(NR).enumerate() {
-                // SAFETY: NR contiguous values of row q of the panel's columns (pack_b_panel's caller).
-                let src = unsafe { &*base.offset(q as isize * rsb).cast::<[f32; NR]>() };
-                out.copy_from_slice(src);
-            }
-        }
-        match (live == nr, nr) {
-            (true, 32) => steps::<32>(panel, base, p.rsb),
-            (true, 16) => steps::<16>(panel, base, p.rsb),
-            _ => {
-                for q in 0..kc {
-                    // SAFETY: as above: `live` contiguous values of row p0 + q.
-                    let src = unsafe { std::slice::from_raw_parts(base.offset(q as isize * p.rsb), live) };
-                    panel[q * nr..q * nr + live].copy_from_slice(src);
-                    panel[q * nr + live..q * nr + nr].fill(0.0);
-                }
-            }
-        }
+        // SAFETY: `live` contiguous values at every depth step of the panel's columns (as above).
+        unsafe { copy_steps(panel, base, p.rsb, nr, live) };
     } else {
         // Columns contiguous (Wᵀ of a linear layer, Kᵀ in attention): 8 × 8 blocks transposed in
         // registers where the CPU has AVX2, the rest value by value. A copy either way.
