@@ -269,6 +269,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Every run sidecar written from here on names this command (`lexbench reproduce` reruns it).
     lexbench_core::run::record_invocation(std::env::args_os().map(|a| a.to_string_lossy().into_owned()));
+    // ... and the revision this binary was built from (build.rs), not the current directory's.
+    if let Some(rev) = option_env!("LEXBENCH_BUILD_REV") {
+        lexbench_baselines::rank::set_build_revision(rev);
+    }
     init_logging(cli.verbose);
     match run(cli) {
         Ok(code) => code,

@@ -320,6 +320,48 @@ fn run_submit_leaderboard_on_a_pooled_dataset() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("FAIL"));
 }
 
+/// A sidecar names the revision the binary was built from (build.rs), not the current directory's
+/// checkout: run from a folder outside any checkout, without `LEXBENCH_GIT_REV`, it still records
+/// the build's revision (a binary of an older revision run inside a newer checkout recorded the
+/// checkout's).
+#[test]
+fn a_run_records_the_revision_the_binary_was_built_from() {
+    let data = scratch("build-rev");
+    ecthr_like(&data);
+    let out = std::process::Command::new(crate::common::bin())
+        .arg("--data")
+        .arg(&data)
+        .args(["run", "bm25", "--dataset", "mini-ecthr", "--split", "test"])
+        .current_dir(&data)
+        .env_remove("RUST_LOG")
+        .env_remove("LEXBENCH_DATA")
+        .env_remove("LEXBENCH_GIT_REV")
+        .output()
+        .unwrap();
+    ok(&out);
+    assert!(
+        !std::process::Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(&data)
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "{} is inside a git checkout: the test needs a folder outside one",
+        data.display()
+    );
+    let side: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("runs/mini-ecthr/test/bm25.json")).unwrap())
+            .unwrap();
+    match option_env!("LEXBENCH_BUILD_REV") {
+        Some(rev) => {
+            assert_eq!(side["git_revision"], rev, "{side}");
+            assert_eq!(rev.len(), 40, "{rev}");
+        }
+        // Built outside a checkout (a source tarball): nothing to record.
+        None => assert!(side["git_revision"].is_null(), "{side}"),
+    }
+    std::fs::remove_dir_all(&data).unwrap();
+}
+
 #[test]
 fn run_bm25_french_over_the_whole_corpus_and_parameters() {
     let data = scratch("french");

@@ -44,13 +44,26 @@ pub fn run_path(data: &Path, dataset: &str, split: &str, system: &str) -> Result
     Ok(lexbench_core::datadir::DataDir::new(data).run_file(dataset, split, system)?)
 }
 
-/// The revision of the checkout: `LEXBENCH_GIT_REV` if set, else `git rev-parse HEAD` in the current
-/// directory, else `None`.
+static BUILD_REVISION: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// Records the revision the running program was built from (the `lexbench` binary calls it once at
+/// start with what its build script found); [`git_revision`] then returns it.
+pub fn set_build_revision(rev: &'static str) {
+    let _ = BUILD_REVISION.set(rev);
+}
+
+/// The revision of the code that runs: `LEXBENCH_GIT_REV` if set; else the revision the binary was
+/// built from ([`set_build_revision`]); else, for a library caller, `git rev-parse HEAD` in the
+/// current directory; else `None`. (Before the build revision, a binary of an older revision run
+/// inside a newer checkout recorded the checkout's revision, not its own.)
 pub fn git_revision() -> Option<String> {
     if let Ok(v) = std::env::var("LEXBENCH_GIT_REV")
         && !v.trim().is_empty()
     {
         return Some(v.trim().to_owned());
+    }
+    if let Some(rev) = BUILD_REVISION.get() {
+        return Some((*rev).to_owned());
     }
     let out = std::process::Command::new("git")
         .args(["rev-parse", "HEAD"])
