@@ -78,6 +78,11 @@ fn wheel(out: &Path) -> PathBuf {
     );
     let built = ok(Command::new(checkout().join("scripts/build-wheel"))
         .args([OsStr::new("--profile"), OsStr::new("dev"), out.as_os_str()])
+        // cargo runs this test with the root package's build-script outputs in the environment
+        // (`OUT_DIR`, `LEXBENCH_BUILD_REV`); the wheel's cargo must see the test build's environment,
+        // or build scripts that track them (ring's, the root's) run again and their crates recompile.
+        .env_remove("OUT_DIR")
+        .env_remove("LEXBENCH_BUILD_REV")
         .env("LEXBENCH_PY_TOOLS", &tools));
     // The test build's own binary is in `…/debug/` for the dev profile. A release test build shares
     // nothing with the dev wheel's build and a cuda one differs from it: the wheel's build then compiles.
