@@ -547,9 +547,10 @@ impl Shared {
 /// columns per tile. On one thread: `mt` evened out over `m`, every column. On several: among the
 /// shapes whose tiles, handed out in order to whichever worker is free, finish within 3 % of the
 /// soonest (counted in micro-kernel calls), the one with the fewest tiles (each re-reads its panels
-/// of B), then the fewest column splits (each re-packs its rows of A). A weight gradient `dYᵀ·X` of 384 rows on two
-/// workers is four tiles of 96 rows, where halving 144 gave six of 72 (five full and one of 24: one
-/// worker idle for a sixth of the product). Results do not depend on the tiles (module docs).
+/// of B), then the fewest column splits (each re-packs its rows of A). A weight gradient `dYᵀ·X` of
+/// 384 rows on two workers is four tiles of 96 rows, where halving 144 gave six of 72 (five full and
+/// one of 24: one worker idle for a sixth of the product). Results do not depend on the tiles
+/// (module docs).
 fn tiles(m: usize, np: usize, workers: usize, bl: Blocking) -> (usize, usize) {
     let max_r = (bl.mt / bl.mr).max(1);
     let mp = m.div_ceil(bl.mr);
