@@ -113,16 +113,13 @@ impl CustomOp1 for DropoutOp {
             candle_core::bail!("dropout: {} values, a mask of {}", x.len(), self.keep.len());
         }
         let mut out = vec![0f32; x.len()];
-        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+        let threads = candle_core::utils::get_num_threads().max(1);
         let per = x.len().div_ceil(threads).max(1 << 16);
         let scale = self.scale;
-        std::thread::scope(|scope| {
-            for ((xs, ks), os) in x.chunks(per).zip(self.keep.chunks(per)).zip(out.chunks_mut(per)) {
-                scope.spawn(move || {
-                    for ((o, &xv), &k) in os.iter_mut().zip(xs).zip(ks) {
-                        *o = xv * if k { scale } else { 0.0 };
-                    }
-                });
+        crate::encoder::kernels::chunks_on_pool(&mut out, per, |i, os| {
+            let span = i * per..i * per + os.len();
+            for ((o, &xv), &k) in os.iter_mut().zip(&x[span.clone()]).zip(&self.keep[span]) {
+                *o = xv * if k { scale } else { 0.0 };
             }
         });
         Ok((CpuStorage::F32(out), l.shape().clone()))

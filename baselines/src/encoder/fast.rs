@@ -56,16 +56,13 @@ impl CustomOp2 for BiasGelu {
             candle_core::bail!("bias-gelu: {} values do not split into rows of {n}", x.len());
         }
         let mut out = vec![0f32; x.len()];
-        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+        let threads = candle_core::utils::get_num_threads().max(1);
         let rows = x.len() / n;
         let per = rows.div_ceil(threads).max(1) * n;
-        std::thread::scope(|s| {
-            for (xs, os) in x.chunks(per).zip(out.chunks_mut(per)) {
-                s.spawn(move || {
-                    for (xr, or) in xs.chunks_exact(n).zip(os.chunks_exact_mut(n)) {
-                        crate::encoder::kernels::bias_gelu_row(xr, b, or);
-                    }
-                });
+        crate::encoder::kernels::chunks_on_pool(&mut out, per, |i, os| {
+            let xs = &x[i * per..i * per + os.len()];
+            for (xr, or) in xs.chunks_exact(n).zip(os.chunks_exact_mut(n)) {
+                crate::encoder::kernels::bias_gelu_row(xr, b, or);
             }
         });
         Ok((CpuStorage::F32(out), l1.shape().clone()))

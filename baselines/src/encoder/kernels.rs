@@ -45,9 +45,16 @@ struct FusedAttention {
 #[derive(Clone, Copy)]
 struct SendPtr(*mut f32);
 // SAFETY: every task writes only its own (sequence, head) block of the output (disjoint rows ×
-// columns), and the pointer outlives the scoped threads.
+// columns), and the pointer outlives the call that runs the tasks.
 unsafe impl Send for SendPtr {}
 unsafe impl Sync for SendPtr {}
+
+impl SendPtr {
+    /// The pointer (a method, so that a closure captures the whole `SendPtr`, not its field).
+    fn get(self) -> *mut f32 {
+        self.0
+    }
+}
 
 impl CustomOp2 for FusedAttention {
     fn name(&self) -> &'static str {
@@ -79,23 +86,14 @@ impl CustomOp2 for FusedAttention {
         }
         let mut out = vec![0f32; b * s * hid];
         let tasks = b * heads;
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |t| t.get())
-            .min(tasks.max(1));
-        let per = tasks.div_ceil(threads.max(1)).max(1);
+        let per = tasks.div_ceil(threads().min(tasks.max(1))).max(1);
         let dst = SendPtr(out.as_mut_ptr());
-        std::thread::scope(|scope| {
-            for start in (0..tasks).step_by(per) {
-                let end = (start + per).min(tasks);
-                scope.spawn(move || {
-                    let dst = dst;
-                    let mut scratch = vec![0f32; s * s];
-                    for task in start..end {
-                        let (bi, h) = (task / heads, task % heads);
-                        // SAFETY: task (bi, h) writes rows bi·s .. (bi+1)·s, columns h·d .. (h+1)·d.
-                        unsafe { attend(qkv, mask, dst.0, &mut scratch, bi, h, s, heads, d) };
-                    }
-                });
+        on_pool(tasks.div_ceil(per), |piece| {
+            let mut scratch = vec![0f32; s * s];
+            for task in piece * per..((piece + 1) * per).min(tasks) {
+                let (bi, h) = (task / heads, task % heads);
+                // SAFETY: task (bi, h) writes rows bi·s .. (bi+1)·s, columns h·d .. (h+1)·d.
+                unsafe { attend(qkv, mask, dst.get(), &mut scratch, bi, h, s, heads, d) };
             }
         });
         Ok((CpuStorage::F32(out), Shape::from((b * s, hid))))
@@ -507,6 +505,55 @@ fn threads() -> usize {
     candle_core::utils::get_num_threads().max(1)
 }
 
+/// Runs `f(i)` for every piece `i` in `0..pieces` on candle's barrier pool — the threads its own
+/// element-wise ops and [`gemm_split`]'s products run on, the calling thread among them — and
+/// returns when every piece has run (a piece's panic is raised here). One piece runs on the
+/// calling thread alone. Pieces go to whichever thread is free, so what a piece computes must depend
+/// on `i` alone, as it does in every caller: the values do not depend on which thread ran what.
+///
+/// The kernels started threads of their own for each call (`std::thread::scope`) before: a thread
+/// start per piece, and the new threads ran beside the pool's worker, which spins for a while after
+/// each op before it sleeps — three runnable threads on two cores (docs/performance.md, "The
+/// element-wise kernels on the pool").
+pub(crate) fn on_pool(pieces: usize, f: impl Fn(usize) + Sync) {
+    match pieces {
+        0 => {}
+        1 => f(0),
+        _ => candle_core::utils::barrier_pool().execute_chunked(pieces, |r| r.for_each(&f)),
+    }
+}
+
+/// `f(i, chunk)` for every `(i, chunk)` of `out.chunks_mut(per)` on candle's pool ([`on_pool`]),
+/// the results in chunk order; `None` if a piece left no result (it cannot, short of a panic, which
+/// [`on_pool`] raises first).
+pub(crate) fn map_chunks_on_pool<T: Send, R: Send>(
+    out: &mut [T],
+    per: usize,
+    f: impl Fn(usize, &mut [T]) -> R + Sync,
+) -> Option<Vec<R>> {
+    use std::sync::{Mutex, PoisonError};
+    // Each chunk is taken by exactly one piece, so the locks are never contended; they only carry
+    // the `&mut` across to the thread that runs the piece.
+    let chunks: Vec<Mutex<(&mut [T], Option<R>)>> = out
+        .chunks_mut(per.max(1))
+        .map(|c| Mutex::new((c, None)))
+        .collect();
+    on_pool(chunks.len(), |i| {
+        let mut slot = chunks[i].lock().unwrap_or_else(PoisonError::into_inner);
+        let r = f(i, &mut *slot.0);
+        slot.1 = Some(r);
+    });
+    chunks
+        .into_iter()
+        .map(|c| c.into_inner().unwrap_or_else(PoisonError::into_inner).1)
+        .collect()
+}
+
+/// [`map_chunks_on_pool`] without results.
+pub(crate) fn chunks_on_pool<T: Send>(out: &mut [T], per: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    map_chunks_on_pool(out, per, f);
+}
+
 /// A strided f32 matrix operand of [`gemm_split`]: element `(r, c)` at `ptr + r·rs + c·cs`.
 #[derive(Debug, Clone, Copy)]
 pub struct Strided {
@@ -818,31 +865,23 @@ impl candle_core::CustomOp1 for ColumnSums {
         let partials: Vec<Vec<f32>> = if m == 0 {
             Vec::new()
         } else {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = g
-                    .chunks(per)
-                    .map(|rows| {
-                        scope.spawn(move || {
-                            let mut acc = vec![0f32; m];
-                            for row in rows.chunks_exact(m) {
-                                for (a, &v) in acc.iter_mut().zip(row) {
-                                    *a += v;
-                                }
-                            }
-                            acc
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| h.join().unwrap_or_default())
-                    .collect()
-            })
+            // One slot per block of rows, filled by the piece that sums the block.
+            let mut sums: Vec<Vec<f32>> = vec![Vec::new(); g.len().div_ceil(per)];
+            chunks_on_pool(&mut sums, 1, |i, slot| {
+                let mut acc = vec![0f32; m];
+                for row in g[i * per..((i + 1) * per).min(g.len())].chunks_exact(m) {
+                    for (a, &v) in acc.iter_mut().zip(row) {
+                        *a += v;
+                    }
+                }
+                slot[0] = acc;
+            });
+            sums
         };
         let mut out = vec![0f32; m];
         for p in &partials {
             if p.len() != m {
-                candle_core::bail!("column sums: a worker thread failed");
+                candle_core::bail!("column sums: a block of rows left no sum");
             }
             for (o, &v) in out.iter_mut().zip(p) {
                 *o += v;
@@ -948,11 +987,9 @@ pub fn keep_mask_on(path: KernelPath, state: u64, p: f64, n: usize) -> Vec<bool>
     let threshold = (p.clamp(0.0, 1.0) * (1u64 << 53) as f64).ceil() as u64;
     let mut out = vec![false; n];
     let per = n.div_ceil(threads()).max(1 << 16);
-    std::thread::scope(|scope| {
-        for (c, os) in out.chunks_mut(per).enumerate() {
-            let start = state.wrapping_add(GAMMA.wrapping_mul((c * per) as u64));
-            scope.spawn(move || keep_mask_slice_on(path, start, threshold, os));
-        }
+    chunks_on_pool(&mut out, per, |c, os| {
+        let start = state.wrapping_add(GAMMA.wrapping_mul((c * per) as u64));
+        keep_mask_slice_on(path, start, threshold, os);
     });
     out
 }
@@ -961,10 +998,9 @@ pub fn keep_mask_on(path: KernelPath, state: u64, p: f64, n: usize) -> Vec<bool>
 fn map2_par(a: &[f32], b: &[f32], f: fn(&[f32], &[f32], &mut [f32])) -> Vec<f32> {
     let mut out = vec![0f32; a.len()];
     let per = a.len().div_ceil(threads()).max(1 << 16);
-    std::thread::scope(|scope| {
-        for ((xs, ys), os) in a.chunks(per).zip(b.chunks(per)).zip(out.chunks_mut(per)) {
-            scope.spawn(move || f(xs, ys, os));
-        }
+    chunks_on_pool(&mut out, per, |i, os| {
+        let r = i * per..i * per + os.len();
+        f(&a[r.clone()], &b[r], os);
     });
     out
 }
@@ -978,10 +1014,8 @@ impl candle_core::CustomOp1 for GeluTrain {
         let x = f32_slice(s, l, "gelu")?;
         let mut out = vec![0f32; x.len()];
         let per = x.len().div_ceil(threads()).max(1 << 16);
-        std::thread::scope(|scope| {
-            for (xs, os) in x.chunks(per).zip(out.chunks_mut(per)) {
-                scope.spawn(move || gelu_slice(xs, os));
-            }
+        chunks_on_pool(&mut out, per, |i, os| {
+            gelu_slice(&x[i * per..i * per + os.len()], os)
         });
         Ok((CpuStorage::F32(out), l.shape().clone()))
     }
@@ -1083,17 +1117,14 @@ impl CustomOp3 for AddLayerNorm {
         let mut out = vec![0f32; x.len()];
         let rows = x.len() / d;
         let per = rows.div_ceil(threads()).max(1) * d;
-        std::thread::scope(|scope| {
-            for ((xs, rs), os) in x.chunks(per).zip(r.chunks(per)).zip(out.chunks_mut(per)) {
-                scope.spawn(move || {
-                    for ((xr, rr), or) in xs
-                        .chunks_exact(d)
-                        .zip(rs.chunks_exact(d))
-                        .zip(os.chunks_exact_mut(d))
-                    {
-                        self.row(xr, rr, w, b, or);
-                    }
-                });
+        chunks_on_pool(&mut out, per, |i, os| {
+            let span = i * per..i * per + os.len();
+            for ((xr, rr), or) in x[span.clone()]
+                .chunks_exact(d)
+                .zip(r[span].chunks_exact(d))
+                .zip(os.chunks_exact_mut(d))
+            {
+                self.row(xr, rr, w, b, or);
             }
         });
         Ok((CpuStorage::F32(out), l1.shape().clone()))
@@ -1168,16 +1199,13 @@ impl CustomOp3 for LayerNormOp {
         }
         let mut out = vec![0f32; x.len()];
         let per = (x.len() / d).div_ceil(threads()).max(1) * d;
-        std::thread::scope(|scope| {
-            for (xs, os) in x.chunks(per).zip(out.chunks_mut(per)) {
-                scope.spawn(move || {
-                    for (xr, or) in xs.chunks_exact(d).zip(os.chunks_exact_mut(d)) {
-                        let (mean, inv) = self.stats(xr);
-                        for (((o, &v), &g), &be) in or.iter_mut().zip(xr).zip(w).zip(b) {
-                            *o = (v - mean) * inv * g + be;
-                        }
-                    }
-                });
+        chunks_on_pool(&mut out, per, |i, os| {
+            let xs = &x[i * per..i * per + os.len()];
+            for (xr, or) in xs.chunks_exact(d).zip(os.chunks_exact_mut(d)) {
+                let (mean, inv) = self.stats(xr);
+                for (((o, &v), &g), &be) in or.iter_mut().zip(xr).zip(w).zip(b) {
+                    *o = (v - mean) * inv * g + be;
+                }
             }
         });
         Ok((CpuStorage::F32(out), l1.shape().clone()))
@@ -1237,51 +1265,39 @@ impl CustomOp3 for LayerNormGrad {
         let per_rows = rows.div_ceil(threads()).max(1);
         let per = per_rows * d;
         let op = LayerNormOp { eps: self.eps };
-        // Per thread: dx of its rows, and its partial column sums of dw and db (summed in order after).
-        let partials: Vec<(Vec<f32>, Vec<f32>)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = x
-                .chunks(per)
-                .zip(g.chunks(per))
-                .zip(dx.chunks_mut(per))
-                .map(|((xs, gs), ds)| {
-                    let op = &op;
-                    scope.spawn(move || {
-                        let (mut dw, mut db) = (vec![0f32; d], vec![0f32; d]);
-                        for ((xr, gr), dr) in xs
-                            .chunks_exact(d)
-                            .zip(gs.chunks_exact(d))
-                            .zip(ds.chunks_exact_mut(d))
-                        {
-                            let (mean, inv) = op.stats(xr);
-                            let (mut s1, mut s2) = (0f32, 0f32);
-                            for (i, (&v, &gv)) in xr.iter().zip(gr).enumerate() {
-                                let xh = (v - mean) * inv;
-                                let gw = gv * w[i];
-                                s1 += gw;
-                                s2 += gw * xh;
-                                dw[i] += gv * xh;
-                                db[i] += gv;
-                            }
-                            let (m1, m2) = (s1 / d as f32, s2 / d as f32);
-                            for (i, (&v, dv)) in xr.iter().zip(dr.iter_mut()).enumerate() {
-                                let xh = (v - mean) * inv;
-                                *dv = inv * (gr[i] * w[i] - m1 - xh * m2);
-                            }
-                        }
-                        (dw, db)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_default())
-                .collect()
+        // Per piece of rows: dx of its rows, and its partial column sums of dw and db (summed in order
+        // after).
+        let partials = map_chunks_on_pool(dx, per, |piece, ds| {
+            let span = piece * per..piece * per + ds.len();
+            let (mut dw, mut db) = (vec![0f32; d], vec![0f32; d]);
+            for ((xr, gr), dr) in x[span.clone()]
+                .chunks_exact(d)
+                .zip(g[span].chunks_exact(d))
+                .zip(ds.chunks_exact_mut(d))
+            {
+                let (mean, inv) = op.stats(xr);
+                let (mut s1, mut s2) = (0f32, 0f32);
+                for (i, (&v, &gv)) in xr.iter().zip(gr).enumerate() {
+                    let xh = (v - mean) * inv;
+                    let gw = gv * w[i];
+                    s1 += gw;
+                    s2 += gw * xh;
+                    dw[i] += gv * xh;
+                    db[i] += gv;
+                }
+                let (m1, m2) = (s1 / d as f32, s2 / d as f32);
+                for (i, (&v, dv)) in xr.iter().zip(dr.iter_mut()).enumerate() {
+                    let xh = (v - mean) * inv;
+                    *dv = inv * (gr[i] * w[i] - m1 - xh * m2);
+                }
+            }
+            (dw, db)
         });
+        let Some(partials) = partials else {
+            candle_core::bail!("layer norm backward: a piece of rows left no result");
+        };
         let (dw_all, db_all) = tail.split_at_mut(d);
         for (dw, db) in &partials {
-            if dw.len() != d || db.len() != d {
-                candle_core::bail!("layer norm backward: a worker thread failed");
-            }
             for i in 0..d {
                 dw_all[i] += dw[i];
                 db_all[i] += db[i];
@@ -1351,14 +1367,10 @@ impl CustomOp2 for MaskedSoftmax {
         let mut out = x.to_vec();
         let rows = x.len() / k;
         let per_rows = rows.div_ceil(threads()).max(1);
-        std::thread::scope(|scope| {
-            for (t, os) in out.chunks_mut(per_rows * k).enumerate() {
-                scope.spawn(move || {
-                    for (i, row) in os.chunks_exact_mut(k).enumerate() {
-                        let seq = (t * per_rows + i) / rows_per_seq;
-                        softmax_row(row, &mask[seq * k..(seq + 1) * k]);
-                    }
-                });
+        chunks_on_pool(&mut out, per_rows * k, |t, os| {
+            for (i, row) in os.chunks_exact_mut(k).enumerate() {
+                let seq = (t * per_rows + i) / rows_per_seq;
+                softmax_row(row, &mask[seq * k..(seq + 1) * k]);
             }
         });
         Ok((CpuStorage::F32(out), l1.shape().clone()))
@@ -1403,17 +1415,14 @@ impl CustomOp2 for SoftmaxGrad {
         }
         let mut out = vec![0f32; p.len()];
         let per = (p.len() / k).div_ceil(threads()).max(1) * k;
-        std::thread::scope(|scope| {
-            for ((ps, gs), os) in p.chunks(per).zip(g.chunks(per)).zip(out.chunks_mut(per)) {
-                scope.spawn(move || {
-                    for ((pr, gr), or) in ps
-                        .chunks_exact(k)
-                        .zip(gs.chunks_exact(k))
-                        .zip(os.chunks_exact_mut(k))
-                    {
-                        softmax_grad_row(pr, gr, or);
-                    }
-                });
+        chunks_on_pool(&mut out, per, |i, os| {
+            let span = i * per..i * per + os.len();
+            for ((pr, gr), or) in p[span.clone()]
+                .chunks_exact(k)
+                .zip(g[span].chunks_exact(k))
+                .zip(os.chunks_exact_mut(k))
+            {
+                softmax_grad_row(pr, gr, or);
             }
         });
         Ok((CpuStorage::F32(out), l1.shape().clone()))
@@ -1497,7 +1506,7 @@ mod tests {
     //! `exp` is within 3e-7 relative of `f32::exp` over softmax's range; every element-wise kernel
     //! gives the same bits on each vector path the CPU has as the generic code; `LEXBENCH_KERNELS`
     //! caps the path and an unknown value is refused; the FMA loop counts its FLOPs on the paths the
-    //! CPU has and refuses the others.
+    //! CPU has and refuses the others; the pool helpers run each chunk once, with its index.
     use candle_core::{D, Device, Tensor};
 
     use super::*;
@@ -1515,6 +1524,38 @@ mod tests {
             err.contains("\"sse\"") && err.contains("avx512, avx2 or scalar"),
             "{err}"
         );
+    }
+
+    /// The pool helpers hand every chunk to exactly one piece with its own index, return the
+    /// results in chunk order whichever thread ran what, run zero and one piece without the pool, and
+    /// raise a piece's panic in the caller.
+    #[test]
+    fn the_pool_runs_each_chunk_once_with_its_index() {
+        for (len, per) in [(0, 4), (3, 4), (4, 4), (1_000, 7), (100_000, 1 << 12)] {
+            let mut out = vec![usize::MAX; len];
+            let seen = map_chunks_on_pool(&mut out, per, |i, c| {
+                c.iter_mut().for_each(|v| *v = i);
+                (i, c.len())
+            })
+            .expect("every piece leaves its result");
+            let expected: Vec<(usize, usize)> = (0..len.div_ceil(per))
+                .map(|i| (i, per.min(len - i * per)))
+                .collect();
+            assert_eq!(seen, expected, "{len} values in chunks of {per}");
+            assert!(
+                out.iter().enumerate().all(|(j, &v)| v == j / per),
+                "{len} / {per}"
+            );
+        }
+        let caught = std::panic::catch_unwind(|| {
+            let mut out = vec![0u8; 64];
+            chunks_on_pool(&mut out, 8, |i, _| assert_ne!(i, 5, "piece 5 fails"));
+        });
+        assert!(caught.is_err(), "a piece's panic reaches the caller");
+        // The pool still works after a piece panicked.
+        let mut out = vec![0u8; 64];
+        chunks_on_pool(&mut out, 8, |_, c| c.fill(1));
+        assert!(out.iter().all(|&v| v == 1));
     }
 
     /// candle's batched matmul spreads a batch of small products over the cores

@@ -288,18 +288,10 @@ mod in_place {
     /// `f` over matching chunks of `dst` and `srcs`, on all cores when there is enough work.
     fn par<const N: usize>(dst: &mut [f32], srcs: [&[f32]; N], f: impl Fn(&mut [f32], [&[f32]; N]) + Sync) {
         const MIN_CHUNK: usize = 1 << 18;
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = candle_core::utils::get_num_threads().max(1);
         let chunk = dst.len().div_ceil(threads).max(MIN_CHUNK);
-        if chunk >= dst.len() {
-            f(dst, srcs);
-            return;
-        }
-        std::thread::scope(|scope| {
-            for (i, d) in dst.chunks_mut(chunk).enumerate() {
-                let s = srcs.map(|s| &s[i * chunk..i * chunk + d.len()]);
-                let f = &f;
-                scope.spawn(move || f(d, s));
-            }
+        crate::encoder::kernels::chunks_on_pool(dst, chunk, |i, d| {
+            f(d, srcs.map(|s| &s[i * chunk..i * chunk + d.len()]))
         });
     }
 

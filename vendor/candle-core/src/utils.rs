@@ -263,7 +263,12 @@ impl BarrierPool {
             return;
         }
 
-        let mut guard = self.call_lock.lock().unwrap();
+        // lexbench: a panic in a job (raised below, with the lock held) poisons the lock; the pool's
+        // state is whole (every worker signalled done), so later calls go on (vendor/candle-core/LEXBENCH.md).
+        let mut guard = self
+            .call_lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let new_gen = guard.wrapping_add(1);
         *guard = new_gen;
 
@@ -345,7 +350,11 @@ impl Drop for BarrierPool {
             return;
         }
         self.inner.stop.store(true, Ordering::Relaxed);
-        let new_gen = self.call_lock.lock().unwrap().wrapping_add(1);
+        let new_gen = self
+            .call_lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .wrapping_add(1);
         let handles = self.inner.handles.get();
         // Signal ALL slots and unpark them so parked workers wake immediately.
         for (i, slot) in self.inner.slots.iter().enumerate() {
