@@ -633,8 +633,9 @@ fn gemm_into_bias(
         x.len() >= n * k && w.len() >= k * m,
         "gemm_into_bias: inputs smaller than their shapes"
     );
-    // Zeroed pages from the allocator (no fill pass): the product writes every value.
-    let mut out = vec![0f32; n * m];
+    // Not filled first: with freed memory kept for reuse ([`keep_freed_memory`]) a zeroed vector is
+    // a memset on the calling thread while the pool waits, and the product writes every value.
+    let mut out: Vec<f32> = Vec::with_capacity(n * m);
     let product = lexbench_gemm::Product {
         m: n,
         n: m,
@@ -651,10 +652,15 @@ fn gemm_into_bias(
         accumulate: false,
         bias: bias.as_ptr(),
     };
-    // SAFETY: `out` is (n, m) row-major and `x` (n, k) row-major, both of the lengths asserted
-    // above; `w` holds k · m values and the strides the caller gives address each of them once;
-    // the bias holds m values.
-    with_pool(|threads| unsafe { lexbench_gemm::sgemm(product, threads) });
+    // SAFETY: `out` has room for (n, m) row-major values and `x` is (n, k) row-major, of the length
+    // asserted above; `w` holds k · m values and the strides the caller gives address each of them
+    // once; the bias holds m values. With `accumulate` false the gemm writes every element of the
+    // destination (the bias plus the k-sum; the bias alone when k is 0), so all n · m values are
+    // initialised before `set_len`.
+    with_pool(|threads| unsafe {
+        lexbench_gemm::sgemm(product, threads);
+        out.set_len(n * m);
+    });
     out
 }
 
@@ -1556,6 +1562,59 @@ mod tests {
         let mut out = vec![0u8; 64];
         chunks_on_pool(&mut out, 8, |_, c| c.fill(1));
         assert!(out.iter().all(|&v| v == 1));
+    }
+
+    /// candle's strided copies of 64k elements or more run over the pool, split along the first
+    /// dimension (`vendor/candle-core/LEXBENCH.md`): every element lands where the one-thread copy
+    /// puts it — heads transposed as attention does, a transposed matrix, a view that starts inside
+    /// its storage, copies into the middle of a destination (`cat`), and a first dimension of 1.
+    #[test]
+    fn a_large_strided_copy_puts_every_element_in_its_place() -> Result<()> {
+        let dev = Device::Cpu;
+        let count = |dims: &[usize]| dims.iter().product::<usize>();
+        let arange = |dims: &[usize]| -> Result<Tensor> {
+            let n = count(dims);
+            Ok(Tensor::from_vec(
+                (0..n).map(|i| i as f32).collect::<Vec<_>>(),
+                dims,
+                &dev,
+            )?)
+        };
+        // (b, s, heads, d) → (b, heads, s, d): element (i, h, t, c) is source (i, t, h, c).
+        let (b, s, h, d) = (5, 64, 12, 32);
+        let heads = arange(&[b, s, h, d])?.transpose(1, 2)?.contiguous()?;
+        let got = heads.flatten_all()?.to_vec1::<f32>()?;
+        let mut at = 0;
+        for i in 0..b {
+            for hh in 0..h {
+                for t in 0..s {
+                    for c in 0..d {
+                        let want = (((i * s + t) * h + hh) * d + c) as f32;
+                        assert_eq!(got[at], want, "heads ({i}, {hh}, {t}, {c})");
+                        at += 1;
+                    }
+                }
+            }
+        }
+        // A transposed matrix, a view from row 3 on, and both stacked by `cat` (a copy into an
+        // offset of the destination).
+        let (r, c) = (700, 300);
+        let m = arange(&[r, c])?;
+        let t = m.t()?.contiguous()?.to_vec2::<f32>()?;
+        assert!((0..c).all(|j| (0..r).all(|i| t[j][i] == (i * c + j) as f32)));
+        let tail = m.narrow(0, 3, r - 3)?.t()?;
+        let stacked = Tensor::cat(&[&m.t()?, &tail], 1)?.to_vec2::<f32>()?;
+        for (j, row) in stacked.iter().enumerate() {
+            let want = (0..r).chain(3..r).map(|i| (i * c + j) as f32);
+            assert!(row.iter().copied().eq(want), "cat, row {j}");
+        }
+        // A first dimension of 1 copies on the calling thread, the same way.
+        let one = arange(&[1, 400, 200])?
+            .transpose(1, 2)?
+            .contiguous()?
+            .to_vec3::<f32>()?;
+        assert!((0..200).all(|j| (0..400).all(|i| one[0][j][i] == (i * 200 + j) as f32)));
+        Ok(())
     }
 
     /// candle's batched matmul spreads a batch of small products over the cores

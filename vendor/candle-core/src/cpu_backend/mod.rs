@@ -972,6 +972,42 @@ fn copy2d_<T: Copy>(
     }
 }
 
+/// lexbench: [`copy_strided_src_`] for a copy of at least 64k elements, split along the first
+/// dimension over the barrier pool (the threads of the element-wise ops and products); smaller
+/// copies, and those whose first dimension is 1, copy on the calling thread. The same elements land
+/// in the same places either way. Training's `contiguous()` copies (attention's heads transposed,
+/// gradients that arrive as transposed views) ran on one thread while the pool waited
+/// (`LEXBENCH.md`).
+fn copy_strided_src_pooled<T: Copy + Send + Sync>(
+    src: &[T],
+    dst: &mut [T],
+    dst_offset: usize,
+    src_l: &Layout,
+) {
+    const POOLED_COPY: usize = 1 << 16;
+    let dims = src_l.dims();
+    let n = src_l.shape().elem_count();
+    let pool = crate::utils::barrier_pool();
+    let d0 = dims.first().copied().unwrap_or(1);
+    if n < POOLED_COPY || d0 < 2 || pool.n_workers() == 0 {
+        return copy_strided_src_(src, dst, dst_offset, src_l);
+    }
+    let inner = n / d0;
+    let dst = &mut dst[dst_offset..dst_offset + n];
+    let base = dst.as_mut_ptr() as usize;
+    pool.execute_chunked(d0, |rows| {
+        let part = src_l
+            .narrow(0, rows.start, rows.len())
+            .expect("a range of rows inside the first dimension");
+        // SAFETY: rows `rows` of the (d0, inner) destination, inside `dst` (n = d0 · inner
+        // elements); the ranges `execute_chunked` hands out are disjoint.
+        let out = unsafe {
+            std::slice::from_raw_parts_mut((base as *mut T).add(rows.start * inner), rows.len() * inner)
+        };
+        copy_strided_src_(src, out, 0, &part);
+    });
+}
+
 fn copy_strided_src_<T: Copy>(src: &[T], dst: &mut [T], dst_offset: usize, src_l: &Layout) {
     match src_l.strided_blocks() {
         crate::StridedBlocks::SingleBlock { start_offset, len } => dst
@@ -1482,7 +1518,6 @@ impl Map2 for MatMul {
         let dst_rs = dst_strides[0];
         let dst_cs = dst_strides[1];
 
-        let mut dst = vec![T::zero(); b * m * n];
         let num_threads = crate::utils::get_num_threads();
         let parallelism = if num_threads > 1 {
             Parallelism::Rayon(num_threads)
@@ -1515,6 +1550,11 @@ impl Map2 for MatMul {
             let pooled = lexbench_gemm::Threads { count: pool.n_workers() + 1, run: &run };
             let lhs_addr = lhs.as_ptr() as usize;
             let rhs_addr = rhs.as_ptr() as usize;
+            // Not filled with zeros first: the products write every element (lexbench-gemm with
+            // `accumulate: false`; zeros when k is 0), and a zero fill of reused heap memory is a
+            // memset on the calling thread while the pool waits.
+            let len = b * m * n;
+            let mut dst: Vec<T> = Vec::with_capacity(len);
             let dst_addr = dst.as_mut_ptr() as usize;
             let product = |step: usize| lexbench_gemm::Product {
                 m,
@@ -1547,8 +1587,11 @@ impl Map2 for MatMul {
                     unsafe { lexbench_gemm::sgemm(product(step), &pooled) }
                 }
             }
+            // SAFETY: the b blocks of m * n elements, each written in full by its product above.
+            unsafe { dst.set_len(len) };
             return Ok(dst);
         }
+        let mut dst = vec![T::zero(); b * m * n];
         for step in 0..b {
             let lhs_p = &lhs[step * a_skip..];
             let rhs_p = &rhs[step * b_skip..];
@@ -2832,7 +2875,7 @@ impl BackendStorage for CpuStorage {
             (Self::I64(src), Self::I64(dst)) => copy_strided_src_(src, dst, dst_offset, src_l),
             (Self::BF16(src), Self::BF16(dst)) => copy_strided_src_(src, dst, dst_offset, src_l),
             (Self::F16(src), Self::F16(dst)) => copy_strided_src_(src, dst, dst_offset, src_l),
-            (Self::F32(src), Self::F32(dst)) => copy_strided_src_(src, dst, dst_offset, src_l),
+            (Self::F32(src), Self::F32(dst)) => copy_strided_src_pooled(src, dst, dst_offset, src_l),
             (Self::F64(src), Self::F64(dst)) => copy_strided_src_(src, dst, dst_offset, src_l),
             (Self::F8E4M3(src), Self::F8E4M3(dst)) => {
                 copy_strided_src_(src, dst, dst_offset, src_l)
