@@ -549,6 +549,25 @@ pub(crate) fn map_chunks_on_pool<T: Send, R: Send>(
         .collect()
 }
 
+/// `f(a_row, b_row, out_row)` for every row of `d` values of `a` and `b` (the same length, a whole
+/// number of rows; callers check) into a new vector, the rows cut into [`threads`] pieces of whole rows
+/// on candle's pool ([`on_pool`]).
+fn rows2_on_pool(a: &[f32], b: &[f32], d: usize, f: impl Fn(&[f32], &[f32], &mut [f32]) + Sync) -> Vec<f32> {
+    let mut out = vec![0f32; a.len()];
+    let per = (a.len() / d.max(1)).div_ceil(threads()).max(1) * d;
+    chunks_on_pool(&mut out, per, |i, os| {
+        let span = i * per..i * per + os.len();
+        for ((ar, br), or) in a[span.clone()]
+            .chunks_exact(d)
+            .zip(b[span].chunks_exact(d))
+            .zip(os.chunks_exact_mut(d))
+        {
+            f(ar, br, or);
+        }
+    });
+    out
+}
+
 /// [`map_chunks_on_pool`] without results.
 pub(crate) fn chunks_on_pool<T: Send>(out: &mut [T], per: usize, f: impl Fn(usize, &mut [T]) + Sync) {
     map_chunks_on_pool(out, per, f);
@@ -1120,19 +1139,7 @@ impl CustomOp3 for AddLayerNorm {
             );
         }
         let (w, b) = wb.split_at(d);
-        let mut out = vec![0f32; x.len()];
-        let rows = x.len() / d;
-        let per = rows.div_ceil(threads()).max(1) * d;
-        chunks_on_pool(&mut out, per, |i, os| {
-            let span = i * per..i * per + os.len();
-            for ((xr, rr), or) in x[span.clone()]
-                .chunks_exact(d)
-                .zip(r[span].chunks_exact(d))
-                .zip(os.chunks_exact_mut(d))
-            {
-                self.row(xr, rr, w, b, or);
-            }
-        });
+        let out = rows2_on_pool(x, r, d, |xr, rr, or| self.row(xr, rr, w, b, or));
         Ok((CpuStorage::F32(out), l1.shape().clone()))
     }
 }
@@ -1419,18 +1426,7 @@ impl CustomOp2 for SoftmaxGrad {
                 g.len()
             );
         }
-        let mut out = vec![0f32; p.len()];
-        let per = (p.len() / k).div_ceil(threads()).max(1) * k;
-        chunks_on_pool(&mut out, per, |i, os| {
-            let span = i * per..i * per + os.len();
-            for ((pr, gr), or) in p[span.clone()]
-                .chunks_exact(k)
-                .zip(g[span].chunks_exact(k))
-                .zip(os.chunks_exact_mut(k))
-            {
-                softmax_grad_row(pr, gr, or);
-            }
-        });
+        let out = rows2_on_pool(p, g, k, softmax_grad_row);
         Ok((CpuStorage::F32(out), l1.shape().clone()))
     }
 }
