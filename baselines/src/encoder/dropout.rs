@@ -113,7 +113,7 @@ impl CustomOp1 for DropoutOp {
             candle_core::bail!("dropout: {} values, a mask of {}", x.len(), self.keep.len());
         }
         let mut out = vec![0f32; x.len()];
-        let threads = candle_core::utils::get_num_threads().max(1);
+        let threads = crate::encoder::kernels::threads();
         let per = x.len().div_ceil(threads).max(1 << 16);
         let scale = self.scale;
         crate::encoder::kernels::chunks_on_pool(&mut out, per, |i, os| {

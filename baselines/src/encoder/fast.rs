@@ -56,7 +56,7 @@ impl CustomOp2 for BiasGelu {
             candle_core::bail!("bias-gelu: {} values do not split into rows of {n}", x.len());
         }
         let mut out = vec![0f32; x.len()];
-        let threads = candle_core::utils::get_num_threads().max(1);
+        let threads = crate::encoder::kernels::threads();
         let rows = x.len() / n;
         let per = rows.div_ceil(threads).max(1) * n;
         crate::encoder::kernels::chunks_on_pool(&mut out, per, |i, os| {

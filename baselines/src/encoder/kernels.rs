@@ -501,7 +501,7 @@ fn f32_slice<'a>(s: &'a CpuStorage, l: &Layout, what: &str) -> candle_core::Resu
 
 /// The threads the kernels split work over: candle's (`RAYON_NUM_THREADS`, else every logical
 /// CPU), so that a thread count set for candle holds for these kernels too.
-fn threads() -> usize {
+pub(crate) fn threads() -> usize {
     candle_core::utils::get_num_threads().max(1)
 }
 
@@ -523,30 +523,37 @@ pub(crate) fn on_pool(pieces: usize, f: impl Fn(usize) + Sync) {
     }
 }
 
-/// `f(i, chunk)` for every `(i, chunk)` of `out.chunks_mut(per)` on candle's pool ([`on_pool`]),
-/// the results in chunk order; `None` if a piece left no result (it cannot, short of a panic, which
-/// [`on_pool`] raises first).
+/// `f(i)` for every piece `i` in `0..pieces` on candle's pool ([`on_pool`]), the results in piece
+/// order; `None` if a piece left no result (it cannot, short of a panic, which [`on_pool`] raises
+/// first).
+pub(crate) fn map_on_pool<R: Send>(pieces: usize, f: impl Fn(usize) -> R + Sync) -> Option<Vec<R>> {
+    use std::sync::{Mutex, PoisonError};
+    // Each slot is filled by exactly one piece, so the locks are never contended.
+    let slots: Vec<Mutex<Option<R>>> = (0..pieces).map(|_| Mutex::new(None)).collect();
+    on_pool(pieces, |i| {
+        let r = f(i);
+        *slots[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(r);
+    });
+    slots
+        .into_iter()
+        .map(|s| s.into_inner().unwrap_or_else(PoisonError::into_inner))
+        .collect()
+}
+
+/// `f(i, chunk)` for every `(i, chunk)` of `out.chunks_mut(per)` on candle's pool ([`map_on_pool`]),
+/// the results in chunk order.
 pub(crate) fn map_chunks_on_pool<T: Send, R: Send>(
     out: &mut [T],
     per: usize,
     f: impl Fn(usize, &mut [T]) -> R + Sync,
 ) -> Option<Vec<R>> {
     use std::sync::{Mutex, PoisonError};
-    // Each chunk is taken by exactly one piece, so the locks are never contended; they only carry
-    // the `&mut` across to the thread that runs the piece.
-    let chunks: Vec<Mutex<(&mut [T], Option<R>)>> = out
-        .chunks_mut(per.max(1))
-        .map(|c| Mutex::new((c, None)))
-        .collect();
-    on_pool(chunks.len(), |i| {
-        let mut slot = chunks[i].lock().unwrap_or_else(PoisonError::into_inner);
-        let r = f(i, &mut *slot.0);
-        slot.1 = Some(r);
-    });
-    chunks
-        .into_iter()
-        .map(|c| c.into_inner().unwrap_or_else(PoisonError::into_inner).1)
-        .collect()
+    // Each chunk is taken by exactly one piece: the locks only carry the `&mut` across to the thread
+    // that runs the piece.
+    let chunks: Vec<Mutex<&mut [T]>> = out.chunks_mut(per.max(1)).map(Mutex::new).collect();
+    map_on_pool(chunks.len(), |i| {
+        f(i, &mut chunks[i].lock().unwrap_or_else(PoisonError::into_inner))
+    })
 }
 
 /// `f(a_row, b_row, out_row)` for every row of `d` values of `a` and `b` (the same length, a whole
@@ -890,24 +897,22 @@ impl candle_core::CustomOp1 for ColumnSums {
         let partials: Vec<Vec<f32>> = if m == 0 {
             Vec::new()
         } else {
-            // One slot per block of rows, filled by the piece that sums the block.
-            let mut sums: Vec<Vec<f32>> = vec![Vec::new(); g.len().div_ceil(per)];
-            chunks_on_pool(&mut sums, 1, |i, slot| {
+            let sums = map_on_pool(g.len().div_ceil(per), |i| {
                 let mut acc = vec![0f32; m];
                 for row in g[i * per..((i + 1) * per).min(g.len())].chunks_exact(m) {
                     for (a, &v) in acc.iter_mut().zip(row) {
                         *a += v;
                     }
                 }
-                slot[0] = acc;
+                acc
             });
+            let Some(sums) = sums else {
+                candle_core::bail!("column sums: a block of rows left no sum");
+            };
             sums
         };
         let mut out = vec![0f32; m];
         for p in &partials {
-            if p.len() != m {
-                candle_core::bail!("column sums: a block of rows left no sum");
-            }
             for (o, &v) in out.iter_mut().zip(p) {
                 *o += v;
             }

@@ -288,7 +288,7 @@ mod in_place {
     /// `f` over matching chunks of `dst` and `srcs`, on all cores when there is enough work.
     fn par<const N: usize>(dst: &mut [f32], srcs: [&[f32]; N], f: impl Fn(&mut [f32], [&[f32]; N]) + Sync) {
         const MIN_CHUNK: usize = 1 << 18;
-        let threads = candle_core::utils::get_num_threads().max(1);
+        let threads = crate::encoder::kernels::threads();
         let chunk = dst.len().div_ceil(threads).max(MIN_CHUNK);
         crate::encoder::kernels::chunks_on_pool(dst, chunk, |i, d| {
             f(d, srcs.map(|s| &s[i * chunk..i * chunk + d.len()]))
