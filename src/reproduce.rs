@@ -53,6 +53,7 @@ const RUNNABLE: [&str; 2] = ["run", "train"];
 /// reproduced here (another dataset version, no command, a command not allowed, a tampered entry).
 pub fn reproduce(data: &DataDir, req: &Request) -> Result<Reproduction> {
     let (recorded, path) = lexbench_leaderboard::recheck::find_entry(data.root(), &req.entry)?;
+    check_names(&recorded, &path)?;
     built_version_is_the_entrys(data, &recorded, &path, "reproduce")?;
     let t0 = Instant::now();
     let rec = if recorded.provenance.is_verified() && req.command.is_none() {
@@ -153,8 +154,22 @@ fn run_again(data: &DataDir, recorded: &Entry, path: &Path, req: &Request) -> Re
         bail!("--tolerance {t}: give a non-negative number");
     }
     let d = &recorded.dataset;
-    let scratch = data.root().join("cache").join("reproduce").join(&recorded.id);
+    // One reproduce of an entry at a time: a second one would share (and remove) the first's
+    // scratch folder. The id is a checked name (check_names), so the folder is one of cache/reproduce.
+    let cache = data.root().join("cache").join("reproduce");
+    let lock = lexbench_core::io::FileLock::try_exclusive(&cache.join(format!(".{}.lock", recorded.id)))?
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "another `lexbench reproduce {}` is running on {} (its lock is {}); wait for it to end",
+                recorded.id,
+                data.root().display(),
+                cache.join(format!(".{}.lock", recorded.id)).display()
+            )
+        })?;
+    let scratch = cache.join(&recorded.id);
     prepare_scratch(data, &scratch, &d.name, &d.split)?;
+    let runs_dir = scratch.join("runs").join(&d.name).join(&d.split);
+    let before = run_files(&runs_dir)?;
     let exe = std::env::current_exe().context("finding the lexbench executable")?;
     eprintln!(
         "reproducing {} with `lexbench --data {} {}`",
@@ -170,17 +185,28 @@ fn run_again(data: &DataDir, recorded: &Entry, path: &Path, req: &Request) -> Re
         .status()
         .with_context(|| format!("starting {}", exe.display()))?;
     let seconds = t0.elapsed().as_secs_f64();
-    let run = scratch
-        .join("runs")
-        .join(&d.name)
-        .join(&d.split)
-        .join(&recorded.run.file);
-    if !status.success() || !run.is_file() {
-        let why = if status.success() {
-            format!("the command wrote no {}", run.display())
-        } else {
+    let run = runs_dir.join(&recorded.run.file);
+    // The run compared is the one the command wrote: a file of the scratch folder that was there
+    // before (the split's BM25 run, linked in for a cross-encoder to rerank) is not the command's.
+    let written: Vec<String> = run_files(&runs_dir)?
+        .into_iter()
+        .filter(|(name, id)| name.ends_with(".trec") && before.get(name) != Some(id))
+        .map(|(name, _)| name)
+        .collect();
+    let wrote_it = written.iter().any(|n| *n == recorded.run.file);
+    if !status.success() || !wrote_it {
+        let why = if !status.success() {
             format!("the command exited with {status}")
+        } else if written.is_empty() {
+            format!("the command wrote no run (the entry's is {})", run.display())
+        } else {
+            format!(
+                "the command wrote {}, not the entry's run {}",
+                written.join(", "),
+                recorded.run.file
+            )
         };
+        drop(lock);
         return Ok(record(
             recorded,
             command,
@@ -218,6 +244,7 @@ fn run_again(data: &DataDir, recorded: &Entry, path: &Path, req: &Request) -> Re
     if outcome.passed() {
         lexbench_core::io::remove_dir_journaled(&scratch)?;
     }
+    lock.remove()?;
     let differences = changed
         .into_iter()
         .map(|c| format!("configuration changed: {c}"))
@@ -231,6 +258,59 @@ fn run_again(data: &DataDir, recorded: &Entry, path: &Path, req: &Request) -> Re
         differences,
         seconds,
     ))
+}
+
+/// Refuses an entry whose id or run file is not a plain name: the id names the scratch folder
+/// `reproduce` fills and removes, and the run file the file it compares; neither may lead out of
+/// their folders (`../x`, an absolute path), whatever the entry's seal says.
+fn check_names(e: &Entry, path: &Path) -> Result<()> {
+    if !lexbench_leaderboard::entry::is_entry_id(&e.id) {
+        bail!(CheckFailed(format!(
+            "{}: its id {:?} is not an entry id (letters, digits, '-', '_' and '.', not starting with '.'): \
+             an id names files and folders, and this one would lead elsewhere",
+            path.display(),
+            e.id.chars().take(80).collect::<String>()
+        )));
+    }
+    let f = &e.run.file;
+    let plain = !f.is_empty()
+        && f != "."
+        && f != ".."
+        && !f.contains(['/', '\\', '\0'])
+        && Path::new(f).file_name() == Some(std::ffi::OsStr::new(f));
+    if !plain {
+        bail!(CheckFailed(format!(
+            "{}: its run file {:?} is not a file name (a path, or `..`): reproduce compares the run the \
+             command writes in its own folder, never a file elsewhere",
+            path.display(),
+            f.chars().take(80).collect::<String>()
+        )));
+    }
+    Ok(())
+}
+
+/// The files of `dir` (none when it does not exist) with the identity of each (device, inode,
+/// length, modification time): a file the command wrote is new or has another identity (every write
+/// of lexbench renames a new file into place).
+fn run_files(dir: &Path) -> Result<std::collections::BTreeMap<String, (u64, u64, u64, i64, i64)>> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = std::collections::BTreeMap::new();
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(e).with_context(|| dir.display().to_string()),
+    };
+    for e in rd {
+        let e = e.with_context(|| dir.display().to_string())?;
+        let m = std::fs::symlink_metadata(e.path()).with_context(|| e.path().display().to_string())?;
+        if m.is_file() {
+            out.insert(
+                e.file_name().to_string_lossy().into_owned(),
+                (m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec()),
+            );
+        }
+    }
+    Ok(out)
 }
 
 /// Refuses a command `reproduce` does not run: anything but `run …` and `train …`, and any that
@@ -302,10 +382,28 @@ fn link_tree(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Links `src` at `dst` (a path of the fresh scratch folder), or copies it where links cannot be
+/// made (another file system, links not allowed). Nothing is ever written through a file already at
+/// `dst`: it could be a link to the user's own file, and a copy onto it would truncate that file.
 fn link_or_copy(src: &Path, dst: &Path) -> Result<()> {
-    if std::fs::hard_link(src, dst).is_err() {
-        std::fs::copy(src, dst).with_context(|| format!("copying {} to {}", src.display(), dst.display()))?;
+    let err = match std::fs::hard_link(src, dst) {
+        Ok(()) => return Ok(()),
+        Err(e) => e,
+    };
+    if err.kind() == std::io::ErrorKind::AlreadyExists {
+        bail!(
+            "{}: already there in the scratch folder, which should be new (another process writing it?); \
+             nothing was written",
+            dst.display()
+        );
     }
+    let mut from = std::fs::File::open(src).with_context(|| src.display().to_string())?;
+    let mut to = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(dst)
+        .with_context(|| format!("copying {} to {} (it could not be linked: {err})", src.display(), dst.display()))?;
+    std::io::copy(&mut from, &mut to).with_context(|| format!("copying {} to {}", src.display(), dst.display()))?;
     Ok(())
 }
 
@@ -334,5 +432,29 @@ fn record(
         threads: lexbench_core::run::threads(),
         binary_sha256: lexbench_core::run::invocation().and_then(|i| i.binary_sha256),
         git_revision: lexbench_baselines::rank::git_revision(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 68, item 1: a file already at the destination (a hard link of the source, as a second
+    /// reproduce left it) is never copied onto: the copy would truncate the user's file.
+    #[test]
+    fn a_link_already_there_is_refused_not_copied_through() {
+        let dir = lexbench_core::testing::scratch_root().join(format!("lexbench-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (src, dst) = (dir.join("manifest.json"), dir.join("linked.json"));
+        std::fs::write(&src, "the user's dataset").unwrap();
+        std::fs::hard_link(&src, &dst).unwrap();
+        let e = link_or_copy(&src, &dst).unwrap_err().to_string();
+        assert!(e.contains("already there"), "{e}");
+        assert_eq!(std::fs::read_to_string(&src).unwrap(), "the user's dataset");
+        let fresh = dir.join("fresh.json");
+        link_or_copy(&src, &fresh).unwrap();
+        assert_eq!(std::fs::read_to_string(&fresh).unwrap(), "the user's dataset");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

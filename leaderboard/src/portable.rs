@@ -314,7 +314,7 @@ pub struct Imported {
     pub written: Vec<PathBuf>,
     /// Entries that were already there, byte for byte.
     pub already_there: Vec<PathBuf>,
-    /// Lines of the folder's `reproductions.jsonl` added to the log here.
+    /// Lines of the folder's `reproductions.jsonl` added to the imported claims here.
     pub reproductions: usize,
 }
 
@@ -365,6 +365,16 @@ pub fn import(data: &Path, dir: &Path) -> Result<Imported> {
             Err(e) => return Err(e),
         }
     }
+    // The folder's reproduction log, read (and refused, when it is no log) before anything is
+    // written (crate::reproduction).
+    let claims = match crate::reproduction::read_export_log(dir) {
+        Ok(c) => c,
+        Err(e) => {
+            let path = dir.join(crate::reproduction::LOG_FILE);
+            problems.push(problem(&path, e.to_string()));
+            Vec::new()
+        }
+    };
     if !problems.is_empty() {
         return Err(Error::Rejected { problems });
     }
@@ -376,12 +386,9 @@ pub fn import(data: &Path, dir: &Path) -> Result<Imported> {
             Placed::AlreadyThere(p) => out.already_there.push(p),
         }
     }
-    // The reproductions of these entries, when the folder holds them (crate::reproduction).
-    out.reproductions = crate::reproduction::merge(
-        &dir.join(crate::reproduction::LOG_FILE),
-        &crate::reproduction::log_path(data),
-        &known,
-    )?;
+    // The reproductions the folder claims for these entries, kept as claims (crate::reproduction).
+    out.reproductions =
+        crate::reproduction::merge(data, &claims, &known, &dir.display().to_string())?;
     Ok(out)
 }
 

@@ -48,7 +48,8 @@ pub struct LeaderboardArgs {
     #[arg(long, value_name = "DIR", requires = "from")]
     pub rekey: Option<PathBuf>,
     /// List every entry with the command that made it, how to reproduce it (`lexbench reproduce`)
-    /// and its last reproduction (DATA/leaderboard/reproductions.jsonl), as a Markdown table.
+    /// and its last reproduction (DATA/leaderboard/reproductions.jsonl; an imported claim shown as
+    /// one), as a Markdown table.
     #[arg(long)]
     pub reproductions: bool,
     /// With --rekey: the folder of the dataset version the entries name.
@@ -64,7 +65,8 @@ pub fn cmd_leaderboard(data: &DataDir, args: &LeaderboardArgs) -> Result<ExitCod
     if args.reproductions {
         let (all, _) = read_all(&entries_dir(data.root()))?;
         let log = reproduction::read_log(&reproduction::log_path(data.root()))?;
-        print!("{}", reproduction::table(&all, &log));
+        let imported = reproduction::read_imported(data.root())?;
+        print!("{}", reproduction::table(&all, &log, &imported));
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(dir) = &args.export {
@@ -107,7 +109,10 @@ pub fn cmd_leaderboard(data: &DataDir, args: &LeaderboardArgs) -> Result<ExitCod
                     out.already_there.len(),
                     match out.reproductions {
                         0 => String::new(),
-                        n => format!("; {n} reproduction(s) added to the log"),
+                        n => format!(
+                            "; {n} reproduction(s) it claims kept as imported claims (not checked here; \
+                             `lexbench reproduce ID` checks one)"
+                        ),
                     }
                 );
             }

@@ -35,6 +35,7 @@ mod parse_store;
 mod pipeline;
 mod probe3_models;
 mod probe3_readers;
+mod probe4;
 mod reproduce;
 mod reproducible;
 mod run_submit;

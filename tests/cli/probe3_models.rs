@@ -39,7 +39,7 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Runs `cmd` to its end, or kills it after `limit` (a watchdog for regressions that hang, not a
 /// measure): the output then says so in its stderr.
-fn run_watched(mut cmd: Command, limit: Duration) -> Output {
+pub(crate) fn run_watched(mut cmd: Command, limit: Duration) -> Output {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

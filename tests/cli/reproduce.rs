@@ -12,7 +12,8 @@
 //!   that make no run, or that name a data directory, are refused (exit 2), and run nothing;
 //! - every reproduction is a line of `DATA/leaderboard/reproductions.jsonl`; `leaderboard
 //!   --reproductions` lists every entry with the command that made it and its last reproduction; the
-//!   log travels with `leaderboard --export` / `--import`.
+//!   log travels with `leaderboard --export` / `--import`, and an imported log's lines are claims,
+//!   kept apart (`reproductions-imported.jsonl`) and shown as such.
 
 use std::path::{Path, PathBuf};
 
@@ -183,7 +184,7 @@ fn an_entry_is_made_again_from_the_command_its_run_records() {
         .find(|l| l.contains("| ecthr | test | BM25 |"))
         .unwrap();
     assert!(
-        bm25.contains("lexbench submit --baseline") && bm25.ends_with("| never |"),
+        bm25.contains("lexbench submit --baseline") && bm25.ends_with("| never here |"),
         "{bm25}"
     );
 
@@ -202,8 +203,25 @@ fn an_entry_is_made_again_from_the_command_its_run_records() {
         ),
         "import",
     );
-    assert!(text.contains("3 reproduction(s) added to the log"), "{text}");
-    assert_eq!(log(&other_data).len(), 3);
+    // … as claims of the data directory it comes from, kept apart from the reproductions made here
+    // (issue 68, item 5): none of its lines is this data directory's, none is a recipe.
+    assert!(
+        text.contains("3 reproduction(s) it claims kept as imported claims"),
+        "{text}"
+    );
+    assert!(log(&other_data).is_empty());
+    let claims = std::fs::read_to_string(other_data.join("leaderboard/reproductions-imported.jsonl")).unwrap();
+    assert_eq!(claims.lines().count(), 3);
+    assert!(claims.contains(&format!("\"from\":{}", serde_json::json!(out_dir.display().to_string()))));
+    let table = ok(
+        &lexbench(&other_data, &["leaderboard", "--reproductions"]),
+        "--reproductions",
+    );
+    let row = table.lines().find(|l| l.contains("random three")).unwrap();
+    assert!(
+        row.contains("| never here; imported claim, not checked here (from ") && row.contains("): identical, "),
+        "{row}"
+    );
     for p in [&d, &other_data, &out_dir] {
         std::fs::remove_dir_all(p).ok();
     }

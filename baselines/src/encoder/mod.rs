@@ -33,6 +33,7 @@ pub mod kernels;
 pub mod machine;
 pub mod models;
 pub mod peft;
+pub mod pickle_check;
 pub mod seeded;
 pub mod st;
 pub mod tokenize;

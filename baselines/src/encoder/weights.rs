@@ -11,7 +11,10 @@
 //! opcodes itself, and only builds a description of each object. On top of that, every global the
 //! pickle names is checked as it is read ([`ALLOWED_GLOBALS`]: the tensor rebuilds, the storage
 //! types, `collections.OrderedDict`, as PyTorch's own `weights_only` loader allows), and a file
-//! naming any other is refused, naming the file and the global. Only then are its tensors read.
+//! naming any other is refused, naming the file and the global. What the objects cost is bounded
+//! too (objects built, memo copies counted; text held; depth: [`super::pickle_check`]), by a walk
+//! over the opcodes that builds nothing, before candle's reader builds anything. Only then are its
+//! tensors read.
 //!
 //! **Shards stay inside the folder.** Each shard the index names must be a plain relative path
 //! (no `..`, no absolute path), and each tensor of its `weight_map` must be in the shard it names.
@@ -311,7 +314,6 @@ pub fn header_names(path: &Path) -> Result<BTreeSet<String>> {
 /// `data.pkl` whose every opcode candle's reader knows and whose every global is one of
 /// [`ALLOWED_GLOBALS`]. Anything else is [`Error::Format`] naming the file (and the global).
 pub fn check_pickle(path: &Path) -> Result<()> {
-    use candle_core::pickle::{Object, Stack};
     regular_file(path)?;
     let bad = |message: String| Error::Format {
         path: path.to_owned(),
@@ -339,35 +341,22 @@ pub fn check_pickle(path: &Path) -> Result<()> {
     for name in pickles {
         let entry = zip.by_name(&name).map_err(|e| bad(format!("{name}: {e}")))?;
         let mut r = std::io::BufReader::new(entry);
-        let mut stack = Stack::empty();
-        loop {
-            let done = stack.read(&mut r).map_err(|e| {
-                bad(format!(
-                    "{name}: the pickle does not read ({e}): lexbench reads the pickle of a state dict \
-                     saved by torch.save, nothing else"
-                ))
-            })?;
-            // GLOBAL is the one opcode that names a global, and it pushes it: checking the top after
-            // each opcode sees every global as it is read (a memo copy is of one seen already).
-            if let Some(Object::Class {
-                module_name,
-                class_name,
-            }) = stack.stack().last()
-            {
-                let global = format!("{module_name}.{class_name}");
-                if !ALLOWED_GLOBALS.contains(&global.as_str()) {
-                    return Err(bad(format!(
-                        "refused: its pickle ({name}) names the global {global}, which is not a tensor rebuild: \
-                         loaded by PyTorch it would run code (nothing of it was run here); lexbench reads \
-                         checkpoints whose pickle names only {} — convert a checkpoint you trust to \
-                         safetensors",
-                        ALLOWED_GLOBALS.join(", ")
-                    )));
-                }
-            }
-            if done {
-                break;
-            }
+        // Walked before candle's reader builds anything (super::pickle_check): the globals checked
+        // as they are read, and what the objects cost bounded.
+        if let Err(why) = super::pickle_check::walk(&mut r, &ALLOWED_GLOBALS) {
+            return Err(bad(match why.strip_prefix("global:") {
+                Some(global) => format!(
+                    "refused: its pickle ({name}) names the global {global}, which is not a tensor rebuild: \
+                     loaded by PyTorch it would run code (nothing of it was run here); lexbench reads \
+                     checkpoints whose pickle names only {} — convert a checkpoint you trust to \
+                     safetensors",
+                    ALLOWED_GLOBALS.join(", ")
+                ),
+                None => format!(
+                    "{name}: refused, the pickle does not read as a state dict ({why}): lexbench reads the pickle \
+                     of a state dict saved by torch.save, nothing else"
+                ),
+            }));
         }
     }
     Ok(())
