@@ -264,9 +264,42 @@ fn quiet_broken_pipe() {
     }));
 }
 
+/// What clap's `exit` does for an error of the command line, except that help and the version
+/// (printed on standard output) are an error when they could not be written (a full device): clap
+/// ignores that and exits 0 having printed nothing.
+fn parse_error(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let text = e.render();
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+            // In colour, as clap prints it.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        let mut out = std::io::stdout().lock();
+        return match write!(out, "{text}").and_then(|()| out.flush()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            Err(err) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "error: writing to standard output failed: {err}"
+                );
+                ExitCode::from(2)
+            }
+        };
+    }
+    // Usage errors go to standard error (with the user's colours on a terminal), exit 2.
+    let _ = e.print();
+    ExitCode::from(if e.use_stderr() { 2 } else { 0 })
+}
+
 fn main() -> ExitCode {
     quiet_broken_pipe();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return parse_error(&e),
+    };
     // Every run sidecar written from here on names this command (`lexbench reproduce` reruns it).
     lexbench_core::run::record_invocation(std::env::args_os().map(|a| a.to_string_lossy().into_owned()));
     // ... and the revision this binary was built from (build.rs), not the current directory's.
@@ -274,6 +307,9 @@ fn main() -> ExitCode {
         lexbench_baselines::rank::set_build_revision(rev);
     }
     init_logging(cli.verbose);
+    if let Some(w) = lexbench_core::run::threads_warning() {
+        let _ = writeln!(std::io::stderr(), "warning: {w}");
+    }
     match run(cli) {
         Ok(code) => code,
         Err(e) => {

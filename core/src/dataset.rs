@@ -135,6 +135,16 @@ impl Language {
         }
     }
 
+    /// The language a dataset named `dataset` is taken to be in when its manifest declares none:
+    /// French for `bsard…`, English otherwise (what BM25's analyzer then follows).
+    pub fn default_for(dataset: &str) -> Language {
+        if dataset.starts_with("bsard") {
+            Language::French
+        } else {
+            Language::English
+        }
+    }
+
     /// The language whose code or English name is `s` (case-insensitive).
     pub fn parse(s: &str) -> Option<Language> {
         let s = s.trim().to_ascii_lowercase();
@@ -153,12 +163,13 @@ pub struct DatasetManifest {
     /// The program that built it (`lexbench 0.1.0`).
     pub built_by: String,
     /// The language of its texts (`"en"`, `"fr"`); absent in manifests written before it was
-    /// recorded. Not part of the identity hash, which covers [`DatasetManifest::files`] only.
+    /// recorded. BM25's analyzer follows it, so it is part of the identity hash where it is not the
+    /// language an undeclared one is taken to be ([`Language::default_for`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub language: Option<Language>,
     /// The language of the corpus where it is not [`DatasetManifest::language`], which is then the
     /// queries' (the cross-lingual `ecthr-xl-fr`: French queries, English paragraphs); absent when
-    /// queries and corpus share one language. Not part of the identity hash either.
+    /// queries and corpus share one language. Part of the identity hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub corpus_language: Option<Language>,
     /// Relative path (with `/`) → sha256, for every file that defines the dataset (all but the
@@ -175,7 +186,11 @@ pub struct DatasetManifest {
 pub const EXTRA_DIRS: &[&str] = &["plots/"];
 
 impl DatasetManifest {
-    /// The dataset's identity: sha256 over `path sha256\n` lines of [`DatasetManifest::files`], sorted.
+    /// The dataset's identity: sha256 over `path sha256\n` lines of [`DatasetManifest::files`],
+    /// sorted, then a `\0language CODE\n` and a `\0corpus_language CODE\n` line for each of
+    /// [`DatasetManifest::scored_languages`] (everything beyond the files that changes a score; a
+    /// dataset in the language its name implies hashes as its files alone, as before languages
+    /// were hashed).
     pub fn dataset_hash(&self) -> String {
         let mut h = Sha256::new();
         for (path, sha) in &self.files {
@@ -184,7 +199,23 @@ impl DatasetManifest {
             h.update(sha.as_bytes());
             h.update(b"\n");
         }
+        let (language, corpus) = self.scored_languages();
+        for (label, l) in [("language", language), ("corpus_language", corpus)] {
+            if let Some(l) = l {
+                h.update(format!("\0{label} {}\n", l.code()).as_bytes());
+            }
+        }
         crate::hash::to_hex(&h.finalize())
+    }
+
+    /// The declared languages that change a score beyond what the files hold: the language where
+    /// it is not [`Language::default_for`] the dataset's name, and the corpus's language where
+    /// one is declared.
+    pub fn scored_languages(&self) -> (Option<Language>, Option<Language>) {
+        (
+            self.language.filter(|l| *l != Language::default_for(&self.name)),
+            self.corpus_language,
+        )
     }
 
     /// Reads `DIR/manifest.json`.
@@ -600,9 +631,10 @@ mod tests {
         assert!(with.verify(&dir).unwrap().is_empty());
         std::fs::write(dir.join("plots/a.svg"), "<svg></svg>").unwrap();
         assert_eq!(with.verify(&dir).unwrap(), vec!["plots/a.svg"]);
-        // The language is declared, read back, and left out of the identity.
+        // The language is declared, read back, and part of the identity (issue 68, item 6: BM25
+        // follows it), unless it is the one an undeclared dataset of that name is taken to be in.
         let fr = DatasetManifest::write_with_language(&dir, "t", "test", Some(Language::French)).unwrap();
-        assert_eq!(fr.dataset_hash(), with.dataset_hash());
+        assert_ne!(fr.dataset_hash(), with.dataset_hash());
         let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
         assert!(text.contains("\"language\": \"fr\""), "{text}");
         assert_eq!(
@@ -620,11 +652,17 @@ mod tests {
             Some(Language::English),
         )
         .unwrap();
-        assert_eq!(xl.dataset_hash(), with.dataset_hash());
+        assert_ne!(xl.dataset_hash(), with.dataset_hash());
         let text = std::fs::read_to_string(dir.join("manifest.json")).unwrap();
         assert!(text.contains("\"language\": \"uk\""), "{text}");
         assert!(text.contains("\"corpus_language\": \"en\""), "{text}");
         assert_eq!(DatasetManifest::read(&dir).unwrap(), xl);
+        let uk = DatasetManifest::write_with_language(&dir, "t", "test", Some(Language::Ukrainian)).unwrap();
+        assert_ne!(
+            xl.dataset_hash(),
+            uk.dataset_hash(),
+            "the corpus's language counts too"
+        );
         let en = DatasetManifest::write_with_languages(
             &dir,
             "t",
@@ -634,6 +672,22 @@ mod tests {
         )
         .unwrap();
         assert_eq!(en.corpus_language, None);
+        assert_eq!(
+            en.dataset_hash(),
+            with.dataset_hash(),
+            "English is what an undeclared ecthr is"
+        );
+        let bsard_plain = DatasetManifest::write_for(&dir, "bsard-t", "test").unwrap();
+        let bsard_fr =
+            DatasetManifest::write_with_language(&dir, "bsard-t", "test", Some(Language::French)).unwrap();
+        assert_eq!(
+            bsard_fr.dataset_hash(),
+            bsard_plain.dataset_hash(),
+            "French is what bsard is"
+        );
+        let bsard_en =
+            DatasetManifest::write_with_language(&dir, "bsard-t", "test", Some(Language::English)).unwrap();
+        assert_ne!(bsard_en.dataset_hash(), bsard_plain.dataset_hash());
         for l in Language::ALL {
             assert_eq!(Language::parse(l.code()), Some(l));
             assert_eq!(Language::parse(&l.name().to_uppercase()), Some(l));

@@ -172,14 +172,36 @@ pub fn cpu_model() -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// The threads a thread pool gets: `RAYON_NUM_THREADS` when it is a positive number, else the CPUs
+/// The threads a thread pool gets: `RAYON_NUM_THREADS` when it is a positive number (at most the
+/// CPUs, as the vendored candle caps its pools), else the CPUs
 /// available to this process.
 pub fn threads() -> usize {
     std::env::var("RAYON_NUM_THREADS")
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
         .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .map_or(cpus(), |n| n.min(cpus()))
+}
+
+/// The logical CPUs this process may run on.
+pub fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A warning when `RAYON_NUM_THREADS` (or `CANDLE_NUM_THREADS`) asks for more threads than there
+/// are CPUs: the pools are capped at the CPUs ([`threads`]), and the user should know.
+pub fn threads_warning() -> Option<String> {
+    ["RAYON_NUM_THREADS", "CANDLE_NUM_THREADS"].iter().find_map(|var| {
+        let asked = std::env::var(var).ok()?.trim().parse::<usize>().ok()?;
+        (asked > cpus()).then(|| {
+            format!(
+                "{var}={asked} is more than the {} CPU(s) this process may run on: {} thread(s) used (more only \
+                 take turns, and slow every product down)",
+                cpus(),
+                cpus()
+            )
+        })
+    })
 }
 
 /// What the harness checks in a submitted sidecar: the header's claims, each where the sidecar

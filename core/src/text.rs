@@ -211,6 +211,38 @@ pub fn read_line_bytes_at_most(path: &Path, max_bytes: usize, max_line: usize) -
     Ok(bytes)
 }
 
+/// Whether `c` is a default-ignorable code point (Unicode's `Default_Ignorable_Code_Point`,
+/// DerivedCoreProperties.txt, Unicode 15.1): characters that render as nothing where a font has no
+/// glyph for them — the soft hyphen, zero-width spaces and joiners, bidirectional marks, variation
+/// selectors, the Hangul fillers, tags. Two texts that differ only in them look the same.
+pub fn is_default_ignorable(c: char) -> bool {
+    matches!(
+        c as u32,
+        0x00AD
+            | 0x034F
+            | 0x061C
+            | 0x115F..=0x1160
+            | 0x17B4..=0x17B5
+            | 0x180B..=0x180F
+            | 0x200B..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x206F
+            | 0x3164
+            | 0xFE00..=0xFE0F
+            | 0xFEFF
+            | 0xFFA0
+            | 0xFFF0..=0xFFF8
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0000..=0xE0FFF
+    )
+}
+
+/// `text` without its default-ignorable code points ([`is_default_ignorable`]).
+pub fn without_ignorables(text: &str) -> String {
+    text.chars().filter(|c| !is_default_ignorable(*c)).collect()
+}
+
 /// `n` bytes for a message: `64 MiB`, `16 KiB`, `1 GiB` when exact, the byte count otherwise.
 pub fn human_bytes(n: usize) -> String {
     for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10)] {

@@ -35,6 +35,12 @@
 //! differs from another library's product by rounding only (the reference there is an f64 sum).
 //!
 //! `LEXBENCH_GEMM=avx2|portable` caps the path (benchmarks of the AVX2 path on an AVX-512 CPU).
+//! The portable path is the reference the vector paths are checked against, not a fast path: its
+//! micro-kernel is plain Rust with one `mul_add` per element step, which the compiler neither
+//! vectorises nor fuses without the FMA target feature (a library call per step there), so a product
+//! on it takes one to two orders of magnitude longer than on AVX2 (a hostile probe's `encode` under
+//! `LEXBENCH_GEMM=portable` ran over 100 times slower). It is what a CPU without AVX2 and FMA gets;
+//! `lexbench` says so on standard error when a cap, not the CPU, chose it.
 
 #![allow(unsafe_code)]
 
@@ -78,6 +84,14 @@ impl Isa {
             let detected = Isa::detected();
             match std::env::var("LEXBENCH_GEMM") {
                 Ok(v) => match Isa::parse(&v) {
+                    Some(Isa::Portable) if detected != Isa::Portable => {
+                        eprintln!(
+                            "note: LEXBENCH_GEMM={v:?}: matrix products take the portable reference path, \
+                             one to two orders of magnitude slower than the {} path this CPU has (the same bits)",
+                            detected.name()
+                        );
+                        Isa::Portable
+                    }
                     Some(cap) => cap.min(detected),
                     None => {
                         eprintln!(

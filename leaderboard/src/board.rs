@@ -41,7 +41,7 @@ pub const BASELINE_SIDECAR_SYSTEM: &str = "bm25";
 
 /// Is `name` the baseline's name in any case, padding, punctuation or look-alike letters (`bm25`,
 /// ` Bm25 `, Cyrillic `ВМ25`, Cherokee `ᏴᎷ25`, script `ℬℳ25`, hooked `ƁM25`, fullwidth `ＢＭ２５`,
-/// `B M 2 5`)? Such names are reserved: only the harness's own BM25 is recorded under [`BASELINE`].
+/// small capitals `ʙᴍ25`, circled `ⒷⓂ②⑤`, `B M 2 5`)? Such names are reserved: only the harness's own BM25 is recorded under [`BASELINE`].
 /// Names are compared by their [`skeleton`], letters and digits only.
 pub fn is_baseline_name(name: &str) -> bool {
     let letters = |s: String| -> String { s.chars().filter(|c| c.is_alphanumeric()).collect() };
@@ -50,20 +50,57 @@ pub fn is_baseline_name(name: &str) -> bool {
 
 /// What a name looks like, for telling whether two names can be told apart on a page: Unicode's
 /// confusable skeleton (UTS #39, from Unicode's `confusables.txt` through the `unicode-security`
-/// crate) of the name in capitals, with spaces, hidden and blank-looking characters and combining
-/// marks left out. Two names with one skeleton look alike (`Аlice` with a Cyrillic `А` and
-/// `Alice`); capitals first, since the table maps a small `m` to `rn`.
+/// crate) of the name in NFKC (circled `Ⓑ`, parenthesised and other compatibility letters and
+/// digits as their plain ones), its small capitals (`ʙᴍ`) as capitals, in capitals, with spaces,
+/// hidden and blank-looking characters and combining marks left out. Two names with one skeleton
+/// look alike (`Аlice` with a Cyrillic `А` and `Alice`); capitals first, since the table maps a
+/// small `m` to `rn`.
 pub fn skeleton(name: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
     let visible = |c: &char| {
         !c.is_whitespace()
             && !crate::submit::is_hidden(*c)
             && !crate::submit::is_mark(*c)
             && !crate::submit::is_invisible(*c)
+            && !lexbench_core::text::is_default_ignorable(*c)
     };
-    let kept: String = name.chars().filter(visible).collect();
+    let kept: String = name.nfkc().map(small_capital).filter(visible).collect();
     unicode_security::confusable_detection::skeleton(&kept.to_uppercase())
         .filter(visible)
         .collect()
+}
+
+/// The capital a small capital letter (`LATIN LETTER SMALL CAPITAL …`, which neither NFKC nor
+/// `confusables.txt` maps) stands for; any other character as it is.
+fn small_capital(c: char) -> char {
+    match c {
+        '\u{0262}' => 'G',
+        '\u{026a}' => 'I',
+        '\u{0274}' => 'N',
+        '\u{0280}' => 'R',
+        '\u{028f}' => 'Y',
+        '\u{0299}' => 'B',
+        '\u{029c}' => 'H',
+        '\u{029f}' => 'L',
+        '\u{1d00}' => 'A',
+        '\u{1d04}' => 'C',
+        '\u{1d05}' => 'D',
+        '\u{1d07}' => 'E',
+        '\u{1d0a}' => 'J',
+        '\u{1d0b}' => 'K',
+        '\u{1d0d}' => 'M',
+        '\u{1d0f}' => 'O',
+        '\u{1d18}' => 'P',
+        '\u{1d1b}' => 'T',
+        '\u{1d1c}' => 'U',
+        '\u{1d20}' => 'V',
+        '\u{1d21}' => 'W',
+        '\u{1d22}' => 'Z',
+        '\u{a730}' => 'F',
+        '\u{a731}' => 'S',
+        '\u{a7af}' => 'Q',
+        c => c,
+    }
 }
 
 /// The characters of `a` that are not ASCII, as `U+XXXX`: what tells two look-alike names apart.

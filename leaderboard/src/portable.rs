@@ -223,6 +223,23 @@ pub fn rekey(data: &Path, dir: &Path, old: &Path) -> Result<Rekeyed> {
         ));
     }
     let (from, to) = (old_m.dataset_hash(), new_m.dataset_hash());
+    if old_m.scored_languages() != new_m.scored_languages() {
+        let show = |m: &DatasetManifest| {
+            format!(
+                "language {}, corpus {}",
+                m.language.map_or("undeclared", |l| l.code()),
+                m.corpus_language.map_or("the same", |l| l.code())
+            )
+        };
+        return refuse(format!(
+            "dataset {name}: {} declares {} and {} declares {}: BM25 follows the language, so the figures \
+             of one are not the other's",
+            &from[..12],
+            show(&old_m),
+            &to[..12],
+            show(&new_m)
+        ));
+    }
     let defining = |m: &DatasetManifest| -> BTreeMap<String, String> {
         m.files
             .iter()
@@ -387,8 +404,7 @@ pub fn import(data: &Path, dir: &Path) -> Result<Imported> {
         }
     }
     // The reproductions the folder claims for these entries, kept as claims (crate::reproduction).
-    out.reproductions =
-        crate::reproduction::merge(data, &claims, &known, &dir.display().to_string())?;
+    out.reproductions = crate::reproduction::merge(data, &claims, &known, &dir.display().to_string())?;
     Ok(out)
 }
 

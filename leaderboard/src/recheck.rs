@@ -28,7 +28,45 @@ pub fn find_entry(data: &Path, entry: &str) -> Result<(Entry, PathBuf)> {
             entries_dir(data).display()
         )));
     }
-    Ok((read_entry(&path)?, path))
+    let e = read_entry(&path)?;
+    if let Err(message) = names_are_names(&e) {
+        return Err(Error::Tampered { path, message });
+    }
+    Ok((e, path))
+}
+
+/// Checks that what an entry names as files and folders are names, whatever its seal says (anyone
+/// can seal an entry): its id (`reproduce` fills and removes `cache/reproduce/<id>`), its dataset
+/// and split (folders of the data directory) and its run file (the file compared), none a path.
+fn names_are_names(e: &Entry) -> std::result::Result<(), String> {
+    let short = |s: &str| s.chars().take(80).collect::<String>();
+    if !crate::entry::is_entry_id(&e.id) {
+        return Err(format!(
+            "its id {:?} is not an entry id (letters, digits, '-', '_' and '.', not starting with '.'): an id \
+             names files and folders, and this one would lead elsewhere",
+            short(&e.id)
+        ));
+    }
+    for (kind, v) in [
+        ("dataset name", &e.dataset.name),
+        ("split name", &e.dataset.split),
+    ] {
+        lexbench_core::check_name(kind, v).map_err(|err| format!("its {kind}: {err}"))?;
+    }
+    let f = &e.run.file;
+    let plain = !f.is_empty()
+        && f != "."
+        && f != ".."
+        && !f.contains(['/', '\\', '\0'])
+        && Path::new(f).file_name() == Some(std::ffi::OsStr::new(f));
+    if !plain {
+        return Err(format!(
+            "its run file {:?} is not a file name (a path, or `..`): a run made again is compared in a folder \
+             of its own, never with a file elsewhere",
+            short(f)
+        ));
+    }
+    Ok(())
 }
 
 /// At most this many differences are listed.

@@ -198,10 +198,9 @@ pub fn append(path: &Path, r: &Reproduction) -> Result<()> {
 /// The lock of the log at `path` (`.reproductions.jsonl.lock` beside it), waited for up to a
 /// minute: its holder only reads and rewrites the log.
 fn lock_log(path: &Path) -> Result<lexbench_core::io::FileLock> {
-    let name = path.file_name().map_or_else(
-        || LOG_FILE.to_owned(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    let name = path
+        .file_name()
+        .map_or_else(|| LOG_FILE.to_owned(), |n| n.to_string_lossy().into_owned());
     let lock = path.with_file_name(format!(".{name}.lock"));
     let start = std::time::Instant::now();
     loop {
@@ -231,12 +230,7 @@ fn write_log(path: &Path, all: &[Reproduction]) -> Result<()> {
 /// Adds the lines of `claims` (an export folder's log, [`read_export_log`]) whose entry is in `known`
 /// to the imported claims of `data`, each marked as come `from` that folder (a claim already there,
 /// or a line of this data directory's own log, is not added again); returns the claims added.
-pub fn merge(
-    data: &Path,
-    claims: &[Reproduction],
-    known: &BTreeSet<String>,
-    from: &str,
-) -> Result<usize> {
+pub fn merge(data: &Path, claims: &[Reproduction], known: &BTreeSet<String>, from: &str) -> Result<usize> {
     let ours = read_log(&log_path(data))?;
     let path = imported_path(data);
     let _lock = lock_log(&path)?;
@@ -439,7 +433,11 @@ mod tests {
             1,
             "e2 is not an entry there; our own line is not a claim"
         );
-        assert_eq!(merge(&data, &claims, &known, "export").unwrap(), 0, "nothing twice");
+        assert_eq!(
+            merge(&data, &claims, &known, "export").unwrap(),
+            0,
+            "nothing twice"
+        );
         let imported = read_imported(&data).unwrap();
         assert_eq!(imported.len(), 1);
         assert_eq!(imported[0].from, "export");
@@ -453,7 +451,10 @@ mod tests {
         assert!(e.contains(LOG_FILE) && e.contains("line 1"), "{e}");
         std::fs::remove_file(&theirs).unwrap();
         assert!(read_export_log(&export).unwrap().is_empty());
-        let st = std::process::Command::new("mkfifo").arg(&theirs).status().unwrap();
+        let st = std::process::Command::new("mkfifo")
+            .arg(&theirs)
+            .status()
+            .unwrap();
         assert!(st.success());
         let e = read_export_log(&export).unwrap_err().to_string();
         assert!(e.contains(LOG_FILE) && e.contains("not a regular file"), "{e}");

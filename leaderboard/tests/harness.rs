@@ -1038,7 +1038,8 @@ fn toml_escape(field: &str, value: &str) -> String {
 }
 
 /// Issue 54, item 15: names that look like the baseline's through Unicode's confusables (Cherokee
-/// `ᏴᎷ25`, script `ℬℳ25`, hooked `ƁM25`) are reserved; a system name that looks like another row's
+/// `ᏴᎷ25`, script `ℬℳ25`, hooked `ƁM25`; issue 68, item 13: small capitals `ʙᴍ25`, circled
+/// `ⒷⓂ②⑤`, parenthesised `⒝⒨25`) are reserved; a system name that looks like another row's
 /// (`DРR`, Cyrillic `Р`, beside `DPR`) and authors that look like another submitter's (`Аlice`,
 /// Cyrillic `А`, beside `Alice`) are refused, since the page could not tell the rows apart; a card
 /// text may not start with a combining mark.
@@ -1048,7 +1049,8 @@ fn confusable_names_authors_and_card_texts_are_refused() {
     pooled_dataset(&data, "");
     let run = data.join("r.trec");
     write_run(&run, "r", TOPICS, |_| (0..POOL).collect());
-    for name in ["ᏴᎷ25", "ℬℳ25", "ƁM25", "bm-25", "ᏼꮇ25"] {
+    for name in ["ᏴᎷ25", "ℬℳ25", "ƁM25", "bm-25", "ᏼꮇ25", "ʙᴍ25", "ⒷⓂ②⑤", "⒝⒨25"]
+    {
         let got = submit(&req(&data, &run, name));
         assert!(
             matches!(&got, Err(Error::Param(m)) if m.contains("reserved")),

@@ -158,7 +158,8 @@ pub struct Labels {
 
 /// Reads `labels.jsonl`: each line a row; a line that is not one, an unknown language or split, a bad
 /// itemid, a heading path with no heading or an empty paragraph list or a paragraph 0 is an error
-/// naming the file and line. Empty headings in a path are dropped ([`Labels::empty_headings`]).
+/// naming the file and line. Empty headings in a path (nothing but white space and default-ignorable
+/// code points, [`lexbench_core::text::is_default_ignorable`]) are dropped ([`Labels::empty_headings`]).
 pub fn read_labels(path: &Path) -> Result<Labels> {
     let text = lexbench_core::text::read_text(path)?;
     let bad = |line: usize, message: String| Error::Input {
@@ -189,7 +190,8 @@ pub fn read_labels(path: &Path) -> Result<Labels> {
         // LexCLiPR's French, Italian and Romanian paths sometimes end in an empty heading: dropped.
         let mut path = row.query;
         let before = path.len();
-        path.retain(|h| !h.trim().is_empty());
+        // A heading of nothing but spaces and default-ignorable code points (U+200B) shows nothing.
+        path.retain(|h| !lexbench_core::text::without_ignorables(h).trim().is_empty());
         if path.len() < before {
             empty_headings += 1;
         }
@@ -692,7 +694,8 @@ mod tests {
                 "french",
                 "test",
                 "G_FRE_test.json",
-                &["G", "Droit", ""],
+                // Issue 68, item 13: a heading of only a zero-width space is as empty as "".
+                &["G", "Droit", " \u{200b} "],
                 "001-1",
                 &[3],
             ),

@@ -77,13 +77,16 @@ pub fn fold(text: &str) -> String {
 }
 
 /// A text as the BSARD leak check compares it beside its NFC form ([`crate::bsard::check_disjoint`]):
-/// NFKC (compatibility forms such as full-width letters, ligatures and no-break spaces become their
+/// without its default-ignorable code points (zero-width spaces and joiners, bidirectional marks,
+/// variation selectors: [`lexbench_core::text::is_default_ignorable`], which render as nothing), NFKC (compatibility forms such as full-width letters, ligatures and no-break spaces become their
 /// plain letters and spaces), case-folded (lower case, with `ß` as `ss` and a final `ς` as `σ`, as
 /// Unicode's full case folding has them), NFKC again, and white space collapsed. Two questions
 /// equal after this are the same question written another way.
 pub fn fold_unicode(text: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
     let folded: String = text
+        .chars()
+        .filter(|c| !lexbench_core::text::is_default_ignorable(*c))
         .nfkc()
         .flat_map(|c| {
             let lower: Vec<char> = match c {

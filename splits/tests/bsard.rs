@@ -113,8 +113,9 @@ fn a_question_in_two_splits_is_refused() {
 
 /// Issue 54, item 5: a training question appended to the test file in another Unicode form is the
 /// same question: decomposed (NFD: `e` + U+0301 for `é`), and in compatibility forms (full-width
-/// letters, a ligature, a no-break space) with other case and spacing. The certificate compares
-/// NFC-folded text and NFKC, case-folded, whitespace-collapsed text, and refuses both.
+/// letters, a ligature, a no-break space) with other case and spacing, and with default-ignorable
+/// code points in it (issue 68, item 8). The certificate compares NFC-folded text and NFKC,
+/// case-folded, whitespace-collapsed text without default-ignorables, and refuses all three.
 #[test]
 fn a_question_leaked_in_another_unicode_form_is_refused() {
     let (ap, at) = sample("articles_fr.csv");
@@ -153,9 +154,21 @@ fn a_question_leaked_in_another_unicode_form_is_refused() {
         .replacen(' ', "\u{a0} ", 1)
         .replace("FI", "\u{fb01}");
     assert_ne!(compat, plain.text);
+    // Issue 68, item 8: zero-width spaces after its spaces, a word joiner, a soft hyphen, a
+    // variation selector: default-ignorable code points, which render as nothing.
+    let invisible = plain
+        .text
+        .replace(' ', " \u{200b}")
+        .replacen('a', "a\u{2060}", 1)
+        .replacen('e', "e\u{ad}\u{fe0f}", 1);
+    assert_ne!(invisible, plain.text);
     let base = lexbench_core::testing::scratch_root()
         .join(format!("lexbench-bsard-unicode-leak-{}", std::process::id()));
-    for (case, text, of) in [("NFD", nfd, accented), ("NFKC", compat, plain)] {
+    for (case, text, of) in [
+        ("NFD", nfd, accented),
+        ("NFKC", compat, plain),
+        ("default-ignorable", invisible, plain),
+    ] {
         let mut q = of.clone();
         q.id = lexbench_core::QueryId::new("leak-9998").unwrap();
         q.text = text;

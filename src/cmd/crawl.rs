@@ -38,7 +38,7 @@ pub struct CommonArgs {
     #[arg(long, default_value_t = 75, allow_negative_numbers = true, value_parser = crate::cmd::args::unsigned::<u64>)]
     pub timeout: u64,
     /// Retries after a failed attempt (403, 429, 5xx, timeouts, cut bodies; 0..=20).
-    #[arg(long, default_value_t = 6, allow_negative_numbers = true, value_parser = crate::cmd::args::unsigned::<u64>)]
+    #[arg(long, default_value_t = 6, allow_negative_numbers = true, value_parser = retries)]
     pub retries: u64,
     /// The User-Agent sent with every request; default `lexbench/VERSION (…)`. Name yourself and a
     /// contact address if a site answers with a bot check.
@@ -50,6 +50,21 @@ pub struct CommonArgs {
     /// Fetch again URLs the store already has.
     #[arg(long, conflicts_with = "offline")]
     pub refresh: bool,
+}
+
+/// `--retries`: a whole number; one too large for any integer is named with the bound that matters
+/// (0..=20), not the integer type's (the range check itself is [`CommonArgs::fetch_options`]'s).
+fn retries(s: &str) -> std::result::Result<u64, String> {
+    crate::cmd::args::unsigned::<u64>(s).map_err(|e| {
+        if e.starts_with("too large") {
+            format!(
+                "too large: retries must be within 0..={}",
+                lexbench_crawlers::http::MAX_RETRIES
+            )
+        } else {
+            e
+        }
+    })
 }
 
 /// Which source to crawl.

@@ -2137,7 +2137,7 @@ fn third_probe() {
         "12 crawl --retries past any integer",
         Some(&data),
         &["crawl", "hudoc", "--retries", "99999999999999999999999"],
-        fails(2, &["too large: must be a whole number from 0 to"]),
+        fails(2, &["too large: retries must be within 0..=20"]),
     ));
     let tiny = root.join("tiny");
     tiny_bert(&tiny);

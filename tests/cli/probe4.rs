@@ -55,7 +55,16 @@ fn two_reproduces_of_one_entry_at_once_keep_the_users_dataset() {
     sample_data(&d);
     let out = lexbench(
         &d,
-        &["run", "random", "--dataset", "ecthr", "--split", "test", "--seed", "3"],
+        &[
+            "run",
+            "random",
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+            "--seed",
+            "3",
+        ],
     );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let run = d.join("runs/ecthr/test/random.trec");

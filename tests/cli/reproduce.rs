@@ -210,16 +210,21 @@ fn an_entry_is_made_again_from_the_command_its_run_records() {
         "{text}"
     );
     assert!(log(&other_data).is_empty());
-    let claims = std::fs::read_to_string(other_data.join("leaderboard/reproductions-imported.jsonl")).unwrap();
+    let claims =
+        std::fs::read_to_string(other_data.join("leaderboard/reproductions-imported.jsonl")).unwrap();
     assert_eq!(claims.lines().count(), 3);
-    assert!(claims.contains(&format!("\"from\":{}", serde_json::json!(out_dir.display().to_string()))));
+    assert!(claims.contains(&format!(
+        "\"from\":{}",
+        serde_json::json!(out_dir.display().to_string())
+    )));
     let table = ok(
         &lexbench(&other_data, &["leaderboard", "--reproductions"]),
         "--reproductions",
     );
     let row = table.lines().find(|l| l.contains("random three")).unwrap();
     assert!(
-        row.contains("| never here; imported claim, not checked here (from ") && row.contains("): identical, "),
+        row.contains("| never here; imported claim, not checked here (from ")
+            && row.contains("): identical, "),
         "{row}"
     );
     for p in [&d, &other_data, &out_dir] {

@@ -75,7 +75,9 @@ impl Shape {
     fn absorb(&mut self, items: &[Shape]) {
         self.objects += items.iter().map(|s| s.objects).sum::<u64>();
         self.bytes += items.iter().map(|s| s.bytes).sum::<u64>();
-        self.depth = self.depth.max(1 + items.iter().map(|s| s.depth).max().unwrap_or(0));
+        self.depth = self
+            .depth
+            .max(1 + items.iter().map(|s| s.depth).max().unwrap_or(0));
     }
 }
 
@@ -131,7 +133,10 @@ impl Walk<'_> {
     }
 
     fn pop(&mut self) -> Result<Shape, String> {
-        let s = self.stack.pop().ok_or("an opcode takes a value from an empty stack")?;
+        let s = self
+            .stack
+            .pop()
+            .ok_or("an opcode takes a value from an empty stack")?;
         if s.kind == Kind::Mark {
             self.marks.pop();
         }
@@ -139,7 +144,10 @@ impl Walk<'_> {
     }
 
     fn pop_to_mark(&mut self) -> Result<Vec<Shape>, String> {
-        let at = self.marks.pop().ok_or("an opcode looks for a mark that is not on the stack")?;
+        let at = self
+            .marks
+            .pop()
+            .ok_or("an opcode looks for a mark that is not on the stack")?;
         let items = self.stack.split_off(at + 1);
         self.stack.pop();
         Ok(items)
@@ -384,7 +392,11 @@ pub fn walk(r: &mut impl BufRead, allowed: &[&str]) -> Result<(), String> {
                 } else {
                     u32::from_le_bytes(read_n::<4>(r)?)
                 };
-                let s = w.stack.last().cloned().ok_or("a memo write with an empty stack")?;
+                let s = w
+                    .stack
+                    .last()
+                    .cloned()
+                    .ok_or("a memo write with an empty stack")?;
                 w.charge(&s)?;
                 w.memo.insert(id, s);
             }
@@ -466,7 +478,9 @@ mod tests {
         p.extend_from_slice(b"ccollections\nOrderedDict\nq\x00)Rq\x01");
         p.extend_from_slice(b"X\x01\x00\x00\x00w");
         p.extend_from_slice(b"ctorch._utils\n_rebuild_tensor_v2\nq\x02(");
-        p.extend_from_slice(b"(X\x07\x00\x00\x00storageX\x01\x00\x00\x00xX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x04tQ");
+        p.extend_from_slice(
+            b"(X\x07\x00\x00\x00storageX\x01\x00\x00\x00xX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x04tQ",
+        );
         p.extend_from_slice(b"K\x00K\x02K\x02\x86K\x02K\x01\x86\x89h\x00)Rtq\x03Rq\x04s.");
         walk_bytes(&p).unwrap();
         let e = walk_bytes(b"cposix\nsystem\n.").unwrap_err();

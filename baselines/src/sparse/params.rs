@@ -204,12 +204,11 @@ impl Bm25Params {
         (docs, queries)
     }
 
-    /// The analyzer for dataset `name`: the configured one, else French for `bsard…`, English otherwise.
+    /// The analyzer for dataset `name`: the configured one, else the chain of the language an
+    /// undeclared dataset is taken to be in (French for `bsard…`, English otherwise:
+    /// [`lexbench_core::dataset::Language::default_for`], which the dataset version follows).
     pub fn language_for(&self, dataset: &str) -> Language {
-        self.language.unwrap_or(if dataset.starts_with("bsard") {
-            Language::French
-        } else {
-            Language::English
-        })
+        self.language
+            .unwrap_or_else(|| Language::chain_for(lexbench_core::dataset::Language::default_for(dataset)))
     }
 }
