@@ -185,6 +185,8 @@ fn run_again(data: &DataDir, recorded: &Entry, path: &Path, req: &Request) -> Re
         .arg("--data")
         .arg(&scratch)
         .args(&command)
+        // Its report is progress here: reproduce's standard output holds the verdict alone.
+        .stdout(std::process::Stdio::from(std::io::stderr()))
         .status()
         .with_context(|| format!("starting {}", exe.display()))?;
     let seconds = t0.elapsed().as_secs_f64();

@@ -79,6 +79,8 @@ struct Case {
     /// A further check of the case's outcome (files outside the data directory, stderr of an
     /// accepted command), run after it.
     after: Option<AfterCheck>,
+    /// Environment variables set for the command.
+    env: Vec<(String, String)>,
 }
 
 /// A check run after a case, given its output.
@@ -93,7 +95,14 @@ impl Case {
             expect,
             full: (false, false),
             after: None,
+            env: Vec::new(),
         }
+    }
+
+    /// Runs it with the environment variable `key` set to `value`.
+    fn with_env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.to_owned(), value.to_owned()));
+        self
     }
 
     /// Runs it with standard output (`stdout`) and/or standard error (`stderr`) on a full device.
@@ -247,8 +256,8 @@ fn run_table(title: &str, cases: &[Case]) {
         let args: Vec<&str> = case.args.iter().map(String::as_str).collect();
         let before = case.data.as_deref().map(tree);
         let out = match (&case.data, case.full) {
-            (Some(data), (false, false)) => lexbench(data, &args),
-            (None, (false, false)) => lexbench_no_data(&args),
+            (Some(data), (false, false)) if case.env.is_empty() => lexbench(data, &args),
+            (None, (false, false)) if case.env.is_empty() => lexbench_no_data(&args),
             (data, (stdout, stderr)) => {
                 let mut cmd = std::process::Command::new(crate::common::bin());
                 if let Some(data) = data {
@@ -257,7 +266,8 @@ fn run_table(title: &str, cases: &[Case]) {
                 cmd.args(&args)
                     .env_remove("RUST_LOG")
                     .env_remove("LEXBENCH_DATA")
-                    .env("LEXBENCH_GIT_REV", "test-revision");
+                    .env("LEXBENCH_GIT_REV", "test-revision")
+                    .envs(case.env.iter().map(|(k, v)| (k, v)));
                 let full = || std::fs::File::create("/dev/full").expect("/dev/full");
                 if stdout {
                     cmd.stdout(full());
@@ -489,6 +499,7 @@ fn runs_and_qrels() {
             expect: fails(1, &["submission rejected", &bad.at(), bad.why]),
             full: (false, false),
             after: None,
+            env: Vec::new(),
         });
     }
     // An escape sequence in the tag: copied into the entry and printed by renderers.
@@ -503,6 +514,7 @@ fn runs_and_qrels() {
         expect: fails(1, &[&format!("{tagged}:1:"), "holds a control character"]),
         full: (false, false),
         after: None,
+        env: Vec::new(),
     });
     for bad in trec_variants(&inputs, "qrels", &qrels_lines, None) {
         cases.push(Case::new(
@@ -528,6 +540,7 @@ fn runs_and_qrels() {
         expect: fails(2, &[&dir, "Is a directory"]),
         full: (false, false),
         after: None,
+        env: Vec::new(),
     });
     // Read as if they were not there: a BOM, CRLF, both.
     let text = std::fs::read(&run).unwrap();
@@ -564,6 +577,7 @@ fn runs_and_qrels() {
             },
             full: (false, false),
             after: None,
+            env: Vec::new(),
         });
     }
     run_table("runs and qrels", &cases);
@@ -1042,6 +1056,7 @@ fn names() {
             },
             full: (false, false),
             after: None,
+            env: Vec::new(),
         });
     }
     for (label, name, needles) in [
@@ -1068,6 +1083,7 @@ fn names() {
             },
             full: (false, false),
             after: None,
+            env: Vec::new(),
         });
     }
     // Dataset names (`""`, `../raw`, `a/b` are in data_safety.rs).
@@ -1235,6 +1251,7 @@ fn inputs_over_the_documented_limits() {
         expect: fails(2, &[&run, &gib1]),
         full: (false, false),
         after: None,
+        env: Vec::new(),
     });
     run_table("inputs over the documented limits", &cases);
     let _ = std::fs::remove_dir_all(&root);
@@ -1302,6 +1319,7 @@ fn second_probe() {
         expect: fails(2, &["reserved", "lexbench submit --baseline"]),
         full: (false, false),
         after: None,
+        env: Vec::new(),
     });
     // 19. Names that look like BM25, or like nothing.
     for (label, name, why) in [
@@ -1320,6 +1338,7 @@ fn second_probe() {
             expect: fails(2, &[why]),
             full: (false, false),
             after: None,
+            env: Vec::new(),
         });
     }
     // 19. Card texts under the names' rules: U+202E, ESC and NUL never reach the page.
@@ -1338,6 +1357,7 @@ fn second_probe() {
             expect: fails(1, &[&card, "U+"]),
             full: (false, false),
             after: None,
+            env: Vec::new(),
         });
     }
     // 20. A run from a pipe is read once, not three times.
@@ -1351,6 +1371,7 @@ fn second_probe() {
         expect: fails(2, &[&s(&fifo), "not a regular file"]),
         full: (false, false),
         after: None,
+        env: Vec::new(),
     });
 
     // 6. A question in both BSARD files.
@@ -2571,5 +2592,413 @@ fn third_probe() {
     ));
 
     run_table("third probe (issue 54)", &cases);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// Whether this CPU has a vector path of the matrix products (AVX2 and FMA).
+fn vector_cpu() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// `lexbench run random --seed SEED --system SYSTEM` in `data`, submitted as `name`: its entry id.
+fn random_entry(data: &Path, system: &str, name: &str) -> String {
+    let out = lexbench(
+        data,
+        &[
+            "run",
+            "random",
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+            "--seed",
+            "3",
+            "--system",
+            system,
+        ],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    submitted_id(data, &format!("runs/ecthr/test/{system}.trec"), name)
+}
+
+/// Submits the run `DATA/rel` as `name`: its entry id.
+fn submitted_id(data: &Path, rel: &str, name: &str) -> String {
+    let run = s(&data.join(rel));
+    let out = lexbench(
+        data,
+        &[
+            "--format",
+            "json",
+            "submit",
+            &run,
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+            "--name",
+            name,
+        ],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["id"].as_str().unwrap().to_owned()
+}
+
+/// The entry `id` of `data` with `edit` applied and sealed again (anyone can seal an entry), written
+/// as `to`.
+fn forged(data: &Path, id: &str, to: &Path, edit: impl FnOnce(&mut serde_json::Value)) -> String {
+    let path = data.join("leaderboard/entries").join(format!("{id}.json"));
+    let mut entry: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    edit(&mut entry);
+    entry["seal"] = lexbench_leaderboard::entry::seal_of(&entry).into();
+    write(to, entry.to_string())
+}
+
+/// The fourth hostile probe (issue 68): one table of its cases that a command line shows, each
+/// failing on the code before that issue (`LEXBENCH_TEST_BIN` runs it against another build). Item
+/// numbers are the issue's. Items with tests of their own: 1 (`probe4::two_reproduces_of_one_entry_
+/// at_once_keep_the_users_dataset`, and the unit test `a_link_already_there_is_refused_not_copied_
+/// through`), 9 and 10 (`probe4::pickle_bombs_are_refused_under_a_memory_cap`: under a memory cap,
+/// which a table row has not), 6 (`lexbench_core::dataset` tests), 8 (`splits/tests/bsard.rs`), 13's
+/// LexCLiPR heading (`splits::lexclipr` tests) and look-alike names (`leaderboard/tests/harness.rs`).
+#[test]
+fn fourth_probe() {
+    let root = scratch("probe4");
+    let data = root.join("data");
+    sample_data(&data);
+    let mut cases = Vec::new();
+
+    // 1. A reproduce while another holds the entry: refused, nothing touched.
+    let held = random_entry(&data, "held", "random held");
+    let lock = lexbench_core::io::FileLock::try_exclusive(
+        &data.join("cache/reproduce").join(format!(".{held}.lock")),
+    )
+    .unwrap()
+    .expect("the lock is free");
+    cases.push(Case::new(
+        "1 reproduce while another reproduce of the entry runs",
+        Some(&data),
+        &["reproduce", &held],
+        fails(2, &["another `lexbench reproduce", &held]),
+    ));
+
+    // 2. An entry's id that is a path: the folder it names is never filled or removed.
+    let id = random_entry(&data, "mine", "random mine");
+    let outside = root.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    write(&outside.join("thesis.tex"), "chapter 1");
+    let escape = forged(&data, &id, &root.join("escape.json"), |e| {
+        e["id"] = "../../../outside".into();
+    });
+    let thesis = outside.join("thesis.tex");
+    cases.push(
+        Case::new(
+            "2 reproduce an entry whose id is ../../../outside",
+            Some(&data),
+            &["reproduce", &escape],
+            fails(1, &["escape.json", "is not an entry id"]),
+        )
+        .then(move |_| {
+            thesis
+                .is_file()
+                .then_some(())
+                .ok_or_else(|| "the user's file outside the data directory is gone".to_owned())
+        }),
+    );
+    let board = forged(&data, &id, &root.join("board.json"), |e| {
+        e["id"] = "../../leaderboard".into();
+    });
+    cases.push(Case::new(
+        "2 reproduce an entry whose id is ../../leaderboard",
+        Some(&data),
+        &["reproduce", &board],
+        fails(1, &["board.json", "is not an entry id"]),
+    ));
+    // 13. … and a split that is a path.
+    let split = forged(&data, &id, &root.join("split.json"), |e| {
+        e["dataset"]["split"] = "../../../x".into();
+    });
+    cases.push(Case::new(
+        "13 reproduce an entry whose split is ../../../x",
+        Some(&data),
+        &["reproduce", &split],
+        fails(1, &["split.json", "split name"]),
+    ));
+
+    // 4. An entry's run file that is a path.
+    std::fs::create_dir_all(root.join("elsewhere")).unwrap();
+    write(&root.join("elsewhere/mine.trec"), "q 0 d 1 1 x\n");
+    let far = forged(&data, &id, &root.join("far.json"), |e| {
+        e["run"]["file"] = "../../../../elsewhere/mine.trec".into();
+    });
+    cases.push(Case::new(
+        "4 reproduce an entry whose run file is ../../../../elsewhere/mine.trec",
+        Some(&data),
+        &["reproduce", &far],
+        fails(1, &["far.json", "is not a file name"]),
+    ));
+
+    // 3. An entry whose run is the split's BM25 run, "reproduced" by a command that writes another:
+    // the run compared is the one the command wrote. In a data directory of its own (reproduce
+    // records the attempt and keeps its scratch folder).
+    let d3 = root.join("d3");
+    sample_data(&d3);
+    let bm25_self = submitted_id(&d3, "runs/ecthr/test/bm25.trec", "bm25 self-reported");
+    let d3s = s(&d3);
+    let log3 = d3.join("leaderboard/reproductions.jsonl");
+    cases.push(
+        Case::new(
+            "3 reproduce a run called bm25.trec with `run random`",
+            None,
+            &[
+                "--data",
+                &d3s,
+                "reproduce",
+                &bm25_self,
+                "--command",
+                "run random --dataset ecthr --split test",
+            ],
+            fails(
+                1,
+                &[
+                    "NOT reproduced",
+                    "wrote random.trec, not the entry's run bm25.trec",
+                ],
+            ),
+        )
+        .then(move |_| {
+            let log = std::fs::read_to_string(&log3).map_err(|e| e.to_string())?;
+            (log.contains("\"outcome\":\"failed\"") && !log.contains("\"outcome\":\"identical\""))
+                .then_some(())
+                .ok_or_else(|| format!("recorded as: {log}"))
+        }),
+    );
+
+    // 5. An imported log's forged line: a claim, kept apart, never a recipe.
+    let d5 = root.join("d5");
+    sample_data(&d5);
+    let unrecorded = random_entry(&d5, "unrecorded", "random unrecorded");
+    let export = root.join("export5");
+    let out = lexbench(&d5, &["leaderboard", "--export", &s(&export)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The entry's run names a command; the export's entry is made to name none, sealed again.
+    let entry_file = export.join(format!("{unrecorded}.json"));
+    let mut file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&entry_file).unwrap()).unwrap();
+    let entry = &mut file["entry"];
+    entry["run"]["sidecar"]
+        .as_object_mut()
+        .unwrap()
+        .remove("invocation");
+    entry["seal"] = lexbench_leaderboard::entry::seal_of(entry).into();
+    write(&entry_file, file.to_string());
+    let forged_line = serde_json::json!({
+        "entry": unrecorded, "system": "random unrecorded", "dataset": "ecthr", "split": "test",
+        "dataset_hash": file["entry"]["dataset"]["hash"], "command": ["run", "random", "--dataset", "ecthr",
+        "--split", "test", "--seed", "3", "--system", "unrecorded"], "outcome": "identical", "seconds": 1.0,
+        "finished_at": "2099-01-01T00:00:00Z", "cpu": "Forged CPU", "threads": 1
+    });
+    write(&export.join("reproductions.jsonl"), format!("{forged_line}\n"));
+    let fresh5 = root.join("fresh5");
+    sample_data(&fresh5);
+    std::fs::remove_dir_all(fresh5.join("leaderboard")).unwrap();
+    let (f5, un) = (fresh5.clone(), unrecorded.clone());
+    cases.push(
+        Case::new(
+            "5 leaderboard --import: a forged reproductions.jsonl line",
+            None,
+            &["--data", &s(&fresh5), "leaderboard", "--import", &s(&export)],
+            Expect::Accepted {
+                stdout: vec!["kept as imported claims".into()],
+            },
+        )
+        .then(move |_| {
+            if f5.join("leaderboard/reproductions.jsonl").exists() {
+                return Err("the claim went into the log of reproductions made here".into());
+            }
+            let table = lexbench(&f5, &["leaderboard", "--reproductions"]);
+            let table = String::from_utf8_lossy(&table.stdout).into_owned();
+            let row = table
+                .lines()
+                .find(|l| l.contains("random unrecorded"))
+                .unwrap_or_default();
+            if !(row.contains("never here; imported claim, not checked here") && row.contains("Forged CPU")) {
+                return Err(format!("the row does not show a claim: {row}"));
+            }
+            if row.contains("reproduced by") {
+                return Err(format!("the claim became the recipe: {row}"));
+            }
+            let out = lexbench(&f5, &["reproduce", &un]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            (out.status.code() == Some(1) && err.contains("names no command"))
+                .then_some(())
+                .ok_or_else(|| format!("reproduce ran the claim's command: {err}"))
+        }),
+    );
+
+    // 11. An export whose reproductions.jsonl is a FIFO: refused before anything is written.
+    let fifo_export = root.join("export11");
+    copy_tree(&export, &fifo_export);
+    std::fs::remove_file(fifo_export.join("reproductions.jsonl")).unwrap();
+    let st = std::process::Command::new("mkfifo")
+        .arg(fifo_export.join("reproductions.jsonl"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let d11 = root.join("d11");
+    sample_data(&d11);
+    std::fs::remove_dir_all(d11.join("leaderboard")).unwrap();
+    cases.push(Case::new(
+        "11 leaderboard --import: reproductions.jsonl a FIFO",
+        Some(&d11),
+        &["leaderboard", "--import", &s(&fifo_export)],
+        fails(1, &["reproductions.jsonl", "not a regular file"]),
+    ));
+
+    // 6. The manifest's language changed (BM25 follows it): another dataset version.
+    let d6 = root.join("d6");
+    sample_data(&d6);
+    let baseline = std::fs::read_dir(d6.join("leaderboard/entries"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("ecthr__test__bm25")
+        })
+        .unwrap();
+    let baseline_id = baseline.file_stem().unwrap().to_string_lossy().into_owned();
+    let manifest = d6.join("datasets/ecthr/manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    m["language"] = "fr".into();
+    write(&manifest, serde_json::to_string_pretty(&m).unwrap());
+    cases.push(Case::new(
+        "6 leaderboard --recheck after the manifest's language en -> fr",
+        Some(&d6),
+        &["leaderboard", "--recheck", &baseline_id],
+        fails(1, &["version", "is built here"]),
+    ));
+
+    // 8. A training question in the BSARD test file with U+200B after its spaces.
+    let bsard = root.join("bsard-zw");
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("sample/bsard"),
+        &bsard,
+    );
+    let train = std::fs::read_to_string(bsard.join("questions_fr_train.csv")).unwrap();
+    let row = train.lines().nth(1).expect("a training question");
+    let rest = row.split_once(',').expect("id,…").1;
+    let mut test = std::fs::read_to_string(bsard.join("questions_fr_test.csv")).unwrap();
+    if !test.ends_with('\n') {
+        test.push('\n');
+    }
+    test.push_str(&format!("9002,{}\n", rest.replace(' ', " \u{200b}")));
+    write(&bsard.join("questions_fr_test.csv"), test);
+    let d8 = root.join("d8");
+    sample_data(&d8);
+    cases.push(Case::new(
+        "8 build bsard: a training question in the test file, U+200B after its spaces",
+        Some(&d8),
+        &["build", "bsard", "--from", &s(&bsard)],
+        fails(2, &["the split certificate failed", "q9002"]),
+    ));
+
+    // 13. Bounds, echoed short; standard output on a full device; look-alike names.
+    let bm25_run = s(&data.join("runs/ecthr/test/bm25.trec"));
+    cases.push(
+        Case::new(
+            "13 reproduce --tolerance 1e300",
+            Some(&data),
+            &["reproduce", &id, "--tolerance", "1e300"],
+            fails(2, &["--tolerance 1e300: give a number from 0 to 1"]),
+        )
+        .then(|out| {
+            let err = String::from_utf8_lossy(&out.stderr);
+            (!err.contains("0000000000"))
+                .then_some(())
+                .ok_or_else(|| format!("echoed long: {err}"))
+        }),
+    );
+    cases.push(Case::new(
+        "13 crawl --retries 99999999999999999999999",
+        Some(&data),
+        &["crawl", "hudoc", "--retries", "99999999999999999999999"],
+        fails(2, &["retries must be within 0..=20"]),
+    ));
+    for flag in ["--help", "--version"] {
+        cases.push(
+            Case::new(
+                format!("13 lexbench {flag} >/dev/full"),
+                None,
+                &[flag],
+                fails(2, &["writing to standard output failed"]),
+            )
+            .on_full_device(true, false),
+        );
+    }
+    for (label, name) in [("small capitals ʙᴍ25", "ʙᴍ25"), ("circled ⒷⓂ②⑤", "ⒷⓂ②⑤")] {
+        cases.push(Case::new(
+            format!("13 submit --name {label}"),
+            Some(&data),
+            &[
+                "submit",
+                &bm25_run,
+                "--dataset",
+                "ecthr",
+                "--split",
+                "test",
+                "--name",
+                name,
+            ],
+            fails(2, &["reserved for the BM25 baseline"]),
+        ));
+    }
+
+    // 14. More threads than CPUs, the portable path: said, not silent.
+    let tiny = root.join("tiny");
+    tiny_bert(&tiny);
+    let tiny_s = s(&tiny);
+    cases.push(
+        Case::new(
+            "14 RAYON_NUM_THREADS=1000 encode",
+            None,
+            &["encode", "--model", &tiny_s, "some text"],
+            Expect::Accepted { stdout: vec![] },
+        )
+        .with_env("RAYON_NUM_THREADS", "1000")
+        .then(|out| {
+            let err = String::from_utf8_lossy(&out.stderr);
+            err.contains("RAYON_NUM_THREADS=1000 is more than the")
+                .then_some(())
+                .ok_or_else(|| format!("no word of the cap: {err}"))
+        }),
+    );
+    cases.push(
+        Case::new(
+            "14 LEXBENCH_GEMM=portable encode",
+            None,
+            &["encode", "--model", &tiny_s, "some text"],
+            Expect::Accepted { stdout: vec![] },
+        )
+        .with_env("LEXBENCH_GEMM", "portable")
+        .then(|out| {
+            let err = String::from_utf8_lossy(&out.stderr);
+            (err.contains("portable reference path") || !vector_cpu())
+                .then_some(())
+                .ok_or_else(|| format!("no word of the portable path: {err}"))
+        }),
+    );
+
+    run_table("fourth probe (issue 68)", &cases);
+    drop(lock);
     let _ = std::fs::remove_dir_all(&root);
 }
