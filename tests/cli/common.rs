@@ -240,3 +240,33 @@ pub fn venv_python(var: &str, default: &str, how: &str) -> PathBuf {
     assert!(python.is_file(), "{} not found: {how}", python.display());
     python
 }
+
+/// Submits the run file `DATA/rel` of split `ecthr/test` as `name` (`--format json`): its entry id.
+///
+/// # Panics
+/// When the submission fails.
+pub fn submit_test_run(data: &Path, rel: &str, name: &str) -> String {
+    let run = data.join(rel);
+    let out = lexbench(
+        data,
+        &[
+            "--format",
+            "json",
+            "submit",
+            run.to_str().expect("a UTF-8 path"),
+            "--dataset",
+            "ecthr",
+            "--split",
+            "test",
+            "--name",
+            name,
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "submit: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("submit's JSON");
+    v["id"].as_str().expect("an entry id").to_owned()
+}

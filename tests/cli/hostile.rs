@@ -2625,30 +2625,7 @@ fn random_entry(data: &Path, system: &str, name: &str) -> String {
         ],
     );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    submitted_id(data, &format!("runs/ecthr/test/{system}.trec"), name)
-}
-
-/// Submits the run `DATA/rel` as `name`: its entry id.
-fn submitted_id(data: &Path, rel: &str, name: &str) -> String {
-    let run = s(&data.join(rel));
-    let out = lexbench(
-        data,
-        &[
-            "--format",
-            "json",
-            "submit",
-            &run,
-            "--dataset",
-            "ecthr",
-            "--split",
-            "test",
-            "--name",
-            name,
-        ],
-    );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["id"].as_str().unwrap().to_owned()
+    crate::common::submit_test_run(data, &format!("runs/ecthr/test/{system}.trec"), name)
 }
 
 /// The entry `id` of `data` with `edit` applied and sealed again (anyone can seal an entry), written
@@ -2750,7 +2727,7 @@ fn fourth_probe() {
     // records the attempt and keeps its scratch folder).
     let d3 = root.join("d3");
     sample_data(&d3);
-    let bm25_self = submitted_id(&d3, "runs/ecthr/test/bm25.trec", "bm25 self-reported");
+    let bm25_self = crate::common::submit_test_run(&d3, "runs/ecthr/test/bm25.trec", "bm25 self-reported");
     let d3s = s(&d3);
     let log3 = d3.join("leaderboard/reproductions.jsonl");
     cases.push(

@@ -67,25 +67,7 @@ fn two_reproduces_of_one_entry_at_once_keep_the_users_dataset() {
         ],
     );
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let run = d.join("runs/ecthr/test/random.trec");
-    let out = lexbench(
-        &d,
-        &[
-            "--format",
-            "json",
-            "submit",
-            run.to_str().unwrap(),
-            "--dataset",
-            "ecthr",
-            "--split",
-            "test",
-            "--name",
-            "random race",
-        ],
-    );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let id = v["id"].as_str().unwrap().to_owned();
+    let id = crate::common::submit_test_run(&d, "runs/ecthr/test/random.trec", "random race");
     let dataset = d.join("datasets/ecthr");
     let before = hashes(&dataset);
     let mut locked = 0;
