@@ -646,7 +646,8 @@ pub struct Dropped {
     /// Release pairs whose judgment has no text in any source.
     pub no_text: usize,
     /// Release pairs whose judgment's texts all failed to parse (a document whose own itemid is
-    /// another judgment's, such as a HUDOC JSON saved under the wrong name, counts here).
+    /// another judgment's, such as a HUDOC JSON saved under the wrong name, counts here, and so does a
+    /// judgment two sources give the titles of two cases).
     pub unparsed: usize,
     /// Release pairs a paragraph of whose labels is not in the text used.
     pub missing_paragraph: usize,
@@ -670,7 +671,8 @@ pub const TEXT_PRECEDENCE: &str = "a judgment's text is taken from the first sou
 /// the first source's that parses ([`TEXT_PRECEDENCE`]); where two sources hold the same judgment
 /// they are compared ([`SourceAgreement`]). A release pair is left out, and counted by reason, when
 /// its judgment has no text in any source, when every text of it failed to parse or is another
-/// judgment's document (a HUDOC JSON whose `itemid` is not the one its file is named for), or when a
+/// judgment's document (a HUDOC JSON whose `itemid` is not the one its file is named for; two
+/// sources whose titles of it name two cases, [`lexbench_parsers::judgment::title`]), or when a
 /// paragraph the release labels relevant is not in the text used (never kept with a positive
 /// missing from its pool).
 pub fn import_release_texts(
@@ -712,6 +714,31 @@ pub fn import_release_texts(
     let mut used_from: BTreeMap<ItemId, usize> = BTreeMap::new();
     let mut unparsed: BTreeMap<ItemId, Vec<String>> = BTreeMap::new();
     for &item in &items {
+        // Where two sources give this judgment titles of two cases, one of them holds another
+        // judgment's text under this one's name, and no one can tell which: neither is used.
+        let titled: Vec<(usize, &str)> = read
+            .iter()
+            .enumerate()
+            .filter_map(|(k, s)| s.parsed.get(item).map(|j| (k, j.title.trim())))
+            .filter(|(_, t)| !t.is_empty())
+            .collect();
+        let clash = titled.iter().enumerate().find_map(|(x, a)| {
+            titled[x + 1..]
+                .iter()
+                .find(|b| !lexbench_parsers::judgment::title::agree(a.1, b.1))
+                .map(|b| (*a, *b))
+        });
+        if let Some(((a, ta), (b, tb))) = clash {
+            unparsed.insert(
+                item.clone(),
+                vec![format!(
+                    "{} calls {item} {ta:?} but {} calls it {tb:?}: texts of two judgments under one \
+                     itemid, neither used",
+                    labels[a].name, labels[b].name
+                )],
+            );
+            continue;
+        }
         match read.iter().position(|s| s.parsed.contains_key(item)) {
             Some(k) => {
                 judgments.insert(item.clone(), read[k].parsed[item].clone());

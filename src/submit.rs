@@ -438,7 +438,7 @@ pub fn model_ranker(
     })
 }
 
-/// A fresh embedding cache folder for one harness run, `DATA/cache/.harness-embeddings-N.partial-PID`,
+/// A fresh embedding cache folder for one harness run, `DATA/cache/.harness-embeddings-N.partial-PID.TOKEN`,
 /// removed when dropped (a killed run's is removed by the next command that opens the data
 /// directory: it is named in the write journal, `lexbench_core::journal`).
 struct ScratchCache(PathBuf, Option<lexbench_core::journal::Intent>);
@@ -447,11 +447,10 @@ impl ScratchCache {
     fn new(data: &Path) -> Result<Self> {
         use std::sync::atomic::{AtomicU64, Ordering};
         static N: AtomicU64 = AtomicU64::new(0);
-        let dir = data.join("cache").join(format!(
-            ".harness-embeddings-{}.partial-{}",
-            N.fetch_add(1, Ordering::Relaxed),
-            std::process::id()
-        ));
+        let dir = data.join("cache").join(lexbench_core::io::partial_name(&format!(
+            "harness-embeddings-{}",
+            N.fetch_add(1, Ordering::Relaxed)
+        )));
         let _ = std::fs::remove_dir_all(&dir);
         // The folder it is made in first: the journal entry records it, as proof that the
         // temporary is this process's own.

@@ -31,7 +31,11 @@ fn temp_path(path: &Path) -> PathBuf {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".to_owned());
-    path.with_file_name(format!(".{name}.tmp.{}.{n}", std::process::id()))
+    path.with_file_name(format!(
+        ".{name}.tmp.{}.{n}.{}",
+        std::process::id(),
+        crate::journal::token()
+    ))
 }
 
 /// Writes a file atomically: `fill` writes into a buffered temporary file beside `path`, which is
@@ -79,25 +83,31 @@ pub fn write_json_pretty<T: Serialize + ?Sized>(path: &Path, value: &T) -> Resul
     })
 }
 
-/// The name of the temporary folder a process builds `name` in: `.{name}.partial-{pid}`.
-fn partial_name(name: &str) -> String {
-    format!(".{name}.partial-{}", std::process::id())
+/// The name of the temporary folder a process builds `name` in: `.{name}.partial-{pid}.{token}`
+/// ([`crate::journal::token`]).
+pub fn partial_name(name: &str) -> String {
+    format!(
+        ".{name}.partial-{}.{}",
+        std::process::id(),
+        crate::journal::token()
+    )
 }
 
-/// The name a previous version of `name` has while the fallback swap runs: `.{name}.old-{pid}`.
+/// The name a previous version of `name` has while the fallback swap runs:
+/// `.{name}.old-{pid}.{token}`.
 fn old_name(name: &str) -> String {
-    format!(".{name}.old-{}", std::process::id())
+    format!(".{name}.old-{}.{}", std::process::id(), crate::journal::token())
 }
 
 /// Writes a whole directory atomically: `fill` writes into a fresh temporary directory
-/// `.{name}.partial-{pid}` beside `dir`; only if it succeeds is it swapped in for `dir`. On failure
+/// [`partial_name`] (`.{name}.partial-{pid}.{token}`) beside `dir`; only if it succeeds is it swapped in for `dir`. On failure
 /// the temporary directory is removed and `dir` is untouched.
 ///
 /// The swap leaves the old or the new complete directory under `dir` at every instant:
 /// - on Linux it is one `renameat2(RENAME_EXCHANGE)`: the new directory takes `dir`'s name and the old
 ///   one takes the temporary name in a single atomic step; the old one is then removed;
 /// - where exchange is not supported (other systems, file systems without it) the old directory is
-///   renamed to `.{name}.old-{pid}` and the new one into place; a process killed between the two
+///   renamed to `.{name}.old-{pid}.{token}` and the new one into place; a process killed between the two
 ///   renames leaves no `dir`, and [`recover_leftovers`] (run when any command opens the data
 ///   directory) renames the old one back.
 ///
@@ -157,7 +167,7 @@ where
 }
 
 /// Removes the folder `dir` so that a kill never leaves part of it under its own name: it is first
-/// renamed to `.{name}.partial-{pid}` (journaled before the rename, like [`write_dir_atomic`]'s
+/// renamed to `.{name}.partial-{pid}.{token}` (journaled before the rename, like [`write_dir_atomic`]'s
 /// temporaries), then removed. A process killed during the removal leaves the hidden folder and a
 /// journal entry naming it, and [`recover_leftovers`] removes it when the next command opens the data
 /// directory. A `dir` that does not exist is not an error.

@@ -12,22 +12,28 @@
 //! An entry is one JSON object:
 //!
 //! ```json
-//! {"kind": "tmp", "path": "runs/ecthr/test/.bm25.trec.tmp.4242.0"}
-//! {"kind": "partial", "path": "datasets/.ecthr.partial-4242"}
-//! {"kind": "old", "path": "datasets/.ecthr.old-4242", "target": "datasets/ecthr"}
+//! {"kind": "tmp", "path": "runs/ecthr/test/.bm25.trec.tmp.4242.0.9f1c0a7e3b5d2c48", "token": "9f1c0a7e3b5d2c48"}
+//! {"kind": "partial", "path": "datasets/.ecthr.partial-4242.9f1c0a7e3b5d2c48", "token": "9f1c0a7e3b5d2c48"}
+//! {"kind": "old", "path": "datasets/.ecthr.old-4242.9f1c0a7e3b5d2c48", "target": "datasets/ecthr", "token": "9f1c0a7e3b5d2c48"}
 //! ```
 //!
 //! `path` and `target` are relative to the data directory (so a moved data directory still
 //! recovers) and hold only plain components; the leftover's own name must also be the name that kind
-//! of temporary of that process has (`.{name}.tmp.{pid}.{n}`, `.{name}.partial-{pid}`,
-//! `.{name}.old-{pid}`), or the entry is set aside unused. The entry is written before the temporary
-//! exists, so a kill at any instant leaves either no temporary or an entry that names it.
+//! of temporary of that process has (`.{name}.tmp.{pid}.{n}.{token}`, `.{name}.partial-{pid}.{token}`,
+//! `.{name}.old-{pid}.{token}`), or the entry is set aside unused. The entry is written before the
+//! temporary exists, so a kill at any instant leaves either no temporary or an entry that names it.
+//!
+//! `token` is the writing process's random token ([`token`]: 16 hex digits drawn from the operating
+//! system's randomness when the process starts writing), kept in the entry and in the temporary's
+//! name. No file a user or another program made has such a name, and the token of a process that
+//! never ran on a data directory can not be read off anything in it: an entry crafted to name a
+//! user's `notes/.thesis.tex.old-4242` names no temporary, whatever else it records.
 //!
 //! The writer also records the folder it makes the temporary in (`folder`: its device and inode,
 //! [`Identity`]), which exists before the temporary does:
 //!
 //! ```json
-//! {"kind": "tmp", "path": "runs/ecthr/test/.bm25.trec.tmp.4242.0", "folder": {"dev": 2049, "ino": 1311}}
+//! {"kind": "tmp", "path": "runs/ecthr/test/.bm25.trec.tmp.4242.0.9f1c0a7e3b5d2c48", "folder": {"dev": 2049, "ino": 1311}, "token": "9f1c0a7e3b5d2c48"}
 //! ```
 //!
 //! A data directory may come from someone else (copied, unpacked, shared), journal and all, so an
@@ -85,6 +91,33 @@ pub struct Entry {
     /// touches `path` (and `target`, beside it) only in this very folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub folder: Option<Identity>,
+    /// The writing process's [`token`], which ends the temporary's name: recovery touches only a
+    /// temporary whose name carries the entry's token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+}
+
+/// How many hex digits a [`token`] has.
+pub const TOKEN_LEN: usize = 16;
+
+/// This process's random token (see the module documentation): [`TOKEN_LEN`] lower-case hex digits,
+/// the same for every temporary the process makes. Drawn from the randomness the standard library
+/// seeds its hash maps with (the operating system's), once.
+pub fn token() -> &'static str {
+    use std::hash::{BuildHasher, Hasher};
+    static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TOKEN.get_or_init(|| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        format!("{:016x}", h.finish())
+    })
+}
+
+/// Is `s` a token's form ([`TOKEN_LEN`] lower-case hex digits)?
+pub fn is_token(s: &str) -> bool {
+    s.len() == TOKEN_LEN
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// A file's or folder's identity on this machine: its device and inode. A copy, or the same name made
@@ -212,6 +245,7 @@ impl Intent {
             path: rel,
             target,
             folder,
+            token: Some(token().to_owned()),
         };
         let Ok(text) = serde_json::to_string(&entry) else {
             return none;
@@ -251,12 +285,17 @@ fn real_dir(path: &Path) -> bool {
 
 /// Writes a journal entry as process `pid` would have: for tests that make the state a killed
 /// process leaves without killing one. An entry without `folder` records the folder its path is in
-/// now (if it exists), as the writer does; to write an entry exactly as given, fill `folder` or
-/// write the file yourself.
+/// now (if it exists), as the writer does, and an entry without `token` the token its path's name
+/// ends with (if any); to write an entry exactly as given, fill `folder` and `token` or write the
+/// file yourself.
 pub fn write_entry(root: &Path, pid: u32, n: u64, entry: &Entry) -> Result<()> {
     let dir = root.join(JOURNAL_DIR);
     let file = dir.join(format!("{pid}-{n}.json"));
     let mut entry = entry.clone();
+    if entry.token.is_none() {
+        let name = Path::new(&entry.path).file_name().and_then(|n| n.to_str());
+        entry.token = name.and_then(parse_name).map(|(_, _, t)| t.to_owned());
+    }
     if entry.folder.is_none()
         && let Some(parent) = root.join(&entry.path).parent()
     {
@@ -337,16 +376,25 @@ impl std::fmt::Display for Recovered {
 /// A leftover's kind, parsed from its name.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum NameKind<'a> {
-    /// `.{name}.partial-{pid}`.
+    /// `.{name}.partial-{pid}.{token}`.
     Partial,
-    /// `.{name}.old-{pid}`, with `name`.
+    /// `.{name}.old-{pid}.{token}`, with `name`.
     Old(&'a str),
-    /// `.{name}.tmp.{pid}.{n}`.
+    /// `.{name}.tmp.{pid}.{n}.{token}`.
     Tmp,
 }
 
-/// Parses a temporary's file name into its kind and the id of the process that made it.
-pub(crate) fn parse_name(file_name: &str) -> Option<(NameKind<'_>, u32)> {
+/// Parses a temporary's file name into its kind, the id of the process that made it and that
+/// process's [`token`].
+pub(crate) fn parse_name(file_name: &str) -> Option<(NameKind<'_>, u32, &str)> {
+    let (rest, token) = file_name.rsplit_once('.')?;
+    is_token(token).then_some(())?;
+    let (kind, pid) = parse_untokened(rest)?;
+    Some((kind, pid, token))
+}
+
+/// [`parse_name`] of a name without its token.
+fn parse_untokened(file_name: &str) -> Option<(NameKind<'_>, u32)> {
     let rest = file_name.strip_prefix('.')?;
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     if let Some((name, pid)) = rest.rsplit_once(".partial-")
@@ -562,10 +610,23 @@ fn settle(root: &Path, pid: u32, entry: &Entry) -> std::result::Result<Option<Re
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let target = match (entry.kind, parse_name(&file_name)) {
-        (Kind::Tmp, Some((NameKind::Tmp, p))) if p == pid => None,
-        (Kind::Partial, Some((NameKind::Partial, p))) if p == pid => None,
-        (Kind::Old, Some((NameKind::Old(name), p))) if p == pid => {
+    let parsed = parse_name(&file_name);
+    // The name carries the writer's token, and the entry the same one: nothing a stranger can
+    // read off the data directory proves a path is a temporary.
+    if let Some((_, p, token)) = &parsed
+        && *p == pid
+        && entry.token.as_deref() != Some(*token)
+    {
+        return Err(format!(
+            "its token is not the one {:?} ends with (not written by this lexbench, or edited): left \
+             in place, remove it yourself if it is a leftover",
+            entry.path
+        ));
+    }
+    let target = match (entry.kind, parsed) {
+        (Kind::Tmp, Some((NameKind::Tmp, p, _))) if p == pid => None,
+        (Kind::Partial, Some((NameKind::Partial, p, _))) if p == pid => None,
+        (Kind::Old, Some((NameKind::Old(name), p, _))) if p == pid => {
             let Some(target) = entry.target.as_deref().and_then(|t| under(root, t)) else {
                 return Err("an old version without the folder it belongs to".into());
             };
@@ -717,8 +778,12 @@ mod tests {
             path: path.into(),
             target: target.map(Into::into),
             folder: None,
+            token: None,
         }
     }
+
+    /// A token as a writer draws one ([`token`]), for leftovers of "dead processes" made here.
+    const T: &str = "0123456789abcdef";
 
     fn journal_names(root: &Path) -> Vec<String> {
         match fs::read_dir(root.join(JOURNAL_DIR)) {
@@ -729,12 +794,22 @@ mod tests {
 
     #[test]
     fn temporary_names_parse() {
-        assert_eq!(parse_name(".ecthr.partial-42"), Some((NameKind::Partial, 42)));
         assert_eq!(
-            parse_name(".ecthr-release.old-7"),
-            Some((NameKind::Old("ecthr-release"), 7))
+            parse_name(&format!(".ecthr.partial-42.{T}")),
+            Some((NameKind::Partial, 42, T))
         );
-        assert_eq!(parse_name(".bm25.trec.tmp.123.0"), Some((NameKind::Tmp, 123)));
+        assert_eq!(
+            parse_name(&format!(".ecthr-release.old-7.{T}")),
+            Some((NameKind::Old("ecthr-release"), 7, T))
+        );
+        assert_eq!(
+            parse_name(&format!(".bm25.trec.tmp.123.0.{T}")),
+            Some((NameKind::Tmp, 123, T))
+        );
+        assert!(
+            is_token(token()) && token() == token(),
+            "one token per process, of its form"
+        );
         for not in [
             "ecthr",
             ".git",
@@ -743,6 +818,12 @@ mod tests {
             ".x.tmp.1",
             ".x.old-1a",
             "a.tmp.1.2",
+            // Without a token, or with something else where it goes.
+            ".ecthr.partial-42",
+            ".ecthr-release.old-7",
+            ".bm25.trec.tmp.123.0",
+            ".x.old-7.0123456789ABCDEF",
+            ".x.old-7.0123456789abcde",
         ] {
             assert_eq!(parse_name(not), None, "{not}");
         }
@@ -773,7 +854,7 @@ mod tests {
             &root,
             pid,
             0,
-            &entry(Kind::Tmp, &format!("runs/.bm25.trec.tmp.{pid}.0"), None),
+            &entry(Kind::Tmp, &format!("runs/.bm25.trec.tmp.{pid}.0.{T}"), None),
         )
         .unwrap();
         let done = recover(&root).unwrap();
@@ -796,18 +877,18 @@ mod tests {
         fs::write(root.join("report.md"), "keep").unwrap();
         let pid = dead_pid();
         let other = pid.wrapping_add(1);
-        fs::write(root.join(format!(".x.tmp.{other}.0")), "keep").unwrap();
+        fs::write(root.join(format!(".x.tmp.{other}.0.{T}")), "keep").unwrap();
         let bad = [
             entry(Kind::Tmp, "../forged-outside/precious", None),
             entry(Kind::Tmp, &outside.join("precious").display().to_string(), None),
             entry(Kind::Tmp, "report.md", None),
-            entry(Kind::Tmp, &format!(".x.tmp.{other}.0"), None),
-            entry(Kind::Old, &format!(".x.old-{pid}"), Some("y")),
+            entry(Kind::Tmp, &format!(".x.tmp.{other}.0.{T}"), None),
+            entry(Kind::Old, &format!(".x.old-{pid}.{T}"), Some("y")),
         ];
         for (n, e) in bad.iter().enumerate() {
             write_entry(&root, pid, n as u64, e).unwrap();
         }
-        fs::write(root.join(format!(".x.old-{pid}")), "keep").unwrap();
+        fs::write(root.join(format!(".x.old-{pid}.{T}")), "keep").unwrap();
         let done = recover(&root).unwrap();
         assert_eq!(done.len(), bad.len(), "{done:?}");
         assert!(
@@ -816,8 +897,8 @@ mod tests {
         );
         assert_eq!(fs::read_to_string(outside.join("precious")).unwrap(), "keep");
         assert_eq!(fs::read_to_string(root.join("report.md")).unwrap(), "keep");
-        assert!(root.join(format!(".x.tmp.{other}.0")).exists());
-        assert!(root.join(format!(".x.old-{pid}")).exists());
+        assert!(root.join(format!(".x.tmp.{other}.0.{T}")).exists());
+        assert!(root.join(format!(".x.old-{pid}.{T}")).exists());
         assert!(recover(&root).unwrap().is_empty(), "reported once");
     }
 
@@ -828,23 +909,27 @@ mod tests {
         let root = scratch("interrupted");
         let pid = dead_pid();
         let data = root.join("datasets");
-        write_atomic(&data.join(format!(".ds.old-{pid}")).join("a"), |w| {
+        write_atomic(&data.join(format!(".ds.old-{pid}.{T}")).join("a"), |w| {
             w.write_all(b"old")
         })
         .unwrap();
-        write_atomic(&data.join(format!(".ds.partial-{pid}")).join("a"), |w| {
+        write_atomic(&data.join(format!(".ds.partial-{pid}.{T}")).join("a"), |w| {
             w.write_all(b"new")
         })
         .unwrap();
         write_atomic(
-            &root.join("runs/x").join(format!(".bm25.trec.tmp.{pid}.3")),
+            &root.join("runs/x").join(format!(".bm25.trec.tmp.{pid}.3.{T}")),
             |w| w.write_all(b"half"),
         )
         .unwrap();
         let entries = [
-            entry(Kind::Partial, &format!("datasets/.ds.partial-{pid}"), None),
-            entry(Kind::Old, &format!("datasets/.ds.old-{pid}"), Some("datasets/ds")),
-            entry(Kind::Tmp, &format!("runs/x/.bm25.trec.tmp.{pid}.3"), None),
+            entry(Kind::Partial, &format!("datasets/.ds.partial-{pid}.{T}"), None),
+            entry(
+                Kind::Old,
+                &format!("datasets/.ds.old-{pid}.{T}"),
+                Some("datasets/ds"),
+            ),
+            entry(Kind::Tmp, &format!("runs/x/.bm25.trec.tmp.{pid}.3.{T}"), None),
         ];
         for (n, e) in entries.iter().enumerate() {
             write_entry(&root, pid, n as u64, e).unwrap();
@@ -864,30 +949,30 @@ mod tests {
         let dead = dead_pid();
         let live = std::process::id();
         write_atomic(&root.join("ds/a"), |w| w.write_all(b"current")).unwrap();
-        for leftover in [format!(".ds.old-{dead}"), format!(".ds.partial-{dead}")] {
+        for leftover in [format!(".ds.old-{dead}.{T}"), format!(".ds.partial-{dead}.{T}")] {
             write_atomic(&root.join(&leftover).join("a"), |w| w.write_all(b"stale")).unwrap();
         }
         write_entry(
             &root,
             dead,
             0,
-            &entry(Kind::Old, &format!(".ds.old-{dead}"), Some("ds")),
+            &entry(Kind::Old, &format!(".ds.old-{dead}.{T}"), Some("ds")),
         )
         .unwrap();
         write_entry(
             &root,
             dead,
             1,
-            &entry(Kind::Partial, &format!(".ds.partial-{dead}"), None),
+            &entry(Kind::Partial, &format!(".ds.partial-{dead}.{T}"), None),
         )
         .unwrap();
         // A concurrent build of this very process (or another running one) is not a leftover.
-        fs::create_dir_all(root.join(format!(".ds.partial-{live}"))).unwrap();
+        fs::create_dir_all(root.join(format!(".ds.partial-{live}.{T}"))).unwrap();
         write_entry(
             &root,
             live,
             0,
-            &entry(Kind::Partial, &format!(".ds.partial-{live}"), None),
+            &entry(Kind::Partial, &format!(".ds.partial-{live}.{T}"), None),
         )
         .unwrap();
         let done = recover(&root).unwrap();
@@ -895,11 +980,7 @@ mod tests {
         assert_eq!(fs::read_to_string(root.join("ds/a")).unwrap(), "current");
         assert_eq!(
             names(&root),
-            vec![
-                ".ds.partial-".to_owned() + &live.to_string(),
-                ".lexbench".into(),
-                "ds".into()
-            ]
+            vec![format!(".ds.partial-{live}.{T}"), ".lexbench".into(), "ds".into()]
         );
         assert_eq!(journal_names(&root), vec![format!("{live}-0.json")]);
         assert!(recover(&root.join("missing")).unwrap().is_empty());
@@ -914,12 +995,12 @@ mod tests {
         let elsewhere = scratch("link-out-elsewhere");
         std::os::unix::fs::symlink(&elsewhere, root.join("ext")).unwrap();
         let pid = dead_pid();
-        let partial = format!(".photos.partial-{pid}");
+        let partial = format!(".photos.partial-{pid}.{T}");
         fs::create_dir_all(elsewhere.join(&partial)).unwrap();
         fs::write(elsewhere.join(&partial).join("a.jpg"), "jpg").unwrap();
-        let tmp = format!(".x.tmp.{pid}.0");
+        let tmp = format!(".x.tmp.{pid}.0.{T}");
         fs::write(elsewhere.join(&tmp), "mine").unwrap();
-        let old = format!(".y.old-{pid}");
+        let old = format!(".y.old-{pid}.{T}");
         fs::create_dir_all(elsewhere.join(&old)).unwrap();
         let entries = [
             entry(Kind::Partial, &format!("ext/{partial}"), None),
@@ -940,7 +1021,7 @@ mod tests {
         assert!(elsewhere.join(&old).is_dir());
         assert!(!elsewhere.join("y").exists(), "nothing renamed out there");
         // The leftover itself a symbolic link: the link is no temporary of ours either.
-        let link = format!(".z.partial-{pid}");
+        let link = format!(".z.partial-{pid}.{T}");
         std::os::unix::fs::symlink(elsewhere.join(&partial), root.join(&link)).unwrap();
         write_entry(&root, pid, 9, &entry(Kind::Partial, &link, None)).unwrap();
         let done = recover(&root).unwrap();
@@ -996,6 +1077,69 @@ mod tests {
         assert!(recover(&root).unwrap().is_empty(), "reported once");
     }
 
+    /// Issue 68, item 13: a forged entry that carries the real device and inode of the user's folder
+    /// (anyone can read them with `stat`) and a token of its own still names no temporary: the
+    /// user's `.thesis.tex.old-20240101` has no writer's token in its name. An entry whose token
+    /// is not the one its temporary's name ends with is refused too.
+    #[test]
+    fn a_forged_entry_with_the_real_folder_identity_restores_nothing() {
+        let root = scratch("forged-identity");
+        let notes = root.join("notes");
+        fs::create_dir_all(notes.join(".thesis.tex.old-20240101")).unwrap();
+        fs::write(notes.join(".thesis.tex.old-20240101/ch1.tex"), "chapter 1").unwrap();
+        let folder = Identity::at(&notes);
+        assert!(folder.is_some());
+        let forged = |path: &str, token: Option<&str>| Entry {
+            kind: Kind::Old,
+            path: path.into(),
+            target: Some("notes/thesis.tex".into()),
+            folder,
+            token: token.map(Into::into),
+        };
+        write_entry(
+            &root,
+            20_240_101,
+            0,
+            &forged("notes/.thesis.tex.old-20240101", Some(T)),
+        )
+        .unwrap();
+        // A real-looking leftover of a dead process, but the entry's token is another one.
+        let pid = dead_pid();
+        let parked = format!(".thesis.tex.old-{pid}.{T}");
+        fs::create_dir_all(notes.join(&parked)).unwrap();
+        write_entry(
+            &root,
+            pid,
+            0,
+            &forged(&format!("notes/{parked}"), Some("fedcba9876543210")),
+        )
+        .unwrap();
+        let done = recover(&root).unwrap();
+        assert_eq!(done.len(), 2, "{done:?}");
+        assert!(
+            done.iter().all(|r| matches!(r, Recovered::Ignored { .. })),
+            "{done:?}"
+        );
+        assert!(
+            done.iter().any(|r| r.to_string().contains("its token is not")),
+            "{done:?}"
+        );
+        assert!(!notes.join("thesis.tex").exists(), "nothing restored");
+        assert_eq!(
+            fs::read_to_string(notes.join(".thesis.tex.old-20240101/ch1.tex")).unwrap(),
+            "chapter 1"
+        );
+        assert!(notes.join(&parked).is_dir());
+        // The same leftover with its own token in the entry is a leftover: put back.
+        write_entry(&root, pid, 1, &forged(&format!("notes/{parked}"), Some(T))).unwrap();
+        let done = recover(&root).unwrap();
+        assert!(
+            matches!(done.as_slice(), [Recovered::Restored { .. }]),
+            "{done:?}"
+        );
+        assert!(notes.join("thesis.tex").is_dir());
+    }
+
     /// Issue 54, item 1: a journal folder that is a symbolic link to another data directory's
     /// journal is not read: the other directory's entries stay for its own commands.
     #[test]
@@ -1003,7 +1147,7 @@ mod tests {
         let mine = scratch("journal-link-mine");
         let theirs = scratch("journal-link-theirs");
         let pid = dead_pid();
-        let tmp = format!("runs/.a.trec.tmp.{pid}.0");
+        let tmp = format!("runs/.a.trec.tmp.{pid}.0.{T}");
         write_atomic(&theirs.join(&tmp), |w| w.write_all(b"half")).unwrap();
         write_entry(&theirs, pid, 0, &entry(Kind::Tmp, &tmp, None)).unwrap();
         // The same relative path exists in mine too: the entry must not be taken as mine.
@@ -1035,7 +1179,7 @@ mod tests {
         let root = scratch("copied-from");
         let copy = scratch("copied-to");
         let pid = dead_pid();
-        let partial = format!("datasets/.d.partial-{pid}");
+        let partial = format!("datasets/.d.partial-{pid}.{T}");
         write_atomic(&root.join(&partial).join("a"), |w| w.write_all(b"half")).unwrap();
         write_entry(&root, pid, 0, &entry(Kind::Partial, &partial, None)).unwrap();
         let st = std::process::Command::new("cp")
@@ -1080,10 +1224,10 @@ mod tests {
         let root = scratch("at-once");
         let pid = dead_pid();
         for n in 0..40 {
-            let tmp = format!("entries/.e{n}.json.tmp.{pid}.0");
+            let tmp = format!("entries/.e{n}.json.tmp.{pid}.0.{T}");
             write_atomic(&root.join(&tmp), |w| w.write_all(b"half")).unwrap();
             write_entry(&root, pid, 2 * n, &entry(Kind::Tmp, &tmp, None)).unwrap();
-            let partial = format!("datasets/.d{n}.partial-{pid}");
+            let partial = format!("datasets/.d{n}.partial-{pid}.{T}");
             write_atomic(&root.join(&partial).join("a"), |w| w.write_all(b"half")).unwrap();
             write_entry(&root, pid, 2 * n + 1, &entry(Kind::Partial, &partial, None)).unwrap();
         }
@@ -1145,7 +1289,7 @@ mod tests {
         });
         assert!(killed.is_err());
         let pid = std::process::id();
-        let hidden = format!(".step-4.partial-{pid}");
+        let hidden = format!(".step-4.partial-{pid}.{}", token());
         assert_eq!(names(&ckpt), vec![hidden.clone(), "step-6".to_owned()]);
         let journal = root.join(JOURNAL_DIR);
         let entries: Vec<Entry> = names(&journal)
@@ -1155,6 +1299,7 @@ mod tests {
         let want = format!("models/m/checkpoints/{hidden}");
         let mut want = entry(Kind::Partial, &want, None);
         want.folder = Identity::at(&ckpt);
+        want.token = Some(token().to_owned());
         assert_eq!(entries, vec![want], "the entry records the folder it is made in");
         assert_eq!(settle(&root, pid, &entries[0]).unwrap().map(|_| ()), Some(()));
         assert_eq!(names(&ckpt), vec!["step-6"]);
@@ -1173,7 +1318,7 @@ mod tests {
     fn a_leftover_that_can_not_be_removed_is_left_for_later() {
         let root = scratch("read-only");
         let pid = dead_pid();
-        let tmp = format!("runs/.a.trec.tmp.{pid}.0");
+        let tmp = format!("runs/.a.trec.tmp.{pid}.0.{T}");
         write_atomic(&root.join(&tmp), |w| w.write_all(b"half")).unwrap();
         write_entry(&root, pid, 0, &entry(Kind::Tmp, &tmp, None)).unwrap();
         let runs = root.join("runs");

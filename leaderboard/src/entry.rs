@@ -444,9 +444,10 @@ fn create_new(dir: &Path, id: &str, text: &str) -> Result<Option<PathBuf>> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let path = dir.join(format!("{id}.json"));
     let tmp = dir.join(format!(
-        ".{id}.tmp.{}.{}",
+        ".{id}.tmp.{}.{}.{}",
         std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
+        COUNTER.fetch_add(1, Ordering::Relaxed),
+        lexbench_core::journal::token()
     ));
     let intent = Intent::record(Kind::Tmp, &tmp, None);
     let written = (|| {

@@ -237,6 +237,7 @@ pub(crate) fn journal(data: &Path, pid: u32, leftovers: &[(Kind, String, Option<
             path: path.clone(),
             target: target.map(str::to_owned),
             folder: None,
+            token: None,
         };
         lexbench_core::journal::write_entry(data, pid, n as u64, &entry).unwrap();
     }
@@ -348,7 +349,7 @@ fn a_journal_entry_is_never_followed_out_of_the_data_directory() {
     let other = root.join("other");
     sample_data(&other);
     let pid = dead_pid();
-    let tmp = format!("runs/.a.trec.tmp.{pid}.0");
+    let tmp = format!("runs/.a.trec.tmp.{pid}.0.{T}");
     std::fs::write(other.join(&tmp), "half").unwrap();
     std::fs::write(data.join(&tmp), "mine").unwrap();
     journal(&other, pid, &[(Kind::Tmp, tmp.clone(), None)]);
@@ -366,6 +367,9 @@ fn a_journal_entry_is_never_followed_out_of_the_data_directory() {
     assert!(leftovers(&other).is_empty(), "{:?}", leftovers(&other));
     std::fs::remove_dir_all(&root).ok();
 }
+
+/// A writer's token ([`lexbench_core::journal::token`]), for the leftovers of dead processes made here.
+pub(crate) const T: &str = "0123456789abcdef";
 
 /// The id of a process that has exited.
 pub(crate) fn dead_pid() -> u32 {
@@ -385,15 +389,15 @@ fn interrupted_replacements_and_temporary_files_are_settled_by_the_next_command(
     let pid = dead_pid();
     // The state a kill between the fallback swap's two renames leaves: the old version parked, the
     // new one complete beside it, no dataset under its name.
-    let parked = data.join(format!("datasets/.ecthr.old-{pid}"));
+    let parked = data.join(format!("datasets/.ecthr.old-{pid}.{T}"));
     std::fs::rename(&ds, &parked).unwrap();
-    let new = data.join(format!("datasets/.ecthr.partial-{pid}"));
+    let new = data.join(format!("datasets/.ecthr.partial-{pid}.{T}"));
     std::fs::create_dir_all(&new).unwrap();
     std::fs::write(new.join("queries.jsonl"), "{}\n").unwrap();
     // Temporary files of a killed `submit` and `leaderboard`.
-    let tmp_entry = data.join(format!("leaderboard/entries/.ecthr__test__x.tmp.{pid}.0"));
+    let tmp_entry = data.join(format!("leaderboard/entries/.ecthr__test__x.tmp.{pid}.0.{T}"));
     std::fs::write(&tmp_entry, "{\"half").unwrap();
-    let tmp_page = data.join(format!("leaderboard/site/.index.html.tmp.{pid}.3"));
+    let tmp_page = data.join(format!("leaderboard/site/.index.html.tmp.{pid}.3.{T}"));
     std::fs::write(&tmp_page, "<html").unwrap();
     // What the killed process's write journal says it left.
     journal(
@@ -402,18 +406,18 @@ fn interrupted_replacements_and_temporary_files_are_settled_by_the_next_command(
         &[
             (
                 Kind::Old,
-                format!("datasets/.ecthr.old-{pid}"),
+                format!("datasets/.ecthr.old-{pid}.{T}"),
                 Some("datasets/ecthr"),
             ),
-            (Kind::Partial, format!("datasets/.ecthr.partial-{pid}"), None),
+            (Kind::Partial, format!("datasets/.ecthr.partial-{pid}.{T}"), None),
             (
                 Kind::Tmp,
-                format!("leaderboard/entries/.ecthr__test__x.tmp.{pid}.0"),
+                format!("leaderboard/entries/.ecthr__test__x.tmp.{pid}.0.{T}"),
                 None,
             ),
             (
                 Kind::Tmp,
-                format!("leaderboard/site/.index.html.tmp.{pid}.3"),
+                format!("leaderboard/site/.index.html.tmp.{pid}.3.{T}"),
                 None,
             ),
         ],
@@ -427,7 +431,7 @@ fn interrupted_replacements_and_temporary_files_are_settled_by_the_next_command(
     assert!(leftovers(&data).is_empty(), "{:?}", leftovers(&data));
 
     // Leftovers of a process that is still running are its own: left alone.
-    let live = data.join(format!("datasets/.ecthr.partial-{}", std::process::id()));
+    let live = data.join(format!("datasets/.ecthr.partial-{}.{T}", std::process::id()));
     std::fs::create_dir_all(&live).unwrap();
     let out = lexbench(&data, &["stats", "ecthr"]);
     assert!(out.status.success());

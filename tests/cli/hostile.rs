@@ -249,34 +249,91 @@ fn check(case: &Case, out: &Output, before: Option<&BTreeMap<PathBuf, Vec<u8>>>)
 
 /// Runs every case, prints the table (case, exit code, pass/FAIL) and fails listing the cases that
 /// did not do what they must.
+/// How long one case of a table may run before it is killed and counted as failed.
+const CASE_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Runs `cmd` (stdin closed; stdout and stderr piped unless given) and waits at most `limit`:
+/// `None` when it was still running then (it is killed).
+fn output_within(
+    mut cmd: std::process::Command,
+    stdout: Option<std::fs::File>,
+    stderr: Option<std::fs::File>,
+    limit: std::time::Duration,
+) -> Option<Output> {
+    use std::io::Read;
+    use std::process::Stdio;
+    cmd.stdin(Stdio::null());
+    let piped = (stdout.is_none(), stderr.is_none());
+    cmd.stdout(stdout.map_or_else(Stdio::piped, Stdio::from));
+    cmd.stderr(stderr.map_or_else(Stdio::piped, Stdio::from));
+    let mut child = cmd.spawn().expect("run lexbench");
+    let reader = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut v);
+            }
+            v
+        })
+    };
+    let o = reader(
+        child
+            .stdout
+            .take()
+            .filter(|_| piped.0)
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
+    let e = reader(
+        child
+            .stderr
+            .take()
+            .filter(|_| piped.1)
+            .map(|r| Box::new(r) as Box<dyn Read + Send>),
+    );
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait for lexbench") {
+            break s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Some(Output {
+        status,
+        stdout: o.join().unwrap(),
+        stderr: e.join().unwrap(),
+    })
+}
+
 fn run_table(title: &str, cases: &[Case]) {
     let mut rows = Vec::new();
     let mut failures = Vec::new();
     for case in cases {
         let args: Vec<&str> = case.args.iter().map(String::as_str).collect();
         let before = case.data.as_deref().map(tree);
-        let out = match (&case.data, case.full) {
-            (Some(data), (false, false)) if case.env.is_empty() => lexbench(data, &args),
-            (None, (false, false)) if case.env.is_empty() => lexbench_no_data(&args),
-            (data, (stdout, stderr)) => {
-                let mut cmd = std::process::Command::new(crate::common::bin());
-                if let Some(data) = data {
-                    cmd.arg("--data").arg(data);
-                }
-                cmd.args(&args)
-                    .env_remove("RUST_LOG")
-                    .env_remove("LEXBENCH_DATA")
-                    .env("LEXBENCH_GIT_REV", "test-revision")
-                    .envs(case.env.iter().map(|(k, v)| (k, v)));
-                let full = || std::fs::File::create("/dev/full").expect("/dev/full");
-                if stdout {
-                    cmd.stdout(full());
-                }
-                if stderr {
-                    cmd.stderr(full());
-                }
-                cmd.output().expect("run lexbench")
-            }
+        let mut cmd = std::process::Command::new(crate::common::bin());
+        if let Some(data) = &case.data {
+            cmd.arg("--data").arg(data);
+        }
+        cmd.args(&args)
+            .env_remove("RUST_LOG")
+            .env_remove("LEXBENCH_DATA")
+            .env("LEXBENCH_GIT_REV", "test-revision")
+            .envs(case.env.iter().map(|(k, v)| (k, v)));
+        let full = || std::fs::File::create("/dev/full").expect("/dev/full");
+        let (stdout, stderr) = case.full;
+        // A case that hangs (an old build blocked on a FIFO) is a failed row, not a hung table.
+        let Some(out) = output_within(cmd, stdout.then(full), stderr.then(full), CASE_LIMIT) else {
+            rows.push((case.name.clone(), "hung".to_owned(), false));
+            failures.push(format!(
+                "{}: still running after {CASE_LIMIT:?}, killed",
+                case.name
+            ));
+            continue;
         };
         let verdict = check(case, &out, before.as_ref())
             .and_then(|()| case.after.as_ref().map_or(Ok(()), |after| after(&out)));
@@ -1621,7 +1678,7 @@ fn a_read_only_data_directory_with_a_leftover_serves_reads() {
     let data = root.join("data");
     sample_data(&data);
     let pid = crate::data_safety::dead_pid();
-    let tmp = format!("runs/ecthr/test/.bm25.trec.tmp.{pid}.0");
+    let tmp = format!("runs/ecthr/test/.bm25.trec.tmp.{pid}.0.0123456789abcdef");
     write(&data.join(&tmp), "half");
     crate::data_safety::journal(
         &data,
@@ -2061,7 +2118,7 @@ fn third_probe() {
     );
     let other = journal_case("j-other", &[], false);
     let pid = crate::data_safety::dead_pid();
-    let tmp = format!("runs/.a.trec.tmp.{pid}.0");
+    let tmp = format!("runs/.a.trec.tmp.{pid}.0.0123456789abcdef");
     write(&other.join(&tmp), "half");
     crate::data_safety::journal(
         &other,
@@ -2213,7 +2270,7 @@ fn third_probe() {
     // A killed export's folder outside the data directory, as the export marks it (the unit test
     // `an_interrupted_exports_folder_goes_with_the_next_export` has the unmarked and copied ones).
     let outside = root.join("exports-elsewhere");
-    let killed = outside.join(format!(".x.partial-{pid}"));
+    let killed = outside.join(format!(".x.partial-{pid}.0123456789abcdef"));
     std::fs::create_dir_all(&killed).unwrap();
     let id = lexbench_core::journal::Identity::at(&killed).unwrap();
     write(
@@ -2865,6 +2922,69 @@ fn fourth_probe() {
         fails(1, &["version", "is built here"]),
     ));
 
+    // 7. A plain text saved under another judgment's itemid (Schüth v. Germany as 001-171804, which
+    // the segmented corpus calls De Tommaso v. Italy), and a HUDOC JSON whose itemid was edited to
+    // its file's name but whose title is another's: the titles disagree, neither text is used.
+    let fixtures = lexbench_core::testing::fixtures_dir();
+    let release = s(&fixtures.join("tum_release"));
+    let corpus = s(&fixtures.join("hudoc/lexclipr/judgments.jsonl"));
+    let renamed = root.join("renamed-text");
+    std::fs::create_dir_all(&renamed).unwrap();
+    std::fs::copy(
+        fixtures.join("hudoc/text/001-100469.txt"),
+        renamed.join("001-171804.txt"),
+    )
+    .unwrap();
+    let edited = root.join("edited-json");
+    std::fs::create_dir_all(&edited).unwrap();
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixtures.join("hudoc/flat/001-100038.json")).unwrap()).unwrap();
+    doc["itemid"] = "001-171804".into();
+    write(
+        &edited.join("001-171804.json"),
+        serde_json::to_string(&doc).unwrap(),
+    );
+    for (what, folder) in [
+        ("a plain text", &renamed),
+        ("a HUDOC JSON with an edited itemid", &edited),
+    ] {
+        let d7 = root.join(format!("d7-{}", folder.file_name().unwrap().to_string_lossy()));
+        std::fs::create_dir_all(&d7).unwrap();
+        let sources = d7.join("datasets/renamed/sources.json");
+        cases.push(
+            Case::new(
+                format!(
+                    "7 import release --texts: {what} of another judgment as 001-171804, beside the corpus"
+                ),
+                Some(&d7),
+                &[
+                    "import",
+                    "release",
+                    &release,
+                    "--texts",
+                    &s(folder),
+                    "--texts",
+                    &corpus,
+                    "--name",
+                    "renamed",
+                ],
+                Expect::Accepted { stdout: vec![] },
+            )
+            .then(move |out| {
+                let err = String::from_utf8_lossy(&out.stderr);
+                let sources: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(&sources).map_err(|e| e.to_string())?)
+                        .map_err(|e| e.to_string())?;
+                (err.contains("left out 001-171804:")
+                    && err.contains("\"CASE OF DE TOMMASO v. ITALY\"")
+                    && err.contains("texts of two judgments under one itemid")
+                    && sources.pointer("/left_out/unparsed") == Some(&serde_json::json!(12)))
+                .then_some(())
+                .ok_or_else(|| format!("another judgment's text was used for 001-171804: {err}"))
+            }),
+        );
+    }
+
     // 8. A training question in the BSARD test file with U+200B after its spaces.
     let bsard = root.join("bsard-zw");
     copy_tree(
@@ -2939,6 +3059,45 @@ fn fourth_probe() {
             fails(2, &["reserved for the BM25 baseline"]),
         ));
     }
+
+    // 13. A forged journal entry carrying the real device and inode of the user's folder (what
+    // `stat` shows anyone): the user's `.thesis.tex.old-20240101` is neither restored nor removed.
+    let dj = root.join("dj");
+    sample_data(&dj);
+    let notes = dj.join("notes");
+    std::fs::create_dir_all(notes.join(".thesis.tex.old-20240101")).unwrap();
+    write(&notes.join(".thesis.tex.old-20240101/ch1.tex"), "chapter 1");
+    let folder = lexbench_core::journal::Identity::at(&notes).unwrap();
+    let journal = dj.join(lexbench_core::journal::JOURNAL_DIR);
+    std::fs::create_dir_all(&journal).unwrap();
+    write(
+        &journal.join("20240101-0.json"),
+        format!(
+            "{}\n",
+            serde_json::json!({
+                "kind": "old",
+                "path": "notes/.thesis.tex.old-20240101",
+                "target": "notes/thesis.tex",
+                "folder": {"dev": folder.dev, "ino": folder.ino},
+            })
+        ),
+    );
+    cases.push(
+        Case::new(
+            "13 journal: a forged entry with the folder's real device and inode",
+            Some(&dj),
+            &["stats", "ecthr"],
+            Expect::Accepted { stdout: vec![] },
+        )
+        .then(move |out| {
+            let err = String::from_utf8_lossy(&out.stderr);
+            (err.contains("ignored the write-journal entry")
+                && !notes.join("thesis.tex").exists()
+                && notes.join(".thesis.tex.old-20240101/ch1.tex").is_file())
+            .then_some(())
+            .ok_or_else(|| format!("the user's folder was restored or removed: {err}"))
+        }),
+    );
 
     // 14. More threads than CPUs, the portable path: said, not silent.
     let tiny = root.join("tiny");

@@ -891,16 +891,20 @@ fn sixteen_submissions_at_once_all_land() {
     let pid = dead_pid();
     let mut journaled = Vec::new();
     for n in 0..20 {
-        std::fs::write(dir.join(format!(".e{n}.tmp.{pid}.0")), "{\"half").unwrap();
-        let partial = data.join(format!("datasets/.ecthr.partial-{pid}/x{n}"));
+        std::fs::write(dir.join(format!(".e{n}.tmp.{pid}.0.0123456789abcdef")), "{\"half").unwrap();
+        let partial = data.join(format!("datasets/.ecthr.partial-{pid}.0123456789abcdef/x{n}"));
         std::fs::create_dir_all(&partial).unwrap();
         let rel = dir
             .strip_prefix(&data)
             .unwrap()
-            .join(format!(".e{n}.tmp.{pid}.0"));
+            .join(format!(".e{n}.tmp.{pid}.0.0123456789abcdef"));
         journaled.push((Kind::Tmp, rel.display().to_string(), None));
     }
-    journaled.push((Kind::Partial, format!("datasets/.ecthr.partial-{pid}"), None));
+    journaled.push((
+        Kind::Partial,
+        format!("datasets/.ecthr.partial-{pid}.0123456789abcdef"),
+        None,
+    ));
     journal(&data, pid, &journaled);
     all_at_once(&data, &NAMES.map(submit));
     let entries = verified_entries(&dir).unwrap();

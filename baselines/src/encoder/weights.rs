@@ -195,11 +195,7 @@ impl Weights {
                 }
                 Ok(weight_map.keys().cloned().collect())
             }
-            Self::Pickle(p) => {
-                check_pickle(p)?;
-                let pth = candle_core::pickle::PthTensors::new(p, None).map_err(pickle_err(p))?;
-                Ok(pth.tensor_infos().keys().cloned().collect())
-            }
+            Self::Pickle(p) => Ok(checked_checkpoint(p)?.tensor_infos().keys().cloned().collect()),
         }
     }
 
@@ -257,18 +253,113 @@ impl Weights {
                 Ok(out)
             }
             Self::Pickle(p) => {
-                check_pickle(p)?;
+                let pth = checked_checkpoint(p)?;
+                let names: BTreeSet<&String> = pth.tensor_infos().keys().collect();
                 let mut out = HashMap::new();
-                let mut tensors = candle_core::pickle::read_all(p).map_err(pickle_err(p))?;
-                tensors.sort_by(|a, b| a.0.cmp(&b.0));
-                for (name, t) in tensors {
-                    check_finite_tensor(p, &name, &t)?;
-                    out.insert(name, t.to_device(device)?);
+                for name in names {
+                    let bad = |e: candle_core::Error| Error::Format {
+                        path: p.to_owned(),
+                        message: format!("tensor {name}: {e}"),
+                    };
+                    let Some(t) = pth.get(name).map_err(bad)? else {
+                        continue;
+                    };
+                    // A tensor saved transposed (column-major, as torch keeps `weight.t()`) is read
+                    // as a transposed view; the model's kernels take it laid out in rows.
+                    let t = t.contiguous().map_err(bad)?;
+                    check_finite_tensor(p, name, &t)?;
+                    out.insert(name.clone(), t.to_device(device)?);
                 }
                 Ok(out)
             }
         }
     }
+}
+
+/// The checkpoint `path`, its pickle checked ([`check_pickle`]) and then each tensor's storage
+/// ([`check_storages`]): what candle's reader will read is there.
+fn checked_checkpoint(path: &Path) -> Result<candle_core::pickle::PthTensors> {
+    check_pickle(path)?;
+    let pth = candle_core::pickle::PthTensors::new(path, None).map_err(pickle_err(path))?;
+    check_storages(path, &pth)?;
+    Ok(pth)
+}
+
+/// Checks each tensor of a checkpoint against its storage before anything is read, so that a bad
+/// one is refused naming the tensor and the storage, not met as "failed to fill whole buffer": the
+/// storage is in the archive, stored (not compressed: torch.save never compresses, and a compressed
+/// member's declared size is only a claim), at least as long as the pickle says, and the tensor
+/// (its offset, shape and strides) lies inside it and is laid out in rows or in columns (a
+/// transposed tensor); anything else strided is refused (save it with `.contiguous()`).
+pub fn check_storages(path: &Path, pth: &candle_core::pickle::PthTensors) -> Result<()> {
+    let file = std::fs::File::open(path).map_err(io_err(path))?;
+    let mut zip = zip::ZipArchive::new(std::io::BufReader::new(file)).map_err(|e| Error::Format {
+        path: path.to_owned(),
+        message: format!("not a zip archive: {e}"),
+    })?;
+    let infos: BTreeMap<&String, &candle_core::pickle::TensorInfo> = pth.tensor_infos().iter().collect();
+    for (name, info) in infos {
+        let bad = |message: String| Error::Format {
+            path: path.to_owned(),
+            message: format!("tensor {name}: {message}"),
+        };
+        let elem = info.dtype.size_in_bytes();
+        let member = zip
+            .by_name(&info.path)
+            .map_err(|_| bad(format!("its storage {} is not in the archive", info.path)))?;
+        if member.compression() != zip::CompressionMethod::Stored {
+            return Err(bad(format!(
+                "its storage {} is compressed ({}); torch.save stores storages as they are",
+                info.path,
+                member.compression()
+            )));
+        }
+        let held = member.size();
+        let wanted = info.storage_size.checked_mul(elem);
+        if wanted.is_none_or(|w| held < w as u64) {
+            return Err(bad(format!(
+                "its storage {} holds {held} bytes, but the pickle gives it {} {:?} elements: a short \
+                 storage",
+                info.path, info.storage_size, info.dtype
+            )));
+        }
+        let storage_bytes = info.storage_size * elem;
+        let l = &info.layout;
+        if !l.is_contiguous() && !l.is_fortran_contiguous() {
+            return Err(bad(format!(
+                "stored with strides {:?} for shape {:?}, neither in rows nor in columns: lexbench \
+                 reads a tensor saved whole (`.contiguous()` before torch.save)",
+                l.stride(),
+                l.dims()
+            )));
+        }
+        // The byte after the tensor's last element (its first, for an empty tensor).
+        let end = if l.dims().contains(&0) {
+            Some(l.start_offset())
+        } else {
+            l.dims()
+                .iter()
+                .zip(l.stride())
+                .try_fold(0usize, |last, (&d, &s)| (d - 1).checked_mul(s)?.checked_add(last))
+                .and_then(|last| {
+                    last.checked_add(1)?
+                        .checked_mul(elem)?
+                        .checked_add(l.start_offset())
+                })
+        };
+        if end.is_none_or(|e| e > storage_bytes) {
+            return Err(bad(format!(
+                "shape {:?} with strides {:?} from element {} reaches past its storage {} of {} \
+                 elements",
+                l.dims(),
+                l.stride(),
+                l.start_offset() / elem,
+                info.path,
+                info.storage_size
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Maps an error of candle's pickle reader to [`Error::Format`] naming the checkpoint.

@@ -24,6 +24,7 @@ pub mod hudoc_json;
 pub mod segment;
 pub mod segmented;
 pub mod text;
+pub mod title;
 
 use lexbench_core::{ItemId, Judgment, Warning};
 

@@ -1,12 +1,12 @@
 //! What an export killed before it finished leaves, and how the next export to the same folder
 //! settles it.
 //!
-//! An export is built in `.NAME.partial-PID` beside its folder and swapped in at the end
+//! An export is built in `.NAME.partial-PID.TOKEN` beside its folder and swapped in at the end
 //! ([`write_dir_atomic`](lexbench_core::io::write_dir_atomic)). Inside a data directory the write
 //! journal records that folder; an export elsewhere (`--out ~/exports/x`) has no journal, so the
 //! export marks the folder itself: the first file it writes there, [`MARK`], holds the folder's own
 //! identity (device and inode), and the last thing it does before the swap is remove it. The next
-//! export to the same `out` removes a `.NAME.partial-PID` of a process that is gone only when it is a
+//! export to the same `out` removes a `.NAME.partial-PID.TOKEN` of a process that is gone only when it is a
 //! real folder holding a mark that names that very folder (a copy, a user's folder of that name, or a
 //! link, do not); anything else is left and reported. Nothing is removed by its name alone.
 
@@ -94,8 +94,11 @@ pub(crate) fn settle(out: &Path) -> Vec<Leftover> {
         .filter_map(|e| {
             let e = e.ok()?;
             let file = e.file_name();
-            let pid = file.to_str()?.strip_prefix(&prefix)?;
-            if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            let (pid, token) = file.to_str()?.strip_prefix(&prefix)?.split_once('.')?;
+            if pid.is_empty()
+                || !pid.bytes().all(|b| b.is_ascii_digit())
+                || !lexbench_core::journal::is_token(token)
+            {
                 return None;
             }
             Some((e.path(), pid.parse().ok()?))

@@ -4,7 +4,7 @@
 //! [`export`] reads the dataset through [`Dataset`] (every file checked against its manifest, so
 //! what is exported is the version its hash names), renders every file of the chosen format in
 //! memory ([`render`]), and writes them as one folder with
-//! [`write_dir_atomic`](lexbench_core::io::write_dir_atomic): a hidden `.NAME.partial-PID` sibling
+//! [`write_dir_atomic`](lexbench_core::io::write_dir_atomic): a hidden `.NAME.partial-PID.TOKEN` sibling
 //! swapped in at the end, so a reader sees no export or a complete one.
 //!
 //! - **Deterministic.** The same dataset version gives the same bytes: rows in the dataset's order
@@ -155,7 +155,7 @@ pub struct ExportReport {
     pub out: PathBuf,
     /// Whether a non-empty folder was replaced (`force`).
     pub replaced: bool,
-    /// Leftovers of earlier exports to `out` killed before they finished (`.NAME.partial-PID` beside
+    /// Leftovers of earlier exports to `out` killed before they finished (`.NAME.partial-PID.TOKEN` beside
     /// it, of a process that is gone): removed when each still held the mark its export wrote first,
     /// else left and reported here.
     pub leftovers: Vec<Leftover>,
@@ -895,7 +895,7 @@ mod tests {
     }
 
     /// Issue 54, item 13: an export killed before it finished, outside any data directory, leaves
-    /// its marked `.NAME.partial-PID`; the next export to the same folder removes it and says so. A
+    /// its marked `.NAME.partial-PID.TOKEN`; the next export to the same folder removes it and says so. A
     /// folder of that form without the mark, or whose mark names another folder (a copy), is left
     /// and reported.
     #[test]
@@ -914,15 +914,15 @@ mod tests {
         };
         let pid = dead();
         // What a kill leaves: the marked folder, half its files.
-        let killed = outside.join(format!(".out.partial-{pid}"));
+        let killed = outside.join(format!(".out.partial-{pid}.0123456789abcdef"));
         std::fs::create_dir_all(&killed).unwrap();
         leftovers::mark(&killed).unwrap();
         std::fs::write(killed.join("corpus.jsonl"), "{\"half").unwrap();
         // A user's folder that merely has the form, and a copy of a marked one.
-        let users = outside.join(format!(".out.partial-{}", dead()));
+        let users = outside.join(format!(".out.partial-{}.0123456789abcdef", dead()));
         std::fs::create_dir_all(&users).unwrap();
         std::fs::write(users.join("notes.txt"), "mine").unwrap();
-        let copy = outside.join(format!(".out.partial-{}", dead()));
+        let copy = outside.join(format!(".out.partial-{}.0123456789abcdef", dead()));
         std::fs::create_dir_all(&copy).unwrap();
         std::fs::copy(killed.join(leftovers::MARK), copy.join(leftovers::MARK)).unwrap();
         let opts = ExportOptions {

@@ -627,10 +627,15 @@ fn rebuild_args(args: Object) -> Result<(Layout, DType, String, usize)> {
     let mut args = args.tuple()?;
     let stride = Vec::<usize>::try_from(args.remove(3))?;
     let size = Vec::<usize>::try_from(args.remove(2))?;
-    let offset = args.remove(1).int_or_long()? as usize;
+    // lexbench: a negative or overflowing offset or storage size is an error, not a wrapped number.
+    let offset = args.remove(1).int_or_long()?;
+    let offset = usize::try_from(offset)
+        .map_err(|_| crate::Error::Msg(format!("a negative storage offset {offset}")))?;
     let storage = args.remove(0).persistent_load()?;
     let mut storage = storage.tuple()?;
-    let storage_size = storage.remove(4).int_or_long()? as usize;
+    let storage_size = storage.remove(4).int_or_long()?;
+    let storage_size = usize::try_from(storage_size)
+        .map_err(|_| crate::Error::Msg(format!("a negative storage size {storage_size}")))?;
     let path = storage.remove(2).unicode()?;
     let (_module_name, class_name) = storage.remove(1).class()?;
     let dtype = match class_name.as_str() {
@@ -644,11 +649,10 @@ fn rebuild_args(args: Object) -> Result<(Layout, DType, String, usize)> {
             crate::bail!("unsupported storage type {other}")
         }
     };
-    let layout = Layout::new(
-        crate::Shape::from(size),
-        stride,
-        offset * dtype.size_in_bytes(),
-    );
+    let offset = offset
+        .checked_mul(dtype.size_in_bytes())
+        .ok_or_else(|| crate::Error::Msg(format!("a storage offset of {offset} elements overflows")))?;
+    let layout = Layout::new(crate::Shape::from(size), stride, offset);
     Ok((layout, dtype, path, storage_size))
 }
 
@@ -728,10 +732,19 @@ pub fn read_pth_tensor_info<P: AsRef<std::path::Path>>(
         // NOTE: We are assuming that the `obj` is state_dict by this stage.
         if let Object::Dict(key_values) = obj {
             for (name, value) in key_values.into_iter() {
+                // lexbench: a tensor whose offset or size does not read is an error naming it; only
+                // a storage type candle does not read is skipped, as before.
+                let shown = match &name {
+                    Object::Unicode(s) => s.clone(),
+                    other => format!("{other:?}"),
+                };
                 match value.into_tensor_info(name, &dir_name) {
                     Ok(Some(tensor_info)) => tensor_infos.push(tensor_info),
                     Ok(None) => {}
-                    Err(err) => eprintln!("skipping: {err:?}"),
+                    Err(err) if err.to_string().contains("unsupported storage type") => {
+                        eprintln!("skipping: {err:?}")
+                    }
+                    Err(err) => crate::bail!("tensor {shown}: {err}"),
                 }
             }
         }
