@@ -31,11 +31,13 @@
 pub mod build;
 pub mod crawl;
 pub mod device;
+pub mod experiment;
 pub mod hub_fetch;
 pub mod lexclipr;
 pub mod parse_store;
 pub mod pipeline;
 pub mod reproduce;
 pub mod sample;
+pub mod slurm;
 pub mod submit;
 pub mod train;

@@ -20,6 +20,7 @@ mod cmd {
     pub mod crawl;
     pub mod encode;
     pub mod eval;
+    pub mod experiment;
     pub mod export;
     pub mod leaderboard;
     pub mod models;
@@ -35,8 +36,8 @@ mod cmd {
 }
 use cmd::args::{OutputFormat, RecordFormat};
 use cmd::{
-    bench_encoder, build, crawl, encode, eval, export, leaderboard, models, parse_citations, parse_guide,
-    parse_judgment, parse_store, pipeline, reproduce, run, submit, train,
+    bench_encoder, build, crawl, encode, eval, experiment, export, leaderboard, models, parse_citations,
+    parse_guide, parse_judgment, parse_store, pipeline, reproduce, run, submit, train,
 };
 
 /// Rebuild legal-retrieval benchmarks (ECtHR paragraph retrieval, BSARD) from their public sources,
@@ -113,6 +114,10 @@ enum Command {
     Reproduce(reproduce::ReproduceArgs),
     /// Fine-tune a model as a TOML experiment describes (baselines/configs/), resuming from checkpoints.
     Train(train::TrainArgs),
+    /// A grid of trainings as one file (experiments/): plan its cells, run them on this machine or
+    /// through SLURM, see where it stands, collect the selected models' runs and table.
+    #[command(subcommand)]
+    Experiment(experiment::ExperimentCommand),
     /// The trainable-parameter share ("% train") of the PEFT settings, from a config.json alone.
     Share(train::ShareArgs),
 }
@@ -223,6 +228,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::BenchEncoder(args) => bench_encoder::cmd_bench_encoder(&args),
         Command::Reproduce(args) => reproduce::cmd_reproduce(&data, &args),
         Command::Train(args) => train::cmd_train(&data, &args),
+        Command::Experiment(cmd) => experiment::cmd_experiment(&data, &cmd),
         Command::Share(args) => train::cmd_share(&args),
     }
 }

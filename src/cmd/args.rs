@@ -33,6 +33,13 @@ impl DeviceArg {
     pub fn device(&self) -> Result<Device> {
         lexbench::device::resolve(self.device)
     }
+
+    /// The flags that ask a child process for the same device (none for the default).
+    pub fn args(&self) -> Vec<String> {
+        self.device
+            .map(|d| vec!["--device".to_owned(), d.to_string()])
+            .unwrap_or_default()
+    }
 }
 
 /// `--model DIR --device …`: an encoder and where it runs.
