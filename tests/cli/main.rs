@@ -13,6 +13,7 @@ mod data_safety;
 mod datasets;
 mod dense;
 mod eval;
+mod experiment;
 mod experiment_status;
 mod export;
 mod export_libraries;
