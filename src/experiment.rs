@@ -590,6 +590,12 @@ pub enum CellOutcome {
     AlreadyDone(Box<CellRecord>),
     /// Another process runs it now: nothing ran.
     Busy,
+    /// Stopped by a signal (`TrainOptions::interrupt`), its checkpoints kept: the next run resumes
+    /// from them.
+    Interrupted {
+        /// Epochs trained to their end before it stopped.
+        epochs: usize,
+    },
 }
 
 /// The CPU's model name (`/proc/cpuinfo`), or the architecture.
@@ -605,6 +611,32 @@ pub fn cpu_name() -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_owned())
 }
 
+/// The checkpoint the cell's next run resumes from (`checkpoints/step-S` within an epoch, else the
+/// latest `checkpoints/epoch-N`: a step checkpoint is removed once an epoch's supersedes it), if any.
+pub fn resume_point(data: &DataDir, plan: &Plan, cell: &Cell) -> Result<Option<String>> {
+    let dir = plan.cell_dir(data, cell)?.join("train/checkpoints");
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return Ok(None);
+    };
+    let (mut step, mut epoch) = (None::<u64>, None::<u64>);
+    for e in rd {
+        let name = e
+            .with_context(|| format!("reading {}", dir.display()))?
+            .file_name();
+        let name = name.to_string_lossy();
+        if let Some(n) = name.strip_prefix("step-").and_then(|n| n.parse().ok()) {
+            step = step.max(Some(n));
+        } else if let Some(n) = name.strip_prefix("epoch-").and_then(|n| n.parse().ok()) {
+            epoch = epoch.max(Some(n));
+        }
+    }
+    Ok(match (step, epoch) {
+        (Some(s), _) => Some(format!("checkpoints/step-{s}")),
+        (None, Some(e)) => Some(format!("checkpoints/epoch-{e}")),
+        (None, None) => None,
+    })
+}
+
 /// Runs one cell (module documentation): trains it under its folder, resuming from its checkpoints,
 /// and records it; a done cell is not run again, and one another process holds is left to it. A
 /// failure is recorded in [`CELL_FAILED`] and returned.
@@ -614,6 +646,7 @@ pub fn run_cell(
     cell: &Cell,
     device: &Device,
     checkpoint_every: Option<std::time::Duration>,
+    interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 ) -> Result<CellOutcome> {
     let dir = plan.cell_dir(data, cell)?;
     if let CellState::Done(r) = cell_state(plan, data, cell)? {
@@ -640,6 +673,7 @@ pub fn run_cell(
     let opts = TrainOptions {
         progress: false,
         checkpoint_every,
+        interrupt,
         ..TrainOptions::default()
     };
     let trained: Result<Summary> =
@@ -663,6 +697,12 @@ pub fn run_cell(
             return Err(e);
         }
     };
+    if !summary.finished {
+        drop(lock);
+        return Ok(CellOutcome::Interrupted {
+            epochs: summary.epochs.len(),
+        });
+    }
     let job = match (
         std::env::var("SLURM_ARRAY_JOB_ID"),
         std::env::var("SLURM_ARRAY_TASK_ID"),

@@ -110,6 +110,11 @@ pub fn script(
         cells.len()
     ));
     lines.push("set -euo pipefail".to_owned());
+    lines.push("# As many threads as CPUs allotted (--cpus-per-task), unless the caller chose.".to_owned());
+    lines.push(
+        "if [ -n \"${SLURM_CPUS_PER_TASK:-}\" ] && [ -z \"${RAYON_NUM_THREADS:-}\" ]; then export RAYON_NUM_THREADS=\"$SLURM_CPUS_PER_TASK\"; fi"
+            .to_owned(),
+    );
     let list: Vec<String> = cells.iter().map(usize::to_string).collect();
     lines.push(format!("cells=({})", list.join(" ")));
     lines.push("cell=\"${cells[$SLURM_ARRAY_TASK_ID]}\"".to_owned());

@@ -6,6 +6,8 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
@@ -142,6 +144,41 @@ fn every(minutes: f64) -> Result<Option<std::time::Duration>> {
         bail!("--checkpoint-minutes {minutes}: give a number of minutes from 0 to 10080 (a week)");
     }
     Ok((minutes > 0.0).then(|| std::time::Duration::from_secs_f64(minutes * 60.0)))
+}
+
+/// The first SIGTERM or SIGINT sets the flag (and the number to the signal's); a second one ends the
+/// process at once, as without a handler. A cell checkpoints and exits at the flag (SLURM sends
+/// SIGTERM before it preempts, requeues or cancels a task, and SIGKILL `KillWait` seconds later).
+struct Interrupt {
+    flag: Arc<AtomicBool>,
+    signal: Arc<AtomicUsize>,
+}
+
+impl Interrupt {
+    fn install() -> Result<Self> {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        let flag = Arc::new(AtomicBool::new(false));
+        let signal = Arc::new(AtomicUsize::new(0));
+        for sig in [SIGTERM, SIGINT] {
+            // Registered first, so that it sees the flag as the earlier signal left it.
+            signal_hook::flag::register_conditional_default(sig, Arc::clone(&flag))
+                .context("a handler for SIGTERM / SIGINT")?;
+            signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)
+                .context("a handler for SIGTERM / SIGINT")?;
+            signal_hook::flag::register(sig, Arc::clone(&flag)).context("a handler for SIGTERM / SIGINT")?;
+        }
+        Ok(Self { flag, signal })
+    }
+
+    fn set(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    /// The exit status for the signal received: 128 + its number, as a shell reports it.
+    fn code(&self) -> ExitCode {
+        let n = self.signal.load(Ordering::Relaxed).min(127) as u8;
+        ExitCode::from(128 + n)
+    }
 }
 
 fn plan(data: &DataDir, a: &PlanArgs) -> Result<ExitCode> {
@@ -373,7 +410,32 @@ fn cell(data: &DataDir, a: &CellArgs) -> Result<ExitCode> {
     let device = a.device.device()?;
     let group = &plan.groups[cell.group].name;
     let point = cell.point.as_deref().unwrap_or("-");
-    match experiment::run_cell(data, &plan, cell, &device, every(a.checkpoint_minutes)?)? {
+    let interrupt = Interrupt::install()?;
+    let every = every(a.checkpoint_minutes)?;
+    if !matches!(experiment::cell_state(&plan, data, cell)?, CellState::Done(_)) {
+        let job = match (
+            std::env::var("SLURM_ARRAY_JOB_ID"),
+            std::env::var("SLURM_ARRAY_TASK_ID"),
+        ) {
+            (Ok(j), Ok(t)) => format!(
+                " (SLURM task {j}_{t}, restart {})",
+                std::env::var("SLURM_RESTART_COUNT").unwrap_or_else(|_| "0".into())
+            ),
+            _ => String::new(),
+        };
+        match experiment::resume_point(data, &plan, cell)? {
+            Some(p) => println!("cell {} ({group} {point}){job}: resuming from {p}", cell.index),
+            None => println!("cell {} ({group} {point}){job}: starting", cell.index),
+        }
+    }
+    match experiment::run_cell(
+        data,
+        &plan,
+        cell,
+        &device,
+        every,
+        Some(Arc::clone(&interrupt.flag)),
+    )? {
         CellOutcome::Trained(r) => println!(
             "cell {} ({group} {point}): trained, {} {} at epoch {}, {:.1} s",
             cell.index,
@@ -387,6 +449,15 @@ fn cell(data: &DataDir, a: &CellArgs) -> Result<ExitCode> {
             "cell {} ({group} {point}): another process runs it now; left to it",
             cell.index
         ),
+        CellOutcome::Interrupted { epochs } => {
+            println!(
+                "cell {} ({group} {point}): interrupted by signal {} after {epochs} epoch(s) trained; its \
+                 checkpoints are kept and the next run resumes from them",
+                cell.index,
+                interrupt.signal.load(Ordering::Relaxed)
+            );
+            return Ok(interrupt.code());
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -412,7 +483,19 @@ fn run(data: &DataDir, a: &RunArgs) -> Result<ExitCode> {
         }
     );
     let ok = match a.executor {
-        Executor::Local => run_local(data, &plan, &todo, a)?,
+        Executor::Local => {
+            let interrupt = Interrupt::install()?;
+            let ok = run_local(data, &plan, &todo, a, &interrupt)?;
+            if interrupt.set() {
+                eprintln!(
+                    "{}: interrupted; the cells that were running kept their checkpoints, and the next \
+                     run resumes them",
+                    plan.spec.name
+                );
+                return Ok(interrupt.code());
+            }
+            ok
+        }
         Executor::Slurm => {
             let options = lexbench::slurm::options(&plan.spec.slurm, &slurm_overrides(&a.slurm));
             let job = lexbench::slurm::submit(
@@ -457,7 +540,17 @@ fn slurm_overrides(a: &SlurmArgs) -> lexbench::experiment::SlurmSpec {
 
 /// Runs `todo` as child processes (`lexbench experiment cell`), `--jobs` at a time, each with a
 /// share of the threads; each child's output goes to the cell's log. `false` when any failed.
-fn run_local(data: &DataDir, plan: &Plan, todo: &[usize], a: &RunArgs) -> Result<bool> {
+///
+/// Once interrupted (SIGTERM, SIGINT) no more cells start, and the running ones are waited for: a
+/// Ctrl-C or a scheduler's signal reaches them too (they are in this process's group) and they
+/// checkpoint and exit; a signal to this process alone lets them run to their end.
+fn run_local(
+    data: &DataDir,
+    plan: &Plan,
+    todo: &[usize],
+    a: &RunArgs,
+    interrupt: &Interrupt,
+) -> Result<bool> {
     let exe = std::env::current_exe().context("the lexbench binary")?;
     let logs = plan.dir(data).join("logs");
     std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
@@ -472,7 +565,7 @@ fn run_local(data: &DataDir, plan: &Plan, todo: &[usize], a: &RunArgs) -> Result
     let mut running: Vec<(usize, std::process::Child)> = Vec::new();
     let mut failed = Vec::new();
     loop {
-        while running.len() < jobs {
+        while running.len() < jobs && !interrupt.set() {
             let Some(i) = queue.next() else { break };
             let cell = &plan.cells[i];
             let log = logs.join(format!("{}.log", plan.key(cell)?));
@@ -502,7 +595,7 @@ fn run_local(data: &DataDir, plan: &Plan, todo: &[usize], a: &RunArgs) -> Result
             if let Some(st) = running[k].1.try_wait()? {
                 let (i, _) = running.swap_remove(k);
                 bar.inc(1);
-                if !st.success() {
+                if !st.success() && !interrupt.set() {
                     let log = logs.join(format!("{}.log", plan.key(&plan.cells[i])?));
                     failed.push(format!("cell {i}: exit {st}; its log: {}", log.display()));
                 }

@@ -12,6 +12,9 @@
 //!   done; a second `run` runs no cell and adds no entry;
 //! - a cell that fails (its base model gone) is `failed` in `status` with its error, the run exits 1
 //!   naming the cell's log, and the next `run` runs it again;
+//! - a cell sent SIGTERM part-way (a scheduler's preemption) checkpoints after the update under
+//!   way, exits 143 saying so, is still pending in `status`, and its next run resumes from the
+//!   checkpoint and finishes;
 //! - a bad experiment file is refused naming the file and its line.
 
 use std::path::{Path, PathBuf};
@@ -23,6 +26,11 @@ use crate::data_safety::scratch;
 /// The small experiment on the sample, with the tiny model at `model`: two configurations × three
 /// learning rates, one epoch, ranked on the test split.
 pub(crate) fn small_experiment(root: &Path, model: &Path) -> PathBuf {
+    small_experiment_with(root, model, 1)
+}
+
+/// [`small_experiment`] with `epochs` epochs.
+pub(crate) fn small_experiment_with(root: &Path, model: &Path, epochs: usize) -> PathBuf {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let configs = repo.join("baselines/configs/ecthr/cpu");
     let file = root.join("small.toml");
@@ -38,7 +46,7 @@ splits = ["test"]
 
 [set]
 base = "{model}"
-"schedule.epochs" = 1
+"schedule.epochs" = {epochs}
 "data.max_query_len" = 16
 "data.max_doc_len" = 40
 lr_sweep = [1e-5, 1e-3, 3e-3]
@@ -52,6 +60,7 @@ config = "{cross}"
 name = "small-cross-lora"
 "#,
         model = model.display(),
+        epochs = epochs,
         dpr = configs.join("dpr-lora.toml").display(),
         cross = configs.join("cross-encoder-lora.toml").display(),
     );
@@ -59,7 +68,7 @@ name = "small-cross-lora"
     file
 }
 
-fn ok(out: &Output) -> String {
+pub(crate) fn ok(out: &Output) -> String {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -311,5 +320,80 @@ fn a_bad_experiment_file_is_named_with_its_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("bad.toml:7") && err.contains("lr"), "{err}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn a_cell_stopped_by_sigterm_checkpoints_exits_143_and_resumes() {
+    let root = scratch("experiment-sigterm");
+    let data = root.join("data");
+    sample_data(&data);
+    let model = root.join("tiny");
+    tiny_bert(&model);
+    let file = small_experiment_with(&root, &model, 3);
+    let f = file.to_str().unwrap();
+    let out = lexbench(&data, &["experiment", "plan", f, "--json"]);
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let key = plan["cells"][0]["key"].as_str().unwrap().to_owned();
+    let ckpt = data
+        .join("experiments/small/cells")
+        .join(&key)
+        .join("train/checkpoints");
+    let child = std::process::Command::new(crate::common::bin())
+        .arg("--data")
+        .arg(&data)
+        .args(["experiment", "cell", f, "0", "--checkpoint-minutes", "0.0001"])
+        .env("LEXBENCH_GIT_REV", "test-revision")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once it has checkpointed within its first two epochs.
+    let t = std::time::Instant::now();
+    loop {
+        let names: Vec<String> = std::fs::read_dir(&ckpt)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if names.iter().any(|n| n.starts_with("step-")) && !names.iter().any(|n| n == "epoch-2") {
+            break;
+        }
+        assert!(t.elapsed().as_secs() < 120, "no step checkpoint: {names:?}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(143),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("interrupted by signal 15"), "{stdout}");
+    assert!(
+        !ckpt
+            .parent()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .join("cell.json")
+            .exists()
+    );
+    let stdout = ok(&lexbench(&data, &["experiment", "status", f]));
+    assert!(stdout.contains("| small-dpr-lora | 0 | 0 | 0 | 3 |"), "{stdout}");
+    let stdout = ok(&lexbench(&data, &["experiment", "cell", f, "0"]));
+    assert!(stdout.contains("resuming from checkpoints/step-"), "{stdout}");
+    assert!(stdout.contains(": trained,"), "{stdout}");
     let _ = std::fs::remove_dir_all(&root);
 }

@@ -14,6 +14,7 @@ mod datasets;
 mod dense;
 mod eval;
 mod experiment;
+mod experiment_slurm;
 mod experiment_status;
 mod export;
 mod export_libraries;

@@ -64,6 +64,19 @@ pub struct TrainOptions {
     /// Stop (as if interrupted) after this many updates in total, with a checkpoint there; a later
     /// call resumes from it.
     pub stop_after_step: Option<u64>,
+    /// Stop once this is set (by a SIGTERM or SIGINT handler: a scheduler's preemption, a Ctrl-C),
+    /// after the update under way, with a checkpoint there when the training resumes within an
+    /// epoch (else at the last epoch's end); a later call resumes from it.
+    pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl TrainOptions {
+    /// Whether [`TrainOptions::interrupt`] is set.
+    pub fn interrupted(&self) -> bool {
+        self.interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 /// One epoch's facts (in `summary.json`).
@@ -707,7 +720,7 @@ impl<'a, O: Objective> Trainer<'a, O> {
             // Where the epoch stands: from its start, or from a checkpoint within it.
             let resumed = state.within.take();
             if resumed.is_none() {
-                if opts.stop_after_epoch.is_some_and(|s| epoch >= s) {
+                if opts.stop_after_epoch.is_some_and(|s| epoch >= s) || opts.interrupted() {
                     bar.finish_and_clear();
                     return Ok(Outcome {
                         state,
@@ -801,7 +814,7 @@ impl<'a, O: Objective> Trainer<'a, O> {
                 }))?;
                 bar.set_message(format!("loss {loss_v:.4}, {rate:.1} ex/s"));
                 bar.inc(1);
-                let stop = opts.stop_after_step.is_some_and(|s| state.step >= s);
+                let stop = opts.stop_after_step.is_some_and(|s| state.step >= s) || opts.interrupted();
                 let due = opts
                     .checkpoint_every
                     .is_some_and(|d| last_checkpoint.elapsed() >= d);
