@@ -264,6 +264,31 @@ pub fn queue_states(job: &str) -> Result<Vec<String>> {
         .collect())
 }
 
+/// The tasks of job `job` as SLURM's accounting has them, queued, running or ended (`sacct`):
+/// `JOBID_TASK STATE` each, or `None` where there is no accounting (`sacct` missing, or the cluster
+/// runs without slurmdbd: "accounting storage is disabled").
+pub fn accounted_states(job: &str) -> Option<Vec<String>> {
+    let out = slurm_command("sacct")
+        .ok()?
+        .args(["-n", "-P", "-X", "-j", job, "-o", "JobID,State"])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let (id, state) = l.split_once('|')?;
+                // "CANCELLED by 0" → CANCELLED.
+                let state = state.split_whitespace().next()?;
+                Some(format!("{id} {state}"))
+            })
+            .collect(),
+    )
+}
+
 /// Waits until job `job` has no task queued or running, telling `log` each change of what is
 /// queued.
 pub fn wait(job: &str, log: &mut dyn FnMut(String)) -> Result<()> {
@@ -282,8 +307,8 @@ pub fn wait(job: &str, log: &mut dyn FnMut(String)) -> Result<()> {
     }
 }
 
-/// `3 RUNNING, 5 PENDING` from `squeue` lines.
-fn summarise(states: &[String]) -> String {
+/// `3 RUNNING, 5 PENDING` from `squeue` (or `sacct`) lines.
+pub fn summarise(states: &[String]) -> String {
     if states.is_empty() {
         return "no task queued or running".to_owned();
     }

@@ -385,6 +385,14 @@ fn status(data: &DataDir, a: &PlanArgs) -> Result<ExitCode> {
         let _ = writeln!(out, "failed: {f}");
     }
     for j in &jobs {
+        if let Some(states) = lexbench::slurm::accounted_states(j) {
+            let _ = writeln!(
+                out,
+                "slurm job {j} (sacct): {}",
+                lexbench::slurm::summarise(&states)
+            );
+            continue;
+        }
         match lexbench::slurm::queue_states(j) {
             Ok(states) if states.is_empty() => {
                 let _ = writeln!(out, "slurm job {j}: no task queued or running");

@@ -14,6 +14,7 @@
 //!   resumes from the last periodic checkpoint), and is requeued;
 //! - both requeued tasks run again (restart count 1), resume from their checkpoints and finish; the
 //!   array ends with every task COMPLETED;
+//! - `experiment status` shows every cell done and the job with nothing left in the queue;
 //! - `experiment collect` then selects, ranks and submits, and every cell's record and training
 //!   summary, every run file and every leaderboard entry's scores and per-topic values are bit for
 //!   bit those of the same experiment run with `--executor local --jobs 2` (one thread per cell on
@@ -397,6 +398,14 @@ fn a_slurm_experiment_with_a_cancelled_and_a_killed_task_equals_the_local_one() 
         serde_json::from_slice(&std::fs::read(cell(0).join("cell.json")).unwrap()).unwrap();
     assert_eq!(rec["job"], task(0).as_str());
 
+    // `status` from the cells' folders and the queue (no accounting here: sacct fails without
+    // slurmdbd, and squeue has nothing left).
+    let status = ok(&cluster.lexbench(&on_slurm, &["experiment", "status", f]));
+    assert!(status.contains("6/6 cells done"), "{status}");
+    assert!(
+        status.contains(&format!("slurm job {job}: no task queued or running")),
+        "{status}"
+    );
     ok(&cluster.lexbench(&on_slurm, &["experiment", "collect", f]));
 
     // Bit for bit the local executor's.
