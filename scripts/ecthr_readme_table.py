@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The table of baselines/configs/ecthr/README.md ("The benchmark on 63 % of the release"), made from the
-leaderboard's "Beside the paper" table (DATA/leaderboard/index.md, which `scripts/real-text-experiment`
-renders after every cell) so that the README never drifts from the leaderboard: figures, significance
+leaderboard's "Beside the paper" table (DATA/leaderboard/index.md, which `lexbench leaderboard` and
+`lexbench experiment collect` render) so that the README never drifts from the leaderboard: figures, significance
 markers (Holm's correction counts every row of a split, so a new row can move another row's markers), the
 "nearest" figures, topic counts and the paper's figure for each cell. BM25's row also gets the floor
 cut-off (R@k%floor) of DATA's `bm25` runs, and under it comes the peer's BM25 (`lexbench run bm25 --variant
@@ -211,7 +211,7 @@ def from_main(label, cell):
         if os.path.exists(run):
             ev = evaluate(run, split)
         else:
-            # A cell run elsewhere (a lent GPU, an earlier machine) has no run file here: its leaderboard
+            # A cell run elsewhere (on a GPU, on an earlier machine) has no run file here: its leaderboard
             # entry holds the same evaluation.
             ev = entry_scores(label, split)
             if ev is None:

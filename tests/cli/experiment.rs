@@ -15,7 +15,10 @@
 //! - a cell sent SIGTERM part-way (a scheduler's preemption) checkpoints after the update under
 //!   way, exits 143 saying so, is still pending in `status`, and its next run resumes from the
 //!   checkpoint and finishes;
-//! - a bad experiment file is refused naming the file and its line.
+//! - a bad experiment file is refused naming the file and its line;
+//! - `experiments/ecthr/real-text.toml` (the real-text experiment as it was run) builds its dataset
+//!   with the command it names, and the results kept from its earlier runs
+//!   (`baselines/configs/ecthr/results/release-text`) import onto it.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -395,5 +398,86 @@ fn a_cell_stopped_by_sigterm_checkpoints_exits_143_and_resumes() {
     let stdout = ok(&lexbench(&data, &["experiment", "cell", f, "0"]));
     assert!(stdout.contains("resuming from checkpoints/step-"), "{stdout}");
     assert!(stdout.contains(": trained,"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// The real-text experiment file names the command that builds its dataset; run as written (the
+/// fixtures wherever `LEXBENCH_FIXTURES` says) it builds the dataset the kept results were made on:
+/// every entry of `baselines/configs/ecthr/results/release-text` imports, the plan then has its keys,
+/// and every training cell those results record is a training of the file.
+#[test]
+fn the_real_text_experiment_builds_its_dataset_and_its_kept_results_import() {
+    let root = scratch("experiment-real-text");
+    let data = root.join("data");
+    let file = "experiments/ecthr/real-text.toml";
+    let stdout = ok(&lexbench(&data, &["experiment", "plan", file]));
+    assert!(
+        stdout.starts_with(
+            "ecthr-real-text: 15 cells in 15 trainings on ecthr-release-text (ranked on test, unseen_query, unseen_guide)"
+        ),
+        "{stdout}"
+    );
+    let build = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("dataset built by: lexbench "))
+        .unwrap_or_else(|| panic!("no build command in:\n{stdout}"));
+    let fixtures = lexbench_core::testing::fixtures_dir();
+    let args: Vec<String> = build
+        .split_whitespace()
+        .map(|w| w.replace("../shared/fixtures", fixtures.to_str().unwrap()))
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    ok(&lexbench(&data, &args));
+
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let kept = repo.join("baselines/configs/ecthr/results/release-text");
+    ok(&lexbench(
+        &data,
+        &["leaderboard", "--import", kept.join("entries").to_str().unwrap()],
+    ));
+    let count = |d: &Path| {
+        std::fs::read_dir(d)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "json")
+            })
+            .count()
+    };
+    let n = count(&kept.join("entries"));
+    assert!(n >= 40, "{n} kept entries");
+    assert_eq!(count(&data.join("leaderboard/entries")), n);
+
+    let stdout = ok(&lexbench(&data, &["experiment", "plan", file, "--json"]));
+    let plan: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(plan["dataset_version"].is_string(), "{plan}");
+    assert!(plan["cells"][0]["key"].is_string(), "{plan}");
+    let trainings: Vec<&str> = plan["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap())
+        .collect();
+    let recorded: Vec<String> = std::fs::read_to_string(kept.join("cells.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["cell"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .filter(|c| c.starts_with("text-"))
+        .collect();
+    assert!(recorded.len() >= 10, "{recorded:?}");
+    for c in &recorded {
+        assert!(
+            trainings.contains(&c.as_str()),
+            "{c} is not a training of {file}: {trainings:?}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&root);
 }
