@@ -36,6 +36,7 @@ pub mod hub_fetch;
 pub mod lexclipr;
 pub mod parse_store;
 pub mod pipeline;
+pub mod rank;
 pub mod reproduce;
 pub mod sample;
 pub mod slurm;

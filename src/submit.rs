@@ -4,7 +4,7 @@
 //! entry's model again and compares, bit for bit.
 //!
 //! **Running the model.** The folder is loaded as `lexbench run dense|colbert|cross-encoder` loads
-//! it ([`model_ranker`]): a HuggingFace BERT folder or a PEFT folder over its base, ranked with the
+//! it ([`crate::rank::from_folder`]): a HuggingFace BERT folder or a PEFT folder over its base, ranked with the
 //! commands' defaults, or a folder trained here ranked with the settings of its
 //! `lexbench-training.json` (a folder trained as another kind is refused). Two things differ, so
 //! that a verified run depends on the model's files and the dataset alone: each split loads the model
@@ -234,142 +234,11 @@ fn hash_read_extras(dir: &Path, prefix: &str, files: &mut BTreeMap<String, Strin
     Ok(())
 }
 
-/// Why a BM25 "model" is refused.
-fn not_a_folder(model: &Path) -> String {
-    format!(
-        "{}: BM25 is lexbench's own baseline, not a model folder (`lexbench submit --baseline`)",
-        model.display()
-    )
-}
-
-/// The lengths ([`RankLengths`]) the harness runs the model folder `model` as `kind` with: a folder
-/// trained here, its training's (`data.max_query_len`, `data.max_doc_len`; a cross-encoder's pair,
-/// their sum); any other, its own — `max_seq_length` of its sentence-transformers files
-/// (`sentence_bert_config.json`, else `tokenizer_config.json`'s `model_max_length`) for a bi-encoder
-/// or a cross-encoder, `query_maxlen` and `doc_maxlen` of a ColBERT checkpoint's `artifact.metadata`
-/// — and where it names none, `lexbench run`'s defaults (256 tokens; ColBERT 32 and 180). A
-/// bi-encoder's and a cross-encoder's are cut at the model's positions (`config.json`), as the
-/// rankers cut them.
-pub fn harness_lengths(model: &Path, kind: ModelKind) -> Result<RankLengths> {
-    use lexbench_baselines::rank::cross::CrossParams;
-    use lexbench_baselines::rank::dense::DenseParams;
-    use lexbench_baselines::train::config::ModelKind as Trained;
-    let positions = || -> Option<usize> {
-        lexbench_baselines::encoder::BertConfig::from_file(&model.join("config.json"))
-            .ok()
-            .map(|c| c.max_tokens())
-    };
-    let cut = |n: usize| positions().map_or(n, |p| n.min(p));
-    if let Some(cfg) = crate::train::trained_config(model)? {
-        let (q, d) = (cfg.data.max_query_len, cfg.data.max_doc_len);
-        let source = TRAINING_RECORD.to_owned();
-        return Ok(match cfg.model {
-            Trained::Dpr | Trained::Ance => RankLengths {
-                query: Some(cut(q)),
-                document: cut(d),
-                source,
-            },
-            Trained::Colbert => RankLengths {
-                query: Some(q),
-                document: d,
-                source,
-            },
-            Trained::CrossEncoder => RankLengths {
-                query: None,
-                document: cut(q + d),
-                source,
-            },
-        });
-    }
-    let st_length = || -> Result<Option<(usize, String)>> {
-        let Some(n) = lexbench_baselines::encoder::st::model_max_len(model)? else {
-            return Ok(None);
-        };
-        let st = model.join("sentence_bert_config.json");
-        let from_st = st.is_file()
-            && lexbench_core::io::read_json::<serde_json::Value>(&st)?
-                .get("max_seq_length")
-                .is_some_and(|v| !v.is_null());
-        let file = if from_st {
-            "sentence_bert_config.json"
-        } else {
-            "tokenizer_config.json"
-        };
-        Ok(Some((n, format!("{file} max_seq_length"))))
-    };
-    Ok(match kind {
-        ModelKind::Bm25 => bail!(not_a_folder(model)),
-        ModelKind::BiEncoder => {
-            let (n, source) =
-                st_length()?.unwrap_or_else(|| (DenseParams::default().encode.max_len, "default".to_owned()));
-            RankLengths {
-                query: Some(cut(n)),
-                document: cut(n),
-                source,
-            }
-        }
-        ModelKind::Colbert => {
-            let cfg = lexbench_baselines::scorers::ColBertConfig::for_model(model)?;
-            let metadata = model.join(lexbench_baselines::scorers::colbert::METADATA_FILE);
-            RankLengths {
-                query: Some(cfg.query_maxlen),
-                document: cfg.doc_maxlen,
-                source: if metadata.is_file() {
-                    "artifact.metadata".to_owned()
-                } else {
-                    "default".to_owned()
-                },
-            }
-        }
-        ModelKind::CrossEncoder => {
-            let (n, source) =
-                st_length()?.unwrap_or_else(|| (CrossParams::default().max_len, "default".to_owned()));
-            RankLengths {
-                query: None,
-                document: cut(n),
-                source,
-            }
-        }
-    })
-}
-
-/// The lengths an entry recorded before lengths were recorded was ranked with: `lexbench run`'s
-/// fixed defaults (256 tokens; ColBERT 32 and 180), whatever the folder named.
-pub fn legacy_lengths(kind: ModelKind) -> RankLengths {
-    use lexbench_baselines::rank::cross::CrossParams;
-    use lexbench_baselines::rank::dense::DenseParams;
-    let source = "default".to_owned();
-    match kind {
-        ModelKind::Colbert => {
-            let c = lexbench_baselines::scorers::ColBertConfig::default();
-            RankLengths {
-                query: Some(c.query_maxlen),
-                document: c.doc_maxlen,
-                source,
-            }
-        }
-        ModelKind::CrossEncoder => RankLengths {
-            query: None,
-            document: CrossParams::default().max_len,
-            source,
-        },
-        ModelKind::BiEncoder | ModelKind::Bm25 => {
-            let d = DenseParams::default();
-            RankLengths {
-                query: Some(d.query_len()),
-                document: d.encode.max_len,
-                source,
-            }
-        }
-    }
-}
-
-/// The ranker of the model folder `model` as `kind`, ranking as system `system` on `device`: a folder
-/// trained here with its training's settings (refused if trained as another kind), any other with
-/// `lexbench run`'s defaults and `lengths` ([`harness_lengths`], or those an entry recorded);
-/// document embeddings in `cache` and, for a cross-encoder, BM25's first stage ranked in memory
-/// (module docs).
-pub fn model_ranker(
+/// The ranker of the model folder `model` as `kind`, ranking as system `system` on `device`
+/// ([`crate::rank::from_folder`]: a folder trained here with its training's settings, any other at
+/// `lengths`), with document embeddings in `cache` and, for a cross-encoder, BM25's first stage
+/// ranked in memory (module docs).
+fn harness_ranker(
     model: &Path,
     kind: ModelKind,
     system: &str,
@@ -377,60 +246,14 @@ pub fn model_ranker(
     cache: &Path,
     lengths: &RankLengths,
 ) -> Result<NeuralRanker> {
-    use lexbench_baselines::rank::colbert::{ColBertParams, ColBertRanker};
-    use lexbench_baselines::rank::cross::{CrossEncoderRanker, CrossParams};
-    use lexbench_baselines::rank::dense::{DenseParams, DenseRanker};
-    use lexbench_baselines::train::config::ModelKind as Trained;
-    let ranker = match crate::train::trained_config(model)? {
-        Some(cfg) => {
-            let fits = kind != ModelKind::Bm25
-                && match cfg.model {
-                    Trained::Dpr | Trained::Ance => kind == ModelKind::BiEncoder,
-                    Trained::Colbert => kind == ModelKind::Colbert,
-                    Trained::CrossEncoder => kind == ModelKind::CrossEncoder,
-                };
-            if !fits {
-                bail!(
-                    "{}: trained as {:?} ({}), not a {kind} model",
-                    model.display(),
-                    cfg.model,
-                    cfg.name
-                );
-            }
-            crate::train::trained_ranker(&cfg, model, system, TOP_K, None, device)?
-        }
-        None => match kind {
-            ModelKind::Bm25 => bail!(not_a_folder(model)),
-            ModelKind::BiEncoder => {
-                let mut params = DenseParams {
-                    system: system.to_owned(),
-                    top_k: TOP_K,
-                    ..DenseParams::default()
-                };
-                params.encode.max_len = lengths.document;
-                params.query_max_len = lengths.query;
-                NeuralRanker::Dense(Box::new(DenseRanker::new(model, params, device)?))
-            }
-            ModelKind::Colbert => {
-                let mut params = ColBertParams {
-                    system: system.to_owned(),
-                    top_k: TOP_K,
-                    ..ColBertParams::default()
-                };
-                params.colbert.doc_maxlen = lengths.document;
-                params.colbert.query_maxlen = lengths.query.unwrap_or(params.colbert.query_maxlen);
-                NeuralRanker::ColBert(Box::new(ColBertRanker::new(model, params, device)?))
-            }
-            ModelKind::CrossEncoder => {
-                let params = CrossParams {
-                    system: system.to_owned(),
-                    max_len: lengths.document,
-                    ..CrossParams::default()
-                };
-                NeuralRanker::Cross(Box::new(CrossEncoderRanker::new(model, params, device)?))
-            }
-        },
+    let ask = crate::rank::Ask {
+        kind,
+        system,
+        top_k: TOP_K,
+        depth: None,
+        lengths: Some(lengths),
     };
+    let ranker = crate::rank::from_folder(model, &ask, device)?.ranker;
     Ok(match ranker {
         NeuralRanker::Dense(r) => NeuralRanker::Dense(Box::new(r.with_cache_dir(cache.to_owned()))),
         NeuralRanker::Cross(r) => NeuralRanker::Cross(Box::new(r.with_bm25_in_memory())),
@@ -662,7 +485,7 @@ pub fn submit_model(
     let model_dir = std::path::absolute(&req.model)
         .with_context(|| format!("{}: not a usable path", req.model.display()))?;
     let files = model_sha256(&model_dir)?;
-    let lengths = harness_lengths(&model_dir, req.kind)?;
+    let lengths = crate::rank::lengths(&model_dir, req.kind)?;
     let plan = plan(data, &req.datasets, &req.splits)?;
     let device = device_label(&req.device);
 
@@ -767,7 +590,7 @@ pub fn submit_model(
         bar.set_message(format!("loading the model for {}/{}", p.dataset, p.split));
         let t0 = Instant::now();
         let cache = ScratchCache::new(data.root())?;
-        let mut ranker = model_ranker(&model_dir, req.kind, &system, &req.device, &cache.0, &lengths)
+        let mut ranker = harness_ranker(&model_dir, req.kind, &system, &req.device, &cache.0, &lengths)
             .with_context(|| format!("loading {} as a {} model", model_dir.display(), req.kind))?;
         bar.set_message(format!("{}/{}", p.dataset, p.split));
         let target = RunTarget::new(data.root(), &p.dataset, &p.split, &system)?;
@@ -1139,8 +962,8 @@ pub fn recheck(data: &DataDir, entry: &str, model: Option<&Path>) -> Result<Rech
     let lengths = harness
         .lengths
         .clone()
-        .unwrap_or_else(|| legacy_lengths(harness.model.kind));
-    let mut ranker = model_ranker(
+        .unwrap_or_else(|| crate::rank::legacy_lengths(harness.model.kind));
+    let mut ranker = harness_ranker(
         &model_dir,
         harness.model.kind,
         tag,

@@ -12,11 +12,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use lexbench_baselines::Device;
-use lexbench_baselines::rank::model::NeuralRanker;
 use lexbench_baselines::rank::neural::NeuralOutput;
 use lexbench_baselines::rank::{RunTarget, write_run};
 use lexbench_baselines::train::config::sweep::{SweepPoint, axes, points};
-use lexbench_baselines::train::config::{ArticleEncoder, ModelKind, Overrides, TrainConfig};
+use lexbench_baselines::train::config::{ArticleEncoder, Overrides, TrainConfig};
 use lexbench_baselines::train::dr_gnn::GnnSummary;
 use lexbench_baselines::train::export::TrainedRanker;
 use lexbench_baselines::train::qabisar::QabisarSummary;
@@ -274,33 +273,18 @@ pub fn run_split(
     device: &Device,
 ) -> Result<NeuralOutput> {
     let target = RunTarget::new(data.root(), &cfg.data.dataset, split, &cfg.name)?;
-    Ok(rank_trained(
-        cfg,
-        model,
-        &cfg.name,
-        cfg.eval.top_k,
-        None,
-        &target,
-        device,
-    )?)
+    rank_trained(cfg, model, &cfg.name, cfg.eval.top_k, None, &target, device)
 }
 
 /// The training configuration a model folder records (`lexbench-training.json`), if it was trained
 /// here: the settings every ranker must use for it (lengths, pooling, similarity, ColBERT's).
 pub fn trained_config(model: &Path) -> Result<Option<TrainConfig>> {
-    let path = model.join(lexbench_baselines::train::export::TRAINING_RECORD);
-    if !path.is_file() {
-        return Ok(None);
-    }
-    let record: serde_json::Value = lexbench_core::io::read_json(&path)?;
-    let cfg: TrainConfig = serde_json::from_value(record["config"].clone())
-        .with_context(|| format!("{}: no training configuration under \"config\"", path.display()))?;
-    Ok(Some(cfg))
+    Ok(crate::rank::trained(model)?.map(|r| r.config))
 }
 
 /// Ranks `target` with the trained folder `model` under the settings it was trained with (`cfg`), as
 /// system `system`, keeping `top_k` documents per topic; a cross-encoder reranks BM25's top `depth`
-/// when one is given (see [`trained_ranker`]).
+/// when one is given ([`crate::rank::from_folder`]).
 pub fn rank_trained(
     cfg: &TrainConfig,
     model: &Path,
@@ -309,87 +293,16 @@ pub fn rank_trained(
     depth: Option<usize>,
     target: &RunTarget,
     device: &Device,
-) -> lexbench_baselines::Result<NeuralOutput> {
-    write_run(
-        &mut trained_ranker(cfg, model, system, top_k, depth, device)?,
-        target,
-    )
-}
-
-/// The ranker of the trained folder `model` under the settings it was trained with (`cfg`), as system
-/// `system`, keeping `top_k` documents per topic: a bi-encoder reads queries at `data.max_query_len`
-/// tokens and passages at `data.max_doc_len` (as training does), with the trained pooling and
-/// similarity; ColBERT with its trained settings; a cross-encoder reads pairs at `max_query_len +
-/// max_doc_len` and scores the pool, or reranks BM25's top `depth` when one is given (`lexbench run
-/// cross-encoder --depth N`; an error for the other kinds). The rankers read the text prefixes from
-/// the folder themselves. A bi-encoder with a hierarchical article encoder (`hier.…` tensors, which
-/// the plain dense ranker cannot load) is rebuilt from `cfg` and the folder's weights
-/// ([`TrainedRanker`], the network `lexbench train … --run` ranks with), named `system`, keeping
-/// `top_k`.
-pub fn trained_ranker(
-    cfg: &TrainConfig,
-    model: &Path,
-    system: &str,
-    top_k: usize,
-    depth: Option<usize>,
-    device: &Device,
-) -> lexbench_baselines::Result<NeuralRanker> {
-    use lexbench_baselines::encoder::EncodeOptions;
-    use lexbench_baselines::rank::colbert::{ColBertParams, ColBertRanker};
-    use lexbench_baselines::rank::cross::{CrossEncoderRanker, CrossParams};
-    use lexbench_baselines::rank::dense::{DenseParams, DenseRanker};
-    use lexbench_baselines::scorers::Similarity;
-    if depth.is_some() && cfg.model != ModelKind::CrossEncoder {
-        return Err(lexbench_baselines::Error::Param(format!(
-            "{}: a reranking depth applies to cross-encoders, not to a model trained as {:?}",
-            model.display(),
-            cfg.model
-        )));
-    }
-    Ok(match cfg.model {
-        ModelKind::Dpr | ModelKind::Ance if cfg.biencoder.hierarchical().is_some() => {
-            let mut named = cfg.clone();
-            named.name = system.to_owned();
-            named.eval.top_k = top_k;
-            NeuralRanker::Trained(Box::new(TrainedRanker::from_folder(&named, model, device)?))
-        }
-        ModelKind::Dpr | ModelKind::Ance => {
-            let params = DenseParams {
-                system: system.to_owned(),
-                encode: EncodeOptions {
-                    max_len: cfg.data.max_doc_len,
-                    pooling: Some(cfg.biencoder.pooling),
-                    normalize: cfg.biencoder.cosine,
-                    ..EncodeOptions::default()
-                },
-                query_max_len: Some(cfg.data.max_query_len),
-                similarity: if cfg.biencoder.cosine {
-                    Similarity::Cosine
-                } else {
-                    Similarity::Dot
-                },
-                top_k,
-                ..DenseParams::default()
-            };
-            NeuralRanker::Dense(Box::new(DenseRanker::new(model, params, device)?))
-        }
-        ModelKind::Colbert => {
-            let params = ColBertParams {
-                system: system.to_owned(),
-                colbert: cfg.colbert_settings(),
-                top_k,
-            };
-            NeuralRanker::ColBert(Box::new(ColBertRanker::new(model, params, device)?))
-        }
-        ModelKind::CrossEncoder => {
-            let params = CrossParams {
-                system: system.to_owned(),
-                depth,
-                max_len: cfg.data.max_query_len + cfg.data.max_doc_len,
-            };
-            NeuralRanker::Cross(Box::new(CrossEncoderRanker::new(model, params, device)?))
-        }
-    })
+) -> Result<NeuralOutput> {
+    let ask = crate::rank::Ask {
+        kind: crate::rank::kind_of(cfg.model),
+        system,
+        top_k,
+        depth,
+        lengths: None,
+    };
+    let mut folder = crate::rank::from_folder(model, &ask, device)?;
+    Ok(write_run(&mut folder.ranker, target)?)
 }
 
 #[cfg(test)]

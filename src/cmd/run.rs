@@ -439,24 +439,17 @@ fn trained(
     asking: Asking<'_>,
     data: &Path,
 ) -> Result<Option<Result<ExitCode>>> {
-    use lexbench_baselines::train::config::ModelKind;
-    let Some(cfg) = lexbench::train::trained_config(&encoder.model)? else {
+    let Some(record) = lexbench::rank::trained(&encoder.model)? else {
         return Ok(None);
     };
-    let command = asking.command();
-    let fits = match cfg.model {
-        ModelKind::Dpr | ModelKind::Ance => command == "dense",
-        ModelKind::Colbert => command == "colbert",
-        ModelKind::CrossEncoder => command == "cross-encoder",
+    let cfg = &record.config;
+    let kind = match asking {
+        Asking::Dense { .. } => lexbench_leaderboard::ModelKind::BiEncoder,
+        Asking::Colbert { .. } => lexbench_leaderboard::ModelKind::Colbert,
+        Asking::Cross { .. } => lexbench_leaderboard::ModelKind::CrossEncoder,
     };
-    if !fits {
-        anyhow::bail!(
-            "{}: trained as {:?} ({}), not a model for `lexbench run {command}`",
-            encoder.model.display(),
-            cfg.model,
-            cfg.name
-        );
-    }
+    lexbench::rank::check_kind(&encoder.model, &record, kind)
+        .with_context(|| format!("`lexbench run {}`", asking.command()))?;
     // The rankers take the trained prefixes from the folder themselves; flags that contradict them
     // are refused here, before anything is loaded.
     let default = TextPrefixes::default();
@@ -479,8 +472,9 @@ fn trained(
     );
     let device = encoder.device.device()?;
     let out = target(data, at, system)
-        .and_then(|t| lexbench::train::rank_trained(&cfg, &encoder.model, system, top_k, depth, &t, &device));
-    Ok(Some(report_neural(out, system, at)))
+        .map_err(anyhow::Error::from)
+        .and_then(|t| lexbench::train::rank_trained(cfg, &encoder.model, system, top_k, depth, &t, &device));
+    Ok(Some(report_anyhow(out, system, at)))
 }
 
 fn target(data: &Path, at: &DatasetSplit, system: &str) -> lexbench_baselines::Result<RunTarget> {
@@ -490,6 +484,17 @@ fn target(data: &Path, at: &DatasetSplit, system: &str) -> lexbench_baselines::R
 /// Names the system, dataset and split in a failed neural run's error; prints a finished one.
 fn report_neural(
     out: lexbench_baselines::Result<lexbench_baselines::rank::neural::NeuralOutput>,
+    system: &str,
+    at: &DatasetSplit,
+) -> Result<ExitCode> {
+    let out = out.with_context(|| format!("{system} on dataset {} split {}", at.dataset, at.split))?;
+    print_neural(&out);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// [`report_neural`] for an error of the application layer.
+fn report_anyhow(
+    out: Result<lexbench_baselines::rank::neural::NeuralOutput>,
     system: &str,
     at: &DatasetSplit,
 ) -> Result<ExitCode> {

@@ -36,6 +36,7 @@ mod pipeline;
 mod probe3_models;
 mod probe3_readers;
 mod probe4;
+mod rank_folder;
 mod reproduce;
 mod reproducible;
 mod run_submit;

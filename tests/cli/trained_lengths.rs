@@ -27,7 +27,7 @@ fn read_run(p: &Path) -> Run {
 
 /// Writes `DATA/<name>.toml` (a tiny training of `model` on `dataset` from the tiny BERT in `base`),
 /// trains it with `--run test` and returns the trained model folder.
-fn train(
+pub(crate) fn train(
     data: &Path,
     base: &Path,
     name: &str,

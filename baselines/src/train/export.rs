@@ -61,11 +61,86 @@ fn copy_base_files(base: &Path, dir: &Path) -> Result<()> {
 /// settings, the text prefixes: [`crate::encoder::files::ranking_prefixes`]).
 pub use crate::encoder::files::TRAINING_RECORD;
 
+/// What [`TRAINING_RECORD`] holds: how a folder was trained, written by [`export`] when the trainer
+/// exports its selected epoch and read by every reader of the folder (`lexbench::rank::from_folder`,
+/// the harness's lengths). Written as a JSON value (every object's keys sorted), so a record is byte
+/// for byte what earlier versions wrote; `record_version` is written from version 2 on (absent: 1).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct TrainingRecord {
+    /// The base model's folder, as the configuration names it.
+    pub base: PathBuf,
+    /// The training configuration, every override applied: what every ranker of the folder must use.
+    pub config: TrainConfig,
+    /// The dataset trained on.
+    pub dataset: String,
+    /// Its identity hash.
+    pub dataset_hash: String,
+    /// The configuration's description.
+    pub description: String,
+    /// The selected epoch (from 1).
+    pub epoch: usize,
+    /// The validation measure.
+    pub measure: String,
+    /// The training's kind of model.
+    pub model: super::config::ModelKind,
+    /// The configuration's name.
+    pub name: String,
+    /// The layout of this record (1 when absent; never written for 1).
+    #[serde(
+        default = "TrainingRecord::first",
+        skip_serializing_if = "TrainingRecord::is_first"
+    )]
+    pub record_version: u32,
+    /// The configuration's seed.
+    pub seed: u64,
+    /// All parameters.
+    pub total_params: usize,
+    /// Parameters trained.
+    pub trainable_params: usize,
+    /// The selected epoch's validation score.
+    pub val: Option<f64>,
+}
+
+impl TrainingRecord {
+    /// The record's layout written by this version.
+    pub const VERSION: u32 = 1;
+
+    fn first() -> u32 {
+        1
+    }
+
+    // serde's `skip_serializing_if` passes a reference.
+    fn is_first(v: &u32) -> bool {
+        *v == 1
+    }
+
+    /// The record of the folder `dir`, `None` if it was not trained here (no [`TRAINING_RECORD`]);
+    /// an unreadable or malformed one is an error naming the file.
+    pub fn read(dir: &Path) -> Result<Option<Self>> {
+        let path = dir.join(TRAINING_RECORD);
+        if !crate::encoder::files::present(&path)? {
+            return Ok(None);
+        }
+        let record: Self = crate::encoder::files::read_model_json(&path)?;
+        if record.record_version > Self::VERSION {
+            return Err(crate::error::Error::Format {
+                path,
+                message: format!(
+                    "record_version {} is newer than this lexbench reads ({})",
+                    record.record_version,
+                    Self::VERSION
+                ),
+            });
+        }
+        Ok(Some(record))
+    }
+}
+
 /// The training record's name before it was told apart from the install record; never written,
 /// never copied from a base folder.
 const LEGACY_TRAINING_RECORD: &str = "lexbench_model.json";
 
-/// Writes the model folder `dir` atomically (see the module documentation); `meta` goes into
+/// Writes the model folder `dir` atomically (see the module documentation); `record` goes into
 /// [`TRAINING_RECORD`].
 pub fn export(
     cfg: &TrainConfig,
@@ -73,7 +148,7 @@ pub fn export(
     trainable: usize,
     total: usize,
     dir: &Path,
-    meta: &serde_json::Value,
+    record: &TrainingRecord,
 ) -> Result<()> {
     // The separate query encoder's variables (`query_encoder.…`) go to its subfolder, unprefixed.
     let mut tensors = store.tensors()?;
@@ -127,7 +202,10 @@ pub fn export(
                 }
             }
         }
-        lexbench_core::io::write_json_pretty(&tmp.join(TRAINING_RECORD), meta)?;
+        // Through a JSON value: every object's keys sorted, nested ones included, as the file has
+        // always been written.
+        let value = serde_json::to_value(record).map_err(|e| crate::error::Error::internal(e.to_string()))?;
+        lexbench_core::io::write_json_pretty(&tmp.join(TRAINING_RECORD), &value)?;
         Ok(())
     })
 }

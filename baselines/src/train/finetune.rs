@@ -134,28 +134,29 @@ impl Objective for Finetune<'_> {
     /// The selected model, exported to `OUT/model` with its training record.
     fn export(&self, state: &State) -> Result<()> {
         let cfg = self.cfg;
-        let meta = serde_json::json!({
-            "name": cfg.name,
-            "description": cfg.description,
-            "model": cfg.model,
-            "base": cfg.base,
-            "dataset": cfg.data.dataset,
-            "dataset_hash": self.train_split.dataset_hash,
-            "epoch": state.best_epoch,
-            "measure": cfg.eval.measure,
-            "val": state.best_val,
-            "seed": cfg.seed,
-            "trainable_params": self.net.trainable_params(),
-            "total_params": self.net.total_params,
-            "config": cfg,
-        });
+        let record = super::export::TrainingRecord {
+            base: cfg.base.clone(),
+            config: cfg.clone(),
+            dataset: cfg.data.dataset.clone(),
+            dataset_hash: self.train_split.dataset_hash.clone(),
+            description: cfg.description.clone(),
+            epoch: state.best_epoch,
+            measure: cfg.eval.measure.clone(),
+            model: cfg.model,
+            name: cfg.name.clone(),
+            record_version: super::export::TrainingRecord::VERSION,
+            seed: cfg.seed,
+            total_params: self.net.total_params,
+            trainable_params: self.net.trainable_params(),
+            val: state.best_val,
+        };
         super::export::export(
             cfg,
             &self.net.store,
             self.net.trainable_params(),
             self.net.total_params,
             &self.model_dir,
-            &meta,
+            &record,
         )
     }
 }
