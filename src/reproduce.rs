@@ -13,7 +13,7 @@
 //!   compared with the entry: bit for bit (the run's sha256, every per-topic value and score; "same
 //!   figures" when only the run file differs: another CPU's float sums, no figure changed), or,
 //!   for a training command or one on a GPU, each measure's mean within
-//!   [`TRAINED_TOLERANCE`](lexbench_leaderboard::reproduction::TRAINED_TOLERANCE) unless
+//!   [`TRAINED_TOLERANCE`] unless
 //!   `--tolerance` says otherwise.
 //!
 //! Every reproduction that ran is recorded in `DATA/leaderboard/reproductions.jsonl`

@@ -54,7 +54,7 @@ pub enum Error {
     /// document id with no text, an empty corpus, qrels or a pool naming unknown docs, a candidate
     /// listed twice, a cache holding vectors of another width. Nothing the user can fix by changing
     /// a setting; the data (or the step that produced them) must be fixed. Build it with
-    /// [`Error::data`].
+    /// `Error::data`.
     #[error("inconsistent data in {context}: {message}")]
     Data {
         /// What was being read: `graph edges`, `curriculum candidates`, a cache file.
@@ -74,7 +74,7 @@ pub enum Error {
     /// An invariant of this crate's own code broke: tensors built here disagree in shape, a value
     /// checked earlier is gone, a caller inside the workspace broke a documented precondition. Never
     /// the user's fault: the message says what broke, and the display says it is a bug. Build it with
-    /// [`Error::internal`].
+    /// `Error::internal`.
     #[error("internal error (a bug in lexbench, please report it): {0}")]
     Internal(String),
     /// An error from `lexbench-core` (atomic writes).

@@ -179,10 +179,11 @@ fn the_checker_flags_upward_grouped_and_climbing_imports() {
     );
 }
 
-/// `unsafe_code` is denied workspace-wide; exactly two files lift it: the fused CPU kernels (which
-/// call the products on raw strided pointers) and `lexbench-gemm` (the products themselves: SIMD
-/// intrinsics on packed panels; its tests and example go through its checked `matmul` or lift it
-/// too). Any other file lifting the lint in a Rust source of the workspace fails here, naming it.
+/// `unsafe_code` is denied workspace-wide; exactly three files lift it: the fused CPU kernels (which
+/// call the products on raw strided pointers), `lexbench-gemm`'s library (the products themselves:
+/// SIMD intrinsics on packed panels) and its rate example (the products against the gemm crate's);
+/// its tests go through its checked `matmul`. Any other file lifting the lint in a Rust source of the
+/// workspace fails here, naming it.
 #[test]
 fn only_the_gemm_kernels_allow_unsafe_code() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -99,7 +99,7 @@ pub fn record_invocation(args: impl IntoIterator<Item = String>) {
 }
 
 /// The command of `args` (program name first): the arguments without the global options
-/// [`GLOBAL_WITH_VALUE`] (with their values, as `--data D` or `--data=D`) and `-v`/`--verbose`.
+/// `GLOBAL_WITH_VALUE` (with their values, as `--data D` or `--data=D`) and `-v`/`--verbose`.
 pub fn command_of(args: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut out = Vec::new();
     let mut it = args.into_iter().skip(1);

@@ -1,6 +1,6 @@
 //! Test support shared by every crate's tests, behind the `testing` feature (enable it in a
-//! crate's `[dev-dependencies]`): where the real fixtures are, [`TinyDataset`], a small built
-//! dataset written in the layout [`Dataset::open`] reads, and `scratch_root`, the folder tests
+//! crate's `[dev-dependencies]`): where the real fixtures are, [`TinyDataset`](crate::testing::TinyDataset), a small built
+//! dataset written in the layout [`Dataset::open`](crate::dataset::Dataset::open) reads, and `scratch_root`, the folder tests
 //! write under (cleared of finished test processes' folders).
 //!
 //! Fixtures (real judgments, guides, HUDOC metadata, the published release) live outside the

@@ -436,7 +436,7 @@ pub(crate) fn split_columns<'a>(line: &'a str, cols: &mut [&'a str]) -> usize {
     found
 }
 
-/// The columns of a TREC line as trec_eval reads them ([`split_columns`]: spaces and tabs only), for
+/// The columns of a TREC line as trec_eval reads them (`split_columns`: spaces and tabs only), for
 /// readers that check a line themselves (the submission validator).
 pub fn columns(line: &str) -> impl Iterator<Item = &str> {
     line.split([' ', '\t']).filter(|c| !c.is_empty())

@@ -12,7 +12,7 @@
 //! as `<guide>_relevant.json` (whole guides), every one of which is also a row of `train`, `val` or
 //! `test`. `train_all` is therefore not a fourth part of a partition but another view of the same
 //! rows: it is kept as published (its own qrels and split file), outside the certified partition,
-//! and training on it trains on evaluation pairs ([`Labels::train_all_in_evaluation`]).
+//! and training on it trains on evaluation pairs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -51,7 +51,7 @@ impl Dropout {
     }
 
     /// Applies dropout when `train` is true. On the CPU (f32) one pass each way with the mask kept as
-    /// booleans ([`DropoutOp`]); other CPU dtypes draw the same mask as a tensor and take candle's
+    /// booleans (`DropoutOp`); other CPU dtypes draw the same mask as a tensor and take candle's
     /// product. On a GPU the mask is drawn there (module docs), and the product is candle's.
     pub fn forward(&self, x: &Tensor, train: bool) -> candle_core::Result<Tensor> {
         if !train || self.p <= 0.0 {

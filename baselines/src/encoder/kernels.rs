@@ -5,6 +5,9 @@
 //!   the bias in a second pass over a freshly allocated output);
 //! - [`add_layer_norm`]: `LayerNorm(x + residual)` in one pass per row, rows split over the cores;
 //! - [`layer_norm`]: layer normalisation **with** a backward pass (training), one pass each way;
+//! - [`linear_train`]: a training linear layer, **with** a backward pass (the bias in the product, its
+//!   gradient's column sums over the cores);
+//! - [`gelu_train`]: exact GELU **with** a backward pass, one pass each way;
 //! - [`fused_attention`]: self-attention (scores, mask, softmax, weighted sum of values) in one pass
 //!   per (sequence, head), reading queries, keys and values straight out of the fused query/key/value
 //!   projection and writing the context in `(tokens, hidden)` layout.
@@ -16,16 +19,16 @@
 //! head): two single-threaded products over strided views (`lexbench-gemm`) with a
 //! `s × s` scratch that stays in cache, and tasks are spread over the cores.
 //!
-//! All but [`layer_norm`] are used only where no gradient is needed (no backward pass); all run on
-//! the CPU for f32, and the composite candle ops run elsewhere. [`softmax_row`] uses a polynomial `exp` (relative error < 3e-7 over
+//! All but [`layer_norm`], [`linear_train`] and [`gelu_train`] are used only where no gradient is
+//! needed (no backward pass); all run on the CPU for f32, and the composite candle ops run elsewhere. [`softmax_row`] uses a polynomial `exp` (relative error < 3e-7 over
 //! the range softmax meets) that the compiler vectorises. The element-wise kernels (softmax, GELU and
 //! their gradients) are compiled three times, for AVX-512, for AVX2 with FMA and for any x86-64, and
 //! run the widest the CPU has ([`kernel_path`]; `LEXBENCH_KERNELS=avx2|scalar` caps it, so that a
 //! bench can measure the AVX2 path on an AVX-512 CPU).
 //!
-//! One of the two modules of the workspace that allow `unsafe` (with `lexbench-gemm`: its entry
-//! point is an unsafe function over raw, strided pointers); each block states why its indices stay
-//! in bounds.
+//! One of the three files of the workspace that allow `unsafe` (with `lexbench-gemm`'s library, whose
+//! entry point is an unsafe function over raw, strided pointers, and its rate example;
+//! `baselines/tests/layers.rs` checks the list); each block states why its indices stay in bounds.
 #![allow(unsafe_code)]
 
 use candle_core::{CpuStorage, CustomOp2, CustomOp3, DType, Layout, Shape, Tensor};

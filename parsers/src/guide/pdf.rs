@@ -103,7 +103,7 @@ fn check_outline_trees(doc: &lopdf::Document) -> std::result::Result<(), String>
 }
 
 /// Reads the outline with lopdf 0.47: `Ok(None)` when the PDF has none. An outline that is not a
-/// tree ([`check_outline_trees`]) is ignored with a warning, as one lopdf cannot read is.
+/// tree (`check_outline_trees`) is ignored with a warning, as one lopdf cannot read is.
 pub fn outline(source_name: &str, bytes: &[u8]) -> Result<(Option<Vec<OutlineEntry>>, Vec<Warning>)> {
     let doc = lopdf::Document::load_mem(bytes).map_err(|e| invalid(source_name, e.to_string()))?;
     if let Err(why) = check_outline_trees(&doc) {
