@@ -313,6 +313,11 @@ fn main() -> ExitCode {
         lexbench_baselines::rank::set_build_revision(rev);
     }
     init_logging(cli.verbose);
+    // The process's allocator policy, set here and nowhere in the libraries: glibc keeps and reuses
+    // freed memory instead of mapping and zeroing a fresh block for each of candle's per-op buffers
+    // (a MiniLM training step otherwise spent about 40 % of its time in page faults). Memory stays
+    // at its peak until the command ends, which a command that runs no model does not notice.
+    lexbench_baselines::encoder::kernels::keep_freed_memory();
     if let Some(w) = lexbench_core::run::threads_warning() {
         let _ = writeln!(std::io::stderr(), "warning: {w}");
     }

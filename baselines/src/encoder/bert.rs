@@ -493,10 +493,10 @@ pub struct BertModel {
 impl BertModel {
     /// Loads from a `VarBuilder` rooted where the checkpoint's `embeddings.*` live. With
     /// `with_pooler`, `pooler.dense.*` must be present (or is created when `vb` is backed by a
-    /// `VarMap`). The first model of a process also sets the allocator to keep freed memory
-    /// ([`super::kernels::keep_freed_memory`]: candle's per-op buffers otherwise cost page faults).
+    /// `VarMap`). Loading changes nothing of the process: the allocator policy that suits candle's
+    /// per-op buffers ([`super::kernels::keep_freed_memory`]) is the program's to set (the `lexbench`
+    /// binary sets it at its start; a library user decides for their own process).
     pub fn load(cfg: &BertConfig, vb: VarBuilder<'_>, with_pooler: bool) -> Result<Self> {
-        super::kernels::keep_freed_memory();
         cfg.validate()?;
         let embeddings = Embeddings::load(cfg, vb.pp("embeddings"))?;
         let layers = (0..cfg.num_hidden_layers)

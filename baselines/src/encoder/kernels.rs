@@ -453,7 +453,10 @@ pub fn exp_poly(t: f32) -> f32 {
 /// the mmap threshold (at most 32 MB) is a new mapping, so every op pays page faults and the kernel
 /// zeroes every page again (a profile of a MiniLM training step spent about 40 % of its time in
 /// page faults). Here no block is served by mmap and the heap is never trimmed: memory stays at its
-/// peak and is reused. Called once (later calls do nothing); no effect outside glibc.
+/// peak and is reused. Called once (later calls do nothing); no effect outside glibc. A policy of
+/// the whole process, so the program decides: the `lexbench` binary calls it at its start
+/// (`src/main.rs`), the benches at theirs; nothing in the libraries does (loading a model leaves the
+/// host process's allocator as it was).
 ///
 /// "Never" is `M_TRIM_THRESHOLD = -1` (mallopt(3): "disables trimming completely"). A threshold of
 /// `i32::MAX`, as this function first set, still trims once 2 GiB lie free at the top of the heap.
