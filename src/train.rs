@@ -15,9 +15,8 @@ use lexbench_baselines::Device;
 use lexbench_baselines::rank::neural::NeuralOutput;
 use lexbench_baselines::rank::{RunTarget, write_run};
 use lexbench_baselines::train::config::sweep::{SweepPoint, axes, points};
-use lexbench_baselines::train::config::{ArticleEncoder, Overrides, TrainConfig};
+use lexbench_baselines::train::config::{Overrides, TrainConfig};
 use lexbench_baselines::train::dr_gnn::GnnSummary;
-use lexbench_baselines::train::export::TrainedRanker;
 use lexbench_baselines::train::qabisar::QabisarSummary;
 use lexbench_baselines::train::{Summary, TrainOptions, train};
 use lexbench_core::datadir::DataDir;
@@ -240,21 +239,8 @@ pub fn train_experiment(data: &DataDir, request: &TrainRequest, device: &Device)
             outs.into_iter().map(|o| o.run_path).collect(),
         ));
     }
-    if cfg.biencoder.article_encoder == ArticleEncoder::Hierarchical {
-        // `lexbench run dense` cannot load the hierarchical encoder: rank with the network rebuilt
-        // from the selected model folder.
-        let write = || -> lexbench_baselines::Result<Vec<PathBuf>> {
-            let mut ranker = TrainedRanker::from_folder(&cfg, &out.join("model"), device)?;
-            let mut runs = Vec::with_capacity(request.run.len());
-            for split in &request.run {
-                let target = ranker.target(data.root(), split)?;
-                runs.push(write_run(&mut ranker, &target)?.run_path);
-            }
-            Ok(runs)
-        };
-        let runs = write().with_context(|| format!("{} on {}", cfg.name, cfg.data.dataset))?;
-        return Ok(report(None, None, runs));
-    }
+    // Every kind, the hierarchical article encoder included, ranks through the one way from a
+    // folder to a ranker (`crate::rank::from_folder`), as `lexbench run` and the harness do.
     let mut runs = Vec::new();
     for split in &request.run {
         let o = run_split(data, &cfg, &out.join("model"), split, device)

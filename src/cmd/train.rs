@@ -20,7 +20,7 @@ use crate::cmd::args::DeviceArg;
 /// Arguments of `lexbench train`.
 #[derive(Debug, Args)]
 pub struct TrainArgs {
-    /// The experiment (TOML), e.g. baselines/configs/ecthr/dpr-minilm.toml.
+    /// The experiment (TOML), e.g. baselines/configs/ecthr/cpu/dpr-lora.toml.
     pub config: PathBuf,
     /// Output folder [default: DATA/models/<name>].
     #[arg(long)]
