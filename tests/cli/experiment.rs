@@ -12,8 +12,8 @@
 //!   done; a second `run` runs no cell and adds no entry;
 //! - a cell that fails (its base model gone) is `failed` in `status` with its error, the run exits 1
 //!   naming the cell's log, and the next `run` runs it again;
-//! - a cell sent SIGTERM part-way (a scheduler's preemption) checkpoints after the update under
-//!   way, exits 143 saying so, is still pending in `status`, and its next run resumes from the
+//! - a cell sent SIGTERM part-way (a scheduler's preemption; stopped first, so that load cannot
+//!   carry it to its end) checkpoints after the update under way, exits 143 saying so, is still pending in `status`, and its next run resumes from the
 //!   checkpoint and finishes;
 //! - a bad experiment file is refused naming the file and its line;
 //! - `experiments/ecthr/real-text.toml` (the real-text experiment as it was run) builds its dataset
@@ -333,7 +333,7 @@ fn a_cell_stopped_by_sigterm_checkpoints_exits_143_and_resumes() {
     sample_data(&data);
     let model = root.join("tiny");
     tiny_bert(&model);
-    let file = small_experiment_with(&root, &model, 3);
+    let file = small_experiment_with(&root, &model, 4);
     let f = file.to_str().unwrap();
     let out = lexbench(&data, &["experiment", "plan", f, "--json"]);
     let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -351,7 +351,8 @@ fn a_cell_stopped_by_sigterm_checkpoints_exits_143_and_resumes() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Once it has checkpointed within its first two epochs.
+    // Once it has checkpointed within its first two epochs (of four), it is stopped (SIGSTOP: the
+    // machine's load can not carry it to its end), sent SIGTERM and woken.
     let t = std::time::Instant::now();
     loop {
         let names: Vec<String> = std::fs::read_dir(&ckpt)
@@ -365,16 +366,18 @@ fn a_cell_stopped_by_sigterm_checkpoints_exits_143_and_resumes() {
             break;
         }
         assert!(t.elapsed().as_secs() < 120, "no step checkpoint: {names:?}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::thread::sleep(std::time::Duration::from_millis(5));
     }
     let pid = child.id().to_string();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    for sig in ["-STOP", "-TERM", "-CONT"] {
+        assert!(
+            std::process::Command::new("kill")
+                .args([sig, &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(

@@ -3,15 +3,16 @@
 //! commands, as a user on a login node would.
 //!
 //! Properties checked, on the small experiment of `experiment.rs` (two configurations × three
-//! learning rates on the sample, a tiny model) with three epochs so that a task can be stopped in
+//! learning rates on the sample, a tiny model) with four epochs so that a task can be stopped in
 //! the middle of its training:
 //! - `experiment run --executor slurm` submits one job array of six tasks, two at a time, and writes
 //!   the batch script, the task → cell → key map and the job id beside it;
-//! - task 0, once it has checkpointed within its training (and before its last epoch), is cancelled
-//!   with `scancel --signal=KILL` (SLURM sends SIGTERM first: the cell checkpoints after the update
-//!   under way and exits, saying so in its log), then requeued with `scontrol requeue`;
-//! - task 1, at the same point, gets a real SIGKILL on its batch process (no time to checkpoint: it
-//!   resumes from the last periodic checkpoint), and is requeued;
+//! - task 0, once it has checkpointed within its first two epochs, is stopped (SIGSTOP, so that
+//!   the machine's load cannot carry it to its end), cancelled with `scancel --signal=KILL` (SLURM
+//!   sends SIGTERM first) and woken: the cell checkpoints after the update under way and exits,
+//!   saying so in its log; then it is requeued with `scontrol requeue`;
+//! - task 1, at the same point, is stopped and gets a real SIGKILL on its batch process (no time to
+//!   checkpoint: it resumes from the last periodic checkpoint), and is requeued;
 //! - both requeued tasks run again (restart count 1), resume from their checkpoints and finish; the
 //!   array ends with every task COMPLETED;
 //! - `experiment status` shows every cell done and the job with nothing left in the queue;
@@ -32,7 +33,7 @@ use crate::common::{bin, sample_data, tiny_bert};
 use crate::data_safety::scratch;
 use crate::experiment::{ok, small_experiment_with};
 
-const EPOCHS: usize = 3;
+const EPOCHS: usize = 4;
 
 /// A cluster of `scripts/slurm-local` in a short folder under /tmp (its unix sockets' paths are
 /// limited), stopped and removed on drop.
@@ -164,8 +165,8 @@ fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     false
 }
 
-/// Whether the cell's training has checkpointed within an epoch before its last one: a step
-/// checkpoint there, and no checkpoint of the last-but-one epoch yet.
+/// Whether the cell's training has checkpointed within its first two epochs (of four): a step
+/// checkpoint there, and no checkpoint of epoch 2 yet.
 fn part_way(cell: &Path) -> bool {
     let ckpt = cell.join("train/checkpoints");
     let names: Vec<String> = std::fs::read_dir(&ckpt)
@@ -175,7 +176,14 @@ fn part_way(cell: &Path) -> bool {
                 .collect()
         })
         .unwrap_or_default();
-    names.iter().any(|n| n.starts_with("step-")) && !names.contains(&format!("epoch-{}", EPOCHS - 1))
+    names.iter().any(|n| n.starts_with("step-")) && !names.iter().any(|n| n == "epoch-2")
+}
+
+fn signal(sig: &str, pid: &str) {
+    assert!(
+        Command::new("kill").args([sig, pid]).status().unwrap().success(),
+        "kill {sig} {pid}"
+    );
 }
 
 /// Every file under `dir` whose path ends with `suffix`, by path relative to `dir`.
@@ -304,18 +312,49 @@ fn a_slurm_experiment_with_a_cancelled_and_a_killed_task_equals_the_local_one() 
     let cell = |t: usize| exp.join("cells").join(&keys[t]);
     let task = |t: usize| format!("{job}_{t}");
 
-    // Task 0: cancelled part-way (SIGTERM, then SIGKILL KillWait seconds later), requeued.
-    let running_part_way = |t: usize| {
-        wait_for(Duration::from_secs(120), || {
-            cluster.field(&task(t), "JobState").as_deref() == Some("RUNNING") && part_way(&cell(t))
-        })
+    // Each of tasks 0 and 1 is stopped (SIGSTOP) as soon as it has checkpointed within its first
+    // two epochs: two more epochs to go whatever the machine's load, so the signal that follows
+    // finds it part-way. Its batch process is the cell (`exec lexbench …`).
+    let freeze_part_way = |t: usize| -> String {
+        let mut pid = None;
+        let found = wait_for(Duration::from_secs(120), || {
+            if cluster.field(&task(t), "JobState").as_deref() != Some("RUNNING") {
+                return false;
+            }
+            let Some(raw) = cluster.field(&task(t), "JobId") else {
+                return false;
+            };
+            let out = cluster
+                .command("scontrol")
+                .args(["listpids", &raw])
+                .output()
+                .unwrap();
+            pid = String::from_utf8_lossy(&out.stdout).lines().find_map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                (w.len() >= 4 && w[2] == "batch" && w[3] == "0").then(|| w[0].to_owned())
+            });
+            pid.is_some()
+        });
+        assert!(found, "task {t} never ran:\n{}", cluster.report(&task(t)));
+        let pid = pid.unwrap();
+        let t0 = Instant::now();
+        while !part_way(&cell(t)) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(120),
+                "task {t} never checkpointed part-way:\n{}",
+                cluster.report(&task(t))
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        signal("-STOP", &pid);
+        pid
     };
-    assert!(
-        running_part_way(0),
-        "task 0 never ran part-way:\n{}",
-        cluster.report(&task(0))
-    );
+
+    // Task 0: cancelled (SLURM sends SIGTERM, and SIGKILL KillWait seconds later); woken, the
+    // cell checkpoints after the update under way and exits. Requeued.
+    let pid = freeze_part_way(0);
     cluster.run("scancel", &["--signal=KILL", &task(0)]);
+    signal("-CONT", &pid);
     assert!(
         wait_for(Duration::from_secs(30), || {
             cluster.field(&task(0), "JobState").as_deref() == Some("CANCELLED")
@@ -325,28 +364,9 @@ fn a_slurm_experiment_with_a_cancelled_and_a_killed_task_equals_the_local_one() 
     );
     cluster.run("scontrol", &["requeue", &task(0)]);
 
-    // Task 1: a real SIGKILL on its batch process, requeued.
-    assert!(
-        running_part_way(1),
-        "task 1 never ran part-way:\n{}",
-        cluster.report(&task(1))
-    );
-    let raw = cluster.field(&task(1), "JobId").unwrap();
-    let pids = cluster.run("scontrol", &["listpids", &raw]);
-    let pid = pids
-        .lines()
-        .find_map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            (w.len() >= 4 && w[2] == "batch" && w[3] == "0").then(|| w[0].to_owned())
-        })
-        .unwrap_or_else(|| panic!("no batch pid for job {raw} in:\n{pids}"));
-    assert!(
-        Command::new("kill")
-            .args(["-KILL", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    // Task 1: a real SIGKILL on its batch process (no time to checkpoint), requeued.
+    let pid = freeze_part_way(1);
+    signal("-KILL", &pid);
     assert!(
         wait_for(Duration::from_secs(30), || {
             cluster.field(&task(1), "JobState").as_deref() == Some("FAILED")
@@ -388,10 +408,7 @@ fn a_slurm_experiment_with_a_cancelled_and_a_killed_task_equals_the_local_one() 
     eprintln!("task 0's log:\n{log0}\ntask 1's log:\n{}", log(1));
     assert!(log0.contains("interrupted by signal 15"), "{log0}");
     for (t, text) in [(0, log0), (1, log(1))] {
-        assert!(
-            text.contains("resuming from checkpoints/step-"),
-            "task {t}:\n{text}"
-        );
+        assert!(text.contains("resuming from checkpoints/"), "task {t}:\n{text}");
         assert!(text.contains(": trained,"), "task {t}:\n{text}");
     }
     let rec: serde_json::Value =
