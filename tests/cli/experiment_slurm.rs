@@ -11,7 +11,7 @@
 //!   the machine's load cannot carry it to its end), cancelled with `scancel --signal=KILL` (SLURM
 //!   sends SIGTERM first) and woken: the cell checkpoints after the update under way and exits,
 //!   saying so in its log; then it is requeued with `scontrol requeue`;
-//! - task 1, at the same point, is stopped and gets a real SIGKILL on its batch process (no time to
+//! - task 1 (running beside task 0), at the same point, is stopped and gets a real SIGKILL on its batch process (no time to
 //!   checkpoint: it resumes from the last periodic checkpoint), and is requeued;
 //! - both requeued tasks run again (restart count 1), resume from their checkpoints and finish; the
 //!   array ends with every task COMPLETED;
@@ -179,7 +179,13 @@ fn part_way(cell: &Path) -> bool {
     names.iter().any(|n| n.starts_with("step-")) && !names.iter().any(|n| n == "epoch-2")
 }
 
+/// `kill SIG PID` for one process: a pid that is not a number above 1 is refused (`scontrol
+/// listpids` shows -1 for a step's process not started yet, and `kill -1` signals every process).
 fn signal(sig: &str, pid: &str) {
+    assert!(
+        pid.parse::<u32>().is_ok_and(|p| p > 1),
+        "not one process's pid: {pid:?}"
+    );
     assert!(
         Command::new("kill").args([sig, pid]).status().unwrap().success(),
         "kill {sig} {pid}"
@@ -312,49 +318,59 @@ fn a_slurm_experiment_with_a_cancelled_and_a_killed_task_equals_the_local_one() 
     let cell = |t: usize| exp.join("cells").join(&keys[t]);
     let task = |t: usize| format!("{job}_{t}");
 
-    // Each of tasks 0 and 1 is stopped (SIGSTOP) as soon as it has checkpointed within its first
-    // two epochs: two more epochs to go whatever the machine's load, so the signal that follows
-    // finds it part-way. Its batch process is the cell (`exec lexbench …`).
-    let freeze_part_way = |t: usize| -> String {
-        let mut pid = None;
-        let found = wait_for(Duration::from_secs(120), || {
-            if cluster.field(&task(t), "JobState").as_deref() != Some("RUNNING") {
-                return false;
-            }
-            let Some(raw) = cluster.field(&task(t), "JobId") else {
-                return false;
-            };
-            let out = cluster
-                .command("scontrol")
-                .args(["listpids", &raw])
-                .output()
-                .unwrap();
-            pid = String::from_utf8_lossy(&out.stdout).lines().find_map(|l| {
-                let w: Vec<&str> = l.split_whitespace().collect();
-                (w.len() >= 4 && w[2] == "batch" && w[3] == "0").then(|| w[0].to_owned())
-            });
-            pid.is_some()
-        });
-        assert!(found, "task {t} never ran:\n{}", cluster.report(&task(t)));
-        let pid = pid.unwrap();
-        let t0 = Instant::now();
-        while !part_way(&cell(t)) {
-            assert!(
-                t0.elapsed() < Duration::from_secs(120),
-                "task {t} never checkpointed part-way:\n{}",
-                cluster.report(&task(t))
-            );
-            std::thread::sleep(Duration::from_millis(5));
+    // Tasks 0 and 1 run side by side; each is stopped (SIGSTOP) as soon as it has checkpointed
+    // within its first two epochs: two more epochs to go whatever the machine's load, so the signal
+    // that follows finds it part-way. Its batch process is the cell (`exec lexbench …`).
+    let batch_pid = |t: usize| -> Option<String> {
+        if cluster.field(&task(t), "JobState").as_deref() != Some("RUNNING") {
+            return None;
         }
-        signal("-STOP", &pid);
-        pid
+        let raw = cluster.field(&task(t), "JobId")?;
+        let out = cluster
+            .command("scontrol")
+            .args(["listpids", &raw])
+            .output()
+            .ok()?;
+        String::from_utf8_lossy(&out.stdout).lines().find_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.len() >= 4 && w[2] == "batch" && w[3] == "0" && w[0].parse::<u32>().is_ok_and(|p| p > 1))
+                .then(|| w[0].to_owned())
+        })
+    };
+    let mut pids: [Option<String>; 2] = [None, None];
+    let mut frozen = [false; 2];
+    let t0 = Instant::now();
+    while !frozen.iter().all(|f| *f) {
+        for t in 0..2 {
+            if frozen[t] {
+                continue;
+            }
+            if pids[t].is_none() {
+                pids[t] = batch_pid(t);
+            }
+            if let Some(pid) = &pids[t]
+                && part_way(&cell(t))
+            {
+                signal("-STOP", pid);
+                frozen[t] = true;
+            }
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "tasks 0 and 1 not both stopped part-way (stopped: {frozen:?}):\n{}\n{}",
+            cluster.report(&task(0)),
+            cluster.report(&task(1))
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let [Some(pid0), Some(pid1)] = pids else {
+        unreachable!("both stopped")
     };
 
     // Task 0: cancelled (SLURM sends SIGTERM, and SIGKILL KillWait seconds later); woken, the
     // cell checkpoints after the update under way and exits. Requeued.
-    let pid = freeze_part_way(0);
     cluster.run("scancel", &["--signal=KILL", &task(0)]);
-    signal("-CONT", &pid);
+    signal("-CONT", &pid0);
     assert!(
         wait_for(Duration::from_secs(30), || {
             cluster.field(&task(0), "JobState").as_deref() == Some("CANCELLED")
@@ -365,8 +381,7 @@ fn a_slurm_experiment_with_a_cancelled_and_a_killed_task_equals_the_local_one() 
     cluster.run("scontrol", &["requeue", &task(0)]);
 
     // Task 1: a real SIGKILL on its batch process (no time to checkpoint), requeued.
-    let pid = freeze_part_way(1);
-    signal("-KILL", &pid);
+    signal("-KILL", &pid1);
     assert!(
         wait_for(Duration::from_secs(30), || {
             cluster.field(&task(1), "JobState").as_deref() == Some("FAILED")
