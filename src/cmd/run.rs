@@ -474,7 +474,7 @@ fn trained(
     let out = target(data, at, system)
         .map_err(anyhow::Error::from)
         .and_then(|t| lexbench::train::rank_trained(cfg, &encoder.model, system, top_k, depth, &t, &device));
-    Ok(Some(report_anyhow(out, system, at)))
+    Ok(Some(report_neural(out, system, at)))
 }
 
 fn target(data: &Path, at: &DatasetSplit, system: &str) -> lexbench_baselines::Result<RunTarget> {
@@ -482,23 +482,17 @@ fn target(data: &Path, at: &DatasetSplit, system: &str) -> lexbench_baselines::R
 }
 
 /// Names the system, dataset and split in a failed neural run's error; prints a finished one.
-fn report_neural(
-    out: lexbench_baselines::Result<lexbench_baselines::rank::neural::NeuralOutput>,
+fn report_neural<E>(
+    out: std::result::Result<lexbench_baselines::rank::neural::NeuralOutput, E>,
     system: &str,
     at: &DatasetSplit,
-) -> Result<ExitCode> {
-    let out = out.with_context(|| format!("{system} on dataset {} split {}", at.dataset, at.split))?;
-    print_neural(&out);
-    Ok(ExitCode::SUCCESS)
-}
-
-/// [`report_neural`] for an error of the application layer.
-fn report_anyhow(
-    out: Result<lexbench_baselines::rank::neural::NeuralOutput>,
-    system: &str,
-    at: &DatasetSplit,
-) -> Result<ExitCode> {
-    let out = out.with_context(|| format!("{system} on dataset {} split {}", at.dataset, at.split))?;
+) -> Result<ExitCode>
+where
+    anyhow::Error: From<E>,
+{
+    let out = out
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("{system} on dataset {} split {}", at.dataset, at.split))?;
     print_neural(&out);
     Ok(ExitCode::SUCCESS)
 }

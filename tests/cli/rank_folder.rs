@@ -15,6 +15,7 @@ use std::path::Path;
 
 use crate::common::{lexbench, sample_data, tiny_bert};
 use crate::data_safety::scratch;
+use crate::experiment::ok;
 use crate::trained_lengths::train;
 
 /// The run's lines without the tag column.
@@ -27,16 +28,6 @@ fn lines(path: &Path) -> Vec<String> {
             w[..5].join(" ")
         })
         .collect()
-}
-
-fn ok(out: &std::process::Output) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
 }
 
 #[test]
