@@ -265,7 +265,7 @@ fn set_text(v: &toml::Value) -> String {
 }
 
 /// What a cell's key covers (module documentation): the dataset, the configuration's sha256 (its
-/// JSON with the base model's sha256 for its folder), the point, the seed and the revision.
+/// JSON with the base model's weights hash, `lexbench_baselines::checkpoints::model_hash`, for its folder), the point, the seed and the revision.
 pub fn cell_key_text(
     dataset: &str,
     version: &str,
@@ -395,7 +395,7 @@ pub fn plan(data: &DataDir, path: &Path) -> Result<Plan> {
                 config.seed = seed;
                 let sha = base_sha
                     .entry(config.base.clone())
-                    .or_insert_with(|| crate::submit::model_sha256(&config.base).ok().map(|f| f.sha256))
+                    .or_insert_with(|| lexbench_baselines::checkpoints::model_hash(&config.base).ok())
                     .clone();
                 if sha.is_none() && unkeyed.is_none() {
                     unkeyed = Some(format!(

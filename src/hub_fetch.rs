@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 use indicatif::{ProgressBar, ProgressStyle};
-use lexbench_baselines::encoder::models::{self, FileRecord, ModelRecord, installed_hub};
+use lexbench_baselines::checkpoints::{self, FileRecord, ModelRecord, installed_hub};
 use lexbench_crawlers::hub::{HubClient, HubConfig, HubRef, select};
 
 /// The download area under the models directory (the pip route keeps its wheels there too).
@@ -201,12 +201,12 @@ pub fn fetch_hub(opts: &HubFetch) -> Result<HubFetched> {
             return Err(anyhow::Error::from(e).context(format!("checking {what}: nothing was installed")));
         }
     }
-    let record = models::hub_record(&r.repo, r.revision(), &commit, files)?;
+    let record = checkpoints::hub_record(&r.repo, r.revision(), &commit, files)?;
     lexbench_core::io::write_dir_atomic(&dir, |tmp| -> Result<()> {
         for path in record.files.keys() {
             place(&staging.join(path), &tmp.join(path))?;
         }
-        models::write_record(tmp, &record)?;
+        checkpoints::write_record(tmp, &record)?;
         Ok(())
     })
     .with_context(|| format!("installing {what} into {}", dir.display()))?;

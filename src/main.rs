@@ -15,7 +15,6 @@ use lexbench_core::datadir::DataDir;
 /// One module per command: its arguments, the library call, the printing.
 mod cmd {
     pub mod args;
-    pub mod bench_encoder;
     pub mod build;
     pub mod crawl;
     pub mod encode;
@@ -36,8 +35,8 @@ mod cmd {
 }
 use cmd::args::{OutputFormat, RecordFormat};
 use cmd::{
-    bench_encoder, build, crawl, encode, eval, experiment, export, leaderboard, models, parse_citations,
-    parse_guide, parse_judgment, parse_store, pipeline, reproduce, run, submit, train,
+    build, crawl, encode, eval, experiment, export, leaderboard, models, parse_citations, parse_guide,
+    parse_judgment, parse_store, pipeline, reproduce, run, submit, train,
 };
 
 /// Rebuild legal-retrieval benchmarks (ECtHR paragraph retrieval, BSARD) from their public sources,
@@ -74,8 +73,6 @@ enum Command {
     Models(models::ModelsCommand),
     /// Print the embeddings of texts as one JSON array (one array of floats per text).
     Encode(encode::EncodeArgs),
-    /// Passages/s of the candle encoder and of PyTorch on the same model, passages and batch.
-    BenchEncoder(bench_encoder::BenchEncoderArgs),
     /// Run every stage (crawl, parse, build, split, BM25, submit, leaderboard) on the embedded sample,
     /// or on the crawl already in DATA/raw.
     Pipeline(pipeline::PipelineArgs),
@@ -177,7 +174,6 @@ fn uses_data_dir(command: &Command) -> bool {
             | Command::Parse(ParseCommand::Judgment(_) | ParseCommand::Guide(_) | ParseCommand::Citations(_))
             | Command::Models(_)
             | Command::Encode(_)
-            | Command::BenchEncoder(_)
             | Command::Share(_)
             | Command::Stats(build::StatsArgs { dataset: None, .. })
     )
@@ -225,7 +221,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Leaderboard(args) => leaderboard::cmd_leaderboard(&data, &args),
         Command::Encode(args) => encode::cmd_encode(&args),
-        Command::BenchEncoder(args) => bench_encoder::cmd_bench_encoder(&args),
         Command::Reproduce(args) => reproduce::cmd_reproduce(&data, &args),
         Command::Train(args) => train::cmd_train(&data, &args),
         Command::Experiment(cmd) => experiment::cmd_experiment(&data, &cmd),
@@ -317,7 +312,7 @@ fn main() -> ExitCode {
     // freed memory instead of mapping and zeroing a fresh block for each of candle's per-op buffers
     // (a MiniLM training step otherwise spent about 40 % of its time in page faults). Memory stays
     // at its peak until the command ends, which a command that runs no model does not notice.
-    lexbench_baselines::encoder::kernels::keep_freed_memory();
+    lexbench_engine::heap::keep_freed_memory();
     if let Some(w) = lexbench_core::run::threads_warning() {
         let _ = writeln!(std::io::stderr(), "warning: {w}");
     }

@@ -21,21 +21,22 @@
 //! `unseen_guide` of an ECtHR dataset, `test` of BSARD. Without `--dataset`, every dataset built
 //! under `DATA/datasets`.
 //!
-//! **The model's sha256** ([`model_sha256`]): the sha256 of the text [`MODEL_HASH_DOMAIN`] followed
-//! by one line `NAME  SHA256\n` per file below that the folder holds, sorted by name, `SHA256` being
-//! the file's own sha256: `config.json`; the weights, `model.safetensors` — or in its place
-//! `model.safetensors.index.json` and each shard it names, or `pytorch_model.bin`, whichever lexbench
-//! reads (`lexbench_baselines::encoder::weights::Weights`) — or a PEFT folder's
-//! `adapter_model.safetensors`; the tokenizer files [`TOKENIZER_FILES`]; `lexbench-training.json`
-//! (the settings a folder trained here is ranked with). A PEFT folder's `adapter_config.json` counts
-//! as the sha256 of its canonical JSON ([`lexbench_leaderboard::entry::canonical_json`]) without
-//! `base_model`, the base's absolute path: the base enters through the sha256 of its weights that
-//! the file records (and that loading checks), so the hash does not change when folders move.
-//! `config.json`, the weights and `tokenizer.json` are required. The other files lexbench reads
-//! count when present: sentence-transformers' `modules.json`, `sentence_bert_config.json` and the
-//! files of the module folders it names (pooling, dense, layer norm), a ColBERT checkpoint's
-//! `artifact.metadata`, and a separate query encoder's files under `query_encoder/`. Files lexbench
-//! does not read (README, model cards) are not hashed.
+//! **The model's sha256** ([`model_sha256`], [`model_files`]): the sha256 of the text
+//! [`MODEL_HASH_DOMAIN`] followed by one line `NAME  SHA256\n` per file of the folder that the loader
+//! found while building the harness's ranker for the model's kind, sorted by name, `SHA256` being the
+//! file's own sha256. The loader reports the files (`lexbench_baselines::encoder::files::recording_reads`:
+//! every read of a model file goes through one check), so the hash covers exactly what decides the
+//! ranking — `config.json`, the weights (`model.safetensors`, or the shards and their index, or
+//! `pytorch_model.bin`, or a PEFT folder's `adapter_model.safetensors`), `tokenizer.json`,
+//! `lexbench-training.json`, sentence-transformers' `modules.json`, `sentence_bert_config.json` and
+//! module files, ColBERT's `artifact.metadata`, a separate query encoder's files under
+//! `query_encoder/` — and a file the loader starts reading enters it with no list to update. Files it
+//! does not read (README, model cards, `tokenizer_config.json`, `vocab.txt`) are not hashed. A PEFT
+//! folder's `adapter_config.json` counts as the sha256 of its canonical JSON
+//! ([`lexbench_leaderboard::entry::canonical_json`]) without `base_model`, the base's absolute path:
+//! the base enters through the sha256 of its weights that the file records (and that loading
+//! checks), so the hash does not change when folders move. Each split of a submission loads the
+//! model again and refuses a folder whose identity changed since the submission started.
 //!
 //! **Resuming.** A submission is keyed by the model's sha256, the kind, the card's bytes, the
 //! lexbench version and the plan (each dataset, split and dataset version); its state,
@@ -50,10 +51,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use lexbench_baselines::Device;
-use lexbench_baselines::encoder::files::{
-    ADAPTER_CONFIG, ADAPTER_WEIGHTS, QUERY_ENCODER_DIR, TRAINING_RECORD,
-};
-use lexbench_baselines::encoder::weights::Weights;
+use lexbench_baselines::encoder::files::ADAPTER_CONFIG;
 use lexbench_baselines::rank::model::NeuralRanker;
 use lexbench_baselines::rank::{RunTarget, rank_split, write_run};
 use lexbench_core::datadir::DataDir;
@@ -68,15 +66,15 @@ use lexbench_leaderboard::{ModelCard, SubmitRequest};
 use serde::{Deserialize, Serialize};
 
 /// What [`model_sha256`] hashes before the file lines: names the rule.
-pub const MODEL_HASH_DOMAIN: &str = "lexbench-model-sha256-1\n";
+pub const MODEL_HASH_DOMAIN: &str = "lexbench-model-sha256-2\n";
 
-/// Tokenizer files hashed when present (`tokenizer.json` is required).
-pub const TOKENIZER_FILES: [&str; 4] = [
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "vocab.txt",
-];
+/// What BM25's reference hashes before its parameters' line (no files: the first rule's domain,
+/// kept, so that BM25 entries keep their sha256).
+pub const BM25_HASH_DOMAIN: &str = "lexbench-model-sha256-1\n";
+
+/// Files the earlier hash rule (`lexbench-model-sha256-1`, a list kept by hand) hashed when
+/// present and the loader never reads: an entry that names one was hashed under that rule.
+const EARLIER_RULE_ONLY: [&str; 3] = ["tokenizer_config.json", "special_tokens_map.json", "vocab.txt"];
 
 /// Splits used to train and select models, never run by the harness unless named (`train-fit`:
 /// BSARD's training questions less its validation split, `lexbench_splits::bsard::FIT_SPLIT`).
@@ -101,67 +99,38 @@ pub struct ModelFiles {
     pub files: BTreeMap<String, String>,
 }
 
-/// The sha256 of a model folder (module docs: which files, how combined). A folder without
-/// `config.json`, weights or `tokenizer.json` is an error naming it.
-pub fn model_sha256(dir: &Path) -> Result<ModelFiles> {
-    if !dir.is_dir() {
-        bail!("{}: no such model folder", dir.display());
-    }
+/// The identity of the model folder `dir` (module docs): `opened`, the files the loader found while
+/// building its ranker ([`open_model`]), those under `dir` named relative to it, each with its
+/// sha256 (a PEFT folder's `adapter_config.json` as its canonical JSON without `base_model`),
+/// combined after [`MODEL_HASH_DOMAIN`]. Files outside `dir` (a PEFT folder's base) are not hashed:
+/// the adapter records the base's sha256 and loading checks it.
+pub fn model_files(dir: &Path, opened: &BTreeSet<PathBuf>) -> Result<ModelFiles> {
     let mut files = BTreeMap::new();
-    let required = |name: &str| -> Result<PathBuf> {
-        let p = dir.join(name);
-        // Something there that is not a regular file (a FIFO, a device) is refused for what it is.
-        if !lexbench_baselines::encoder::files::present(&p)? {
-            bail!(
-                "{}: no {name} (a model folder holds config.json, model.safetensors — or safetensors shards with \
-                 model.safetensors.index.json, or pytorch_model.bin — or a PEFT folder's {ADAPTER_WEIGHTS}, and tokenizer.json)",
-                dir.display()
-            );
-        }
-        Ok(p)
-    };
-    let config = required("config.json")?;
-    files.insert("config.json".to_owned(), sha256_file(&config)?);
-    let peft = !dir.join("model.safetensors").is_file() && dir.join(ADAPTER_WEIGHTS).is_file();
-    if peft {
-        let weights = required(ADAPTER_WEIGHTS)?;
-        files.insert(ADAPTER_WEIGHTS.to_owned(), sha256_file(&weights)?);
-        let adapter = required(ADAPTER_CONFIG)?;
-        let mut v: serde_json::Value = lexbench_core::io::read_json(&adapter)?;
-        if let Some(m) = v.as_object_mut() {
-            m.remove("base_model");
-        }
-        files.insert(
-            ADAPTER_CONFIG.to_owned(),
-            sha256_hex(canonical_json(&v).as_bytes()),
-        );
-    } else {
-        if let Weights::Safetensors(_) = Weights::of_model(dir)? {
-            required("model.safetensors")?;
-        }
-        hash_weights(dir, "", &mut files)?;
-    }
-    required("tokenizer.json")?;
-    for name in TOKENIZER_FILES.into_iter().chain([TRAINING_RECORD]) {
-        let p = dir.join(name);
-        if p.is_file() {
-            files.insert(name.to_owned(), sha256_file(&p)?);
-        }
-    }
-    hash_read_extras(dir, "", &mut files)?;
-    let query = dir.join(QUERY_ENCODER_DIR);
-    if query.is_dir() {
-        hash_weights(&query, &format!("{QUERY_ENCODER_DIR}/"), &mut files)?;
-        for name in ["config.json", ADAPTER_WEIGHTS]
-            .into_iter()
-            .chain(TOKENIZER_FILES)
-        {
-            let p = query.join(name);
-            if p.is_file() {
-                files.insert(format!("{QUERY_ENCODER_DIR}/{name}"), sha256_file(&p)?);
+    for path in opened {
+        let Ok(rel) = path.strip_prefix(dir) else {
+            continue;
+        };
+        let name = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        let sha = if rel.file_name().is_some_and(|n| n == ADAPTER_CONFIG) {
+            let mut v: serde_json::Value = lexbench_core::io::read_json(path)?;
+            if let Some(m) = v.as_object_mut() {
+                m.remove("base_model");
             }
-        }
-        hash_read_extras(&query, &format!("{QUERY_ENCODER_DIR}/"), &mut files)?;
+            sha256_hex(canonical_json(&v).as_bytes())
+        } else {
+            sha256_file(path)?
+        };
+        files.insert(name, sha);
+    }
+    if files.is_empty() {
+        bail!(
+            "{}: the model was loaded without reading a file of the folder",
+            dir.display()
+        );
     }
     let mut text = String::from(MODEL_HASH_DOMAIN);
     for (name, sha) in &files {
@@ -173,65 +142,33 @@ pub fn model_sha256(dir: &Path) -> Result<ModelFiles> {
     })
 }
 
-/// Adds to `files` (names prefixed with `prefix`) the complete model's weight files in `dir` that
-/// lexbench reads ([`Weights::of_model`]): `model.safetensors`, or `model.safetensors.index.json` and
-/// every shard it names (each must be there), or `pytorch_model.bin`; none when there are none.
-fn hash_weights(dir: &Path, prefix: &str, files: &mut BTreeMap<String, String>) -> Result<()> {
-    let found = Weights::of_model(dir)?;
-    if let Weights::Safetensors(p) = &found
-        && !lexbench_baselines::encoder::files::present(p)?
-    {
-        return Ok(());
+/// The ranker the harness builds for `model` as `kind` ([`harness_ranker`]) and the model's
+/// identity from the files that building it read ([`model_files`]).
+pub fn open_model(
+    model: &Path,
+    kind: ModelKind,
+    system: &str,
+    device: &Device,
+    cache: &Path,
+    lengths: &RankLengths,
+) -> Result<(NeuralRanker, ModelFiles)> {
+    if !model.is_dir() {
+        bail!("{}: no such model folder", model.display());
     }
-    for f in found.files() {
-        // A FIFO or a device would never end: only a regular file is hashed.
-        lexbench_baselines::encoder::files::regular_file(&f)?;
-        let name = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
-        files.insert(format!("{prefix}{name}"), sha256_file(&f)?);
-    }
-    Ok(())
+    let (ranker, opened) = lexbench_baselines::encoder::files::recording_reads(|| {
+        harness_ranker(model, kind, system, device, cache, lengths)
+    });
+    let ranker = ranker.with_context(|| format!("loading {} as a {kind} model", model.display()))?;
+    Ok((ranker, model_files(model, &opened)?))
 }
 
-/// Adds to `files` (names prefixed with `prefix`) the other files lexbench reads from a model folder
-/// when present: sentence-transformers' `modules.json`, `sentence_bert_config.json` and every file
-/// of the module folders `modules.json` names (pooling, dense, layer norm), and a ColBERT
-/// checkpoint's `artifact.metadata`. They decide the vectors as much as the weights do.
-fn hash_read_extras(dir: &Path, prefix: &str, files: &mut BTreeMap<String, String>) -> Result<()> {
-    for name in ["modules.json", "sentence_bert_config.json", "artifact.metadata"] {
-        let p = dir.join(name);
-        if p.is_file() {
-            files.insert(format!("{prefix}{name}"), sha256_file(&p)?);
-        }
-    }
-    let modules = dir.join("modules.json");
-    if !modules.is_file() {
-        return Ok(());
-    }
-    let v: serde_json::Value = lexbench_core::io::read_json(&modules)?;
-    for m in v.as_array().into_iter().flatten() {
-        let Some(rel) = m.get("path").and_then(serde_json::Value::as_str) else {
-            continue;
-        };
-        // The Transformer module sits at the folder's root (path ""); a path that leaves the
-        // folder is not followed.
-        if rel.is_empty() || rel.contains("..") || rel.starts_with('/') {
-            continue;
-        }
-        let sub = dir.join(rel);
-        let Ok(entries) = std::fs::read_dir(&sub) else {
-            continue;
-        };
-        let mut names: Vec<String> = entries
-            .filter_map(|e| e.ok())
-            .filter(|e| e.path().is_file())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        for n in names {
-            files.insert(format!("{prefix}{rel}/{n}"), sha256_file(&sub.join(&n))?);
-        }
-    }
-    Ok(())
+/// The identity of the model folder `dir` ranked as `kind` ([`model_files`]), loading it on the CPU
+/// as the harness does ([`open_model`], at the lengths the folder gives).
+pub fn model_sha256(dir: &Path, kind: ModelKind) -> Result<ModelFiles> {
+    let lengths = crate::rank::lengths(dir, kind)?;
+    // Building a ranker does not touch its embedding cache: nothing is written there.
+    let cache = std::env::temp_dir().join("lexbench-identity-unused-cache");
+    Ok(open_model(dir, kind, "identity", &Device::Cpu, &cache, &lengths)?.1)
 }
 
 /// The ranker of the model folder `model` as `kind`, ranking as system `system` on `device`
@@ -457,7 +394,7 @@ pub fn plan(data: &DataDir, datasets: &[String], splits: &[String]) -> Result<Ve
 
 /// The device as entries record it: `cpu`, `cuda:N`.
 pub fn device_label(device: &Device) -> String {
-    lexbench_baselines::encoder::cache::device_label(device.location())
+    lexbench_baselines::rank::cache::device_label(device.location())
 }
 
 /// The folder of pending submissions' states.
@@ -484,8 +421,9 @@ pub fn submit_model(
     let system = format!("harness-{}", slug(&name));
     let model_dir = std::path::absolute(&req.model)
         .with_context(|| format!("{}: not a usable path", req.model.display()))?;
-    let files = model_sha256(&model_dir)?;
     let lengths = crate::rank::lengths(&model_dir, req.kind)?;
+    // The identity from a first load on the CPU (each split loads the model again, below).
+    let files = model_sha256(&model_dir, req.kind)?;
     let plan = plan(data, &req.datasets, &req.splits)?;
     let device = device_label(&req.device);
 
@@ -590,8 +528,16 @@ pub fn submit_model(
         bar.set_message(format!("loading the model for {}/{}", p.dataset, p.split));
         let t0 = Instant::now();
         let cache = ScratchCache::new(data.root())?;
-        let mut ranker = harness_ranker(&model_dir, req.kind, &system, &req.device, &cache.0, &lengths)
-            .with_context(|| format!("loading {} as a {} model", model_dir.display(), req.kind))?;
+        let (mut ranker, now) = open_model(&model_dir, req.kind, &system, &req.device, &cache.0, &lengths)?;
+        if now != files {
+            bail!(
+                "{}: the model folder changed during the submission (sha256 {} at its start, {} now): \
+                 nothing of this split was recorded; run the submission again once the folder stays as it is",
+                model_dir.display(),
+                files.sha256,
+                now.sha256
+            );
+        }
         bar.set_message(format!("{}/{}", p.dataset, p.split));
         let target = RunTarget::new(data.root(), &p.dataset, &p.split, &system)?;
         let out = write_run(&mut ranker, &target)
@@ -667,7 +613,7 @@ pub fn submit_model(
 }
 
 /// The model reference of lexbench's BM25 as the harness runs it: no folder (`builtin:bm25`), its
-/// sha256 that of [`MODEL_HASH_DOMAIN`], `bm25` and the parameters' JSON (the defaults, the
+/// sha256 that of [`BM25_HASH_DOMAIN`], `bm25` and the parameters' JSON (the defaults, the
 /// analyzer chosen per dataset), so that a change of defaults is a different model.
 pub fn bm25_model_ref() -> Result<ModelRef> {
     let params = serde_json::to_string(&lexbench_baselines::sparse::Bm25Params::default())?;
@@ -675,7 +621,7 @@ pub fn bm25_model_ref() -> Result<ModelRef> {
     Ok(ModelRef {
         path: "builtin:bm25".to_owned(),
         kind: ModelKind::Bm25,
-        sha256: sha256_hex(format!("{MODEL_HASH_DOMAIN}bm25  {params_sha}\n").as_bytes()),
+        sha256: sha256_hex(format!("{BM25_HASH_DOMAIN}bm25  {params_sha}\n").as_bytes()),
         files: BTreeMap::from([("bm25-params.json".to_owned(), params_sha)]),
         architecture: None,
         checkpoint: None,
@@ -713,8 +659,8 @@ pub fn architecture(dir: &Path) -> Option<Architecture> {
 ///
 /// `None` when no record is found: the leaderboard then names no checkpoint.
 pub fn checkpoint(dir: &Path, files: &ModelFiles) -> Option<Checkpoint> {
+    use lexbench_baselines::checkpoints::{ModelRecord, read_record};
     use lexbench_baselines::encoder::files::AdapterFile;
-    use lexbench_baselines::encoder::models::{ModelRecord, read_record};
     let from = |rec: ModelRecord, trained_from: bool| {
         let (id, revision, commit) = match rec.hub {
             Some(h) => (format!("hf:{}", h.repo), Some(h.revision), Some(h.commit)),
@@ -930,7 +876,23 @@ pub fn recheck(data: &DataDir, entry: &str, model: Option<&Path>) -> Result<Rech
         return recheck_bm25(data, &recorded, &path, &harness.model, model);
     }
     let model_dir = model.map_or_else(|| PathBuf::from(&harness.model.path), Path::to_owned);
-    let files = model_sha256(&model_dir)?;
+    let t0 = Instant::now();
+    let cache = ScratchCache::new(data.root())?;
+    let tag = &recorded.run.tag;
+    // Ranked at the lengths the entry records; an entry from before they were recorded, at the
+    // fixed defaults the harness then used.
+    let lengths = harness
+        .lengths
+        .clone()
+        .unwrap_or_else(|| crate::rank::legacy_lengths(harness.model.kind));
+    let (mut ranker, files) = open_model(
+        &model_dir,
+        harness.model.kind,
+        tag,
+        &Device::Cpu,
+        &cache.0,
+        &lengths,
+    )?;
     if files.sha256 != harness.model.sha256 {
         let differ: BTreeSet<&String> = files
             .files
@@ -946,31 +908,25 @@ pub fn recheck(data: &DataDir, entry: &str, model: Option<&Path>) -> Result<Rech
             )
             .collect();
         return Err(fail(format!(
-            "{}: the model in {} has sha256 {}, the entry was made with {} (files that differ: {})",
+            "{}: the model in {} has sha256 {}, the entry was made with {} (files that differ: {}){}",
             path.display(),
             model_dir.display(),
             files.sha256,
             harness.model.sha256,
-            differ.into_iter().cloned().collect::<Vec<_>>().join(", ")
+            differ.into_iter().cloned().collect::<Vec<_>>().join(", "),
+            if harness
+                .model
+                .files
+                .keys()
+                .any(|n| EARLIER_RULE_ONLY.contains(&n.as_str()))
+            {
+                "; the entry was hashed under the earlier rule, which also hashed tokenizer files the \
+                 loader does not read: submit the model again"
+            } else {
+                ""
+            }
         )));
     }
-    let t0 = Instant::now();
-    let cache = ScratchCache::new(data.root())?;
-    let tag = &recorded.run.tag;
-    // Ranked at the lengths the entry records; an entry from before they were recorded, at the
-    // fixed defaults the harness then used.
-    let lengths = harness
-        .lengths
-        .clone()
-        .unwrap_or_else(|| crate::rank::legacy_lengths(harness.model.kind));
-    let mut ranker = harness_ranker(
-        &model_dir,
-        harness.model.kind,
-        tag,
-        &Device::Cpu,
-        &cache.0,
-        &lengths,
-    )?;
     let target = RunTarget::new(data.root(), &d.name, &d.split, tag)?;
     let ranked = rank_split(&mut ranker, &target)?;
     drop(cache);
@@ -1067,58 +1023,69 @@ fn recheck_bm25(
 
 #[cfg(test)]
 mod tests {
-    //! Properties: a model's sha256 covers every file lexbench reads to make its vectors — a changed
-    //! pooling module, ColBERT metadata or separate query encoder is another model — and no file it
-    //! does not read.
+    //! Properties: a model's identity names the files found under its folder relative to it (a
+    //! query encoder's with their subfolder), hashes a PEFT description without its base's path,
+    //! leaves out files outside the folder, and changes with any file's bytes. That the files are
+    //! exactly those the loader read: `tests/cli/rank_folder.rs`.
     use super::*;
 
     #[test]
-    fn the_model_hash_covers_the_modules_and_the_query_encoder() {
-        let dir =
-            lexbench_core::testing::scratch_root().join(format!("lexbench-model-sha-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        for (name, text) in [
-            ("config.json", "{}"),
-            ("model.safetensors", "w"),
-            ("tokenizer.json", "{}"),
-        ] {
-            std::fs::write(dir.join(name), text).unwrap();
-        }
-        let hash = || model_sha256(&dir).unwrap().sha256;
-        let bare = hash();
-        std::fs::write(dir.join("README.md"), "a model card").unwrap();
-        assert_eq!(hash(), bare, "a file lexbench does not read");
-        std::fs::write(
-            dir.join("modules.json"),
-            r#"[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-                {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]"#,
-        )
-        .unwrap();
-        std::fs::create_dir_all(dir.join("1_Pooling")).unwrap();
-        std::fs::write(
-            dir.join("1_Pooling/config.json"),
-            r#"{"pooling_mode_mean_tokens": true}"#,
-        )
-        .unwrap();
-        let mean = hash();
-        assert_ne!(mean, bare);
-        std::fs::write(
-            dir.join("1_Pooling/config.json"),
-            r#"{"pooling_mode_cls_token": true}"#,
-        )
-        .unwrap();
-        let cls = hash();
-        assert_ne!(cls, mean, "another pooling is another model");
-        std::fs::write(dir.join("artifact.metadata"), r#"{"query_maxlen": 32}"#).unwrap();
-        let colbert = hash();
-        assert_ne!(colbert, cls);
-        std::fs::create_dir_all(dir.join(QUERY_ENCODER_DIR)).unwrap();
-        std::fs::write(dir.join(QUERY_ENCODER_DIR).join("model.safetensors"), "q").unwrap();
-        let q = hash();
-        assert_ne!(q, colbert);
-        std::fs::write(dir.join(QUERY_ENCODER_DIR).join("model.safetensors"), "q2").unwrap();
-        assert_ne!(hash(), q, "a changed query encoder alone is another model");
-        let _ = std::fs::remove_dir_all(&dir);
+    fn the_identity_names_the_files_under_the_folder() {
+        let root = lexbench_core::testing::scratch_root()
+            .join(format!("lexbench-model-files-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let dir = root.join("m");
+        std::fs::create_dir_all(dir.join(lexbench_baselines::encoder::files::QUERY_ENCODER_DIR)).unwrap();
+        let write = |rel: &str, text: &str| {
+            let p = if rel.starts_with('/') {
+                PathBuf::from(rel)
+            } else {
+                dir.join(rel)
+            };
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let outside = root.join("base.safetensors");
+        std::fs::write(&outside, "base").unwrap();
+        let mut opened: BTreeSet<PathBuf> = ["config.json", "model.safetensors", "query_encoder/config.json"]
+            .into_iter()
+            .map(|r| write(r, r))
+            .collect();
+        opened.insert(outside.clone());
+        let a = model_files(&dir, &opened).unwrap();
+        let names: Vec<&str> = a.files.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            ["config.json", "model.safetensors", "query_encoder/config.json"]
+        );
+        assert_eq!(a.files["config.json"], sha256_hex(b"config.json"));
+        std::fs::write(&outside, "another base").unwrap();
+        assert_eq!(
+            model_files(&dir, &opened).unwrap(),
+            a,
+            "a file outside the folder"
+        );
+        write("model.safetensors", "changed");
+        assert_ne!(model_files(&dir, &opened).unwrap().sha256, a.sha256);
+
+        let adapter = |base: &str| {
+            write(
+                ADAPTER_CONFIG,
+                &format!(r#"{{"base_model": "{base}", "base_sha256": "abc", "peft": {{}}}}"#),
+            )
+        };
+        let peft: BTreeSet<PathBuf> = [adapter("/one/place")].into();
+        let here = model_files(&dir, &peft).unwrap();
+        adapter("/another/place");
+        assert_eq!(
+            model_files(&dir, &peft).unwrap(),
+            here,
+            "the base's path is not hashed"
+        );
+        assert!(
+            model_files(&dir, &BTreeSet::new()).is_err(),
+            "no file read is an error"
+        );
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

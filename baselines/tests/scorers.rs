@@ -20,8 +20,8 @@ use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::{VarBuilder, VarMap};
-use lexbench_baselines::encoder::cache::{CachedEncoder, EmbeddingCache};
 use lexbench_baselines::encoder::{EncodeOptions, Pooling, SentenceEncoder, TextTokenizer};
+use lexbench_baselines::rank::cache::{CachedEncoder, EmbeddingCache};
 use lexbench_baselines::scorers::{
     BiEncoder, ColBert, ColBertConfig, CrossEncoder, Similarity, maxsim, similarity, similarity_matrix,
 };

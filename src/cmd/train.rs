@@ -13,6 +13,7 @@ use lexbench_baselines::curriculum::SemanticSource;
 use lexbench_baselines::encoder::peft::{PeftConfig, PeftMethod};
 use lexbench_baselines::train::Summary;
 use lexbench_baselines::train::config::MAX_EPOCHS;
+use lexbench_baselines::train::stage::SecondStage;
 use lexbench_core::datadir::DataDir;
 
 use crate::cmd::args::DeviceArg;
@@ -150,47 +151,46 @@ pub fn cmd_train(data: &DataDir, args: &TrainArgs) -> Result<ExitCode> {
             .then(|| std::time::Duration::from_secs_f64(args.checkpoint_minutes * 60.0)),
     };
     let device = args.device.device()?;
-    match train_experiment(data, &request, &device)? {
-        TrainReport::Encoder {
-            trained,
-            selected,
-            gnn,
-            qabisar,
-            runs,
-        } => {
-            for t in &trained {
-                if let Some(p) = &t.point {
-                    println!("point {}:", p.name);
-                }
-                print_summary(&t.summary, &t.dir);
-            }
-            if let Some(best) = selected {
-                let t = &trained[best];
-                let name = t.point.as_ref().map_or("", |p| p.name.as_str());
-                println!("sweep: selected {name} ({})", t.dir.display());
-            }
-            if let Some(g) = gnn {
-                println!(
-                    "  gnn: {} nodes, {} trainable parameters",
-                    g.nodes, g.trainable_params
-                );
-                for (i, (l, t)) in g.losses.iter().zip(&g.epoch_s).enumerate() {
-                    println!("  gnn epoch {}: loss {l:.4}, {t:.1} s", i + 1);
-                }
-            }
-            if let Some(q) = qabisar {
-                println!(
-                    "  qabisar stage 2: {} graph nodes, {} trainable parameters",
-                    q.nodes, q.trainable_params
-                );
-                for (i, (l, t)) in q.losses.iter().zip(&q.epoch_s).enumerate() {
-                    println!("  qabisar epoch {}: loss {l:.4}, {t:.1} s", i + 1);
-                }
-            }
-            for r in runs {
-                println!("run:     {}", r.display());
+    let TrainReport {
+        trained,
+        selected,
+        second_stage,
+        runs,
+    } = train_experiment(data, &request, &device)?;
+    for t in &trained {
+        if let Some(p) = &t.point {
+            println!("point {}:", p.name);
+        }
+        print_summary(&t.summary, &t.dir);
+    }
+    if let Some(best) = selected {
+        let t = &trained[best];
+        let name = t.point.as_ref().map_or("", |p| p.name.as_str());
+        println!("sweep: selected {name} ({})", t.dir.display());
+    }
+    match second_stage {
+        Some(SecondStage::Gnn(g)) => {
+            println!(
+                "  gnn: {} nodes, {} trainable parameters",
+                g.nodes, g.trainable_params
+            );
+            for (i, (l, t)) in g.losses.iter().zip(&g.epoch_s).enumerate() {
+                println!("  gnn epoch {}: loss {l:.4}, {t:.1} s", i + 1);
             }
         }
+        Some(SecondStage::Qabisar(q)) => {
+            println!(
+                "  qabisar stage 2: {} graph nodes, {} trainable parameters",
+                q.nodes, q.trainable_params
+            );
+            for (i, (l, t)) in q.losses.iter().zip(&q.epoch_s).enumerate() {
+                println!("  qabisar epoch {}: loss {l:.4}, {t:.1} s", i + 1);
+            }
+        }
+        None => {}
+    }
+    for r in runs {
+        println!("run:     {}", r.display());
     }
     Ok(ExitCode::SUCCESS)
 }

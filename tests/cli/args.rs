@@ -7,8 +7,7 @@
 //! - `--device cpu` gives the same embeddings as the default device of a CPU-only build;
 //! - dataset and split names are checked by every command that takes them (exit 2, nothing written);
 //! - `--format` is global (before or after the subcommand), and a format a command does not print is
-//!   refused with exit 2 (`stats` and `diff` print human or json, like `eval`);
-//! - `bench-encoder` takes the shared `--device` group.
+//!   refused with exit 2 (`stats` and `diff` print human or json, like `eval`).
 
 use crate::common::lexbench;
 use std::path::{Path, PathBuf};
@@ -50,9 +49,6 @@ fn cuda_on_a_cpu_only_build_is_an_error() {
         assert!(err.contains("built without CUDA"), "{err}");
         assert!(err.contains("--device"), "{err}");
         assert!(out.stdout.is_empty());
-        let out = lexbench(&data, &["bench-encoder", "--device", device, "--no-python"]);
-        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-        assert!(stderr(&out).contains("built without CUDA"), "{}", stderr(&out));
     }
     let out = lexbench(
         &data,

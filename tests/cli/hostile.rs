@@ -3120,12 +3120,12 @@ fn fourth_probe() {
     );
     cases.push(
         Case::new(
-            "14 LEXBENCH_GEMM=portable encode",
+            "14 LEXBENCH_ISA=portable encode",
             None,
             &["encode", "--model", &tiny_s, "some text"],
             Expect::Accepted { stdout: vec![] },
         )
-        .with_env("LEXBENCH_GEMM", "portable")
+        .with_env("LEXBENCH_ISA", "portable")
         .then(|out| {
             let err = String::from_utf8_lossy(&out.stderr);
             (err.contains("portable reference path") || !vector_cpu())

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use lexbench_baselines::encoder::models::{ModelRecord, RECORD_FILE};
+use lexbench_baselines::checkpoints::{ModelRecord, RECORD_FILE};
 use lexbench_core::sha256_hex;
 use lexbench_crawlers::fake_hub::{
     Cut, FakeCommit, FakeHub, FakeHubConfig, FakeHubFile, FakeRepo, HubFaults, fake_commit,

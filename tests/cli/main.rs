@@ -5,7 +5,6 @@
 mod common;
 
 mod args;
-mod bench_encoder;
 mod colbert_lengths;
 mod crawl;
 mod curriculum;

@@ -99,7 +99,11 @@ fn pytorch_bin_and_safetensors_shards_encode_as_model_safetensors() {
     }
 
     // The model hash covers the weight files read: the checkpoint, or the index and every shard.
-    let files = |dir: &Path| lexbench::submit::model_sha256(dir).unwrap().files;
+    let files = |dir: &Path| {
+        lexbench::submit::model_sha256(dir, lexbench_leaderboard::ModelKind::BiEncoder)
+            .unwrap()
+            .files
+    };
     assert!(files(&bin).contains_key("pytorch_model.bin"), "{:?}", files(&bin));
     let names: Vec<String> = files(&sharded).into_keys().collect();
     for f in [

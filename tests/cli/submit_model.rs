@@ -172,8 +172,20 @@ fn minilm_submitted_as_a_model_is_verified_on_every_split_and_rechecked() {
         let h = &e["provenance"];
         assert_eq!(h["model"]["kind"], "bi-encoder");
         assert_eq!(h["model"]["sha256"].as_str().unwrap().len(), 64);
-        for f in ["config.json", "model.safetensors", "tokenizer.json", "vocab.txt"] {
+        // What the loader read, and only that: MiniLM's sentence-transformers files are read (the
+        // pooling decides the vectors), its vocab.txt and tokenizer_config.json are not.
+        for f in [
+            "config.json",
+            "model.safetensors",
+            "tokenizer.json",
+            "modules.json",
+            "sentence_bert_config.json",
+            "1_Pooling/config.json",
+        ] {
             assert!(h["model"]["files"][f].is_string(), "{f} is not hashed: {h}");
+        }
+        for f in ["vocab.txt", "tokenizer_config.json"] {
+            assert!(h["model"]["files"].get(f).is_none(), "{f} is hashed: {h}");
         }
         assert_eq!(h["lexbench_version"], env!("CARGO_PKG_VERSION"));
         assert_eq!(h["device"], "cpu");
@@ -633,6 +645,10 @@ fn cross_encoders_and_colbert_are_verified_and_rechecked() {
     let card = card(&root, "No tokenizer");
     let out = submit_tiny(&data, &model, &card, None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("no tokenizer.json"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("tokenizer.json: No such file"),
+        "{}",
+        stderr(&out)
+    );
     let _ = std::fs::remove_dir_all(&root);
 }

@@ -14,7 +14,7 @@ use std::path::Path;
 use candle_core::{D, DType, Device, Tensor};
 use candle_nn::{Embedding, VarBuilder};
 
-use super::dropout::Dropout;
+use lexbench_engine::dropout::Dropout;
 
 use super::arch::Arch;
 use super::config::{BertConfig, HiddenAct};
@@ -52,7 +52,7 @@ impl LayerNorm {
                 self.eps as f32,
             )?);
         }
-        if let Some(y) = super::kernels::layer_norm(x, &self.weight, &self.bias, self.eps)? {
+        if let Some(y) = lexbench_engine::kernels::layer_norm(x, &self.weight, &self.bias, self.eps)? {
             return Ok(y);
         }
         self.composite(x)
@@ -66,7 +66,7 @@ impl LayerNorm {
             .any(|t| t.track_op());
         if fused && !tracking {
             let wb = Tensor::stack(&[&self.weight, &self.bias], 0)?;
-            if let Some(y) = super::kernels::add_layer_norm(x, residual, &wb, self.eps)? {
+            if let Some(y) = lexbench_engine::kernels::add_layer_norm(x, residual, &wb, self.eps)? {
                 return Ok(y);
             }
         }
@@ -287,13 +287,14 @@ impl Attention {
                 && x.dtype() == DType::F32
                 && !x.track_op();
             if fused {
-                let qkv = super::kernels::linear(&x.reshape((b * s, hidden))?, w, qkv_bias)?;
+                let qkv = lexbench_engine::kernels::linear(&x.reshape((b * s, hidden))?, w, qkv_bias)?;
                 let mask = match mask_bias {
                     Some(m) => m.reshape((b, s))?,
                     None => Tensor::zeros((b, s), DType::F32, x.device())?,
                 };
-                let ctx = super::kernels::fused_attention(&qkv, &mask, b, s, self.heads, self.head_dim)?
-                    .reshape((b, s, hidden))?;
+                let ctx =
+                    lexbench_engine::kernels::fused_attention(&qkv, &mask, b, s, self.heads, self.head_dim)?
+                        .reshape((b, s, hidden))?;
                 let mut out = self.output.forward_t(&ctx, train)?;
                 if let Some(a) = &self.adapter {
                     out = a.forward_t(&out, train)?;
@@ -328,7 +329,7 @@ impl Attention {
                 Some(m) => m.reshape((b, keys))?,
                 None => Tensor::zeros((b, keys), scores.dtype(), scores.device())?,
             };
-            super::kernels::masked_softmax(&scores, &mask)?
+            lexbench_engine::kernels::masked_softmax(&scores, &mask)?
         };
         let probs = match fused {
             Some(p) => p,
@@ -429,12 +430,12 @@ impl Layer {
         let a = self.attention.forward_t(x, mask_bias, prefix, train)?;
         let h = match (self.act, self.intermediate.bias()) {
             (HiddenAct::Gelu, Some(b)) if self.fused_gelu && !train => {
-                super::fast::bias_gelu(&self.intermediate.forward_t_no_bias(&a, train)?, b)?
+                lexbench_engine::gelu::bias_gelu(&self.intermediate.forward_t_no_bias(&a, train)?, b)?
             }
             // Training: GELU with its own backward pass on the CPU (encoder/kernels.rs).
             (HiddenAct::Gelu, _) if self.fused_gelu => {
                 let x = self.intermediate.forward_t(&a, train)?;
-                match super::kernels::gelu_train(&x)? {
+                match lexbench_engine::kernels::gelu_train(&x)? {
                     Some(y) => y,
                     None => x.gelu_erf()?,
                 }
@@ -494,7 +495,7 @@ impl BertModel {
     /// Loads from a `VarBuilder` rooted where the checkpoint's `embeddings.*` live. With
     /// `with_pooler`, `pooler.dense.*` must be present (or is created when `vb` is backed by a
     /// `VarMap`). Loading changes nothing of the process: the allocator policy that suits candle's
-    /// per-op buffers ([`super::kernels::keep_freed_memory`]) is the program's to set (the `lexbench`
+    /// per-op buffers ([`lexbench_engine::heap::keep_freed_memory`]) is the program's to set (the `lexbench`
     /// binary sets it at its start; a library user decides for their own process).
     pub fn load(cfg: &BertConfig, vb: VarBuilder<'_>, with_pooler: bool) -> Result<Self> {
         cfg.validate()?;

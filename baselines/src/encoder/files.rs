@@ -5,6 +5,8 @@
 //! with ([`ranking_prefixes`], from its [`TRAINING_RECORD`]). Written by `train::export`, read by [`super::BertModel`],
 //! the scorers and the ranking layer.
 
+use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -170,6 +172,45 @@ fn kind_of(t: std::fs::FileType) -> &'static str {
     }
 }
 
+thread_local! {
+    /// The files [`regular_file`] found on this thread, one set per [`recording_reads`] under way.
+    static FOUND: RefCell<Vec<BTreeSet<PathBuf>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` and returns, beside its result, every model file it looked at and found on this thread:
+/// each path [`regular_file`] accepted. Every read of a model folder's file goes through it first
+/// (the JSON and text readers, the weights readers and checkers, [`present`]), so the set is what
+/// the loader read, or found there and let decide (a PEFT folder's weights). Loading runs on the
+/// calling thread; recordings nest (an inner one's files are the outer one's too).
+///
+/// What a verified leaderboard entry hashes is this set for the ranker the harness builds
+/// (`lexbench::submit`), so that a file the loader starts reading is in the hash without anyone
+/// listing it.
+pub fn recording_reads<R>(f: impl FnOnce() -> R) -> (R, BTreeSet<PathBuf>) {
+    /// Pops this recording's set, also when `f` panics.
+    struct Recording;
+    impl Drop for Recording {
+        fn drop(&mut self) {
+            FOUND.with(|found| found.borrow_mut().pop());
+        }
+    }
+    FOUND.with(|found| found.borrow_mut().push(BTreeSet::new()));
+    let recording = Recording;
+    let result = f();
+    let files = FOUND.with(|found| found.borrow().last().cloned().unwrap_or_default());
+    drop(recording);
+    (result, files)
+}
+
+/// Adds `path` to every recording under way on this thread.
+fn note_found(path: &Path) {
+    FOUND.with(|found| {
+        for set in found.borrow_mut().iter_mut() {
+            set.insert(path.to_owned());
+        }
+    });
+}
+
 /// Checks that `path`, a file of a model folder, is a regular file (after following symbolic links:
 /// a link to a regular file is fine) and returns its size. A device (`/dev/urandom`), a FIFO, a
 /// socket or a directory is [`Error::Format`] naming the file, found without opening it (opening a
@@ -185,6 +226,7 @@ pub fn regular_file(path: &Path) -> Result<u64> {
             ),
         });
     }
+    note_found(path);
     Ok(m.len())
 }
 

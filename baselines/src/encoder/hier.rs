@@ -20,9 +20,9 @@ use candle_nn::{Init, VarBuilder};
 use serde::{Deserialize, Serialize};
 
 use crate::encoder::bert::LayerNorm;
-use crate::encoder::dropout::Dropout;
 use crate::encoder::{BertConfig, BertModel, Inputs, Pooling, Tokens, pad_batch, pool};
 use crate::error::{Error, Result};
+use lexbench_engine::dropout::Dropout;
 
 /// Configuration of a [`HierarchicalEncoder`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,7 +46,7 @@ pub struct HierConfig {
     #[serde(default = "default_ffn")]
     pub ffn_multiplier: usize,
     /// Dropout on attention weights and after attention / feed-forward blocks, training only
-    /// (default 0.1, PyTorch's default); masks come from the seeded [`crate::encoder::dropout`]
+    /// (default 0.1, PyTorch's default); masks come from the seeded [`lexbench_engine::dropout`]
     /// generator, so training runs resume exactly.
     #[serde(default = "default_dropout")]
     pub dropout: f32,

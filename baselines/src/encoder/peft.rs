@@ -9,7 +9,7 @@
 use candle_core::Tensor;
 use candle_nn::{Init, VarBuilder};
 
-use super::dropout::Dropout;
+use lexbench_engine::dropout::Dropout;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -246,11 +246,11 @@ impl PeftLinear {
         let bias = self.bias.as_ref().filter(|_| with_bias);
         let mut y = match (&self.weight_t, bias) {
             // Frozen weights (the inference fast path): matmul and bias in one gemm.
-            (Some(wt), Some(b)) => crate::encoder::kernels::linear(&x2, wt, b)?,
+            (Some(wt), Some(b)) => lexbench_engine::kernels::linear(&x2, wt, b)?,
             (Some(wt), None) => x2.matmul(wt)?,
             (None, Some(b))
                 if !self.plain
-                    && let Some(y) = crate::encoder::kernels::linear_train(&x2, &self.weight, b)? =>
+                    && let Some(y) = lexbench_engine::kernels::linear_train(&x2, &self.weight, b)? =>
             {
                 y
             }

@@ -11,8 +11,8 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::{Init, VarBuilder};
 use serde::{Deserialize, Serialize};
 
-use crate::encoder::dropout::Dropout;
 use crate::error::{Error, Result};
+use lexbench_engine::dropout::Dropout;
 
 /// Options of one [`GatV2Conv`] (PyG's constructor arguments).
 #[derive(Debug, Clone, PartialEq)]

@@ -10,7 +10,7 @@
 //! the query encoder in its subfolder `query_encoder/` ([`QUERY_ENCODER_DIR`]): queries are encoded
 //! with it, documents with the folder's own encoder. A folder without one encodes both with the same.
 //!
-//! Document embeddings go through the on-disk [`crate::encoder::cache::EmbeddingCache`] (keyed by the
+//! Document embeddings go through the on-disk [`crate::rank::cache::EmbeddingCache`] (keyed by the
 //! model's hash, the encoding options and the text), so a second run over the same corpus encodes only
 //! the queries. The cache lives in `DATA/cache/embeddings`, or in a folder of the caller's
 //! ([`DenseRanker::with_cache_dir`]: the submission harness uses a fresh one, so a verified run is
@@ -26,10 +26,10 @@ use serde::{Deserialize, Serialize};
 
 use super::neural::{NeuralDetails, SEED, to_json};
 use super::{Ranked, Ranker, SplitInputs};
-use crate::encoder::cache::CachedEncoder;
 use crate::encoder::tokenize::{TextTokenizer, Tokens};
 use crate::encoder::{EncodeOptions, SentenceEncoder, TextPrefixes};
 use crate::error::{Error, Result};
+use crate::rank::cache::CachedEncoder;
 use crate::scorers::biencoder::{Similarity, similarity};
 
 /// Settings of a dense run.
@@ -280,7 +280,7 @@ impl Ranker for DenseRanker {
             let dir = self.model_dir.join(QUERY_ENCODER_DIR);
             config["query_encoder"] = serde_json::json!({
                 "folder": QUERY_ENCODER_DIR,
-                "model_hash": crate::encoder::models::model_hash(&dir)?,
+                "model_hash": crate::checkpoints::model_hash(&dir)?,
             });
         }
         Ok(Ranked {

@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 pub mod bm25;
+pub mod cache;
 pub mod colbert;
 pub mod cross;
 pub mod dense;

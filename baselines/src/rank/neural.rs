@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::{RunOutput, RunSidecar};
-use crate::encoder::models::model_hash;
+use crate::checkpoints::model_hash;
 pub use crate::encoder::seeded::SEED;
 use crate::error::{Error, Result};
 

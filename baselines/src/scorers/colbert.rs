@@ -221,13 +221,19 @@ impl MaxSimDocs {
         for (i, d) in docs.iter().enumerate() {
             let (n, w) = d.borrow().dims2()?;
             if n == 0 {
-                return Err(Error::Param(format!("MaxSim: document {i} has no token vectors")));
+                return Err(Error::data(
+                    "MaxSim documents",
+                    format!("document {i} has no token vectors"),
+                ));
             }
             if *dim.get_or_insert(w) != w {
-                return Err(Error::Param(format!(
-                    "MaxSim: document {i} has vectors of width {w}, the first {}",
-                    dim.unwrap_or(w)
-                )));
+                return Err(Error::data(
+                    "MaxSim documents",
+                    format!(
+                        "document {i} has vectors of width {w}, the first {}",
+                        dim.unwrap_or(w)
+                    ),
+                ));
             }
             offsets.push(offsets[i] + n);
         }

@@ -53,9 +53,8 @@ impl CrossEncoder {
         batch_size: usize,
     ) -> Result<Self> {
         if model.pooler().is_none() {
-            return Err(Error::Param(
-                "model: a cross-encoder needs a checkpoint with a pooler (pooler.dense.*); this one has none"
-                    .into(),
+            return Err(Error::Model(
+                "a cross-encoder needs a checkpoint with a pooler (pooler.dense.*); this one has none".into(),
             ));
         }
         if batch_size == 0 {

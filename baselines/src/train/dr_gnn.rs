@@ -360,7 +360,7 @@ pub fn train_dr_gnn(
     let gnn = cfg
         .gnn
         .as_ref()
-        .ok_or_else(|| Error::Param("DR+GNN needs a [gnn] section".into()))?;
+        .ok_or_else(|| Error::internal("DR+GNN's stage called without a [gnn] section"))?;
     gnn.validate()?;
     let mut split = SplitData::load(data, &cfg.data.dataset, &cfg.data.train_split, true)?;
     cfg.eval.check_depth(split.pooled(), split.docs.len())?;

@@ -44,7 +44,7 @@ fn copy_base_files(base: &Path, dir: &Path) -> Result<()> {
         let n = name.to_string_lossy();
         let wanted = (n.ends_with(".json") || n.ends_with(".txt"))
             && n != ADAPTER_CONFIG
-            && n != crate::encoder::models::RECORD_FILE
+            && n != crate::checkpoints::RECORD_FILE
             && n != TRAINING_RECORD
             && n != LEGACY_TRAINING_RECORD;
         if wanted && e.path().is_file() {
@@ -56,7 +56,7 @@ fn copy_base_files(base: &Path, dir: &Path) -> Result<()> {
 }
 
 /// How a trained folder was trained (configuration, epochs, scores), beside HF's files. Distinct
-/// from [`crate::encoder::models::RECORD_FILE`], the install record of a fetched checkpoint. Its
+/// from [`crate::checkpoints::RECORD_FILE`], the install record of a fetched checkpoint. Its
 /// `config` is what every ranker of the folder must use (lengths, pooling, similarity, ColBERT's
 /// settings, the text prefixes: [`crate::encoder::files::ranking_prefixes`]).
 pub use crate::encoder::files::TRAINING_RECORD;

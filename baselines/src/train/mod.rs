@@ -21,11 +21,12 @@
 //! - [`trainer`]: the one training loop (checkpoints, exact resumption, the step, model selection)
 //!   and the [`trainer::Objective`] each kind of training plugs into it; [`seeds`]: its named random
 //!   streams; [`finetune::train`]: fine-tuning an encoder; [`export`]: HF folders and PEFT-only folders.
+//! - [`stage`]: the stage a configuration trains after its encoder (DR+GNN's GNN, QABISAR's stage
+//!   2), chosen by the configuration.
 //! - [`share`]: the trainable-parameter share of a configuration, computed from `config.json` alone.
 //! - [`config::sweep`]: hyperparameter grids (`[sweep]`, `lr_sweep`) expanded into named, validated
 //!   points.
 
-pub mod bench;
 pub mod config;
 pub mod data;
 pub mod dr_gnn;
@@ -40,6 +41,7 @@ pub mod qabisar;
 pub mod seeds;
 pub mod share;
 mod spans;
+pub mod stage;
 pub mod trainer;
 
 pub use config::TrainConfig;

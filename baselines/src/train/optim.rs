@@ -171,15 +171,15 @@ impl AdamW {
             // previous moments every earlier step's: memory grew by a whole step's activations per
             // step (3.6 GB for a MiniLM DPR batch of 8).
             let g = &g.detach();
-            if self.in_place && in_place::applies(&[s.var.as_tensor(), &s.m, &s.v, g]) {
+            if self.in_place && lexbench_engine::adamw::applies(&[s.var.as_tensor(), &s.m, &s.v, g]) {
                 // The same f32 operations as the tensor expressions below, in place and in three
                 // passes instead of fourteen allocated tensors.
-                let moment = |beta: f64, squared| in_place::Moment {
+                let moment = |beta: f64, squared| lexbench_engine::adamw::Moment {
                     beta: beta as f32,
                     one_minus_beta: (1.0 - beta) as f32,
                     squared,
                 };
-                let consts = in_place::Consts {
+                let consts = lexbench_engine::adamw::Consts {
                     inv_c1: (1.0 / c1) as f32,
                     inv_c2: (1.0 / c2) as f32,
                     eps: self.cfg.eps as f32,
@@ -190,7 +190,7 @@ impl AdamW {
                 s.v.inplace_op2(g, &moment(b2, true))?;
                 s.var
                     .as_tensor()
-                    .inplace_op3(&s.m, &s.v, &in_place::Update(consts))?;
+                    .inplace_op3(&s.m, &s.v, &lexbench_engine::adamw::Update(consts))?;
                 continue;
             }
             s.m = ((&s.m * b1)? + (g * (1.0 - b1))?)?;
@@ -244,120 +244,6 @@ impl AdamW {
         }
         self.step = step;
         Ok(())
-    }
-}
-
-/// AdamW's update in place, for f32 tensors in CPU memory, each contiguous and of its own storage
-/// (the moments; a variable and its gradient): the operations of the tensor path, one for one, so
-/// that the results are the same bits (candle's `t * x` is `t · f32(x) + 0`, `t / x` is
-/// `t · f32(1/x) + 0`, `t + x` is `t · 1 + f32(x)`).
-mod in_place {
-    use candle_core::{CpuStorage, InplaceOp2, InplaceOp3, Layout, Tensor};
-
-    /// Whether [`Moment`] and [`Update`] can run on these tensors.
-    pub(super) fn applies(ts: &[&Tensor]) -> bool {
-        ts.iter()
-            .all(|t| t.device().is_cpu() && t.dtype() == candle_core::DType::F32 && t.is_contiguous())
-            && ts.windows(2).all(|w| w[0].shape() == w[1].shape())
-    }
-
-    #[derive(Debug, Clone, Copy)]
-    pub(super) struct Consts {
-        pub inv_c1: f32,
-        pub inv_c2: f32,
-        pub eps: f32,
-        /// `1 − lr·wd` for a decayed parameter.
-        pub decay: Option<f32>,
-        pub lr: f32,
-    }
-
-    fn slice<'a>(s: &'a CpuStorage, l: &Layout) -> candle_core::Result<&'a [f32]> {
-        let (CpuStorage::F32(v), Some((a, b))) = (s, l.contiguous_offsets()) else {
-            candle_core::bail!("AdamW in place: contiguous f32 only");
-        };
-        Ok(&v[a..b])
-    }
-
-    fn slice_mut<'a>(s: &'a mut CpuStorage, l: &Layout) -> candle_core::Result<&'a mut [f32]> {
-        let (CpuStorage::F32(v), Some((a, b))) = (s, l.contiguous_offsets()) else {
-            candle_core::bail!("AdamW in place: contiguous f32 only");
-        };
-        Ok(&mut v[a..b])
-    }
-
-    /// `f` over matching chunks of `dst` and `srcs`, on all cores when there is enough work.
-    fn par<const N: usize>(dst: &mut [f32], srcs: [&[f32]; N], f: impl Fn(&mut [f32], [&[f32]; N]) + Sync) {
-        const MIN_CHUNK: usize = 1 << 18;
-        let threads = crate::encoder::kernels::threads();
-        let chunk = dst.len().div_ceil(threads).max(MIN_CHUNK);
-        crate::encoder::kernels::chunks_on_pool(dst, chunk, |i, d| {
-            f(d, srcs.map(|s| &s[i * chunk..i * chunk + d.len()]))
-        });
-    }
-
-    /// A moment: `m ← m·β₁ + g·(1 − β₁)`, or with `squared`, `v ← v·β₂ + g²·(1 − β₂)`.
-    pub(super) struct Moment {
-        pub beta: f32,
-        pub one_minus_beta: f32,
-        pub squared: bool,
-    }
-    /// `p ← p·(1 − lr·wd) − lr·m̂ / (√v̂ + ε)`.
-    pub(super) struct Update(pub Consts);
-
-    impl InplaceOp2 for Moment {
-        fn name(&self) -> &'static str {
-            if self.squared { "adamw-v" } else { "adamw-m" }
-        }
-        fn cpu_fwd(
-            &self,
-            m: &mut CpuStorage,
-            ml: &Layout,
-            g: &CpuStorage,
-            gl: &Layout,
-        ) -> candle_core::Result<()> {
-            let Self {
-                beta,
-                one_minus_beta,
-                squared,
-            } = *self;
-            par(slice_mut(m, ml)?, [slice(g, gl)?], |m, [g]| {
-                for (m, &g) in m.iter_mut().zip(g) {
-                    let g = if squared { g * g } else { g };
-                    *m = (*m * beta + 0.0) + (g * one_minus_beta + 0.0);
-                }
-            });
-            Ok(())
-        }
-    }
-
-    impl InplaceOp3 for Update {
-        fn name(&self) -> &'static str {
-            "adamw-update"
-        }
-        fn cpu_fwd(
-            &self,
-            p: &mut CpuStorage,
-            pl: &Layout,
-            m: &CpuStorage,
-            ml: &Layout,
-            v: &CpuStorage,
-            vl: &Layout,
-        ) -> candle_core::Result<()> {
-            let c = self.0;
-            par(slice_mut(p, pl)?, [slice(m, ml)?, slice(v, vl)?], |p, [m, v]| {
-                for ((p, &m), &v) in p.iter_mut().zip(m).zip(v) {
-                    let m_hat = m * c.inv_c1 + 0.0;
-                    let v_hat = v * c.inv_c2 + 0.0;
-                    let update = m_hat / (v_hat.sqrt() * 1.0 + c.eps);
-                    let kept = match c.decay {
-                        Some(d) => *p * d + 0.0,
-                        None => *p,
-                    };
-                    *p = kept - (update * c.lr + 0.0);
-                }
-            });
-            Ok(())
-        }
     }
 }
 

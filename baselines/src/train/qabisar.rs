@@ -100,16 +100,17 @@ impl Qabisar {
         let q = cfg
             .qabisar
             .clone()
-            .ok_or_else(|| Error::Param("QABISAR needs a [qabisar] section".into()))?;
+            .ok_or_else(|| Error::internal("QABISAR's stage 2 called without a [qabisar] section"))?;
         q.validate()?;
         let net = Trainable::build(cfg, device)?;
         let encoder = load_selected_encoder(&net, out)?.ok_or_else(|| {
-            Error::Param(format!(
-                "QABISAR's stage 2 starts from the bi-encoder stage 1 trained in {}, which holds no trained \
-                 encoder (no summary.json with a selected epoch): train stage 1 there first \
-                 (`lexbench train` runs both stages)",
-                out.display()
-            ))
+            Error::Folder {
+                path: out.to_owned(),
+                message: "QABISAR's stage 2 starts from the bi-encoder stage 1 trained here, and this folder \
+                          holds no trained encoder (no summary.json with a selected epoch): train stage 1 there \
+                          first (`lexbench train` runs both stages)"
+                    .into(),
+            }
         })?;
         let feats = GraphFeatures::build(&net, split, data, &cfg.data.dataset, device)?;
         let dim = feats.dim();

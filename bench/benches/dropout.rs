@@ -1,18 +1,18 @@
 //! Dropout's keep mask on the CPU: the draws of one training step's largest mask (attention
 //! probabilities, batch 56 × 12 heads × 128 × 128 = 11 M values, `p` = 0.1) drawn value by value from
 //! SplitMix64 as dropout drew them before (`unit_f64() ≥ p`, one core), against
-//! `encoder::kernels::keep_mask` (the same mask: integer compare, vectorised, split over the cores).
+//! `lexbench_engine::kernels::keep_mask` (the same mask: integer compare, vectorised, split over the cores).
 //! The two masks are checked equal before timing.
 //!
-//!     cargo bench -p lexbench-baselines --bench dropout
+//!     cargo bench -p lexbench-bench --bench dropout
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use lexbench_baselines::encoder::kernels::keep_mask;
 use lexbench_core::rng::SplitMix64;
+use lexbench_engine::kernels::keep_mask;
 
 const N: usize = 56 * 12 * 128 * 128;
 const P: f64 = 0.1;

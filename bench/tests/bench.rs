@@ -1,4 +1,4 @@
-//! `lexbench bench-encoder --mode real` without the Python side (`--no-python`): the report of candle
+//! `lexbench-bench --mode real` without the Python side (`--no-python`): the report of candle
 //! on real paragraphs, with the padding of both batchings.
 //!
 //! Properties checked:
@@ -29,7 +29,24 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::lexbench;
+// The tiny random BERT folder the baselines' tests use (one writer of it in the workspace).
+#[path = "../../baselines/tests/common/mod.rs"]
+mod common;
+
+/// `lexbench-bench ARGS…`; `_data` is a data directory, which the bench never reads (it must stay
+/// absent).
+fn lexbench(_data: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_lexbench-bench"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run lexbench-bench")
+}
+
+/// The workspace root.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
 
 fn temp_dir(test: &str) -> PathBuf {
     let dir = lexbench_core::testing::scratch_root()
@@ -43,8 +60,15 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The MiniLM folder `scripts/fetch-models` installs (missing is a failure naming the script).
 fn minilm() -> String {
-    crate::common::minilm().to_string_lossy().into_owned()
+    let m = root().join("models/minilm");
+    assert!(
+        m.join("model.safetensors").is_file() && m.join("config.json").is_file(),
+        "model minilm is not installed in {}: run scripts/fetch-models",
+        m.display()
+    );
+    m.to_string_lossy().into_owned()
 }
 
 /// `{"itemid": ITEM, "paragraphs": [{"num": 1, "text": "court court …"}, …]}` with `court` repeated
@@ -59,11 +83,7 @@ fn judgment(item: &str, words: &[usize]) -> String {
 }
 
 fn real(data: &Path, extra: &[&str]) -> Output {
-    let args = [
-        &["bench-encoder", "--mode", "real", "--no-python", "--pairs", "1"][..],
-        extra,
-    ]
-    .concat();
+    let args = [&["--mode", "real", "--no-python", "--pairs", "1"][..], extra].concat();
     lexbench(data, &args)
 }
 
@@ -186,11 +206,7 @@ fn by_default_the_fixture_is_read_at_run_denses_truncation() {
 }
 
 fn gemm(data: &Path, extra: &[&str]) -> Output {
-    let args = [
-        &["bench-encoder", "--mode", "gemm", "--no-python", "--pairs", "1"][..],
-        extra,
-    ]
-    .concat();
+    let args = [&["--mode", "gemm", "--no-python", "--pairs", "1"][..], extra].concat();
     lexbench(data, &args)
 }
 
@@ -340,11 +356,15 @@ fn the_gemm_workload_reports_the_configs_products() {
 /// and CI) installs: `$LEXBENCH_HF_VENV`, default `target/hf-ref-venv`. Missing is a failure, not a
 /// skip (the test that needs it is `#[ignore]`d in a newcomer's `scripts/test`).
 fn torch_python() -> PathBuf {
-    crate::common::venv_python(
-        "LEXBENCH_HF_VENV",
-        "hf-ref-venv",
-        "run scripts/hf-replicas --env (scripts/test --full does), or set LEXBENCH_HF_VENV",
-    )
+    let venv =
+        std::env::var_os("LEXBENCH_HF_VENV").map_or_else(|| root().join("target/hf-ref-venv"), PathBuf::from);
+    let python = venv.join("bin/python");
+    assert!(
+        python.is_file(),
+        "{} not found: run scripts/hf-replicas --env (scripts/test --full does), or set LEXBENCH_HF_VENV",
+        python.display()
+    );
+    python
 }
 
 /// The gemm workload with the real Python side (`scripts/bench_encoder.py` under PyTorch and
@@ -359,7 +379,6 @@ fn the_gemm_workload_runs_pytorch_and_numpys_blas_on_the_same_values() {
     let model = gemm_model(&dir);
     let python = torch_python();
     let args = [
-        "bench-encoder",
         "--mode",
         "gemm",
         "--no-ort",
@@ -408,11 +427,7 @@ fn the_gemm_workload_runs_pytorch_and_numpys_blas_on_the_same_values() {
 }
 
 fn train_step(data: &Path, extra: &[&str]) -> Output {
-    let args = [
-        &["bench-encoder", "--train-step-only", "--max-len", "8"][..],
-        extra,
-    ]
-    .concat();
+    let args = [&["--train-step-only", "--max-len", "8"][..], extra].concat();
     lexbench(data, &args)
 }
 
@@ -445,8 +460,7 @@ fn seconds_of(engine: &serde_json::Value) -> Vec<f64> {
 fn the_training_step_reports_rates_flops_and_shares_per_round() {
     let dir = temp_dir("train-step");
     let data = dir.join("data");
-    let model = dir.join("model");
-    crate::common::tiny_bert(&model);
+    let model = common::tiny_folder("bench-train-step").unwrap();
     let m = model.to_str().unwrap();
     let args = ["--format", "json", "--no-python", "--pairs", "3", "--model", m];
     let out = train_step(&data, &args);
@@ -540,8 +554,7 @@ done
 fn candle_and_pytorch_alternate_step_by_step_with_per_pair_ratios() {
     let dir = temp_dir("train-step-pairs");
     let data = dir.join("data");
-    let model = dir.join("model");
-    crate::common::tiny_bert(&model);
+    let model = common::tiny_folder("bench-train-step-pairs").unwrap();
     let python = fake_python(&dir);
     let m = model.to_str().unwrap();
     let py = python.to_str().unwrap();
@@ -618,4 +631,17 @@ fn candle_and_pytorch_alternate_step_by_step_with_per_pair_ratios() {
     );
     assert!(text.contains("  candle / torch per pair: "), "{text}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--device cuda` in a build without the `cuda` feature is refused when the arguments are read
+/// (exit 2, naming the flag), never run on the CPU instead.
+#[cfg(not(feature = "cuda"))]
+#[test]
+fn cuda_is_refused_by_a_cpu_only_build() {
+    for device in ["cuda", "cuda:1"] {
+        let out = lexbench(Path::new("."), &["--device", device, "--no-python"]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains("built without CUDA"), "{}", stderr(&out));
+        assert!(out.stdout.is_empty());
+    }
 }

@@ -1,5 +1,5 @@
 //! The machine a benchmark runs on, for the head of `lexbench bench-encoder`'s report
-//! ([`super::bench`]): the CPU, the vector path the gemm kernels take, a measured clock, the FP32 FMA
+//! ([`crate::harness`]): the CPU, the vector path the gemm kernels take, a measured clock, the FP32 FMA
 //! peak they imply, and the load average.
 //!
 //! - [`CpuInfo`]: the model string, vendor, CPUID family and model, logical CPUs and physical cores,
@@ -11,7 +11,7 @@
 //!   outside the table is reported as "unknown width, assumed full" (64 FLOP/cycle: the larger peak,
 //!   so that a share of it is never overstated).
 //! - [`gemm_path`]: the path `lexbench-gemm` (every f32 product of candle and of lexbench's kernels)
-//!   takes: the widest the CPU has, capped at run time by `LEXBENCH_GEMM=avx2|portable`.
+//!   takes: the widest the CPU has, capped at run time by `LEXBENCH_ISA=avx2|portable`.
 //! - [`Clock`]: measured with a dependent chain of 64-bit integer multiplications ([`measure_clock`]),
 //!   on one thread and on every bench thread at once.
 //! - [`Machine::peak_flops`]: cores × FLOP per cycle and core × clock, the cores being the bench
@@ -204,22 +204,19 @@ pub fn avx512_width(cpu: &CpuInfo) -> (Option<Avx512Width>, String) {
     }
 }
 
-/// The instruction set a kernel path uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Isa {
-    /// 512-bit vectors.
-    Avx512,
-    /// 256-bit vectors with FMA3.
-    Avx2,
-    /// No FMA vectors (gemm's scalar fallback).
-    Scalar,
+/// The instruction set a path uses: the engine's (`lexbench-gemm`'s), one for the products and the
+/// kernels; in a report by its name (`avx512`, `avx2`, `portable`).
+pub use lexbench_engine::Isa;
+
+fn isa_name<S: serde::Serializer>(isa: &Isa, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(isa.name())
 }
 
 /// A vector path and the FP32 FMA throughput it gives one core.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VectorPath {
     /// The instruction set.
+    #[serde(serialize_with = "isa_name")]
     pub isa: Isa,
     /// In words: `AVX-512 (full width: 2 FMA units per core)`, `AVX-512 (double-pumped: …)`, `AVX2`.
     pub description: String,
@@ -335,7 +332,7 @@ impl VectorPath {
     /// No FMA vectors: no peak is computed (`flops_per_cycle` 0).
     pub fn scalar() -> Self {
         Self::new(
-            Isa::Scalar,
+            Isa::Portable,
             "scalar (no AVX2/FMA)".into(),
             0,
             0,
@@ -346,19 +343,19 @@ impl VectorPath {
 }
 
 /// The path `lexbench-gemm`'s products take on this CPU when `active` is its run-time choice
-/// ([`lexbench_gemm::Isa::active`]: the widest the CPU has, capped by `LEXBENCH_GEMM`).
-pub fn gemm_path(cpu: &CpuInfo, f: SimdFeatures, active: lexbench_gemm::Isa) -> VectorPath {
+/// ([`Isa::active`]: the widest the CPU has, capped by `LEXBENCH_ISA`).
+pub fn gemm_path(cpu: &CpuInfo, f: SimdFeatures, active: Isa) -> VectorPath {
     match active {
-        lexbench_gemm::Isa::Avx512 => VectorPath::avx512(cpu),
-        lexbench_gemm::Isa::Avx2 => {
+        Isa::Avx512 => VectorPath::avx512(cpu),
+        Isa::Avx2 => {
             let mut p = VectorPath::avx2(cpu);
             if f.avx512f {
                 p.description
-                    .push_str(" — capped by LEXBENCH_GEMM on an AVX-512 CPU");
+                    .push_str(" — capped by LEXBENCH_ISA on an AVX-512 CPU");
             }
             p
         }
-        lexbench_gemm::Isa::Portable => VectorPath::scalar(),
+        Isa::Portable => VectorPath::scalar(),
     }
 }
 
@@ -520,6 +517,7 @@ pub fn measure_clock(threads: usize) -> Clock {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FmaThroughput {
     /// The instruction set.
+    #[serde(serialize_with = "isa_name")]
     pub isa: Isa,
     /// GFLOP/s of one thread.
     pub one_thread_gflops: f64,
@@ -531,10 +529,10 @@ pub struct FmaThroughput {
     pub method: String,
 }
 
-/// Median GFLOP/s of `samples` runs of [`kernels::fma_burn`](super::kernels::fma_burn) of about
+/// Median GFLOP/s of `samples` runs of [`fma_burn`](lexbench_engine::peak::fma_burn) of about
 /// 20 ms each, after a calibration that sizes them (`None` when the CPU lacks the path).
-fn fma_gflops(path: super::kernels::KernelPath, samples: usize) -> Option<f64> {
-    use super::kernels::fma_burn;
+fn fma_gflops(path: Isa, samples: usize) -> Option<f64> {
+    use lexbench_engine::peak::fma_burn;
     let mut rounds = 1u64 << 12;
     // Calibrate (and wake the vector units up, which some cores power down when idle).
     loop {
@@ -562,14 +560,14 @@ fn fma_gflops(path: super::kernels::KernelPath, samples: usize) -> Option<f64> {
 /// run, median of 5 runs, once on one thread, then on `threads` threads at once (their medians
 /// summed).
 pub fn measure_fma(isa: Isa, threads: usize) -> Option<FmaThroughput> {
-    use super::kernels::{FMA_CHAINS_AVX2, FMA_CHAINS_AVX512, KernelPath};
+    use lexbench_engine::peak::{FMA_CHAINS_AVX2, FMA_CHAINS_AVX512};
     if cfg!(debug_assertions) {
         return None;
     }
     let (path, chains, bits) = match isa {
-        Isa::Avx512 => (KernelPath::Avx512, FMA_CHAINS_AVX512, 512),
-        Isa::Avx2 => (KernelPath::Avx2, FMA_CHAINS_AVX2, 256),
-        Isa::Scalar => return None,
+        Isa::Avx512 => (Isa::Avx512, FMA_CHAINS_AVX512, 512),
+        Isa::Avx2 => (Isa::Avx2, FMA_CHAINS_AVX2, 256),
+        Isa::Portable => return None,
     };
     const SAMPLES: usize = 5;
     let one = fma_gflops(path, SAMPLES)?;
@@ -694,7 +692,7 @@ impl Machine {
     pub fn detect(threads: usize) -> Self {
         let cpu = cpu_info();
         let features = SimdFeatures::detect();
-        let candle_path = gemm_path(&cpu, features, lexbench_gemm::Isa::active());
+        let candle_path = gemm_path(&cpu, features, Isa::active());
         let best = best_path(&cpu, features);
         let avx2_path = (features.avx512f && features.fma).then(|| VectorPath::avx2(&cpu));
         let cores_for_peak = threads
@@ -704,19 +702,19 @@ impl Machine {
             .into_iter()
             .filter_map(|isa| measure_fma(isa, threads))
             .collect();
-        let kernels = super::kernels::kernel_path();
+        let active = Isa::active();
         Self {
             clock: measure_clock(threads),
             fma,
             own_kernels: format!(
-                "{} (encoder::kernels: the widest the CPU has{}; LEXBENCH_KERNELS=avx2|scalar caps it)",
-                match kernels {
-                    super::kernels::KernelPath::Avx512 => "AVX-512",
-                    super::kernels::KernelPath::Avx2 => "AVX2+FMA",
-                    super::kernels::KernelPath::Scalar => "scalar",
+                "{} (lexbench-engine's kernels: the path the products take{})",
+                match active {
+                    Isa::Avx512 => "AVX-512",
+                    Isa::Avx2 => "AVX2+FMA",
+                    Isa::Portable => "portable",
                 },
-                if kernels < super::kernels::KernelPath::detect() {
-                    ", capped"
+                if active < Isa::detected() {
+                    ", capped by LEXBENCH_ISA"
                 } else {
                     ""
                 }
@@ -757,12 +755,12 @@ impl Machine {
         )];
         let f = self.features;
         lines.push(format!(
-            "features: avx512f {}, avx2 {}, fma {}; products: lexbench-gemm, {} path (LEXBENCH_GEMM {})",
+            "features: avx512f {}, avx2 {}, fma {}; products: lexbench-gemm, {} path (LEXBENCH_ISA {})",
             f.avx512f,
             f.avx2,
             f.fma,
-            lexbench_gemm::Isa::active().name(),
-            std::env::var("LEXBENCH_GEMM").map_or_else(|_| "unset".to_owned(), |v| format!("{v:?}")),
+            Isa::active().name(),
+            std::env::var("LEXBENCH_ISA").map_or_else(|_| "unset".to_owned(), |v| format!("{v:?}")),
         ));
         let path_line = |who: &str, p: &VectorPath| {
             format!(
@@ -833,7 +831,7 @@ impl Machine {
                 match f.isa {
                     Isa::Avx512 => "AVX-512",
                     Isa::Avx2 => "AVX2",
-                    Isa::Scalar => "scalar",
+                    Isa::Portable => "scalar",
                 },
                 f.one_thread_gflops,
                 f.one_thread_gflops / k.one_core_ghz,
@@ -988,7 +986,7 @@ mod tests {
             avx2: true,
             fma: true,
         };
-        use lexbench_gemm::Isa as G;
+        use Isa as G;
         assert_eq!(gemm_path(&c, all, G::Avx512).isa, Isa::Avx512);
         let capped = gemm_path(&c, all, G::Avx2);
         assert_eq!((capped.isa, capped.flops_per_cycle), (Isa::Avx2, 32.0));
@@ -1002,7 +1000,7 @@ mod tests {
         assert!(!plain.description.contains("capped"));
         assert_eq!(
             gemm_path(&c, SimdFeatures::default(), G::Portable).isa,
-            Isa::Scalar
+            Isa::Portable
         );
     }
 
@@ -1053,11 +1051,11 @@ mod tests {
     fn the_fma_throughput_is_measured_only_where_it_means_something() {
         // Debug builds run the loop unoptimised: no figure. Release builds measure the paths the
         // CPU has, and never the scalar one.
-        assert_eq!(measure_fma(Isa::Scalar, 1), None);
+        assert_eq!(measure_fma(Isa::Portable, 1), None);
         let avx2 = measure_fma(Isa::Avx2, 2);
         if cfg!(debug_assertions) {
             assert_eq!(avx2, None);
-        } else if crate::encoder::kernels::KernelPath::detect() >= crate::encoder::kernels::KernelPath::Avx2 {
+        } else if Isa::detected() >= Isa::Avx2 {
             let f = avx2.expect("an AVX2 CPU measures its AVX2 throughput");
             assert!(f.one_thread_gflops > 0.0 && f.all_threads_gflops > 0.0, "{f:?}");
         }

@@ -6,8 +6,8 @@
 //! reduction over all 7,168 rows). Throughput is FLOP/s (2·M·N·K). Run it with one thread and with
 //! all of them to see how each product scales:
 //!
-//!     RAYON_NUM_THREADS=1 cargo bench -p lexbench-baselines --bench linear_products
-//!     cargo bench -p lexbench-baselines --bench linear_products
+//!     RAYON_NUM_THREADS=1 cargo bench -p lexbench-bench --bench linear_products
+//!     cargo bench -p lexbench-bench --bench linear_products
 //!
 //! Measured (2026-11-27, 2-core AMD EPYC Zen 4, AVX-512 double-pumped, peak ≈ 230 GFLOP/s on two
 //! threads): one thread 85–104 GFLOP/s (74–90 % of a core); two threads 154–186 on the forward and
@@ -30,7 +30,7 @@ fn tensor(rows: usize, cols: usize, seed: f32) -> Tensor {
 
 fn products(c: &mut Criterion) {
     // As the encoder runs (`bert.rs`): freed buffers are reused, not mapped afresh with page faults.
-    lexbench_baselines::encoder::kernels::keep_freed_memory();
+    lexbench_engine::heap::keep_freed_memory();
     let threads = candle_core::utils::get_num_threads();
     for (inp, out) in SHAPES {
         let x = tensor(ROWS, inp, 0.1);

@@ -26,7 +26,7 @@
 //!
 //! ```
 //! use lexbench_baselines::encoder::BertConfig;
-//! use lexbench_baselines::encoder::bench::gemm::{Product, shapes};
+//! use lexbench_bench::gemm::{Product, shapes};
 //! // The tiny config: H 32, I 64, 4 heads of 8; batch 2 × 8 tokens = 16 rows.
 //! let s = shapes(&BertConfig::tiny(), 2, 8);
 //! assert_eq!(s[0].product, Product::Qkv);
@@ -37,13 +37,14 @@
 use candle_core::{DType, Device, Tensor};
 use serde::Serialize;
 
-use super::{
+use crate::harness::{
     BenchReport, BenchSettings, CandleEngine, CandleTask, RatioReport, TaskSpec, candle_label, pair_stats,
 };
-use crate::encoder::machine::median;
-use crate::encoder::seeded::SEED;
-use crate::encoder::{BertConfig, HiddenAct, kernels};
-use crate::error::{Error, Result};
+use crate::machine::median;
+use lexbench_baselines::encoder::seeded::SEED;
+use lexbench_baselines::encoder::{BertConfig, HiddenAct};
+use lexbench_baselines::error::{Error, Result};
+use lexbench_engine::kernels;
 
 /// How the workload counts FLOPs.
 pub const GEMM_FLOP_FORMULA: &str =
@@ -261,7 +262,7 @@ pub fn gemm_tasks<'a>(
         )));
     }
     // As the first model of a process does (`BertModel::load`): candle's per-op buffers reused.
-    kernels::keep_freed_memory();
+    lexbench_engine::heap::keep_freed_memory();
     let shapes = shapes(cfg, s.batch, s.max_len);
     let mut tasks = Vec::with_capacity(shapes.len());
     for (i, shape) in shapes.iter().enumerate() {
@@ -299,7 +300,7 @@ fn linear_task<'a>(shape: &GemmShape, seed: u64, device: &Device, repeats: usize
     let b = Tensor::from_vec(seeded_uniform(seed + 2, n, 1.0), n, device)?;
     let call: fn(&Tensor, &Tensor, &Tensor) -> Result<Tensor> = match shape.call {
         EncoderCall::Matmul => |x, wt, _| Ok(x.matmul(wt)?),
-        _ => kernels::linear,
+        _ => |x, wt, b| Ok(kernels::linear(x, wt, b)?),
     };
     // The check is the layer's pre-activation output, `x · wt + b`, whichever call runs.
     let mut y = call(&x, &wt, &b)?;
@@ -796,7 +797,7 @@ mod tests {
         );
         // Six layers of these, over 32 sequences, are the encode task's FLOPs.
         let layer: f64 = f.iter().sum();
-        let formula = 32.0 * crate::encoder::bench::transformer_flops(6, 384, 1536, 128);
+        let formula = 32.0 * crate::harness::transformer_flops(6, 384, 1536, 128);
         assert!((6.0 * layer / formula - 1.0).abs() < 1e-12, "{layer} {formula}");
         let linear: f64 = s
             .iter()

@@ -4,8 +4,8 @@
 //! `vendor/candle-core` (`LEXBENCH.md` there) every product of such a batch ran on one core; now the
 //! batch is spread over the cores. Compare two builds with criterion's baselines:
 //!
-//!     cargo bench -p lexbench-baselines --bench batched_matmul -- --save-baseline before   # one build
-//!     cargo bench -p lexbench-baselines --bench batched_matmul -- --baseline before        # the other
+//!     cargo bench -p lexbench-bench --bench batched_matmul -- --save-baseline before   # one build
+//!     cargo bench -p lexbench-bench --bench batched_matmul -- --baseline before        # the other
 
 #![allow(missing_docs)] // criterion_group! generates an undocumented pub fn
 

@@ -13,14 +13,14 @@
 //!   `sentence_transformer/model.py` `_inference`), so its batches carry other padding than ours.
 //!   PyTorch (transformers' model on candle's sorted batches, pre-tokenised) runs beside it.
 //! - Every engine's work is counted in real tokens: FLOPs per passage at its own length
-//!   ([`super::encoder_flops`]), no compute spent on padding counted; the padding each batching adds
+//!   ([`crate::harness::encoder_flops`]), no compute spent on padding counted; the padding each batching adds
 //!   is reported beside it ([`Padding`]), with the token-length distribution ([`LengthStats`]).
 //! - The engines must compute the same vectors: on a sample of passages ([`sample`]), each Python
 //!   engine's vector must have a cosine of at least [`MIN_COSINE`] with candle's ([`min_cosine`]),
 //!   or the run fails.
 //!
 //! ```
-//! use lexbench_baselines::encoder::bench::real::{Padding, length_order};
+//! use lexbench_bench::real::{Padding, length_order};
 //! // Token lengths 5, 3, 8, 3, 1 in batches of 2: sorted [1, 3] [3, 5] [8], 4 pad tokens.
 //! let lengths = [5, 3, 8, 3, 1];
 //! let p = Padding::of(&lengths, &length_order(&lengths), 2)?;
@@ -32,11 +32,11 @@
 use lexbench_core::ItemId;
 use serde::Serialize;
 
-use super::{
+use crate::harness::{
     CandleEngine, CandleTask, TRANSFORMER_FLOP_FORMULA, TaskSpec, batches_json, candle_label, encoder_flops,
 };
-use crate::encoder::{EncodeOptions, SentenceEncoder, Tokens};
-use crate::error::{Error, Result};
+use lexbench_baselines::encoder::{EncodeOptions, SentenceEncoder, Tokens};
+use lexbench_baselines::error::{Error, Result};
 
 /// One paragraph of the corpus the workload reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -348,7 +348,7 @@ impl RealCheck {
 /// `max_seq_length`, else 256), batch `batch`, the model's pooling, normalised (`run dense`'s cosine).
 pub fn load_encoder(
     model: &std::path::Path,
-    device: &crate::Device,
+    device: &lexbench_baselines::Device,
     max_len: usize,
     batch: usize,
 ) -> Result<SentenceEncoder> {

@@ -27,9 +27,6 @@
 //! projection) on pre-tokenised, longest-padded batches; tokenisation is excluded, except in the real
 //! task, where candle's `SentenceEncoder::embed` and sentence-transformers' `encode` are timed whole.
 
-pub mod gemm;
-pub mod real;
-
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -37,9 +34,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::machine::{CpuTimes, Isa, Machine, VectorPath, cpu_times, loadavg, median};
-use crate::encoder::{BertConfig, Pooling, SentenceEncoder, Tokens};
-use crate::error::{Error, Result, io_err};
+use crate::machine::{CpuTimes, Isa, Machine, VectorPath, cpu_times, loadavg, median};
+use crate::{gemm, real};
+use lexbench_baselines::encoder::{BertConfig, Pooling, SentenceEncoder, Tokens};
+use lexbench_baselines::error::{Error, Result, io_err};
 
 /// Deterministic English passages of about 200 words (well over 128 tokens).
 pub fn passages(n: usize) -> Vec<String> {
@@ -378,7 +376,7 @@ pub fn queries(n: usize) -> Vec<String> {
 
 /// Weights the bench gives a head or projection the checkpoint may lack (a checkpoint's own is not
 /// read: the cost is the same, and both sides get these values): `rows × cols` values N(0, stdev²)
-/// from [`crate::encoder::seeded`]'s fixed seed under `name`, and a zero vector of each
+/// from [`lexbench_baselines::encoder::seeded`]'s fixed seed under `name`, and a zero vector of each
 /// `(name, len)` in `zeros` (biases). The variables and the values.
 pub fn seeded_weights(
     name: &str,
@@ -388,7 +386,7 @@ pub fn seeded_weights(
     zeros: &[(&str, usize)],
     device: &candle_core::Device,
 ) -> Result<(candle_nn::VarBuilder<'static>, Vec<f32>)> {
-    use crate::encoder::seeded::{SEED, seeded_normal};
+    use lexbench_baselines::encoder::seeded::{SEED, seeded_normal};
     let values = seeded_normal(rows, cols, stdev, SEED);
     let mut tensors = std::collections::HashMap::new();
     tensors.insert(
@@ -1225,7 +1223,7 @@ impl BenchReport {
     /// The vector path an engine's peak is taken on: candle's gemm path; PyTorch's as it reports it
     /// (`torch.backends.cpu.get_cpu_capability`); ONNX Runtime's assumed the CPU's best (MLAS picks at
     /// run time and does not say).
-    fn path_of(&self, engine: &str) -> (VectorPath, String) {
+    pub(crate) fn path_of(&self, engine: &str) -> (VectorPath, String) {
         let m = &self.machine;
         match engine {
             // sentence-transformers runs PyTorch.
@@ -1432,7 +1430,7 @@ impl BenchReport {
 /// PyTorch and ONNX Runtime through `script`; the report's lines (`cargo bench --bench encoder`).
 pub fn run(
     model: &Path,
-    device: &crate::Device,
+    device: &lexbench_baselines::Device,
     python: Option<&str>,
     script: &Path,
     s: &BenchSettings,
@@ -1451,8 +1449,12 @@ pub fn run(
 }
 
 /// The encoder the encode task runs: `s.max_len`, batch `s.batch`, the model's pooling, normalised.
-pub fn load_encoder(model: &Path, device: &crate::Device, s: &BenchSettings) -> Result<SentenceEncoder> {
-    let options = crate::encoder::EncodeOptions {
+pub fn load_encoder(
+    model: &Path,
+    device: &lexbench_baselines::Device,
+    s: &BenchSettings,
+) -> Result<SentenceEncoder> {
+    let options = lexbench_baselines::encoder::EncodeOptions {
         max_len: s.max_len,
         pooling: None,
         normalize: true,

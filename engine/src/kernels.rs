@@ -23,17 +23,21 @@
 //! needed (no backward pass); all run on the CPU for f32, and the composite candle ops run elsewhere. [`softmax_row`] uses a polynomial `exp` (relative error < 3e-7 over
 //! the range softmax meets) that the compiler vectorises. The element-wise kernels (softmax, GELU and
 //! their gradients) are compiled three times, for AVX-512, for AVX2 with FMA and for any x86-64, and
-//! run the widest the CPU has ([`kernel_path`]; `LEXBENCH_KERNELS=avx2|scalar` caps it, so that a
-//! bench can measure the AVX2 path on an AVX-512 CPU).
+//! run the path [`Isa::active`] names (the widest the CPU has; `LEXBENCH_ISA=avx2|portable` caps it
+//! for the products and these kernels alike, so that a bench can measure the AVX2 path on an
+//! AVX-512 CPU).
 //!
-//! One of the three files of the workspace that allow `unsafe` (with `lexbench-gemm`'s library, whose
-//! entry point is an unsafe function over raw, strided pointers, and its rate example;
-//! `baselines/tests/layers.rs` checks the list); each block states why its indices stay in bounds.
+//! `unsafe` here: the products' entry point is an unsafe function over raw, strided pointers, and
+//! the vector paths are `#[target_feature]` functions; each block states why its indices stay in
+//! bounds or why the CPU has the features.
 #![allow(unsafe_code)]
 
 use candle_core::{CpuStorage, CustomOp2, CustomOp3, DType, Layout, Shape, Tensor};
 
-use crate::error::{Error, Result};
+use candle_core::Result;
+
+use crate::Isa;
+use crate::pool::{chunks_on_pool, map_chunks_on_pool, map_on_pool, on_pool, threads};
 
 /// Shapes of one fused attention call.
 #[derive(Debug, Clone, Copy)]
@@ -178,91 +182,20 @@ unsafe fn attend(
     }
 }
 
-/// The vector path of lexbench's element-wise kernels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum KernelPath {
-    /// No explicit vector features (what the compiler makes of baseline x86-64 or another target).
-    Scalar,
-    /// 256-bit vectors with FMA3.
-    Avx2,
-    /// 512-bit vectors (AVX-512 F, BW, DQ and VL, with AVX2 and FMA).
-    Avx512,
-}
-
-impl KernelPath {
-    /// Its name in `LEXBENCH_KERNELS` and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            KernelPath::Scalar => "scalar",
-            KernelPath::Avx2 => "avx2",
-            KernelPath::Avx512 => "avx512",
-        }
-    }
-
-    /// The widest path this CPU runs.
-    pub fn detect() -> Self {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::is_x86_feature_detected as has;
-            if has!("avx512f") && has!("avx512bw") && has!("avx512dq") && has!("avx512vl") && has!("fma") {
-                return KernelPath::Avx512;
-            }
-            if has!("avx2") && has!("fma") {
-                return KernelPath::Avx2;
-            }
-        }
-        KernelPath::Scalar
-    }
-
-    /// The path for the cap `cap` (`LEXBENCH_KERNELS`: `avx512`, `avx2` or `scalar`; `None` or
-    /// empty: no cap) on a CPU whose widest path is `widest`: the narrower of the two. An unknown
-    /// cap is an error naming the values.
-    pub fn capped(widest: KernelPath, cap: Option<&str>) -> std::result::Result<KernelPath, String> {
-        let cap = match cap.map(str::trim) {
-            None | Some("") => return Ok(widest),
-            Some(c) => [KernelPath::Scalar, KernelPath::Avx2, KernelPath::Avx512]
-                .into_iter()
-                .find(|p| p.name() == c)
-                .ok_or_else(|| format!("LEXBENCH_KERNELS={c:?}: expected avx512, avx2 or scalar"))?,
-        };
-        Ok(widest.min(cap))
-    }
-}
-
-/// [`KernelPath::detect`], once.
-fn widest() -> KernelPath {
-    static WIDEST: std::sync::OnceLock<KernelPath> = std::sync::OnceLock::new();
-    *WIDEST.get_or_init(KernelPath::detect)
-}
-
-/// The path lexbench's element-wise kernels run: the widest the CPU has, capped by
-/// `LEXBENCH_KERNELS` (read once; an unknown value is reported on stderr once and ignored).
-pub fn kernel_path() -> KernelPath {
-    static PATH: std::sync::OnceLock<KernelPath> = std::sync::OnceLock::new();
-    *PATH.get_or_init(|| {
-        let widest = widest();
-        let cap = std::env::var("LEXBENCH_KERNELS").ok();
-        KernelPath::capped(widest, cap.as_deref()).unwrap_or_else(|e| {
-            eprintln!("warning: {e}; the kernels run {}", widest.name());
-            widest
-        })
-    })
-}
-
 /// Defines `fn NAME(args)` running `GENERIC(args)` (an `#[inline(always)]` function) compiled for
-/// the [`kernel_path`]: once with AVX-512, once with AVX2 and FMA, once for any CPU.
+/// the [`Isa::active`]: once with AVX-512, once with AVX2 and FMA, once for any CPU.
 /// `fn ON(path, args)` runs it on `path` (a path the CPU lacks runs the generic code).
 macro_rules! simd_kernel {
     ($(#[$doc:meta])* $vis:vis fn $name:ident / $on:ident($($arg:ident: $ty:ty),*) => $generic:ident) => {
         $(#[$doc])*
         ///
-        /// Compiled for AVX-512, AVX2 + FMA and any CPU; runs [`kernel_path`]'s.
+        /// Compiled for AVX-512, AVX2 + FMA and any CPU; runs [`Isa::active`]'s.
         $vis fn $name($($arg: $ty),*) {
-            $on(kernel_path(), $($arg),*)
+            $on(Isa::active(), $($arg),*)
         }
 
         #[allow(dead_code)]
-        fn $on(path: KernelPath, $($arg: $ty),*) {
+        fn $on(path: Isa, $($arg: $ty),*) {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
@@ -273,12 +206,12 @@ macro_rules! simd_kernel {
                 fn narrow($($arg: $ty),*) {
                     $generic($($arg),*)
                 }
-                match path.min(widest()) {
+                match path.min(Isa::detected()) {
                     // SAFETY: the CPU has these features (detected).
-                    KernelPath::Avx512 => return unsafe { wide($($arg),*) },
+                    Isa::Avx512 => return unsafe { wide($($arg),*) },
                     // SAFETY: the CPU has AVX2 and FMA (detected).
-                    KernelPath::Avx2 => return unsafe { narrow($($arg),*) },
-                    KernelPath::Scalar => {}
+                    Isa::Avx2 => return unsafe { narrow($($arg),*) },
+                    Isa::Portable => {}
                 }
             }
             let _ = path;
@@ -287,91 +220,20 @@ macro_rules! simd_kernel {
     };
 }
 
-/// Independent accumulators of [`fma_burn`]: at least the FMA latency (4 cycles on the cores of
-/// the AVX-512 table) times the FMA pipes (2), so that the loop is bound by throughput, not latency;
-/// 16 of 32 vector registers with AVX-512, 12 of 16 with AVX2.
-pub const FMA_CHAINS_AVX512: usize = 16;
-/// See [`FMA_CHAINS_AVX512`].
-pub const FMA_CHAINS_AVX2: usize = 12;
-
-/// Runs `rounds` rounds of independent vector FMAs (`acc ← acc · a + b` on [`FMA_CHAINS_AVX512`]
-/// 512-bit or [`FMA_CHAINS_AVX2`] 256-bit accumulators) and returns the FP32 FLOPs done (a
-/// multiply-add counts 2), or `None` when the CPU lacks the path. The measured FMA throughput of
-/// `encoder::machine` times it: what the vector units deliver at the clock they run at, beside the
-/// peak computed from a width table and an integer clock.
-pub fn fma_burn(path: KernelPath, rounds: u64) -> Option<f64> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        #[target_feature(enable = "avx512f")]
-        fn wide(rounds: u64) -> f32 {
-            use std::arch::x86_64::*;
-            let a = _mm512_set1_ps(std::hint::black_box(0.999_9));
-            let b = _mm512_set1_ps(std::hint::black_box(1e-4));
-            let mut acc = [_mm512_set1_ps(1.0); FMA_CHAINS_AVX512];
-            for _ in 0..rounds {
-                for v in &mut acc {
-                    *v = _mm512_fmadd_ps(*v, a, b);
-                }
-            }
-            let mut sum = _mm512_setzero_ps();
-            for v in acc {
-                sum = _mm512_add_ps(sum, v);
-            }
-            _mm512_reduce_add_ps(sum)
-        }
-        #[target_feature(enable = "avx2,fma")]
-        fn narrow(rounds: u64) -> f32 {
-            use std::arch::x86_64::*;
-            let a = _mm256_set1_ps(std::hint::black_box(0.999_9));
-            let b = _mm256_set1_ps(std::hint::black_box(1e-4));
-            let mut acc = [_mm256_set1_ps(1.0); FMA_CHAINS_AVX2];
-            for _ in 0..rounds {
-                for v in &mut acc {
-                    *v = _mm256_fmadd_ps(*v, a, b);
-                }
-            }
-            let mut sum = _mm256_setzero_ps();
-            for v in acc {
-                sum = _mm256_add_ps(sum, v);
-            }
-            let mut lanes = [0f32; 8];
-            // SAFETY: `lanes` holds 8 f32, the 256 bits stored.
-            unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), sum) };
-            lanes.iter().sum()
-        }
-        let widest = widest();
-        match path {
-            KernelPath::Avx512 if widest >= KernelPath::Avx512 => {
-                // SAFETY: the CPU has AVX-512F (detected above).
-                std::hint::black_box(unsafe { wide(std::hint::black_box(rounds)) });
-                return Some(rounds as f64 * (FMA_CHAINS_AVX512 * 16 * 2) as f64);
-            }
-            KernelPath::Avx2 if widest >= KernelPath::Avx2 => {
-                // SAFETY: the CPU has AVX2 and FMA (detected above).
-                std::hint::black_box(unsafe { narrow(std::hint::black_box(rounds)) });
-                return Some(rounds as f64 * (FMA_CHAINS_AVX2 * 8 * 2) as f64);
-            }
-            _ => {}
-        }
-    }
-    let _ = (path, rounds);
-    None
-}
-
 simd_kernel! {
     /// `x ← softmax(x + mask)` over one row.
     pub fn softmax_row / softmax_row_on(x: &mut [f32], mask: &[f32]) => softmax_row_generic
 }
 
 simd_kernel! {
-    /// `out ← gelu(x + bias)` over one row ([`crate::encoder::fast::gelu_scalar`]).
+    /// `out ← gelu(x + bias)` over one row ([`crate::gelu::gelu_scalar`]).
     pub fn bias_gelu_row / bias_gelu_row_on(x: &[f32], bias: &[f32], out: &mut [f32]) => bias_gelu_row_generic
 }
 
 #[inline(always)]
 fn bias_gelu_row_generic(x: &[f32], bias: &[f32], out: &mut [f32]) {
     for ((o, &xv), &bv) in out.iter_mut().zip(x).zip(bias) {
-        *o = crate::encoder::fast::gelu_scalar(xv + bv);
+        *o = crate::gelu::gelu_scalar(xv + bv);
     }
 }
 
@@ -448,52 +310,6 @@ pub fn exp_poly(t: f32) -> f32 {
     if under { 0.0 } else { p * scale }
 }
 
-/// Makes glibc's allocator keep and reuse freed memory instead of handing every large block back to
-/// the kernel. candle allocates a fresh buffer for every op; with glibc's defaults each buffer over
-/// the mmap threshold (at most 32 MB) is a new mapping, so every op pays page faults and the kernel
-/// zeroes every page again (a profile of a MiniLM training step spent about 40 % of its time in
-/// page faults). Here no block is served by mmap and the heap is never trimmed: memory stays at its
-/// peak and is reused. Called once (later calls do nothing); no effect outside glibc. A policy of
-/// the whole process, so the program decides: the `lexbench` binary calls it at its start
-/// (`src/main.rs`), the benches at theirs; nothing in the libraries does (loading a model leaves the
-/// host process's allocator as it was).
-///
-/// "Never" is `M_TRIM_THRESHOLD = -1` (mallopt(3): "disables trimming completely"). A threshold of
-/// `i32::MAX`, as this function first set, still trims once 2 GiB lie free at the top of the heap.
-/// A MiniLM training step of 56 sequences peaks near that size and a cross-encoder's validation pass
-/// through the training network beyond it: such runs gave the heap back and faulted it in again
-/// (docs/performance.md; `tests/allocator.rs` fails with that threshold).
-pub fn keep_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        static ONCE: std::sync::Once = std::sync::Once::new();
-        ONCE.call_once(|| {
-            // SAFETY: mallopt only changes allocator parameters; both values are valid for these
-            // options (-1 is the documented "never trim"), and changing them while other threads
-            // allocate is supported by glibc.
-            unsafe {
-                libc::mallopt(libc::M_MMAP_MAX, 0);
-                libc::mallopt(libc::M_TRIM_THRESHOLD, -1);
-            }
-        });
-    }
-}
-
-/// The current end of glibc's `brk` heap (the program break), where the main thread's allocations
-/// live once [`keep_freed_memory`] has turned mmap off; `None` outside Linux with glibc. For
-/// checking that the heap is not trimmed (`tests/allocator.rs`).
-pub fn heap_break() -> Option<usize> {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        // SAFETY: sbrk(0) only reads the current program break.
-        Some(unsafe { libc::sbrk(0) } as usize)
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    {
-        None
-    }
-}
-
 /// The contiguous f32 values of a kernel's input, or an error naming the kernel.
 fn f32_slice<'a>(s: &'a CpuStorage, l: &Layout, what: &str) -> candle_core::Result<&'a [f32]> {
     let CpuStorage::F32(v) = s else {
@@ -503,63 +319,6 @@ fn f32_slice<'a>(s: &'a CpuStorage, l: &Layout, what: &str) -> candle_core::Resu
         candle_core::bail!("{what}: contiguous input only");
     };
     Ok(&v[a..b])
-}
-
-/// The threads the kernels split work over: candle's (`RAYON_NUM_THREADS`, else every logical
-/// CPU), so that a thread count set for candle holds for these kernels too.
-pub(crate) fn threads() -> usize {
-    candle_core::utils::get_num_threads().max(1)
-}
-
-/// Runs `f(i)` for every piece `i` in `0..pieces` on candle's barrier pool — the threads its own
-/// element-wise ops and [`gemm_split`]'s products run on, the calling thread among them — and
-/// returns when every piece has run (a piece's panic is raised here). One piece runs on the
-/// calling thread alone. Pieces go to whichever thread is free, so what a piece computes must depend
-/// on `i` alone, as it does in every caller: the values do not depend on which thread ran what.
-///
-/// The kernels started threads of their own for each call (`std::thread::scope`) before: a thread
-/// start per piece, and the new threads ran beside the pool's worker, which spins for a while after
-/// each op before it sleeps — three runnable threads on two cores (docs/performance.md, "The
-/// element-wise kernels on the pool").
-pub(crate) fn on_pool(pieces: usize, f: impl Fn(usize) + Sync) {
-    match pieces {
-        0 => {}
-        1 => f(0),
-        _ => candle_core::utils::barrier_pool().execute_chunked(pieces, |r| r.for_each(&f)),
-    }
-}
-
-/// `f(i)` for every piece `i` in `0..pieces` on candle's pool ([`on_pool`]), the results in piece
-/// order; `None` if a piece left no result (it cannot, short of a panic, which [`on_pool`] raises
-/// first).
-pub(crate) fn map_on_pool<R: Send>(pieces: usize, f: impl Fn(usize) -> R + Sync) -> Option<Vec<R>> {
-    use std::sync::{Mutex, PoisonError};
-    // Each slot is filled by exactly one piece, so the locks are never contended.
-    let slots: Vec<Mutex<Option<R>>> = (0..pieces).map(|_| Mutex::new(None)).collect();
-    on_pool(pieces, |i| {
-        let r = f(i);
-        *slots[i].lock().unwrap_or_else(PoisonError::into_inner) = Some(r);
-    });
-    slots
-        .into_iter()
-        .map(|s| s.into_inner().unwrap_or_else(PoisonError::into_inner))
-        .collect()
-}
-
-/// `f(i, chunk)` for every `(i, chunk)` of `out.chunks_mut(per)` on candle's pool ([`map_on_pool`]),
-/// the results in chunk order.
-pub(crate) fn map_chunks_on_pool<T: Send, R: Send>(
-    out: &mut [T],
-    per: usize,
-    f: impl Fn(usize, &mut [T]) -> R + Sync,
-) -> Option<Vec<R>> {
-    use std::sync::{Mutex, PoisonError};
-    // Each chunk is taken by exactly one piece: the locks only carry the `&mut` across to the thread
-    // that runs the piece.
-    let chunks: Vec<Mutex<&mut [T]>> = out.chunks_mut(per.max(1)).map(Mutex::new).collect();
-    map_on_pool(chunks.len(), |i| {
-        f(i, &mut chunks[i].lock().unwrap_or_else(PoisonError::into_inner))
-    })
 }
 
 /// `f(a_row, b_row, out_row)` for every row of `d` values of `a` and `b` (the same length, a whole
@@ -579,11 +338,6 @@ fn rows2_on_pool(a: &[f32], b: &[f32], d: usize, f: impl Fn(&[f32], &[f32], &mut
         }
     });
     out
-}
-
-/// [`map_chunks_on_pool`] without results.
-pub(crate) fn chunks_on_pool<T: Send>(out: &mut [T], per: usize, f: impl Fn(usize, &mut [T]) + Sync) {
-    map_chunks_on_pool(out, per, f);
 }
 
 /// A strided f32 matrix operand of [`gemm_split`]: element `(r, c)` at `ptr + r·rs + c·cs`.
@@ -665,7 +419,7 @@ fn gemm_into_bias(
         x.len() >= n * k && w.len() >= k * m,
         "gemm_into_bias: inputs smaller than their shapes"
     );
-    // Not filled first: with freed memory kept for reuse ([`keep_freed_memory`]) a zeroed vector is
+    // Not filled first: with freed memory kept for reuse ([`crate::heap::keep_freed_memory`]) a zeroed vector is
     // a memset on the calling thread while the pool waits, and the product writes every value.
     let mut out: Vec<f32> = Vec::with_capacity(n * m);
     let product = lexbench_gemm::Product {
@@ -740,10 +494,10 @@ pub fn linear(x: &Tensor, wt: &Tensor, bias: &Tensor) -> Result<Tensor> {
         && wt.rank() == 2
         && bias.rank() == 1;
     if fused {
-        Ok(x.contiguous()?
-            .apply_op3_no_bwd(&wt.contiguous()?, &bias.contiguous()?, &Linear)?)
+        x.contiguous()?
+            .apply_op3_no_bwd(&wt.contiguous()?, &bias.contiguous()?, &Linear)
     } else {
-        Ok(x.matmul(wt)?.broadcast_add(bias)?)
+        x.matmul(wt)?.broadcast_add(bias)
     }
 }
 
@@ -946,17 +700,17 @@ pub fn linear_train(x: &Tensor, w: &Tensor, bias: &Tensor) -> Result<Option<Tens
     )?))
 }
 
-/// Exact GELU **with** a backward pass (training): forward as [`crate::encoder::fast::gelu_scalar`],
+/// Exact GELU **with** a backward pass (training): forward as [`crate::gelu::gelu_scalar`],
 /// backward `dx = dy · (Φ(x) + x φ(x))` in one pass from the same `erf` approximation, where
 /// candle's `gelu_erf` calls libm's scalar `erff` forward and runs about a dozen tensor passes
 /// backward (square, negate, exp, erf again, scalings, sums, the product).
 struct GeluTrain;
 
 /// `Φ(x)` and `φ(x)` (the standard normal's distribution and density) from one `exp`, with `erf` by
-/// Abramowitz & Stegun 7.1.26 as in [`crate::encoder::fast::gelu_scalar`].
+/// Abramowitz & Stegun 7.1.26 as in [`crate::gelu::gelu_scalar`].
 #[inline(always)]
 fn normal_cdf_pdf(x: f32) -> (f32, f32) {
-    use crate::encoder::fast::{A1, A2, A3, A4, A5, P};
+    use crate::gelu::{A1, A2, A3, A4, A5, P};
     let a = x.abs();
     let t = 1.0 / (1.0 + P * std::f32::consts::FRAC_1_SQRT_2 * a);
     let poly = ((((A5 * t + A4) * t + A3) * t + A2) * t + A1) * t;
@@ -968,14 +722,14 @@ fn normal_cdf_pdf(x: f32) -> (f32, f32) {
 }
 
 simd_kernel! {
-    /// `out ← gelu(x)` over one slice ([`crate::encoder::fast::gelu_scalar`]).
+    /// `out ← gelu(x)` over one slice ([`crate::gelu::gelu_scalar`]).
     fn gelu_slice / gelu_slice_on(x: &[f32], out: &mut [f32]) => gelu_slice_generic
 }
 
 #[inline(always)]
 fn gelu_slice_generic(x: &[f32], out: &mut [f32]) {
     for (o, &v) in out.iter_mut().zip(x) {
-        *o = crate::encoder::fast::gelu_scalar(v);
+        *o = crate::gelu::gelu_scalar(v);
     }
 }
 
@@ -994,7 +748,7 @@ fn gelu_grad_slice_generic(x: &[f32], dy: &[f32], out: &mut [f32]) {
 
 simd_kernel! {
     /// `out[i] ← (mix(state + (i + 1) · γ) >> 11) ≥ threshold`: the keep decisions of the SplitMix64
-    /// draws that follow `state`, value by value as [`crate::encoder::dropout`] draws them.
+    /// draws that follow `state`, value by value as [`crate::dropout`] draws them.
     #[allow(dead_code)] // [`keep_mask_on`] passes its path to `keep_mask_slice_on`
     fn keep_mask_slice / keep_mask_slice_on(state: u64, threshold: u64, out: &mut [bool]) => keep_mask_slice_generic
 }
@@ -1014,11 +768,11 @@ fn keep_mask_slice_generic(state: u64, threshold: u64, out: &mut [bool]) {
 /// `⌊draw / 2¹¹⌋ ≥ ⌈p · 2⁵³⌉`, exact), vectorised and split across the cores (the stream is
 /// counter-based: each piece starts from its own offset). The same mask as drawing value by value.
 pub fn keep_mask(state: u64, p: f64, n: usize) -> Vec<bool> {
-    keep_mask_on(kernel_path(), state, p, n)
+    keep_mask_on(Isa::active(), state, p, n)
 }
 
 /// [`keep_mask`] on `path`.
-pub fn keep_mask_on(path: KernelPath, state: u64, p: f64, n: usize) -> Vec<bool> {
+pub fn keep_mask_on(path: Isa, state: u64, p: f64, n: usize) -> Vec<bool> {
     use lexbench_core::rng::GAMMA;
     let threshold = (p.clamp(0.0, 1.0) * (1u64 << 53) as f64).ceil() as u64;
     let mut out = vec![false; n];
@@ -1500,7 +1254,7 @@ pub fn fused_attention(
     head_dim: usize,
 ) -> Result<Tensor> {
     if !qkv.device().is_cpu() || qkv.dtype() != DType::F32 || mask.dtype() != DType::F32 {
-        return Err(Error::internal("fused attention: f32 CPU tensors only"));
+        candle_core::bail!("fused attention: f32 CPU tensors only");
     }
     let op = FusedAttention {
         batch,
@@ -1508,7 +1262,7 @@ pub fn fused_attention(
         heads,
         head_dim,
     };
-    Ok(qkv.contiguous()?.apply_op2_no_bwd(&mask.contiguous()?, &op)?)
+    qkv.contiguous()?.apply_op2_no_bwd(&mask.contiguous()?, &op)
 }
 
 #[cfg(test)]
@@ -1517,59 +1271,12 @@ mod tests {
     //! candle's layer norm of the sum (1e-5); the fused attention equals candle's composite attention (permuted heads, batched
     //! matmuls, mask, softmax) to 1e-5 with and without padding, for uneven shapes; the polynomial
     //! `exp` is within 3e-7 relative of `f32::exp` over softmax's range; every element-wise kernel
-    //! gives the same bits on each vector path the CPU has as the generic code; `LEXBENCH_KERNELS`
-    //! caps the path and an unknown value is refused; the FMA loop counts its FLOPs on the paths the
-    //! CPU has and refuses the others; the pool helpers run each chunk once, with its index.
+    //! gives the same bits on each vector path the CPU has as the generic code; candle's large
+    //! strided copies and batched small products (vendor/candle-core) put every element where the
+    //! one-thread path does; the keep mask is the value-by-value draw.
     use candle_core::{D, Device, Tensor};
 
     use super::*;
-
-    #[test]
-    fn a_cap_narrows_the_path_and_unknown_caps_are_refused() {
-        use KernelPath::*;
-        assert_eq!(KernelPath::capped(Avx512, None), Ok(Avx512));
-        assert_eq!(KernelPath::capped(Avx512, Some("")), Ok(Avx512));
-        assert_eq!(KernelPath::capped(Avx512, Some("avx2")), Ok(Avx2));
-        assert_eq!(KernelPath::capped(Avx2, Some("avx512")), Ok(Avx2));
-        assert_eq!(KernelPath::capped(Avx512, Some(" scalar ")), Ok(Scalar));
-        let err = KernelPath::capped(Avx2, Some("sse")).unwrap_err();
-        assert!(
-            err.contains("\"sse\"") && err.contains("avx512, avx2 or scalar"),
-            "{err}"
-        );
-    }
-
-    /// The pool helpers hand every chunk to exactly one piece with its own index, return the
-    /// results in chunk order whichever thread ran what, run zero and one piece without the pool, and
-    /// raise a piece's panic in the caller.
-    #[test]
-    fn the_pool_runs_each_chunk_once_with_its_index() {
-        for (len, per) in [(0, 4), (3, 4), (4, 4), (1_000, 7), (100_000, 1 << 12)] {
-            let mut out = vec![usize::MAX; len];
-            let seen = map_chunks_on_pool(&mut out, per, |i, c| {
-                c.iter_mut().for_each(|v| *v = i);
-                (i, c.len())
-            })
-            .expect("every piece leaves its result");
-            let expected: Vec<(usize, usize)> = (0..len.div_ceil(per))
-                .map(|i| (i, per.min(len - i * per)))
-                .collect();
-            assert_eq!(seen, expected, "{len} values in chunks of {per}");
-            assert!(
-                out.iter().enumerate().all(|(j, &v)| v == j / per),
-                "{len} / {per}"
-            );
-        }
-        let caught = std::panic::catch_unwind(|| {
-            let mut out = vec![0u8; 64];
-            chunks_on_pool(&mut out, 8, |i, _| assert_ne!(i, 5, "piece 5 fails"));
-        });
-        assert!(caught.is_err(), "a piece's panic reaches the caller");
-        // The pool still works after a piece panicked.
-        let mut out = vec![0u8; 64];
-        chunks_on_pool(&mut out, 8, |_, c| c.fill(1));
-        assert!(out.iter().all(|&v| v == 1));
-    }
 
     /// candle's strided copies of 64k elements or more run over the pool, split along the first
     /// dimension (`vendor/candle-core/LEXBENCH.md`): every element lands where the one-thread copy
@@ -1581,11 +1288,7 @@ mod tests {
         let count = |dims: &[usize]| dims.iter().product::<usize>();
         let arange = |dims: &[usize]| -> Result<Tensor> {
             let n = count(dims);
-            Ok(Tensor::from_vec(
-                (0..n).map(|i| i as f32).collect::<Vec<_>>(),
-                dims,
-                &dev,
-            )?)
+            Tensor::from_vec((0..n).map(|i| i as f32).collect::<Vec<_>>(), dims, &dev)
         };
         // (b, s, heads, d) → (b, heads, s, d): element (i, h, t, c) is source (i, t, h, c).
         let (b, s, h, d) = (5, 64, 12, 32);
@@ -1673,9 +1376,9 @@ mod tests {
     #[test]
     fn the_keep_mask_is_the_value_by_value_draw() {
         use lexbench_core::rng::SplitMix64;
-        let paths: Vec<KernelPath> = [KernelPath::Scalar, KernelPath::Avx2, KernelPath::Avx512]
+        let paths: Vec<Isa> = [Isa::Portable, Isa::Avx2, Isa::Avx512]
             .into_iter()
-            .filter(|&p| p <= KernelPath::detect())
+            .filter(|&p| p <= Isa::detected())
             .collect();
         for (n, p, seed) in [
             (1, 0.1, 3),
@@ -1707,16 +1410,16 @@ mod tests {
             rng ^= rng << 17;
             (rng >> 40) as f32 / (1u64 << 24) as f32 * 16.0 - 8.0
         };
-        let paths: Vec<KernelPath> = [KernelPath::Avx2, KernelPath::Avx512]
+        let paths: Vec<Isa> = [Isa::Avx2, Isa::Avx512]
             .into_iter()
-            .filter(|&p| p <= KernelPath::detect())
+            .filter(|&p| p <= Isa::detected())
             .collect();
         for n in [1, 7, 15, 16, 17, 31, 33, 64, 67, 128, 131] {
             let x: Vec<f32> = (0..n).map(|_| next()).collect();
             let y: Vec<f32> = (0..n).map(|_| next()).collect();
             // A mask as attention uses it: zeros, and a large negative for padding.
             let mask: Vec<f32> = (0..n).map(|i| if i % 5 == 4 { -1e9 } else { 0.0 }).collect();
-            let run = |path: KernelPath| -> Vec<Vec<u32>> {
+            let run = |path: Isa| -> Vec<Vec<u32>> {
                 let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<u32>>();
                 let mut soft = x.clone();
                 softmax_row_on(path, &mut soft, &mask);
@@ -1731,30 +1434,12 @@ mod tests {
                     .chain(outs.iter().map(|o| bits(o)))
                     .collect()
             };
-            let generic = run(KernelPath::Scalar);
+            let generic = run(Isa::Portable);
             assert!(generic[0].iter().any(|&b| b != 0), "n = {n}: softmax gave zeros");
             for &path in &paths {
                 assert_eq!(run(path), generic, "n = {n}, path {}", path.name());
             }
         }
-    }
-
-    #[test]
-    fn the_fma_loop_counts_its_flops_on_the_paths_the_cpu_has() {
-        for path in [KernelPath::Avx2, KernelPath::Avx512] {
-            let flops = fma_burn(path, 1000);
-            if path <= KernelPath::detect() {
-                let lanes = if path == KernelPath::Avx512 {
-                    16 * FMA_CHAINS_AVX512
-                } else {
-                    8 * FMA_CHAINS_AVX2
-                };
-                assert_eq!(flops, Some(1000.0 * 2.0 * lanes as f64), "{}", path.name());
-            } else {
-                assert_eq!(flops, None, "{}", path.name());
-            }
-        }
-        assert_eq!(fma_burn(KernelPath::Scalar, 10), None);
     }
 
     fn reference(qkv: &Tensor, mask: &Tensor, b: usize, s: usize, heads: usize, d: usize) -> Result<Tensor> {
@@ -1766,10 +1451,7 @@ mod tests {
         let (q, k, v) = (t.get(0)?, t.get(1)?, t.get(2)?);
         let scores = q.matmul(&k.t()?)?.broadcast_add(&mask.reshape((b, 1, 1, s))?)?;
         let p = candle_nn::ops::softmax(&scores, D::Minus1)?;
-        Ok(p.matmul(&v)?
-            .transpose(1, 2)?
-            .contiguous()?
-            .reshape((b * s, hid))?)
+        p.matmul(&v)?.transpose(1, 2)?.contiguous()?.reshape((b * s, hid))
     }
 
     #[test]
@@ -1886,7 +1568,7 @@ mod tests {
                 D::Minus1,
             )?;
             let max_diff = |a: &Tensor, c: &Tensor| -> Result<f32> {
-                Ok((a - c)?.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?)
+                (a - c)?.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()
             };
             let d = max_diff(&ours, &theirs)?;
             assert!(d <= 1e-6, "({b}, {h}, {q}, {k}) values: {d}");
@@ -2050,7 +1732,7 @@ mod tests {
         let ours = gelu_train(x.as_tensor())?.expect("applies");
         let theirs = x.as_tensor().gelu_erf()?;
         let max_diff = |a: &Tensor, c: &Tensor| -> Result<f32> {
-            Ok((a - c)?.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?)
+            (a - c)?.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()
         };
         let d = max_diff(&ours, &theirs)?;
         assert!(d <= 1e-6, "values: {d}");
@@ -2080,7 +1762,7 @@ mod tests {
             }
             let mask = Tensor::from_vec(m, (1, len), &Device::Cpu)?;
             let ctx = fused_attention(&qkv, &mask, 1, len, heads, d)?;
-            Ok(ctx.narrow(0, 0, valid)?.flatten_all()?.to_vec1::<f32>()?)
+            ctx.narrow(0, 0, valid)?.flatten_all()?.to_vec1::<f32>()
         };
         let want = context(valid + 1)?;
         for len in [valid + 2, 32, 33, 47, 48, 64, 100] {

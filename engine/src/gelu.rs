@@ -11,7 +11,7 @@
 
 use candle_core::{CpuStorage, CustomOp2, DType, Layout, Shape, Tensor};
 
-use crate::error::Result;
+use candle_core::Result;
 
 pub(crate) const P: f32 = 0.327_591_1;
 pub(crate) const A1: f32 = 0.254_829_6;
@@ -21,13 +21,13 @@ pub(crate) const A4: f32 = -1.453_152_1;
 pub(crate) const A5: f32 = 1.061_405_4;
 
 /// Exact GELU of one value through the A&S 7.1.26 `erf` (the `exp` is
-/// [`crate::encoder::kernels::exp_poly`], branch-free, so loops over it vectorise).
+/// [`crate::kernels::exp_poly`], branch-free, so loops over it vectorise).
 #[inline(always)]
 pub fn gelu_scalar(y: f32) -> f32 {
     let a = y.abs();
     let t = 1.0 / (1.0 + P * std::f32::consts::FRAC_1_SQRT_2 * a);
     let poly = ((((A5 * t + A4) * t + A3) * t + A2) * t + A1) * t;
-    y.max(0.0) - 0.5 * a * poly * crate::encoder::kernels::exp_poly(-0.5 * y * y)
+    y.max(0.0) - 0.5 * a * poly * crate::kernels::exp_poly(-0.5 * y * y)
 }
 
 struct BiasGelu;
@@ -56,13 +56,13 @@ impl CustomOp2 for BiasGelu {
             candle_core::bail!("bias-gelu: {} values do not split into rows of {n}", x.len());
         }
         let mut out = vec![0f32; x.len()];
-        let threads = crate::encoder::kernels::threads();
+        let threads = crate::pool::threads();
         let rows = x.len() / n;
         let per = rows.div_ceil(threads).max(1) * n;
-        crate::encoder::kernels::chunks_on_pool(&mut out, per, |i, os| {
+        crate::pool::chunks_on_pool(&mut out, per, |i, os| {
             let xs = &x[i * per..i * per + os.len()];
             for (xr, or) in xs.chunks_exact(n).zip(os.chunks_exact_mut(n)) {
-                crate::encoder::kernels::bias_gelu_row(xr, b, or);
+                crate::kernels::bias_gelu_row(xr, b, or);
             }
         });
         Ok((CpuStorage::F32(out), l1.shape().clone()))
@@ -81,9 +81,9 @@ pub fn bias_gelu(x: &Tensor, bias: &Tensor) -> Result<Tensor> {
         && bias.is_contiguous()
         && bias.rank() == 1;
     if fused {
-        Ok(x.apply_op2_no_bwd(bias, &BiasGelu)?)
+        x.apply_op2_no_bwd(bias, &BiasGelu)
     } else {
-        Ok(x.broadcast_add(bias)?.gelu_erf()?)
+        x.broadcast_add(bias)?.gelu_erf()
     }
 }
 

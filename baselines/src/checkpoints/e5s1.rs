@@ -134,7 +134,7 @@ pub fn dequantize_q4_0(bytes: &[u8], count: usize) -> Option<Vec<f32>> {
 impl E5Container {
     /// Parses a container file.
     pub fn read(path: &Path) -> Result<Self> {
-        super::files::regular_file(path)?;
+        crate::encoder::files::regular_file(path)?;
         let buf = std::fs::read(path).map_err(io_err(path))?;
         Self::parse(&buf, path)
     }

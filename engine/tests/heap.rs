@@ -1,4 +1,4 @@
-//! `kernels::keep_freed_memory` keeps the heap at its peak: a block larger than 2 GiB freed at the
+//! `heap::keep_freed_memory` keeps the heap at its peak: a block larger than 2 GiB freed at the
 //! top of the heap is not given back to the kernel (a training step frees about that much when it
 //! ends, and a trimmed heap is faulted in again, page by page, by the next step).
 //!
@@ -6,7 +6,7 @@
 //! come from glibc's `brk` heap, which is what trimming shrinks. The block is never written, so it
 //! costs address space, not memory.
 
-use lexbench_baselines::encoder::kernels::{heap_break, keep_freed_memory};
+use lexbench_engine::heap::{heap_break, keep_freed_memory};
 
 fn main() {
     // Over `i32::MAX` (the threshold the function first set, which trims a top chunk this large),

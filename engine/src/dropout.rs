@@ -8,7 +8,7 @@
 //!
 //! On the CPU the masks are that generator's next draws, value by value (`u ≥ p` keeps a value):
 //! SplitMix64 is counter-based, so the draws are computed vectorised and split across the cores
-//! ([`crate::encoder::kernels::keep_mask`]), the same mask as one draw after another. On a GPU they
+//! ([`crate::kernels::keep_mask`]), the same mask as one draw after another. On a GPU they
 //! are drawn there (candle's `Tensor::rand`, cuRAND on CUDA), from the device's generator seeded once
 //! per step with a draw of this one, instead of drawing every value of every activation's and
 //! attention probability's mask on the host (about 100 million a MiniLM step at 128 tokens and batch
@@ -74,7 +74,7 @@ impl Dropout {
             let mut r = r.borrow_mut();
             let state = r.state();
             r.skip(n as u64);
-            crate::encoder::kernels::keep_mask(state, p, n)
+            crate::kernels::keep_mask(state, p, n)
         });
         if x.device().is_cpu() && x.dtype() == candle_core::DType::F32 {
             let op = DropoutOp {
@@ -113,10 +113,10 @@ impl CustomOp1 for DropoutOp {
             candle_core::bail!("dropout: {} values, a mask of {}", x.len(), self.keep.len());
         }
         let mut out = vec![0f32; x.len()];
-        let threads = crate::encoder::kernels::threads();
+        let threads = crate::pool::threads();
         let per = x.len().div_ceil(threads).max(1 << 16);
         let scale = self.scale;
-        crate::encoder::kernels::chunks_on_pool(&mut out, per, |i, os| {
+        crate::pool::chunks_on_pool(&mut out, per, |i, os| {
             let span = i * per..i * per + os.len();
             for ((o, &xv), &k) in os.iter_mut().zip(&x[span.clone()]).zip(&self.keep[span]) {
                 *o = xv * if k { scale } else { 0.0 };

@@ -1,6 +1,6 @@
-//! Release-build throughput of the encoder against PyTorch (`lexbench_baselines::bench`):
+//! Release-build throughput of the encoder against PyTorch (`lexbench_bench::harness`):
 //!
-//!     LEXBENCH_PYTHON=/tmp/refenv/bin/python cargo bench -p lexbench-baselines --bench encoder
+//!     LEXBENCH_PYTHON=/tmp/refenv/bin/python cargo bench -p lexbench-bench --bench encoder
 //!
 //! MiniLM from `models/minilm` (or `$LEXBENCH_MODELS/minilm`; run scripts/fetch-models first), 256
 //! passages truncated to 128 tokens, batch 32, all cores. Without `LEXBENCH_PYTHON` the PyTorch side is
@@ -8,13 +8,13 @@
 
 use std::path::PathBuf;
 
-use lexbench_baselines::encoder::bench::{self, BenchSettings};
+use lexbench_bench::harness::{self as bench, BenchSettings};
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let models = std::env::var_os("LEXBENCH_MODELS").map_or_else(|| root.join("models"), PathBuf::from);
     let python = std::env::var("LEXBENCH_PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    let script = root.join("scripts/bench_encoder.py");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/bench_encoder.py");
     let device = match lexbench_baselines::default_device() {
         Ok(d) => d,
         Err(e) => {

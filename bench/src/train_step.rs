@@ -2,10 +2,10 @@
 //! queries and passages, NLL over each query's positive and negatives, backward, AdamW) in candle
 //! and, in the same run, in PyTorch (`scripts/bench_train_step.py`, the same model folder, texts,
 //! lengths, batch, loss and optimiser settings, thread count), measured as the encoder's workloads
-//! are ([`crate::encoder::bench::BenchReport::measure`]): a task, `train-step`, whose engines
+//! are ([`crate::harness::BenchReport::measure`]): a task, `train-step`, whose engines
 //! alternate step by step (candle, PyTorch, candle, …) for `pairs` rounds after one untimed warm-up
 //! step each, with the same pause before every step
-//! ([`SETTLE`](crate::encoder::bench::SETTLE)); per engine the median and best examples/s, GFLOP/s
+//! ([`SETTLE`](crate::harness::SETTLE)); per engine the median and best examples/s, GFLOP/s
 //! and its share of the peak (and of the measured FMA throughput, in a release build); per pair the
 //! candle / PyTorch ratio, with median and range.
 //!
@@ -21,21 +21,21 @@
 
 use std::path::Path;
 
-use super::config::TrainConfig;
-use super::model::{Batch, Net, Trainable};
-use super::optim::{AdamW, AdamWConfig};
-use crate::encoder::BertConfig;
-use crate::encoder::bench::{
+use crate::harness::{
     CandleEngine, CandleTask, TRANSFORMER_FLOP_FORMULA, TaskSpec, candle_label, encoder_flops, passages,
 };
-use crate::encoder::tokenize::as_strs;
-use crate::error::{Error, Result};
+use lexbench_baselines::encoder::BertConfig;
+use lexbench_baselines::encoder::tokenize::as_strs;
+use lexbench_baselines::error::{Error, Result};
+use lexbench_baselines::train::config::TrainConfig;
+use lexbench_baselines::train::model::{Batch, Net, Trainable};
+use lexbench_baselines::train::optim::{AdamW, AdamWConfig};
 
 /// The name of the training step's task in the report.
 pub const TASK: &str = "train-step";
 
 /// What one training-step measurement runs (the rounds and threads are the bench's:
-/// [`crate::encoder::bench::BenchSettings`]).
+/// [`crate::harness::BenchSettings`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StepSettings {
     /// Examples per step (default 8).
@@ -97,11 +97,11 @@ pub struct StepSetup {
     queries: Vec<String>,
     passages: Vec<String>,
     settings: StepSettings,
-    device: crate::Device,
+    device: lexbench_baselines::Device,
 }
 
 /// Builds the DPR network of the step from `model` (a HuggingFace BERT folder) on `device`.
-pub fn load(model: &Path, device: &crate::Device, s: &StepSettings) -> Result<StepSetup> {
+pub fn load(model: &Path, device: &lexbench_baselines::Device, s: &StepSettings) -> Result<StepSetup> {
     s.validate()?;
     let text = format!(
         r#"
@@ -154,7 +154,8 @@ fn token_lengths(setup: &StepSetup) -> Result<(Vec<usize>, Vec<usize>)> {
         ));
     };
     let prefixes = setup.net.prefixes();
-    let lengths = |tok: &crate::encoder::TextTokenizer, texts: Vec<std::borrow::Cow<'_, str>>| {
+    let lengths = |tok: &lexbench_baselines::encoder::TextTokenizer,
+                   texts: Vec<std::borrow::Cow<'_, str>>| {
         Ok::<_, Error>(
             tok.encode(&as_strs(&texts))?
                 .iter()
