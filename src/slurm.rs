@@ -53,19 +53,35 @@ fn check_option(name: &str, value: &str) -> Result<()> {
     Ok(())
 }
 
-/// The batch script for `cells` (indices of the plan's cells, one array task each).
-#[allow(clippy::too_many_arguments)]
-pub fn script(
-    plan: &Plan,
-    cells: &[usize],
-    o: &SlurmSpec,
-    exe: &Path,
-    data: &Path,
-    file: &Path,
-    workdir: &Path,
-    logs: &Path,
-    cell_args: &[String],
-) -> Result<String> {
+/// What each array task runs and where: the paths the batch script names (absolute, as the
+/// compute nodes see the shared file system) and the `experiment cell` arguments after the cell.
+#[derive(Debug, Clone)]
+pub struct TaskCommand<'a> {
+    /// The lexbench binary.
+    pub exe: &'a Path,
+    /// The data directory (`--data`).
+    pub data: &'a Path,
+    /// The experiment file.
+    pub file: &'a Path,
+    /// The tasks' working directory (`--chdir`).
+    pub workdir: &'a Path,
+    /// The folder of the tasks' logs (`--output`).
+    pub logs: &'a Path,
+    /// Arguments of `experiment cell` after the cell (`--checkpoint-minutes`, the device).
+    pub cell_args: &'a [String],
+}
+
+/// The batch script for `cells` (indices of the plan's cells, one array task each), each task
+/// running `run`.
+pub fn script(plan: &Plan, cells: &[usize], o: &SlurmSpec, run: &TaskCommand<'_>) -> Result<String> {
+    let TaskCommand {
+        exe,
+        data,
+        file,
+        workdir,
+        logs,
+        cell_args,
+    } = *run;
     let mut lines = vec!["#!/bin/bash".to_owned()];
     let mut opt = |name: &str, value: &str| -> Result<()> {
         check_option(name, value)?;
@@ -178,12 +194,14 @@ pub fn submit(
         plan,
         cells,
         o,
-        &exe,
-        &abs(data.root())?,
-        &abs(&plan.file)?,
-        &workdir,
-        &abs(&logs)?,
-        &cell_args,
+        &TaskCommand {
+            exe: &exe,
+            data: &abs(data.root())?,
+            file: &abs(&plan.file)?,
+            workdir: &workdir,
+            logs: &abs(&logs)?,
+            cell_args: &cell_args,
+        },
     )?;
     let script_path = dir.join("array.sh");
     lexbench_core::io::write_atomic(&script_path, |w| {

@@ -100,29 +100,31 @@ impl CustomOp2 for FusedAttention {
             for task in piece * per..((piece + 1) * per).min(tasks) {
                 let (bi, h) = (task / heads, task % heads);
                 // SAFETY: task (bi, h) writes rows bi·s .. (bi+1)·s, columns h·d .. (h+1)·d.
-                unsafe { attend(qkv, mask, dst.get(), &mut scratch, bi, h, s, heads, d) };
+                unsafe { attend(self, qkv, mask, dst.get(), &mut scratch, (bi, h)) };
             }
         });
         Ok((CpuStorage::F32(out), Shape::from((b * s, hid))))
     }
 }
 
-/// One (sequence `bi`, head `h`): `softmax(Q Kᵀ + mask) V` into the output block.
+/// One (sequence `bi`, head `h`) of `shape`: `softmax(Q Kᵀ + mask) V` into the output block.
 ///
 /// # Safety
 /// `dst` points to a `(b · s, heads · d)` buffer and no other thread writes this block.
-#[allow(clippy::too_many_arguments)]
 unsafe fn attend(
+    shape: &FusedAttention,
     qkv: &[f32],
     mask: &[f32],
     dst: *mut f32,
     scores: &mut [f32],
-    bi: usize,
-    h: usize,
-    s: usize,
-    heads: usize,
-    d: usize,
+    (bi, h): (usize, usize),
 ) {
+    let &FusedAttention {
+        seq: s,
+        heads,
+        head_dim: d,
+        ..
+    } = shape;
     let hid = heads * d;
     let row = 3 * hid;
     let base = bi * s * row;
@@ -363,25 +365,28 @@ fn with_pool<R>(f: impl FnOnce(&lexbench_gemm::Threads<'_>) -> R) -> R {
     })
 }
 
-/// `dst (m × n) = [dst +] lhs (m × k) · rhs (k × n)` (`dst` added to when `read_dst`) by
+/// The destination of [`gemm_split`]: element `(r, c)` at `ptr + r·rs + c·cs`, overwritten, or
+/// added to when `accumulate`.
+#[derive(Debug, Clone, Copy)]
+pub struct StridedDst {
+    /// The first element.
+    pub ptr: *mut f32,
+    /// Distance between columns.
+    pub cs: isize,
+    /// Distance between rows.
+    pub rs: isize,
+    /// Whether the product is added to what `dst` holds.
+    pub accumulate: bool,
+}
+
+/// `dst (m × n) = [dst +] lhs (m × k) · rhs (k × n)` (`dst` added to when `dst.accumulate`) by
 /// `lexbench-gemm` over the threads of candle's barrier pool: tiles of the output, any tile on any
 /// thread, the same bits for any thread count (`lexbench_gemm`'s docs).
 ///
 /// # Safety
-/// `dst` must address `m × n` elements through `(dst_cs, dst_rs)` (no two the same), `lhs` `m × k`
-/// and `rhs` `k × n` elements through theirs, all valid for the call; nothing else may write them.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn gemm_split(
-    m: usize,
-    n: usize,
-    k: usize,
-    dst: *mut f32,
-    dst_cs: isize,
-    dst_rs: isize,
-    read_dst: bool,
-    lhs: Strided,
-    rhs: Strided,
-) {
+/// `dst` must address `m × n` elements through its strides (no two the same), `lhs` `m × k` and
+/// `rhs` `k × n` elements through theirs, all valid for the call; nothing else may write them.
+pub unsafe fn gemm_split((m, n, k): (usize, usize, usize), dst: StridedDst, lhs: Strided, rhs: Strided) {
     let product = lexbench_gemm::Product {
         m,
         n,
@@ -392,10 +397,10 @@ pub unsafe fn gemm_split(
         b: rhs.ptr,
         rsb: rhs.rs,
         csb: rhs.cs,
-        c: dst,
-        rsc: dst_rs,
-        csc: dst_cs,
-        accumulate: read_dst,
+        c: dst.ptr,
+        rsc: dst.rs,
+        csc: dst.cs,
+        accumulate: dst.accumulate,
         bias: std::ptr::null(),
     };
     // SAFETY: the caller's contract.
@@ -631,7 +636,17 @@ impl CustomOp2 for Product {
             // the destination (each is a k-sum), so all `len` values are initialised before
             // `set_len`.
             unsafe {
-                gemm_split(m, n, k, out.as_mut_ptr(), 1, n as isize, false, lhs, rhs);
+                gemm_split(
+                    (m, n, k),
+                    StridedDst {
+                        ptr: out.as_mut_ptr(),
+                        cs: 1,
+                        rs: n as isize,
+                        accumulate: false,
+                    },
+                    lhs,
+                    rhs,
+                );
                 out.set_len(len);
             }
         }
@@ -1634,7 +1649,17 @@ mod tests {
                     // SAFETY: `split` and `whole` hold the (m, n) row-major destination, `a` and `b`
                     // the m·k and k·n operands the strides address, each element once.
                     unsafe {
-                        gemm_split(m, n, k, split.as_mut_ptr(), 1, n as isize, read_dst, lhs, rhs);
+                        gemm_split(
+                            (m, n, k),
+                            StridedDst {
+                                ptr: split.as_mut_ptr(),
+                                cs: 1,
+                                rs: n as isize,
+                                accumulate: read_dst,
+                            },
+                            lhs,
+                            rhs,
+                        );
                         lexbench_gemm::sgemm(
                             lexbench_gemm::Product {
                                 m,

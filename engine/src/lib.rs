@@ -15,10 +15,10 @@
 //! same bits: the products by construction (their docs), the element-wise kernels because each is
 //! the same generic code compiled for each path, lane for lane (tested in [`kernels`]).
 //!
-//! This crate and `lexbench-gemm` are the workspace's only code that may use `unsafe`
-//! (`baselines/tests/layers.rs` lists the files; `lexbench-baselines` forbids it): the products'
-//! entry point over raw strided pointers, `#[target_feature]` functions on the detected CPU, and
-//! glibc's `mallopt`.
+//! This crate and `lexbench-gemm` are the only library code of the workspace that may use `unsafe`
+//! (`baselines/tests/layers.rs` lists the files, with the benchmark harness's rate example;
+//! `lexbench-baselines` forbids it): the products' entry point over raw strided pointers,
+//! `#[target_feature]` functions on the detected CPU, and glibc's `mallopt`.
 
 pub mod adamw;
 pub mod dropout;

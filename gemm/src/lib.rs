@@ -398,7 +398,6 @@ fn check_view(
 /// # Errors
 /// A view reaching outside its slice, a `C` whose elements could share an address, or a path this
 /// CPU lacks.
-#[allow(clippy::too_many_arguments)]
 pub fn matmul(
     isa: Isa,
     (m, n, k): (usize, usize, usize),
@@ -546,7 +545,16 @@ pub unsafe fn sgemm_on(isa: Isa, mut p: Product, threads: &Threads<'_>) {
             WORKSPACE.with(|ws| {
                 let mut ws = ws.borrow_mut();
                 // SAFETY: the caller's guarantees; tiles are disjoint; `packed` holds every panel.
-                unsafe { run_tile(isa, bl, &p, i0, rows, panels, b_at.get(), np, &mut ws) }
+                unsafe {
+                    run_tile(
+                        isa,
+                        bl,
+                        &p,
+                        RowTile { i0, rows, panels },
+                        (b_at.get(), np),
+                        &mut ws,
+                    )
+                }
             });
         };
         let tasks = tm * tn;
@@ -656,22 +664,26 @@ thread_local! {
     static PACKED_B: RefCell<Aligned> = RefCell::new(Aligned::default());
 }
 
+/// A task of [`run_tile`]: rows `i0..i0 + rows` of C × the columns of micro-panels `panels`.
+struct RowTile {
+    i0: usize,
+    rows: usize,
+    panels: std::ops::Range<usize>,
+}
+
 /// One tile: rows `i0..i0 + rows` × the columns of micro-panels `panels`. For each depth block:
 /// pack the rows of A, then run the micro-kernels over the block's packed panels of B, a chunk of
 /// panels (the path's `nt` columns, sized for L2) at a time.
 ///
 /// # Safety
-/// As `sgemm_on`, for the tile's rows and columns; `packed_b` holds every panel of every block.
-#[allow(clippy::too_many_arguments)]
+/// As `sgemm_on`, for the tile's rows and columns; `packed_b` (its `np` panels per depth block)
+/// holds every panel of every block.
 unsafe fn run_tile(
     isa: Isa,
     bl: Blocking,
     p: &Product,
-    i0: usize,
-    rows: usize,
-    panels: std::ops::Range<usize>,
-    packed_b: *const f32,
-    np: usize,
+    RowTile { i0, rows, panels }: RowTile,
+    (packed_b, np): (*const f32, usize),
     ws: &mut Workspace,
 ) {
     let mp = rows.div_ceil(bl.mr);

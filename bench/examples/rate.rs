@@ -1,6 +1,6 @@
 //! GFLOP/s of the encoder's four linear products (MiniLM, 4,096 rows), ours on each path against
-//! the gemm crate, alternating: `cargo run --release -p lexbench-gemm --example rate [threads] [rounds]`.
-//! A quick look while tuning; the measurement of record is `lexbench bench-encoder --mode gemm`.
+//! the gemm crate, alternating: `cargo run --release -p lexbench-bench --example rate [threads] [rounds]`.
+//! A quick look while tuning; the measurement of record is `lexbench-bench --mode gemm`.
 //! `TRAIN=1`: instead, each linear product of a MiniLM training step (56 sequences × 128 tokens) in
 //! its three forms as the trainer runs them: `Y = X·Wᵀ`, `dX = dY·W` and `dW = dYᵀ·X`.
 #![allow(unsafe_code)]
