@@ -142,7 +142,7 @@ pub fn model_files(dir: &Path, opened: &BTreeSet<PathBuf>) -> Result<ModelFiles>
     })
 }
 
-/// The ranker the harness builds for `model` as `kind` ([`harness_ranker`]) and the model's
+/// The ranker the harness builds for `model` as `kind` (`harness_ranker`) and the model's
 /// identity from the files that building it read ([`model_files`]).
 pub fn open_model(
     model: &Path,

@@ -291,7 +291,7 @@ fn attention(threads: usize, rounds: usize, pool: &lexbench_gemm::RunTasks<'_>) 
 }
 
 /// `TRAIN=1`: the three products of each linear layer of a training step, as
-/// `encoder::kernels::LinearTrain` calls them (X: tokens × in, W: out × in, dY: tokens × out, all
+/// `lexbench_engine::kernels::LinearTrain` calls them (X: tokens × in, W: out × in, dY: tokens × out, all
 /// row-major): the forward reads W through transposed strides, dX reads W as it is, dW reads dY
 /// through transposed strides (its rows are not contiguous, so A is packed) over the tokens' depth.
 fn train(th: &Threads<'_>, rounds: usize) {

@@ -1,4 +1,4 @@
-//! The matrix-product workload of `lexbench bench-encoder --mode gemm`: the encoder's matrix products
+//! The matrix-product workload of `lexbench-bench --mode gemm`: the encoder's matrix products
 //! alone, at the shapes one forward pass runs, to tell how much of the encoder's distance from the FMA
 //! peak is in the products themselves.
 //!
@@ -16,7 +16,7 @@
 //!   attention, without the softmax).
 //! - PyTorch runs `torch.nn.functional.linear(x, w, b)`, and for the attention
 //!   `scaled_dot_product_attention` (what transformers' BERT runs), on the same values: every input
-//!   is drawn by [`seeded_uniform`], which `scripts/bench_encoder.py` draws bit for bit (numpy), and
+//!   is drawn by [`seeded_uniform`], which `bench/scripts/bench_encoder.py` draws bit for bit (numpy), and
 //!   the first rows of its output must be within [`MAX_ABS_DIFF`] of candle's, or the run fails.
 //! - FLOPs are 2·M·N·K per product ([`GemmShape::flops`]). The report ([`GemmReport`]) gives, per
 //!   shape and engine, GFLOP/s, the share of the computed peak and of the FMA throughput measured on
@@ -59,7 +59,7 @@ const CHECK_ROWS: usize = 4;
 
 /// `len` values uniform on `[−scale, scale)`: value `i` is `scale · ((z_i >> 40) / 2²³ − 1)`, `z_i` the
 /// `i`-th output of SplitMix64 seeded with `seed` (`lexbench_core::rng::SplitMix64`). 24 random bits
-/// make every step exact in f32 for a power-of-two `scale`, so `scripts/bench_encoder.py`
+/// make every step exact in f32 for a power-of-two `scale`, so `bench/scripts/bench_encoder.py`
 /// (`seeded_uniform`, vectorised in numpy) holds the same bits.
 pub fn seeded_uniform(seed: u64, len: usize, scale: f32) -> Vec<f32> {
     let mut rng = lexbench_core::rng::SplitMix64::new(seed);

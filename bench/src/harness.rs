@@ -1,4 +1,4 @@
-//! Encoder throughput, for `lexbench bench-encoder` and `cargo bench -p lexbench-baselines --bench
+//! Encoder throughput, for `lexbench-bench` and `cargo bench -p lexbench-bench --bench
 //! encoder`: candle against PyTorch and ONNX Runtime on the same model folder, token ids, batches and
 //! thread count, in the same run, engines alternating.
 //!
@@ -16,7 +16,7 @@
 //! - Engines alternate, pass by pass: candle, PyTorch, ONNX Runtime, candle, … for `pairs` rounds
 //!   after one untimed warm-up pass each, with a 200 ms pause before every pass so that no
 //!   engine's spinning threads overlap the next one. The Python engines live in one process
-//!   (`scripts/bench_encoder.py`) that keeps the model loaded and times one pass per request
+//!   (`bench/scripts/bench_encoder.py`) that keeps the model loaded and times one pass per request
 //!   ([`PythonSide`]). Each pair gives a ratio candle / other ([`pair_stats`]: per pair, median,
 //!   min–max).
 //! - Each engine's figure: items/s (median over rounds, and best) → achieved GFLOP/s (FLOPs of
@@ -246,9 +246,9 @@ pub struct CandleTask<'a> {
     pub spec: TaskSpec,
     /// Candle's engines; the first is "candle", the one every ratio is taken against.
     pub engines: Vec<CandleEngine<'a>>,
-    /// Candle's outputs on the first and last batch (see `scripts/bench_encoder.py`, `check_of`).
+    /// Candle's outputs on the first and last batch (see `bench/scripts/bench_encoder.py`, `check_of`).
     pub check: Vec<f32>,
-    /// The task for `scripts/bench_encoder.py` (`kind`, token ids, weights), or `None` for candle
+    /// The task for `bench/scripts/bench_encoder.py` (`kind`, token ids, weights), or `None` for candle
     /// only.
     pub python: Option<serde_json::Value>,
     /// The real task's lengths, batching and vector check ([`real::real_task`]); `None` for the
@@ -257,7 +257,7 @@ pub struct CandleTask<'a> {
 }
 
 /// `[ids, segment ids, mask]` per sequence, one array per batch of `batch`: the token ids of
-/// `scripts/bench_encoder.py`'s input.
+/// `bench/scripts/bench_encoder.py`'s input.
 pub fn batches_json(seqs: &[Tokens], batch: usize) -> serde_json::Value {
     serde_json::Value::Array(
         seqs.chunks(batch.max(1))
@@ -830,7 +830,7 @@ pub const SETTLE: Duration = Duration::from_millis(200);
 pub struct PythonSide {
     /// The interpreter (with torch and transformers; onnxruntime, onnx, onnxscript for ORT).
     pub python: String,
-    /// `scripts/bench_encoder.py`.
+    /// `bench/scripts/bench_encoder.py`.
     pub script: PathBuf,
     /// `torch`, `st` (sentence-transformers, which the script loads only for a real task),
     /// `openblas` (NumPy's BLAS, which the script runs only for the gemm workload's linear products)
@@ -893,7 +893,7 @@ fn device_name(device: &candle_core::Device) -> String {
     }
 }
 
-/// The running `scripts/bench_encoder.py`: one JSON request per timed pass.
+/// The running `bench/scripts/bench_encoder.py`: one JSON request per timed pass.
 struct PythonServer {
     child: Child,
     stdin: Option<ChildStdin>,

@@ -4,7 +4,7 @@
 //!
 //! - [`machine`]: the CPU, the vector path the products take, the measured clock and FMA throughput,
 //!   the FP32 peak; heads every report;
-//! - [`harness`]: tasks, the Python side (`scripts/bench_encoder.py`), alternation, the report;
+//! - [`harness`]: tasks, the Python side (`bench/scripts/bench_encoder.py`), alternation, the report;
 //! - [`real`]: real paragraphs through `run dense`'s batching against sentence-transformers;
 //! - [`gemm`]: one layer's matrix products alone at the encoder's shapes;
 //! - [`train_step`]: one DPR training step against PyTorch's (`scripts/bench_train_step.py`).

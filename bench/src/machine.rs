@@ -1,4 +1,4 @@
-//! The machine a benchmark runs on, for the head of `lexbench bench-encoder`'s report
+//! The machine a benchmark runs on, for the head of `lexbench-bench`'s report
 //! ([`crate::harness`]): the CPU, the vector path the gemm kernels take, a measured clock, the FP32 FMA
 //! peak they imply, and the load average.
 //!
@@ -679,7 +679,7 @@ pub struct Machine {
     pub best_path: VectorPath,
     /// The AVX2 path, reported beside an AVX-512 one for builds that force it.
     pub avx2_path: Option<VectorPath>,
-    /// lexbench's own fused kernels (`encoder::kernels`: attention softmax, bias, layer norm).
+    /// lexbench's own fused kernels (`lexbench_engine::kernels`: attention softmax, bias, layer norm).
     pub own_kernels: String,
     /// The measured clock.
     pub clock: Clock,

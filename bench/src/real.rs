@@ -1,4 +1,4 @@
-//! The real-passage workload of `lexbench bench-encoder --mode real`: real paragraphs of a corpus,
+//! The real-passage workload of `lexbench-bench --mode real`: real paragraphs of a corpus,
 //! each at its own length, through the batching a user gets, against sentence-transformers.
 //!
 //! - Candle runs exactly the path of `lexbench run dense` (and `submit --model`'s bi-encoder run):
@@ -8,7 +8,7 @@
 //!   distinct texts missing from its cache in chunks of 2048, `cache::FLUSH_EVERY`, one `embed` call
 //!   each: up to 2048 distinct passages, the default 2000 included, its batches are these.)
 //! - The peer is sentence-transformers' `SentenceTransformer.encode` on the same texts, batch size,
-//!   truncation and normalisation (`scripts/bench_encoder.py`, engine `st`). It sorts by
+//!   truncation and normalisation (`bench/scripts/bench_encoder.py`, engine `st`). It sorts by
 //!   descending character count (`np.argsort([-len(text) …])`, sentence-transformers 6.2
 //!   `sentence_transformer/model.py` `_inference`), so its batches carry other padding than ours.
 //!   PyTorch (transformers' model on candle's sorted batches, pre-tokenised) runs beside it.
@@ -318,7 +318,7 @@ impl RealCheck {
                 (
                     order,
                     lengths,
-                    "its own: character count descending (np.argsort), as scripts/bench_encoder.py read it",
+                    "its own: character count descending (np.argsort), as bench/scripts/bench_encoder.py read it",
                 )
             }
             _ => (

@@ -1,4 +1,4 @@
-//! Training-step throughput, for `lexbench bench-encoder --train-step`: one DPR step (forward over
+//! Training-step throughput, for `lexbench-bench --train-step`: one DPR step (forward over
 //! queries and passages, NLL over each query's positive and negatives, backward, AdamW) in candle
 //! and, in the same run, in PyTorch (`scripts/bench_train_step.py`, the same model folder, texts,
 //! lengths, batch, loss and optimiser settings, thread count), measured as the encoder's workloads

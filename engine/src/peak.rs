@@ -15,7 +15,7 @@ pub const FMA_CHAINS_AVX2: usize = 12;
 /// Runs `rounds` rounds of independent vector FMAs (`acc ← acc · a + b` on [`FMA_CHAINS_AVX512`]
 /// 512-bit or [`FMA_CHAINS_AVX2`] 256-bit accumulators) and returns the FP32 FLOPs done (a
 /// multiply-add counts 2), or `None` when the CPU lacks the path. The measured FMA throughput of
-/// `encoder::machine` times it: what the vector units deliver at the clock they run at, beside the
+/// the benchmark harness (`lexbench-bench`'s `machine`) times it: what the vector units deliver at the clock they run at, beside the
 /// peak computed from a width table and an integer clock.
 pub fn fma_burn(path: Isa, rounds: u64) -> Option<f64> {
     #[cfg(target_arch = "x86_64")]

@@ -9,7 +9,7 @@ pub fn threads() -> usize {
 }
 
 /// Runs `f(i)` for every piece `i` in `0..pieces` on candle's barrier pool — the threads its own
-/// element-wise ops and [`gemm_split`]'s products run on, the calling thread among them — and
+/// element-wise ops and [`gemm_split`](crate::kernels::gemm_split)'s products run on, the calling thread among them — and
 /// returns when every piece has run (a piece's panic is raised here). One piece runs on the
 /// calling thread alone. Pieces go to whichever thread is free, so what a piece computes must depend
 /// on `i` alone, as it does in every caller: the values do not depend on which thread ran what.

@@ -2,7 +2,7 @@
 //!
 //! The products of the encoder and the trainer (the four linear layers, both backward products of
 //! each, attention's per-head products) all come here, through candle's CPU matmul (the vendored
-//! `candle-core`) and `lexbench_baselines::encoder::kernels`.
+//! `candle-core`) and `lexbench_engine::kernels`.
 //!
 //! # How a product is computed
 //!

@@ -37,7 +37,7 @@ pub const ADAPTER_CONFIG: &str = "adapter_config.json";
 pub const ADAPTER_WEIGHTS: &str = "adapter_model.safetensors";
 
 /// A folder trained here records how (`train::export` writes it): `{"config": <the training
-/// configuration>, …}`. Distinct from [`super::models::RECORD_FILE`], the install record of a fetched
+/// configuration>, …}`. Distinct from [`crate::checkpoints::RECORD_FILE`], the install record of a fetched
 /// checkpoint.
 pub const TRAINING_RECORD: &str = "lexbench-training.json";
 
