@@ -175,8 +175,12 @@ pub fn cmd_train(data: &DataDir, args: &TrainArgs) -> Result<ExitCode> {
                 g.nodes, g.trainable_params
             );
             for (i, (l, t)) in g.losses.iter().zip(&g.epoch_s).enumerate() {
-                println!("  gnn epoch {}: loss {l:.4}, {t:.1} s", i + 1);
+                match g.val.get(i).copied().flatten() {
+                    Some(v) => println!("  gnn epoch {}: loss {l:.4}, val {v:.4}, {t:.1} s", i + 1),
+                    None => println!("  gnn epoch {}: loss {l:.4}, {t:.1} s", i + 1),
+                }
             }
+            println!("  gnn: ranking with epoch {}", g.best_epoch);
         }
         Some(SecondStage::Qabisar(q)) => {
             println!(

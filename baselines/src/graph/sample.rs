@@ -116,6 +116,20 @@ impl Adjacency {
 
     /// Samples the `hops`-hop neighbourhood of `seeds` (distinct, below the node count).
     pub fn sample(&self, seeds: &[u32], hops: usize, fanout: Option<usize>, seed: u64) -> Result<Subgraph> {
+        self.sample_without(seeds, hops, fanout, seed, &HashSet::new())
+    }
+
+    /// [`Adjacency::sample`] as if the edges at positions `left_out` (of the indexed edge list) were
+    /// not in the graph: they are never drawn, so they neither join the subgraph nor take a place of
+    /// the fanout. With none left out, the same draws as [`Adjacency::sample`].
+    pub fn sample_without(
+        &self,
+        seeds: &[u32],
+        hops: usize,
+        fanout: Option<usize>,
+        seed: u64,
+        left_out: &HashSet<usize>,
+    ) -> Result<Subgraph> {
         if fanout == Some(0) {
             return Err(Error::Param(
                 "fanout must be at least 1 (or none for no limit), got 0".into(),
@@ -149,7 +163,15 @@ impl Adjacency {
             let mut next = Vec::new();
             for &v in &frontier {
                 candidates.clear();
-                candidates.extend_from_slice(&self.lists[v as usize]);
+                if left_out.is_empty() {
+                    candidates.extend_from_slice(&self.lists[v as usize]);
+                } else {
+                    candidates.extend(
+                        self.lists[v as usize]
+                            .iter()
+                            .filter(|(e, _)| !left_out.contains(e)),
+                    );
+                }
                 if let Some(k) = fanout.filter(|&k| k < candidates.len()) {
                     // Partial Fisher–Yates: the first k entries are a uniform draw without replacement.
                     for i in 0..k {
@@ -219,7 +241,9 @@ mod tests {
     //! - a fanout limit caps the edges drawn per node per hop, and a seed gives the same subgraph every
     //!   time (other seeds may differ);
     //! - seeds out of range or given twice and edges outside the graph are `Error::Data`; a zero
-    //!   fanout is `Error::Param`.
+    //!   fanout is `Error::Param`;
+    //! - edges left out ([`Adjacency::sample_without`]) are never drawn, do not take a place of the
+    //!   fanout, and leaving none out draws what [`Adjacency::sample`] draws.
     use super::*;
     use crate::graph::EdgeType;
 
@@ -314,6 +338,29 @@ mod tests {
         let all = adj.sample(&[1], 1, None, 0)?;
         assert_eq!(adj.sample(&[1], 1, Some(10), 3)?, all);
         assert_eq!(all.nodes, [1, 0, 3, 4, 5]);
+        Ok(())
+    }
+
+    #[test]
+    fn edges_left_out_are_never_drawn() -> Result<()> {
+        let g = graph();
+        let adj = Adjacency::new(8, &g, Direction::Both)?;
+        // The query 7's edges (positions 9 and 10) left out: from 7, nothing is reached; from 6,
+        // the query is not either.
+        let out: HashSet<usize> = [9, 10].into();
+        let s = adj.sample_without(&[7], 2, None, 0, &out)?;
+        assert_eq!((s.nodes, s.edges.len()), (vec![7], 0));
+        for seed in 0..20 {
+            let s = adj.sample_without(&[6, 3], 2, Some(1), seed, &out)?;
+            assert!(s.local(7).is_none(), "seed {seed}: {s:?}");
+            assert!(s.edge_ids.iter().all(|e| !out.contains(e)));
+            // Fanout 1 still draws one edge of each seed: the left-out ones take no place.
+            assert!(s.depth.iter().filter(|&&d| d == 1).count() >= 1);
+            assert_eq!(
+                adj.sample_without(&[6, 3], 2, Some(1), seed, &HashSet::new())?,
+                adj.sample(&[6, 3], 2, Some(1), seed)?
+            );
+        }
         Ok(())
     }
 

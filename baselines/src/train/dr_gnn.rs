@@ -1,8 +1,8 @@
 //! DR+GNN: article embeddings enriched by a GATv2 over BSARD's legislative graph.
 //!
 //! Two stages, CPU-cheap:
-//! 1. the bi-encoder is fine-tuned by [`super::finetune::train`] as the rest of the config says (its
-//!    last selected epoch is used; PEFT or full);
+//! 1. the bi-encoder is fine-tuned by [`super::finetune::train`] as the rest of the config says (the
+//!    epoch it selected on validation is used; PEFT or full);
 //! 2. with the encoder **frozen**, node features are computed once, without gradient: article nodes
 //!    get the passage embedding of their article's text, structure nodes (code, book, …) the passage
 //!    embedding of their label; corpus articles missing from the graph are isolated nodes. A [`Gat`]
@@ -10,16 +10,23 @@
 //!    papers' graph holds it; next / previous article only with `gnn.sequence_edges = true`, an
 //!    option of ours, off by default — [`legal_graph_edges`]) maps them to enriched
 //!    vectors, mixed with the input by a learned gate (`residual_mix`, `σ(m)·gat + (1 − σ(m))·x`,
-//!    `m` starting at 0) and L2-normalised. The GAT (and the gate) are trained with the contrastive
-//!    NLL between the frozen query embeddings and the enriched article vectors of training questions:
-//!    the positive against the example's sampled negatives (`[negatives]`: BM25, random and CuSINeS
-//!    curriculum ones, the latter scored with the current enriched vectors at each GNN epoch) and the
-//!    other examples' articles (in-batch).
+//!    `m` starting at 0) and prepared for the encoder's scoring (L2-normalised for cosine; as they
+//!    are for the dot product, `biencoder.cosine = false`, the paper configs'). The GAT (and the
+//!    gate) are trained with the contrastive NLL between the frozen query embeddings and the
+//!    enriched article vectors of training questions: the positive against the example's sampled
+//!    negatives (`[negatives]`: BM25, random and CuSINeS curriculum ones, the latter scored with the
+//!    current enriched vectors at each GNN epoch) and the other examples' articles (in-batch).
+//!    After each GNN epoch the validation questions (`data.val_split`) are ranked over the whole
+//!    corpus and scored by `eval.measure` (R@100 in the BSARD configs, as stage 1); the best epoch is
+//!    kept ("the best model is determined based on performance evaluation on the validation set"),
+//!    the last one without a validation split.
 //!
-//! Inference ranks the whole corpus by `query · enriched article` (cosine × scale). Every GNN step
-//! runs the GAT over the whole graph (the fictional sample has ~300 nodes; the real corpus ~27k, fine
-//! on a GPU, slow on a CPU). Output: `OUT/gnn/model.safetensors` (the GAT and the gate),
-//! `OUT/gnn/gnn.json`, and runs with the sidecar of other neural runs.
+//! Inference ranks the whole corpus by the encoder's scoring of `query` and `enriched article`
+//! (cosine × `gnn.scale`, or dot product / `biencoder.temperature`) with the selected epoch's GAT.
+//! Every GNN step runs the GAT over the whole graph (the fictional sample has ~300 nodes; the real
+//! corpus ~27k, fine on a GPU, slow on a CPU). Output: `OUT/gnn/model.safetensors` (the selected
+//! GAT and gate), `OUT/gnn/gnn.json` (with each epoch's validation score and the epoch selected),
+//! and runs with the sidecar of other neural runs.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -31,7 +38,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::{GnnConfig, Similarity, TrainConfig};
 use super::data::SplitData;
-use super::finetune::{Summary, config_text, negative_sources};
+use super::finetune::{Summary, Validation, config_text, negative_sources, validation};
 use super::model::{Trainable, run_from_corpus_scores};
 use super::negatives::Example;
 use super::negatives::curriculum::{GRAPH_FILE, LegalGraph};
@@ -41,6 +48,7 @@ use super::trainer::{LoopSpec, Objective, ParamGroup, State, TrainOptions, Train
 use crate::error::{Error, Result};
 use crate::graph::{EdgeList, Gat};
 use crate::rank::neural::NeuralOutput;
+use lexbench_core::eval::evaluate;
 
 /// The legislative graph's edges the graph models (DR+GNN, QABISAR) read: every parent → child pair
 /// of the hierarchy (code → book → … → article) in both directions, and — only with
@@ -136,6 +144,14 @@ pub struct GnnSummary {
     pub losses: Vec<f64>,
     /// Seconds per GNN epoch (node features included).
     pub epoch_s: Vec<f64>,
+    /// The validation score (`eval.measure` on `data.val_split`) after each GNN epoch; `None`
+    /// without a validation split.
+    #[serde(default)]
+    pub val: Vec<Option<f64>>,
+    /// The GNN epoch the runs rank with (1-based): the validation best, ties to the earlier; the last
+    /// without a validation split.
+    #[serde(default)]
+    pub best_epoch: usize,
     /// Graph nodes (structure + articles + isolated corpus articles).
     pub nodes: usize,
     /// Directed edges the GAT reads, self-loops not counted (hierarchy in both directions, plus article
@@ -300,6 +316,12 @@ struct GnnObjective {
     /// Frozen query embeddings of the training topics.
     q: Tensor,
     in_batch: bool,
+    /// The validation split and the frozen encoder's embeddings of its questions, when the
+    /// configuration has one: each GNN epoch is scored on it (`eval.measure`) and the best is kept,
+    /// as the first stage's epochs are.
+    val: Option<(Validation, Tensor)>,
+    /// The run's tag in validation runs (the configuration's name).
+    name: String,
     /// `OUT/gnn`.
     dir: std::path::PathBuf,
 }
@@ -341,10 +363,27 @@ impl Objective for GnnObjective {
         batch_loss(&self.stage, &self.q, split, batch, self.in_batch)
     }
 
+    /// The validation questions ranked over the whole corpus with the current GAT (no dropout), scored
+    /// by `eval.measure`.
+    fn validate(&self) -> Result<Option<f64>> {
+        let Some((v, q)) = &self.val else {
+            return Ok(None);
+        };
+        let scores = self.stage.score_all(q)?;
+        let depth = v.split.docs.len();
+        let run = run_from_corpus_scores(&v.split, &self.name, &scores, depth);
+        let ev = evaluate(&run, &v.split.qrels, &[v.measure], v.pools.as_ref())?;
+        Ok(ev.get(v.measure))
+    }
+
+    /// The GAT of the selected epoch, `OUT/gnn/model.safetensors` (what the runs rank with).
     fn export(&self, _state: &State) -> Result<()> {
-        self.stage.store.save(&self.dir.join("model.safetensors"))
+        self.stage.store.save(&self.dir.join(GNN_WEIGHTS))
     }
 }
+
+/// The selected GNN epoch's weights in `OUT/gnn`.
+const GNN_WEIGHTS: &str = "model.safetensors";
 
 /// Trains DR+GNN's second stage after [`super::finetune::train`] has trained the encoder into `out`
 /// (in `OUT/gnn`, through the training loop: checkpoints, resumption), then ranks `splits` (writing
@@ -369,10 +408,24 @@ pub fn train_dr_gnn(
     }
     let (stage, encoder) = Stage::build(cfg, gnn, data, out, device)?;
     let dir = out.join("gnn");
+    let val = match validation(cfg, data)? {
+        Some(v) => {
+            let q = stage.queries(&v.split)?;
+            Some((v, q))
+        }
+        None => None,
+    };
+    let measure = if val.is_some() {
+        cfg.eval.measure.clone()
+    } else {
+        String::new()
+    };
     let objective = GnnObjective {
         q: stage.queries(&split)?,
         stage,
         in_batch: cfg.biencoder.in_batch,
+        val,
+        name: cfg.name.clone(),
         dir: dir.clone(),
     };
     let nodes = objective.stage.x.dims2()?.0;
@@ -393,17 +446,22 @@ pub fn train_dr_gnn(
         warmup_ratio: 0.1,
         max_steps: 0,
         max_grad_norm: cfg.schedule.max_grad_norm,
-        measure: String::new(),
+        measure,
         negatives: &negatives,
         device,
     };
     let mut trainer = Trainer::new(spec, objective)?;
     let outcome = trainer.run(opts)?;
     let stage = trainer.into_objective().stage;
+    // The runs rank with the selected epoch's GAT (the validation best; the last without a
+    // validation split), not with the weights the last epoch left in memory.
+    stage.store.load_values(&dir.join(GNN_WEIGHTS))?;
     let epochs = &outcome.state.epochs;
     let mut summary = GnnSummary {
         losses: epochs.iter().map(|e| e.loss).collect(),
         epoch_s: epochs.iter().map(|e| e.train_s + e.val_s).collect(),
+        val: epochs.iter().map(|e| e.val).collect(),
+        best_epoch: outcome.state.best_epoch,
         nodes,
         edges,
         trainable_params,
@@ -411,7 +469,7 @@ pub fn train_dr_gnn(
     };
     lexbench_core::io::write_json_pretty(
         &dir.join("gnn.json"),
-        &serde_json::json!({"name": cfg.name, "gnn": gnn, "nodes": summary.nodes, "edges": summary.edges, "trainable_params": trainable_params, "losses": summary.losses, "epoch_s": summary.epoch_s}),
+        &serde_json::json!({"name": cfg.name, "gnn": gnn, "nodes": summary.nodes, "edges": summary.edges, "trainable_params": trainable_params, "losses": summary.losses, "epoch_s": summary.epoch_s, "val": summary.val, "best_epoch": summary.best_epoch, "measure": cfg.eval.measure}),
     )?;
     let mut outputs = Vec::new();
     let mut ranker = DrGnnRanker {

@@ -54,12 +54,12 @@ pub struct Summary {
 }
 
 /// The validation split and how it is scored.
-struct Validation {
-    split: SplitData,
-    measure: Measure,
-    pools: Option<PoolSizes>,
+pub(crate) struct Validation {
+    pub(crate) split: SplitData,
+    pub(crate) measure: Measure,
+    pub(crate) pools: Option<PoolSizes>,
     /// A cross-encoder over a whole corpus reranks BM25's top 100 at validation.
-    rerank: Option<Rankings>,
+    pub(crate) rerank: Option<Rankings>,
 }
 
 /// Fine-tuning one encoder network.
@@ -186,7 +186,8 @@ pub(crate) fn config_text(cfg: &TrainConfig) -> Result<String> {
     toml::to_string_pretty(cfg).map_err(|e| Error::internal(format!("config to TOML: {e}")))
 }
 
-fn validation(cfg: &TrainConfig, data: &Path) -> Result<Option<Validation>> {
+/// `cfg`'s validation split (`data.val_split`) and measure (`eval.measure`); `None` without a split.
+pub(crate) fn validation(cfg: &TrainConfig, data: &Path) -> Result<Option<Validation>> {
     let measure: Measure = cfg
         .eval
         .measure

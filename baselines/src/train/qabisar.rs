@@ -48,7 +48,7 @@ use super::params::ParamStore;
 use super::seeds::{LoopSeeds, SeedPurpose, derive_seed};
 use super::trainer::{LoopSpec, Objective, ParamGroup, State, TrainOptions, Trainer};
 use crate::error::{Error, Result, io_err};
-use crate::graph::{Adjacency, Direction, EdgeList, EdgeType, Gat};
+use crate::graph::{Adjacency, Direction, EdgeList, EdgeType, Gat, Subgraph};
 use crate::rank::neural::NeuralOutput;
 use crate::train::losses::{contrastive_nll, kl_distillation};
 
@@ -72,6 +72,9 @@ pub struct Qabisar {
     doc_node: Vec<u32>,
     /// Every edge type's name by id ([`EdgeList::typed_by_node_kinds`]).
     edge_types: Vec<String>,
+    /// For each query node (training topic), the positions in `edges` of its edges to and from its
+    /// positive articles: what a batch training on it leaves out (`keep_batch_positive_edges`).
+    answer_edges: Vec<Vec<usize>>,
     /// The sha256 of the stage-1 encoder's weights.
     encoder: String,
     seed: u64,
@@ -140,6 +143,19 @@ impl Qabisar {
         kinds.resize(nq + base_nodes, "article");
         let (edges, edge_types) = edges.typed_by_node_kinds(&kinds)?;
         let nodes = nq + base_nodes;
+        // A query node's only edges are those to and from its positives (no self-loop is listed).
+        let mut answer_edges = vec![Vec::new(); nq];
+        for k in 0..edges.len() {
+            let (a, b) = (edges.src[k] as usize, edges.dst[k] as usize);
+            if a == b {
+                continue;
+            }
+            for t in [a, b] {
+                if t < nq {
+                    answer_edges[t].push(k);
+                }
+            }
+        }
         let adjacency = Adjacency::new(nodes, &edges, Direction::Incoming)?;
         let gnn_store = ParamStore::new(derive_seed(cfg.seed, SeedPurpose::QabisarInit, 0));
         let gat = Gat::load(
@@ -158,6 +174,7 @@ impl Qabisar {
             adjacency,
             doc_node,
             edge_types,
+            answer_edges,
             encoder,
             seed: cfg.seed,
         };
@@ -220,10 +237,19 @@ impl Qabisar {
         Ok(self.net.similarity().prepare(&h.index_select(&idx, 0)?)?.detach())
     }
 
-    /// The two losses of one batch: `(graph contrastive, distillation into the query encoder)`.
-    /// `step` seeds the subgraph sample.
-    pub fn losses(&self, split: &SplitData, exs: &[&Example], step: u64) -> Result<(Tensor, Tensor)> {
-        let device = self.base_x.device();
+    /// The graph node of corpus doc `doc` (query nodes come first: node `t` is training topic `t`).
+    pub fn doc_node(&self, doc: usize) -> u32 {
+        self.doc_node[doc]
+    }
+
+    /// The subgraph a batch of `exs` trains on at `step` ([`Self::losses`]): its seeds are the batch's
+    /// query nodes, then its articles' nodes.
+    pub fn batch_subgraph(&self, exs: &[&Example], step: u64) -> Result<Subgraph> {
+        Ok(self.batch(exs, step)?.sub)
+    }
+
+    /// The batch's articles, query and article seeds and its sampled subgraph.
+    fn batch(&self, exs: &[&Example], step: u64) -> Result<Batch> {
         let mut docs: Vec<usize> = Vec::new();
         let mut slot: HashMap<usize, usize> = HashMap::new();
         let mut at = |d: usize, docs: &mut Vec<usize>| -> usize {
@@ -259,12 +285,49 @@ impl Qabisar {
             });
             a_local.push(i as u32);
         }
-        let sub = self.adjacency.sample(
+        // The batch questions' edges to their own answers are left out (unless kept): the teacher
+        // must not read the positives off the graph.
+        let left_out: HashSet<usize> = if self.cfg.keep_batch_positive_edges {
+            HashSet::new()
+        } else {
+            seeds[..nqb]
+                .iter()
+                .flat_map(|&t| self.answer_edges[t as usize].iter().copied())
+                .collect()
+        };
+        let sub = self.adjacency.sample_without(
             &seeds,
             self.cfg.hops,
             Some(self.cfg.fanout),
             derive_seed(self.seed, SeedPurpose::QabisarSample, step),
+            &left_out,
         )?;
+        Ok(Batch {
+            docs,
+            pos,
+            own,
+            seeds,
+            nqb,
+            q_local,
+            a_local,
+            sub,
+        })
+    }
+
+    /// The two losses of one batch: `(graph contrastive, distillation into the query encoder)`.
+    /// `step` seeds the subgraph sample.
+    pub fn losses(&self, split: &SplitData, exs: &[&Example], step: u64) -> Result<(Tensor, Tensor)> {
+        let device = self.base_x.device();
+        let Batch {
+            docs,
+            pos,
+            own,
+            seeds,
+            nqb,
+            q_local,
+            a_local,
+            sub,
+        } = self.batch(exs, step)?;
         // Joint training: the batch's questions are embedded by the query encoder with gradient, and
         // those embeddings are their query nodes' features (the subgraph's first nodes, the seeds), so
         // the graph loss reaches the query encoder too. The other query nodes the sample reaches
@@ -310,6 +373,23 @@ impl Qabisar {
         let (c, k) = self.losses(split, exs, step)?;
         Ok(((c * self.cfg.contrastive_weight)? + (k * self.cfg.kd_weight)?)?)
     }
+}
+
+/// One batch's layout ([`Qabisar::batch`]).
+struct Batch {
+    /// The batch's distinct corpus docs (positives, then negatives, in order of first use).
+    docs: Vec<usize>,
+    /// Each example's positive, as an index into `docs`.
+    pos: Vec<u32>,
+    /// Each example's own negatives, as indices into `docs`.
+    own: Vec<HashSet<usize>>,
+    /// The subgraph's seeds: the batch's query nodes (the first `nqb`), then its articles' nodes.
+    seeds: Vec<u32>,
+    nqb: usize,
+    /// Each example's query node and each doc's node, as local ids of the subgraph.
+    q_local: Vec<u32>,
+    a_local: Vec<u32>,
+    sub: Subgraph,
 }
 
 /// What QABISAR's training reports.

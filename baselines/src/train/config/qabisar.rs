@@ -52,6 +52,16 @@ pub struct QabisarConfig {
     /// the serialised config when false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub sequence_edges: bool,
+    /// Keep a training question's edges to its positive articles in the subgraph of a batch that
+    /// trains on it (default false). With false, each batch question's `query→article` and
+    /// `article→query` edges to its own positives are left out of the batch's sampled subgraph, so
+    /// the teacher's graph scores (the distillation target and the contrastive loss on graph
+    /// vectors) are computed without the answer wired in; the question's other edges and every other
+    /// question's stay. Validation and test questions never have such edges (they are ranked by the
+    /// query encoder alone). The paper is silent; `true` is the earlier behaviour, kept as a
+    /// sensitivity setting. Always written in the serialised config (the stage's identity).
+    #[serde(default)]
+    pub keep_batch_positive_edges: bool,
 }
 
 fn default_hops() -> usize {
@@ -86,6 +96,7 @@ impl Default for QabisarConfig {
             kd_weight: default_kd(),
             temperature: default_temperature(),
             sequence_edges: false,
+            keep_batch_positive_edges: false,
         }
     }
 }
