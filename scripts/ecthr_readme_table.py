@@ -38,11 +38,12 @@ ROWS = [
     ("zero-shot multilingual-e5-small", None,
      "zero-shot multilingual-e5-small \\(4-bit quantised copy, dequantised; query:/passage: prefixes\\)"),
     ("DPR \\(full fine-tuning\\)", "text-dpr",
-     "DPR, full fine-tuning from all-MiniLM-L6-v2 (`text-dpr`: 2 epochs, lr 1e-4, batch 4, 128 tokens)"),
+     "DPR, full fine-tuning from all-MiniLM-L6-v2; cosine × 20 over mean pooling (`text-dpr`: 2 epochs, lr 1e-4, "
+     "batch 4, 128 tokens)"),
     ("DPR, random negatives \\(diagnostic\\)", "text-dpr-random", None),
     ("ANCE \\(full fine-tuning\\)", "text-ance",
-     "ANCE, full fine-tuning from all-MiniLM-L6-v2, negatives mined by the model being trained (`text-ance`: "
-     "2 epochs, lr 1e-4, batch 4, 128 tokens; on an H100)"),
+     "ANCE, full fine-tuning from all-MiniLM-L6-v2, negatives mined by the model being trained; cosine × 20 over "
+     "mean pooling (`text-ance`: 2 epochs, lr 1e-4, batch 4, 128 tokens; on an H100)"),
     ("zero-shot late interaction, MaxSim over MiniLM \\(not ColBERT\\)", None,
      "zero-shot late interaction, MaxSim over MiniLM \\(not ColBERT\\)"),
     ("late interaction \\(full fine-tuning; not ColBERT\\)", "text-colbert",
@@ -61,8 +62,8 @@ ROWS = [
     ("cross-encoder + prefix tuning", "text-cross-encoder-prefix", None),
     ("cross-encoder, random negatives \\(diagnostic\\)", "text-cross-encoder-random", None),
     ("DPR + LoRA", "text-dpr-lora",
-     "DPR + LoRA, r 8, α 16 on query and value, 0.65 % trained (`text-dpr-lora`: 3 epochs, lr 1e-3, batch 4, "
-     "64 + 128 tokens; on an H100)"),
+     "DPR + LoRA, r 8, α 16 on query and value, 0.65 % trained; cosine × 20 over mean pooling (`text-dpr-lora`: "
+     "3 epochs, lr 1e-3, batch 4, 64 + 128 tokens; on an H100)"),
     ("DPR + bottleneck adapters", "text-dpr-adapter", None),
     ("DPR + prefix tuning", "text-dpr-prefix", None),
 ]
@@ -80,12 +81,17 @@ def described(label, cell):
     how = {
         "lora": lambda p: "r {rank}, α {alpha:g} on {t}".format(t=" and ".join(p["lora"]["targets"]), **p["lora"]),
         "adapter": lambda p: "reduction factor {reduction_factor}, {activation}".format(**p["adapter"]),
-        "prefix": lambda p: "{length} prefix vectors a layer".format(**p["prefix"]),
+        "prefix": lambda p: "{length} prefix vectors a layer, {how}".format(
+            how="through the reparametrisation MLP" if p["prefix"].get("projection") else "direct (no reparametrisation MLP)",
+            **p["prefix"]),
     }
     name = label.replace("\\(", "(").replace("\\)", ")")
     text = f"{name}, from all-MiniLM-L6-v2"
     if peft.get("method") in how:
         text += f"; {how[peft['method']](peft)}"
+    bi = cfg.get("biencoder", {})
+    if cfg.get("model") in ("dpr", "ance") and bi.get("cosine", True):
+        text += f"; cosine × {bi.get('scale', 20.0):g} over {bi.get('pooling', 'mean')} pooling"
     neg = cfg.get("negatives", {})
     text += f"; negatives BM25 {neg.get('bm25', 0)} + random {neg.get('random', 0)} + model {neg.get('model', 0)}"
     text += (f" (`{cell}`: {sched['epochs']} epochs, lr {cfg['optim']['lr']:.0e}, batch {sched['batch_size']}, "

@@ -1799,3 +1799,81 @@ fn ecthr_paper_bi_encoders_score_by_the_dot_product() -> TestResult {
     assert!(presets >= 8, "{presets}");
     Ok(())
 }
+
+/// Issue 71, item 4: the ECtHR paper's prefix tuning is AdapterHub's default, prefixes through the
+/// reparametrisation MLP. The CPU presets reparametrise too, but for the ones whose committed rows (or
+/// models) were trained with direct prefixes (`cpu/text-*`, `cpu/release-*`): those keep what they ran,
+/// so they still reproduce, and their descriptions say "direct prefixes".
+#[test]
+fn ecthr_prefix_presets_reparametrise_but_committed_rows_keep_what_they_ran() -> TestResult {
+    let (mut committed, mut presets) = (0, 0);
+    for (p, cfg) in ecthr_configs()? {
+        let Some(peft) = cfg.peft.as_ref().filter(|x| x.method == PeftMethod::Prefix) else {
+            continue;
+        };
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let in_cpu = p.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "cpu");
+        if in_cpu && (name.starts_with("text-") || name.starts_with("release-")) {
+            assert!(
+                !peft.prefix.projection,
+                "{}: its committed row ran direct prefixes",
+                p.display()
+            );
+            assert!(
+                cfg.description
+                    .contains("direct prefixes (no reparametrisation MLP"),
+                "{}: {}",
+                p.display(),
+                cfg.description
+            );
+            committed += 1;
+        } else {
+            assert!(
+                peft.prefix.projection,
+                "{}: the reparametrisation MLP",
+                p.display()
+            );
+            assert!(
+                cfg.description.contains("through the reparametrisation MLP"),
+                "{}: {}",
+                p.display(),
+                cfg.description
+            );
+            presets += 1;
+        }
+    }
+    assert_eq!(
+        committed, 4,
+        "text-colbert, text-cross-encoder, text-dpr, release-dpr"
+    );
+    assert_eq!(presets, 8, "4 paper-sized, 4 cpu presets");
+    Ok(())
+}
+
+/// Issue 71, item 5: the committed DPR / ANCE rows (`cpu/text-dpr*`, `cpu/text-ance*`) were trained with
+/// cosine × 20 over mean-pooled embeddings, not the paper's dot product: each description says so.
+#[test]
+fn committed_bi_encoder_rows_say_how_they_scored() -> TestResult {
+    use lexbench_baselines::train::config::Similarity;
+    let mut n = 0;
+    for (p, cfg) in ecthr_configs()? {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        if !(name.starts_with("text-dpr") || name.starts_with("text-ance")) {
+            continue;
+        }
+        assert_eq!(
+            cfg.biencoder.similarity(),
+            Similarity::Cosine { scale: 20.0 },
+            "{name}"
+        );
+        assert!(
+            cfg.description
+                .contains("cosine × 20 over mean-pooled embeddings"),
+            "{name}: {}",
+            cfg.description
+        );
+        n += 1;
+    }
+    assert_eq!(n, 6, "text-dpr, -random, -lora, -adapter, -prefix, text-ance");
+    Ok(())
+}

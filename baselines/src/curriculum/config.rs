@@ -117,14 +117,17 @@ pub struct CurriculumConfig {
     /// Number of difficulty buckets B ≥ 1. Default 3 (the paper's easy / medium / hard).
     pub buckets: usize,
     /// The buckets cut only the `top_n` hardest candidates by fused difficulty (0: every negative of
-    /// the query, the default of the struct). What CuSINeS's rows imply (issue 56): its appendix gives
-    /// "Semantic (Static)" on the fixed schedule the BM25-negatives baseline's figures digit for
-    /// digit, so static semantic difficulty over the buckets is BM25's top k. The BSARD configs set
-    /// `top_n = buckets × negatives.curriculum`: the hard bucket is then the baseline's pool (BM25's top
-    /// `negatives.curriculum` non-relevant articles with the static view), and the fixed schedule
-    /// draws exactly the baseline's negatives. With 0, over BSARD's 22.6k articles a third is 7.5k
-    /// articles drawn uniformly, far easier than BM25's top 2. Ignored when the curriculum is off
-    /// (then negatives are uniform over every candidate).
+    /// the query, the default of the struct). The paper's words are the literal reading, 0: "we
+    /// categorize these negatives", every negative of S'_q. The BSARD configs set `top_n = buckets ×
+    /// negatives.curriculum`, an inference of ours (issue 56), not the paper's statement: its
+    /// appendix gives "Semantic (Static)" on the fixed schedule the BM25-negatives baseline's figures
+    /// digit for digit, which holds exactly when static semantic difficulty over the buckets is BM25's
+    /// top k — with this k the hard bucket is the baseline's pool (BM25's top `negatives.curriculum`
+    /// non-relevant articles with the static view) and the fixed schedule draws exactly the
+    /// baseline's negatives. With 0, over BSARD's 22.6k articles a third is 7.5k articles drawn
+    /// uniformly, far easier than BM25's top 2; `dr-cusines-all-negatives.toml` is that reading, run
+    /// as a sensitivity setting. Ignored when the curriculum is off (then negatives are uniform over
+    /// every candidate).
     pub top_n: usize,
     /// An explicit B × B schedule: row p = the bucket probabilities (bucket 0 = easiest) of phase p.
     /// Default `None`: [`Schedule::for_buckets`] (the paper's numbers for B = 3).

@@ -129,6 +129,9 @@ impl Lora {
         Ok(Self {
             a,
             b,
+            // α / r, as AdapterHub (and HF PEFT) scale the update; the ECtHR paper's Eq. (4) writes
+            // the update scaled by α alone. The two agree at r = 1 only: with r = 8, α = 16 the
+            // update here is 2 · B A, where Eq. (4) read literally gives 16 · B A.
             scale: cfg.alpha / cfg.rank as f64,
             dropout: Dropout::new(cfg.dropout),
         })
