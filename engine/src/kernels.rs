@@ -37,7 +37,7 @@ use candle_core::{CpuStorage, CustomOp2, CustomOp3, DType, Layout, Shape, Tensor
 use candle_core::Result;
 
 use crate::Isa;
-use crate::pool::{chunks_on_pool, map_chunks_on_pool, map_on_pool, on_pool, threads};
+use crate::pool::{REDUCE_ROWS, chunks_on_pool, map_chunks_on_pool, map_on_pool, on_pool, threads};
 
 /// Shapes of one fused attention call.
 #[derive(Debug, Clone, Copy)]
@@ -654,8 +654,9 @@ impl CustomOp2 for Product {
     }
 }
 
-/// Column sums of an `(n, m)` matrix → `(m)`: each core sums a block of rows, the blocks' sums are
-/// added in order.
+/// Column sums of an `(n, m)` matrix → `(m)`: each piece of [`REDUCE_ROWS`] rows is summed row by row
+/// on the pool, the pieces' sums are added in order — the same grouping, and bits, on any number of
+/// threads.
 struct ColumnSums;
 
 impl candle_core::CustomOp1 for ColumnSums {
@@ -665,10 +666,10 @@ impl candle_core::CustomOp1 for ColumnSums {
 
     fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
         let g = f32_slice(s, l, "column sums")?;
-        let Ok((n, m)) = l.shape().dims2() else {
+        let Ok((_, m)) = l.shape().dims2() else {
             candle_core::bail!("column sums: a matrix only, got {:?}", l.shape());
         };
-        let per = n.div_ceil(threads()).max(1) * m;
+        let per = REDUCE_ROWS * m;
         let partials: Vec<Vec<f32>> = if m == 0 {
             Vec::new()
         } else {
@@ -1055,10 +1056,10 @@ impl CustomOp3 for LayerNormGrad {
         let rows = x.len() / d;
         let mut out = vec![0f32; x.len() + 2 * d];
         let (dx, tail) = out.split_at_mut(x.len());
-        let per_rows = rows.div_ceil(threads()).max(1);
-        let per = per_rows * d;
+        let per = REDUCE_ROWS * d;
         let op = LayerNormOp { eps: self.eps };
-        // Per piece of rows: dx of its rows, and its partial column sums of dw and db (summed in order
+        // Per piece of [`REDUCE_ROWS`] rows (not per thread: the sums' grouping must not depend on the
+        // thread count): dx of its rows, and its partial column sums of dw and db (summed in order
         // after).
         let partials = map_chunks_on_pool(dx, per, |piece, ds| {
             let span = piece * per..piece * per + ds.len();
@@ -1292,6 +1293,85 @@ mod tests {
     use candle_core::{D, Device, Tensor};
 
     use super::*;
+
+    /// `len` values in [−0.5, 0.5) from an xorshift seeded by `seed`.
+    fn seeded(len: usize, seed: u64) -> Vec<f32> {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                ((x >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+            })
+            .collect()
+    }
+
+    /// The sums over rows of `(n, m)` values as the reductions group them: pieces of
+    /// [`REDUCE_ROWS`] rows, each summed row by row from zero, the pieces added in order.
+    fn grouped_column_sums(v: &[f32], m: usize) -> Vec<f32> {
+        let mut out = vec![0f32; m];
+        for piece in v.chunks(REDUCE_ROWS * m) {
+            let mut acc = vec![0f32; m];
+            for row in piece.chunks_exact(m) {
+                for (a, &x) in acc.iter_mut().zip(row) {
+                    *a += x;
+                }
+            }
+            for (o, a) in out.iter_mut().zip(&acc) {
+                *o += a;
+            }
+        }
+        out
+    }
+
+    /// Issue 72, item 5: a bias gradient's column sums and layer norm's weight and bias gradients
+    /// group their sums in fixed pieces of rows, not one piece per thread, so their bits do not depend
+    /// on the thread count: they equal the documented grouping computed on one thread, bit for bit,
+    /// for row counts below, at and above a piece, and not a multiple of it.
+    #[test]
+    fn reductions_over_rows_group_in_fixed_pieces() -> Result<()> {
+        for n in [1, 255, 256, 257, 1000] {
+            let m = 37;
+            let g = seeded(n * m, 11);
+            let t = Tensor::from_vec(g.clone(), (n, m), &Device::Cpu)?;
+            let got: Vec<f32> = t.apply_op1_no_bwd(&ColumnSums)?.to_vec1()?;
+            assert_eq!(got, grouped_column_sums(&g, m), "column sums of {n} rows");
+
+            // Layer norm's dw and db: the column sums of gy·x̂ and of gy over the rows.
+            let x = Tensor::from_vec(seeded(n * m, 12), (n, m), &Device::Cpu)?;
+            let w = candle_core::Var::from_vec(seeded(m, 13), m, &Device::Cpu)?;
+            let b = candle_core::Var::from_vec(seeded(m, 14), m, &Device::Cpu)?;
+            let gy = seeded(n * m, 15);
+            let y = layer_norm(&x, w.as_tensor(), b.as_tensor(), 1e-12)?
+                .ok_or("no fused layer norm")
+                .map_err(candle_core::Error::msg)?;
+            let loss = (y * Tensor::from_vec(gy.clone(), (n, m), &Device::Cpu)?)?.sum_all()?;
+            let grads = loss.backward()?;
+            let db: Vec<f32> = grads
+                .get(b.as_tensor())
+                .ok_or("no db")
+                .map_err(candle_core::Error::msg)?
+                .to_vec1()?;
+            assert_eq!(db, grouped_column_sums(&gy, m), "layer norm db of {n} rows");
+            // dw's summands, x̂ · gy, as the kernel forms them row by row.
+            let xs: Vec<f32> = x.flatten_all()?.to_vec1()?;
+            let mut prod = vec![0f32; n * m];
+            for (r, row) in xs.chunks_exact(m).enumerate() {
+                let (mean, inv) = LayerNormOp { eps: 1e-12 }.stats(row);
+                for i in 0..m {
+                    prod[r * m + i] = gy[r * m + i] * ((row[i] - mean) * inv);
+                }
+            }
+            let dw: Vec<f32> = grads
+                .get(w.as_tensor())
+                .ok_or("no dw")
+                .map_err(candle_core::Error::msg)?
+                .to_vec1()?;
+            assert_eq!(dw, grouped_column_sums(&prod, m), "layer norm dw of {n} rows");
+        }
+        Ok(())
+    }
 
     /// candle's strided copies of 64k elements or more run over the pool, split along the first
     /// dimension (`vendor/candle-core/LEXBENCH.md`): every element lands where the one-thread copy
@@ -1608,17 +1688,6 @@ mod tests {
     /// into the destination, and a product too small to split.
     #[test]
     fn gemm_split_is_the_one_thread_gemm_bit_for_bit() {
-        let seeded = |len: usize, seed: u64| -> Vec<f32> {
-            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-            (0..len)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    ((x >> 40) as f32 / (1u64 << 24) as f32) - 0.5
-                })
-                .collect()
-        };
         for (m, n, k) in [(300, 129, 384), (96, 700, 64), (1000, 48, 256), (5, 7, 3)] {
             for transpose_lhs in [false, true] {
                 for read_dst in [false, true] {

@@ -39,6 +39,7 @@ mod rank_folder;
 mod reproduce;
 mod reproducible;
 mod run_submit;
+mod same_bits;
 mod submit_model;
 mod train;
 mod train_prefixes;

@@ -19,7 +19,10 @@
 //!   the bi-encoder to update in tandem with the graph representations"); every other query node
 //!   keeps a cached embedding, without gradient, refreshed by the query encoder at each epoch start.
 //! - **Per batch**: a GATv2 over the sampled `hops`-hop subgraph around the batch's query nodes and
-//!   candidate articles (positives, sampled negatives, other examples' articles). Loss =
+//!   candidate articles (positives, sampled negatives, other examples' articles), drawn as if the
+//!   batch questions' own `query→article` / `article→query` edges to their positives were not in the
+//!   graph (unless `keep_batch_positive_edges`): the teacher does not read the answer off the graph,
+//!   as a validation or test question, which has no such edges, cannot either. Loss =
 //!   `contrastive_weight` · NLL(graph query rep · graph article reps) + `kd_weight` ·
 //!   KL(softmax(graph scores) ‖ softmax(student scores)) where the student scores are the **query
 //!   encoder**'s embedding of the batch's questions (the same tensor as their node features) against
