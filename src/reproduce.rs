@@ -12,9 +12,10 @@
 //!   seed, not from a checkpoint here. The run it writes is evaluated exactly as a submission and
 //!   compared with the entry: bit for bit (the run's sha256, every per-topic value and score; "same
 //!   figures" when only the run file differs: another CPU's float sums, no figure changed), or,
-//!   for a training command or one on a GPU, each measure's mean within
-//!   [`TRAINED_TOLERANCE`] unless
-//!   `--tolerance` says otherwise.
+//!   for a command on a GPU, or a training whose run was made before the CPU engine promised the
+//!   same bits on any CPU and thread count (its invocation records no
+//!   [`lexbench_core::run::CPU_BITS`]), each measure's mean within [`TRAINED_TOLERANCE`] unless
+//!   `--tolerance` says otherwise. A CPU training that records the promise is held to it: bit for bit.
 //!
 //! Every reproduction that ran is recorded in `DATA/leaderboard/reproductions.jsonl`
 //! ([`lexbench_leaderboard::reproduction`]); the scratch folder is removed when the entry was
@@ -138,15 +139,33 @@ fn run_again(data: &DataDir, recorded: &Entry, path: &Path, req: &Request) -> Re
     for c in &changed {
         eprintln!("warning: the configuration changed: {c}");
     }
-    let trained = command.first().is_some_and(|c| c == "train")
-        || command
-            .iter()
-            .zip(command.iter().skip(1))
-            .any(|(a, b)| a == "--device" && b != "cpu")
+    let on_gpu = command
+        .iter()
+        .zip(command.iter().skip(1))
+        .any(|(a, b)| a == "--device" && b != "cpu")
         || command
             .iter()
             .any(|a| a.starts_with("--device=") && a != "--device=cpu");
-    let tolerance = req.tolerance.or(trained.then_some(TRAINED_TOLERANCE));
+    // A CPU training made by a binary whose engine promises the same bits on any CPU and thread
+    // count (the run's invocation records `cpu_bits`) is held to them, as a ranking is; one made
+    // before that promise, or on a GPU, to the tolerance.
+    let recorded_bits = recorded
+        .run
+        .sidecar
+        .as_ref()
+        .and_then(|s| s.get("invocation")?.get("cpu_bits")?.as_str().map(str::to_owned));
+    let bits_promised = recorded_bits.as_deref() == Some(lexbench_core::run::CPU_BITS);
+    let trained = command.first().is_some_and(|c| c == "train");
+    let tolerance = req
+        .tolerance
+        .or((on_gpu || (trained && !bits_promised)).then_some(TRAINED_TOLERANCE));
+    if trained && !on_gpu && bits_promised && req.tolerance.is_none() {
+        eprintln!(
+            "a CPU training made by an engine that gives the same bits on any CPU and thread count \
+             ({}): compared bit for bit",
+            lexbench_core::run::CPU_BITS
+        );
+    }
     if let Some(t) = tolerance
         && !(t.is_finite() && (0.0..=1.0).contains(&t))
     {

@@ -83,7 +83,19 @@ pub struct Invocation {
     /// is a file: `train CONFIG`, `run bm25 --config F`), by the argument as given.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub configs: std::collections::BTreeMap<String, String>,
+    /// [`CPU_BITS`] of the binary that ran it: what its CPU engine promises of the bits. Absent in
+    /// sidecars written before it was recorded (whose trainings made no such promise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_bits: Option<String>,
 }
+
+/// What this build's CPU engine promises of the bits, recorded in every [`Invocation`]:
+/// `same-on-any-cpu-1` — on the CPU, encoding and training give the same bits on every vector path
+/// (AVX-512, AVX2, portable) and on any thread count (`lexbench-engine` sums over rows in fixed
+/// pieces, its products by construction), so a CPU training made by such a binary is made again bit
+/// for bit on any x86-64 machine (`lexbench reproduce` holds it to that). A later engine that keeps
+/// the promise with other bits changes the number.
+pub const CPU_BITS: &str = "same-on-any-cpu-1";
 
 /// The options of the `lexbench` command line that take a value and say only where or how to print
 /// (global options): left out of an [`Invocation`]'s command.
@@ -146,6 +158,7 @@ pub fn invocation() -> Option<Invocation> {
         cpu: cpu_model(),
         threads: threads(),
         configs,
+        cpu_bits: Some(CPU_BITS.to_owned()),
     })
 }
 

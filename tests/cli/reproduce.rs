@@ -13,11 +13,13 @@
 //! - every reproduction is a line of `DATA/leaderboard/reproductions.jsonl`; `leaderboard
 //!   --reproductions` lists every entry with the command that made it and its last reproduction; the
 //!   log travels with `leaderboard --export` / `--import`, and an imported log's lines are claims,
-//!   kept apart (`reproductions-imported.jsonl`) and shown as such.
+//!   kept apart (`reproductions-imported.jsonl`) and shown as such;
+//! - a CPU training whose run records the engine's promise (`invocation.cpu_bits`) is held to it: made
+//!   on 1 thread and made again on 2, it reproduces bit for bit, with no tolerance (issue 72, item 5).
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{lexbench, read_json, sample_data};
+use crate::common::{bin, lexbench, read_json, sample_data, tiny_bert};
 
 fn data(name: &str) -> PathBuf {
     let d = lexbench_core::testing::scratch_root()
@@ -370,4 +372,60 @@ fn a_configuration_the_command_names_is_recorded_and_a_change_is_named() {
     );
     assert_eq!(log(&d).last().unwrap()["outcome"], "same_figures");
     std::fs::remove_dir_all(&d).ok();
+}
+
+/// `lexbench --data DATA ARGS…` on `threads` threads; its output, checked.
+fn on_threads(data: &Path, threads: &str, args: &[&str], what: &str) -> String {
+    let out = std::process::Command::new(bin())
+        .arg("--data")
+        .arg(data)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env_remove("LEXBENCH_DATA")
+        .env("LEXBENCH_GIT_REV", "test-revision")
+        .env("RAYON_NUM_THREADS", threads)
+        .output()
+        .expect("run lexbench");
+    ok(&out, what)
+}
+
+#[test]
+fn a_cpu_training_is_made_again_bit_for_bit_on_another_thread_count() {
+    let d = data("cpu-bits");
+    let base = d.join("tiny-bert");
+    tiny_bert(&base);
+    let cfg = d.join("cpu-bits.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "name = \"cpu-bits\"\nmodel = \"dpr\"\nbase = {:?}\nseed = 3\n\n[data]\ndataset = \"ecthr\"\n\
+             val_split = \"\"\nmax_query_len = 16\nmax_doc_len = 48\n\n[negatives]\nbm25 = 2\nrandom = 1\n\n\
+             [schedule]\nepochs = 1\nbatch_size = 8\nmax_steps = 3\n\n[eval]\nmeasure = \"R@100\"\ntop_k = 1000\n",
+            base.display().to_string()
+        ),
+    )
+    .unwrap();
+    on_threads(
+        &d,
+        "1",
+        &["train", cfg.to_str().unwrap(), "--run", "test", "--quiet"],
+        "train on 1 thread",
+    );
+    let sidecar = read_json(&d.join("runs/ecthr/test/cpu-bits.json"));
+    assert_eq!(sidecar["invocation"]["threads"], 1, "{sidecar}");
+    assert_eq!(
+        sidecar["invocation"]["cpu_bits"],
+        lexbench_core::run::CPU_BITS,
+        "{sidecar}"
+    );
+    let id = submit(&d, "cpu-bits", "CPU bits");
+    let text = on_threads(&d, "2", &["reproduce", &id], "reproduce on 2 threads");
+    assert!(text.contains("reproduced bit for bit"), "{text}");
+    let last = log(&d).pop().expect("a reproduction");
+    assert_eq!(last["outcome"], "identical", "{last}");
+    assert!(
+        last["tolerance"].is_null(),
+        "held to the bits, not a tolerance: {last}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
 }
