@@ -1,7 +1,8 @@
 //! The same bits on any x86-64 machine, training included (issue 72, item 5): `lexbench encode` and a
 //! short training on the sample give byte-identical results on every vector path the CPU has
 //! (`LEXBENCH_ISA` = avx512, avx2, portable; a path the CPU lacks is capped to one it has) and on 1, 2
-//! and 3 threads (`RAYON_NUM_THREADS`), with a tiny random BERT written here (no download).
+//! and 3 threads (`RAYON_NUM_THREADS`; lexbench caps a count above the CPUs at the CPUs, with a
+//! warning, so a 2-core machine runs 1 and 2), with a tiny random BERT written here (no download).
 //!
 //! Properties checked:
 //! - the embeddings `encode` prints are the same bytes under every path × thread count;
