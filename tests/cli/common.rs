@@ -17,6 +17,11 @@ pub fn bin() -> PathBuf {
 /// `lexbench --data DATA ARGS…`, with the caller's `RUST_LOG` and `LEXBENCH_DATA` removed and the
 /// git revision fixed (`LEXBENCH_GIT_REV=test-revision`), so sidecars do not depend on the checkout.
 pub fn lexbench(data: &Path, args: &[&str]) -> Output {
+    lexbench_env(data, &[], args)
+}
+
+/// [`lexbench`] with the variables `env` set besides (`RAYON_NUM_THREADS`, `LEXBENCH_ISA`, …).
+pub fn lexbench_env(data: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
     Command::new(bin())
         .arg("--data")
         .arg(data)
@@ -24,8 +29,26 @@ pub fn lexbench(data: &Path, args: &[&str]) -> Output {
         .env_remove("RUST_LOG")
         .env_remove("LEXBENCH_DATA")
         .env("LEXBENCH_GIT_REV", "test-revision")
+        .envs(env.iter().copied())
         .output()
         .expect("run lexbench")
+}
+
+/// Writes a sentence-transformers mean-pooling module into the model folder `dir` (`modules.json`
+/// naming `1_Pooling`, and its `config.json` for the tiny BERT's width 32).
+pub fn mean_pooling_module(dir: &Path) {
+    std::fs::write(
+        dir.join("modules.json"),
+        r#"[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join("1_Pooling")).unwrap();
+    std::fs::write(
+        dir.join("1_Pooling/config.json"),
+        r#"{"word_embedding_dimension": 32, "pooling_mode_mean_tokens": true}"#,
+    )
+    .unwrap();
 }
 
 /// `lexbench --data DATA ARGS…` as [`lexbench`] runs it, started and not waited for: for tests that

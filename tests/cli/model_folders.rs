@@ -198,18 +198,7 @@ fn the_harness_ranks_a_folder_at_its_max_seq_length_and_says_so() {
             ..lexbench_baselines::encoder::BertConfig::tiny()
         },
     );
-    std::fs::write(
-        model.join("modules.json"),
-        r#"[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]"#,
-    )
-    .unwrap();
-    std::fs::create_dir_all(model.join("1_Pooling")).unwrap();
-    std::fs::write(
-        model.join("1_Pooling/config.json"),
-        r#"{"word_embedding_dimension": 32, "pooling_mode_mean_tokens": true}"#,
-    )
-    .unwrap();
+    crate::common::mean_pooling_module(&model);
     std::fs::write(
         model.join("sentence_bert_config.json"),
         r#"{"max_seq_length": 128, "do_lower_case": false}"#,

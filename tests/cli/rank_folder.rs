@@ -221,18 +221,7 @@ fn the_model_hash_covers_every_file_the_loader_opened_and_no_other() {
     );
 
     // A pooling module, which the loader reads: another model.
-    std::fs::write(
-        dir.join("modules.json"),
-        r#"[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]"#,
-    )
-    .unwrap();
-    std::fs::create_dir_all(dir.join("1_Pooling")).unwrap();
-    std::fs::write(
-        dir.join("1_Pooling/config.json"),
-        r#"{"word_embedding_dimension": 32, "pooling_mode_mean_tokens": true}"#,
-    )
-    .unwrap();
+    crate::common::mean_pooling_module(&dir);
     let mean = check(ModelKind::BiEncoder);
     assert_ne!(mean, bare, "a pooling module added");
     let (_, names) = identity(&dir, ModelKind::BiEncoder);

@@ -19,7 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{bin, lexbench, read_json, sample_data, tiny_bert};
+use crate::common::{lexbench, lexbench_env, read_json, sample_data, tiny_bert};
 
 fn data(name: &str) -> PathBuf {
     let d = lexbench_core::testing::scratch_root()
@@ -376,17 +376,7 @@ fn a_configuration_the_command_names_is_recorded_and_a_change_is_named() {
 
 /// `lexbench --data DATA ARGS…` on `threads` threads; its output, checked.
 fn on_threads(data: &Path, threads: &str, args: &[&str], what: &str) -> String {
-    let out = std::process::Command::new(bin())
-        .arg("--data")
-        .arg(data)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .env_remove("LEXBENCH_DATA")
-        .env("LEXBENCH_GIT_REV", "test-revision")
-        .env("RAYON_NUM_THREADS", threads)
-        .output()
-        .expect("run lexbench");
-    ok(&out, what)
+    ok(&lexbench_env(data, &[("RAYON_NUM_THREADS", threads)], args), what)
 }
 
 #[test]

@@ -10,26 +10,18 @@
 //!   so the bias and layer-norm gradients sum over several pieces of rows) writes the same
 //!   `model.safetensors`, byte for byte, under every path × thread count, and the same run.
 
+use crate::common::{lexbench_env, sample_data, tiny_bert};
 use std::path::Path;
-use std::process::Command;
-
-use crate::common::{bin, sample_data, tiny_bert};
 
 const PATHS: [&str; 3] = ["avx512", "avx2", "portable"];
 const THREADS: [&str; 3] = ["1", "2", "3"];
 
 fn lexbench_on(data: &Path, isa: &str, threads: &str, args: &[&str]) -> std::process::Output {
-    let out = Command::new(bin())
-        .arg("--data")
-        .arg(data)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .env_remove("LEXBENCH_DATA")
-        .env("LEXBENCH_GIT_REV", "test-revision")
-        .env("LEXBENCH_ISA", isa)
-        .env("RAYON_NUM_THREADS", threads)
-        .output()
-        .expect("run lexbench");
+    let out = lexbench_env(
+        data,
+        &[("LEXBENCH_ISA", isa), ("RAYON_NUM_THREADS", threads)],
+        args,
+    );
     assert!(
         out.status.success(),
         "LEXBENCH_ISA={isa} RAYON_NUM_THREADS={threads} lexbench {args:?}: {}\n{}",
