@@ -322,6 +322,8 @@ struct GnnObjective {
     val: Option<(Validation, Tensor)>,
     /// The run's tag in validation runs (the configuration's name).
     name: String,
+    /// The validation run's depth (`eval.top_k`).
+    top_k: usize,
     /// `OUT/gnn`.
     dir: std::path::PathBuf,
 }
@@ -370,8 +372,8 @@ impl Objective for GnnObjective {
             return Ok(None);
         };
         let scores = self.stage.score_all(q)?;
-        let depth = v.split.docs.len();
-        let run = run_from_corpus_scores(&v.split, &self.name, &scores, depth);
+        // As deep as the runs it selects for (`eval.top_k`), as the encoder's validation ranks.
+        let run = run_from_corpus_scores(&v.split, &self.name, &scores, self.top_k);
         let ev = evaluate(&run, &v.split.qrels, &[v.measure], v.pools.as_ref())?;
         Ok(ev.get(v.measure))
     }
@@ -426,6 +428,7 @@ pub fn train_dr_gnn(
         in_batch: cfg.biencoder.in_batch,
         val,
         name: cfg.name.clone(),
+        top_k: cfg.eval.top_k,
         dir: dir.clone(),
     };
     let nodes = objective.stage.x.dims2()?.0;
