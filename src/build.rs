@@ -12,6 +12,7 @@ use lexbench_core::io::read_jsonl;
 use lexbench_core::{GuideFile, ItemId, Judgment};
 use lexbench_splits::assemble::{AssemblyReport, LabelKinds, assemble};
 use lexbench_splits::bsard::BsardWritten;
+use lexbench_splits::open::OpenWritten;
 use lexbench_splits::release::read_release;
 use lexbench_splits::settings::{Assignment, SeenQueries, SplitConfig, assign};
 use lexbench_splits::write::{BuildInput, Written, write_dataset};
@@ -1101,6 +1102,30 @@ pub fn split_dataset(data: &DataDir, options: &SplitOptions) -> Result<Relabelle
         pairs: pairs.len(),
         seed: Some(cfg.seed),
     })
+}
+
+/// The open-corpus setting derived from the ECtHR dataset `source` (a name under `DATA/datasets`, or a
+/// folder) into `DATA/datasets/NAME` (default `SOURCE-open`; [`lexbench_splits::open`]).
+pub fn build_open(data: &DataDir, source: &str, name: Option<&str>) -> Result<Built<OpenWritten>> {
+    let from = DatasetDir(dataset_path(data, source));
+    let stem = from
+        .0
+        .file_name()
+        .map_or_else(|| source.to_owned(), |n| n.to_string_lossy().into_owned());
+    let name = name.map_or_else(|| open_name(&stem), str::to_owned);
+    let dir = data.dataset(&name)?.0;
+    let written = lexbench_splits::open::derive(&from, &name, &dir).with_context(|| {
+        format!(
+            "deriving the open-corpus setting {name} from {}",
+            from.0.display()
+        )
+    })?;
+    Ok(Built { written, dir })
+}
+
+/// The default name of the open-corpus setting of dataset `source`: `SOURCE-open`.
+pub fn open_name(source: &str) -> String {
+    format!("{source}-open")
 }
 
 /// Splits `pairs` with `cfg`. Under the default configuration (`by_default`), data that cannot keep

@@ -34,6 +34,7 @@ pub mod device;
 pub mod experiment;
 pub mod hub_fetch;
 pub mod lexclipr;
+pub mod open;
 pub mod parse_store;
 pub mod pipeline;
 pub mod rank;

@@ -65,6 +65,9 @@ struct Cli {
 enum Command {
     /// Evaluate a TREC run against TREC qrels as `trec_eval -c` does (mean over every qrels topic).
     Eval(eval::EvalArgs),
+    /// Read a run of an open-corpus setting as the per-judgment task it was derived from: each cited
+    /// judgment's paragraphs in the open ranking's order, scored R@k% with that dataset's pools.
+    Project(eval::ProjectArgs),
     /// Parse raw documents into records and print them.
     #[command(subcommand)]
     Parse(ParseCommand),
@@ -191,6 +194,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
     };
     match cli.command {
         Command::Eval(args) => eval::cmd_eval(&args, OutputFormat::report(cli.format, "eval")?),
+        Command::Project(args) => {
+            eval::cmd_project(&data, &args, OutputFormat::report(cli.format, "project")?)
+        }
         Command::Crawl(cmd) => crawl::cmd_crawl(&data, &cmd),
         Command::Pipeline(args) => pipeline::cmd_pipeline(&data, &args),
         Command::Build(cmd) => build::cmd_build(&data, &cmd),

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
+use crate::eval::Task;
 use crate::ids::{DocId, GuideId, ItemId, QueryId, TopicId};
 use crate::records::Section;
 use crate::records::{Pool, Split};
@@ -150,6 +151,32 @@ impl Language {
         let s = s.trim().to_ascii_lowercase();
         Self::ALL.into_iter().find(|l| l.code() == s || l.name() == s)
     }
+}
+
+/// The file in which a dataset declares its task where its shape does not say it ([`TaskFile`]).
+pub const TASK_FILE: &str = "task.json";
+
+/// `task.json`: the task a dataset declares (the open-corpus setting: [`Task::OpenCorpus`]), and the
+/// dataset it was derived from. A defining file: its sha256 is in the manifest, so it is part of the
+/// dataset's identity like every other.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskFile {
+    /// The task.
+    pub task: Task,
+    /// The dataset it was derived from, by name and identity hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derived_from: Option<DerivedFrom>,
+}
+
+/// The dataset another was derived from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DerivedFrom {
+    /// Its name.
+    pub name: String,
+    /// Its identity hash ([`DatasetManifest::dataset_hash`]).
+    pub hash: String,
 }
 
 /// `manifest.json`: what the dataset is and the sha256 of each of its files.
@@ -495,6 +522,35 @@ impl Dataset {
     /// The split names present, sorted.
     pub fn split_names(&self) -> Result<Vec<String>> {
         self.dir.split_names()
+    }
+
+    /// Its `task.json`, as verified, `None` when the manifest lists none.
+    pub fn task_file(&self) -> Result<Option<TaskFile>> {
+        if self.manifest.sha256_of(TASK_FILE).is_none() {
+            return Ok(None);
+        }
+        let path = self.dir.0.join(TASK_FILE);
+        let text = crate::text::text_from_bytes(self.verified_bytes(TASK_FILE)?, &path)?;
+        crate::io::json_from_str(&text, &path).map(Some)
+    }
+
+    /// What its topics rank, and so its measures: what `task.json` declares, else
+    /// [`Task::of_shape`] (pools or not). A declaration that contradicts the files (a pooled task
+    /// without `pools.jsonl`, a corpus task with one) is an error naming `task.json`.
+    pub fn task(&self) -> Result<Task> {
+        let pooled = self.manifest.sha256_of("pools.jsonl").is_some();
+        let Some(file) = self.task_file()? else {
+            return Ok(Task::of_shape(pooled));
+        };
+        if file.task.pooled() != pooled {
+            return Err(Error::MissingInput(format!(
+                "{}: declares the task {:?}, but the dataset {} pools.jsonl",
+                self.dir.0.join(TASK_FILE).display(),
+                file.task.as_str(),
+                if pooled { "has" } else { "has no" }
+            )));
+        }
+        Ok(file.task)
     }
 
     /// Split `name` (`splits/<name>.json`); `name` must be a name

@@ -251,30 +251,119 @@ pub const CORPUS_MEASURES: &str = "R@100,R@200,R@500,AP,RPrec";
 /// how it rounds `k%` of a judgment's paragraphs, so tables set beside its figures give both.
 pub const POOLED_EXTRA_MEASURES: &str = "R@2%nearest,R@5%nearest,R@10%nearest";
 
-/// The measures the leaderboard shows for a task with or without pools (its columns).
-pub fn task_measures(pooled: bool) -> Vec<Measure> {
-    let list = if pooled { POOLED_MEASURES } else { CORPUS_MEASURES };
-    Measure::parse_list(list).expect("the task measures parse")
+/// The measures of the open-corpus ECtHR setting (every judgment's paragraphs, one topic per guide
+/// heading), as the open-domain libraries (BEIR, MTEB) read a retrieval task: nDCG@10, recall at 100
+/// and 1,000, MAP and MRR@10.
+pub const OPEN_CORPUS_MEASURES: &str = "nDCG@10,R@100,R@1000,AP,RR@10";
+
+/// What a dataset's topics rank, and so the measures its leaderboard shows.
+///
+/// A dataset with pools is [`Task::Pooled`]; one without is [`Task::Corpus`] unless its `task.json`
+/// declares [`Task::OpenCorpus`] (`lexbench_core::dataset::Dataset::task`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Task {
+    /// Each topic ranks its own pool (ECtHR: one judgment's paragraphs): [`POOLED_MEASURES`].
+    Pooled,
+    /// Each topic ranks the whole corpus, read as BSARD's papers read it: [`CORPUS_MEASURES`].
+    Corpus,
+    /// Each topic ranks the whole corpus, read as BEIR and MTEB read a retrieval task:
+    /// [`OPEN_CORPUS_MEASURES`] (the ECtHR open-corpus setting).
+    OpenCorpus,
 }
 
-/// The measures an entry of the task records: [`task_measures`], then (pooled)
-/// [`POOLED_EXTRA_MEASURES`].
-pub fn recorded_measures(pooled: bool) -> Vec<Measure> {
-    let mut list = task_measures(pooled);
-    if pooled {
-        list.extend(Measure::parse_list(POOLED_EXTRA_MEASURES).expect("the extra measures parse"));
+impl Task {
+    /// The task of a dataset with (`true`) or without pools that declares no task.
+    pub fn of_shape(pooled: bool) -> Task {
+        if pooled { Task::Pooled } else { Task::Corpus }
     }
-    list
+
+    /// Does each topic rank a pool?
+    pub fn pooled(self) -> bool {
+        self == Task::Pooled
+    }
+
+    /// Its name in files (`pooled`, `corpus`, `open-corpus`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Task::Pooled => "pooled",
+            Task::Corpus => "corpus",
+            Task::OpenCorpus => "open-corpus",
+        }
+    }
+
+    /// The task named `s` ([`Task::as_str`]).
+    pub fn parse(s: &str) -> Option<Task> {
+        [Task::Pooled, Task::Corpus, Task::OpenCorpus]
+            .into_iter()
+            .find(|t| t.as_str() == s)
+    }
+
+    /// The measures the leaderboard shows for it (its columns).
+    pub fn measures(self) -> Vec<Measure> {
+        let list = match self {
+            Task::Pooled => POOLED_MEASURES,
+            Task::Corpus => CORPUS_MEASURES,
+            Task::OpenCorpus => OPEN_CORPUS_MEASURES,
+        };
+        Measure::parse_list(list).expect("the task measures parse")
+    }
+
+    /// The measures an entry of the task records: [`Task::measures`], then (pooled)
+    /// [`POOLED_EXTRA_MEASURES`].
+    pub fn recorded_measures(self) -> Vec<Measure> {
+        let mut list = self.measures();
+        if self == Task::Pooled {
+            list.extend(Measure::parse_list(POOLED_EXTRA_MEASURES).expect("the extra measures parse"));
+        }
+        list
+    }
+
+    /// The measure a board of the task sorts by: `R@10%`, `R@100` (BSARD's papers), `nDCG@10`.
+    pub fn primary_measure(self) -> &'static str {
+        match self {
+            Task::Pooled => "R@10%",
+            Task::Corpus => "R@100",
+            Task::OpenCorpus => "nDCG@10",
+        }
+    }
+
+    /// The deepest rank a whole-corpus task's measures read (500 for BSARD's R@500, 1,000 for the
+    /// open corpus's R@1000); a run must rank at least this many documents per topic. 0 for a pooled
+    /// task, whose topics rank their whole pools.
+    pub fn depth(self) -> usize {
+        if self == Task::Pooled {
+            return 0;
+        }
+        self.measures()
+            .iter()
+            .filter_map(|m| m.depth(usize::MAX))
+            .max()
+            .unwrap_or(0)
+    }
 }
 
-/// The deepest rank a whole-corpus task's measures read (500: BSARD's R@500); a run of such a task
-/// must rank at least this many documents per topic.
+impl fmt::Display for Task {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The measures the leaderboard shows for a task with or without pools that declares no task
+/// ([`Task::of_shape`], [`Task::measures`]).
+pub fn task_measures(pooled: bool) -> Vec<Measure> {
+    Task::of_shape(pooled).measures()
+}
+
+/// The measures an entry of a task with or without pools records ([`Task::recorded_measures`]).
+pub fn recorded_measures(pooled: bool) -> Vec<Measure> {
+    Task::of_shape(pooled).recorded_measures()
+}
+
+/// The deepest rank BSARD's measures read (500: R@500); a run of such a task must rank at least this
+/// many documents per topic ([`Task::depth`]).
 pub fn corpus_depth() -> usize {
-    task_measures(false)
-        .iter()
-        .filter_map(|m| m.depth(usize::MAX))
-        .max()
-        .unwrap_or(0)
+    Task::Corpus.depth()
 }
 
 /// The number of top-ranked documents `R@k%` looks at for a pool of `n`: `max(1, ⌈k·n/100⌉)`.
@@ -645,6 +734,32 @@ mod tests {
             ]
         );
         assert_eq!(recorded_measures(false), task_measures(false));
+    }
+
+    #[test]
+    fn each_task_has_its_measures_depth_and_name() {
+        let names = |t: Task| -> Vec<String> { t.measures().iter().map(ToString::to_string).collect() };
+        assert_eq!(
+            names(Task::OpenCorpus),
+            ["nDCG@10", "R@100", "R@1000", "AP", "RR@10"]
+        );
+        assert_eq!(names(Task::Corpus), ["R@100", "R@200", "R@500", "AP", "RPrec"]);
+        assert_eq!(
+            (
+                Task::Pooled.depth(),
+                Task::Corpus.depth(),
+                Task::OpenCorpus.depth()
+            ),
+            (0, 500, 1000)
+        );
+        for t in [Task::Pooled, Task::Corpus, Task::OpenCorpus] {
+            assert_eq!(Task::parse(t.as_str()), Some(t));
+            assert_eq!(serde_json::to_string(&t).unwrap(), format!("\"{t}\""));
+            assert!(names(t).iter().any(|m| m == t.primary_measure()));
+        }
+        assert_eq!(Task::OpenCorpus.recorded_measures(), Task::OpenCorpus.measures());
+        assert_eq!(Task::of_shape(true), Task::Pooled);
+        assert_eq!(Task::parse("open"), None);
     }
 
     #[test]

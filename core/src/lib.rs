@@ -68,7 +68,7 @@ pub mod time;
 pub mod trec;
 
 pub use error::{Error, LineError, Result};
-pub use eval::{EvalParams, Evaluation, Measure, PoolSizes, evaluate, evaluate_with};
+pub use eval::{EvalParams, Evaluation, Measure, PoolSizes, Task, evaluate, evaluate_with};
 pub use graph::LegalGraph;
 pub use hash::{sha256_file, sha256_hex};
 pub use ids::{ArticleId, DocId, GuideId, ItemId, ParagraphId, QueryId, TopicId, check_name};

@@ -29,7 +29,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::dataset::{recorded_measures, task_measures};
 use crate::entry::{Entry, ModelKind};
 use crate::stats::{holm, paired_randomization};
 
@@ -207,6 +206,8 @@ pub struct DatasetBoard {
     pub current_hash: Option<String>,
     /// Whether its topics rank pools.
     pub pooled: bool,
+    /// What its topics rank: its measures and its primary measure.
+    pub task: lexbench_core::Task,
     /// Measure names, in column order.
     pub measures: Vec<String>,
     /// Splits (settings), in column order: `test` first, then alphabetical.
@@ -225,11 +226,6 @@ pub fn owner(e: &Entry) -> String {
     e.card.as_ref().map(|c| c.authors.join("; ")).unwrap_or_default()
 }
 
-/// The primary (sorting) measure of a task.
-pub fn primary_measure(pooled: bool) -> &'static str {
-    if pooled { "R@10%" } else { "R@100" }
-}
-
 /// Builds the tables. `current_hash(name)` gives the hash of a dataset as built now.
 pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -> Vec<DatasetBoard> {
     let mut by_dataset: BTreeMap<&str, Vec<&Entry>> = BTreeMap::new();
@@ -240,13 +236,16 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
     for (name, list) in by_dataset {
         let current = current_hash(name);
         let pooled = list.iter().any(|e| e.dataset.pooled);
-        let mut measures: Vec<String> = task_measures(pooled).iter().map(ToString::to_string).collect();
+        // An entry that declares a task the others do not (a board mixing versions): the declared one.
+        let task = list
+            .iter()
+            .map(|e| e.dataset.task())
+            .max()
+            .unwrap_or(lexbench_core::Task::of_shape(pooled));
+        let mut measures: Vec<String> = task.measures().iter().map(ToString::to_string).collect();
         // Columns: the task's measures, then any other an entry has, except those every entry of
         // the task records without showing (`R@k%nearest`: in the "beside the paper" table).
-        let recorded: Vec<String> = recorded_measures(pooled)
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let recorded: Vec<String> = task.recorded_measures().iter().map(ToString::to_string).collect();
         for e in &list {
             for m in &e.measures {
                 if !measures.contains(m) && !recorded.contains(m) {
@@ -379,7 +378,7 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
         }
         let primary = measures
             .iter()
-            .position(|m| m == primary_measure(pooled))
+            .position(|m| m == task.primary_measure())
             .unwrap_or(0);
         let first = splits.first().cloned().unwrap_or_default();
         let key = |r: &Row| {
@@ -399,6 +398,7 @@ pub fn build(entries: &[Entry], current_hash: impl Fn(&str) -> Option<String>) -
             name: name.to_owned(),
             current_hash: current,
             pooled,
+            task,
             measures,
             splits,
             rows,

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use lexbench_core::dataset::Language;
 
-use crate::board::{DatasetBoard, Sig, primary_measure};
+use crate::board::{DatasetBoard, Sig};
 
 /// The name prefix of LexCLiPR's datasets.
 pub const PREFIX: &str = "ecthr-xl-";
@@ -75,7 +75,7 @@ pub fn section(boards: &[DatasetBoard]) -> Option<XlSection> {
     let measures = first.measures.clone();
     let primary = measures
         .iter()
-        .position(|m| m == primary_measure(first.pooled))
+        .position(|m| m == first.task.primary_measure())
         .unwrap_or(measures.len().saturating_sub(1));
     // Per system: languages seen, the sum of its primary means, whether it is the baseline.
     let mut seen: BTreeMap<String, (usize, f64, bool)> = BTreeMap::new();
@@ -194,6 +194,7 @@ mod tests {
             name: name.into(),
             current_hash: Some("h".into()),
             pooled: true,
+            task: lexbench_core::Task::Pooled,
             measures: vec!["R@2%".into(), "R@5%".into(), "R@10%".into()],
             splits: vec!["test".into()],
             rows,

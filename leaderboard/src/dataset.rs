@@ -5,13 +5,14 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
 use lexbench_core::dataset::{Dataset, DatasetDir, DatasetManifest};
-use lexbench_core::{DocId, Measure, PoolSizes, Qrels, ReadOptions, Split, TopicId};
+use lexbench_core::{DocId, Measure, PoolSizes, Qrels, ReadOptions, Split, Task, TopicId};
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
 
 pub use lexbench_core::eval::{
-    CORPUS_MEASURES, POOLED_EXTRA_MEASURES, POOLED_MEASURES, recorded_measures, task_measures,
+    CORPUS_MEASURES, OPEN_CORPUS_MEASURES, POOLED_EXTRA_MEASURES, POOLED_MEASURES, recorded_measures,
+    task_measures,
 };
 
 /// A dataset split, loaded for validating and evaluating runs.
@@ -31,6 +32,8 @@ pub struct DatasetView {
     pub pools: Option<BTreeMap<TopicId, HashSet<DocId>>>,
     /// Every document of the corpus.
     pub corpus: HashSet<DocId>,
+    /// What its topics rank ([`Dataset::task`]): its measures.
+    pub task: Task,
 }
 
 #[derive(Deserialize)]
@@ -81,7 +84,9 @@ impl DatasetView {
                 .map(|p| (p.topic, p.docs.into_iter().collect()))
                 .collect()
         });
+        let task = ds.task()?;
         Ok(Self {
+            task,
             name: name.to_owned(),
             split: split.to_owned(),
             manifest: ds.manifest().clone(),
@@ -98,9 +103,9 @@ impl DatasetView {
     }
 
     /// The measures an entry records: [`POOLED_MEASURES`] and [`POOLED_EXTRA_MEASURES`] with pools,
-    /// [`CORPUS_MEASURES`] without.
+    /// [`CORPUS_MEASURES`] without, [`OPEN_CORPUS_MEASURES`] for the open corpus ([`Task`]).
     pub fn measures(&self) -> Vec<Measure> {
-        recorded_measures(self.pools.is_some())
+        self.task.recorded_measures()
     }
 
     /// Pool sizes for `R@k%` (`None` without pools).

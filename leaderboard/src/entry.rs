@@ -316,10 +316,21 @@ pub struct DatasetRef {
     pub layout_version: u32,
     /// Whether topics rank per-topic pools (ECtHR) or the corpus (BSARD).
     pub pooled: bool,
+    /// The task where the dataset declares one its shape does not imply (the open corpus); absent
+    /// otherwise ([`DatasetRef::task`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<lexbench_core::Task>,
     /// Documents in the corpus.
     pub documents: usize,
     /// Topics in the split.
     pub topics: usize,
+}
+
+impl DatasetRef {
+    /// The task the entry was scored as: the declared one, else the one its shape implies.
+    pub fn task(&self) -> lexbench_core::Task {
+        self.task.unwrap_or(lexbench_core::Task::of_shape(self.pooled))
+    }
 }
 
 /// The submitted run file.

@@ -511,6 +511,15 @@ fn fits(entry: &Entry, view: &DatasetView) -> Vec<String> {
         return out;
     }
     let d = &entry.dataset;
+    if d.task() != view.task {
+        out.push(format!(
+            "dataset task {} is not that of {}/{} ({})",
+            d.task(),
+            view.name,
+            view.split,
+            view.task
+        ));
+    }
     if d.pooled != view.pools.is_some() || d.documents != view.corpus.len() || d.topics != view.topics.len() {
         out.push(format!(
             "dataset facts (pooled {}, {} documents, {} topics) are not those of {}/{} (pooled {}, {} documents, {} topics)",

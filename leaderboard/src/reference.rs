@@ -144,9 +144,7 @@ impl Reference {
             Some(prefix) => board.name.starts_with(prefix),
             None => board.name == *d,
         });
-        named
-            && (self.task == "pooled") == board.pooled
-            && self.measures.iter().all(|m| board.measures.contains(m))
+        named && self.task == board.task.as_str() && self.measures.iter().all(|m| board.measures.contains(m))
     }
 }
 

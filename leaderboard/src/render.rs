@@ -77,6 +77,12 @@ fn url_part(s: &str) -> String {
         .collect()
 }
 
+/// What an open-corpus board is, said above its table.
+const OPEN_CORPUS_NOTE: &str = "Each topic is a case-law guide heading; systems rank every paragraph of every \
+     judgment in the corpus, and the relevant ones are all those the guides cite under the heading. The \
+     seen setting's headings form the training split, not shown: a model trained on the per-judgment \
+     setting is read here on unseen queries and unseen guides.";
+
 /// The Markdown page (`index.md`).
 pub fn markdown(boards: &[DatasetBoard], options: &RenderOptions) -> String {
     let mut s = String::from("# lexbench leaderboard\n\n");
@@ -104,7 +110,13 @@ pub fn markdown(boards: &[DatasetBoard], options: &RenderOptions) -> String {
         {
             crosslingual_markdown(&mut s, x);
         }
-        let _ = writeln!(s, "## {}\n", md(&b.name));
+        if b.task == lexbench_core::Task::OpenCorpus {
+            let _ = writeln!(s, "## Open corpus: {}\n", md(&b.name));
+            s.push_str(OPEN_CORPUS_NOTE);
+            s.push_str("\n\n");
+        } else {
+            let _ = writeln!(s, "## {}\n", md(&b.name));
+        }
         if let Some(h) = &b.current_hash {
             let _ = writeln!(s, "Dataset version `{}`.\n", short(h));
         }
@@ -568,12 +580,17 @@ pub fn html(boards: &[DatasetBoard], options: &RenderOptions) -> String {
         {
             crosslingual_html(&mut s, x);
         }
-        let _ = writeln!(s, "<h2>{}</h2>", esc(&b.name));
+        if b.task == lexbench_core::Task::OpenCorpus {
+            let _ = writeln!(s, "<h2>Open corpus: {}</h2>", esc(&b.name));
+            let _ = writeln!(s, "<p class=\"note\">{}</p>", esc(OPEN_CORPUS_NOTE));
+        } else {
+            let _ = writeln!(s, "<h2>{}</h2>", esc(&b.name));
+        }
         if let Some(h) = &b.current_hash {
-            let how = if b.pooled {
-                "within each topic's pool"
-            } else {
-                "over the whole corpus"
+            let how = match b.task {
+                lexbench_core::Task::Pooled => "within each topic's pool",
+                lexbench_core::Task::Corpus => "over the whole corpus",
+                lexbench_core::Task::OpenCorpus => "over the whole corpus (the open-corpus setting)",
             };
             let _ = writeln!(
                 s,

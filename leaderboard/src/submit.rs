@@ -461,6 +461,7 @@ fn assess_as(req: &SubmitRequest<'_>, baseline: bool) -> Result<Assessed> {
             hash,
             layout_version: view.manifest.layout_version,
             pooled: view.pools.is_some(),
+            task: (view.task != lexbench_core::Task::of_shape(view.pools.is_some())).then_some(view.task),
             documents: view.corpus.len(),
             topics: view.topics.len(),
         },

@@ -41,6 +41,7 @@ pub mod diff;
 pub mod error;
 pub mod export;
 pub mod lexclipr;
+pub mod open;
 pub mod pairs;
 pub mod release;
 pub mod reload;

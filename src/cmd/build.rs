@@ -20,6 +20,20 @@ pub enum BuildCommand {
     Ecthr(BuildEcthrArgs),
     /// The BSARD dataset from its CSV files (a folder, or the crawl in DATA/raw).
     Bsard(BuildBsardArgs),
+    /// The open-corpus setting of an ECtHR dataset with judgment texts: one topic per guide heading,
+    /// ranking every paragraph of every judgment; relevant: every paragraph cited under the heading.
+    Open(BuildOpenArgs),
+}
+
+/// Arguments of `lexbench build open`.
+#[derive(Debug, Args)]
+pub struct BuildOpenArgs {
+    /// The ECtHR dataset it is derived from (a name under DATA/datasets, or a folder).
+    #[arg(long)]
+    pub from: String,
+    /// The dataset's name (DATA/datasets/NAME) [default: FROM-open].
+    #[arg(long, value_parser = crate::name_arg)]
+    pub name: Option<String>,
 }
 
 /// Arguments of `lexbench build bsard`.
@@ -50,6 +64,9 @@ pub struct BuildEcthrArgs {
     /// Also draw SVG histograms for the dataset card (DATA/datasets/NAME/plots/).
     #[arg(long)]
     pub plots: bool,
+    /// Also derive its open-corpus setting, DATA/datasets/NAME-open (`lexbench build open`).
+    #[arg(long)]
+    pub open: bool,
     /// Which pinpoints become labels: `all` (direct, deferred, previous sentence, ibid) or `release`
     /// (direct and ibid only, the published release's kinds, for `lexbench diff` against it).
     #[arg(long, value_enum, default_value_t = Labels::All)]
@@ -123,6 +140,10 @@ pub struct ImportReleaseArgs {
     /// The dataset's name (default `ecthr-release`, or `ecthr-release-text` with `--texts`).
     #[arg(long, value_parser = crate::name_arg)]
     pub name: Option<String>,
+    /// Also derive its open-corpus setting, DATA/datasets/NAME-open (`lexbench build open`; needs
+    /// `--texts`).
+    #[arg(long, requires = "texts")]
+    pub open: bool,
 }
 
 /// Arguments of `lexbench import lexclipr`.
@@ -170,6 +191,28 @@ fn report(w: &Written, dir: &Path) {
         if w.certificate.passed { "passed" } else { "FAILED" },
         &w.manifest.dataset_hash()[..16],
         dir.display()
+    );
+}
+
+fn open_report(b: &lib::Built<lexbench_splits::open::OpenWritten>) {
+    let w = &b.written;
+    eprintln!(
+        "open corpus: {} paragraphs of {} judgments, derived from {}",
+        w.stats.corpus_paragraphs, w.stats.corpus_judgments, w.certificate.derived_from.name
+    );
+    for (split, sizes) in &w.stats.splits {
+        eprintln!(
+            "  {split:<13} {:>6} topics {:>7} relevant {:>5} judgments",
+            sizes.get("topics").unwrap_or(&0),
+            sizes.get("relevant").unwrap_or(&0),
+            sizes.get("judgments").unwrap_or(&0)
+        );
+    }
+    eprintln!(
+        "  certificate: {}; dataset {} → {}",
+        if w.certificate.passed { "passed" } else { "FAILED" },
+        &w.manifest.dataset_hash()[..16],
+        b.dir.display()
     );
 }
 
@@ -372,6 +415,13 @@ pub fn cmd_build(data: &DataDir, cmd: &BuildCommand) -> Result<ExitCode> {
                 eprintln!("warning: {w}");
             }
             report(&b.built.written, &b.built.dir);
+            if args.open {
+                open_report(&lib::build_open(data, &args.name, None)?);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        BuildCommand::Open(args) => {
+            open_report(&lib::build_open(data, &args.from, args.name.as_deref())?);
             Ok(ExitCode::SUCCESS)
         }
         BuildCommand::Bsard(args) => {
@@ -475,6 +525,9 @@ pub fn cmd_import_release(data: &DataDir, args: &ImportReleaseArgs) -> Result<Ex
     }
     eprintln!("imported {} pairs", r.pairs);
     report(&r.built.written, &r.built.dir);
+    if args.open {
+        open_report(&lib::build_open(data, name, None)?);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

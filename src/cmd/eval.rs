@@ -173,3 +173,74 @@ fn render_json(ev: &Evaluation, per_topic: bool) -> Result<String> {
     }
     Ok(serde_json::to_string_pretty(&doc)? + "\n")
 }
+
+/// Arguments of `lexbench project`.
+#[derive(Debug, Args)]
+pub struct ProjectArgs {
+    /// A run of the open-corpus setting (`lexbench run … --dataset OPEN --split SPLIT`).
+    pub run: PathBuf,
+    /// The open-corpus dataset it ranks (DATA/datasets/OPEN, made by `lexbench build open`).
+    #[arg(long)]
+    pub dataset: String,
+    /// The split it ranks (train, unseen_query, unseen_guide).
+    #[arg(long)]
+    pub split: String,
+    /// Also write each projected run as OUT/<source split>.trec.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `lexbench project`: an open-corpus run read as the per-judgment task of the dataset it was
+/// derived from (`lexbench::open`), R@k% per source split.
+pub fn cmd_project(
+    data: &lexbench_core::datadir::DataDir,
+    args: &ProjectArgs,
+    format: ReportFormat,
+) -> Result<ExitCode> {
+    let run = Run::read(&args.run, &ReadOptions::default()).context("reading the run")?;
+    let (source, projected) = lexbench::open::project(data.root(), &args.dataset, &args.split, &run)?;
+    if let Some(dir) = &args.out {
+        for p in &projected {
+            let path = dir.join(format!("{}.trec", p.split));
+            p.run.write(&path)?;
+            eprintln!("run: {}", path.display());
+        }
+    }
+    match format {
+        ReportFormat::Human => {
+            println!(
+                "{} {} read as {} (each cited judgment's paragraphs in the open ranking's order):",
+                args.dataset, args.split, source
+            );
+            for p in &projected {
+                let means = lexbench::open::means(p);
+                let cells: Vec<String> = means.iter().map(|(m, v)| format!("{m}={v:.4}")).collect();
+                println!(
+                    "  {:<13} {:>5} pairs  {}",
+                    p.split,
+                    p.evaluation.per_topic.len(),
+                    cells.join(" ")
+                );
+            }
+        }
+        ReportFormat::Json => {
+            let doc: serde_json::Map<String, serde_json::Value> = projected
+                .iter()
+                .map(|p| {
+                    (
+                        p.split.clone(),
+                        serde_json::json!({
+                            "pairs": p.evaluation.per_topic.len(),
+                            "measures": lexbench::open::means(p).into_iter().map(|(m, v)| (m, serde_json::json!(v))).collect::<serde_json::Map<_, _>>(),
+                        }),
+                    )
+                })
+                .collect();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({"source": source, "splits": doc}))?
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -6,7 +6,8 @@
 //! install: they are `#[ignore]`d there and run by `scripts/test --full` and CI (`CI=true`), which
 //! make that environment; without it or the model they fail, naming what to run.
 //!
-//! Properties checked, on the embedded sample's BSARD (retrieval) and ECtHR (per-judgment reranking):
+//! Properties checked, on the embedded sample's BSARD (retrieval), ECtHR (per-judgment reranking) and
+//! ECtHR's open-corpus setting (retrieval, no candidates; issue 73):
 //! - mteb: `mteb_metadata.json` passes MTEB's own `TaskMetadata` (its schema forbids fields it does
 //!   not know, and its category and type vocabularies are 2.x's), `AbsTaskRetrieval.load_data` reads
 //!   the folder, and what it read is the dataset: every corpus text, every evaluated topic's text,
@@ -29,6 +30,10 @@ use serde_json::Value;
 
 use crate::common::{lexbench, lexbench_no_data, minilm, sample_data};
 
+/// The datasets exported: the sample's BSARD (retrieval), ECtHR (per-judgment reranking) and ECtHR's
+/// open-corpus setting (retrieval over every paragraph, `lexbench build open`).
+const EXPORTED: [&str; 3] = ["bsard", "ecthr", "ecthr-open"];
+
 /// The Python with mteb, beir and sentence-transformers; its absence fails the test.
 fn python() -> PathBuf {
     crate::common::venv_python(
@@ -46,8 +51,10 @@ fn exported(format: &str) -> (PathBuf, Value) {
     let _ = std::fs::remove_dir_all(&root);
     let data = root.join("data");
     sample_data(&data);
+    let o = lexbench(&data, &["build", "open", "--from", "ecthr"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mut specs = Vec::new();
-    for name in ["bsard", "ecthr"] {
+    for name in EXPORTED {
         let out = root.join(format!("{name}-{format}"));
         let o = lexbench(
             &data,
@@ -187,6 +194,12 @@ fn check(
                 "{what}: {split} lost its pools"
             );
         }
+        if name.ends_with("-open") {
+            assert!(
+                got["top_ranked"].is_null() && pools.is_empty(),
+                "{what}: the open corpus is a plain retrieval task, without candidates"
+            );
+        }
         let Some(scores) = got["scores"].as_object() else {
             continue;
         };
@@ -234,7 +247,7 @@ fn mteb_2_loads_the_mteb_export_and_scores_as_lexbench_eval() {
         ("precision_at_5", "P@5", 5e-6),
         ("mrr_at_1000", "RR", 5e-6),
     ];
-    for name in ["bsard", "ecthr"] {
+    for name in EXPORTED {
         let r = &read["datasets"][name];
         check(&data, "mteb", name, r, &|s| s.replace('-', "_"), &pairs);
         let meta = crate::common::read_json(&root.join(format!("{name}-mteb/mteb_metadata.json")));
@@ -261,7 +274,7 @@ fn beir_loads_the_beir_export_and_scores_as_lexbench_eval() {
         ("Recall@100", "R@100", 5e-6),
         ("P@5", "P@5", 5e-6),
     ];
-    for name in ["bsard", "ecthr"] {
+    for name in EXPORTED {
         check(
             &data,
             "beir",

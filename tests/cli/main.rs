@@ -28,6 +28,7 @@ mod lexclipr;
 mod lib_stages;
 mod model_errors;
 mod model_folders;
+mod open_corpus;
 mod parse_guide;
 mod parse_judgment;
 mod parse_store;

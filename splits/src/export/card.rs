@@ -50,7 +50,7 @@ pub(super) fn front_matter(src: &Source, configs: &[Config<'_>]) -> String {
     let _ = writeln!(
         s,
         "license: {}",
-        if src.pooled() { "other" } else { "cc-by-nc-sa-4.0" }
+        if src.ecthr() { "other" } else { "cc-by-nc-sa-4.0" }
     );
     s.push_str(
         "task_categories:\n- text-retrieval\ntask_ids:\n- document-retrieval\ntags:\n- legal\n- lexbench\n",
@@ -91,6 +91,11 @@ fn title(src: &Source) -> String {
             "{}: ECtHR query-driven paragraph retrieval (per-judgment reranking)",
             src.name
         )
+    } else if src.ecthr() {
+        format!(
+            "{}: ECtHR paragraph retrieval over the whole case law (open corpus)",
+            src.name
+        )
     } else {
         format!("{}: statutory article retrieval (BSARD)", src.name)
     }
@@ -125,6 +130,13 @@ pub(super) fn card(src: &Source, format: Format, files: &str) -> String {
              max(1, ⌈k·n/100⌉) paragraphs of a pool of n, so it needs each topic's pool, which the \
              export carries. Several topics share a query (one per judgment the heading cites).\n\n",
         );
+    } else if src.ecthr() {
+        s.push_str(
+            "Open-corpus retrieval. Each topic is a heading path of one of the Court's case-law guides; a \
+             system ranks every paragraph of every judgment in the corpus. The relevant paragraphs are all \
+             those the guides cite under the heading, in any judgment. Measures: nDCG@10, R@100, R@1000, \
+             MAP and MRR@10. A plain retrieval task: no candidates, no pools.\n\n",
+        );
     } else {
         s.push_str(
             "Every question ranks the whole corpus of statutory articles. Measures: R@100, R@200, \
@@ -136,7 +148,7 @@ pub(super) fn card(src: &Source, format: Format, files: &str) -> String {
     s.push_str("\n## Statistics\n\n");
     s.push_str(&statistics(src));
     s.push_str("\n## Sources\n\n");
-    if src.pooled() {
+    if src.ecthr() {
         s.push_str(
             "Judgments from HUDOC (hudoc.echr.coe.int) and the Court's case-law guides, crawled and \
              parsed by lexbench. The task and its published release: Santosh et al., *Query-driven \
@@ -186,7 +198,7 @@ pub(super) fn card(src: &Source, format: Format, files: &str) -> String {
         s.push('\n');
     }
     s.push_str("## Licence\n\n");
-    if src.pooled() {
+    if src.ecthr() {
         s.push_str(
             "Judgment and guide texts © Council of Europe / European Court of Human Rights, reusable \
              under the Court's terms (HUDOC); the relevance labels are derived by lexbench from the \

@@ -206,6 +206,8 @@ struct Source {
     splits: Vec<SplitData>,
     /// Topic → its candidates, in the pool's order (`None`: every topic ranks the whole corpus).
     pools: Option<BTreeMap<TopicId, Vec<DocId>>>,
+    /// What its topics rank ([`lexbench_core::dataset::Dataset::task`]).
+    task: lexbench_core::Task,
     /// `card.md`, when the dataset has one.
     card: Option<String>,
     /// `stats.json`, when the dataset has one (pretty JSON, as written).
@@ -355,6 +357,7 @@ impl Source {
             topics,
             splits,
             pools,
+            task: ds.task()?,
             card: text("card.md")?,
             stats: text("stats.json")?,
             labels,
@@ -363,9 +366,14 @@ impl Source {
         })
     }
 
-    /// Does every topic rank its own pool (ECtHR) rather than the whole corpus (BSARD)?
+    /// Does every topic rank its own pool (ECtHR) rather than the whole corpus (BSARD, the open corpus)?
     fn pooled(&self) -> bool {
         self.pools.is_some()
+    }
+
+    /// Is it ECtHR's (per judgment or over the open corpus) rather than BSARD's?
+    fn ecthr(&self) -> bool {
+        self.task != lexbench_core::Task::Corpus
     }
 
     /// The topic's record (present: [`Source::read`] checked every split's topics).

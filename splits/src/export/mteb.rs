@@ -193,6 +193,7 @@ const BSARD_BIBTEX: &str = "@inproceedings{louis-spanakis-2022-statutory,\n  tit
 /// The task's metadata.
 fn metadata(src: &Source) -> Metadata {
     let pooled = src.pooled();
+    let ecthr = src.ecthr();
     let eval_splits: Vec<String> = src.evaluated().map(|s| s.hf_name.clone()).collect();
     let lang = match src.language {
         Some(Language::French) => "fra-Latn",
@@ -202,7 +203,7 @@ fn metadata(src: &Source) -> Metadata {
         Some(Language::Russian) => "rus-Cyrl",
         Some(Language::Turkish) => "tur-Latn",
         Some(Language::Ukrainian) => "ukr-Cyrl",
-        None if pooled => "eng-Latn",
+        None if ecthr => "eng-Latn",
         None => "fra-Latn",
     };
     let camel: String = src
@@ -225,12 +226,17 @@ fn metadata(src: &Source) -> Metadata {
              case-law guide), rerank the paragraphs of one judgment; positives are the paragraphs the \
              guide cites under the heading, negatives the judgment's other paragraphs. Rebuilt by lexbench."
                 .into()
+        } else if ecthr {
+            "Paragraph retrieval over the whole ECtHR case law: for a query (a heading path of a case-law \
+             guide), retrieve from every paragraph of every judgment those the guides cite under the \
+             heading. The open-corpus setting of lexbench's ECtHR benchmark."
+                .into()
         } else {
             "Statutory article retrieval (BSARD): retrieve the Belgian statutory articles relevant to a \
              French legal question from the whole corpus. Rebuilt by lexbench."
                 .into()
         },
-        reference: if pooled {
+        reference: if ecthr {
             "https://arxiv.org/abs/2404.00595"
         } else {
             "https://aclanthology.org/2022.acl-long.468/"
@@ -248,14 +254,10 @@ fn metadata(src: &Source) -> Metadata {
         date: None,
         domains: ["Legal", "Written"],
         task_subtypes: Vec::new(),
-        license: if pooled {
-            "not specified"
-        } else {
-            "cc-by-nc-sa-4.0"
-        },
-        annotations_creators: if pooled { "derived" } else { "expert-annotated" },
+        license: if ecthr { "not specified" } else { "cc-by-nc-sa-4.0" },
+        annotations_creators: if ecthr { "derived" } else { "expert-annotated" },
         dialect: Vec::new(),
         sample_creation: "found",
-        bibtex_citation: if pooled { ECTHR_BIBTEX } else { BSARD_BIBTEX },
+        bibtex_citation: if ecthr { ECTHR_BIBTEX } else { BSARD_BIBTEX },
     }
 }
