@@ -203,6 +203,7 @@ fn trained_ranker(cfg: &TrainConfig, folder: &Path, ask: &Ask<'_>, device: &Devi
                 system,
                 colbert: cfg.colbert_settings(),
                 top_k: ask.top_k,
+                first_stage: None,
             };
             NeuralRanker::ColBert(Box::new(ColBertRanker::new(folder, params, device)?))
         }

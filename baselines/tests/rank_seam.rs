@@ -138,6 +138,7 @@ fn a_candidate_without_text_is_an_error_for_every_neural_ranker() -> TestResult 
         system: "colbert-tiny".into(),
         colbert: Default::default(),
         top_k: 10,
+        first_stage: None,
     };
     let mut colbert = ColBertRanker::new(&model, params, &Device::Cpu)?;
     let target = RunTarget::new(&data, "tiny", "test", "colbert-tiny")?;

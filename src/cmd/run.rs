@@ -65,6 +65,14 @@ pub struct NeuralArgs {
     /// else 180, ColBERT's].
     #[arg(long, allow_negative_numbers = true, value_parser = unsigned::<usize>)]
     pub doc_max_len: Option<usize>,
+    /// Rerank the top `--depth` documents of this system's run of the same split (`bm25`, `dense`,
+    /// …; run it first) instead of scoring every candidate: a corpus-wide dataset of a hundred
+    /// thousand paragraphs (the open corpus) is too many to encode token by token.
+    #[arg(long, value_name = "SYSTEM", value_parser = crate::name_arg)]
+    pub rerank: Option<String>,
+    /// Documents reranked per topic with `--rerank`.
+    #[arg(long, default_value_t = 1000, requires = "rerank", allow_negative_numbers = true, value_parser = unsigned::<usize>)]
+    pub depth: usize,
 }
 
 /// Arguments of `lexbench run cross-encoder`.
@@ -341,6 +349,12 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
         }
         RunCommand::Colbert(args) => {
             let asking = Asking::Colbert { top_k: args.top_k };
+            if args.rerank.is_some() && lexbench::rank::trained(&args.encoder.model)?.is_some() {
+                anyhow::bail!(
+                    "--rerank: a folder trained here ranks as it was trained (every candidate); rerank with a \
+                     zero-shot checkpoint"
+                );
+            }
             if let Some(out) = trained(&args.encoder, &args.at, &args.system, asking, data)? {
                 return out;
             }
@@ -357,6 +371,12 @@ pub fn cmd_run(data: &Path, cmd: &RunCommand) -> Result<ExitCode> {
                 system: args.system.clone(),
                 colbert,
                 top_k: args.top_k,
+                first_stage: args.rerank.as_ref().map(|system| {
+                    lexbench_baselines::rank::colbert::FirstStage {
+                        system: system.clone(),
+                        depth: args.depth,
+                    }
+                }),
             };
             let device = args.encoder.device.device()?;
             let out = ColBertRanker::new(&args.encoder.model, params, &device)

@@ -6,6 +6,7 @@
 //! - scored as an open-domain retrieval task: the harness's BM25 baseline records nDCG@10, R@100,
 //!   R@1000, AP and RR@10, and the board shows the section "Open corpus";
 //! - a heading in two settings is a leak: the derivation is refused, naming the check, and writes nothing;
+//! - dense runs rank the whole corpus; ColBERT reranks a first stage (`--rerank bm25 --depth N`);
 //! - `lexbench project` reads an open ranking as the per-judgment task: an open run made of the
 //!   per-judgment BM25 runs scores, projected, exactly as those runs do under `lexbench eval`.
 
@@ -340,4 +341,82 @@ fn the_open_setting_is_the_same_version_wherever_it_is_derived() {
     for d in [&a, &b] {
         let _ = std::fs::remove_dir_all(d);
     }
+}
+
+/// The neural runs over the open corpus: dense by exact search over every paragraph (the run is the
+/// same as scoring every paragraph one by one, `scorers::exact`'s tests), ColBERT reranking BM25's
+/// top 20 of each topic (`--rerank bm25 --depth 20`): every document it ranks is one of those, and it
+/// ranks all of them.
+#[test]
+fn dense_ranks_the_whole_corpus_and_colbert_reranks_a_first_stage() {
+    let data = scratch("neural");
+    sample_data(&data);
+    ok(&lexbench(&data, &["build", "open", "--from", "ecthr"]));
+    let model = crate::common::minilm();
+    let model = model.to_str().unwrap();
+    let at = ["--dataset", "ecthr-open", "--split", "unseen_query"];
+    ok(&lexbench(&data, &[&["run", "bm25"][..], &at].concat()));
+    ok(&lexbench(
+        &data,
+        &[&["run", "dense", "--model", model, "--top-k", "30"][..], &at].concat(),
+    ));
+    let o = lexbench(
+        &data,
+        &[&["run", "colbert", "--model", model, "--depth", "20"][..], &at].concat(),
+    );
+    assert!(!o.status.success(), "--depth without --rerank is refused");
+    ok(&lexbench(
+        &data,
+        &[
+            &[
+                "run", "colbert", "--model", model, "--rerank", "bm25", "--depth", "20",
+            ][..],
+            &at,
+        ]
+        .concat(),
+    ));
+    let read = |system: &str| {
+        Run::read(
+            &data.join(format!("runs/ecthr-open/unseen_query/{system}.trec")),
+            &ReadOptions::default(),
+        )
+        .unwrap()
+    };
+    let (bm25, dense, colbert) = (read("bm25"), read("dense"), read("colbert"));
+    let corpus = Dataset::open_in(&data, "ecthr-open")
+        .unwrap()
+        .corpus::<lexbench_core::dataset::CorpusDoc>()
+        .unwrap()
+        .len();
+    assert!(
+        corpus > 30,
+        "the sample's corpus is larger than the dense run's depth"
+    );
+    let items = |hits: &[lexbench_core::Hit]| {
+        hits.iter()
+            .map(|h| h.doc.as_str().split(':').next().unwrap().to_owned())
+            .collect::<BTreeSet<_>>()
+    };
+    for (t, hits) in &dense.topics {
+        assert_eq!(hits.len(), 30, "{t}: the top 30 of the whole corpus");
+        assert!(
+            items(hits).len() > 1,
+            "{t}: paragraphs of several judgments ranked together"
+        );
+    }
+    for (t, first) in &bm25.topics {
+        let mut first = first.clone();
+        first.sort_by(lexbench_core::trec::trec_order);
+        first.truncate(20);
+        let want: BTreeSet<&str> = first.iter().map(|h| h.doc.as_str()).collect();
+        let got: BTreeSet<&str> = colbert.topics[t].iter().map(|h| h.doc.as_str()).collect();
+        assert_eq!(got, want, "{t}: ColBERT reranks exactly BM25's top 20");
+    }
+    let side = read_json(&data.join("runs/ecthr-open/unseen_query/colbert.json"));
+    assert_eq!(
+        side["config"]["first_stage"],
+        serde_json::json!({"system": "bm25", "depth": 20}),
+        "{side}"
+    );
+    let _ = std::fs::remove_dir_all(&data);
 }

@@ -35,6 +35,20 @@ pub struct ColBertParams {
     pub colbert: crate::scorers::colbert::ColBertConfig,
     /// Documents kept per topic.
     pub top_k: usize,
+    /// Rerank another run's top documents rather than score every candidate (a corpus of a hundred
+    /// thousand paragraphs is too many to encode token by token); absent: every candidate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_stage: Option<FirstStage>,
+}
+
+/// The run a ColBERT reranks: `runs/<dataset>/<split>/<system>.trec`, its top `depth` per topic.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FirstStage {
+    /// The system whose run of the same split is reranked (`bm25`, `dense`, …).
+    pub system: String,
+    /// Documents reranked per topic.
+    pub depth: usize,
 }
 
 impl Default for ColBertParams {
@@ -44,6 +58,7 @@ impl Default for ColBertParams {
             system: "colbert".into(),
             colbert: crate::scorers::colbert::ColBertConfig::default(),
             top_k: 1000,
+            first_stage: None,
         }
     }
 }
@@ -122,6 +137,89 @@ impl ColBertRanker {
     }
 }
 
+impl ColBertRanker {
+    /// Reranks the top `first.depth` documents of each topic in the split's run of `first.system`
+    /// (documents encoded topic by topic: a progress line per hundred topics goes to the log).
+    fn rerank(
+        &mut self,
+        inputs: &SplitInputs,
+        first: &FirstStage,
+        t0: Instant,
+    ) -> Result<Ranked<NeuralDetails>> {
+        if first.depth == 0 {
+            return Err(crate::Error::Param(
+                "ColBERT's first-stage depth must be at least 1, got 0".into(),
+            ));
+        }
+        let path = super::run_path(&inputs.data, &inputs.dataset, &inputs.split, &first.system)?;
+        let stage = Run::read(&path, &lexbench_core::ReadOptions::default()).map_err(|e| {
+            crate::Error::data(
+                "ColBERT's first stage",
+                format!(
+                    "{} (run `lexbench run {} --dataset {} --split {}` first)",
+                    lexbench_core::error::chain(&e),
+                    first.system,
+                    inputs.dataset,
+                    inputs.split
+                ),
+            )
+        })?;
+        let mut run = Run::new(self.params.system.clone());
+        let mut encoded = 0;
+        for (n, t) in inputs.topics.iter().enumerate() {
+            let mut hits = stage.topics.get(&t.topic).cloned().unwrap_or_default();
+            hits.sort_by(trec_order);
+            hits.truncate(first.depth);
+            let docs: Vec<DocId> = hits.into_iter().map(|h| h.doc).collect();
+            if let Some(pool) = inputs.pool(&t.topic)?
+                && let Some(d) = docs.iter().find(|d| !pool.docs.contains(d))
+            {
+                return Err(crate::Error::Format {
+                    path: path.clone(),
+                    message: format!("topic {}: {d} is not in its pool", t.topic),
+                });
+            }
+            let texts = docs
+                .iter()
+                .map(|d| inputs.text_listed_in(d, &path))
+                .collect::<Result<Vec<&str>>>()?;
+            let dvecs = self
+                .colbert
+                .encode_docs(&as_strs(&self.prefixes.passages(&texts)))?;
+            encoded += texts.len();
+            let qvecs = self
+                .colbert
+                .encode_queries(&as_strs(&self.prefixes.queries(&[t.text.as_str()])))?;
+            let stacked = MaxSimDocs::new(&dvecs)?;
+            let mut ranked: Vec<Hit> = docs
+                .into_iter()
+                .zip(stacked.scores(&qvecs[0])?)
+                .map(|(doc, score)| Hit {
+                    doc,
+                    score: f64::from(score),
+                })
+                .collect();
+            ranked.sort_by(trec_order);
+            ranked.truncate(self.params.top_k);
+            run.topics.insert(t.topic.clone(), ranked);
+            if (n + 1) % 100 == 0 {
+                tracing::info!("colbert: {} of {} topics reranked", n + 1, inputs.topics.len());
+            }
+        }
+        let timings = [("encode_and_rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
+        let mut config = to_json(&self.params, &self.model_dir)?;
+        record_prefixes(&mut config, &self.prefixes);
+        if let Some(c) = config.as_object_mut() {
+            c.insert("projection".into(), self.projection().into());
+        }
+        Ok(Ranked {
+            run,
+            details: NeuralDetails::new(&self.model_dir, config, encoded)?,
+            timings,
+        })
+    }
+}
+
 /// The sidecar's `projection` of a checkpoint with ColBERT's `linear.weight` (a ColBERT model, or one
 /// trained here).
 pub const PROJECTION_CHECKPOINT: &str = "checkpoint";
@@ -139,6 +237,9 @@ impl Ranker for ColBertRanker {
 
     fn rank(&mut self, inputs: &SplitInputs) -> Result<Ranked<NeuralDetails>> {
         let t0 = Instant::now();
+        if let Some(first) = self.params.first_stage.clone() {
+            return self.rerank(inputs, &first, t0);
+        }
         // Group topics by candidate set.
         let mut groups: BTreeMap<Vec<&DocId>, Vec<usize>> = BTreeMap::new();
         for (i, t) in inputs.topics.iter().enumerate() {

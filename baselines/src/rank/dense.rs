@@ -231,10 +231,12 @@ impl Ranker for DenseRanker {
         let mut cached = CachedEncoder::open(&self.encoder, &self.model_dir, &cache_dir)?;
         let before = cached.cache().len();
 
-        // The documents any topic of the split can rank.
+        // The documents any topic of the split can rank: its pool's, or (no pools) the corpus.
         let mut candidates = Vec::with_capacity(inputs.topics.len());
-        for t in &inputs.topics {
-            candidates.push(inputs.candidates(&t.topic)?);
+        if inputs.pooled() {
+            for t in &inputs.topics {
+                candidates.push(inputs.candidates(&t.topic)?);
+            }
         }
         let mut needed: Vec<&DocId> = if inputs.pooled() {
             candidates.iter().flatten().copied().collect()
@@ -262,17 +264,41 @@ impl Ranker for DenseRanker {
         let t2 = Instant::now();
 
         let mut run = Run::new(self.params.system.clone());
-        for ((topic, q), candidates) in inputs.topics.iter().zip(&query_vecs).zip(candidates) {
-            let mut hits: Vec<Hit> = candidates
-                .into_iter()
-                .map(|d| Hit {
-                    doc: d.clone(),
-                    score: f64::from(similarity(q, &doc_vecs[d], self.params.similarity)),
-                })
-                .collect();
-            hits.sort_by(trec_order);
-            hits.truncate(self.params.top_k);
-            run.topics.insert(topic.topic.clone(), hits);
+        if inputs.pooled() {
+            for ((topic, q), candidates) in inputs.topics.iter().zip(&query_vecs).zip(candidates) {
+                let mut hits: Vec<Hit> = candidates
+                    .into_iter()
+                    .map(|d| Hit {
+                        doc: d.clone(),
+                        score: f64::from(similarity(q, &doc_vecs[d], self.params.similarity)),
+                    })
+                    .collect();
+                hits.sort_by(trec_order);
+                hits.truncate(self.params.top_k);
+                run.topics.insert(topic.topic.clone(), hits);
+            }
+        } else {
+            // The whole corpus: exact top-k by the engine's products, the same scores as above
+            // (`scorers::exact`).
+            let docs: Vec<&[f32]> = needed.iter().map(|d| doc_vecs[d].as_slice()).collect();
+            let found = crate::scorers::exact::candidates(
+                &query_vecs,
+                &docs,
+                self.params.similarity,
+                self.params.top_k,
+            )?;
+            for (topic, list) in inputs.topics.iter().zip(found) {
+                let mut hits: Vec<Hit> = list
+                    .into_iter()
+                    .map(|(i, score)| Hit {
+                        doc: needed[i].clone(),
+                        score: f64::from(score),
+                    })
+                    .collect();
+                hits.sort_by(trec_order);
+                hits.truncate(self.params.top_k);
+                run.topics.insert(topic.topic.clone(), hits);
+            }
         }
         let t3 = Instant::now();
         let mut config = to_json(&self.params, &self.model_dir)?;

@@ -7,6 +7,7 @@
 pub mod biencoder;
 pub mod colbert;
 pub mod cross;
+pub mod exact;
 
 pub use biencoder::{BiEncoder, Similarity, similarity, similarity_matrix};
 pub use colbert::{ColBert, ColBertConfig, maxsim};
