@@ -420,3 +420,35 @@ fn dense_ranks_the_whole_corpus_and_colbert_reranks_a_first_stage() {
     );
     let _ = std::fs::remove_dir_all(&data);
 }
+
+/// `--open` on `build ecthr` derives NAME-open beside the dataset, the same as `build open` would.
+#[test]
+fn build_ecthr_open_derives_the_setting_beside_the_dataset() {
+    let data = scratch("flag");
+    sample_data(&data);
+    ok(&lexbench(&data, &["build", "ecthr", "--name", "e2", "--open"]));
+    let open = Dataset::open_in(&data, "e2-open").unwrap();
+    assert_eq!(open.task().unwrap(), Task::OpenCorpus);
+    let from = open.task_file().unwrap().unwrap().derived_from.unwrap();
+    assert_eq!(from.hash, Dataset::open_in(&data, "e2").unwrap().hash());
+    ok(&lexbench(
+        &data,
+        &["build", "open", "--from", "e2", "--name", "e2-again"],
+    ));
+    assert_eq!(
+        open.verified_bytes("qrels/unseen_query.tsv").unwrap(),
+        Dataset::open_in(&data, "e2-again")
+            .unwrap()
+            .verified_bytes("qrels/unseen_query.tsv")
+            .unwrap()
+    );
+    // `import release --open` needs judgment texts.
+    let o = lexbench(&data, &["import", "release", "somewhere", "--open"]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--texts"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&data);
+}
