@@ -6,7 +6,8 @@
 //! - scored as an open-domain retrieval task: the harness's BM25 baseline records nDCG@10, R@100,
 //!   R@1000, AP and RR@10, and the board shows the section "Open corpus";
 //! - a heading in two settings is a leak: the derivation is refused, naming the check, and writes nothing;
-//! - dense runs rank the whole corpus; ColBERT reranks a first stage (`--rerank bm25 --depth N`);
+//! - dense runs rank the whole corpus; ColBERT reranks a first stage (`--rerank bm25 --depth N`, or
+//!   BM25's top 1,000 ranked in memory without it);
 //! - `lexbench project` reads an open ranking as the per-judgment task: an open run made of the
 //!   per-judgment BM25 runs scores, projected, exactly as those runs do under `lexbench eval`.
 
@@ -418,6 +419,32 @@ fn dense_ranks_the_whole_corpus_and_colbert_reranks_a_first_stage() {
         serde_json::json!({"system": "bm25", "depth": 20}),
         "{side}"
     );
+    assert!(side["config"]["first_stage_ranked_here"].is_null());
+    // Without --rerank, over the open corpus (and so in the harness's `submit --model`): BM25's top
+    // 1,000, ranked here, not every paragraph token by token.
+    ok(&lexbench(
+        &data,
+        &[
+            &["run", "colbert", "--model", model, "--system", "colbert-all"][..],
+            &at,
+        ]
+        .concat(),
+    ));
+    let side = read_json(&data.join("runs/ecthr-open/unseen_query/colbert-all.json"));
+    assert_eq!(
+        side["config"]["first_stage"],
+        serde_json::json!({"system": "bm25", "depth": 1000}),
+        "{side}"
+    );
+    assert_eq!(side["config"]["first_stage_ranked_here"], true, "{side}");
+    for (t, hits) in &read("colbert-all").topics {
+        let first: BTreeSet<&str> = bm25.topics[t].iter().map(|h| h.doc.as_str()).collect();
+        assert!(
+            hits.iter().all(|h| first.contains(h.doc.as_str())),
+            "{t}: only BM25's documents"
+        );
+        assert_eq!(hits.len(), first.len().min(1000), "{t}");
+    }
     let _ = std::fs::remove_dir_all(&data);
 }
 

@@ -138,12 +138,14 @@ impl ColBertRanker {
 }
 
 impl ColBertRanker {
-    /// Reranks the top `first.depth` documents of each topic in the split's run of `first.system`
-    /// (documents encoded topic by topic: a progress line per hundred topics goes to the log).
+    /// Reranks the top `first.depth` documents of each topic in `stage`, the first stage's run (read
+    /// from `path`, or the corpus when it was ranked here: errors name it): documents encoded topic by topic, a progress line per hundred
+    /// topics to the log.
     fn rerank(
         &mut self,
         inputs: &SplitInputs,
         first: &FirstStage,
+        (stage, path): (&Run, &Path),
         t0: Instant,
     ) -> Result<Ranked<NeuralDetails>> {
         if first.depth == 0 {
@@ -151,19 +153,7 @@ impl ColBertRanker {
                 "ColBERT's first-stage depth must be at least 1, got 0".into(),
             ));
         }
-        let path = super::run_path(&inputs.data, &inputs.dataset, &inputs.split, &first.system)?;
-        let stage = Run::read(&path, &lexbench_core::ReadOptions::default()).map_err(|e| {
-            crate::Error::data(
-                "ColBERT's first stage",
-                format!(
-                    "{} (run `lexbench run {} --dataset {} --split {}` first)",
-                    lexbench_core::error::chain(&e),
-                    first.system,
-                    inputs.dataset,
-                    inputs.split
-                ),
-            )
-        })?;
+        let path = path.to_owned();
         let mut run = Run::new(self.params.system.clone());
         let mut encoded = 0;
         for (n, t) in inputs.topics.iter().enumerate() {
@@ -207,7 +197,11 @@ impl ColBertRanker {
             }
         }
         let timings = [("encode_and_rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
-        let mut config = to_json(&self.params, &self.model_dir)?;
+        let params = ColBertParams {
+            first_stage: Some(first.clone()),
+            ..self.params.clone()
+        };
+        let mut config = to_json(&params, &self.model_dir)?;
         record_prefixes(&mut config, &self.prefixes);
         if let Some(c) = config.as_object_mut() {
             c.insert("projection".into(), self.projection().into());
@@ -238,7 +232,23 @@ impl Ranker for ColBertRanker {
     fn rank(&mut self, inputs: &SplitInputs) -> Result<Ranked<NeuralDetails>> {
         let t0 = Instant::now();
         if let Some(first) = self.params.first_stage.clone() {
-            return self.rerank(inputs, &first, t0);
+            let (stage, path) = read_first_stage(inputs, &first.system)?;
+            return self.rerank(inputs, &first, (&stage, &path), t0);
+        }
+        if inputs.task == lexbench_core::Task::OpenCorpus {
+            // Every paragraph of the case law is too many to encode token by token (a hundred
+            // thousand, 180 vectors each): BM25's top documents, as deep as the task's measures read,
+            // ranked here with its default parameters.
+            let first = FirstStage {
+                system: super::bm25::SYSTEM.to_owned(),
+                depth: inputs.task.depth(),
+            };
+            let stage = super::bm25::Bm25Ranker::new(crate::sparse::Bm25Params::default())?
+                .rank(inputs)?
+                .run;
+            let mut ranked = self.rerank(inputs, &first, (&stage, &inputs.dir.corpus()), t0)?;
+            ranked.details.config["first_stage_ranked_here"] = true.into();
+            return Ok(ranked);
         }
         // Group topics by candidate set.
         let mut groups: BTreeMap<Vec<&DocId>, Vec<usize>> = BTreeMap::new();
@@ -287,4 +297,21 @@ impl Ranker for ColBertRanker {
             timings,
         })
     }
+}
+
+/// The split's run of `system` and its path: a ColBERT's first stage.
+fn read_first_stage(inputs: &SplitInputs, system: &str) -> Result<(Run, PathBuf)> {
+    let path = super::run_path(&inputs.data, &inputs.dataset, &inputs.split, system)?;
+    let stage = Run::read(&path, &lexbench_core::ReadOptions::default()).map_err(|e| {
+        crate::Error::data(
+            "ColBERT's first stage",
+            format!(
+                "{} (run `lexbench run {system} --dataset {} --split {}` first)",
+                lexbench_core::error::chain(&e),
+                inputs.dataset,
+                inputs.split
+            ),
+        )
+    })?;
+    Ok((stage, path))
 }

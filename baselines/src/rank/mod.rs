@@ -147,6 +147,8 @@ pub struct SplitInputs {
     pub corpus: Vec<CorpusDoc>,
     /// Pools by topic (`pools.jsonl`), or `None` when every topic ranks the whole corpus.
     pub pools: Option<BTreeMap<TopicId, Pool>>,
+    /// What its topics rank ([`Dataset::task`]).
+    pub task: lexbench_core::Task,
     /// Doc id → index in `corpus`.
     by_doc: HashMap<DocId, usize>,
 }
@@ -170,6 +172,7 @@ impl SplitInputs {
             topics.push((*rec).clone());
         }
         let corpus: Vec<CorpusDoc> = ds.corpus()?;
+        let task = ds.task()?;
         let pools = ds
             .pools()?
             .map(|list| list.into_iter().map(|p| (p.topic.clone(), p)).collect());
@@ -187,6 +190,7 @@ impl SplitInputs {
             topics,
             corpus,
             pools,
+            task,
             by_doc,
         })
     }
