@@ -737,6 +737,11 @@ pub struct EngineReport {
     pub share_of_measured: Option<f64>,
     /// Largest |difference| between its check outputs and candle's (`None` for candle's engines).
     pub max_abs_diff: Option<f64>,
+    /// Where the CPU time of candle's timed passes went: the calling thread's, the pool's, and the
+    /// share of the CPUs left idle ([`crate::machine::ThreadUse`]; candle's engines only, where
+    /// `/proc/self/task` is there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<crate::machine::ThreadUse>,
     /// Real tokens per second, median over rounds (the real task).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub median_tokens_per_s: Option<f64>,
@@ -1132,6 +1137,13 @@ impl BenchReport {
                 e.run_synced()?; // warm-up (the Python engines warmed up before their ready line)
             }
             let mut seconds: Vec<Vec<f64>> = vec![Vec::new(); task.engines.len() + python_engines.len()];
+            let mut cpu: Vec<Option<crate::machine::ThreadUse>> = vec![
+                Some(crate::machine::ThreadUse {
+                    threads: s.threads,
+                    ..Default::default()
+                });
+                task.engines.len()
+            ];
             for _ in 0..s.pairs {
                 let mut order: Vec<Timed<'_, '_>> = task.engines.iter_mut().map(Timed::Candle).collect();
                 order.extend(python_engines.iter().map(|e| Timed::Python(e.clone())));
@@ -1139,9 +1151,19 @@ impl BenchReport {
                     std::thread::sleep(SETTLE);
                     let secs = match engine {
                         Timed::Candle(e) => {
+                            let before = crate::machine::thread_times();
                             let t = Instant::now();
                             e.run_synced()?;
-                            t.elapsed().as_secs_f64()
+                            let secs = t.elapsed().as_secs_f64();
+                            match (before, crate::machine::thread_times()) {
+                                (Some(b), Some(a)) => {
+                                    if let Some(u) = &mut cpu[i] {
+                                        u.add(&b, &a, secs);
+                                    }
+                                }
+                                _ => cpu[i] = None,
+                            }
+                            secs
                         }
                         Timed::Python(e) => match server.as_mut() {
                             Some(srv) => srv.time(&name, &e)?,
@@ -1155,7 +1177,9 @@ impl BenchReport {
             }
             let mut engines = Vec::new();
             for (i, e) in task.engines.iter().enumerate() {
-                engines.push(self.engine_report(&task.spec, &e.name, &e.label, &seconds[i], None));
+                let mut report = self.engine_report(&task.spec, &e.name, &e.label, &seconds[i], None);
+                report.cpu = cpu[i].take();
+                engines.push(report);
             }
             for (j, e) in python_engines.iter().enumerate() {
                 let theirs: Vec<f64> = checks[&name][e]
@@ -1293,6 +1317,7 @@ impl BenchReport {
             max_abs_diff,
             median_tokens_per_s: None,
             min_cosine: None,
+            cpu: None,
         }
     }
 
@@ -1401,6 +1426,18 @@ impl BenchReport {
                         t.real.as_ref().map_or(0, |r| r.checked_passages)
                     ))
                 ));
+                if let Some(u) = &e.cpu {
+                    lines.push(format!(
+                        "    CPU in its timed passes (/proc/self/task): {:.1}% of {} CPUs idle; the calling thread {:.2} s, \
+                         {} other thread(s) {:.2} s, over {:.2} s of passes",
+                        100.0 * u.idle_share(),
+                        u.threads,
+                        u.calling_s,
+                        u.other_threads,
+                        u.others_s,
+                        u.wall_s
+                    ));
+                }
             }
             for r in &t.ratios {
                 lines.push(r.line(""));

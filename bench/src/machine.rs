@@ -650,6 +650,99 @@ pub fn cpu_times() -> Option<CpuTimes> {
     parse_proc_stat(&std::fs::read_to_string("/proc/stat").ok()?)
 }
 
+/// Clock ticks a second of `/proc`'s CPU times (Linux's `USER_HZ`, 100 on every architecture it
+/// reports to user space with).
+pub const TICKS_PER_S: f64 = 100.0;
+
+/// The CPU time of one thread of this process so far: its `/proc/self/task/TID/stat`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ThreadTime {
+    /// The thread's id (the main thread's is the process id).
+    pub tid: u32,
+    /// Its name (`comm`: `lexbench-bench`, the pool's `rayon-…`).
+    pub name: String,
+    /// User and system time, in clock ticks ([`TICKS_PER_S`]).
+    pub ticks: u64,
+}
+
+/// A `/proc/…/task/TID/stat` line: the name (between the first `(` and the last `)`, which may hold
+/// spaces and parentheses) and utime + stime (the 14th and 15th fields).
+pub fn parse_task_stat(text: &str) -> Option<(String, u64)> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let name = text.get(open + 1..close)?.to_owned();
+    let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
+    // rest[0] is the state (field 3), so utime (field 14) is rest[11] and stime rest[12].
+    let utime: u64 = rest.get(11)?.parse().ok()?;
+    let stime: u64 = rest.get(12)?.parse().ok()?;
+    Some((name, utime + stime))
+}
+
+/// Every thread of this process with its CPU time so far (`None` without `/proc/self/task`).
+pub fn thread_times() -> Option<Vec<ThreadTime>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let Some(tid) = e.file_name().to_str().and_then(|t| t.parse::<u32>().ok()) else {
+            continue;
+        };
+        // A thread that ended between the listing and the read has nothing more to add.
+        let Ok(text) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        if let Some((name, ticks)) = parse_task_stat(&text) {
+            out.push(ThreadTime { tid, name, ticks });
+        }
+    }
+    out.sort_by_key(|t| t.tid);
+    Some(out)
+}
+
+/// Where the CPU time of some timed passes went, from [`thread_times`] before and after each: the
+/// calling thread's (the main thread: what runs between the pool's work, alone) and the other
+/// threads' (the pool's), against the passes' wall time on `threads` CPUs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ThreadUse {
+    /// Wall seconds of the passes.
+    pub wall_s: f64,
+    /// CPU seconds of the calling thread.
+    pub calling_s: f64,
+    /// CPU seconds of every other thread of the process.
+    pub others_s: f64,
+    /// Threads other than the calling one that ran.
+    pub other_threads: usize,
+    /// The CPUs the engine was given.
+    pub threads: usize,
+}
+
+impl ThreadUse {
+    /// Adds one pass: the times before and after it, and its wall seconds.
+    pub fn add(&mut self, before: &[ThreadTime], after: &[ThreadTime], wall_s: f64) {
+        let main = std::process::id();
+        let mut others = 0;
+        for a in after {
+            let was = before.iter().find(|b| b.tid == a.tid).map_or(0, |b| b.ticks);
+            let s = a.ticks.saturating_sub(was) as f64 / TICKS_PER_S;
+            if a.tid == main {
+                self.calling_s += s;
+            } else if s > 0.0 {
+                self.others_s += s;
+                others += 1;
+            }
+        }
+        self.other_threads = self.other_threads.max(others);
+        self.wall_s += wall_s;
+    }
+
+    /// The share of the CPUs' time the passes left idle: `1 − CPU time / (wall × threads)` (can
+    /// be below 0 when more threads than CPUs ran).
+    pub fn idle_share(&self) -> f64 {
+        if self.wall_s <= 0.0 || self.threads == 0 {
+            return 0.0;
+        }
+        1.0 - (self.calling_s + self.others_s) / (self.wall_s * self.threads as f64)
+    }
+}
+
 /// The three load averages of `/proc/loadavg`'s text (1, 5 and 15 minutes).
 pub fn parse_loadavg(text: &str) -> Option<[f64; 3]> {
     let mut it = text.split_whitespace().map(str::parse::<f64>);
@@ -1059,6 +1152,28 @@ mod tests {
             let f = avx2.expect("an AVX2 CPU measures its AVX2 throughput");
             assert!(f.one_thread_gflops > 0.0 && f.all_threads_gflops > 0.0, "{f:?}");
         }
+    }
+
+    #[test]
+    fn a_threads_stat_line_gives_its_name_and_cpu_ticks() {
+        let line = "4242 (rayon (1) x) S 1 4242 4242 0 -1 4194368 100 0 0 0 731 42 0 0 20 0 3 0 5 0 0";
+        assert_eq!(parse_task_stat(line), Some(("rayon (1) x".to_owned(), 773)));
+        assert_eq!(parse_task_stat("4242 (x) S 1"), None);
+        let me = thread_times().expect("/proc/self/task");
+        assert!(me.iter().any(|t| t.tid == std::process::id()), "{me:?}");
+        let mut u = ThreadUse {
+            threads: 2,
+            ..ThreadUse::default()
+        };
+        let t = |tid, ticks| ThreadTime {
+            tid,
+            name: String::new(),
+            ticks,
+        };
+        let main = std::process::id();
+        u.add(&[t(main, 10), t(7, 0)], &[t(main, 60), t(7, 250), t(8, 100)], 2.0);
+        assert_eq!((u.calling_s, u.others_s, u.other_threads), (0.5, 3.5, 2));
+        assert!((u.idle_share() - 0.0).abs() < 1e-12);
     }
 
     #[test]
