@@ -2,7 +2,7 @@
 //!
 //! The paper's task ranks the paragraphs of one judgment known to be cited; this setting starts a
 //! step earlier, as a lawyer or a guide's author does ("where has the Court said this?"). It is
-//! derived from any ECtHR dataset with judgment texts ([`derive`]):
+//! derived from any ECtHR dataset with judgment texts ([`derive()`]):
 //!
 //! - **corpus**: the source's `corpus.jsonl`, byte for byte: every paragraph of every judgment;
 //! - **topics**: one per guide heading (the source's query id is the topic id), ranking the whole
@@ -100,7 +100,7 @@ pub struct OpenStats {
     pub query_tokens: Option<Summary>,
 }
 
-/// What [`derive`] wrote.
+/// What [`derive()`] wrote.
 #[derive(Debug, Clone)]
 pub struct OpenWritten {
     /// The manifest (its `dataset_hash()` is the dataset's identity).
