@@ -139,8 +139,8 @@ impl ColBertRanker {
 
 impl ColBertRanker {
     /// Reranks the top `first.depth` documents of each topic in `stage`, the first stage's run (read
-    /// from `path`, or the corpus when it was ranked here: errors name it): documents encoded topic by topic, a progress line per hundred
-    /// topics to the log.
+    /// from `path`, or the corpus when it was ranked here: errors name it): documents encoded topic by
+    /// topic; progress on a bar on a terminal, and a line per hundred topics in the log (`-v`).
     fn rerank(
         &mut self,
         inputs: &SplitInputs,
@@ -156,7 +156,21 @@ impl ColBertRanker {
         let path = path.to_owned();
         let mut run = Run::new(self.params.system.clone());
         let mut encoded = 0;
+        let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            let b = indicatif::ProgressBar::new(inputs.topics.len() as u64);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "reranking [{bar:30}] {pos}/{len} topics ({elapsed} / {eta})",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            b
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
         for (n, t) in inputs.topics.iter().enumerate() {
+            bar.set_position(n as u64);
             let mut hits = stage.topics.get(&t.topic).cloned().unwrap_or_default();
             hits.sort_by(trec_order);
             hits.truncate(first.depth);
@@ -196,6 +210,7 @@ impl ColBertRanker {
                 tracing::info!("colbert: {} of {} topics reranked", n + 1, inputs.topics.len());
             }
         }
+        bar.finish_and_clear();
         let timings = [("encode_and_rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
         let params = ColBertParams {
             first_stage: Some(first.clone()),
