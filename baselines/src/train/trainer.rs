@@ -203,6 +203,22 @@ fn latest_checkpoint(out: &Path) -> Result<Option<PathBuf>> {
     })
 }
 
+/// The checkpoint to resume from ([`latest_checkpoint`]), with every step checkpoint it supersedes
+/// removed: one left by a run killed between writing an epoch's checkpoint and removing the step
+/// checkpoints before it, which no later checkpoint would remove when that epoch was the last.
+fn resume_point(out: &Path) -> Result<Option<PathBuf>> {
+    let from = latest_checkpoint(out)?;
+    if let Some(dir) = &from {
+        let keep = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("step-"))
+            .and_then(|s| s.parse::<u64>().ok());
+        remove_step_checkpoints(out, keep);
+    }
+    Ok(from)
+}
+
 /// Removes the step checkpoints other than `keep` (best effort: one left behind is older than the
 /// checkpoint just written and is never resumed from).
 fn remove_step_checkpoints(out: &Path, keep: Option<u64>) {
@@ -538,7 +554,7 @@ impl<'a, O: Objective> Trainer<'a, O> {
             }
             std::fs::remove_file(out.join("train_log.jsonl")).ok();
         }
-        let resume_from = latest_checkpoint(out)?;
+        let resume_from = resume_point(out)?;
         if resume_from.is_some() {
             let old = std::fs::read_to_string(&cfg_path).map_err(io_err(&cfg_path))?;
             if old != self.spec.identity {
@@ -873,5 +889,50 @@ impl<'a, O: Objective> Trainer<'a, O> {
             state,
             finished: true,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Properties: resuming removes a step checkpoint that an epoch's checkpoint superseded (a run
+    //! killed between writing the one and removing the other), and keeps one taken after it.
+    use super::*;
+
+    fn state(epoch: usize, step: u64, within: bool) -> State {
+        State {
+            epoch,
+            step,
+            best_epoch: 0,
+            best_val: None,
+            zero_shot_val: None,
+            epochs: Vec::new(),
+            within: within.then(WithinEpoch::default),
+        }
+    }
+
+    fn write(out: &Path, name: &str, st: &State) {
+        let dir = out.join("checkpoints").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        lexbench_core::io::write_json_pretty(&dir.join("state.json"), st).unwrap();
+    }
+
+    #[test]
+    fn resuming_removes_the_step_checkpoints_an_epochs_checkpoint_superseded() {
+        let out = lexbench_core::testing::scratch_root()
+            .join(format!("lexbench-resume-point-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        // Epoch 3 ended at update 9; a step checkpoint of update 6 (within epoch 3) was left behind.
+        write(&out, "epoch-3", &state(3, 9, false));
+        write(&out, "step-6", &state(2, 6, true));
+        assert_eq!(resume_point(&out).unwrap(), Some(checkpoint_dir(&out, 3)));
+        assert!(
+            !step_dir(&out, 6).exists(),
+            "the superseded step checkpoint is removed"
+        );
+        // A step checkpoint within epoch 4 is newer than epoch 3's: resumed from, and kept.
+        write(&out, "step-11", &state(3, 11, true));
+        assert_eq!(resume_point(&out).unwrap(), Some(step_dir(&out, 11)));
+        assert!(step_dir(&out, 11).join("state.json").is_file());
+        let _ = std::fs::remove_dir_all(&out);
     }
 }
