@@ -34,8 +34,8 @@ use lexbench_core::{DocId, GuideId, ParagraphId, Qrels, QueryId, Split, Task, To
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::pairs::{Pair, fold};
-use crate::settings::Check;
+use crate::pairs::Pair;
+use crate::settings::{Check, check, text_crossings};
 use crate::write::Summary;
 
 /// The open setting's splits, in the order they are reported.
@@ -116,19 +116,6 @@ struct DocItem {
     doc: DocId,
     #[serde(default)]
     item: Option<String>,
-}
-
-fn check(name: &str, violations: Vec<String>) -> Check {
-    let passed = violations.is_empty();
-    let mut detail: Vec<String> = violations.into_iter().take(20).collect();
-    if passed {
-        detail.push("holds".into());
-    }
-    Check {
-        name: name.to_owned(),
-        passed,
-        detail,
-    }
 }
 
 /// Derives the open-corpus setting `name` from the ECtHR dataset in `source` and writes it to `dir`
@@ -399,34 +386,20 @@ impl Placed<'_> {
             pairs_per_split,
         } = *self;
         let of = |s: &str| in_split.get(s).map(Vec::as_slice).unwrap_or(&[]);
-        // Texts (exact and folded) of a set of splits' headings.
-        let texts = |names: &[&str], folded: bool| -> BTreeMap<String, &QueryId> {
+        let texts = |names: &[&str]| -> Vec<(&str, &QueryId)> {
             names
                 .iter()
                 .flat_map(|n| of(n).iter())
-                .map(|q| {
-                    let t = &headings[*q].text;
-                    (if folded { fold(t) } else { t.clone() }, *q)
-                })
+                .map(|q| (headings[*q].text.as_str(), *q))
                 .collect()
         };
         let text_leaks = |from: &[&str], into: &str| -> Vec<String> {
-            let mut v = Vec::new();
-            for folded in [false, true] {
-                let seen = texts(from, folded);
-                for (t, q) in texts(&[into], folded) {
-                    if seen.contains_key(&t) {
-                        v.push(format!(
-                            "{into} heading {q} also in {} ({})",
-                            from.join("/"),
-                            if folded { "after folding" } else { "exact" }
-                        ));
-                    }
-                }
-            }
-            v.sort();
-            v.dedup();
-            v
+            text_crossings(
+                &texts(from),
+                &texts(&[into]),
+                &format!("{into} heading"),
+                &from.join("/"),
+            )
         };
         let held: BTreeSet<&GuideId> = of("unseen_guide").iter().map(|q| &headings[*q].guide).collect();
         let guide_leaks: Vec<String> = ["train", "unseen_query"]

@@ -329,7 +329,37 @@ impl Certificate {
     }
 }
 
-fn check(name: &str, violations: Vec<String>) -> Check {
+/// The texts of `into` that also occur in `seen`, compared exactly and after [`fold`]: one line per
+/// crossing, `LABEL QUERY also in FROM (exact|after folding)`, sorted, without repeats (a text
+/// several queries share is named once). The leak checks of the settings' certificate and of the
+/// open corpus's (`crate::open`).
+pub(crate) fn text_crossings(
+    seen: &[(&str, &QueryId)],
+    into: &[(&str, &QueryId)],
+    label: &str,
+    from: &str,
+) -> Vec<String> {
+    let mut v = Vec::new();
+    for folded in [false, true] {
+        let key = |t: &str| if folded { fold(t) } else { t.to_owned() };
+        let seen: BTreeSet<String> = seen.iter().map(|(t, _)| key(t)).collect();
+        let into: BTreeMap<String, &QueryId> = into.iter().map(|(t, q)| (key(t), *q)).collect();
+        for (t, q) in into {
+            if seen.contains(&t) {
+                v.push(format!(
+                    "{label} {q} also in {from} ({})",
+                    if folded { "after folding" } else { "exact" }
+                ));
+            }
+        }
+    }
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// One guarantee, passed when `violations` is empty (its first 20 are kept).
+pub(crate) fn check(name: &str, violations: Vec<String>) -> Check {
     let passed = violations.is_empty();
     let mut detail: Vec<String> = violations.into_iter().take(20).collect();
     if passed {
@@ -346,37 +376,20 @@ fn check(name: &str, violations: Vec<String>) -> Check {
 /// unseen settings, no held-out guide appears outside *unseen guide*, every pair is in one split.
 pub fn certify(pairs: &[Pair], a: &Assignment) -> Certificate {
     let of = |name: &str| a.get(name).map(Vec::as_slice).unwrap_or(&[]);
-    let texts = |names: &[&str], folded: bool| -> BTreeMap<String, &QueryId> {
+    let texts = |names: &[&str]| -> Vec<(&str, &QueryId)> {
         names
             .iter()
             .flat_map(|n| of(n).iter())
-            .map(|&i| {
-                let t = if folded {
-                    fold(&pairs[i].text)
-                } else {
-                    pairs[i].text.clone()
-                };
-                (t, &pairs[i].query)
-            })
+            .map(|&i| (pairs[i].text.as_str(), &pairs[i].query))
             .collect()
     };
     let crossing = |from: &[&str], into: &str| -> Vec<String> {
-        let mut v = Vec::new();
-        for folded in [false, true] {
-            let seen = texts(from, folded);
-            for (t, q) in texts(&[into], folded) {
-                if seen.contains_key(&t) {
-                    v.push(format!(
-                        "{into} query {q} also in {} ({})",
-                        from.join("/"),
-                        if folded { "after folding" } else { "exact" }
-                    ));
-                }
-            }
-        }
-        v.sort();
-        v.dedup();
-        v
+        text_crossings(
+            &texts(from),
+            &texts(&[into]),
+            &format!("{into} query"),
+            &from.join("/"),
+        )
     };
     let mut checks = vec![
         check(

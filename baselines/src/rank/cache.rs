@@ -244,19 +244,7 @@ pub fn encode_flushing(
     if missing.is_empty() {
         return Ok(());
     }
-    let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) && missing.len() > flush_every {
-        let b = indicatif::ProgressBar::new(missing.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "encoding [{bar:30}] {pos}/{len} texts ({elapsed} / {eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = super::progress_bar(missing.len(), "encoding", "texts", missing.len() > flush_every);
     let mut done = 0;
     while done < missing.len() {
         let step = flush_every.max(1).max(cache.len() / 8);

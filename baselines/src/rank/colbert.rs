@@ -156,19 +156,7 @@ impl ColBertRanker {
         let path = path.to_owned();
         let mut run = Run::new(self.params.system.clone());
         let mut encoded = 0;
-        let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            let b = indicatif::ProgressBar::new(inputs.topics.len() as u64);
-            b.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "reranking [{bar:30}] {pos}/{len} topics ({elapsed} / {eta})",
-                )
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-                .progress_chars("=> "),
-            );
-            b
-        } else {
-            indicatif::ProgressBar::hidden()
-        };
+        let bar = super::progress_bar(inputs.topics.len(), "reranking", "topics", true);
         for (n, t) in inputs.topics.iter().enumerate() {
             bar.set_position(n as u64);
             let mut hits = stage.topics.get(&t.topic).cloned().unwrap_or_default();
@@ -211,12 +199,24 @@ impl ColBertRanker {
             }
         }
         bar.finish_and_clear();
-        let timings = [("encode_and_rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
         let params = ColBertParams {
             first_stage: Some(first.clone()),
             ..self.params.clone()
         };
-        let mut config = to_json(&params, &self.model_dir)?;
+        self.ranked(&params, run, encoded, t0)
+    }
+
+    /// The run with its sidecar's details: the settings `params` (with the prefixes and where the
+    /// projection came from) and the seconds since `t0`.
+    fn ranked(
+        &self,
+        params: &ColBertParams,
+        run: Run,
+        encoded: usize,
+        t0: Instant,
+    ) -> Result<Ranked<NeuralDetails>> {
+        let timings = [("encode_and_rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
+        let mut config = to_json(params, &self.model_dir)?;
         record_prefixes(&mut config, &self.prefixes);
         if let Some(c) = config.as_object_mut() {
             c.insert("projection".into(), self.projection().into());
@@ -300,17 +300,7 @@ impl Ranker for ColBertRanker {
                 run.topics.insert(inputs.topics[i].topic.clone(), hits);
             }
         }
-        let timings = [("encode_and_rank_s".to_owned(), t0.elapsed().as_secs_f64())].into();
-        let mut config = to_json(&self.params, &self.model_dir)?;
-        record_prefixes(&mut config, &self.prefixes);
-        if let Some(c) = config.as_object_mut() {
-            c.insert("projection".into(), self.projection().into());
-        }
-        Ok(Ranked {
-            run,
-            details: NeuralDetails::new(&self.model_dir, config, encoded)?,
-            timings,
-        })
+        self.ranked(&self.params, run, encoded, t0)
     }
 }
 

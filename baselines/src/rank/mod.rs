@@ -126,6 +126,23 @@ impl RunTarget {
     }
 }
 
+/// A progress bar of `len` `units` on standard error when it is a terminal and `show` holds (hidden
+/// otherwise): `WHAT [====>     ] done/len UNITS (elapsed / eta)`.
+pub(crate) fn progress_bar(len: usize, what: &str, units: &str, show: bool) -> indicatif::ProgressBar {
+    if !show || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        return indicatif::ProgressBar::hidden();
+    }
+    let b = indicatif::ProgressBar::new(len as u64);
+    b.set_style(
+        indicatif::ProgressStyle::with_template(&format!(
+            "{what} [{{bar:30}}] {{pos}}/{{len}} {units} ({{elapsed}} / {{eta}})"
+        ))
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    b
+}
+
 /// A split of a built dataset as every ranker sees it: the manifest, the split's topics (in the
 /// split's order) with their texts, the corpus and the pools, read once and checked
 /// ([`Dataset::open`] verifies the manifest).
