@@ -16,8 +16,9 @@
 //! layer for 32 × 12 heads × 128²), a permuted copy of queries/keys/values, the mask added in a
 //! separate pass, a softmax pass, and a transposed copy of the context; its batched matmul runs 384
 //! small gemms one after another, each split across the threads. Here each task is one (sequence,
-//! head): two single-threaded products over strided views (`lexbench-gemm`) with a
-//! `s × s` scratch that stays in cache, and tasks are spread over the cores.
+//! head): `Kᵀ` and `V` packed once (`lexbench_gemm::PackedB`), then block of 24 query rows by
+//! block their scores, softmax ([`softmax_rows`], the block's rows together) and weighted sum, all
+//! in L1; tasks are spread over the cores.
 //!
 //! All but [`layer_norm`], [`linear_train`] and [`gelu_train`] are used only where no gradient is
 //! needed (no backward pass); all run on the CPU for f32, and the composite candle ops run elsewhere. [`softmax_row`] uses a polynomial `exp` (relative error < 3e-7 over
@@ -96,7 +97,7 @@ impl CustomOp2 for FusedAttention {
         let per = tasks.div_ceil(threads().min(tasks.max(1))).max(1);
         let dst = SendPtr(out.as_mut_ptr());
         on_pool(tasks.div_ceil(per), |piece| {
-            let mut scratch = vec![0f32; s * s];
+            let mut scratch = AttendScratch::new(s);
             for task in piece * per..((piece + 1) * per).min(tasks) {
                 let (bi, h) = (task / heads, task % heads);
                 // SAFETY: task (bi, h) writes rows bi·s .. (bi+1)·s, columns h·d .. (h+1)·d.
@@ -107,7 +108,36 @@ impl CustomOp2 for FusedAttention {
     }
 }
 
+/// Query rows per block of [`attend`]: the block's scores (rows × s), their softmax and their
+/// weighted sum of values stay in L1 (24 × 128 scores: 12 KiB, beside the packed `Kᵀ` and `V`,
+/// 16 KiB each at head size 32).
+const ATTEND_ROWS: usize = 24;
+
+/// What one thread of [`FusedAttention`] reuses from (sequence, head) to the next: `Kᵀ` and `V`
+/// packed, a block's scores.
+struct AttendScratch {
+    kt: lexbench_gemm::PackedB,
+    v: lexbench_gemm::PackedB,
+    scores: Vec<f32>,
+}
+
+impl AttendScratch {
+    fn new(s: usize) -> AttendScratch {
+        let isa = Isa::active();
+        AttendScratch {
+            kt: lexbench_gemm::PackedB::new(isa),
+            v: lexbench_gemm::PackedB::new(isa),
+            scores: vec![0f32; ATTEND_ROWS.min(s) * s],
+        }
+    }
+}
+
 /// One (sequence `bi`, head `h`) of `shape`: `softmax(Q Kᵀ + mask) V` into the output block.
+/// `Kᵀ` and `V` are packed once; then, block of [`ATTEND_ROWS`] query rows by block, the block's
+/// scores, their softmax and their product with `V`, so the `s × s` scores never leave L1 (as one
+/// `s × s` matrix, 64 KiB at 128 tokens, they went to L2 and back twice). Every element is the
+/// chain it was as two whole products (`lexbench_gemm` computes an element the same way in any
+/// tile), so the same bits (test `attention_blocks_give_the_whole_products_bits`).
 ///
 /// # Safety
 /// `dst` points to a `(b · s, heads · d)` buffer and no other thread writes this block.
@@ -116,7 +146,7 @@ unsafe fn attend(
     qkv: &[f32],
     mask: &[f32],
     dst: *mut f32,
-    scores: &mut [f32],
+    scratch: &mut AttendScratch,
     (bi, h): (usize, usize),
 ) {
     let &FusedAttention {
@@ -131,56 +161,38 @@ unsafe fn attend(
     let q = qkv[base + h * d..].as_ptr();
     let k = qkv[base + hid + h * d..].as_ptr();
     let v = qkv[base + 2 * hid + h * d..].as_ptr();
-    // scores (s × s) = Q (s × d, rows `row` apart) · Kᵀ (d × s: element (c, j) = K[j, c]).
-    let serial = lexbench_gemm::Threads::serial();
-    // SAFETY: every index stays inside this sequence's rows of `qkv` and inside `scores`.
-    unsafe {
-        lexbench_gemm::sgemm(
-            lexbench_gemm::Product {
-                m: s,
-                n: s,
-                k: d,
-                a: q,
-                rsa: row as isize,
-                csa: 1,
-                b: k,
-                rsb: 1,
-                csb: row as isize,
-                c: scores.as_mut_ptr(),
-                rsc: s as isize,
-                csc: 1,
-                accumulate: false,
-                bias: std::ptr::null(),
-            },
-            &serial,
-        );
-    }
     let m = &mask[bi * s..(bi + 1) * s];
-    for r in scores.chunks_exact_mut(s) {
-        softmax_row(r, m);
-    }
-    // context (s × d, rows `hid` apart in the output) = P (s × s) · V (s × d, rows `row` apart).
-    // SAFETY: the caller owns this block of `dst`; V's indices stay inside this sequence's rows.
+    let AttendScratch { kt, v: vp, scores } = scratch;
+    // SAFETY: every index stays inside this sequence's rows of `qkv`: Kᵀ (d × s) has element (c, j)
+    // at K[j, c]; V (s × d) has rows `row` apart.
     unsafe {
-        lexbench_gemm::sgemm(
-            lexbench_gemm::Product {
-                m: s,
-                n: d,
-                k: s,
-                a: scores.as_ptr(),
-                rsa: s as isize,
-                csa: 1,
-                b: v,
-                rsb: row as isize,
-                csb: 1,
-                c: dst.add(bi * s * hid + h * d),
-                rsc: hid as isize,
-                csc: 1,
-                accumulate: false,
-                bias: std::ptr::null(),
-            },
-            &serial,
-        );
+        kt.pack((d, s), k, 1, row as isize);
+        vp.pack((s, d), v, row as isize, 1);
+    }
+    for r0 in (0..s).step_by(ATTEND_ROWS) {
+        let rows = ATTEND_ROWS.min(s - r0);
+        let block = &mut scores[..rows * s];
+        // scores (rows × s) = Q's rows (rows `row` apart) · Kᵀ.
+        // SAFETY: the block's rows of Q are inside the sequence; `block` holds rows × s values.
+        unsafe {
+            kt.product(
+                rows,
+                (q.add(r0 * row), row as isize, 1),
+                (block.as_mut_ptr(), s as isize),
+                false,
+            )
+        };
+        softmax_rows(block, m);
+        // context rows (rows `hid` apart in the output) = P (rows × s) · V.
+        // SAFETY: the caller owns this (sequence, head)'s block of `dst`.
+        unsafe {
+            vp.product(
+                rows,
+                (block.as_ptr(), s as isize, 1),
+                (dst.add((bi * s + r0) * hid + h * d), hid as isize),
+                false,
+            )
+        };
     }
 }
 
@@ -225,6 +237,16 @@ macro_rules! simd_kernel {
 simd_kernel! {
     /// `x ← softmax(x + mask)` over one row.
     pub fn softmax_row / softmax_row_on(x: &mut [f32], mask: &[f32]) => softmax_row_generic
+}
+
+simd_kernel! {
+    /// [`softmax_row`] over each row of `x` (rows of `mask.len()` values, one mask for all), the
+    /// same bits, several rows at a time: a row's two reductions (its maximum, then its sum, each
+    /// a chain of dependent scalar steps) wait on a whole pass over the row before them, so one row
+    /// at a time leaves the vector units idle through both chains. Here a group of rows runs each
+    /// stage in turn, and the group's chains, independent of each other, overlap. Attention's 128-key
+    /// rows take a quarter of the time (`softmax_rows_match_softmax_row`).
+    pub fn softmax_rows / softmax_rows_on(x: &mut [f32], mask: &[f32]) => softmax_rows_generic
 }
 
 simd_kernel! {
@@ -282,6 +304,63 @@ fn softmax_row_generic(x: &mut [f32], mask: &[f32]) {
     let inv = 1.0 / sum;
     for v in x.iter_mut() {
         *v *= inv;
+    }
+}
+
+/// Rows per group of [`softmax_rows`].
+const SOFTMAX_GROUP: usize = 8;
+
+#[inline(always)]
+fn softmax_rows_generic(x: &mut [f32], mask: &[f32]) {
+    let n = mask.len();
+    if n == 0 {
+        return;
+    }
+    let split = n - n % LANES;
+    for group in x.chunks_mut(SOFTMAX_GROUP * n) {
+        let rows = group.len() / n;
+        // Each stage does for every row what softmax_row_generic does for one, in its order.
+        let mut maxes = [f32::NEG_INFINITY; SOFTMAX_GROUP];
+        for (row, max) in group.chunks_exact_mut(n).zip(&mut maxes) {
+            let mut lanes = [f32::NEG_INFINITY; LANES];
+            for (xs, ms) in row[..split]
+                .chunks_exact_mut(LANES)
+                .zip(mask[..split].chunks_exact(LANES))
+            {
+                for i in 0..LANES {
+                    xs[i] += ms[i];
+                    lanes[i] = lanes[i].max(xs[i]);
+                }
+            }
+            *max = lanes.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            for (v, &m) in row[split..].iter_mut().zip(&mask[split..]) {
+                *v += m;
+                *max = max.max(*v);
+            }
+        }
+        let mut sums = [[0f32; LANES]; SOFTMAX_GROUP];
+        for ((row, &max), sums) in group.chunks_exact_mut(n).zip(&maxes).zip(&mut sums) {
+            for xs in row[..split].chunks_exact_mut(LANES) {
+                for i in 0..LANES {
+                    xs[i] = exp_poly(xs[i] - max);
+                    sums[i] += xs[i];
+                }
+            }
+            for (i, v) in row[split..].iter_mut().enumerate() {
+                *v = exp_poly(*v - max);
+                sums[i] += *v;
+            }
+        }
+        let mut invs = [0f32; SOFTMAX_GROUP];
+        for (inv, sums) in invs.iter_mut().zip(&sums).take(rows) {
+            let sum: f32 = sums.iter().sum();
+            *inv = 1.0 / sum;
+        }
+        for (row, &inv) in group.chunks_exact_mut(n).zip(&invs) {
+            for v in row.iter_mut() {
+                *v *= inv;
+            }
+        }
     }
 }
 
@@ -1128,7 +1207,7 @@ pub fn layer_norm(x: &Tensor, weight: &Tensor, bias: &Tensor, eps: f64) -> Resul
 struct MaskedSoftmax;
 
 /// Rows of `k` values in `x` and rows per sequence, checked against the mask's `(b, k)`.
-fn softmax_rows(
+fn softmax_shape(
     x: usize,
     mask: &[f32],
     mask_shape: &Shape,
@@ -1157,7 +1236,7 @@ impl CustomOp2 for MaskedSoftmax {
     ) -> candle_core::Result<(CpuStorage, Shape)> {
         let x = f32_slice(s1, l1, "masked softmax")?;
         let mask = f32_slice(s2, l2, "masked softmax")?;
-        let (k, rows_per_seq) = softmax_rows(x.len(), mask, l2.shape(), "masked softmax")?;
+        let (k, rows_per_seq) = softmax_shape(x.len(), mask, l2.shape(), "masked softmax")?;
         let mut out = x.to_vec();
         let rows = x.len() / k;
         let per_rows = rows.div_ceil(threads()).max(1);
@@ -1839,6 +1918,156 @@ mod tests {
         // candle's derivative rounds 1/√(2π) to 0.398942 (relative 1e-6).
         assert!(d <= 1e-5, "gradients: {d}");
         Ok(())
+    }
+
+    #[test]
+    fn softmax_rows_match_softmax_row() {
+        // Row lengths below, at and around the lanes; row counts below, at and past a group; masked
+        // keys; on every path the CPU has.
+        for (n, rows) in [(1, 3), (5, 9), (16, 8), (17, 1), (33, 17), (128, 24), (130, 10)] {
+            let x = seeded(n * rows, (n * 7 + rows) as u64);
+            let x: Vec<f32> = x.iter().map(|v| v * 20.0).collect();
+            let mut mask = vec![0f32; n];
+            for v in mask.iter_mut().skip(n / 2).step_by(3) {
+                *v = f32::MIN;
+            }
+            for path in [Isa::Portable, Isa::Avx2, Isa::Avx512]
+                .into_iter()
+                .filter(|p| p.available())
+            {
+                let mut one = x.clone();
+                for r in one.chunks_exact_mut(n) {
+                    softmax_row_on(path, r, &mask);
+                }
+                let mut many = x.clone();
+                softmax_rows_on(path, &mut many, &mask);
+                let same = one.iter().zip(&many).all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "n {n}, {rows} rows, {path:?}: other bits");
+            }
+        }
+    }
+
+    #[test]
+    fn attention_blocks_give_the_whole_products_bits() {
+        // Shapes around the block (24 rows) and the micro-kernels' tiles (12 × 32, 6 × 16), the
+        // encoders' head sizes (32, 64), padded keys.
+        for (b, s, heads, d) in [
+            (2, 128, 3, 32),
+            (1, 24, 2, 64),
+            (1, 25, 1, 5),
+            (2, 47, 2, 16),
+            (1, 130, 1, 33),
+            (1, 1, 1, 8),
+        ] {
+            let shape = FusedAttention {
+                batch: b,
+                seq: s,
+                heads,
+                head_dim: d,
+            };
+            let qkv = seeded(b * s * 3 * heads * d, (s * 31 + d) as u64);
+            let mut mask = vec![0f32; b * s];
+            for v in &mut mask[b * s - s / 3..] {
+                *v = f32::MIN;
+            }
+            let (mut blocked, mut whole) = (vec![0f32; b * s * heads * d], vec![0f32; b * s * heads * d]);
+            let mut scratch = AttendScratch::new(s);
+            let mut scores = vec![0f32; s * s];
+            for bi in 0..b {
+                for h in 0..heads {
+                    // SAFETY: both outputs hold (b · s, heads · d) values; one thread.
+                    unsafe {
+                        attend(&shape, &qkv, &mask, blocked.as_mut_ptr(), &mut scratch, (bi, h));
+                        attend_whole(&shape, &qkv, &mask, whole.as_mut_ptr(), &mut scores, (bi, h));
+                    }
+                }
+            }
+            let same = blocked
+                .iter()
+                .zip(&whole)
+                .all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(
+                same,
+                "({b}, {s}, {heads}, {d}): the blocked attention changed bits"
+            );
+        }
+    }
+
+    /// [`attend`] as two whole products (`s × s` scores, softmax, `· V`): the bits the blocked one keeps.
+    ///
+    /// # Safety
+    /// `dst` points to a `(b · s, heads · d)` buffer and no other thread writes this block.
+    unsafe fn attend_whole(
+        shape: &FusedAttention,
+        qkv: &[f32],
+        mask: &[f32],
+        dst: *mut f32,
+        scores: &mut [f32],
+        (bi, h): (usize, usize),
+    ) {
+        let &FusedAttention {
+            seq: s,
+            heads,
+            head_dim: d,
+            ..
+        } = shape;
+        let hid = heads * d;
+        let row = 3 * hid;
+        let base = bi * s * row;
+        let q = qkv[base + h * d..].as_ptr();
+        let k = qkv[base + hid + h * d..].as_ptr();
+        let v = qkv[base + 2 * hid + h * d..].as_ptr();
+        // scores (s × s) = Q (s × d, rows `row` apart) · Kᵀ (d × s: element (c, j) = K[j, c]).
+        let serial = lexbench_gemm::Threads::serial();
+        // SAFETY: every index stays inside this sequence's rows of `qkv` and inside `scores`.
+        unsafe {
+            lexbench_gemm::sgemm(
+                lexbench_gemm::Product {
+                    m: s,
+                    n: s,
+                    k: d,
+                    a: q,
+                    rsa: row as isize,
+                    csa: 1,
+                    b: k,
+                    rsb: 1,
+                    csb: row as isize,
+                    c: scores.as_mut_ptr(),
+                    rsc: s as isize,
+                    csc: 1,
+                    accumulate: false,
+                    bias: std::ptr::null(),
+                },
+                &serial,
+            );
+        }
+        let m = &mask[bi * s..(bi + 1) * s];
+        for r in scores.chunks_exact_mut(s) {
+            softmax_row(r, m);
+        }
+        // context (s × d, rows `hid` apart in the output) = P (s × s) · V (s × d, rows `row` apart).
+        // SAFETY: the caller owns this block of `dst`; V's indices stay inside this sequence's rows.
+        unsafe {
+            lexbench_gemm::sgemm(
+                lexbench_gemm::Product {
+                    m: s,
+                    n: d,
+                    k: s,
+                    a: scores.as_ptr(),
+                    rsa: s as isize,
+                    csa: 1,
+                    b: v,
+                    rsb: row as isize,
+                    csb: 1,
+                    c: dst.add(bi * s * hid + h * d),
+                    rsc: hid as isize,
+                    csc: 1,
+                    accumulate: false,
+                    bias: std::ptr::null(),
+                },
+                &serial,
+            );
+        }
     }
 
     /// A sequence's context is bit-for-bit the same whatever its batch is padded to: the valid

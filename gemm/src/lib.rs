@@ -515,18 +515,9 @@ pub unsafe fn sgemm_on(isa: Isa, mut p: Product, threads: &Threads<'_>) {
         let packed = packed.get(blocks * kb * np * bl.nr);
         let b_at = Shared(packed.as_mut_ptr());
         // Pass 1: all of B into micro-panels, once per product (every tile reads them).
-        let pack = |s: usize| {
-            for blk in 0..blocks {
-                let (p0, kc) = (blk * KC, KC.min(p.k - blk * KC));
-                let at = blk * kb * np * bl.nr + s * bl.nr * kc;
-                // SAFETY: panel s of block blk is inside `packed` and written by this task alone;
-                // B's elements are readable (caller).
-                unsafe {
-                    let dst = std::slice::from_raw_parts_mut(b_at.get().add(at), bl.nr * kc);
-                    pack_b_panel(&p, s * bl.nr, p0, kc, bl.nr, dst);
-                }
-            }
-        };
+        // SAFETY: each task writes its own panel column of `packed` (sized for all of them); B's
+        // elements are readable (caller).
+        let pack = |s: usize| unsafe { pack_b_column(&p, bl, np, s, b_at.get()) };
         // (B is always packed: read in place, attention's V (rows 1,152 values apart) ran slower,
         // its rows falling on few L1 sets.)
         if workers > 1 && p.n * p.k >= PARALLEL_PACKING {
@@ -564,6 +555,142 @@ pub unsafe fn sgemm_on(isa: Isa, mut p: Product, threads: &Threads<'_>) {
             (threads.run)(tasks, &task);
         }
     });
+}
+
+/// Packs column of micro-panels `s` of `p`'s B, every depth block, into its place in a buffer of
+/// `blocks · kb · np · nr` values (`kb` = `KC.min(k)`): block `blk`'s panel `s` at `blk·kb·np·nr + s·nr·kc`.
+///
+/// # Safety
+/// B's elements are readable; `packed` holds the whole layout and no one else writes this panel column.
+unsafe fn pack_b_column(p: &Product, bl: Blocking, np: usize, s: usize, packed: *mut f32) {
+    let kb = KC.min(p.k);
+    for blk in 0..p.k.div_ceil(KC) {
+        let (p0, kc) = (blk * KC, KC.min(p.k - blk * KC));
+        let at = blk * kb * np * bl.nr + s * bl.nr * kc;
+        // SAFETY: caller.
+        unsafe {
+            let dst = std::slice::from_raw_parts_mut(packed.add(at), bl.nr * kc);
+            pack_b_panel(p, s * bl.nr, p0, kc, bl.nr, dst);
+        }
+    }
+}
+
+/// A `B` packed once for several single-threaded products that share it: attention's `Kᵀ` and `V`
+/// of one (sequence, head), read by every block of query rows, so that a block's scores, softmax and
+/// weighted sum stay in L1 without packing `B` again per block. Each element of a product comes out
+/// as [`sgemm`] computes it (the same chain; module docs), so the same bits.
+pub struct PackedB {
+    isa: Isa,
+    k: usize,
+    n: usize,
+    buf: Aligned,
+}
+
+impl PackedB {
+    /// An empty buffer for `isa`'s panels (no allocation until the first [`PackedB::pack`]).
+    ///
+    /// # Panics
+    /// When the CPU lacks `isa`.
+    pub fn new(isa: Isa) -> PackedB {
+        assert!(isa.available(), "this CPU has no {} path", isa.name());
+        PackedB {
+            isa,
+            k: 0,
+            n: 0,
+            buf: Aligned::default(),
+        }
+    }
+
+    /// Packs `B (k × n)`, element `(p, j)` at `b + p·rsb + j·csb`, replacing what was packed (the
+    /// buffer is kept).
+    ///
+    /// # Safety
+    /// Every element of `B` is readable.
+    pub unsafe fn pack(&mut self, (k, n): (usize, usize), b: *const f32, rsb: isize, csb: isize) {
+        let bl = self.isa.blocking();
+        let np = n.div_ceil(bl.nr);
+        let len = k.div_ceil(KC) * KC.min(k) * np * bl.nr;
+        let dst = self.buf.get(len).as_mut_ptr();
+        let p = Product {
+            k,
+            n,
+            b,
+            rsb,
+            csb,
+            ..Product::row_major(0, 0, 0, &[], &[], &mut [])
+        };
+        for s in 0..np {
+            // SAFETY: `dst` holds every panel column; B readable (caller).
+            unsafe { pack_b_column(&p, bl, np, s, dst) };
+        }
+        (self.k, self.n) = (k, n);
+    }
+
+    /// `C (m × n) = A (m × k) · B` (or `C += A·B` with `accumulate`) on the calling thread, with the
+    /// `B` last packed: `A[i][p]` at `a + i·rsa + p·csa`, `C[i][j]` at `c + i·rsc + j` (rows of `C`
+    /// contiguous).
+    ///
+    /// # Safety
+    /// `A`'s elements readable and `C`'s writable, `C` overlapping neither `A` nor the buffer, no two
+    /// of its elements at one address.
+    pub unsafe fn product(
+        &self,
+        m: usize,
+        (a, rsa, csa): (*const f32, isize, isize),
+        (c, rsc): (*mut f32, isize),
+        accumulate: bool,
+    ) {
+        let (k, n) = (self.k, self.n);
+        if m == 0 || n == 0 {
+            return;
+        }
+        if k == 0 {
+            if !accumulate {
+                for i in 0..m {
+                    // SAFETY: row i of C is writable (caller).
+                    unsafe { std::slice::from_raw_parts_mut(c.offset(i as isize * rsc), n).fill(0.0) };
+                }
+            }
+            return;
+        }
+        let bl = self.isa.blocking();
+        let np = n.div_ceil(bl.nr);
+        let p = Product {
+            m,
+            n,
+            k,
+            a,
+            rsa,
+            csa,
+            b: std::ptr::null(),
+            rsb: 0,
+            csb: 0,
+            c,
+            rsc,
+            csc: 1,
+            accumulate,
+            bias: std::ptr::null(),
+        };
+        let packed = self.buf.start();
+        WORKSPACE.with(|ws| {
+            // SAFETY: the caller's guarantees; the buffer holds every panel of B (packed by `pack`
+            // for this k and n, from the aligned start).
+            unsafe {
+                run_tile(
+                    self.isa,
+                    bl,
+                    &p,
+                    RowTile {
+                        i0: 0,
+                        rows: m,
+                        panels: 0..np,
+                    },
+                    (packed, np),
+                    &mut ws.borrow_mut(),
+                )
+            }
+        });
+    }
 }
 
 /// Below this many elements of B (n·k), one thread packs it.
@@ -653,8 +780,17 @@ impl Aligned {
         if self.buf.len() < len + 16 {
             self.buf = vec![0.0; len + 16];
         }
-        let off = self.buf.as_ptr().align_offset(64).min(16);
+        let off = self.offset();
         &mut self.buf[off..off + len]
+    }
+
+    /// Where [`Aligned::get`]'s slices start.
+    fn start(&self) -> *const f32 {
+        self.buf.as_ptr().wrapping_add(self.offset())
+    }
+
+    fn offset(&self) -> usize {
+        self.buf.as_ptr().align_offset(64).min(16)
     }
 }
 

@@ -1,5 +1,7 @@
 //! The products against an f64 reference on awkward shapes and strides, and bit for bit against
 //! themselves across thread counts and instruction sets.
+// `PackedB`'s entry points are unsafe functions over raw pointers (as attention calls them).
+#![allow(unsafe_code)]
 
 use lexbench_gemm::{Isa, KC, Strided, StridedMut, Threads, matmul, scoped_threads};
 
@@ -354,4 +356,45 @@ fn a_bias_is_the_bias_rows_accumulated_into() {
     )
     .unwrap_err();
     assert_eq!(e.0, "the bias has 3 values for 4 columns");
+}
+
+/// A `B` packed once and used by several products (attention's `Kᵀ` and `V`, block of query rows
+/// by block) gives, row block by row block, the bits of one whole product: on every path, for
+/// layouts of A and B, depths around the block and edges of the micro-kernels' tiles, with and
+/// without accumulation; and packing again replaces what was packed.
+#[test]
+fn a_packed_b_gives_the_whole_products_bits_block_by_block() {
+    use lexbench_gemm::PackedB;
+    for isa in paths() {
+        let mut packed = PackedB::new(isa);
+        for (m, n, k, layouts) in [
+            (128, 128, 32, ["row", "col"]),
+            (128, 32, 128, ["row", "row"]),
+            (37, 45, 2 * KC + 5, ["gap", "neg"]),
+            (25, 1, 7, ["col", "gap"]),
+            (1, 33, 1, ["row", "row"]),
+        ] {
+            for accumulate in [false, true] {
+                let (whole, _) = run(isa, 1, m, n, k, [layouts[0], layouts[1], "row"], accumulate);
+                let a = View::new(m, k, layouts[0], 1);
+                let b = View::new(k, n, layouts[1], 2);
+                let mut c = View::new(m, n, "row", 3);
+                // SAFETY: B's, A's and C's elements are inside their buffers (View's layouts).
+                unsafe {
+                    packed.pack((k, n), b.buf.as_ptr().offset(b.off), b.rs, b.cs);
+                    for r0 in (0..m).step_by(24) {
+                        let rows = 24.min(m - r0);
+                        let a0 = a.buf.as_ptr().offset(a.off + r0 as isize * a.rs);
+                        let c0 = c.buf.as_mut_ptr().add(r0 * n);
+                        packed.product(rows, (a0, a.rs, a.cs), (c0, n as isize), accumulate);
+                    }
+                }
+                let same = c.buf.iter().zip(&whole).all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(
+                    same,
+                    "{isa:?} {m} × {n} × {k} {layouts:?} accumulate {accumulate}"
+                );
+            }
+        }
+    }
 }
