@@ -1241,9 +1241,14 @@ impl CustomOp2 for MaskedSoftmax {
         let rows = x.len() / k;
         let per_rows = rows.div_ceil(threads()).max(1);
         chunks_on_pool(&mut out, per_rows * k, |t, os| {
-            for (i, row) in os.chunks_exact_mut(k).enumerate() {
-                let seq = (t * per_rows + i) / rows_per_seq;
-                softmax_row(row, &mask[seq * k..(seq + 1) * k]);
+            // The piece's rows, a sequence's (one mask) at a time.
+            let (first, rows) = (t * per_rows, os.len() / k);
+            let mut i = 0;
+            while i < rows {
+                let seq = (first + i) / rows_per_seq;
+                let end = ((seq + 1) * rows_per_seq - first).min(rows);
+                softmax_rows(&mut os[i * k..end * k], &mask[seq * k..(seq + 1) * k]);
+                i = end;
             }
         });
         Ok((CpuStorage::F32(out), l1.shape().clone()))
@@ -1720,6 +1725,32 @@ mod tests {
                 )?;
             }
         }
+        Ok(())
+    }
+
+    /// The training softmax runs [`softmax_rows`] over a piece's rows a sequence at a time: each
+    /// row gets its own sequence's mask and [`softmax_row`]'s bits, where pieces start and end inside
+    /// a sequence (rows per sequence not dividing the piece).
+    #[test]
+    fn masked_softmax_gives_each_row_its_sequences_mask_and_softmax_rows_bits() -> Result<()> {
+        let (b, h, q, k) = (3, 3, 7, 19);
+        let x = seeded(b * h * q * k, 5);
+        let mask: Vec<f32> = (0..b * k)
+            .map(|i| if i % k > (i / k + 1) * 5 { f32::MIN } else { 0.0 })
+            .collect();
+        let ours = masked_softmax(
+            &Tensor::from_vec(x.clone(), (b, h, q, k), &Device::Cpu)?,
+            &Tensor::from_vec(mask.clone(), (b, k), &Device::Cpu)?,
+        )?
+        .expect("applies")
+        .flatten_all()?
+        .to_vec1::<f32>()?;
+        let mut want = x;
+        for (r, row) in want.chunks_exact_mut(k).enumerate() {
+            let seq = r / (h * q);
+            softmax_row(row, &mask[seq * k..(seq + 1) * k]);
+        }
+        assert!(ours.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()));
         Ok(())
     }
 
