@@ -693,6 +693,13 @@ impl PackedB {
     }
 }
 
+/// From this many micro-panels of B per tile on, a tile packs its rows of A even where they are
+/// contiguous: the micro-kernel then reads `A` at fixed offsets from one pointer, where reading the
+/// rows in place costs it a dozen address computations per depth step (the encoder's products, 12
+/// or more panels a tile, ran 5–10 % faster packed on an Intel Xeon; attention's, 1 to 4 panels,
+/// slower: the copy is paid once per panel of B).
+const PACK_A_FROM: usize = 16;
+
 /// Below this many elements of B (n·k), one thread packs it.
 const PARALLEL_PACKING: usize = 64 * 1024;
 
@@ -825,13 +832,15 @@ unsafe fn run_tile(
     let mp = rows.div_ceil(bl.mr);
     let kb = KC.min(p.k);
     let a = ws.a.get(mp * bl.mr * kb);
+    let np_tile = panels.len();
     let chunk = (bl.nt / bl.nr).max(1);
     let mut p0 = 0;
     while p0 < p.k {
         let kc = KC.min(p.k - p0);
-        // A with contiguous rows is read in place, but for a last panel of fewer than mr rows
-        // (packed, zero-padded); any other A is packed.
-        let direct = p.csa == 1;
+        // A with contiguous rows is read in place where few micro-panels of B share it (attention's
+        // products), but for a last panel of fewer than mr rows (packed, zero-padded); any other A
+        // is packed.
+        let direct = p.csa == 1 && np_tile < PACK_A_FROM;
         let full = if direct { rows / bl.mr } else { 0 };
         if full * bl.mr < rows {
             // SAFETY: the tile's rows of A over this block are readable (caller).
@@ -1015,7 +1024,28 @@ unsafe fn pack_a(p: &Product, i0: usize, rows: usize, p0: usize, kc: usize, mr: 
             // SAFETY: `live` contiguous values at every depth step of the panel's rows (as above).
             unsafe { copy_steps(panel, base, p.csa, mr, live) };
         } else {
-            for i in 0..live {
+            // Row-major A (the encoder's activations): rows 0..8 of the panel by 8 × 8 blocks
+            // transposed in registers where the CPU has AVX2, the rest value by value.
+            let mut fast = 0;
+            #[cfg(target_arch = "x86_64")]
+            if p.csa == 1 && live >= 8 && Isa::detected() >= Isa::Avx2 {
+                fast = 8;
+                let q_fast = kc / 8 * 8;
+                for qb in (0..q_fast).step_by(8) {
+                    // SAFETY: rows 0..8 < live and depths qb..qb + 8 ≤ kc of the panel's rows of A
+                    // (caller); the panel holds kc × mr values, mr ≥ 8; AVX2 present (checked).
+                    unsafe { x86::transpose8(base.add(qb), p.rsa, panel.as_mut_ptr().add(qb * mr), mr) };
+                }
+                for i in 0..8 {
+                    // SAFETY: as above.
+                    let row = unsafe { base.offset(i as isize * p.rsa) };
+                    for q in q_fast..kc {
+                        // SAFETY: as above.
+                        panel[q * mr + i] = unsafe { *row.add(q) };
+                    }
+                }
+            }
+            for i in fast..live {
                 // SAFETY: as above.
                 let row = unsafe { base.offset(i as isize * p.rsa) };
                 for q in 0..kc {
