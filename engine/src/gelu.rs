@@ -55,16 +55,7 @@ impl CustomOp2 for BiasGelu {
         if n == 0 || x.len() % n != 0 {
             candle_core::bail!("bias-gelu: {} values do not split into rows of {n}", x.len());
         }
-        let mut out = vec![0f32; x.len()];
-        let threads = crate::pool::threads();
-        let rows = x.len() / n;
-        let per = rows.div_ceil(threads).max(1) * n;
-        crate::pool::chunks_on_pool(&mut out, per, |i, os| {
-            let xs = &x[i * per..i * per + os.len()];
-            for (xr, or) in xs.chunks_exact(n).zip(os.chunks_exact_mut(n)) {
-                crate::kernels::bias_gelu_row(xr, b, or);
-            }
-        });
+        let out = crate::kernels::bias_gelu_rows(x, b);
         Ok((CpuStorage::F32(out), l1.shape().clone()))
     }
 }

@@ -34,6 +34,7 @@
 #![allow(unsafe_code)]
 
 use candle_core::{CpuStorage, CustomOp2, CustomOp3, DType, Layout, Shape, Tensor};
+use std::mem::MaybeUninit;
 
 use candle_core::Result;
 
@@ -251,13 +252,13 @@ simd_kernel! {
 
 simd_kernel! {
     /// `out ← gelu(x + bias)` over one row ([`crate::gelu::gelu_scalar`]).
-    pub fn bias_gelu_row / bias_gelu_row_on(x: &[f32], bias: &[f32], out: &mut [f32]) => bias_gelu_row_generic
+    pub fn bias_gelu_row / bias_gelu_row_on(x: &[f32], bias: &[f32], out: &mut [MaybeUninit<f32>]) => bias_gelu_row_generic
 }
 
 #[inline(always)]
-fn bias_gelu_row_generic(x: &[f32], bias: &[f32], out: &mut [f32]) {
+fn bias_gelu_row_generic(x: &[f32], bias: &[f32], out: &mut [MaybeUninit<f32>]) {
     for ((o, &xv), &bv) in out.iter_mut().zip(x).zip(bias) {
-        *o = crate::gelu::gelu_scalar(xv + bv);
+        o.write(crate::gelu::gelu_scalar(xv + bv));
     }
 }
 
@@ -405,20 +406,82 @@ fn f32_slice<'a>(s: &'a CpuStorage, l: &Layout, what: &str) -> candle_core::Resu
 /// `f(a_row, b_row, out_row)` for every row of `d` values of `a` and `b` (the same length, a whole
 /// number of rows; callers check) into a new vector, the rows cut into [`threads`] pieces of whole rows
 /// on candle's pool ([`on_pool`]).
-fn rows2_on_pool(a: &[f32], b: &[f32], d: usize, f: impl Fn(&[f32], &[f32], &mut [f32]) + Sync) -> Vec<f32> {
-    let mut out = vec![0f32; a.len()];
-    let per = (a.len() / d.max(1)).div_ceil(threads()).max(1) * d;
-    chunks_on_pool(&mut out, per, |i, os| {
-        let span = i * per..i * per + os.len();
-        for ((ar, br), or) in a[span.clone()]
-            .chunks_exact(d)
-            .zip(b[span].chunks_exact(d))
-            .zip(os.chunks_exact_mut(d))
-        {
-            f(ar, br, or);
-        }
-    });
+///
+/// # Safety
+/// `f` writes every element of its output row.
+unsafe fn rows2_on_pool(
+    a: &[f32],
+    b: &[f32],
+    d: usize,
+    f: impl Fn(&[f32], &[f32], &mut [MaybeUninit<f32>]) + Sync,
+) -> Vec<f32> {
+    assert!(
+        d > 0 && a.len().is_multiple_of(d) && b.len() == a.len(),
+        "{} and {} values in rows of {d}",
+        a.len(),
+        b.len()
+    );
+    let per = (a.len() / d).div_ceil(threads()).max(1) * d;
+    // SAFETY: the rows cover the output (a whole number of rows, `a.len()` values); `f` writes
+    // each (caller).
+    unsafe {
+        written_on_pool(a.len(), per, |i, os| {
+            let span = i * per..i * per + os.len();
+            for ((ar, br), or) in a[span.clone()]
+                .chunks_exact(d)
+                .zip(b[span].chunks_exact(d))
+                .zip(os.chunks_exact_mut(d))
+            {
+                f(ar, br, or);
+            }
+        })
+    }
+}
+
+/// `n` values written in pieces of `per` on the pool (`fill(i, piece)`: the `i`-th piece), with
+/// no pass that zeroes them first. The kernels' outputs are written once, whole; zeroing them
+/// first was a serial `memset` of every output on the calling thread (freed memory is kept for
+/// reuse, `heap`, so the allocator must clear it) — 3 % of an encoder pass, the second core idle.
+///
+/// # Safety
+/// `fill` writes every element of its piece.
+unsafe fn written_on_pool(
+    n: usize,
+    per: usize,
+    fill: impl Fn(usize, &mut [MaybeUninit<f32>]) + Sync,
+) -> Vec<f32> {
+    let mut out = Vec::with_capacity(n);
+    chunks_on_pool(&mut out.spare_capacity_mut()[..n], per, fill);
+    // SAFETY: every element written (caller); a panicking piece re-raises above, before this.
+    unsafe { out.set_len(n) };
     out
+}
+
+/// `gelu(x + bias)` for every row of `x` (rows of `bias.len()` values, a whole number of them;
+/// the caller checks), the rows in pieces over the pool.
+pub(crate) fn bias_gelu_rows(x: &[f32], bias: &[f32]) -> Vec<f32> {
+    let n = bias.len().max(1);
+    assert!(x.len().is_multiple_of(n), "{} values in rows of {n}", x.len());
+    let per = (x.len() / n).div_ceil(threads()).max(1) * n;
+    // SAFETY: the pieces are whole rows of n values, and `bias_gelu_row` writes each element of
+    // its row (x's row, the bias and the output row all hold n).
+    unsafe {
+        written_on_pool(x.len(), per, |i, os| {
+            let xs = &x[i * per..i * per + os.len()];
+            for (xr, or) in xs.chunks_exact(n).zip(os.chunks_exact_mut(n)) {
+                bias_gelu_row(xr, bias, or);
+            }
+        })
+    }
+}
+
+/// `out` as values, once every element is written.
+///
+/// # Safety
+/// Every element of `out` is initialised.
+unsafe fn assume_written(out: &mut [MaybeUninit<f32>]) -> &mut [f32] {
+    // SAFETY: MaybeUninit<f32> has f32's layout; every element is initialised (caller).
+    unsafe { &mut *(std::ptr::from_mut(out) as *mut [f32]) }
 }
 
 /// A strided f32 matrix operand of [`gemm_split`]: element `(r, c)` at `ptr + r·rs + c·cs`.
@@ -952,13 +1015,15 @@ struct AddLayerNorm {
 }
 
 impl AddLayerNorm {
-    fn row(&self, x: &[f32], r: &[f32], w: &[f32], b: &[f32], out: &mut [f32]) {
+    /// Writes every element of `out` (rows of the same length).
+    fn row(&self, x: &[f32], r: &[f32], w: &[f32], b: &[f32], out: &mut [MaybeUninit<f32>]) {
         let d = x.len() as f32;
         let mut sum = 0f32;
         for ((o, &a), &c) in out.iter_mut().zip(x).zip(r) {
-            *o = a + c;
-            sum += *o;
+            sum += *o.write(a + c);
         }
+        // SAFETY: every element written just above (x, r and out have one length).
+        let out = unsafe { assume_written(out) };
         let mean = sum / d;
         let mut var = 0f32;
         for o in out.iter() {
@@ -999,7 +1064,8 @@ impl CustomOp3 for AddLayerNorm {
             );
         }
         let (w, b) = wb.split_at(d);
-        let out = rows2_on_pool(x, r, d, |xr, rr, or| self.row(xr, rr, w, b, or));
+        // SAFETY: `row` writes every element of its row.
+        let out = unsafe { rows2_on_pool(x, r, d, |xr, rr, or| self.row(xr, rr, w, b, or)) };
         Ok((CpuStorage::F32(out), l1.shape().clone()))
     }
 }
@@ -1291,19 +1357,20 @@ impl CustomOp2 for SoftmaxGrad {
                 g.len()
             );
         }
-        let out = rows2_on_pool(p, g, k, softmax_grad_row);
+        // SAFETY: `softmax_grad_row` writes every element of its row.
+        let out = unsafe { rows2_on_pool(p, g, k, softmax_grad_row) };
         Ok((CpuStorage::F32(out), l1.shape().clone()))
     }
 }
 
 simd_kernel! {
     /// One row of [`SoftmaxGrad`].
-    fn softmax_grad_row / softmax_grad_row_on(p: &[f32], g: &[f32], out: &mut [f32]) => softmax_grad_row_generic
+    fn softmax_grad_row / softmax_grad_row_on(p: &[f32], g: &[f32], out: &mut [MaybeUninit<f32>]) => softmax_grad_row_generic
 }
 
 /// The dot product in explicit lanes so that it vectorises.
 #[inline(always)]
-fn softmax_grad_row_generic(p: &[f32], g: &[f32], out: &mut [f32]) {
+fn softmax_grad_row_generic(p: &[f32], g: &[f32], out: &mut [MaybeUninit<f32>]) {
     let n = p.len();
     let split = n - n % LANES;
     let mut lanes = [0f32; LANES];
@@ -1317,7 +1384,7 @@ fn softmax_grad_row_generic(p: &[f32], g: &[f32], out: &mut [f32]) {
     }
     let dot: f32 = lanes.iter().sum();
     for ((o, &pv), &gv) in out.iter_mut().zip(p).zip(g) {
-        *o = pv * (gv - dot);
+        o.write(pv * (gv - dot));
     }
 }
 
@@ -1605,10 +1672,15 @@ mod tests {
                 let mut probs = soft.clone();
                 softmax_row_on(path, &mut probs, &vec![0.0; n]);
                 let mut outs = vec![vec![0f32; n]; 4];
-                bias_gelu_row_on(path, &x, &y, &mut outs[0]);
+                let mut written = vec![MaybeUninit::uninit(); n];
+                bias_gelu_row_on(path, &x, &y, &mut written);
+                // SAFETY: the kernel writes every element.
+                outs[0].copy_from_slice(unsafe { assume_written(&mut written) });
                 gelu_slice_on(path, &x, &mut outs[1]);
                 gelu_grad_slice_on(path, &x, &y, &mut outs[2]);
-                softmax_grad_row_on(path, &probs, &y, &mut outs[3]);
+                softmax_grad_row_on(path, &probs, &y, &mut written);
+                // SAFETY: as above.
+                outs[3].copy_from_slice(unsafe { assume_written(&mut written) });
                 std::iter::once(bits(&soft))
                     .chain(outs.iter().map(|o| bits(o)))
                     .collect()
