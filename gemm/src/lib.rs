@@ -1156,6 +1156,10 @@ mod x86 {
     use super::{Panels, Store, Tile};
     use std::arch::x86_64::*;
 
+    /// How many depth steps ahead the micro-kernel prefetches B's panel into L1: 4 % more on two
+    /// threads of an Intel Xeon (the encoder's four products; 16 steps no better).
+    const PREFETCH_STEPS: usize = 8;
+
     /// Copies the 8 × 8 block whose row `r` is the 8 contiguous values at `src + r·stride` into
     /// `dst` transposed: row `q` of the result (value `r` from source row `r`) at `dst + q·dst_stride`.
     ///
@@ -1225,6 +1229,14 @@ mod x86 {
                     // SAFETY: caller.
                     unsafe {
                         let bq = b(q);
+                        // B's panel streams from L2: its lines PREFETCH_STEPS steps ahead into L1
+                        // (one line a step on AVX2, two on AVX-512; past the panel's end the
+                        // address is never read).
+                        let ahead = bq.wrapping_add(PREFETCH_STEPS * 2 * $w);
+                        _mm_prefetch::<_MM_HINT_T0>(ahead.cast());
+                        if $w == 16 {
+                            _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(16).cast());
+                        }
                         let b0 = $load(bq);
                         let b1 = $load(bq.add($w));
                         for (i, row) in acc.iter_mut().enumerate() {
