@@ -112,16 +112,11 @@ impl CustomOp1 for DropoutOp {
         if x.len() != self.keep.len() {
             candle_core::bail!("dropout: {} values, a mask of {}", x.len(), self.keep.len());
         }
-        let mut out = vec![0f32; x.len()];
         let threads = crate::pool::threads();
         let per = x.len().div_ceil(threads).max(1 << 16);
         let scale = self.scale;
-        crate::pool::chunks_on_pool(&mut out, per, |i, os| {
-            let span = i * per..i * per + os.len();
-            for ((o, &xv), &k) in os.iter_mut().zip(&x[span.clone()]).zip(&self.keep[span]) {
-                *o = xv * if k { scale } else { 0.0 };
-            }
-        });
+        let keep = &self.keep;
+        let out = crate::kernels::map_indexed_on_pool(x, per, |i, xv| xv * if keep[i] { scale } else { 0.0 });
         Ok((CpuStorage::F32(out), l.shape().clone()))
     }
 

@@ -475,6 +475,20 @@ pub(crate) fn bias_gelu_rows(x: &[f32], bias: &[f32]) -> Vec<f32> {
     }
 }
 
+/// `f(i, x[i])` for every element of `x` into a new vector, in pieces of `per` on the pool.
+pub(crate) fn map_indexed_on_pool(x: &[f32], per: usize, f: impl Fn(usize, f32) -> f32 + Sync) -> Vec<f32> {
+    let per = per.max(1);
+    // SAFETY: each piece writes every one of its elements (its span of x has its length).
+    unsafe {
+        written_on_pool(x.len(), per, |i, os| {
+            let (start, len) = (i * per, os.len());
+            for (j, (o, &v)) in os.iter_mut().zip(&x[start..start + len]).enumerate() {
+                o.write(f(start + j, v));
+            }
+        })
+    }
+}
+
 /// `out` as values, once every element is written.
 ///
 /// # Safety
@@ -1303,11 +1317,17 @@ impl CustomOp2 for MaskedSoftmax {
         let x = f32_slice(s1, l1, "masked softmax")?;
         let mask = f32_slice(s2, l2, "masked softmax")?;
         let (k, rows_per_seq) = softmax_shape(x.len(), mask, l2.shape(), "masked softmax")?;
-        let mut out = x.to_vec();
         let rows = x.len() / k;
         let per_rows = rows.div_ceil(threads()).max(1);
-        chunks_on_pool(&mut out, per_rows * k, |t, os| {
-            // The piece's rows, a sequence's (one mask) at a time.
+        let fill = |t: usize, os: &mut [MaybeUninit<f32>]| {
+            // The piece's rows copied from the scores (on the pool, not on the calling thread),
+            // then softmaxed a sequence's rows (one mask) at a time.
+            let (start, len) = (t * per_rows * k, os.len());
+            for (o, &v) in os.iter_mut().zip(&x[start..start + len]) {
+                o.write(v);
+            }
+            // SAFETY: every element written just above.
+            let os = unsafe { assume_written(os) };
             let (first, rows) = (t * per_rows, os.len() / k);
             let mut i = 0;
             while i < rows {
@@ -1316,7 +1336,9 @@ impl CustomOp2 for MaskedSoftmax {
                 softmax_rows(&mut os[i * k..end * k], &mask[seq * k..(seq + 1) * k]);
                 i = end;
             }
-        });
+        };
+        // SAFETY: `fill` writes every element of its piece (the copy).
+        let out = unsafe { written_on_pool(x.len(), per_rows * k, fill) };
         Ok((CpuStorage::F32(out), l1.shape().clone()))
     }
 
