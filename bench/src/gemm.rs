@@ -10,8 +10,9 @@
 //! - Candle's engine runs the call the encoder makes for each shape ([`EncoderCall`]):
 //!   `kernels::linear` (one gemm into the bias rows, over the cores when large); candle's `matmul`
 //!   for the feed-forward up when the activation is exact GELU (the encoder adds that bias in its
-//!   fused bias + GELU kernel, not timed here); `kernels::fused_attention` (single-threaded gemms per
-//!   (sequence, head), spread over the threads, the softmax between them timed, not counted).
+//!   fused bias + GELU kernel, not timed here); `kernels::fused_attention` (per (sequence, head) on
+//!   one thread, by blocks of query rows: scores, softmax, weighted sum; the pairs spread over the
+//!   threads; the softmax timed, not counted).
 //!   Beside it, `candle-matmul` is candle's plain `matmul` of the same shape (batched for the
 //!   attention, without the softmax).
 //! - PyTorch runs `torch.nn.functional.linear(x, w, b)`, and for the attention
@@ -117,8 +118,9 @@ pub enum EncoderCall {
     /// candle's `x.matmul(wt)`, no bias: the feed-forward up before the fused bias + GELU kernel
     /// (`Layer::forward_t` with exact GELU).
     Matmul,
-    /// `kernels::fused_attention`: per (sequence, head) two single-threaded gemms with the softmax
-    /// between them, (sequence, head) pairs spread over the threads.
+    /// `kernels::fused_attention`: per (sequence, head), on one thread, `Kᵀ` and `V` packed once,
+    /// then block of query rows by block the scores, the softmax and the weighted sum; (sequence,
+    /// head) pairs spread over the threads.
     FusedAttention,
 }
 
@@ -140,8 +142,8 @@ impl EncoderCall {
                 "matmul, no bias (the encoder adds it in the fused bias + GELU kernel, not timed)"
             }
             Self::FusedAttention => {
-                "kernels::fused_attention (2 single-threaded gemms per (sequence, head) over the threads; its \
-                 softmax timed, not counted)"
+                "kernels::fused_attention (per (sequence, head) on one thread: scores, softmax and weighted \
+                 sum by blocks of query rows; its softmax timed, not counted)"
             }
         }
     }
