@@ -241,6 +241,11 @@ simd_kernel! {
 }
 
 simd_kernel! {
+    /// `x ← gelu(x + bias)` in place over one row: [`bias_gelu_row`]'s values.
+    pub fn bias_gelu_in_place / bias_gelu_in_place_on(x: &mut [f32], bias: &[f32]) => bias_gelu_in_place_generic
+}
+
+simd_kernel! {
     /// [`softmax_row`] over each row of `x` (rows of `mask.len()` values, one mask for all), the
     /// same bits, several rows at a time: a row's two reductions (its maximum, then its sum, each
     /// a chain of dependent scalar steps) wait on a whole pass over the row before them, so one row
@@ -259,6 +264,13 @@ simd_kernel! {
 fn bias_gelu_row_generic(x: &[f32], bias: &[f32], out: &mut [MaybeUninit<f32>]) {
     for ((o, &xv), &bv) in out.iter_mut().zip(x).zip(bias) {
         o.write(crate::gelu::gelu_scalar(xv + bv));
+    }
+}
+
+#[inline(always)]
+fn bias_gelu_in_place_generic(x: &mut [f32], bias: &[f32]) {
+    for (v, &bv) in x.iter_mut().zip(bias) {
+        *v = crate::gelu::gelu_scalar(*v + bv);
     }
 }
 
@@ -571,7 +583,7 @@ fn gemm_into_bias(
     x: &[f32],
     w: &[f32],
     rhs_strides: (usize, usize),
-    bias: &[f32],
+    (bias, gelu): (&[f32], bool),
     n: usize,
     k: usize,
 ) -> Vec<f32> {
@@ -597,23 +609,34 @@ fn gemm_into_bias(
         rsc: m as isize,
         csc: 1,
         accumulate: false,
-        bias: bias.as_ptr(),
+        bias: if gelu { std::ptr::null() } else { bias.as_ptr() },
     };
+    // With GELU the product has no bias; each finished piece of a row becomes gelu(piece + bias)
+    // in cache: the values `bias_gelu` gives over the product afterwards, without the pass.
+    let then =
+        |_: usize, j0: usize, piece: &mut [f32]| bias_gelu_in_place(piece, &bias[j0..j0 + piece.len()]);
     // SAFETY: `out` has room for (n, m) row-major values and `x` is (n, k) row-major, of the length
     // asserted above; `w` holds k · m values and the strides the caller gives address each of them
     // once; the bias holds m values. With `accumulate` false the gemm writes every element of the
-    // destination (the bias plus the k-sum; the bias alone when k is 0), so all n · m values are
-    // initialised before `set_len`.
+    // destination (the k-sum, plus the bias when given; zeros or the bias alone when k is 0), so
+    // all n · m values are initialised before `set_len`, and `then` only sees written pieces.
     with_pool(|threads| unsafe {
-        lexbench_gemm::sgemm(product, threads);
+        if gelu {
+            lexbench_gemm::sgemm_then(product, threads, &then);
+        } else {
+            lexbench_gemm::sgemm(product, threads);
+        }
         out.set_len(n * m);
     });
     out
 }
 
-/// `x (n, k) · wt (k, m) + bias (m)`: the destination starts as `n` copies of the bias and the gemm
-/// accumulates into it.
-struct Linear;
+/// `x (n, k) · wt (k, m) + bias (m)`, one gemm that adds the bias as it stores its first block; with
+/// `gelu`, `gelu(x · wt + bias)`, the bias and GELU applied to each piece of a row as the product
+/// finishes it.
+struct Linear {
+    gelu: bool,
+}
 
 impl CustomOp3 for Linear {
     fn name(&self) -> &'static str {
@@ -639,7 +662,7 @@ impl CustomOp3 for Linear {
             candle_core::bail!("linear: ({n}, {k}) · ({k2}, {m}) + bias of {}", b.len());
         }
         // `wt` (k, m) row-major: element (kk, j) at kk·m + j.
-        let out = gemm_into_bias(x, w, (1, m), b, n, k);
+        let out = gemm_into_bias(x, w, (1, m), (b, self.gelu), n, k);
         Ok((CpuStorage::F32(out), Shape::from((n, m))))
     }
 }
@@ -656,9 +679,29 @@ pub fn linear(x: &Tensor, wt: &Tensor, bias: &Tensor) -> Result<Tensor> {
         && bias.rank() == 1;
     if fused {
         x.contiguous()?
-            .apply_op3_no_bwd(&wt.contiguous()?, &bias.contiguous()?, &Linear)
+            .apply_op3_no_bwd(&wt.contiguous()?, &bias.contiguous()?, &Linear { gelu: false })
     } else {
         x.matmul(wt)?.broadcast_add(bias)
+    }
+}
+
+/// `gelu(x (n, k) · wt (k, m) + bias (m))` (exact GELU) for f32 CPU tensors without gradient: the
+/// feed-forward up and its activation in one product, the bias and GELU applied to each piece of
+/// the output while it is in cache (the same bits as [`crate::gelu::bias_gelu`] over the product);
+/// candle's ops otherwise.
+pub fn linear_gelu(x: &Tensor, wt: &Tensor, bias: &Tensor) -> Result<Tensor> {
+    let fused = x.device().is_cpu()
+        && [x, wt, bias]
+            .iter()
+            .all(|t| t.dtype() == DType::F32 && !t.track_op())
+        && x.rank() == 2
+        && wt.rank() == 2
+        && bias.rank() == 1;
+    if fused {
+        x.contiguous()?
+            .apply_op3_no_bwd(&wt.contiguous()?, &bias.contiguous()?, &Linear { gelu: true })
+    } else {
+        x.matmul(wt)?.broadcast_add(bias)?.gelu_erf()
     }
 }
 
@@ -694,7 +737,7 @@ impl CustomOp3 for LinearTrain {
             candle_core::bail!("linear: ({n}, {k}) · ({m}, {k2})ᵀ + bias of {}", b.len());
         }
         // `w` (m, k) row-major, so wᵀ's element (kk, j) is at j·k + kk.
-        let out = gemm_into_bias(x, w, (k, 1), b, n, k);
+        let out = gemm_into_bias(x, w, (k, 1), (b, false), n, k);
         Ok((CpuStorage::F32(out), Shape::from((n, m))))
     }
 
@@ -1743,6 +1786,25 @@ mod tests {
             let slow = reference(&qkv, &mask, b, s, heads, d)?;
             let diff = (fast - slow)?.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?;
             assert!(diff < 1e-5, "({b}, {s}, {heads}, {d}): {diff}");
+        }
+        Ok(())
+    }
+
+    /// The feed-forward up with its GELU in the product's pieces gives the bits of the product
+    /// followed by the fused bias + GELU pass, for shapes that one tile, several tiles and the
+    /// edges of the micro-kernel cover.
+    #[test]
+    fn linear_gelu_gives_the_bits_of_the_product_then_bias_gelu() -> Result<()> {
+        for (n, k, m) in [(1, 3, 2), (37, 17, 45), (300, 64, 600), (130, 384, 1536)] {
+            let x = Tensor::from_vec(seeded(n * k, 1), (n, k), &Device::Cpu)?;
+            let wt = Tensor::from_vec(seeded(k * m, 2), (k, m), &Device::Cpu)?;
+            let b = Tensor::from_vec(seeded(m, 3), m, &Device::Cpu)?;
+            let fused = linear_gelu(&x, &wt, &b)?.flatten_all()?.to_vec1::<f32>()?;
+            let apart = crate::gelu::bias_gelu(&x.matmul(&wt)?, &b)?
+                .flatten_all()?
+                .to_vec1::<f32>()?;
+            let same = fused.iter().zip(&apart).all(|(p, q)| p.to_bits() == q.to_bits());
+            assert!(same && fused.len() == n * m, "({n}, {k}, {m}): other bits");
         }
         Ok(())
     }

@@ -464,12 +464,58 @@ pub unsafe fn sgemm(p: Product, threads: &Threads<'_>) {
     unsafe { sgemm_on(Isa::active(), p, threads) }
 }
 
+/// What [`sgemm_then`] runs on each finished piece of a row of `C`: `then(i, j0, piece)` with the
+/// piece `C[i][j0..j0 + piece.len()]`, once per element of `C` in all.
+pub type Then<'a> = dyn Fn(usize, usize, &mut [f32]) + Sync + 'a;
+
+/// [`sgemm`], then `then` on every element of `C`, piece of a row by piece as the product finishes
+/// it, while the piece is still in cache (the bias and GELU of a feed-forward layer: the same
+/// values as a pass over the whole `C` afterwards, without reading `C` back from memory).
+///
+/// # Safety
+/// As [`sgemm`].
+pub unsafe fn sgemm_then(p: Product, threads: &Threads<'_>, then: &Then<'_>) {
+    // SAFETY: forwarded.
+    unsafe { sgemm_inner(Isa::active(), p, threads, Some(then)) }
+}
+
 /// [`sgemm`] on a given path.
 ///
 /// # Safety
 /// As [`sgemm`]; and the CPU must have `isa` ([`Isa::available`]).
-pub unsafe fn sgemm_on(isa: Isa, mut p: Product, threads: &Threads<'_>) {
+pub unsafe fn sgemm_on(isa: Isa, p: Product, threads: &Threads<'_>) {
+    // SAFETY: forwarded.
+    unsafe { sgemm_inner(isa, p, threads, None) }
+}
+
+/// [`sgemm_on`], with [`sgemm_then`]'s `then` when given.
+///
+/// # Safety
+/// As [`sgemm_on`].
+unsafe fn sgemm_inner(isa: Isa, mut p: Product, threads: &Threads<'_>, then: Option<&Then<'_>>) {
     assert!(isa.available(), "this CPU has no {} path", isa.name());
+    if let Some(then) = then
+        && (p.csc != 1 || p.k == 0)
+    {
+        // Not a layout the tiles finish row by row: the product, then `then` over each row.
+        // SAFETY: forwarded.
+        unsafe { sgemm_inner(isa, p, threads, None) };
+        for i in 0..p.m {
+            if p.csc == 1 {
+                // SAFETY: row i of C is contiguous and writable (caller); no other reference to it
+                // is alive.
+                let row = unsafe { std::slice::from_raw_parts_mut(p.c.offset(i as isize * p.rsc), p.n) };
+                then(i, 0, row);
+            } else {
+                for j in 0..p.n {
+                    // SAFETY: element (i, j) of C is writable (caller).
+                    let e = unsafe { &mut *p.c.offset(i as isize * p.rsc + j as isize * p.csc) };
+                    then(i, j, std::slice::from_mut(e));
+                }
+            }
+        }
+        return;
+    }
     if p.m == 0 || p.n == 0 {
         return;
     }
@@ -544,6 +590,7 @@ pub unsafe fn sgemm_on(isa: Isa, mut p: Product, threads: &Threads<'_>) {
                         RowTile { i0, rows, panels },
                         (b_at.get(), np),
                         &mut ws,
+                        then,
                     )
                 }
             });
@@ -687,6 +734,7 @@ impl PackedB {
                     },
                     (packed, np),
                     &mut ws.borrow_mut(),
+                    None,
                 )
             }
         });
@@ -828,6 +876,7 @@ unsafe fn run_tile(
     RowTile { i0, rows, panels }: RowTile,
     (packed_b, np): (*const f32, usize),
     ws: &mut Workspace,
+    then: Option<&Then<'_>>,
 ) {
     let mp = rows.div_ceil(bl.mr);
     let kb = KC.min(p.k);
@@ -896,6 +945,19 @@ unsafe fn run_tile(
                     #[cfg(target_arch = "x86_64")]
                     Isa::Avx2 => x86::tile_avx2(kc, a_panels, b, t, store),
                     _ => portable::tile(kc, a_panels, b, t, store),
+                }
+            }
+            if let Some(then) = then
+                && p0 + kc == p.k
+            {
+                // The chunk's rows are final: `then` on each while they are in cache.
+                for i in i0..i0 + rows {
+                    // SAFETY: C is row-major here (sgemm_inner) and this tile's row piece is
+                    // writable, written by this task alone (caller).
+                    let piece = unsafe {
+                        std::slice::from_raw_parts_mut(p.c.offset(i as isize * p.rsc + j0 as isize), t.cols)
+                    };
+                    then(i, j0, piece);
                 }
             }
             s0 = s1;

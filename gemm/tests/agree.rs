@@ -398,3 +398,70 @@ fn a_packed_b_gives_the_whole_products_bits_block_by_block() {
         }
     }
 }
+
+/// `sgemm_then` gives the product with `then` applied to every element exactly once, wherever the
+/// tiles cut the rows: the same bits as the product followed by a pass over `C`, on every thread
+/// count, for row-major and other layouts of `C`.
+#[test]
+fn then_runs_once_on_every_element_as_a_pass_after_the_product_would() {
+    use lexbench_gemm::{Product, sgemm_then};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let f = |i: usize, j: usize, v: f32| (v * 1.5 + (i * 7 + j) as f32).sin();
+    for (m, n, k, c_layout) in [
+        (300, 1152, 384, "row"),
+        (37, 45, 2 * KC + 5, "row"),
+        (13, 600, 7, "col"),
+        (5, 3, 0, "row"),
+    ] {
+        for threads in [1, 2, 3] {
+            let (mut want, _) = run(Isa::active(), threads, m, n, k, ["row", "col", c_layout], false);
+            let c = View::new(m, n, c_layout, 3);
+            for i in 0..m {
+                for j in 0..n {
+                    let at = (c.off + i as isize * c.rs + j as isize * c.cs) as usize;
+                    want[at] = f(i, j, want[at]);
+                }
+            }
+            let a = View::new(m, k, "row", 1);
+            let b = View::new(k, n, "col", 2);
+            let mut got = View::new(m, n, c_layout, 3);
+            let seen = AtomicUsize::new(0);
+            let then = |i: usize, j0: usize, piece: &mut [f32]| {
+                seen.fetch_add(piece.len(), Ordering::Relaxed);
+                for (jj, v) in piece.iter_mut().enumerate() {
+                    *v = f(i, j0 + jj, *v);
+                }
+            };
+            let pool = scoped_threads(threads);
+            let t = Threads {
+                count: threads,
+                run: &pool,
+            };
+            let p = Product {
+                m,
+                n,
+                k,
+                a: a.buf.as_ptr(),
+                rsa: a.rs,
+                csa: a.cs,
+                b: b.buf.as_ptr(),
+                rsb: b.rs,
+                csb: b.cs,
+                c: got.buf.as_mut_ptr(),
+                rsc: got.rs,
+                csc: got.cs,
+                accumulate: false,
+                bias: std::ptr::null(),
+            };
+            // SAFETY: the views' elements are inside their buffers; C is its own buffer.
+            unsafe { sgemm_then(p, &t, &then) };
+            assert_eq!(
+                seen.load(Ordering::Relaxed),
+                m * n,
+                "{m} × {n} × {k} {c_layout}, {threads} threads"
+            );
+            let same = got.buf.iter().zip(&want).all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(same, "{m} × {n} × {k} {c_layout}, {threads} threads: other bits");
+        }
+    }
+}

@@ -430,7 +430,7 @@ impl Layer {
         let a = self.attention.forward_t(x, mask_bias, prefix, train)?;
         let h = match (self.act, self.intermediate.bias()) {
             (HiddenAct::Gelu, Some(b)) if self.fused_gelu && !train => {
-                lexbench_engine::gelu::bias_gelu(&self.intermediate.forward_t_no_bias(&a, train)?, b)?
+                self.intermediate.forward_bias_gelu(&a, b)?
             }
             // Training: GELU with its own backward pass on the CPU (encoder/kernels.rs).
             (HiddenAct::Gelu, _) if self.fused_gelu => {

@@ -241,6 +241,32 @@ impl PeftLinear {
         self.forward_impl(x, train, false)
     }
 
+    /// `gelu(x · Wᵀ + b)` (exact GELU) without gradient: frozen weights without LoRA in one product
+    /// that applies the bias and GELU as it finishes each piece of the output
+    /// (`lexbench_engine::kernels::linear_gelu`), otherwise the product and then the fused bias +
+    /// GELU pass. The same values either way.
+    pub fn forward_bias_gelu(&self, x: &Tensor, bias: &Tensor) -> Result<Tensor> {
+        match &self.weight_t {
+            Some(wt) if self.lora.is_none() => {
+                let dims = x.dims();
+                let in_dim = dims[dims.len() - 1];
+                let y = lexbench_engine::kernels::linear_gelu(
+                    &x.reshape((x.elem_count() / in_dim, in_dim))?,
+                    wt,
+                    bias,
+                )?;
+                let mut out_dims = dims.to_vec();
+                let last = out_dims.len() - 1;
+                out_dims[last] = y.dim(1)?;
+                Ok(y.reshape(out_dims)?)
+            }
+            _ => Ok(lexbench_engine::gelu::bias_gelu(
+                &self.forward_t_no_bias(x, false)?,
+                bias,
+            )?),
+        }
+    }
+
     fn forward_impl(&self, x: &Tensor, train: bool, with_bias: bool) -> Result<Tensor> {
         let dims = x.dims();
         let in_dim = dims[dims.len() - 1];
