@@ -667,17 +667,21 @@ impl CustomOp3 for Linear {
     }
 }
 
-/// `x (n, k) · wt (k, m) + bias (m)` for f32 CPU tensors without gradient (`wt`: the transposed
-/// weight, contiguous); candle's matmul and broadcast add otherwise.
-pub fn linear(x: &Tensor, wt: &Tensor, bias: &Tensor) -> Result<Tensor> {
-    let fused = x.device().is_cpu()
+/// Whether [`Linear`] takes `x · wt + bias`: f32 CPU matrices and a bias vector, nothing tracked.
+fn linear_applies(x: &Tensor, wt: &Tensor, bias: &Tensor) -> bool {
+    x.device().is_cpu()
         && [x, wt, bias]
             .iter()
             .all(|t| t.dtype() == DType::F32 && !t.track_op())
         && x.rank() == 2
         && wt.rank() == 2
-        && bias.rank() == 1;
-    if fused {
+        && bias.rank() == 1
+}
+
+/// `x (n, k) · wt (k, m) + bias (m)` for f32 CPU tensors without gradient (`wt`: the transposed
+/// weight, contiguous); candle's matmul and broadcast add otherwise.
+pub fn linear(x: &Tensor, wt: &Tensor, bias: &Tensor) -> Result<Tensor> {
+    if linear_applies(x, wt, bias) {
         x.contiguous()?
             .apply_op3_no_bwd(&wt.contiguous()?, &bias.contiguous()?, &Linear { gelu: false })
     } else {
@@ -690,14 +694,7 @@ pub fn linear(x: &Tensor, wt: &Tensor, bias: &Tensor) -> Result<Tensor> {
 /// the output while it is in cache (the same bits as [`crate::gelu::bias_gelu`] over the product);
 /// candle's ops otherwise.
 pub fn linear_gelu(x: &Tensor, wt: &Tensor, bias: &Tensor) -> Result<Tensor> {
-    let fused = x.device().is_cpu()
-        && [x, wt, bias]
-            .iter()
-            .all(|t| t.dtype() == DType::F32 && !t.track_op())
-        && x.rank() == 2
-        && wt.rank() == 2
-        && bias.rank() == 1;
-    if fused {
+    if linear_applies(x, wt, bias) {
         x.contiguous()?
             .apply_op3_no_bwd(&wt.contiguous()?, &bias.contiguous()?, &Linear { gelu: true })
     } else {
