@@ -133,6 +133,37 @@ impl AttendScratch {
     }
 }
 
+/// One (sequence, head) of the fused projection: its sizes and where its queries, keys and values
+/// start (each row `row` values after the one before).
+struct Head {
+    s: usize,
+    d: usize,
+    hid: usize,
+    row: usize,
+    q: *const f32,
+    k: *const f32,
+    v: *const f32,
+}
+
+impl FusedAttention {
+    /// Sequence `bi`, head `h` of `qkv` (its `(b · s, 3 · heads · d)` values).
+    fn head(&self, qkv: &[f32], (bi, h): (usize, usize)) -> Head {
+        let (s, d) = (self.seq, self.head_dim);
+        let hid = self.heads * d;
+        let row = 3 * hid;
+        let base = bi * s * row;
+        Head {
+            s,
+            d,
+            hid,
+            row,
+            q: qkv[base + h * d..].as_ptr(),
+            k: qkv[base + hid + h * d..].as_ptr(),
+            v: qkv[base + 2 * hid + h * d..].as_ptr(),
+        }
+    }
+}
+
 /// One (sequence `bi`, head `h`) of `shape`: `softmax(Q Kᵀ + mask) V` into the output block.
 /// `Kᵀ` and `V` are packed once; then, block of [`ATTEND_ROWS`] query rows by block, the block's
 /// scores, their softmax and their product with `V`, so the `s × s` scores never leave L1 (as one
@@ -150,18 +181,15 @@ unsafe fn attend(
     scratch: &mut AttendScratch,
     (bi, h): (usize, usize),
 ) {
-    let &FusedAttention {
-        seq: s,
-        heads,
-        head_dim: d,
-        ..
-    } = shape;
-    let hid = heads * d;
-    let row = 3 * hid;
-    let base = bi * s * row;
-    let q = qkv[base + h * d..].as_ptr();
-    let k = qkv[base + hid + h * d..].as_ptr();
-    let v = qkv[base + 2 * hid + h * d..].as_ptr();
+    let Head {
+        s,
+        d,
+        hid,
+        row,
+        q,
+        k,
+        v,
+    } = shape.head(qkv, (bi, h));
     let m = &mask[bi * s..(bi + 1) * s];
     let AttendScratch { kt, v: vp, scores } = scratch;
     // SAFETY: every index stays inside this sequence's rows of `qkv`: Kᵀ (d × s) has element (c, j)
@@ -2189,18 +2217,15 @@ mod tests {
         scores: &mut [f32],
         (bi, h): (usize, usize),
     ) {
-        let &FusedAttention {
-            seq: s,
-            heads,
-            head_dim: d,
-            ..
-        } = shape;
-        let hid = heads * d;
-        let row = 3 * hid;
-        let base = bi * s * row;
-        let q = qkv[base + h * d..].as_ptr();
-        let k = qkv[base + hid + h * d..].as_ptr();
-        let v = qkv[base + 2 * hid + h * d..].as_ptr();
+        let Head {
+            s,
+            d,
+            hid,
+            row,
+            q,
+            k,
+            v,
+        } = shape.head(qkv, (bi, h));
         // scores (s × s) = Q (s × d, rows `row` apart) · Kᵀ (d × s: element (c, j) = K[j, c]).
         let serial = lexbench_gemm::Threads::serial();
         // SAFETY: every index stays inside this sequence's rows of `qkv` and inside `scores`.
