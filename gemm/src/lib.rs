@@ -1049,6 +1049,7 @@ impl Store {
 unsafe fn copy_steps(panel: &mut [f32], base: *const f32, stride: isize, width: usize, live: usize) {
     fn whole<const W: usize>(panel: &mut [f32], base: *const f32, stride: isize) {
         for (q, out) in panel.chunks_exact_mut(W).enumerate() {
+            prefetch_values(base.wrapping_offset((q + PACK_AHEAD) as isize * stride), W);
             // SAFETY: W readable values at this step (copy_steps' caller).
             out.copy_from_slice(unsafe { &*base.offset(q as isize * stride).cast::<[f32; W]>() });
         }
@@ -1076,16 +1077,39 @@ unsafe fn copy_steps(panel: &mut [f32], base: *const f32, stride: isize, width: 
 /// Those elements of A are readable.
 unsafe fn pack_a(p: &Product, i0: usize, rows: usize, p0: usize, kc: usize, mr: usize, dst: &mut [f32]) {
     let panels = rows.div_ceil(mr);
+    if p.rsa == 1 && p.csa != 1 {
+        // Column-major A (dYᵀ of a weight gradient): each depth step's rows are contiguous, so the
+        // tile's rows are read step by step, each line once, and dealt to the panels, the step
+        // `PACK_AHEAD` on prefetched. (Packing A and B, panel by panel without prefetch, took
+        // 7.5 % of a training step's samples; the weight-gradient products ran 4–20 % faster.)
+        let full = rows / mr;
+        for q in 0..kc {
+            // SAFETY: rows i0 .. i0 + rows at depth p0 + q of A are contiguous and readable (caller).
+            let step = unsafe {
+                std::slice::from_raw_parts(p.a.offset(i0 as isize + (p0 + q) as isize * p.csa), rows)
+            };
+            prefetch_values(step.as_ptr().wrapping_offset(PACK_AHEAD as isize * p.csa), rows);
+            match mr {
+                12 => deal::<12>(dst, step, full, kc, q),
+                6 => deal::<6>(dst, step, full, kc, q),
+                4 => deal::<4>(dst, step, full, kc, q),
+                _ => deal_any(dst, step, full, kc, q, mr),
+            }
+            if full < panels {
+                let at = full * mr * kc + q * mr;
+                let live = rows - full * mr;
+                dst[at..at + live].copy_from_slice(&step[full * mr..]);
+                dst[at + live..at + mr].fill(0.0);
+            }
+        }
+        return;
+    }
     for r in 0..panels {
         let panel = &mut dst[r * mr * kc..(r + 1) * mr * kc];
         let live = mr.min(rows - r * mr);
         // SAFETY: rows i0 + r·mr .. + live, columns p0 .. p0 + kc of A (caller).
         let base = unsafe { p.a.offset((i0 + r * mr) as isize * p.rsa + p0 as isize * p.csa) };
-        if p.rsa == 1 && p.csa != 1 {
-            // Column-major A (dYᵀ of a weight gradient): each depth step's rows are contiguous.
-            // SAFETY: `live` contiguous values at every depth step of the panel's rows (as above).
-            unsafe { copy_steps(panel, base, p.csa, mr, live) };
-        } else {
+        {
             // Row-major A (the encoder's activations): rows 0..8 of the panel by 8 × 8 blocks
             // transposed in registers where the CPU has AVX2, the rest value by value.
             let mut fast = 0;
@@ -1119,6 +1143,48 @@ unsafe fn pack_a(p: &Product, i0: usize, rows: usize, p0: usize, kc: usize, mr: 
                 panel[q * mr + live..q * mr + mr].fill(0.0);
             }
         }
+    }
+}
+
+/// Depth steps ahead that packing prefetches the source's lines: A's and B's steps lie a row of
+/// the activations apart (1.5–6 KiB), a stride the hardware prefetchers do not follow.
+const PACK_AHEAD: usize = 8;
+
+/// Prefetches the cache lines of `len` values from `at` into L1 (a hint: no access, no fault).
+#[inline(always)]
+fn prefetch_values(at: *const f32, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let mut line = 0;
+        while line < len {
+            // SAFETY: a prefetch is a hint; it neither faults nor reads architecturally.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(line).cast()) };
+            line += 16;
+        }
+        // SAFETY: as above.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(len - 1).cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (at, len);
+}
+
+/// Deals depth step `q` of `full` panels' rows (`step`, contiguous) to their places in the packed
+/// panels (`pack_a`'s layout, `MR` rows a panel).
+#[inline(always)]
+fn deal<const MR: usize>(dst: &mut [f32], step: &[f32], full: usize, kc: usize, q: usize) {
+    for (r, rows) in step.chunks_exact(MR).take(full).enumerate() {
+        let at = r * MR * kc + q * MR;
+        let out: &mut [f32; MR] = (&mut dst[at..at + MR]).try_into().expect("MR values");
+        *out = rows.try_into().expect("MR values");
+    }
+}
+
+/// [`deal`] for a panel height known only at run time.
+fn deal_any(dst: &mut [f32], step: &[f32], full: usize, kc: usize, q: usize, mr: usize) {
+    for (r, rows) in step.chunks_exact(mr).take(full).enumerate() {
+        let at = r * mr * kc + q * mr;
+        dst[at..at + mr].copy_from_slice(rows);
     }
 }
 
