@@ -1096,7 +1096,52 @@ struct AddLayerNorm {
     eps: f32,
 }
 
+/// Rows that [`AddLayerNorm`] normalises together: each row's sums run in its own order, as one row
+/// alone would, and the rows' chains overlap in the pipeline (a row's sum of 384 values is 384
+/// dependent additions). Row by row, the residual layer norm took 3.9 % of an encoder pass's
+/// samples on an Intel Xeon, in groups 3.4 %, the rest mostly reading `x` and the residual.
+const LN_ROWS: usize = 8;
+
 impl AddLayerNorm {
+    /// [`AddLayerNorm::row`] on `G` consecutive rows of `d` values at once, stage by stage: the
+    /// same operations, in the same order, on each row, so the same bits.
+    fn rows<const G: usize>(
+        &self,
+        (x, r): (&[f32], &[f32]),
+        (w, b): (&[f32], &[f32]),
+        d: usize,
+        out: &mut [MaybeUninit<f32>],
+    ) {
+        let (x, r, out) = (&x[..G * d], &r[..G * d], &mut out[..G * d]);
+        let df = d as f32;
+        for ((o, &a), &c) in out.iter_mut().zip(x).zip(r) {
+            o.write(a + c);
+        }
+        // SAFETY: every element written just above (G rows of d).
+        let out = unsafe { assume_written(out) };
+        // The sums read only (a store in the loop made the loads wait on it).
+        let mut sum = [0f32; G];
+        for j in 0..d {
+            for (g, s) in sum.iter_mut().enumerate() {
+                *s += out[g * d + j];
+            }
+        }
+        let mean = sum.map(|s| s / df);
+        let mut var = [0f32; G];
+        for j in 0..d {
+            for (g, v) in var.iter_mut().enumerate() {
+                let c = out[g * d + j] - mean[g];
+                *v += c * c;
+            }
+        }
+        for ((row, mean), var) in out.chunks_exact_mut(d).zip(mean).zip(var) {
+            let inv = 1.0 / (var / df + self.eps).sqrt();
+            for ((o, &g), &beta) in row.iter_mut().zip(w).zip(b) {
+                *o = (*o - mean) * inv * g + beta;
+            }
+        }
+    }
+
     /// Writes every element of `out` (rows of the same length).
     fn row(&self, x: &[f32], r: &[f32], w: &[f32], b: &[f32], out: &mut [MaybeUninit<f32>]) {
         let d = x.len() as f32;
@@ -1146,8 +1191,30 @@ impl CustomOp3 for AddLayerNorm {
             );
         }
         let (w, b) = wb.split_at(d);
-        // SAFETY: `row` writes every element of its row.
-        let out = unsafe { rows2_on_pool(x, r, d, |xr, rr, or| self.row(xr, rr, w, b, or)) };
+        let group = LN_ROWS * d;
+        let per = (x.len() / d).div_ceil(threads()).max(1) * d;
+        // SAFETY: the pieces are whole rows of d values (`per` a multiple of d, x.len() too);
+        // `rows` writes every element of its G rows, `row` of its row, and together they cover the
+        // piece.
+        let out = unsafe {
+            written_on_pool(x.len(), per, |i, os| {
+                let span = i * per..i * per + os.len();
+                let (xs, rs) = (&x[span.clone()], &r[span]);
+                let whole = os.len() / group * group;
+                let (grouped, rest) = os.split_at_mut(whole);
+                for (k, og) in grouped.chunks_exact_mut(group).enumerate() {
+                    let at = k * group..(k + 1) * group;
+                    self.rows::<LN_ROWS>((&xs[at.clone()], &rs[at]), (w, b), d, og);
+                }
+                for ((xr, rr), or) in xs[whole..]
+                    .chunks_exact(d)
+                    .zip(rs[whole..].chunks_exact(d))
+                    .zip(rest.chunks_exact_mut(d))
+                {
+                    self.row(xr, rr, w, b, or);
+                }
+            })
+        };
         Ok((CpuStorage::F32(out), l1.shape().clone()))
     }
 }
@@ -1866,6 +1933,36 @@ mod tests {
         let r = Tensor::zeros((2, 3), DType::F32, &Device::Cpu)?;
         let wb = Tensor::zeros((2, 4), DType::F32, &Device::Cpu)?;
         assert!(add_layer_norm(&x, &r, &wb, 1e-5)?.is_none());
+        Ok(())
+    }
+
+    /// Rows normalised in groups ([`LN_ROWS`] at a time, the rest alone, pieces over the pool) give
+    /// each row's bits as [`AddLayerNorm::row`] alone gives them.
+    #[test]
+    fn add_layer_norm_in_groups_gives_each_rows_own_bits() -> Result<()> {
+        for (n, d) in [(1, 4), (7, 3), (8, 16), (37, 384), (200, 384)] {
+            let x = (Tensor::randn(0f32, 1.0, (n, d), &Device::Cpu)? * 3.0)?;
+            let r = Tensor::randn(1f32, 2.0, (n, d), &Device::Cpu)?;
+            let w = Tensor::randn(1f32, 0.1, d, &Device::Cpu)?;
+            let b = Tensor::randn(0f32, 0.1, d, &Device::Cpu)?;
+            let wb = Tensor::stack(&[&w, &b], 0)?;
+            let fast = add_layer_norm(&x, &r, &wb, 1e-12)?.expect("applies");
+            let (xs, rs) = (
+                x.flatten_all()?.to_vec1::<f32>()?,
+                r.flatten_all()?.to_vec1::<f32>()?,
+            );
+            let (ws, bs) = (w.to_vec1::<f32>()?, b.to_vec1::<f32>()?);
+            let op = AddLayerNorm { eps: 1e-12 };
+            let mut want = vec![MaybeUninit::uninit(); n * d];
+            for ((xr, rr), or) in xs.chunks(d).zip(rs.chunks(d)).zip(want.chunks_mut(d)) {
+                op.row(xr, rr, &ws, &bs, or);
+            }
+            // SAFETY: `row` wrote every element of every row.
+            let want = unsafe { assume_written(&mut want) }.to_vec();
+            let got = fast.flatten_all()?.to_vec1::<f32>()?;
+            let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&want), "({n}, {d})");
+        }
         Ok(())
     }
 
