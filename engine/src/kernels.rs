@@ -93,7 +93,10 @@ impl CustomOp2 for FusedAttention {
                 mask.len()
             );
         }
-        let mut out = vec![0f32; b * s * hid];
+        // Not zeroed first (a serial memset of the whole output on the calling thread): the tasks
+        // write every element, (sequence, head) by (sequence, head).
+        let n = b * s * hid;
+        let mut out: Vec<f32> = Vec::with_capacity(n);
         let tasks = b * heads;
         let per = tasks.div_ceil(threads().min(tasks.max(1))).max(1);
         let dst = SendPtr(out.as_mut_ptr());
@@ -105,6 +108,9 @@ impl CustomOp2 for FusedAttention {
                 unsafe { attend(self, qkv, mask, dst.get(), &mut scratch, (bi, h)) };
             }
         });
+        // SAFETY: the tasks (bi, h), bi < b, h < heads, wrote rows bi·s .. (bi+1)·s, columns
+        // h·d .. (h+1)·d each: every one of the n values (a panicking task re-raised above).
+        unsafe { out.set_len(n) };
         Ok((CpuStorage::F32(out), Shape::from((b * s, hid))))
     }
 }
@@ -963,26 +969,26 @@ fn normal_cdf_pdf(x: f32) -> (f32, f32) {
 
 simd_kernel! {
     /// `out ← gelu(x)` over one slice ([`crate::gelu::gelu_scalar`]).
-    fn gelu_slice / gelu_slice_on(x: &[f32], out: &mut [f32]) => gelu_slice_generic
+    fn gelu_slice / gelu_slice_on(x: &[f32], out: &mut [MaybeUninit<f32>]) => gelu_slice_generic
 }
 
 #[inline(always)]
-fn gelu_slice_generic(x: &[f32], out: &mut [f32]) {
+fn gelu_slice_generic(x: &[f32], out: &mut [MaybeUninit<f32>]) {
     for (o, &v) in out.iter_mut().zip(x) {
-        *o = crate::gelu::gelu_scalar(v);
+        o.write(crate::gelu::gelu_scalar(v));
     }
 }
 
 simd_kernel! {
     /// `out ← dy · gelu'(x)` over one slice.
-    fn gelu_grad_slice / gelu_grad_slice_on(x: &[f32], dy: &[f32], out: &mut [f32]) => gelu_grad_slice_generic
+    fn gelu_grad_slice / gelu_grad_slice_on(x: &[f32], dy: &[f32], out: &mut [MaybeUninit<f32>]) => gelu_grad_slice_generic
 }
 
 #[inline(always)]
-fn gelu_grad_slice_generic(x: &[f32], dy: &[f32], out: &mut [f32]) {
+fn gelu_grad_slice_generic(x: &[f32], dy: &[f32], out: &mut [MaybeUninit<f32>]) {
     for ((o, &xv), &g) in out.iter_mut().zip(x).zip(dy) {
         let (cdf, pdf) = normal_cdf_pdf(xv);
-        *o = g * (cdf + xv * pdf);
+        o.write(g * (cdf + xv * pdf));
     }
 }
 
@@ -1025,14 +1031,19 @@ pub fn keep_mask_on(path: Isa, state: u64, p: f64, n: usize) -> Vec<bool> {
 }
 
 /// Applies `f(a[i], b[i]) → out[i]` over slices split across the cores (at least 64k values each).
-fn map2_par(a: &[f32], b: &[f32], f: fn(&[f32], &[f32], &mut [f32])) -> Vec<f32> {
-    let mut out = vec![0f32; a.len()];
+///
+/// # Safety
+/// `f` writes every element of its output slice (as long as its inputs).
+unsafe fn map2_par(a: &[f32], b: &[f32], f: fn(&[f32], &[f32], &mut [MaybeUninit<f32>])) -> Vec<f32> {
+    assert_eq!(a.len(), b.len(), "map2_par: inputs of two lengths");
     let per = a.len().div_ceil(threads()).max(1 << 16);
-    chunks_on_pool(&mut out, per, |i, os| {
-        let r = i * per..i * per + os.len();
-        f(&a[r.clone()], &b[r], os);
-    });
-    out
+    // SAFETY: `f` writes its whole piece (caller).
+    unsafe {
+        written_on_pool(a.len(), per, |i, os| {
+            let r = i * per..i * per + os.len();
+            f(&a[r.clone()], &b[r], os);
+        })
+    }
 }
 
 impl candle_core::CustomOp1 for GeluTrain {
@@ -1042,11 +1053,13 @@ impl candle_core::CustomOp1 for GeluTrain {
 
     fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
         let x = f32_slice(s, l, "gelu")?;
-        let mut out = vec![0f32; x.len()];
         let per = x.len().div_ceil(threads()).max(1 << 16);
-        chunks_on_pool(&mut out, per, |i, os| {
-            gelu_slice(&x[i * per..i * per + os.len()], os)
-        });
+        // SAFETY: `gelu_slice` writes every element of its piece (x's span of the same length).
+        let out = unsafe {
+            written_on_pool(x.len(), per, |i, os| {
+                gelu_slice(&x[i * per..i * per + os.len()], os)
+            })
+        };
         Ok((CpuStorage::F32(out), l.shape().clone()))
     }
 
@@ -1076,7 +1089,8 @@ impl CustomOp2 for GeluGrad {
             candle_core::bail!("gelu backward: {} values, {} gradients", x.len(), g.len());
         }
         Ok((
-            CpuStorage::F32(map2_par(x, g, gelu_grad_slice)),
+            // SAFETY: `gelu_grad_slice` writes every element of its output.
+            CpuStorage::F32(unsafe { map2_par(x, g, gelu_grad_slice) }),
             l1.shape().clone(),
         ))
     }
@@ -1285,17 +1299,20 @@ impl CustomOp3 for LayerNormOp {
         if d == 0 || b.len() != d || x.len() % d != 0 {
             candle_core::bail!("layer norm: {} values, weight {d}, bias {}", x.len(), b.len());
         }
-        let mut out = vec![0f32; x.len()];
         let per = (x.len() / d).div_ceil(threads()).max(1) * d;
-        chunks_on_pool(&mut out, per, |i, os| {
-            let xs = &x[i * per..i * per + os.len()];
-            for (xr, or) in xs.chunks_exact(d).zip(os.chunks_exact_mut(d)) {
-                let (mean, inv) = self.stats(xr);
-                for (((o, &v), &g), &be) in or.iter_mut().zip(xr).zip(w).zip(b) {
-                    *o = (v - mean) * inv * g + be;
+        // SAFETY: the pieces are whole rows (x.len() a multiple of d, checked above) and every
+        // element of each row is written (x's row, w and b all hold d).
+        let out = unsafe {
+            written_on_pool(x.len(), per, |i, os| {
+                let xs = &x[i * per..i * per + os.len()];
+                for (xr, or) in xs.chunks_exact(d).zip(os.chunks_exact_mut(d)) {
+                    let (mean, inv) = self.stats(xr);
+                    for (((o, &v), &g), &be) in or.iter_mut().zip(xr).zip(w).zip(b) {
+                        o.write((v - mean) * inv * g + be);
+                    }
                 }
-            }
-        });
+            })
+        };
         Ok((CpuStorage::F32(out), l1.shape().clone()))
     }
 
@@ -1833,8 +1850,12 @@ mod tests {
                 bias_gelu_row_on(path, &x, &y, &mut written);
                 // SAFETY: the kernel writes every element.
                 outs[0].copy_from_slice(unsafe { assume_written(&mut written) });
-                gelu_slice_on(path, &x, &mut outs[1]);
-                gelu_grad_slice_on(path, &x, &y, &mut outs[2]);
+                gelu_slice_on(path, &x, &mut written);
+                // SAFETY: as above.
+                outs[1].copy_from_slice(unsafe { assume_written(&mut written) });
+                gelu_grad_slice_on(path, &x, &y, &mut written);
+                // SAFETY: as above.
+                outs[2].copy_from_slice(unsafe { assume_written(&mut written) });
                 softmax_grad_row_on(path, &probs, &y, &mut written);
                 // SAFETY: as above.
                 outs[3].copy_from_slice(unsafe { assume_written(&mut written) });
