@@ -1109,39 +1109,37 @@ unsafe fn pack_a(p: &Product, i0: usize, rows: usize, p0: usize, kc: usize, mr: 
         let live = mr.min(rows - r * mr);
         // SAFETY: rows i0 + r·mr .. + live, columns p0 .. p0 + kc of A (caller).
         let base = unsafe { p.a.offset((i0 + r * mr) as isize * p.rsa + p0 as isize * p.csa) };
-        {
-            // Row-major A (the encoder's activations): rows 0..8 of the panel by 8 × 8 blocks
-            // transposed in registers where the CPU has AVX2, the rest value by value.
-            let mut fast = 0;
-            #[cfg(target_arch = "x86_64")]
-            if p.csa == 1 && live >= 8 && Isa::detected() >= Isa::Avx2 {
-                fast = 8;
-                let q_fast = kc / 8 * 8;
-                for qb in (0..q_fast).step_by(8) {
-                    // SAFETY: rows 0..8 < live and depths qb..qb + 8 ≤ kc of the panel's rows of A
-                    // (caller); the panel holds kc × mr values, mr ≥ 8; AVX2 present (checked).
-                    unsafe { x86::transpose8(base.add(qb), p.rsa, panel.as_mut_ptr().add(qb * mr), mr) };
-                }
-                for i in 0..8 {
-                    // SAFETY: as above.
-                    let row = unsafe { base.offset(i as isize * p.rsa) };
-                    for q in q_fast..kc {
-                        // SAFETY: as above.
-                        panel[q * mr + i] = unsafe { *row.add(q) };
-                    }
-                }
+        // Row-major A (the encoder's activations): rows 0..8 of the panel by 8 × 8 blocks
+        // transposed in registers where the CPU has AVX2, the rest value by value.
+        let mut fast = 0;
+        #[cfg(target_arch = "x86_64")]
+        if p.csa == 1 && live >= 8 && Isa::detected() >= Isa::Avx2 {
+            fast = 8;
+            let q_fast = kc / 8 * 8;
+            for qb in (0..q_fast).step_by(8) {
+                // SAFETY: rows 0..8 < live and depths qb..qb + 8 ≤ kc of the panel's rows of A
+                // (caller); the panel holds kc × mr values, mr ≥ 8; AVX2 present (checked).
+                unsafe { x86::transpose8(base.add(qb), p.rsa, panel.as_mut_ptr().add(qb * mr), mr) };
             }
-            for i in fast..live {
+            for i in 0..8 {
                 // SAFETY: as above.
                 let row = unsafe { base.offset(i as isize * p.rsa) };
-                for q in 0..kc {
+                for q in q_fast..kc {
                     // SAFETY: as above.
-                    panel[q * mr + i] = unsafe { *row.offset(q as isize * p.csa) };
+                    panel[q * mr + i] = unsafe { *row.add(q) };
                 }
             }
+        }
+        for i in fast..live {
+            // SAFETY: as above.
+            let row = unsafe { base.offset(i as isize * p.rsa) };
             for q in 0..kc {
-                panel[q * mr + live..q * mr + mr].fill(0.0);
+                // SAFETY: as above.
+                panel[q * mr + i] = unsafe { *row.offset(q as isize * p.csa) };
             }
+        }
+        for q in 0..kc {
+            panel[q * mr + live..q * mr + mr].fill(0.0);
         }
     }
 }
@@ -1162,8 +1160,10 @@ fn prefetch_values(at: *const f32, len: usize) {
             unsafe { _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(line).cast()) };
             line += 16;
         }
-        // SAFETY: as above.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(len - 1).cast()) };
+        if len > 0 {
+            // SAFETY: as above.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(at.wrapping_add(len - 1).cast()) };
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (at, len);
