@@ -1936,14 +1936,20 @@ mod tests {
         Ok(())
     }
 
+    /// Random `x` and residual `(n, d)`, a layer norm's weight and bias `(d)`, and the two stacked.
+    fn layer_norm_inputs(n: usize, d: usize) -> Result<(Tensor, Tensor, Tensor, Tensor, Tensor)> {
+        let x = (Tensor::randn(0f32, 1.0, (n, d), &Device::Cpu)? * 3.0)?;
+        let r = Tensor::randn(1f32, 2.0, (n, d), &Device::Cpu)?;
+        let w = Tensor::randn(1f32, 0.1, d, &Device::Cpu)?;
+        let b = Tensor::randn(0f32, 0.1, d, &Device::Cpu)?;
+        let wb = Tensor::stack(&[&w, &b], 0)?;
+        Ok((x, r, w, b, wb))
+    }
+
     #[test]
     fn add_layer_norm_matches_candle() -> Result<()> {
         for (n, d) in [(1, 4), (33, 16), (257, 384)] {
-            let x = (Tensor::randn(0f32, 1.0, (n, d), &Device::Cpu)? * 3.0)?;
-            let r = Tensor::randn(1f32, 2.0, (n, d), &Device::Cpu)?;
-            let w = Tensor::randn(1f32, 0.1, d, &Device::Cpu)?;
-            let b = Tensor::randn(0f32, 0.1, d, &Device::Cpu)?;
-            let wb = Tensor::stack(&[&w, &b], 0)?;
+            let (x, r, w, b, wb) = layer_norm_inputs(n, d)?;
             let fast = add_layer_norm(&x, &r, &wb, 1e-12)?.expect("applies");
             let slow = candle_nn::ops::layer_norm(&(&x + &r)?, &w, &b, 1e-12)?;
             let diff = (fast - slow)?.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?;
@@ -1962,11 +1968,7 @@ mod tests {
     #[test]
     fn add_layer_norm_in_groups_gives_each_rows_own_bits() -> Result<()> {
         for (n, d) in [(1, 4), (7, 3), (8, 16), (37, 384), (200, 384)] {
-            let x = (Tensor::randn(0f32, 1.0, (n, d), &Device::Cpu)? * 3.0)?;
-            let r = Tensor::randn(1f32, 2.0, (n, d), &Device::Cpu)?;
-            let w = Tensor::randn(1f32, 0.1, d, &Device::Cpu)?;
-            let b = Tensor::randn(0f32, 0.1, d, &Device::Cpu)?;
-            let wb = Tensor::stack(&[&w, &b], 0)?;
+            let (x, r, w, b, wb) = layer_norm_inputs(n, d)?;
             let fast = add_layer_norm(&x, &r, &wb, 1e-12)?.expect("applies");
             let (xs, rs) = (
                 x.flatten_all()?.to_vec1::<f32>()?,
