@@ -461,6 +461,30 @@ unsafe fn rows2_on_pool(
     d: usize,
     f: impl Fn(&[f32], &[f32], &mut [MaybeUninit<f32>]) + Sync,
 ) -> Vec<f32> {
+    // SAFETY: `f` writes each row of every piece (caller).
+    unsafe {
+        pieces2_on_pool(a, b, d, |ap, bp, op| {
+            for ((ar, br), or) in ap
+                .chunks_exact(d)
+                .zip(bp.chunks_exact(d))
+                .zip(op.chunks_exact_mut(d))
+            {
+                f(ar, br, or);
+            }
+        })
+    }
+}
+
+/// [`rows2_on_pool`] handing `f` each piece of whole rows at once (`a`'s, `b`'s and the output's).
+///
+/// # Safety
+/// `f` writes every element of its output piece.
+unsafe fn pieces2_on_pool(
+    a: &[f32],
+    b: &[f32],
+    d: usize,
+    f: impl Fn(&[f32], &[f32], &mut [MaybeUninit<f32>]) + Sync,
+) -> Vec<f32> {
     assert!(
         d > 0 && a.len().is_multiple_of(d) && b.len() == a.len(),
         "{} and {} values in rows of {d}",
@@ -468,18 +492,12 @@ unsafe fn rows2_on_pool(
         b.len()
     );
     let per = (a.len() / d).div_ceil(threads()).max(1) * d;
-    // SAFETY: the rows cover the output (a whole number of rows, `a.len()` values); `f` writes
+    // SAFETY: the pieces cover the output (a whole number of rows, `a.len()` values); `f` writes
     // each (caller).
     unsafe {
         written_on_pool(a.len(), per, |i, os| {
             let span = i * per..i * per + os.len();
-            for ((ar, br), or) in a[span.clone()]
-                .chunks_exact(d)
-                .zip(b[span].chunks_exact(d))
-                .zip(os.chunks_exact_mut(d))
-            {
-                f(ar, br, or);
-            }
+            f(&a[span.clone()], &b[span], os);
         })
     }
 }
@@ -1046,6 +1064,16 @@ unsafe fn map2_par(a: &[f32], b: &[f32], f: fn(&[f32], &[f32], &mut [MaybeUninit
     }
 }
 
+/// Applies `f(a[i]) → out[i]` over slices split across the cores (at least 64k values each).
+///
+/// # Safety
+/// `f` writes every element of its output slice (as long as its input).
+unsafe fn map_par(a: &[f32], f: fn(&[f32], &mut [MaybeUninit<f32>])) -> Vec<f32> {
+    let per = a.len().div_ceil(threads()).max(1 << 16);
+    // SAFETY: `f` writes its whole piece (caller).
+    unsafe { written_on_pool(a.len(), per, |i, os| f(&a[i * per..i * per + os.len()], os)) }
+}
+
 impl candle_core::CustomOp1 for GeluTrain {
     fn name(&self) -> &'static str {
         "lexbench-gelu"
@@ -1053,13 +1081,8 @@ impl candle_core::CustomOp1 for GeluTrain {
 
     fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
         let x = f32_slice(s, l, "gelu")?;
-        let per = x.len().div_ceil(threads()).max(1 << 16);
-        // SAFETY: `gelu_slice` writes every element of its piece (x's span of the same length).
-        let out = unsafe {
-            written_on_pool(x.len(), per, |i, os| {
-                gelu_slice(&x[i * per..i * per + os.len()], os)
-            })
-        };
+        // SAFETY: `gelu_slice` writes every element of its output.
+        let out = unsafe { map_par(x, gelu_slice) };
         Ok((CpuStorage::F32(out), l.shape().clone()))
     }
 
@@ -1206,14 +1229,10 @@ impl CustomOp3 for AddLayerNorm {
         }
         let (w, b) = wb.split_at(d);
         let group = LN_ROWS * d;
-        let per = (x.len() / d).div_ceil(threads()).max(1) * d;
-        // SAFETY: the pieces are whole rows of d values (`per` a multiple of d, x.len() too);
-        // `rows` writes every element of its G rows, `row` of its row, and together they cover the
-        // piece.
+        // SAFETY: the pieces are whole rows of d values; `rows` writes every element of its G
+        // rows, `row` of its row, and together they cover the piece.
         let out = unsafe {
-            written_on_pool(x.len(), per, |i, os| {
-                let span = i * per..i * per + os.len();
-                let (xs, rs) = (&x[span.clone()], &r[span]);
+            pieces2_on_pool(x, r, d, |xs, rs, os| {
                 let whole = os.len() / group * group;
                 let (grouped, rest) = os.split_at_mut(whole);
                 for (k, og) in grouped.chunks_exact_mut(group).enumerate() {
