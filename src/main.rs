@@ -301,6 +301,12 @@ fn parse_error(e: &clap::Error) -> ExitCode {
     ExitCode::from(if e.use_stderr() { 2 } else { 0 })
 }
 
+/// The process's allocator: glibc's, with every whole 2 MiB piece of a large block (the models'
+/// tensors, the matrix products' operands) in a transparent huge page (engine's `heap`): in a
+/// virtual machine, 4 KiB pages cost the encoder's products 10–17 % of their time in TLB misses.
+#[global_allocator]
+static ALLOCATOR: lexbench_engine::heap::HugePages = lexbench_engine::heap::HugePages;
+
 fn main() -> ExitCode {
     quiet_broken_pipe();
     let cli = match Cli::try_parse() {

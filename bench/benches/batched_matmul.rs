@@ -19,6 +19,10 @@ const HEADS: usize = 12;
 const TOKENS: usize = 128;
 const HEAD_DIM: usize = 32;
 
+/// glibc's allocator with large blocks in transparent huge pages, as `lexbench` runs (engine's `heap`).
+#[global_allocator]
+static ALLOCATOR: lexbench_engine::heap::HugePages = lexbench_engine::heap::HugePages;
+
 fn tensor(dims: (usize, usize, usize, usize), seed: f32) -> Tensor {
     let n = dims.0 * dims.1 * dims.2 * dims.3;
     let values: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37 + seed).sin()).collect();

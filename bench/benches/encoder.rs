@@ -10,6 +10,10 @@ use std::path::PathBuf;
 
 use lexbench_bench::harness::{self as bench, BenchSettings};
 
+/// glibc's allocator with large blocks in transparent huge pages, as `lexbench` runs (engine's `heap`).
+#[global_allocator]
+static ALLOCATOR: lexbench_engine::heap::HugePages = lexbench_engine::heap::HugePages;
+
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let models = std::env::var_os("LEXBENCH_MODELS").map_or_else(|| root.join("models"), PathBuf::from);

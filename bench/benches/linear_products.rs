@@ -23,6 +23,10 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 const ROWS: usize = 56 * 128;
 const SHAPES: [(usize, usize); 3] = [(384, 384), (384, 1536), (1536, 384)];
 
+/// glibc's allocator with large blocks in transparent huge pages, as `lexbench` runs (engine's `heap`).
+#[global_allocator]
+static ALLOCATOR: lexbench_engine::heap::HugePages = lexbench_engine::heap::HugePages;
+
 fn tensor(rows: usize, cols: usize, seed: f32) -> Tensor {
     let values: Vec<f32> = (0..rows * cols).map(|i| (i as f32 * 0.37 + seed).sin()).collect();
     Tensor::from_vec(values, (rows, cols), &Device::Cpu).expect("a tensor of the stated shape")

@@ -42,6 +42,10 @@ enum ReportFormat {
     Json,
 }
 
+/// glibc's allocator with large blocks in transparent huge pages, as `lexbench` runs (engine's `heap`).
+#[global_allocator]
+static ALLOCATOR: lexbench_engine::heap::HugePages = lexbench_engine::heap::HugePages;
+
 fn main() -> ExitCode {
     // The allocator policy `lexbench` runs under (engine's `heap`), so the figures are its.
     lexbench_engine::heap::keep_freed_memory();
