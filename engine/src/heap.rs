@@ -7,55 +7,79 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU8, Ordering};
 
-/// glibc's allocator (the system's), with every whole 2 MiB piece of a large block advised to the
-/// kernel as transparent huge pages (`madvise(MADV_HUGEPAGE)`) before anyone touches it.
+/// glibc's allocator (the system's), with two changes for blocks of a page or more: they start on a
+/// cache line (64 bytes, where glibc gives 16), and every whole 2 MiB piece of them is advised to the
+/// kernel as a transparent huge page (`madvise(MADV_HUGEPAGE)`) before anyone touches it.
 ///
-/// Why: the encoder's and the trainer's tensors are megabytes each, and a matrix product walks its
-/// output and its inputs rows apart (1.5–6 KiB), a new 4 KiB page every row or two: in a virtual
-/// machine, where a TLB miss walks two page tables, writing a product's output cost 10–17 % of the
-/// product's time on 4 KiB pages (the encoder's products on one thread of an Intel Xeon guest,
-/// bench/LOG.md). Where the kernel's THP mode is `madvise` (Debian's and Ubuntu's default) large
-/// blocks otherwise get 4 KiB pages; with `always` they already get huge ones and the advice
-/// changes nothing; with `never`, or outside Linux, it is not given. Blocks under 2 MiB, and the
-/// pieces of a block that do not fill a whole aligned 2 MiB, are left as they are.
+/// Why (bench/LOG.md, the encoder's products on one thread of a KVM guest of an Intel Xeon): the
+/// encoder's and the trainer's tensors are megabytes each, and a matrix product walks its output and
+/// its inputs rows apart (1.5–6 KiB), a new 4 KiB page every row or two. Where a TLB miss walks two
+/// page tables (a virtual machine), writing a product's output on 4 KiB pages cost 10–17 % of the
+/// product's time. And a row of the output that does not start on a cache line splits every
+/// 64-byte vector store across two lines (1–6 % more). Where the kernel's THP mode is `madvise`
+/// (Debian's and Ubuntu's default) large blocks otherwise get 4 KiB pages; with `always` they
+/// already get huge ones and the advice changes nothing; with `never` the kernel ignores it; outside
+/// Linux it is not given. Pieces of a block that do not fill a whole aligned 2 MiB are left as they
+/// are.
 ///
-/// Which memory a block occupies does not change any result. `LEXBENCH_HUGE_PAGES=0` turns the
-/// advice off (read once, at the first large allocation): the blocks are then glibc's alone.
+/// Where a block lies does not change any result (the kernels' arithmetic does not depend on
+/// addresses: `tests/cli/same_bits.rs`). `LEXBENCH_HUGE_PAGES=0` turns both changes off (read once,
+/// at the first block of a page or more): the allocator is then glibc's alone.
 pub struct HugePages;
 
 /// The huge page size of x86-64 and of 4 KiB-page AArch64 kernels.
 const HUGE_PAGE: usize = 2 << 20;
 
-/// 0: not read yet; 1: advise; 2: do not.
-static ADVISE: AtomicU8 = AtomicU8::new(0);
+/// Blocks of at least this many bytes start on a cache line and are advised.
+const LARGE: usize = 4096;
+
+/// A cache line of x86-64 (and one AVX-512 vector).
+const LINE: usize = 64;
+
+/// 0: not read yet; 1: on; 2: off.
+static STATE: AtomicU8 = AtomicU8::new(0);
+
+/// Whether the changes are on (`LEXBENCH_HUGE_PAGES` read at the first call).
+fn enabled() -> bool {
+    let mut state = STATE.load(Ordering::Relaxed);
+    if state == 0 {
+        // Not `std::env`, which allocates (this runs inside the allocator).
+        // SAFETY: the name is a NUL-terminated C string; getenv only reads the environment, and
+        // the value it returns is a NUL-terminated string that outlives this read.
+        let off = unsafe {
+            let v = libc::getenv(c"LEXBENCH_HUGE_PAGES".as_ptr());
+            !v.is_null() && matches!(std::ffi::CStr::from_ptr(v).to_bytes(), b"0" | b"off" | b"no")
+        };
+        state = if off { 2 } else { 1 };
+        STATE.store(state, Ordering::Relaxed);
+    }
+    state == 1
+}
+
+/// The layout glibc is asked for: a block of a page or more starts on a cache line. A function of
+/// the caller's layout alone once [`enabled`] is settled (it is, before the first such block), so
+/// `dealloc` recomputes what `alloc` asked for.
+fn adjusted(layout: Layout) -> Layout {
+    if layout.size() >= LARGE && layout.align() < LINE && enabled() {
+        Layout::from_size_align(layout.size(), LINE).unwrap_or(layout)
+    } else {
+        layout
+    }
+}
 
 /// Advises the whole `HUGE_PAGE` pieces of `len` bytes at `p`.
 fn advise_huge(p: *mut u8, len: usize) {
     #[cfg(target_os = "linux")]
     {
-        if p.is_null() || len < HUGE_PAGE {
+        if p.is_null() || len < HUGE_PAGE || !enabled() {
             return;
         }
         let start = (p as usize).next_multiple_of(HUGE_PAGE);
         let end = (p as usize + len) / HUGE_PAGE * HUGE_PAGE;
-        if end <= start {
-            return;
-        }
-        let mut state = ADVISE.load(Ordering::Relaxed);
-        if state == 0 {
-            // Not `std::env`, which allocates (this runs inside the allocator).
-            // SAFETY: the name is a NUL-terminated C string; getenv only reads the environment.
-            let off = unsafe {
-                let v = libc::getenv(c"LEXBENCH_HUGE_PAGES".as_ptr());
-                !v.is_null() && matches!(std::ffi::CStr::from_ptr(v).to_bytes(), b"0" | b"off" | b"no")
-            };
-            state = if off { 2 } else { 1 };
-            ADVISE.store(state, Ordering::Relaxed);
-        }
-        if state == 1 {
+        if end > start {
             // SAFETY: [start, end) lies inside the block just allocated (mapped, ours); the advice
-            // changes how its pages are backed, never their contents. An error (THP off, an old
-            // kernel) leaves the block as it is, which is what no advice would have.
+            // changes how its pages are backed, never their contents. An error (THP not built in)
+            // leaves the block as it is, which is what no advice would have.
             unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
         }
     }
@@ -63,33 +87,59 @@ fn advise_huge(p: *mut u8, len: usize) {
     let _ = (p, len);
 }
 
-// SAFETY: every call is forwarded to `System`, which upholds `GlobalAlloc`'s contract; the advice
-// only touches memory of the block returned.
+// SAFETY: every block comes from `System` with the layout `adjusted` gives (a valid layout: the
+// caller's size, an alignment at least the caller's) and goes back to it with the same; `realloc`
+// of a large block is a fresh block, a copy of the bytes both hold and the old block freed. The
+// advice only touches memory of the block returned.
 unsafe impl GlobalAlloc for HugePages {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded (the caller's layout).
-        let p = unsafe { System.alloc(layout) };
+        // SAFETY: `adjusted` keeps the caller's non-zero size.
+        let p = unsafe { System.alloc(adjusted(layout)) };
         advise_huge(p, layout.size());
         p
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: as above.
-        let p = unsafe { System.alloc_zeroed(layout) };
-        advise_huge(p, layout.size());
-        p
+        let asked = adjusted(layout);
+        if asked.align() == layout.align() {
+            // SAFETY: as above (glibc's calloc, which skips clearing fresh memory).
+            let p = unsafe { System.alloc_zeroed(asked) };
+            advise_huge(p, layout.size());
+            return p;
+        }
+        // System's aligned `alloc_zeroed` clears the block before it returns, faulting its pages in
+        // before the advice: the block is advised first, then cleared.
+        // SAFETY: as above; `p` holds `layout.size()` writable bytes when not null.
+        unsafe {
+            let p = self.alloc(layout);
+            if !p.is_null() {
+                std::ptr::write_bytes(p, 0, layout.size());
+            }
+            p
+        }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: as above.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        advise_huge(p, new_size);
-        p
+        if (layout.size() < LARGE && new_size < LARGE) || !enabled() {
+            // SAFETY: forwarded (small blocks, or the changes off: glibc's own realloc).
+            return unsafe { System.realloc(ptr, layout, new_size) };
+        }
+        // SAFETY: the caller guarantees `new_size` with `layout`'s alignment is a valid layout;
+        // `ptr` holds `layout.size()` bytes, the new block `new_size`; they do not overlap.
+        unsafe {
+            let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
+            let q = self.alloc(new_layout);
+            if !q.is_null() {
+                std::ptr::copy_nonoverlapping(ptr, q, layout.size().min(new_size));
+                self.dealloc(ptr, layout);
+            }
+            q
+        }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
+        // SAFETY: the block was allocated with `adjusted(layout)` (see above).
+        unsafe { System.dealloc(ptr, adjusted(layout)) }
     }
 }
 

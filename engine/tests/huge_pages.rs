@@ -1,7 +1,7 @@
-//! `heap::HugePages`, the global allocator of `lexbench` and the benches: the whole 2 MiB pieces of
-//! a large block (fresh, grown by `realloc`, zeroed) are advised to transparent huge pages, which the
-//! kernel records as the `hg` flag of the mapping holding them (`/proc/self/smaps`, proc(5)); the
-//! values are glibc's to keep, as ever.
+//! `heap::HugePages`, the global allocator of `lexbench` and the benches: a block of a page or more
+//! starts on a cache line, and the whole 2 MiB pieces of a large block (fresh, grown by `realloc`,
+//! zeroed) are advised to transparent huge pages, which the kernel records as the `hg` flag of the
+//! mapping holding them (`/proc/self/smaps`, proc(5)); the values are kept through `realloc`.
 
 use lexbench_engine::heap::HugePages;
 
@@ -46,6 +46,11 @@ fn large_blocks_are_advised_to_huge_pages_and_keep_their_values() {
         return;
     }
     let mut block = vec![0u8; 16 << 20];
+    assert_eq!(
+        block.as_ptr() as usize % 64,
+        0,
+        "a 16 MiB block starts on a cache line"
+    );
     let piece = first_huge_piece(&block);
     assert!(
         vm_flags(piece).iter().any(|f| f == "hg"),
@@ -74,6 +79,32 @@ fn large_blocks_are_advised_to_huge_pages_and_keep_their_values() {
         vm_flags(piece).iter().any(|f| f == "hg"),
         "an uninitialised 32 MiB block is not advised"
     );
+}
+
+/// Blocks of a page or more start on a cache line, however they come (fresh, zeroed, grown from a
+/// small block); smaller ones are glibc's as they are.
+#[test]
+fn blocks_of_a_page_or_more_start_on_a_cache_line() {
+    if std::env::var_os("LEXBENCH_HUGE_PAGES").is_some() {
+        println!("huge pages: LEXBENCH_HUGE_PAGES is set for this run; the default is what this checks");
+        return;
+    }
+    let mut held = Vec::new();
+    for size in [4096usize, 4100, 5000, 65_536, 1 << 20, (3 << 20) + 12] {
+        let fresh: Vec<u8> = Vec::with_capacity(size);
+        let zeroed = vec![0u16; size / 2];
+        assert_eq!(fresh.as_ptr() as usize % 64, 0, "{size} bytes, fresh");
+        assert_eq!(zeroed.as_ptr() as usize % 64, 0, "{size} bytes, zeroed");
+        assert!(zeroed.iter().all(|&v| v == 0));
+        let mut grown: Vec<u8> = (0..100u8).collect();
+        grown.reserve_exact(size);
+        assert_eq!(grown.as_ptr() as usize % 64, 0, "{size} bytes, grown from 100");
+        assert!(
+            grown.iter().enumerate().all(|(i, &b)| b == i as u8),
+            "growing kept the values"
+        );
+        held.push((fresh, zeroed, grown));
+    }
 }
 
 /// `LEXBENCH_HUGE_PAGES=0`: no block is advised (checked in a child process, where the variable is
