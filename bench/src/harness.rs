@@ -150,6 +150,12 @@ pub struct BenchSettings {
     pub real_max_len: usize,
     /// Calls of each product per timed pass of the gemm tasks (default 10).
     pub gemm_repeats: usize,
+    /// Run the Python engines under the allocator policy `lexbench` runs under (glibc keeps and
+    /// reuses freed memory: `MALLOC_MMAP_MAX_=0`, `MALLOC_TRIM_THRESHOLD_=-1`, the environment names of
+    /// what `lexbench_engine::heap::keep_freed_memory` sets), not glibc's defaults (default false).
+    /// With the defaults PyTorch maps, faults in and zeroes a fresh block for each large tensor; on
+    /// a KVM guest of an Intel Xeon that cost its training step 30–40 % (bench/LOG.md).
+    pub peer_kept_memory: bool,
 }
 
 impl Default for BenchSettings {
@@ -167,6 +173,7 @@ impl Default for BenchSettings {
             real_passages: 2000,
             real_max_len: 256,
             gemm_repeats: 10,
+            peer_kept_memory: false,
         }
     }
 }
@@ -869,6 +876,10 @@ impl PythonSide {
                 env.push((k.to_owned(), v.to_owned()));
             }
         }
+        if s.peer_kept_memory {
+            env.push(("MALLOC_MMAP_MAX_".to_owned(), "0".to_owned()));
+            env.push(("MALLOC_TRIM_THRESHOLD_".to_owned(), "-1".to_owned()));
+        }
         let mut engines = vec!["torch".to_owned(), "st".to_owned(), "openblas".to_owned()];
         if s.ort {
             engines.push("ort".to_owned());
@@ -1366,6 +1377,11 @@ impl BenchReport {
             s.pairs,
             SETTLE.as_millis()
         ));
+        lines.push(if s.peer_kept_memory {
+            "Python engines' allocator: glibc keeping freed memory for reuse, as lexbench runs (--peer-allocator kept)".to_owned()
+        } else {
+            "Python engines' allocator: glibc's defaults (a fresh mapping for each large block; --peer-allocator kept gives them lexbench's policy)".to_owned()
+        });
         for t in &self.tasks {
             let sp = &t.spec;
             lines.push(format!(
@@ -1603,6 +1619,29 @@ mod tests {
             .to_string();
         assert!(err.contains("001-1 §2") && err.contains("st's vector"), "{err}");
         assert!(check_cosines(&r, "st", &ours, &[1.0]).is_err());
+    }
+
+    #[test]
+    fn the_peers_get_lexbench_s_allocator_policy_only_when_asked() {
+        let machine = Machine::detect(1);
+        let env = |kept: bool| {
+            let s = BenchSettings {
+                peer_kept_memory: kept,
+                ..BenchSettings::default()
+            };
+            PythonSide::new("python3", Path::new("s.py"), &s, &machine).env
+        };
+        let has = |e: &[(String, String)], k: &str, v: &str| e.iter().any(|(a, b)| a == k && b == v);
+        let kept = env(true);
+        assert!(
+            has(&kept, "MALLOC_MMAP_MAX_", "0") && has(&kept, "MALLOC_TRIM_THRESHOLD_", "-1"),
+            "{kept:?}"
+        );
+        let default = env(false);
+        assert!(
+            !default.iter().any(|(k, _)| k.starts_with("MALLOC_")),
+            "{default:?}"
+        );
     }
 
     #[test]

@@ -33,6 +33,15 @@ use lexbench_bench::harness::{
 use lexbench_bench::machine::Machine;
 use lexbench_bench::real::{self, RealPassage};
 
+/// The allocator policy of the Python engines (`--peer-allocator`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum PeerAllocator {
+    /// glibc's defaults.
+    Default,
+    /// Freed memory kept and reused, as `lexbench` runs.
+    Kept,
+}
+
 /// How the report is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ReportFormat {
@@ -135,6 +144,11 @@ struct BenchArgs {
     /// Skip ONNX Runtime.
     #[arg(long)]
     no_ort: bool,
+    /// The allocator policy of the Python engines' process: `default` (glibc's: a fresh mapping,
+    /// faulted in and zeroed, for each large block) or `kept` (freed memory kept and reused, as
+    /// `lexbench` runs: `MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=-1`). The report names it.
+    #[arg(long, value_enum, default_value = "default")]
+    peer_allocator: PeerAllocator,
     /// Also time candle with the encoder's fast paths off (encode workload).
     #[arg(long)]
     plain: bool,
@@ -182,6 +196,7 @@ fn run(args: &BenchArgs) -> Result<ExitCode> {
         real_passages: args.real_passages,
         real_max_len,
         gemm_repeats: args.gemm_repeats,
+        peer_kept_memory: args.peer_allocator == PeerAllocator::Kept,
         ..BenchSettings::default()
     };
     settings.validate()?;
