@@ -22,6 +22,11 @@ use std::sync::atomic::{AtomicU8, Ordering};
 /// Linux it is not given. Pieces of a block that do not fill a whole aligned 2 MiB are left as they
 /// are.
 ///
+/// The cost is at first touch: a huge page is cleared whole, and in a guest that hands free 2 MiB
+/// blocks back to its host (free-page reporting) it is more often memory the host faults in again. A
+/// training-step run of 3.8 GB took 4 s longer to start on such a guest (bench/LOG.md, "Pages"): a run
+/// of minutes gains more than that, a command of seconds may not (`LEXBENCH_HUGE_PAGES=0`).
+///
 /// Where a block lies does not change any result (the kernels' arithmetic does not depend on
 /// addresses: `tests/cli/same_bits.rs`). `LEXBENCH_HUGE_PAGES=0` turns both changes off (read once,
 /// at the first block of a page or more): the allocator is then glibc's alone.
