@@ -154,7 +154,7 @@ pub struct BenchSettings {
     /// reuses freed memory: `MALLOC_MMAP_MAX_=0`, `MALLOC_TRIM_THRESHOLD_=-1`, the environment names of
     /// what `lexbench_engine::heap::keep_freed_memory` sets), not glibc's defaults (default false).
     /// With the defaults PyTorch maps, faults in and zeroes a fresh block for each large tensor; on
-    /// a KVM guest of an Intel Xeon that cost its training step 30–40 % (bench/LOG.md).
+    /// a KVM guest of an Intel Xeon that cost its training step 30–50 % (bench/LOG.md, "Pages").
     pub peer_kept_memory: bool,
 }
 
