@@ -8,6 +8,11 @@
 use lexbench_gemm::{Isa, Product, Threads, sgemm_on};
 use std::time::Instant;
 
+// The allocator of `lexbench` and the bench (huge pages for large blocks), so that the rates here are
+// the ones those binaries see.
+#[global_allocator]
+static ALLOCATOR: lexbench_engine::heap::HugePages = lexbench_engine::heap::HugePages;
+
 fn main() {
     let args: Vec<usize> = std::env::args()
         .skip(1)

@@ -1,7 +1,9 @@
 //! AdamW's update in place, for f32 tensors in CPU memory, each contiguous and of its own storage
 //! (the moments; a variable and its gradient): the operations of the tensor path (`lexbench-baselines`'
 //! `train::optim`), one for one, so that the results are the same bits (candle's `t * x` is
-//! `t · f32(x) + 0`, `t / x` is `t · f32(1/x) + 0`, `t + x` is `t · 1 + f32(x)`).
+//! `t · f32(x) + 0`, `t / x` is `t · f32(1/x) + 0`, `t + x` is `t · 1 + f32(x)`). The loops are
+//! compiled for each instruction-set path, the same bits on each (`kernels::adamw_moment`,
+//! `kernels::adamw_update`).
 use candle_core::{CpuStorage, InplaceOp2, InplaceOp3, Layout, Tensor};
 
 /// Whether [`Moment`] and [`Update`] can run on these tensors.
@@ -79,10 +81,7 @@ impl InplaceOp2 for Moment {
             squared,
         } = *self;
         par(slice_mut(m, ml)?, [slice(g, gl)?], |m, [g]| {
-            for (m, &g) in m.iter_mut().zip(g) {
-                let g = if squared { g * g } else { g };
-                *m = (*m * beta + 0.0) + (g * one_minus_beta + 0.0);
-            }
+            crate::kernels::adamw_moment(m, g, beta, one_minus_beta, squared);
         });
         Ok(())
     }
@@ -103,16 +102,7 @@ impl InplaceOp3 for Update {
     ) -> candle_core::Result<()> {
         let c = self.0;
         par(slice_mut(p, pl)?, [slice(m, ml)?, slice(v, vl)?], |p, [m, v]| {
-            for ((p, &m), &v) in p.iter_mut().zip(m).zip(v) {
-                let m_hat = m * c.inv_c1 + 0.0;
-                let v_hat = v * c.inv_c2 + 0.0;
-                let update = m_hat / (v_hat.sqrt() * 1.0 + c.eps);
-                let kept = match c.decay {
-                    Some(d) => *p * d + 0.0,
-                    None => *p,
-                };
-                *p = kept - (update * c.lr + 0.0);
-            }
+            crate::kernels::adamw_update(p, m, v, c);
         });
         Ok(())
     }

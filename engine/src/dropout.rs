@@ -114,9 +114,7 @@ impl CustomOp1 for DropoutOp {
         }
         let threads = crate::pool::threads();
         let per = x.len().div_ceil(threads).max(1 << 16);
-        let scale = self.scale;
-        let keep = &self.keep;
-        let out = crate::kernels::map_indexed_on_pool(x, per, |i, xv| xv * if keep[i] { scale } else { 0.0 });
+        let out = crate::kernels::dropout_apply(x, &self.keep, self.scale, per);
         Ok((CpuStorage::F32(out), l.shape().clone()))
     }
 
