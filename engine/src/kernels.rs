@@ -956,6 +956,20 @@ impl CustomOp2 for Product {
     }
 }
 
+simd_kernel! {
+    /// `acc[j] += row[j]` for each row of `rows` (rows of `acc.len()` values) in order.
+    fn add_rows / add_rows_on(acc: &mut [f32], rows: &[f32]) => add_rows_generic
+}
+
+#[inline(always)]
+fn add_rows_generic(acc: &mut [f32], rows: &[f32]) {
+    for row in rows.chunks_exact(acc.len().max(1)) {
+        for (a, &v) in acc.iter_mut().zip(row) {
+            *a += v;
+        }
+    }
+}
+
 /// Column sums of an `(n, m)` matrix → `(m)`: each piece of [`REDUCE_ROWS`] rows is summed row by row
 /// on the pool, the pieces' sums are added in order — the same grouping, and bits, on any number of
 /// threads.
@@ -977,11 +991,7 @@ impl candle_core::CustomOp1 for ColumnSums {
         } else {
             let sums = map_on_pool(g.len().div_ceil(per), |i| {
                 let mut acc = vec![0f32; m];
-                for row in g[i * per..((i + 1) * per).min(g.len())].chunks_exact(m) {
-                    for (a, &v) in acc.iter_mut().zip(row) {
-                        *a += v;
-                    }
-                }
+                add_rows(&mut acc, &g[i * per..((i + 1) * per).min(g.len())]);
                 acc
             });
             let Some(sums) = sums else {
@@ -1340,14 +1350,150 @@ struct LayerNormOp {
     eps: f32,
 }
 
-impl LayerNormOp {
-    /// Mean and 1/σ of one row.
+/// Mean and 1/σ of each of `G` rows of `d` values, `x` holding them one after the other: each row's
+/// two sums are chains in its own order (from −0.0, as `Iterator::sum` folds), `G` rows' chains
+/// side by side so that they overlap (a row alone is 2·d dependent additions).
+#[inline(always)]
+fn row_stats<const G: usize>(x: &[f32], d: usize, eps: f32) -> ([f32; G], [f32; G]) {
+    let x = &x[..G * d];
+    let df = d as f32;
+    let mut sum = [-0.0f32; G];
+    for j in 0..d {
+        for (r, s) in sum.iter_mut().enumerate() {
+            *s += x[r * d + j];
+        }
+    }
+    let mean = sum.map(|s| s / df);
+    let mut var = [-0.0f32; G];
+    for j in 0..d {
+        for (r, v) in var.iter_mut().enumerate() {
+            let c = x[r * d + j] - mean[r];
+            *v += c * c;
+        }
+    }
+    (mean, var.map(|v| 1.0 / (v / df + eps).sqrt()))
+}
+
+simd_kernel! {
+    /// The training layer norm's rows (`x` whole rows of `w.len()` values): `(x − mean)·(1/σ)·w + b`,
+    /// [`LN_ROWS`] rows' statistics at a time ([`row_stats`]).
+    fn layer_norm_rows / layer_norm_rows_on(x: &[f32], w: &[f32], b: &[f32], eps: f32, out: &mut [MaybeUninit<f32>]) => layer_norm_rows_generic
+}
+
+#[inline(always)]
+fn layer_norm_rows_generic(x: &[f32], w: &[f32], b: &[f32], eps: f32, out: &mut [MaybeUninit<f32>]) {
+    fn group<const G: usize>(x: &[f32], w: &[f32], b: &[f32], eps: f32, out: &mut [MaybeUninit<f32>]) {
+        let d = w.len();
+        let (mean, inv) = row_stats::<G>(x, d, eps);
+        for (r, (xr, or)) in x.chunks_exact(d).zip(out.chunks_exact_mut(d)).enumerate() {
+            for (((o, &v), &g), &be) in or.iter_mut().zip(xr).zip(w).zip(b) {
+                o.write((v - mean[r]) * inv[r] * g + be);
+            }
+        }
+    }
+    let d = w.len();
+    let whole = x.len() / (LN_ROWS * d) * (LN_ROWS * d);
+    for (xs, os) in x[..whole]
+        .chunks_exact(LN_ROWS * d)
+        .zip(out.chunks_exact_mut(LN_ROWS * d))
+    {
+        group::<LN_ROWS>(xs, w, b, eps, os);
+    }
+    for (xr, or) in x[whole..].chunks_exact(d).zip(out[whole..].chunks_exact_mut(d)) {
+        group::<1>(xr, w, b, eps, or);
+    }
+}
+
+simd_kernel! {
+    /// The training layer norm's gradients over whole rows (`x`, `g` and `dx` rows of `w.len()`):
+    /// `dx` written, and each row's `dy·x̂` and `dy` added to `dw` and `db` in row order. Per row
+    /// `x̂ = (x − mean)·(1/σ)`, `m1 = Σ(dy·w)/d`, `m2 = Σ(dy·w·x̂)/d` (chains in the row's order)
+    /// and `dx = (1/σ)·(dy·w − m1 − x̂·m2)`; [`LN_ROWS`] rows at a time, so that their chains overlap,
+    /// the rest lane by lane.
+    fn layer_norm_grad_rows / layer_norm_grad_rows_on(x: &[f32], g: &[f32], w: &[f32], eps: f32, dx: &mut [f32], dw: &mut [f32], db: &mut [f32]) => layer_norm_grad_rows_generic
+}
+
+#[inline(always)]
+fn layer_norm_grad_rows_generic(
+    x: &[f32],
+    g: &[f32],
+    w: &[f32],
+    eps: f32,
+    dx: &mut [f32],
+    dw: &mut [f32],
+    db: &mut [f32],
+) {
     #[inline(always)]
-    fn stats(&self, x: &[f32]) -> (f32, f32) {
-        let d = x.len() as f32;
-        let mean = x.iter().sum::<f32>() / d;
-        let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / d;
-        (mean, 1.0 / (var + self.eps).sqrt())
+    fn group<const G: usize>(
+        (x, g, w): (&[f32], &[f32], &[f32]),
+        eps: f32,
+        (dx, dw, db): (&mut [f32], &mut [f32], &mut [f32]),
+        (xh, gw): (&mut [f32], &mut [f32]),
+    ) {
+        let d = w.len();
+        let df = d as f32;
+        let (mean, inv) = row_stats::<G>(x, d, eps);
+        let (xh, gw) = (&mut xh[..G * d], &mut gw[..G * d]);
+        for r in 0..G {
+            let span = r * d..(r + 1) * d;
+            for (((h, q), &v), (&gv, &wv)) in xh[span.clone()]
+                .iter_mut()
+                .zip(&mut gw[span.clone()])
+                .zip(&x[span.clone()])
+                .zip(g[span].iter().zip(w))
+            {
+                *h = (v - mean[r]) * inv[r];
+                *q = gv * wv;
+            }
+        }
+        let (mut s1, mut s2) = ([0f32; G], [0f32; G]);
+        for j in 0..d {
+            for r in 0..G {
+                let q = gw[r * d + j];
+                s1[r] += q;
+                s2[r] += q * xh[r * d + j];
+            }
+        }
+        for r in 0..G {
+            let span = r * d..(r + 1) * d;
+            for (((a, c), &gv), &h) in dw
+                .iter_mut()
+                .zip(db.iter_mut())
+                .zip(&g[span.clone()])
+                .zip(&xh[span])
+            {
+                *a += gv * h;
+                *c += gv;
+            }
+        }
+        for r in 0..G {
+            let span = r * d..(r + 1) * d;
+            let (m1, m2) = (s1[r] / df, s2[r] / df);
+            for ((o, &q), &h) in dx[span.clone()].iter_mut().zip(&gw[span.clone()]).zip(&xh[span]) {
+                *o = inv[r] * (q - m1 - h * m2);
+            }
+        }
+    }
+    let d = w.len();
+    let (mut xh, mut gw) = (vec![0f32; LN_ROWS * d], vec![0f32; LN_ROWS * d]);
+    let whole = x.len() / (LN_ROWS * d) * (LN_ROWS * d);
+    let at = |k: usize| k * LN_ROWS * d..(k + 1) * LN_ROWS * d;
+    for k in 0..whole / (LN_ROWS * d).max(1) {
+        group::<LN_ROWS>(
+            (&x[at(k)], &g[at(k)], w),
+            eps,
+            (&mut dx[at(k)], dw, db),
+            (&mut xh, &mut gw),
+        );
+    }
+    for r in 0..(x.len() - whole) / d.max(1) {
+        let span = whole + r * d..whole + (r + 1) * d;
+        group::<1>(
+            (&x[span.clone()], &g[span.clone()], w),
+            eps,
+            (&mut dx[span], dw, db),
+            (&mut xh, &mut gw),
+        );
     }
 }
 
@@ -1375,15 +1521,10 @@ impl CustomOp3 for LayerNormOp {
         let per = (x.len() / d).div_ceil(threads()).max(1) * d;
         // SAFETY: the pieces are whole rows (x.len() a multiple of d, checked above) and every
         // element of each row is written (x's row, w and b all hold d).
+        let eps = self.eps;
         let out = unsafe {
             written_on_pool(x.len(), per, |i, os| {
-                let xs = &x[i * per..i * per + os.len()];
-                for (xr, or) in xs.chunks_exact(d).zip(os.chunks_exact_mut(d)) {
-                    let (mean, inv) = self.stats(xr);
-                    for (((o, &v), &g), &be) in or.iter_mut().zip(xr).zip(w).zip(b) {
-                        o.write((v - mean) * inv * g + be);
-                    }
-                }
+                layer_norm_rows(&x[i * per..i * per + os.len()], w, b, eps, os);
             })
         };
         Ok((CpuStorage::F32(out), l1.shape().clone()))
@@ -1441,34 +1582,14 @@ impl CustomOp3 for LayerNormGrad {
         let mut out = vec![0f32; x.len() + 2 * d];
         let (dx, tail) = out.split_at_mut(x.len());
         let per = REDUCE_ROWS * d;
-        let op = LayerNormOp { eps: self.eps };
+        let eps = self.eps;
         // Per piece of [`REDUCE_ROWS`] rows (not per thread: the sums' grouping must not depend on the
         // thread count): dx of its rows, and its partial column sums of dw and db (summed in order
         // after).
         let partials = map_chunks_on_pool(dx, per, |piece, ds| {
             let span = piece * per..piece * per + ds.len();
             let (mut dw, mut db) = (vec![0f32; d], vec![0f32; d]);
-            for ((xr, gr), dr) in x[span.clone()]
-                .chunks_exact(d)
-                .zip(g[span].chunks_exact(d))
-                .zip(ds.chunks_exact_mut(d))
-            {
-                let (mean, inv) = op.stats(xr);
-                let (mut s1, mut s2) = (0f32, 0f32);
-                for (i, (&v, &gv)) in xr.iter().zip(gr).enumerate() {
-                    let xh = (v - mean) * inv;
-                    let gw = gv * w[i];
-                    s1 += gw;
-                    s2 += gw * xh;
-                    dw[i] += gv * xh;
-                    db[i] += gv;
-                }
-                let (m1, m2) = (s1 / d as f32, s2 / d as f32);
-                for (i, (&v, dv)) in xr.iter().zip(dr.iter_mut()).enumerate() {
-                    let xh = (v - mean) * inv;
-                    *dv = inv * (gr[i] * w[i] - m1 - xh * m2);
-                }
-            }
+            layer_norm_grad_rows(&x[span.clone()], &g[span], w, eps, ds, &mut dw, &mut db);
             (dw, db)
         });
         let Some(partials) = partials else {
@@ -1756,7 +1877,7 @@ mod tests {
             let xs: Vec<f32> = x.flatten_all()?.to_vec1()?;
             let mut prod = vec![0f32; n * m];
             for (r, row) in xs.chunks_exact(m).enumerate() {
-                let (mean, inv) = LayerNormOp { eps: 1e-12 }.stats(row);
+                let ([mean], [inv]) = row_stats::<1>(row, m, 1e-12);
                 for i in 0..m {
                     prod[r * m + i] = gy[r * m + i] * ((row[i] - mean) * inv);
                 }
@@ -2061,6 +2182,71 @@ mod tests {
 
     /// Rows normalised in groups ([`LN_ROWS`] at a time, the rest alone, pieces over the pool) give
     /// each row's bits as [`AddLayerNorm::row`] alone gives them.
+    /// The training layer norm, forward and backward, by groups of rows on every path gives each
+    /// row the bits of the row alone (the former per-row code, here as the reference), `dw` and `db`
+    /// summed in row order; rows of zeros and rows starting with −0.0 included (the sums' start).
+    #[test]
+    fn the_training_layer_norm_in_groups_gives_each_rows_own_bits() -> Result<()> {
+        fn stats(x: &[f32], eps: f32) -> (f32, f32) {
+            let d = x.len() as f32;
+            let mean = x.iter().sum::<f32>() / d;
+            let var = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / d;
+            (mean, 1.0 / (var + eps).sqrt())
+        }
+        let eps = 1e-12;
+        let paths: Vec<Isa> = [Isa::Portable, Isa::Avx2, Isa::Avx512]
+            .into_iter()
+            .filter(|&p| p <= Isa::detected())
+            .collect();
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        for (n, d) in [(1, 4), (7, 3), (8, 16), (9, 5), (37, 384), (70, 384)] {
+            let (x, _, w, b, _) = layer_norm_inputs(n, d)?;
+            let mut xs = x.flatten_all()?.to_vec1::<f32>()?;
+            let g: Vec<f32> = xs.iter().map(|v| (v * 3.7).sin()).collect();
+            if n > 2 {
+                xs[..d].fill(0.0);
+                xs[d] = -0.0;
+                xs[d + 1..2 * d].fill(-0.0);
+                xs[2 * d] = -0.0;
+            }
+            let (ws, bs) = (w.to_vec1::<f32>()?, b.to_vec1::<f32>()?);
+            let (mut want_y, mut want_dx) = (vec![0f32; n * d], vec![0f32; n * d]);
+            let (mut want_dw, mut want_db) = (vec![0f32; d], vec![0f32; d]);
+            for r in 0..n {
+                let (xr, gr) = (&xs[r * d..(r + 1) * d], &g[r * d..(r + 1) * d]);
+                let (mean, inv) = stats(xr, eps);
+                let (mut s1, mut s2) = (0f32, 0f32);
+                for i in 0..d {
+                    let xh = (xr[i] - mean) * inv;
+                    want_y[r * d + i] = xh * ws[i] + bs[i];
+                    let gw = gr[i] * ws[i];
+                    s1 += gw;
+                    s2 += gw * xh;
+                    want_dw[i] += gr[i] * xh;
+                    want_db[i] += gr[i];
+                }
+                let (m1, m2) = (s1 / d as f32, s2 / d as f32);
+                for i in 0..d {
+                    let xh = (xr[i] - mean) * inv;
+                    want_dx[r * d + i] = inv * (gr[i] * ws[i] - m1 - xh * m2);
+                }
+            }
+            for &path in &paths {
+                let mut y = vec![MaybeUninit::uninit(); n * d];
+                layer_norm_rows_on(path, &xs, &ws, &bs, eps, &mut y);
+                // SAFETY: the kernel writes every element.
+                let y = unsafe { assume_written(&mut y) };
+                assert_eq!(bits(y), bits(&want_y), "forward ({n}, {d}), {path:?}");
+                let (mut dx, mut dw, mut db) = (vec![0f32; n * d], vec![0f32; d], vec![0f32; d]);
+                layer_norm_grad_rows_on(path, &xs, &g, &ws, eps, &mut dx, &mut dw, &mut db);
+                assert_eq!(bits(&dx), bits(&want_dx), "dx ({n}, {d}), {path:?}");
+                assert_eq!(bits(&dw), bits(&want_dw), "dw ({n}, {d}), {path:?}");
+                assert_eq!(bits(&db), bits(&want_db), "db ({n}, {d}), {path:?}");
+            }
+        }
+        Ok(())
+    }
+
     #[test]
     fn add_layer_norm_in_groups_gives_each_rows_own_bits() -> Result<()> {
         for (n, d) in [(1, 4), (7, 3), (8, 16), (37, 384), (200, 384)] {
