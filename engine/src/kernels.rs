@@ -1382,6 +1382,7 @@ simd_kernel! {
 
 #[inline(always)]
 fn layer_norm_rows_generic(x: &[f32], w: &[f32], b: &[f32], eps: f32, out: &mut [MaybeUninit<f32>]) {
+    #[inline(always)]
     fn group<const G: usize>(x: &[f32], w: &[f32], b: &[f32], eps: f32, out: &mut [MaybeUninit<f32>]) {
         let d = w.len();
         let (mean, inv) = row_stats::<G>(x, d, eps);
@@ -1410,7 +1411,7 @@ simd_kernel! {
     /// `x̂ = (x − mean)·(1/σ)`, `m1 = Σ(dy·w)/d`, `m2 = Σ(dy·w·x̂)/d` (chains in the row's order)
     /// and `dx = (1/σ)·(dy·w − m1 − x̂·m2)`; [`LN_ROWS`] rows at a time, so that their chains overlap,
     /// the rest lane by lane.
-    fn layer_norm_grad_rows / layer_norm_grad_rows_on(x: &[f32], g: &[f32], w: &[f32], eps: f32, dx: &mut [f32], dw: &mut [f32], db: &mut [f32]) => layer_norm_grad_rows_generic
+    fn layer_norm_grad_rows / layer_norm_grad_rows_on(x: &[f32], g: &[f32], w: &[f32], eps: f32, dx: &mut [f32], dw_db: (&mut [f32], &mut [f32])) => layer_norm_grad_rows_generic
 }
 
 #[inline(always)]
@@ -1420,8 +1421,7 @@ fn layer_norm_grad_rows_generic(
     w: &[f32],
     eps: f32,
     dx: &mut [f32],
-    dw: &mut [f32],
-    db: &mut [f32],
+    (dw, db): (&mut [f32], &mut [f32]),
 ) {
     #[inline(always)]
     fn group<const G: usize>(
@@ -1589,7 +1589,7 @@ impl CustomOp3 for LayerNormGrad {
         let partials = map_chunks_on_pool(dx, per, |piece, ds| {
             let span = piece * per..piece * per + ds.len();
             let (mut dw, mut db) = (vec![0f32; d], vec![0f32; d]);
-            layer_norm_grad_rows(&x[span.clone()], &g[span], w, eps, ds, &mut dw, &mut db);
+            layer_norm_grad_rows(&x[span.clone()], &g[span], w, eps, ds, (&mut dw, &mut db));
             (dw, db)
         });
         let Some(partials) = partials else {
@@ -2238,7 +2238,7 @@ mod tests {
                 let y = unsafe { assume_written(&mut y) };
                 assert_eq!(bits(y), bits(&want_y), "forward ({n}, {d}), {path:?}");
                 let (mut dx, mut dw, mut db) = (vec![0f32; n * d], vec![0f32; d], vec![0f32; d]);
-                layer_norm_grad_rows_on(path, &xs, &g, &ws, eps, &mut dx, &mut dw, &mut db);
+                layer_norm_grad_rows_on(path, &xs, &g, &ws, eps, &mut dx, (&mut dw, &mut db));
                 assert_eq!(bits(&dx), bits(&want_dx), "dx ({n}, {d}), {path:?}");
                 assert_eq!(bits(&dw), bits(&want_dw), "dw ({n}, {d}), {path:?}");
                 assert_eq!(bits(&db), bits(&want_db), "db ({n}, {d}), {path:?}");
