@@ -50,6 +50,19 @@ impl Dropout {
         self.p
     }
 
+    /// The CPU's keep mask of the next `n` values (this thread's generator moves past them) and the
+    /// kept values' scale `1 / (1 − p)`: what [`Dropout::forward`] draws on the CPU.
+    pub fn draw_mask(&self, n: usize) -> (std::sync::Arc<[bool]>, f32) {
+        let p = f64::from(self.p);
+        let keep: Vec<bool> = RNG.with(|r| {
+            let mut r = r.borrow_mut();
+            let state = r.state();
+            r.skip(n as u64);
+            crate::kernels::keep_mask(state, p, n)
+        });
+        (keep.into(), (1.0 / (1.0 - p)) as f32)
+    }
+
     /// Applies dropout when `train` is true. On the CPU (f32) one pass each way with the mask kept as
     /// booleans (`DropoutOp`); other CPU dtypes draw the same mask as a tensor and take candle's
     /// product. On a GPU the mask is drawn there (module docs), and the product is candle's.
@@ -69,18 +82,9 @@ impl Dropout {
             let mask = (u.ge(p as f32)?.to_dtype(x.dtype())? * f64::from(scale))?;
             return x * mask;
         }
-        let n = x.elem_count();
-        let keep: Vec<bool> = RNG.with(|r| {
-            let mut r = r.borrow_mut();
-            let state = r.state();
-            r.skip(n as u64);
-            crate::kernels::keep_mask(state, p, n)
-        });
+        let (keep, scale) = self.draw_mask(x.elem_count());
         if x.device().is_cpu() && x.dtype() == candle_core::DType::F32 {
-            let op = DropoutOp {
-                keep: keep.into(),
-                scale,
-            };
+            let op = DropoutOp { keep, scale };
             return x.contiguous()?.apply_op1(op);
         }
         let mask: Vec<f32> = keep.iter().map(|&k| if k { scale } else { 0.0 }).collect();

@@ -557,7 +557,7 @@ pub(crate) fn dropout_apply(x: &[f32], keep: &[bool], scale: f32, per: usize) ->
 simd_kernel! {
     /// `out[i] ← x[i] · (scale if keep[i] else 0)`, lane by lane (as a loop of scalar selects it
     /// was 8 % of a training step on one thread).
-    fn dropout_slice / dropout_slice_on(x: &[f32], keep: &[bool], scale: f32, out: &mut [MaybeUninit<f32>]) => dropout_slice_generic
+    pub(crate) fn dropout_slice / dropout_slice_on(x: &[f32], keep: &[bool], scale: f32, out: &mut [MaybeUninit<f32>]) => dropout_slice_generic
 }
 
 #[inline(always)]
@@ -1662,29 +1662,7 @@ impl CustomOp2 for MaskedSoftmax {
     ) -> candle_core::Result<(CpuStorage, Shape)> {
         let x = f32_slice(s1, l1, "masked softmax")?;
         let mask = f32_slice(s2, l2, "masked softmax")?;
-        let (k, rows_per_seq) = softmax_shape(x.len(), mask, l2.shape(), "masked softmax")?;
-        let rows = x.len() / k;
-        let per_rows = rows.div_ceil(threads()).max(1);
-        let fill = |t: usize, os: &mut [MaybeUninit<f32>]| {
-            // The piece's rows copied from the scores (on the pool, not on the calling thread),
-            // then softmaxed a sequence's rows (one mask) at a time.
-            let (start, len) = (t * per_rows * k, os.len());
-            for (o, &v) in os.iter_mut().zip(&x[start..start + len]) {
-                o.write(v);
-            }
-            // SAFETY: every element written just above.
-            let os = unsafe { assume_written(os) };
-            let (first, rows) = (t * per_rows, os.len() / k);
-            let mut i = 0;
-            while i < rows {
-                let seq = (first + i) / rows_per_seq;
-                let end = ((seq + 1) * rows_per_seq - first).min(rows);
-                softmax_rows(&mut os[i * k..end * k], &mask[seq * k..(seq + 1) * k]);
-                i = end;
-            }
-        };
-        // SAFETY: `fill` writes every element of its piece (the copy).
-        let out = unsafe { written_on_pool(x.len(), per_rows * k, fill) };
+        let out = softmax_pieces(x, mask, l2.shape(), "masked softmax", |_, _| {})?;
         Ok((CpuStorage::F32(out), l1.shape().clone()))
     }
 
@@ -1698,6 +1676,248 @@ impl CustomOp2 for MaskedSoftmax {
         let dx = res.apply_op2_no_bwd(&grad.contiguous()?, &SoftmaxGrad)?;
         Ok((Some(dx), None))
     }
+}
+
+/// `softmax(x + mask)` row by row on the pool (rows of `k`, each sequence's rows with its row of
+/// `mask` `(b, k)`), each piece's rows copied from `x` and softmaxed a sequence at a time; `then(row,
+/// probs)` on each sequence's block of rows (`row` its first row) while it is in cache.
+fn softmax_pieces(
+    x: &[f32],
+    mask: &[f32],
+    mask_shape: &Shape,
+    what: &str,
+    then: impl Fn(usize, &[f32]) + Sync,
+) -> candle_core::Result<Vec<f32>> {
+    let (k, rows_per_seq) = softmax_shape(x.len(), mask, mask_shape, what)?;
+    let rows = x.len() / k;
+    let per_rows = rows.div_ceil(threads()).max(1);
+    let fill = |t: usize, os: &mut [MaybeUninit<f32>]| {
+        // The piece's rows copied from the scores (on the pool, not on the calling thread),
+        // then softmaxed a sequence's rows (one mask) at a time.
+        let (start, len) = (t * per_rows * k, os.len());
+        for (o, &v) in os.iter_mut().zip(&x[start..start + len]) {
+            o.write(v);
+        }
+        // SAFETY: every element written just above.
+        let os = unsafe { assume_written(os) };
+        let (first, rows) = (t * per_rows, os.len() / k);
+        let mut i = 0;
+        while i < rows {
+            let seq = (first + i) / rows_per_seq;
+            let end = ((seq + 1) * rows_per_seq - first).min(rows);
+            softmax_rows(&mut os[i * k..end * k], &mask[seq * k..(seq + 1) * k]);
+            then(first + i, &os[i * k..end * k]);
+            i = end;
+        }
+    };
+    // SAFETY: `fill` writes every element of its piece (the copy).
+    Ok(unsafe { written_on_pool(x.len(), per_rows * k, fill) })
+}
+
+/// `dropout(softmax(scores + mask))` **with** a backward pass (training): [`MaskedSoftmax`] and
+/// dropout's mask ([`crate::dropout`]) in one op. Forward, each sequence's block of probabilities is
+/// dropped while it is in cache, where the two ops wrote the probabilities out and read them back
+/// (attention's are the step's largest activations: 56 sequences × 12 heads × 128 × 128 values a
+/// layer); backward, `dy ⊙ m` is formed inside the softmax's gradient row by row, where dropout's
+/// backward was a pass of its own. The probabilities before dropout, which the gradient needs, are
+/// kept by the op. The same values as the two ops: each element is the same operations.
+struct MaskedSoftmaxDropout {
+    keep: std::sync::Arc<[bool]>,
+    scale: f32,
+    /// The softmax before dropout, set by the forward pass for the backward one.
+    probs: std::sync::Arc<std::sync::OnceLock<Vec<f32>>>,
+}
+
+/// A pointer to an output the pool's pieces write at disjoint places.
+#[derive(Clone, Copy)]
+struct SharedOut(*mut f32);
+
+// SAFETY: the pieces write disjoint elements (each its own rows).
+unsafe impl Send for SharedOut {}
+unsafe impl Sync for SharedOut {}
+
+impl SharedOut {
+    /// The pointer (a method, so that closures capture the `Sync` wrapper, not its field).
+    fn get(self) -> *mut f32 {
+        self.0
+    }
+}
+
+impl CustomOp2 for MaskedSoftmaxDropout {
+    fn name(&self) -> &'static str {
+        "lexbench-masked-softmax-dropout"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let x = f32_slice(s1, l1, "masked softmax with dropout")?;
+        let mask = f32_slice(s2, l2, "masked softmax with dropout")?;
+        if self.keep.len() != x.len() {
+            candle_core::bail!(
+                "masked softmax with dropout: {} scores, a mask of {}",
+                x.len(),
+                self.keep.len()
+            );
+        }
+        let k = l1.shape().dims().last().copied().unwrap_or(0);
+        let mut dropped: Vec<f32> = Vec::with_capacity(x.len());
+        let at = SharedOut(dropped.as_mut_ptr());
+        let (keep, scale) = (&self.keep, self.scale);
+        let probs = softmax_pieces(
+            x,
+            mask,
+            l2.shape(),
+            "masked softmax with dropout",
+            |row, block| {
+                let span = row * k..row * k + block.len();
+                // SAFETY: `dropped` has room for x.len() values; the block's span is its own (the
+                // pieces' sequence blocks are disjoint rows of x), written by this piece alone.
+                let out = unsafe {
+                    std::slice::from_raw_parts_mut(
+                        at.get().add(span.start).cast::<MaybeUninit<f32>>(),
+                        block.len(),
+                    )
+                };
+                dropout_slice(block, &keep[span], scale, out);
+            },
+        )?;
+        // SAFETY: the sequence blocks cover every row of every piece, so every element of `dropped`
+        // was written (`dropout_slice` writes its whole block).
+        unsafe { dropped.set_len(x.len()) };
+        if self.probs.set(probs).is_err() {
+            candle_core::bail!("masked softmax with dropout: the op ran forward twice");
+        }
+        Ok((CpuStorage::F32(dropped), l1.shape().clone()))
+    }
+
+    fn bwd(
+        &self,
+        _x: &Tensor,
+        _mask: &Tensor,
+        _res: &Tensor,
+        grad: &Tensor,
+    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>)> {
+        let op = SoftmaxDropoutGrad {
+            keep: self.keep.clone(),
+            scale: self.scale,
+            probs: self.probs.clone(),
+        };
+        Ok((Some(grad.contiguous()?.apply_op1_no_bwd(&op)?), None))
+    }
+}
+
+/// [`MaskedSoftmaxDropout`]'s gradient: `dx = p ⊙ (g − Σ g ⊙ p)` row by row with `g = dy ⊙ m`.
+struct SoftmaxDropoutGrad {
+    keep: std::sync::Arc<[bool]>,
+    scale: f32,
+    probs: std::sync::Arc<std::sync::OnceLock<Vec<f32>>>,
+}
+
+impl candle_core::CustomOp1 for SoftmaxDropoutGrad {
+    fn name(&self) -> &'static str {
+        "lexbench-softmax-dropout-grad"
+    }
+
+    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let g = f32_slice(s, l, "softmax with dropout backward")?;
+        let Some(p) = self.probs.get() else {
+            candle_core::bail!("softmax with dropout backward: no forward pass ran");
+        };
+        let k = l.shape().dims().last().copied().unwrap_or(0);
+        if k == 0 || g.len() != p.len() || self.keep.len() != p.len() {
+            candle_core::bail!(
+                "softmax with dropout backward: {} outputs, {} gradients, a mask of {}, rows of {k}",
+                p.len(),
+                g.len(),
+                self.keep.len()
+            );
+        }
+        let (keep, scale) = (&self.keep, self.scale);
+        let per = (p.len() / k).div_ceil(threads()).max(1) * k;
+        // SAFETY: the pieces are whole rows; `softmax_dropout_grad_row` writes each element of its row.
+        let out = unsafe {
+            written_on_pool(p.len(), per, |i, os| {
+                let at = i * per;
+                for (r, or) in os.chunks_exact_mut(k).enumerate() {
+                    let span = at + r * k..at + (r + 1) * k;
+                    softmax_dropout_grad_row(&p[span.clone()], &g[span.clone()], &keep[span], scale, or);
+                }
+            })
+        };
+        Ok((CpuStorage::F32(out), l.shape().clone()))
+    }
+}
+
+simd_kernel! {
+    /// One row of [`SoftmaxDropoutGrad`]: [`softmax_grad_row`] of `g ⊙ m` (`m` = `scale` where kept,
+    /// 0 where dropped), the same lanes.
+    fn softmax_dropout_grad_row / softmax_dropout_grad_row_on(p: &[f32], g: &[f32], keep: &[bool], scale: f32, out: &mut [MaybeUninit<f32>]) => softmax_dropout_grad_row_generic
+}
+
+#[inline(always)]
+fn softmax_dropout_grad_row_generic(
+    p: &[f32],
+    g: &[f32],
+    keep: &[bool],
+    scale: f32,
+    out: &mut [MaybeUninit<f32>],
+) {
+    let n = p.len();
+    let split = n - n % LANES;
+    let dropped = |gv: f32, k: bool| gv * if k { scale } else { 0.0 };
+    let mut lanes = [0f32; LANES];
+    for ((ps, gs), ks) in p[..split]
+        .chunks_exact(LANES)
+        .zip(g[..split].chunks_exact(LANES))
+        .zip(keep[..split].chunks_exact(LANES))
+    {
+        for i in 0..LANES {
+            lanes[i] += ps[i] * dropped(gs[i], ks[i]);
+        }
+    }
+    for (i, ((&pv, &gv), &k)) in p[split..].iter().zip(&g[split..]).zip(&keep[split..]).enumerate() {
+        lanes[i] += pv * dropped(gv, k);
+    }
+    let dot: f32 = lanes.iter().sum();
+    for (((o, &pv), &gv), &k) in out.iter_mut().zip(p).zip(g).zip(keep) {
+        o.write(pv * (dropped(gv, k) - dot));
+    }
+}
+
+/// [`masked_softmax`] followed by dropout (drop probability `p`, in training) as one op on f32 CPU
+/// tensors ([`MaskedSoftmaxDropout`]; the mask drawn as [`crate::dropout::Dropout::forward`] draws
+/// it, so the same values and generator state); without dropout, [`masked_softmax`]; `None` where
+/// neither kernel applies (the caller runs candle's ops and its dropout).
+pub fn masked_softmax_dropout(
+    scores: &Tensor,
+    mask: &Tensor,
+    dropout: crate::dropout::Dropout,
+    train: bool,
+) -> Result<Option<Tensor>> {
+    if !train || dropout.p() <= 0.0 {
+        return masked_softmax(scores, mask);
+    }
+    let ok = scores.device().is_cpu()
+        && scores.dtype() == DType::F32
+        && mask.dtype() == DType::F32
+        && mask.rank() == 2
+        && scores.dims().first() == mask.dims().first()
+        && scores.dims().last() == mask.dims().last();
+    if !ok {
+        return Ok(None);
+    }
+    let (keep, scale) = dropout.draw_mask(scores.elem_count());
+    let op = MaskedSoftmaxDropout {
+        keep,
+        scale,
+        probs: Default::default(),
+    };
+    Ok(Some(scores.contiguous()?.apply_op2(&mask.contiguous()?, op)?))
 }
 
 /// `dx = p ⊙ (dy − Σ dy ⊙ p)` row by row, from the softmax output `p` and the output gradient `dy`.
@@ -2372,6 +2592,54 @@ mod tests {
             assert!(d <= 1e-5, "({b}, {h}, {q}, {k}) gradients: {d}");
             // A wrong backward (e.g. the product's gradient alone) is far off.
             assert!(max_diff(g1, &(probe.clone() * 0.0)?)? > 1e-2);
+        }
+        Ok(())
+    }
+
+    /// The softmax with dropout in one op is the softmax then dropout, bit for bit, values and
+    /// gradients, from the same generator state (which it leaves where dropout leaves it); without
+    /// training or at p = 0 it is the softmax alone.
+    #[test]
+    fn masked_softmax_dropout_is_the_softmax_then_dropout_bit_for_bit() -> Result<()> {
+        use crate::dropout::{Dropout, reseed};
+        use candle_core::Var;
+        let bits = |t: &Tensor| -> Result<Vec<u32>> {
+            Ok(t.flatten_all()?
+                .to_vec1::<f32>()?
+                .iter()
+                .map(|v| v.to_bits())
+                .collect())
+        };
+        for (b, h, q, k) in [(2, 3, 5, 7), (3, 2, 4, 33), (2, 12, 16, 128)] {
+            let x = Var::from_tensor(&Tensor::randn(0f32, 3.0, (b, h, q, k), &Device::Cpu)?)?;
+            let mut m = vec![0f32; b * k];
+            for v in &mut m[(b - 1) * k + 2..] {
+                *v = f32::MIN;
+            }
+            let mask = Tensor::from_vec(m, (b, k), &Device::Cpu)?;
+            let probe = Tensor::randn(0f32, 1.0, (b, h, q, k), &Device::Cpu)?;
+            let d = Dropout::new(0.1);
+            reseed(5);
+            let ours = masked_softmax_dropout(x.as_tensor(), &mask, d, true)?.expect("applies");
+            let after_ours = bits(&d.forward(&Tensor::ones(9, DType::F32, &Device::Cpu)?, true)?)?;
+            reseed(5);
+            let theirs = d.forward(&masked_softmax(x.as_tensor(), &mask)?.expect("applies"), true)?;
+            let after_theirs = bits(&d.forward(&Tensor::ones(9, DType::F32, &Device::Cpu)?, true)?)?;
+            assert_eq!(bits(&ours)?, bits(&theirs)?, "({b}, {h}, {q}, {k}) values");
+            assert_eq!(after_ours, after_theirs, "the generator's state after");
+            assert!(bits(&ours)?.contains(&0), "some probabilities dropped");
+            let g1 = (ours * &probe)?.sum_all()?.backward()?;
+            let g2 = (theirs * &probe)?.sum_all()?.backward()?;
+            let (g1, g2) = (
+                g1.get(x.as_tensor()).expect("grad"),
+                g2.get(x.as_tensor()).expect("grad"),
+            );
+            assert_eq!(bits(g1)?, bits(g2)?, "({b}, {h}, {q}, {k}) gradients");
+            for (d, train) in [(Dropout::new(0.1), false), (Dropout::new(0.0), true)] {
+                let plain = masked_softmax_dropout(x.as_tensor(), &mask, d, train)?.expect("applies");
+                let want = masked_softmax(x.as_tensor(), &mask)?.expect("applies");
+                assert_eq!(bits(&plain)?, bits(&want)?, "no dropout: the softmax alone");
+            }
         }
         Ok(())
     }

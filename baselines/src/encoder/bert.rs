@@ -320,7 +320,8 @@ impl Attention {
             }
         }
         let mut scores = q.matmul(&k.t()?)?;
-        // The mask and softmax in one op with its own backward pass (encoder/kernels.rs) on the CPU.
+        // The mask, softmax and (in training) dropout in one op with its own backward pass
+        // (lexbench-engine's kernels) on the CPU.
         let fused = if self.plain {
             None
         } else {
@@ -329,7 +330,7 @@ impl Attention {
                 Some(m) => m.reshape((b, keys))?,
                 None => Tensor::zeros((b, keys), scores.dtype(), scores.device())?,
             };
-            lexbench_engine::kernels::masked_softmax(&scores, &mask)?
+            lexbench_engine::kernels::masked_softmax_dropout(&scores, &mask, self.probs_dropout, train)?
         };
         let probs = match fused {
             Some(p) => p,
@@ -337,14 +338,14 @@ impl Attention {
                 if let Some(m) = &bias {
                     scores = scores.broadcast_add(m)?;
                 }
-                if scores.track_op() {
+                let probs = if scores.track_op() {
                     candle_nn::ops::softmax(&scores, D::Minus1)?
                 } else {
                     candle_nn::ops::softmax_last_dim(&scores)?
-                }
+                };
+                self.probs_dropout.forward(&probs, train)?
             }
         };
-        let probs = self.probs_dropout.forward(&probs, train)?;
         let ctx = probs
             .matmul(&v)?
             .transpose(1, 2)?
