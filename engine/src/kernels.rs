@@ -1996,6 +1996,143 @@ pub fn masked_softmax(scores: &Tensor, mask: &Tensor) -> Result<Option<Tensor>> 
     ))
 }
 
+/// Attention's heads apart, `(b, s, h·d)` → `(b, h, s, d)` (`merge` false), or back together
+/// (`merge`), each value times `scale` plus 0 when given (candle's `x * scale`, an `affine`), **with**
+/// a backward pass: the gradient's merge (times the scale) or split. One pass on the pool each way,
+/// where candle ran a reshape, a transpose and a copy (and the scale's multiply, a pass of its own)
+/// forward, and backward the scale's pass, a copy of the transposed gradient and a reshape.
+#[derive(Clone, Copy)]
+struct Heads {
+    /// `(b, s, h, d)`.
+    dims: (usize, usize, usize, usize),
+    scale: Option<f32>,
+    merge: bool,
+}
+
+impl Heads {
+    fn out_shape(&self) -> Shape {
+        let (b, s, h, d) = self.dims;
+        if self.merge {
+            Shape::from((b, s, h * d))
+        } else {
+            Shape::from((b, h, s, d))
+        }
+    }
+}
+
+simd_kernel! {
+    /// `out ← x`, or `out ← x · scale + 0` with a scale (candle's `affine`, value for value).
+    fn copy_scaled / copy_scaled_on(x: &[f32], scale: Option<f32>, out: &mut [MaybeUninit<f32>]) => copy_scaled_generic
+}
+
+#[inline(always)]
+fn copy_scaled_generic(x: &[f32], scale: Option<f32>, out: &mut [MaybeUninit<f32>]) {
+    match scale {
+        Some(m) => {
+            for (o, &v) in out.iter_mut().zip(x) {
+                o.write(v * m + 0.0);
+            }
+        }
+        None => {
+            for (o, &v) in out.iter_mut().zip(x) {
+                o.write(v);
+            }
+        }
+    }
+}
+
+impl candle_core::CustomOp1 for Heads {
+    fn name(&self) -> &'static str {
+        if self.merge {
+            "lexbench-merge-heads"
+        } else {
+            "lexbench-split-heads"
+        }
+    }
+
+    fn cpu_fwd(&self, st: &CpuStorage, l: &Layout) -> candle_core::Result<(CpuStorage, Shape)> {
+        let x = f32_slice(st, l, self.name())?;
+        let (b, s, h, d) = self.dims;
+        let hd = h * d;
+        if x.len() != b * s * hd || d == 0 || s == 0 {
+            candle_core::bail!("{}: {} values for ({b}, {s}, {h}, {d})", self.name(), x.len());
+        }
+        let scale = self.scale;
+        let out = if self.merge {
+            // A piece per sequence: its rows (s of h·d), each from h heads' rows of d.
+            // SAFETY: each piece writes its s·h·d values (s rows, h pieces of d each).
+            unsafe {
+                written_on_pool(x.len(), s * hd, |bi, os| {
+                    for (si, row) in os.chunks_exact_mut(hd).enumerate() {
+                        for (hi, piece) in row.chunks_exact_mut(d).enumerate() {
+                            let at = ((bi * h + hi) * s + si) * d;
+                            copy_scaled(&x[at..at + d], scale, piece);
+                        }
+                    }
+                })
+            }
+        } else {
+            // A piece per (sequence, head): its s rows of d, each from the sequence's row.
+            // SAFETY: each piece writes its s·d values (s rows of d).
+            unsafe {
+                written_on_pool(x.len(), s * d, |t, os| {
+                    let (bi, hi) = (t / h, t % h);
+                    for (si, row) in os.chunks_exact_mut(d).enumerate() {
+                        let at = (bi * s + si) * hd + hi * d;
+                        copy_scaled(&x[at..at + d], scale, row);
+                    }
+                })
+            }
+        };
+        Ok((CpuStorage::F32(out), self.out_shape()))
+    }
+
+    fn bwd(&self, arg: &Tensor, _res: &Tensor, grad: &Tensor) -> candle_core::Result<Option<Tensor>> {
+        let back = Heads {
+            merge: !self.merge,
+            ..*self
+        };
+        Ok(Some(
+            grad.contiguous()?.apply_op1_no_bwd(&back)?.reshape(arg.shape())?,
+        ))
+    }
+}
+
+/// `x` `(b, s, heads·d)` → `(b, heads, s, d)` contiguous, times `scale` when given (the queries'
+/// `1/√d`), with gradients ([`Heads`]); `None` where the kernel does not apply (not an f32 CPU
+/// tensor of rank 3 whose last dimension `heads` divides), and the caller runs candle's ops.
+pub fn split_heads(x: &Tensor, heads: usize, scale: Option<f64>) -> Result<Option<Tensor>> {
+    let Ok((b, s, hd)) = x.dims3() else {
+        return Ok(None);
+    };
+    if !x.device().is_cpu() || x.dtype() != DType::F32 || heads == 0 || !hd.is_multiple_of(heads) {
+        return Ok(None);
+    }
+    let op = Heads {
+        dims: (b, s, heads, hd / heads),
+        scale: scale.map(|v| v as f32),
+        merge: false,
+    };
+    Ok(Some(x.contiguous()?.apply_op1(op)?))
+}
+
+/// `x` `(b, heads, s, d)` → `(b, s, heads·d)` contiguous, with gradients ([`Heads`]); `None` where
+/// the kernel does not apply (not an f32 CPU tensor of rank 4).
+pub fn merge_heads(x: &Tensor) -> Result<Option<Tensor>> {
+    let Ok((b, h, s, d)) = x.dims4() else {
+        return Ok(None);
+    };
+    if !x.device().is_cpu() || x.dtype() != DType::F32 {
+        return Ok(None);
+    }
+    let op = Heads {
+        dims: (b, s, h, d),
+        scale: None,
+        merge: true,
+    };
+    Ok(Some(x.contiguous()?.apply_op1(op)?))
+}
+
 /// Self-attention of `qkv` `(b · s, 3 · heads · head_dim)` — queries (already scaled by
 /// `1/√head_dim`), keys and values side by side, as the fused projection makes them — with the
 /// additive `mask` `(b, s)` (0 where attended, `f32::MIN` at padding) → context `(b · s, heads ·
@@ -2592,6 +2729,72 @@ mod tests {
             assert!(d <= 1e-5, "({b}, {h}, {q}, {k}) gradients: {d}");
             // A wrong backward (e.g. the product's gradient alone) is far off.
             assert!(max_diff(g1, &(probe.clone() * 0.0)?)? > 1e-2);
+        }
+        Ok(())
+    }
+
+    /// Heads apart (with and without the queries' scale) and back together are candle's reshape,
+    /// transpose, copy and `* scale`, bit for bit, values and gradients.
+    #[test]
+    fn heads_apart_and_together_are_candles_ops_bit_for_bit() -> Result<()> {
+        use candle_core::Var;
+        let bits = |t: &Tensor| -> Result<Vec<u32>> {
+            Ok(t.flatten_all()?
+                .to_vec1::<f32>()?
+                .iter()
+                .map(|v| v.to_bits())
+                .collect())
+        };
+        for (b, s, h, d) in [(1, 1, 1, 1), (2, 5, 3, 4), (3, 7, 12, 32)] {
+            let x = Var::from_tensor(&Tensor::randn(0f32, 2.0, (b, s, h * d), &Device::Cpu)?)?;
+            let probe = Tensor::randn(0f32, 1.0, (b, h, s, d), &Device::Cpu)?;
+            for scale in [None, Some(1.0 / (d as f64).sqrt())] {
+                let ours = split_heads(x.as_tensor(), h, scale)?.expect("applies");
+                let theirs = x
+                    .as_tensor()
+                    .reshape((b, s, h, d))?
+                    .transpose(1, 2)?
+                    .contiguous()?;
+                let theirs = match scale {
+                    Some(m) => (theirs * m)?,
+                    None => theirs,
+                };
+                assert_eq!(ours.dims(), theirs.dims());
+                assert_eq!(
+                    bits(&ours)?,
+                    bits(&theirs)?,
+                    "split ({b}, {s}, {h}, {d}), {scale:?}"
+                );
+                let g1 = (ours * &probe)?.sum_all()?.backward()?;
+                let g2 = (theirs * &probe)?.sum_all()?.backward()?;
+                let (g1, g2) = (
+                    g1.get(x.as_tensor()).expect("grad"),
+                    g2.get(x.as_tensor()).expect("grad"),
+                );
+                assert_eq!(g1.dims(), g2.dims());
+                assert_eq!(
+                    bits(g1)?,
+                    bits(g2)?,
+                    "split's gradient ({b}, {s}, {h}, {d}), {scale:?}"
+                );
+            }
+            let y = Var::from_tensor(&Tensor::randn(0f32, 2.0, (b, h, s, d), &Device::Cpu)?)?;
+            let probe = Tensor::randn(0f32, 1.0, (b, s, h * d), &Device::Cpu)?;
+            let ours = merge_heads(y.as_tensor())?.expect("applies");
+            let theirs = y
+                .as_tensor()
+                .transpose(1, 2)?
+                .contiguous()?
+                .reshape((b, s, h * d))?;
+            assert_eq!(ours.dims(), theirs.dims());
+            assert_eq!(bits(&ours)?, bits(&theirs)?, "merge ({b}, {s}, {h}, {d})");
+            let g1 = (ours * &probe)?.sum_all()?.backward()?;
+            let g2 = (theirs * &probe)?.sum_all()?.backward()?;
+            let (g1, g2) = (
+                g1.get(y.as_tensor()).expect("grad"),
+                g2.get(y.as_tensor()).expect("grad"),
+            );
+            assert_eq!(bits(g1)?, bits(g2)?, "merge's gradient ({b}, {s}, {h}, {d})");
         }
         Ok(())
     }

@@ -225,6 +225,19 @@ impl Attention {
             .contiguous()?)
     }
 
+    /// [`Attention::split_heads`], times `scale` when given, as one op with its own backward pass
+    /// on the CPU (lexbench-engine's kernels: the same values as candle's ops).
+    fn heads_apart(&self, x: &Tensor, scale: Option<f64>) -> Result<Tensor> {
+        if let Some(t) = lexbench_engine::kernels::split_heads(x, self.heads, scale)? {
+            return Ok(t);
+        }
+        let t = self.split_heads(x)?;
+        Ok(match scale {
+            Some(m) => (t * m)?,
+            None => t,
+        })
+    }
+
     fn scale(&self) -> f64 {
         1.0 / (self.head_dim as f64).sqrt()
     }
@@ -260,9 +273,9 @@ impl Attention {
                 .contiguous()?;
             return Ok((qkv.get(0)?, qkv.get(1)?, qkv.get(2)?));
         }
-        let q = (self.split_heads(&self.query.forward_t(x, train)?)? * self.scale())?;
-        let k = self.split_heads(&self.key.forward_t(x, train)?)?;
-        let v = self.split_heads(&self.value.forward_t(x, train)?)?;
+        let q = self.heads_apart(&self.query.forward_t(x, train)?, Some(self.scale()))?;
+        let k = self.heads_apart(&self.key.forward_t(x, train)?, None)?;
+        let v = self.heads_apart(&self.value.forward_t(x, train)?, None)?;
         Ok((q, k, v))
     }
 
@@ -346,11 +359,11 @@ impl Attention {
                 self.probs_dropout.forward(&probs, train)?
             }
         };
-        let ctx = probs
-            .matmul(&v)?
-            .transpose(1, 2)?
-            .contiguous()?
-            .reshape((b, s, hidden))?;
+        let ctx = probs.matmul(&v)?;
+        let ctx = match lexbench_engine::kernels::merge_heads(&ctx)? {
+            Some(t) => t,
+            None => ctx.transpose(1, 2)?.contiguous()?.reshape((b, s, hidden))?,
+        };
         let mut out = self.output.forward_t(&ctx, train)?;
         out = self.hidden_dropout.forward(&out, train)?;
         if let Some(a) = &self.adapter {
