@@ -50,11 +50,13 @@ struct FusedAttention {
     head_dim: usize,
 }
 
-/// A raw pointer that may cross threads: tasks write disjoint (rows, head columns) blocks.
+/// A raw pointer that may cross threads: the tasks given it write disjoint places of the output
+/// (fused attention: each its (sequence, head) block of rows × columns; the softmax with dropout:
+/// each its own rows).
 #[derive(Clone, Copy)]
 struct SendPtr(*mut f32);
-// SAFETY: every task writes only its own (sequence, head) block of the output (disjoint rows ×
-// columns), and the pointer outlives the call that runs the tasks.
+// SAFETY: every task writes only its own disjoint part of the output, and the pointer outlives the
+// call that runs the tasks.
 unsafe impl Send for SendPtr {}
 unsafe impl Sync for SendPtr {}
 
@@ -1728,21 +1730,6 @@ struct MaskedSoftmaxDropout {
     probs: std::sync::Arc<std::sync::OnceLock<Vec<f32>>>,
 }
 
-/// A pointer to an output the pool's pieces write at disjoint places.
-#[derive(Clone, Copy)]
-struct SharedOut(*mut f32);
-
-// SAFETY: the pieces write disjoint elements (each its own rows).
-unsafe impl Send for SharedOut {}
-unsafe impl Sync for SharedOut {}
-
-impl SharedOut {
-    /// The pointer (a method, so that closures capture the `Sync` wrapper, not its field).
-    fn get(self) -> *mut f32 {
-        self.0
-    }
-}
-
 impl CustomOp2 for MaskedSoftmaxDropout {
     fn name(&self) -> &'static str {
         "lexbench-masked-softmax-dropout"
@@ -1766,7 +1753,7 @@ impl CustomOp2 for MaskedSoftmaxDropout {
         }
         let k = l1.shape().dims().last().copied().unwrap_or(0);
         let mut dropped: Vec<f32> = Vec::with_capacity(x.len());
-        let at = SharedOut(dropped.as_mut_ptr());
+        let at = SendPtr(dropped.as_mut_ptr());
         let (keep, scale) = (&self.keep, self.scale);
         let probs = softmax_pieces(
             x,
@@ -1890,7 +1877,7 @@ fn softmax_dropout_grad_row_generic(
 }
 
 /// [`masked_softmax`] followed by dropout (drop probability `p`, in training) as one op on f32 CPU
-/// tensors ([`MaskedSoftmaxDropout`]; the mask drawn as [`crate::dropout::Dropout::forward`] draws
+/// tensors (`MaskedSoftmaxDropout`; the mask drawn as [`crate::dropout::Dropout::forward`] draws
 /// it, so the same values and generator state); without dropout, [`masked_softmax`]; `None` where
 /// neither kernel applies (the caller runs candle's ops and its dropout).
 pub fn masked_softmax_dropout(
@@ -2099,7 +2086,7 @@ impl candle_core::CustomOp1 for Heads {
 }
 
 /// `x` `(b, s, heads·d)` → `(b, heads, s, d)` contiguous, times `scale` when given (the queries'
-/// `1/√d`), with gradients ([`Heads`]); `None` where the kernel does not apply (not an f32 CPU
+/// `1/√d`), with gradients (the op `Heads`); `None` where the kernel does not apply (not an f32 CPU
 /// tensor of rank 3 whose last dimension `heads` divides), and the caller runs candle's ops.
 pub fn split_heads(x: &Tensor, heads: usize, scale: Option<f64>) -> Result<Option<Tensor>> {
     let Ok((b, s, hd)) = x.dims3() else {
@@ -2116,7 +2103,7 @@ pub fn split_heads(x: &Tensor, heads: usize, scale: Option<f64>) -> Result<Optio
     Ok(Some(x.contiguous()?.apply_op1(op)?))
 }
 
-/// `x` `(b, heads, s, d)` → `(b, s, heads·d)` contiguous, with gradients ([`Heads`]); `None` where
+/// `x` `(b, heads, s, d)` → `(b, s, heads·d)` contiguous, with gradients (the op `Heads`); `None` where
 /// the kernel does not apply (not an f32 CPU tensor of rank 4).
 pub fn merge_heads(x: &Tensor) -> Result<Option<Tensor>> {
     let Ok((b, h, s, d)) = x.dims4() else {
