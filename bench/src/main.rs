@@ -173,8 +173,21 @@ struct BenchArgs {
 /// Runs the benchmark and prints the report.
 fn run(args: &BenchArgs) -> Result<ExitCode> {
     let format = args.format;
-    // The Python peers beside this crate (`bench/scripts`).
+    // The Python peers beside this crate (`bench/scripts`), read from the checkout this binary was
+    // built in: a binary run elsewhere says so before it measures, not a peer "unavailable" after.
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    if !args.no_python {
+        for script in ["scripts/bench_encoder.py", "scripts/bench_train_step.py"] {
+            let path = root.join(script);
+            if !path.is_file() {
+                anyhow::bail!(
+                    "{}: no such file: the Python peers' scripts are read from the checkout this \
+                     binary was built in (build it in the checkout you run it from, or pass --no-python)",
+                    path.display()
+                );
+            }
+        }
+    }
     let real_mode = args.mode.contains(&Mode::Real) && !args.train_step_only;
     let real_max_len = match args.max_len {
         Some(n) => n,
