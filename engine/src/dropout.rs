@@ -50,9 +50,14 @@ impl Dropout {
         self.p
     }
 
-    /// The CPU's keep mask of the next `n` values (this thread's generator moves past them) and the
-    /// kept values' scale `1 / (1 − p)`: what [`Dropout::forward`] draws on the CPU.
-    pub fn draw_mask(&self, n: usize) -> (std::sync::Arc<[bool]>, f32) {
+    /// The kept values' scale, `1 / (1 − p)` in f32.
+    pub fn scale(&self) -> f32 {
+        (1.0 / (1.0 - f64::from(self.p))) as f32
+    }
+
+    /// The CPU's keep mask of the next `n` values (this thread's generator moves past them): what
+    /// [`Dropout::forward`] draws on the CPU.
+    pub fn draw_mask(&self, n: usize) -> std::sync::Arc<[bool]> {
         let p = f64::from(self.p);
         let keep: Vec<bool> = RNG.with(|r| {
             let mut r = r.borrow_mut();
@@ -60,7 +65,7 @@ impl Dropout {
             r.skip(n as u64);
             crate::kernels::keep_mask(state, p, n)
         });
-        (keep.into(), (1.0 / (1.0 - p)) as f32)
+        keep.into()
     }
 
     /// Applies dropout when `train` is true. On the CPU (f32) one pass each way with the mask kept as
@@ -71,7 +76,7 @@ impl Dropout {
             return Ok(x.clone());
         }
         let p = f64::from(self.p);
-        let scale = (1.0 / (1.0 - p)) as f32;
+        let scale = self.scale();
         if !x.device().is_cpu() {
             if !DEVICE_SEEDED.with(|d| d.replace(true)) {
                 let seed = RNG.with(|r| r.borrow_mut().next_u64());
@@ -82,8 +87,8 @@ impl Dropout {
             let mask = (u.ge(p as f32)?.to_dtype(x.dtype())? * f64::from(scale))?;
             return x * mask;
         }
-        let (keep, scale) = self.draw_mask(x.elem_count());
-        if x.device().is_cpu() && x.dtype() == candle_core::DType::F32 {
+        let keep = self.draw_mask(x.elem_count());
+        if x.dtype() == candle_core::DType::F32 {
             let op = DropoutOp { keep, scale };
             return x.contiguous()?.apply_op1(op);
         }

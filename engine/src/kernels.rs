@@ -1889,16 +1889,10 @@ pub fn masked_softmax_dropout(
     if !train || dropout.p() <= 0.0 {
         return masked_softmax(scores, mask);
     }
-    let ok = scores.device().is_cpu()
-        && scores.dtype() == DType::F32
-        && mask.dtype() == DType::F32
-        && mask.rank() == 2
-        && scores.dims().first() == mask.dims().first()
-        && scores.dims().last() == mask.dims().last();
-    if !ok {
+    if !masked_softmax_applies(scores, mask) {
         return Ok(None);
     }
-    let (keep, scale) = dropout.draw_mask(scores.elem_count());
+    let (keep, scale) = (dropout.draw_mask(scores.elem_count()), dropout.scale());
     let op = MaskedSoftmaxDropout {
         keep,
         scale,
@@ -1963,17 +1957,22 @@ fn softmax_grad_row_generic(p: &[f32], g: &[f32], out: &mut [MaybeUninit<f32>]) 
     }
 }
 
-/// `softmax(scores + mask)` over the last dimension with gradients through `scores`, `mask`
-/// `(b, k)` (0 where attended, a large negative number at padding) broadcast over each sequence's
-/// rows: the fused kernel for f32 CPU tensors, `None` otherwise (the caller runs candle's ops).
-pub fn masked_softmax(scores: &Tensor, mask: &Tensor) -> Result<Option<Tensor>> {
-    let ok = scores.device().is_cpu()
+/// Whether the masked softmax's kernels take `scores` and `mask`: f32 CPU tensors, a mask `(b, k)`
+/// whose `b` is the scores' first dimension and `k` their last.
+fn masked_softmax_applies(scores: &Tensor, mask: &Tensor) -> bool {
+    scores.device().is_cpu()
         && scores.dtype() == DType::F32
         && mask.dtype() == DType::F32
         && mask.rank() == 2
         && scores.dims().first() == mask.dims().first()
-        && scores.dims().last() == mask.dims().last();
-    if !ok {
+        && scores.dims().last() == mask.dims().last()
+}
+
+/// `softmax(scores + mask)` over the last dimension with gradients through `scores`, `mask`
+/// `(b, k)` (0 where attended, a large negative number at padding) broadcast over each sequence's
+/// rows: the fused kernel for f32 CPU tensors, `None` otherwise (the caller runs candle's ops).
+pub fn masked_softmax(scores: &Tensor, mask: &Tensor) -> Result<Option<Tensor>> {
+    if !masked_softmax_applies(scores, mask) {
         return Ok(None);
     }
     Ok(Some(
@@ -2157,6 +2156,30 @@ mod tests {
 
     use super::*;
 
+    /// Each value's bits, in order (f32 tensors).
+    fn tensor_bits(t: &Tensor) -> Result<Vec<u32>> {
+        Ok(t.flatten_all()?
+            .to_vec1::<f32>()?
+            .iter()
+            .map(|v| v.to_bits())
+            .collect())
+    }
+
+    /// The gradients of `Σ ours ⊙ probe` and of `Σ theirs ⊙ probe` with respect to `v`: a kernel's
+    /// backward pass against the composite's on the same upstream gradient.
+    fn probe_grads(
+        ours: &Tensor,
+        theirs: &Tensor,
+        probe: &Tensor,
+        v: &candle_core::Var,
+    ) -> Result<(Tensor, Tensor)> {
+        let grad = |t: &Tensor| -> Result<Tensor> {
+            let g = (t * probe)?.sum_all()?.backward()?;
+            Ok(g.get(v.as_tensor()).expect("a gradient for the variable").clone())
+        };
+        Ok((grad(ours)?, grad(theirs)?))
+    }
+
     /// `len` values in [−0.5, 0.5) from an xorshift seeded by `seed`.
     fn seeded(len: usize, seed: u64) -> Vec<f32> {
         let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
@@ -2294,13 +2317,7 @@ mod tests {
         let dev = Device::Cpu;
         let values =
             |n: usize, seed: f32| -> Vec<f32> { (0..n).map(|i| (i as f32 * 0.37 + seed).sin()).collect() };
-        let bits = |t: &Tensor| -> Result<Vec<u32>> {
-            Ok(t.flatten_all()?
-                .to_vec1::<f32>()?
-                .iter()
-                .map(|v| v.to_bits())
-                .collect())
-        };
+        let bits = tensor_bits;
         let (b, h, s, d) = (5, 3, 19, 8);
         let q = Tensor::from_vec(values(b * h * s * d, 0.1), (b, h, s, d), &dev)?;
         let k = Tensor::from_vec(values(b * h * s * d, 0.7), (b, h, s, d), &dev)?;
@@ -2681,19 +2698,24 @@ mod tests {
         Ok(())
     }
 
+    /// Scores `(b, h, q, k)` as a variable, a mask `(b, k)` under which the last sequence attends
+    /// to its first two keys only, and an upstream gradient the scores' shape.
+    fn scores_case(b: usize, h: usize, q: usize, k: usize) -> Result<(candle_core::Var, Tensor, Tensor)> {
+        let x = candle_core::Var::from_tensor(&Tensor::randn(0f32, 3.0, (b, h, q, k), &Device::Cpu)?)?;
+        let mut m = vec![0f32; b * k];
+        for v in &mut m[(b - 1) * k + 2..] {
+            *v = f32::MIN;
+        }
+        let mask = Tensor::from_vec(m, (b, k), &Device::Cpu)?;
+        let probe = Tensor::randn(0f32, 1.0, (b, h, q, k), &Device::Cpu)?;
+        Ok((x, mask, probe))
+    }
+
     #[test]
     fn masked_softmax_with_gradients_matches_the_composite() -> Result<()> {
-        use candle_core::Var;
         // (batch, heads, queries, keys): uneven key counts exercise the vector tails.
         for (b, h, q, k) in [(2, 3, 5, 7), (3, 2, 4, 33), (2, 12, 16, 128)] {
-            let x = Var::from_tensor(&Tensor::randn(0f32, 3.0, (b, h, q, k), &Device::Cpu)?)?;
-            let mut m = vec![0f32; b * k];
-            // The last sequence attends to its first two keys only.
-            for v in &mut m[(b - 1) * k + 2..] {
-                *v = f32::MIN;
-            }
-            let mask = Tensor::from_vec(m, (b, k), &Device::Cpu)?;
-            let probe = Tensor::randn(0f32, 1.0, (b, h, q, k), &Device::Cpu)?;
+            let (x, mask, probe) = scores_case(b, h, q, k)?;
             let ours = masked_softmax(x.as_tensor(), &mask)?.expect("applies");
             let theirs = candle_nn::ops::softmax(
                 &x.as_tensor().broadcast_add(&mask.reshape((b, 1, 1, k))?)?,
@@ -2706,16 +2728,11 @@ mod tests {
             assert!(d <= 1e-6, "({b}, {h}, {q}, {k}) values: {d}");
             let masked = ours.get(b - 1)?.narrow(D::Minus1, 2, k - 2)?;
             assert_eq!(masked.abs()?.flatten_all()?.max(0)?.to_scalar::<f32>()?, 0.0);
-            let g1 = (ours * &probe)?.sum_all()?.backward()?;
-            let g2 = (theirs * &probe)?.sum_all()?.backward()?;
-            let (g1, g2) = (
-                g1.get(x.as_tensor()).expect("grad"),
-                g2.get(x.as_tensor()).expect("grad"),
-            );
-            let d = max_diff(g1, g2)?;
+            let (g1, g2) = probe_grads(&ours, &theirs, &probe, &x)?;
+            let d = max_diff(&g1, &g2)?;
             assert!(d <= 1e-5, "({b}, {h}, {q}, {k}) gradients: {d}");
             // A wrong backward (e.g. the product's gradient alone) is far off.
-            assert!(max_diff(g1, &(probe.clone() * 0.0)?)? > 1e-2);
+            assert!(max_diff(&g1, &(probe.clone() * 0.0)?)? > 1e-2);
         }
         Ok(())
     }
@@ -2725,13 +2742,7 @@ mod tests {
     #[test]
     fn heads_apart_and_together_are_candles_ops_bit_for_bit() -> Result<()> {
         use candle_core::Var;
-        let bits = |t: &Tensor| -> Result<Vec<u32>> {
-            Ok(t.flatten_all()?
-                .to_vec1::<f32>()?
-                .iter()
-                .map(|v| v.to_bits())
-                .collect())
-        };
+        let bits = tensor_bits;
         for (b, s, h, d) in [(1, 1, 1, 1), (2, 5, 3, 4), (3, 7, 12, 32)] {
             let x = Var::from_tensor(&Tensor::randn(0f32, 2.0, (b, s, h * d), &Device::Cpu)?)?;
             let probe = Tensor::randn(0f32, 1.0, (b, h, s, d), &Device::Cpu)?;
@@ -2752,16 +2763,11 @@ mod tests {
                     bits(&theirs)?,
                     "split ({b}, {s}, {h}, {d}), {scale:?}"
                 );
-                let g1 = (ours * &probe)?.sum_all()?.backward()?;
-                let g2 = (theirs * &probe)?.sum_all()?.backward()?;
-                let (g1, g2) = (
-                    g1.get(x.as_tensor()).expect("grad"),
-                    g2.get(x.as_tensor()).expect("grad"),
-                );
+                let (g1, g2) = probe_grads(&ours, &theirs, &probe, &x)?;
                 assert_eq!(g1.dims(), g2.dims());
                 assert_eq!(
-                    bits(g1)?,
-                    bits(g2)?,
+                    bits(&g1)?,
+                    bits(&g2)?,
                     "split's gradient ({b}, {s}, {h}, {d}), {scale:?}"
                 );
             }
@@ -2775,13 +2781,8 @@ mod tests {
                 .reshape((b, s, h * d))?;
             assert_eq!(ours.dims(), theirs.dims());
             assert_eq!(bits(&ours)?, bits(&theirs)?, "merge ({b}, {s}, {h}, {d})");
-            let g1 = (ours * &probe)?.sum_all()?.backward()?;
-            let g2 = (theirs * &probe)?.sum_all()?.backward()?;
-            let (g1, g2) = (
-                g1.get(y.as_tensor()).expect("grad"),
-                g2.get(y.as_tensor()).expect("grad"),
-            );
-            assert_eq!(bits(g1)?, bits(g2)?, "merge's gradient ({b}, {s}, {h}, {d})");
+            let (g1, g2) = probe_grads(&ours, &theirs, &probe, &y)?;
+            assert_eq!(bits(&g1)?, bits(&g2)?, "merge's gradient ({b}, {s}, {h}, {d})");
         }
         Ok(())
     }
@@ -2792,22 +2793,9 @@ mod tests {
     #[test]
     fn masked_softmax_dropout_is_the_softmax_then_dropout_bit_for_bit() -> Result<()> {
         use crate::dropout::{Dropout, reseed};
-        use candle_core::Var;
-        let bits = |t: &Tensor| -> Result<Vec<u32>> {
-            Ok(t.flatten_all()?
-                .to_vec1::<f32>()?
-                .iter()
-                .map(|v| v.to_bits())
-                .collect())
-        };
+        let bits = tensor_bits;
         for (b, h, q, k) in [(2, 3, 5, 7), (3, 2, 4, 33), (2, 12, 16, 128)] {
-            let x = Var::from_tensor(&Tensor::randn(0f32, 3.0, (b, h, q, k), &Device::Cpu)?)?;
-            let mut m = vec![0f32; b * k];
-            for v in &mut m[(b - 1) * k + 2..] {
-                *v = f32::MIN;
-            }
-            let mask = Tensor::from_vec(m, (b, k), &Device::Cpu)?;
-            let probe = Tensor::randn(0f32, 1.0, (b, h, q, k), &Device::Cpu)?;
+            let (x, mask, probe) = scores_case(b, h, q, k)?;
             let d = Dropout::new(0.1);
             reseed(5);
             let ours = masked_softmax_dropout(x.as_tensor(), &mask, d, true)?.expect("applies");
@@ -2818,13 +2806,8 @@ mod tests {
             assert_eq!(bits(&ours)?, bits(&theirs)?, "({b}, {h}, {q}, {k}) values");
             assert_eq!(after_ours, after_theirs, "the generator's state after");
             assert!(bits(&ours)?.contains(&0), "some probabilities dropped");
-            let g1 = (ours * &probe)?.sum_all()?.backward()?;
-            let g2 = (theirs * &probe)?.sum_all()?.backward()?;
-            let (g1, g2) = (
-                g1.get(x.as_tensor()).expect("grad"),
-                g2.get(x.as_tensor()).expect("grad"),
-            );
-            assert_eq!(bits(g1)?, bits(g2)?, "({b}, {h}, {q}, {k}) gradients");
+            let (g1, g2) = probe_grads(&ours, &theirs, &probe, &x)?;
+            assert_eq!(bits(&g1)?, bits(&g2)?, "({b}, {h}, {q}, {k}) gradients");
             for (d, train) in [(Dropout::new(0.1), false), (Dropout::new(0.0), true)] {
                 let plain = masked_softmax_dropout(x.as_tensor(), &mask, d, train)?.expect("applies");
                 let want = masked_softmax(x.as_tensor(), &mask)?.expect("applies");
